@@ -1,0 +1,1 @@
+"""The cat model language: parser (grammar/cat.lark), relation algebra and interpreter."""

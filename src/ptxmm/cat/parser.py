@@ -1,0 +1,107 @@
+"""Parse cat model files (grammar/cat.lark) into a Model: an ordered list of statements, with
+includes resolved relative to the including file, then the models/ directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import lark
+
+from ..errors import ModelError, SourcePos
+from ..resources import data_dir
+from ..syntax.lark_errors import convert
+
+
+@dataclass(frozen=True)
+class Stmt:
+    kind: str  # let letrec axiom flag
+    names: tuple[str, ...] = ()
+    exprs: tuple[lark.Tree, ...] = ()
+    check: str = ""  # acyclic irreflexive empty
+    name: str = ""
+    negated: bool = False
+    pos: SourcePos | None = None
+
+
+@dataclass
+class Model:
+    name: str
+    path: str
+    stmts: list[Stmt] = field(default_factory=list)
+
+    @property
+    def axioms(self) -> list[Stmt]:
+        return [s for s in self.stmts if s.kind == "axiom"]
+
+
+@cache
+def _parser() -> lark.Lark:
+    return lark.Lark((data_dir("grammar") / "cat.lark").read_text(), parser="lalr",
+                     propagate_positions=True)
+
+
+def builtin_models() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(data_dir("models").glob("*.cat"))}
+
+
+def find_model(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".cat" and p.is_file():
+        return p
+    models = builtin_models()
+    if name_or_path in models:
+        return models[name_or_path]
+    raise ModelError(f"unknown model '{name_or_path}'", None,
+                     f"built-in models: {', '.join(models)}; or give a path to a .cat file")
+
+
+@cache
+def load_model(name_or_path: str) -> Model:
+    path = find_model(name_or_path)
+    model = Model(path.stem, str(path))
+    _load_into(model, path, set())
+    return model
+
+
+def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
+    path = path.resolve()
+    if path in seen:
+        return
+    seen.add(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ModelError(f"cannot read model file: {e.strerror}", SourcePos(str(path), 1, 1)) from None
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.LarkError as e:
+        err = convert(e, str(path), text)
+        raise ModelError(err.message, err.pos, err.hint) from None
+    for st in tree.children:
+        if not isinstance(st, lark.Tree) or st.data == "title":
+            continue
+        pos = SourcePos(str(path), st.meta.line, st.meta.column) if not st.meta.empty else None
+        if st.data == "include":
+            inc = str(st.children[0])[1:-1]
+            cand = [path.parent / inc, data_dir("models") / inc]
+            target = next((c for c in cand if c.is_file()), None)
+            if target is None:
+                raise ModelError(f"included file {inc} not found", pos)
+            _load_into(model, target, seen)
+        elif st.data in ("let", "letrec"):
+            names = tuple(str(b.children[0]) for b in st.children)
+            exprs = tuple(b.children[1] for b in st.children)
+            model.stmts.append(Stmt(st.data, names, exprs, pos=pos))
+        elif st.data == "axiom":
+            check, expr, *rest = st.children
+            name = str(rest[0]) if rest else f"{check}-{len(model.axioms)}"
+            model.stmts.append(Stmt("axiom", (), (expr,), str(check), name, pos=pos))
+        elif st.data == "flag":
+            ch = list(st.children)
+            neg = str(ch[0]) == "~"
+            if neg:
+                ch.pop(0)
+            check, expr, name = ch
+            model.stmts.append(Stmt("flag", (), (expr,), str(check), str(name), neg, pos=pos))

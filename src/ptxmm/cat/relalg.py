@@ -1,0 +1,174 @@
+"""Sets and relations over events whose membership is a *guard*: Python ``True`` (static) or a Z3
+Bool term (depends on the execution). Absent pairs are false. Operations fold constants, so the
+parts of a model that do not depend on rf/co never reach the solver, and with every guard static
+the very same code is the concrete algebra used by the brute-force engine and by explanations."""
+
+from __future__ import annotations
+
+from typing import Iterable, Union
+
+import z3
+
+Guard = Union[bool, z3.BoolRef]
+
+
+def g_and(a: Guard, b: Guard) -> Guard:
+    if a is True:
+        return b
+    if b is True:
+        return a
+    if a is False or b is False:
+        return False
+    return z3.And(a, b)
+
+
+def g_or(a: Guard, b: Guard) -> Guard:
+    if a is True or b is True:
+        return True
+    if a is False:
+        return b
+    if b is False:
+        return a
+    return z3.Or(a, b)
+
+
+def g_not(a: Guard) -> Guard:
+    if a is True:
+        return False
+    if a is False:
+        return True
+    return z3.Not(a)
+
+
+def g_any(gs: Iterable[Guard]) -> Guard:
+    terms = []
+    for g in gs:
+        if g is True:
+            return True
+        if g is not False:
+            terms.append(g)
+    if not terms:
+        return False
+    return terms[0] if len(terms) == 1 else z3.Or(*terms)
+
+
+class ESet:
+    __slots__ = ("m",)
+
+    def __init__(self, m: dict[int, Guard] | None = None):
+        self.m = {k: v for k, v in (m or {}).items() if v is not False}
+
+    def __or__(self, o: ESet) -> ESet:
+        out = dict(self.m)
+        for k, g in o.m.items():
+            out[k] = g_or(out[k], g) if k in out else g
+        return ESet(out)
+
+    def __and__(self, o: ESet) -> ESet:
+        return ESet({k: g_and(g, o.m[k]) for k, g in self.m.items() if k in o.m})
+
+    def __sub__(self, o: ESet) -> ESet:
+        return ESet({k: (g_and(g, g_not(o.m[k])) if k in o.m else g) for k, g in self.m.items()})
+
+    def __repr__(self) -> str:
+        return f"ESet({self.m})"
+
+
+class Rel:
+    __slots__ = ("m",)
+
+    def __init__(self, m: dict[tuple[int, int], Guard] | None = None):
+        self.m = {k: v for k, v in (m or {}).items() if v is not False}
+
+    @staticmethod
+    def of_pairs(pairs: Iterable[tuple[int, int]]) -> Rel:
+        return Rel({p: True for p in pairs})
+
+    def __or__(self, o: Rel) -> Rel:
+        out = dict(self.m)
+        for k, g in o.m.items():
+            out[k] = g_or(out[k], g) if k in out else g
+        return Rel(out)
+
+    def __and__(self, o: Rel) -> Rel:
+        small, big = (self, o) if len(self.m) <= len(o.m) else (o, self)
+        return Rel({k: g_and(g, big.m[k]) for k, g in small.m.items() if k in big.m})
+
+    def __sub__(self, o: Rel) -> Rel:
+        return Rel({k: (g_and(g, g_not(o.m[k])) if k in o.m else g) for k, g in self.m.items()})
+
+    def inverse(self) -> Rel:
+        return Rel({(b, a): g for (a, b), g in self.m.items()})
+
+    def seq(self, o: Rel) -> Rel:
+        by_src: dict[int, list[tuple[int, Guard]]] = {}
+        for (a, b), g in o.m.items():
+            by_src.setdefault(a, []).append((b, g))
+        acc: dict[tuple[int, int], list[Guard]] = {}
+        for (a, m), g1 in self.m.items():
+            for b, g2 in by_src.get(m, ()):
+                acc.setdefault((a, b), []).append(g_and(g1, g2))
+        return Rel({k: g_any(gs) for k, gs in acc.items()})
+
+    def restrict(self, dom: ESet | None, rng: ESet | None) -> Rel:
+        out = {}
+        for (a, b), g in self.m.items():
+            if dom is not None:
+                if a not in dom.m:
+                    continue
+                g = g_and(dom.m[a], g)
+            if rng is not None:
+                if b not in rng.m:
+                    continue
+                g = g_and(g, rng.m[b])
+            out[(a, b)] = g
+        return Rel(out)
+
+    def closure(self) -> Rel:
+        """Transitive closure, Warshall style, on the sparse guarded matrix."""
+        m = dict(self.m)
+        nodes = sorted({x for k in m for x in k})
+        succ: dict[int, set[int]] = {}
+        pred: dict[int, set[int]] = {}
+        for a, b in m:
+            succ.setdefault(a, set()).add(b)
+            pred.setdefault(b, set()).add(a)
+        for k in nodes:
+            ins = list(pred.get(k, ()))
+            outs = list(succ.get(k, ()))
+            for i in ins:
+                gik = m[(i, k)]
+                for j in outs:
+                    g = g_and(gik, m[(k, j)])
+                    if g is False:
+                        continue
+                    old = m.get((i, j), False)
+                    if old is True:
+                        continue
+                    m[(i, j)] = g_or(old, g)
+                    succ.setdefault(i, set()).add(j)
+                    pred.setdefault(j, set()).add(i)
+        return Rel(m)
+
+    def domain(self) -> ESet:
+        acc: dict[int, list[Guard]] = {}
+        for (a, _), g in self.m.items():
+            acc.setdefault(a, []).append(g)
+        return ESet({k: g_any(v) for k, v in acc.items()})
+
+    def range(self) -> ESet:
+        return self.inverse().domain()
+
+    def is_static(self) -> bool:
+        return all(g is True for g in self.m.values())
+
+    def __repr__(self) -> str:
+        return f"Rel({self.m})"
+
+
+def lift(s: ESet) -> Rel:
+    return Rel({(k, k): g for k, g in s.m.items()})
+
+
+def cartesian(a: ESet, b: ESet) -> Rel:
+    return Rel({(x, y): g_and(ga, gb) for x, ga in a.m.items() for y, gb in b.m.items()})

@@ -1,0 +1,51 @@
+"""Typed errors a user can cause. Each carries a source position and a hint; the CLI prints them
+as ``file:line:col: error: message`` plus the hint, and exits with code 2 (never a traceback)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourcePos:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class PtxmmError(Exception):
+    """Base class of every error caused by user input (program, model or command line)."""
+
+    kind = "error"
+
+    def __init__(self, message: str, pos: SourcePos | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = f"{self.pos}: " if self.pos else ""
+        text = f"{where}{self.kind}: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class ParseError(PtxmmError):
+    kind = "syntax error"
+
+
+class UnsupportedError(PtxmmError):
+    kind = "not supported yet"
+
+
+class SemanticError(PtxmmError):
+    kind = "error"
+
+
+class ModelError(PtxmmError):
+    kind = "model error"

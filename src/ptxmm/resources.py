@@ -1,0 +1,16 @@
+"""Locate the data directories (grammar/, models/, examples/) in a source checkout or a wheel."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+@cache
+def data_dir(name: str) -> Path:
+    for cand in (_PKG / name, _PKG.parents[1] / name):
+        if cand.is_dir():
+            return cand
+    raise FileNotFoundError(f"ptxmm data directory '{name}' not found (broken install?)")

@@ -1,0 +1,106 @@
+"""Result objects of the public API: outcomes, witness executions, check results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .program import Program, Ref, format_ref
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One candidate execution: which path each thread took, rf (read → write), co edges, the
+    values reads returned and the order of fence.sc events."""
+
+    paths: tuple[int, ...]
+    rf: tuple[tuple[int, int], ...]  # (write, read)
+    co: tuple[tuple[int, int], ...]
+    values: tuple[tuple[int, int], ...]  # (read, value)
+    sc: tuple[int, ...] = ()  # SC fences in scorder
+    final: tuple[tuple[str, int], ...] = ()  # physical location → the write FIN reads
+
+
+@dataclass(frozen=True)
+class Outcome:
+    values: tuple[tuple[str, int], ...]  # (ref as text, value), in a stable order
+
+    def __getitem__(self, key: str) -> int:
+        return dict(self.values)[key]
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.values)
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.values)
+
+
+@dataclass
+class OutcomeInfo:
+    outcome: Outcome
+    satisfies: bool | None  # does it satisfy the test's condition (None: no condition)
+    witness: Execution
+    flags: list[str] = field(default_factory=list)  # model flags raised by the witness (races)
+
+
+@dataclass
+class CheckResult:
+    program: Program
+    model: str
+    outcomes: list[OutcomeInfo]
+    holds: bool | None  # the condition's verdict in herd's sense
+    time_s: float
+    engine: str = "z3"
+    cut_paths: int = 0
+    awaits: int = 0
+    unroll: int = 2
+    n_events: int = 0
+    observables: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+    @property
+    def expected(self) -> bool | None:
+        return self.program.expect
+
+    @property
+    def agrees(self) -> bool | None:
+        if self.expected is None or self.holds is None:
+            return None
+        return self.expected == self.holds
+
+    @property
+    def outcome_set(self) -> set[Outcome]:
+        return {o.outcome for o in self.outcomes}
+
+    def to_json(self) -> dict:
+        cond = self.program.condition
+        return {
+            "name": self.name,
+            "file": self.program.file,
+            "description": self.program.description,
+            "model": self.model,
+            "engine": self.engine,
+            "condition": None if cond is None else {"quantifier": cond.quantifier,
+                                                    "text": cond.text},
+            "holds": self.holds,
+            "expected": self.expected,
+            "agrees": self.agrees,
+            "observables": list(self.observables),
+            "outcomes": [
+                {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
+                 "witness": {"paths": list(o.witness.paths),
+                             "rf": [list(p) for p in o.witness.rf],
+                             "co": [list(p) for p in o.witness.co]}}
+                for o in self.outcomes
+            ],
+            "n_outcomes": len(self.outcomes),
+            "n_events": self.n_events,
+            "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
+            "time_s": round(self.time_s, 6),
+        }
+
+
+def ref_key(r: Ref) -> str:
+    return format_ref(r)

@@ -1,0 +1,93 @@
+"""Checks shared by all front ends: names resolve, registers/labels exist, expectations parse."""
+
+from __future__ import annotations
+
+from ..errors import SemanticError, SourcePos
+from ..program import Addr, Condition, MemRef, Program, Reg, RegRef, Sym, cond_refs
+
+_EXPECT = {
+    "holds": True, "fails": False, "ok": True, "no": False,
+}
+
+
+def expectation(word: str, cond: Condition | None, pos: SourcePos | None) -> bool:
+    """`.expect` words: holds/fails (the condition in herd's sense), or allowed/forbidden (for an
+    exists condition: the outcome it describes is allowed / forbidden), or required (forall)."""
+    w = word.lower()
+    if w in _EXPECT:
+        return _EXPECT[w]
+    q = cond.quantifier if cond else None
+    if w in ("allowed", "forbidden"):
+        if q == "exists":
+            return w == "allowed"
+        if q == "~exists":
+            return w == "forbidden"
+        raise SemanticError(f"`.expect {w}` needs an exists or ~exists condition", pos,
+                            "use `.expect holds` or `.expect fails` with forall")
+    if w == "required":
+        if q != "forall":
+            raise SemanticError("`.expect required` needs a forall condition", pos,
+                                "use `.expect holds` or `.expect fails`")
+        return True
+    raise SemanticError(f"unknown expectation `{word}`", pos,
+                        "use holds, fails, allowed, forbidden or required")
+
+
+def check_program(p: Program) -> None:
+    if not p.threads:
+        raise SemanticError("the test has no threads", SourcePos(p.file, 1, 1),
+                            "add a `.thread T0 { ... }` block")
+    names = [t.name for t in p.threads]
+    for t in p.threads:
+        if names.count(t.name) > 1:
+            raise SemanticError(f"thread {t.name} is defined twice", t.pos)
+    locs = {loc.name: loc for loc in p.locations}
+    if len(locs) != len(p.locations):
+        dup = next(loc for loc in p.locations if
+                   sum(1 for m in p.locations if m.name == loc.name) > 1)
+        raise SemanticError(f"location {dup.name} is declared twice", dup.pos)
+    for loc in p.locations:
+        if loc.alias_of is not None:
+            tgt = locs.get(loc.alias_of)
+            if tgt is None:
+                raise SemanticError(f"{loc.name} aliases unknown location {loc.alias_of}", loc.pos)
+            if tgt.alias_of is not None:
+                raise SemanticError("an alias must name an original location, not another alias",
+                                    loc.pos, f"write `aliases {tgt.alias_of}`")
+    for t in p.threads:
+        labels = {i.label for i in t.instrs if i.op == "label"}
+        for ins in t.instrs:
+            if ins.op == "bra" and ins.label not in labels:
+                raise SemanticError(f"unknown label {ins.label}", ins.pos,
+                                    f"labels of thread {t.name}: {', '.join(sorted(labels)) or 'none'}")
+            for o in (ins.addr, *ins.srcs):
+                base = o.base if isinstance(o, Addr) else o
+                if isinstance(base, Sym) and base.name not in locs:
+                    if base.name in labels:
+                        continue
+                    raise SemanticError(f"unknown location {base.name}", ins.pos,
+                                        "declare it, e.g. `.global .u32 "
+                                        f"{base.name} = 0;`")
+            if isinstance(ins.addr, Addr) and ins.addr.offset != 0:
+                raise SemanticError("address offsets are not supported", ins.pos,
+                                    "declare a separate location for each word")
+    if p.condition is not None:
+        for r in cond_refs(p.condition.expr):
+            if isinstance(r, MemRef) and r.loc not in locs:
+                raise SemanticError(f"condition names unknown location {r.loc}",
+                                    SourcePos(p.file, 1, 1) if not p.threads else p.threads[-1].pos,
+                                    "declare it or refer to a register as THREAD:%reg")
+            if isinstance(r, RegRef):
+                t = p.thread(r.thread) or (
+                    p.threads[int(r.thread)] if r.thread.isdigit() and int(r.thread) < len(p.threads)
+                    else None)
+                if t is None:
+                    raise SemanticError(f"condition names unknown thread {r.thread}", None,
+                                        f"threads: {', '.join(names)}")
+
+
+def regs_written(p: Program) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for t in p.threads:
+        out[t.name] = {i.dst.name for i in t.instrs if isinstance(i.dst, Reg)}
+    return out

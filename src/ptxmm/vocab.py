@@ -1,0 +1,181 @@
+"""The base vocabulary every model gets (names follow the Dat3M PTX cat files where they exist).
+
+Sets: ``_`` (all events) R W M F B IW RMW RedR, semantics WEAK RLX ACQ REL ACQ_REL SC, volatile
+VOL, scopes CTA CLUSTER GPU SYS, proxies GEN (memory operations, memory fences, barriers) and
+PROXY/ALIAS (proxy fences).
+Relations: po rmw addr data ctrl, loc (same physical location) vloc (same virtual address), int ext,
+sr (strong pair whose scopes include each other's thread), scta scluster sgpu (same CTA/cluster/GPU),
+rf co fr (existential; co is a strict partial order per location, initial write first),
+scorder (existential strict total order on fence.sc events), sync_fence (= scorder between SC
+fences in the same thread or mutually in scope), sync_barrier (barrier arrive → same-instance wait).
+
+Every element is guarded by the execution of its events, so a model never sees an event that did
+not run. A :class:`Choice` supplies the existential parts: Z3 variables for the SMT engine, fixed
+booleans for a concrete candidate execution."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .cat.relalg import ESet, Guard, Rel, g_and
+from .events import Event, EventGraph
+from .program import SCOPES
+
+SEM_TAG = {"weak": "WEAK", "relaxed": "RLX", "acquire": "ACQ", "release": "REL",
+           "acq_rel": "ACQ_REL", "sc": "SC"}
+SCOPE_TAG = {"cta": "CTA", "cluster": "CLUSTER", "gpu": "GPU", "sys": "SYS"}
+_LEVEL = {"thread": -1, **{s: i for i, s in enumerate(SCOPES)}}
+
+
+class Choice(Protocol):
+    def exec(self, e: int) -> Guard: ...
+    def rf(self, w: int, r: int) -> Guard: ...
+    def co(self, a: int, b: int) -> Guard: ...
+    def sc(self, f: int, g: int) -> Guard: ...
+
+
+@dataclass
+class Candidates:
+    """Which existential pairs can be non-false at all (computed once per event graph)."""
+
+    rf: list[tuple[int, int]] = field(default_factory=list)
+    co: list[tuple[int, int]] = field(default_factory=list)
+    scf: list[int] = field(default_factory=list)
+    writes_at: dict[str, list[int]] = field(default_factory=dict)
+
+
+def exclusive(a: Event, b: Event) -> bool:
+    """Two events of one thread on disjoint sets of paths never run together."""
+    return a.thread == b.thread and a.thread >= 0 and not (a.paths & b.paths)
+
+
+def candidates(eg: EventGraph) -> Candidates:
+    c = Candidates()
+    ev = eg.events
+    for e in ev:
+        if e.kind == "W":
+            c.writes_at.setdefault(e.ploc, []).append(e.eid)
+    for r in ev:
+        if r.kind == "R":
+            for w in c.writes_at.get(r.ploc, []):
+                if not exclusive(r, ev[w]):
+                    c.rf.append((w, r.eid))
+    for ws in c.writes_at.values():
+        for a in ws:
+            for b in ws:
+                if a != b and "IW" not in ev[b].tags and not exclusive(ev[a], ev[b]):
+                    c.co.append((a, b))
+    c.scf = [e.eid for e in ev if e.kind == "F" and e.sem == "sc"]
+    return c
+
+
+def level(eg: EventGraph, a: Event, b: Event) -> str:
+    if a.thread == b.thread:
+        return "thread"
+    pa = eg.program.threads[a.thread].placement
+    pb = eg.program.threads[b.thread].placement
+    return pa.level_with(pb)
+
+
+def in_scope(eg: EventGraph, a: Event, b: Event) -> bool:
+    """Both events strong and each one's scope includes the other's thread."""
+    if a.thread < 0 or b.thread < 0 or a.scope is None or b.scope is None:
+        return False
+    lv = _LEVEL[level(eg, a, b)]
+    return lv <= _LEVEL[a.scope] and lv <= _LEVEL[b.scope]
+
+
+def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
+    ev = eg.events
+    n = len(ev)
+    ex = [ch.exec(i) for i in range(n)]
+
+    def eset(pred) -> ESet:
+        return ESet({e.eid: ex[e.eid] for e in ev if pred(e)})
+
+    def pairs(pred, among=None) -> Rel:
+        among = among if among is not None else ev
+        out = {}
+        for a in among:
+            for b in among:
+                if pred(a, b) and not exclusive(a, b):
+                    out[(a.eid, b.eid)] = g_and(ex[a.eid], ex[b.eid])
+        return Rel(out)
+
+    def edges(label: str) -> Rel:
+        return Rel({(a, b): g_and(ex[a], ex[b]) for a, b in eg.edges(label)})
+
+    mem = [e for e in ev if e.kind in "RW"]
+    threaded = [e for e in ev if e.thread >= 0]
+    env: dict = {
+        "_": eset(lambda e: True),
+        "R": eset(lambda e: e.kind == "R"),
+        "W": eset(lambda e: e.kind == "W"),
+        "M": eset(lambda e: e.kind in "RW"),
+        "F": eset(lambda e: e.kind == "F"),
+        "B": eset(lambda e: e.kind == "B"),
+        "IW": eset(lambda e: "IW" in e.tags),
+        "RMW": eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
+        "RedR": eset(lambda e: "RedR" in e.tags),
+        "VOL": eset(lambda e: "VOL" in e.tags),
+        "GEN": eset(lambda e: e.kind in "RWB" or (e.kind == "F" and "PROXY" not in e.tags)),
+        "PROXY": eset(lambda e: "PROXY" in e.tags),
+        "ALIAS": eset(lambda e: "ALIAS" in e.tags),
+    }
+    for sem, tag in SEM_TAG.items():
+        env[tag] = eset(lambda e, s=sem: e.sem == s and e.thread >= 0)
+    for sc, tag in SCOPE_TAG.items():
+        env[tag] = eset(lambda e, s=sc: e.scope == s)
+    env["po"] = edges("po")
+    env["rmw"] = edges("rmw")
+    env["addr"] = edges("addr")
+    env["data"] = edges("data")
+    env["ctrl"] = edges("ctrl")
+    env["loc"] = pairs(lambda a, b: a.ploc == b.ploc, mem)
+    env["vloc"] = pairs(lambda a, b: a.loc == b.loc, mem)
+    env["int"] = pairs(lambda a, b: a.thread == b.thread, threaded)
+    env["ext"] = pairs(lambda a, b: a.thread != b.thread or a.thread < 0 and a.eid != b.eid)
+    env["sr"] = pairs(lambda a, b: in_scope(eg, a, b), threaded)
+    place = [t.placement for t in eg.program.threads]
+    env["scta"] = pairs(lambda a, b: place[a.thread].cta_key == place[b.thread].cta_key, threaded)
+    env["scluster"] = pairs(
+        lambda a, b: place[a.thread].cluster_key == place[b.thread].cluster_key, threaded)
+    env["sgpu"] = pairs(lambda a, b: place[a.thread].gpu == place[b.thread].gpu, threaded)
+    rf = Rel({(w, r): ch.rf(w, r) for w, r in cand.rf})
+    co = Rel({(a, b): ch.co(a, b) for a, b in cand.co})
+    for w in eg.init.values():  # the initial write is co-before every write of its location
+        for b in cand.writes_at.get(ev[w].ploc, []):
+            if b != w:
+                co.m[(w, b)] = ex[b]
+    env["rf"] = rf
+    env["co"] = co
+    env["fr"] = _fr(rf, co)
+    sc = Rel({(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
+    env["scorder"] = sc
+    env["sync_fence"] = sc & (env["sr"] | env["int"])
+    env["sync_barrier"] = _sync_barrier(eg, ex)
+    return env
+
+
+def _fr(rf: Rel, co: Rel) -> Rel:
+    fr = rf.inverse().seq(co)
+    return Rel({k: g for k, g in fr.m.items() if k[0] != k[1]})
+
+
+def _sync_barrier(eg: EventGraph, ex: list[Guard]) -> Rel:
+    """Barrier synchronisation: every barrier event synchronizes with every *waiting* barrier event
+    (bar.sync, not bar.arrive) of another thread of the same CTA, same barrier id and same
+    occurrence index. The relation relates distinct events only (no self-pairs)."""
+    bars = [e for e in eg.events if e.kind == "B"]
+    place = [t.placement for t in eg.program.threads]
+    out = {}
+    for a in bars:
+        for b in bars:
+            if a.thread == b.thread or "SYNC" not in b.tags:
+                continue
+            if place[a.thread].cta_key != place[b.thread].cta_key:
+                continue
+            if a.barrier[0] == b.barrier[0] and a.barrier[2] == b.barrier[2]:
+                out[(a.eid, b.eid)] = g_and(ex[a.eid], ex[b.eid])
+    return Rel(out)
