@@ -160,31 +160,31 @@ def flags_of(eg: EventGraph, model: Model, ex: Execution, cand: Candidates | Non
 
 
 class _Z3Choice:
-    def __init__(self, eg: EventGraph, cand: Candidates, s: z3.Solver):
-        self.eg, self.s = eg, s
-        self.sel = {}
-        for t, paths in enumerate(eg.paths):
-            if len(paths) > 1:
-                v = z3.Int(f"path{t}")
-                s.add(v >= 0, v < len(paths))
-                self.sel[t] = v
-        self.vals = {e.eid: z3.BitVec(f"v{e.eid}", WIDTH) for e in eg.events if e.kind == "R"}
+    """Existentials of one path combination (each thread's path fixed): execution guards fold to
+    constants except where a value decides (failed cas, predicated instructions)."""
+
+    def __init__(self, eg: EventGraph, cand: Candidates, s: z3.Solver, paths: tuple[int, ...]):
+        self.eg, self.s, self.paths = eg, s, paths
+        self.vals = {e.eid: z3.BitVec(f"v{e.eid}", WIDTH) for e in eg.events
+                     if e.kind == "R" and (e.thread < 0 or paths[e.thread] in e.paths)}
         self.ex: list[Guard] = []
         for e in eg.events:
             g: Guard = True
             if e.thread >= 0:
-                if e.thread in self.sel and len(e.paths) < len(eg.paths[e.thread]):
-                    g = z3.Or([self.sel[e.thread] == k for k in sorted(e.paths)])
-                if e.guard != Const(1):
-                    g = g_and(g, to_z3_bool(e.guard, self.vals.__getitem__))
-                if g is not True:
-                    x = z3.Bool(f"x{e.eid}")
-                    s.add(x == g)
-                    g = x
+                if paths[e.thread] not in e.paths:
+                    g = False
+                elif e.guard != Const(1):
+                    g = to_z3_bool(e.guard, self.vals.__getitem__)
+                    if not isinstance(g, bool):
+                        x = z3.Bool(f"x{e.eid}")
+                        s.add(x == g)
+                        g = x
             self.ex.append(g)
-        self.rfv = {p: z3.Bool(f"rf{p[0]}_{p[1]}") for p in cand.rf}
-        self.cov = {p: z3.Bool(f"co{p[0]}_{p[1]}") for p in cand.co}
-        self.rank = {f: z3.Int(f"sc{f}") for f in cand.scf}
+        live = [i for i, g in enumerate(self.ex) if g is not False]
+        self.live = set(live)
+        self.rfv = {p: z3.Bool(f"rf{p[0]}_{p[1]}") for p in cand.rf if self.live.issuperset(p)}
+        self.cov = {p: z3.Bool(f"co{p[0]}_{p[1]}") for p in cand.co if self.live.issuperset(p)}
+        self.rank = {f: z3.Int(f"sc{f}") for f in cand.scf if f in self.live}
         if len(self.rank) > 1:
             s.add(z3.Distinct(*self.rank.values()))
 
@@ -192,13 +192,15 @@ class _Z3Choice:
         return self.ex[e]
 
     def rf(self, w, r):
-        return self.rfv[(w, r)]
+        return self.rfv.get((w, r), False)
 
     def co(self, a, b):
-        return self.cov[(a, b)]
+        return self.cov.get((a, b), False)
 
     def sc(self, f, g):
-        return self.rank[f] < self.rank[g]
+        if f in self.rank and g in self.rank:
+            return self.rank[f] < self.rank[g]
+        return False
 
     def value(self, eid: int) -> z3.BitVecRef:
         return to_z3_value(self.eg.events[eid].value, self.vals.__getitem__)
@@ -206,10 +208,10 @@ class _Z3Choice:
 
 def _wellformed(eg: EventGraph, cand: Candidates, ch: _Z3Choice, s: z3.Solver) -> None:
     by_read: dict[int, list[int]] = {}
-    for w, r in cand.rf:
+    for w, r in ch.rfv:
         by_read.setdefault(r, []).append(w)
     for e in eg.events:
-        if e.kind != "R":
+        if e.kind != "R" or e.eid not in ch.live:
             continue
         ws = by_read.get(e.eid, [])
         vs = [ch.rfv[(w, e.eid)] for w in ws]
@@ -217,26 +219,22 @@ def _wellformed(eg: EventGraph, cand: Candidates, ch: _Z3Choice, s: z3.Solver) -
         if len(vs) > 1:
             s.add(z3.AtMost(*vs, 1))
         for w, v in zip(ws, vs):
-            s.add(z3.Implies(v, z3.And(_b(ch.ex[w]), _b(ch.ex[e.eid]),
-                                        ch.vals[e.eid] == ch.value(w))))
+            conds = [c for c in (ch.ex[w], ch.ex[e.eid]) if c is not True]
+            s.add(z3.Implies(v, z3.And(*conds, ch.vals[e.eid] == ch.value(w))))
     for (a, b), v in ch.cov.items():
-        s.add(z3.Implies(v, z3.And(_b(ch.ex[a]), _b(ch.ex[b]))))
+        conds = [c for c in (ch.ex[a], ch.ex[b]) if c is not True]
+        if conds:
+            s.add(z3.Implies(v, z3.And(conds)))
         if (b, a) in ch.cov and a < b:
             s.add(z3.Not(z3.And(v, ch.cov[(b, a)])))
     for ws in cand.writes_at.values():
-        ws = [w for w in ws if "IW" not in eg.events[w].tags]
+        ws = [w for w in ws if "IW" not in eg.events[w].tags and w in ch.live]
         for a, b, c in itertools.permutations(ws, 3):
             if (a, b) in ch.cov and (b, c) in ch.cov and (a, c) in ch.cov:
                 s.add(z3.Implies(z3.And(ch.cov[(a, b)], ch.cov[(b, c)]), ch.cov[(a, c)]))
-    for t, paths in enumerate(eg.paths):
-        for k, pth in enumerate(paths):
-            conds = [to_z3_bool(a, ch.vals.__getitem__) for a in pth.assumes]
-            if not conds:
-                continue
-            if t in ch.sel:
-                s.add(z3.Implies(ch.sel[t] == k, z3.And(conds)))
-            else:
-                s.add(z3.And(conds))
+    for t, k in enumerate(ch.paths):
+        for a in eg.paths[t][k].assumes:
+            s.add(to_z3_bool(a, ch.vals.__getitem__))
 
 
 def _b(g: Guard):
@@ -244,19 +242,24 @@ def _b(g: Guard):
 
 
 def _enumerate_z3(eg: EventGraph, model: Model, obs: list[Observable], want_flags: bool):
-    s = z3.Solver()
     cand = candidates(eg)
-    for t, paths in enumerate(eg.paths):
-        if not paths:
-            return [], cand
-    ch = _Z3Choice(eg, cand, s)
+    found: list = []
+    seen: set[Outcome] = set()
+    for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
+        _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen)
+    return found, cand
+
+
+def _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen) -> None:
+    s = z3.Solver()
+    ch = _Z3Choice(eg, cand, s, paths)
     _wellformed(eg, cand, ch, s)
     env = base_env(eg, ch, cand)
     ev = interp(model, env)
     for st, v in ev.axioms:
         for c in ax.encode(st.check, v):
             if c is False:
-                return [], cand
+                return
             if c is not True:
                 s.add(c)
     # final-state observers read a co-maximal write
@@ -265,7 +268,7 @@ def _enumerate_z3(eg: EventGraph, model: Model, obs: list[Observable], want_flag
     for o in obs:
         if o.ploc is None or o.ploc in fin:
             continue
-        ws = cand.writes_at[o.ploc]
+        ws = [w for w in cand.writes_at[o.ploc] if w in ch.live]
         fv = {w: z3.Bool(f"fin_{o.ploc}_{w}") for w in ws}
         s.add(z3.PbEq([(v, 1) for v in fv.values()], 1))
         for w, v in fv.items():
@@ -279,28 +282,30 @@ def _enumerate_z3(eg: EventGraph, model: Model, obs: list[Observable], want_flag
             for w, v in fin[o.ploc].items():
                 t = z3.If(v, ch.value(w), t)
         else:
-            exprs = [to_z3_value(x, ch.vals.__getitem__) for x in final_reg_expr(eg, o.ref)]
-            t = exprs[-1]
-            for k in range(len(exprs) - 2, -1, -1):
-                t = z3.If(ch.sel[o.thread] == k, exprs[k], t)
+            t = to_z3_value(final_reg_expr(eg, o.ref)[paths[o.thread]], ch.vals.__getitem__)
         terms.append(t)
-    found = []
+
+    def block(values) -> None:
+        s.add(z3.Or([t != z3.BitVecVal(v, WIDTH) for t, v in zip(terms, values)]))
+
+    if not terms:
+        if found:
+            return
+    for o in seen:
+        block([v for _, v in o.values])
     while s.check() == z3.sat:
         m = s.model()
         exe = _extract(eg, ch, m, fin)
         outc = outcome_of(eg, obs, exe)
         flags = flags_of(eg, model, exe, cand) if want_flags else []
         found.append((outc, exe, flags))
-        block = [t != m.eval(t, model_completion=True) for t in terms]
-        if not block:
-            break
-        s.add(z3.Or(block))
-    return found, cand
+        seen.add(outc)
+        if not terms:
+            return
+        block([v for _, v in outc.values])
 
 
 def _extract(eg: EventGraph, ch: _Z3Choice, m: z3.ModelRef, fin) -> Execution:
-    paths = tuple(m.eval(ch.sel[t], model_completion=True).as_long() if t in ch.sel else 0
-                  for t in range(len(eg.paths)))
     ex = [z3.is_true(m.eval(_b(g), model_completion=True)) for g in ch.ex]
     rf = tuple(sorted(p for p, v in ch.rfv.items() if z3.is_true(m.eval(v, model_completion=True))))
     co = [p for p, v in ch.cov.items() if z3.is_true(m.eval(v, model_completion=True))]
@@ -313,7 +318,7 @@ def _extract(eg: EventGraph, ch: _Z3Choice, m: z3.ModelRef, fin) -> Execution:
                       key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
     final = tuple((p, next(w for w, v in fv.items() if z3.is_true(m.eval(v, model_completion=True))))
                   for p, fv in fin.items())
-    return Execution(paths, rf, tuple(sorted(co)), vals, sc, final)
+    return Execution(ch.paths, rf, tuple(sorted(co)), vals, sc, final)
 
 
 # ----- brute-force engine -----------------------------------------------------------------------

