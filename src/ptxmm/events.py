@@ -244,6 +244,8 @@ class _Builder:
                                    tags=tags | {"RMW_W"}, **base)
                 self.deps(w, adeps, extra_ctrl)
                 self.edges.append((r.eid, w.eid, "rmw"))
+                if aop != "exch":  # the written value is computed from the value read
+                    self.edges.append((r.eid, w.eid, "data"))
                 for a in args:
                     for d in a[1]:
                         self.edges.append((d, w.eid, "data"))

@@ -65,6 +65,8 @@ def mk(op: str, *args: Expr) -> Expr:
             return args[0]
         if args[0] == Const(0):
             return args[1]
+    if op == "exch":
+        return args[1]
     if op == "ite" and isinstance(args[0], Const):
         return args[1] if args[0].v else args[2]
     return Op(op, args)

@@ -95,6 +95,13 @@ def _type(q: _Quals, form: str) -> str:
     t = q.take_if(TYPES)
     if t is None:
         nxt = q.peek()
+        if nxt in ("v2", "v4", "v8"):
+            q.fail(f"vector access .{nxt} in `{q.mnemonic}`",
+                   "write one scalar access per element", unsupported=True)
+        if nxt in SCOPES or nxt in SPACES or nxt in ("weak", "relaxed", "acquire", "release",
+                                                    "acq_rel", "volatile", "mmio", "sc"):
+            q.fail(f"qualifier .{nxt} is out of place in `{q.mnemonic}`",
+                   f"expected order: {form}")
         q.fail(f"missing or unknown type in `{q.mnemonic}`" + (f" (got .{nxt})" if nxt else ""),
                f"expected form: {form}; types are .u32 .s32 .b32 .u64 .s64 .b64 ...")
     return t

@@ -140,6 +140,10 @@ class _Builder:
     def cexpr(self, t):
         if isinstance(t, Token):
             raise SemanticError(f"unexpected {t!r} in condition", self.pos(t))
+        if t.data in ("c_or", "c_and"):
+            kids = [c for c in t.children if not isinstance(c, Token)]
+            if len(kids) == 1:
+                return self.cexpr(kids[0])
         if t.data == "c_or":
             return Or(tuple(self.cexpr(c) for c in t.children if not isinstance(c, Token)))
         if t.data == "c_and":

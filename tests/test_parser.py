@@ -1,0 +1,159 @@
+"""The .ptx front end: what parses, what is rejected, and that bad input never gives a traceback."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ptxmm
+from conftest import ROOT
+from gen import program
+from ptxmm.errors import ParseError, PtxmmError, UnsupportedError
+from ptxmm.program import Cmp, MemRef, RegRef
+
+MP = (ROOT / "examples" / "mp-release-acquire.ptx").read_text()
+
+
+def test_parses_mp():
+    p = ptxmm.parse(MP, "mp.ptx")
+    assert p.name == "MP+release+acquire" and p.expect is False
+    assert [t.name for t in p.threads] == ["T0", "T1"]
+    st_rel = p.threads[0].instrs[1]
+    assert (st_rel.op, st_rel.sem, st_rel.scope, st_rel.space, st_rel.type) == (
+        "st", "release", "gpu", "global", "u32")
+    ld = p.threads[1].instrs[1]
+    assert (ld.op, ld.sem, ld.scope) == ("ld", "weak", None)
+    assert p.threads[1].placement.cta == 1
+
+
+@pytest.mark.parametrize("text,expect", [
+    ("ld.u32 %r0, [x]", ("ld", "weak", None, False)),
+    ("ld.weak.global.u32 %r0, [x]", ("ld", "weak", None, False)),
+    ("ld.relaxed.cluster.shared::cta.u32 %r0, [x]", ("ld", "relaxed", "cluster", False)),
+    ("ld.volatile.global.u32 %r0, [x]", ("ld", "relaxed", "sys", True)),
+    ("ld.mmio.relaxed.sys.global.u32 %r0, [x]", ("ld", "relaxed", "sys", True)),
+    ("ld.global.ca.u32 %r0, [x]", ("ld", "weak", None, False)),
+    ("atom.add.u32 %r0, [x], 1", ("atom", "relaxed", "gpu", False)),
+    ("atom.acq_rel.sys.global.cas.b32 %r0, [x], 0, 1", ("atom", "acq_rel", "sys", False)),
+    ("red.release.gpu.global.add.u32 [x], 1", ("red", "release", "gpu", False)),
+    ("fence.sc.cta", ("fence", "sc", "cta", False)),
+    ("fence.gpu", ("fence", "acq_rel", "gpu", False)),
+    ("membar.gl", ("fence", "sc", "gpu", False)),
+    ("fence.acquire.cluster", ("fence", "acquire", "cluster", False)),
+])
+def test_qualifiers(text, expect):
+    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; }}\n")
+    i = p.threads[0].instrs[0]
+    assert (i.op, i.sem, i.scope, i.volatile) == expect
+
+
+@pytest.mark.parametrize("text,at,words", [
+    ("ld.acquire.u32 %r0, [x]", "u32", "needs a scope"),
+    ("ld.relaxed.gpu.weak.u32 %r0, [x]", "weak", "out of place"),
+    ("st.acquire.gpu.u32 [x], 1", "acquire", "not a valid semantics"),
+    ("ld.weak.gpu.u32 %r0, [x]", "gpu", "weak access takes no scope"),
+    ("ld.volatile.gpu.u32 %r0, [x]", "gpu", "takes no scope"),
+    ("ld.global.v2.u32 %r0, [x]", "v2", "vector"),
+    ("ld.global.nc.u32 %r0, [x]", "nc", "outside the memory model"),
+    ("atom.relaxed.gpu.global.sub.u32 %r0, [x], 1", "sub", "unknown atom operation"),
+    ("fence.sc", None, "needs a scope"),
+    ("lds.u32 %r0, [x]", "lds", "unknown instruction"),
+])
+def test_rejections_name_the_column(text, at, words):
+    src = f".global .u32 x = 0;\n.thread T0 {{ {text}; }}\n"
+    with pytest.raises(PtxmmError) as e:
+        ptxmm.parse(src, "t.ptx")
+    assert e.value.pos.file == "t.ptx" and e.value.pos.line == 2
+    first = len(".thread T0 { ") + 1
+    want = first + (text.index(at) if at else len(text.split()[0]))
+    assert e.value.pos.col == want, str(e.value)
+    assert words in e.value.message
+    assert e.value.hint
+
+
+def test_unknown_instruction_suggests():
+    with pytest.raises(UnsupportedError) as e:
+        ptxmm.parse(".global .u32 x = 0;\n.thread T0 { lds.u32 %r0, [x]; }\n")
+    assert "ld" in e.value.hint
+
+
+def test_syntax_error_position():
+    with pytest.raises(ParseError) as e:
+        ptxmm.parse(".global .u32 x = 0;\n.thread T0 {\n  ld.global.u32 %r0 [x];\n}\n", "f.ptx")
+    assert str(e.value).startswith("f.ptx:3:21: syntax error")
+
+
+def test_condition_forms():
+    p = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { ld.global.u32 %r0, [x]; }\n"
+                    "exists (T0:%r0 = 1 /\\ ~(x == 2) \\/ 0:%r0 != 0)")
+    assert p.condition.quantifier == "exists"
+    e = p.condition.expr
+    assert isinstance(e.args[0].args[0], Cmp) and e.args[0].args[0].lhs == RegRef("T0", "%r0")
+    assert e.args[0].args[1].arg.lhs == MemRef("x")
+
+
+@pytest.mark.parametrize("src,words", [
+    (".thread T0 { ld.global.u32 %r0, [z]; }", "unknown location z"),
+    (".global .u32 x = 0;\n.thread T0 { bra L; }", "unknown label L"),
+    (".global .u32 x = 0;", "no threads"),
+    (".global .u32 x = 0;\n.global .u32 x = 1;\n.thread T0 { }", "declared twice"),
+    (".global .u32 x = 0;\n.thread T0 { }\nexists (T9:%r0 == 1)", "unknown thread T9"),
+    (".global .u32 x = 0;\n.thread T0 { }\nexists (z == 1)", "unknown location z"),
+    (".global .u32 x = 0;\n.expect maybe\n.thread T0 { }\nexists (x == 0)", "unknown expectation"),
+])
+def test_semantic_errors(src, words):
+    with pytest.raises(PtxmmError) as e:
+        ptxmm.parse(src + "\n")
+    assert words in str(e.value)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_garbage_never_tracebacks(text):
+    try:
+        ptxmm.parse(text, "g.ptx")
+    except PtxmmError as e:
+        assert e.pos is None or e.pos.file == "g.ptx"
+
+
+_TOKENS = ["ld", "st", ".global", ".u32", "%r0", "[x]", ",", ";", "{", "}", ".thread", "T0",
+           "exists", "(", ")", "==", "1", "fence.sc.gpu", "@%p0", "bra", "L:", ".relaxed", ".gpu",
+           "atom.add.u32", "x", "&&", "aliases", ".cta", "0", "-", "~exists", ".expect", "allowed"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_TOKENS), max_size=40))
+def test_token_soup_never_tracebacks(tokens):
+    try:
+        ptxmm.parse(" ".join(tokens))
+    except PtxmmError:
+        pass
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_near_misses_never_traceback(data):
+    """Delete, duplicate or replace one piece of a valid program: typed error or a program."""
+    src = MP
+    i = data.draw(st.integers(0, len(src) - 1))
+    j = data.draw(st.integers(i, min(len(src), i + 12)))
+    how = data.draw(st.sampled_from(["delete", "dup", "replace"]))
+    if how == "delete":
+        src = src[:i] + src[j:]
+    elif how == "dup":
+        src = src[:j] + src[i:j] + src[j:]
+    else:
+        src = src[:i] + data.draw(st.sampled_from(_TOKENS)) + src[j:]
+    try:
+        p = ptxmm.parse(src, "m.ptx")
+    except PtxmmError:
+        return
+    ptxmm.check(p, flags=False)  # whatever parses can be checked
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program())
+def test_generated_programs_parse(src):
+    p = ptxmm.parse(src)
+    assert len(p.threads) >= 2
