@@ -4,11 +4,11 @@ programs under every bundled model."""
 from __future__ import annotations
 
 import pytest
+from gen import program
 from hypothesis import HealthCheck, assume, given, settings
 
 import ptxmm
 from ptxmm.events import build
-from gen import program
 
 
 @pytest.mark.parametrize("model", ["ptx", "sc"])

@@ -4,10 +4,10 @@ engine agrees with the brute-force enumerator on its whole outcome set."""
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT, ptx_files
 
 import ptxmm
 from ptxmm.events import build
-from conftest import ROOT, ptx_files
 
 FILES = ptx_files()
 IDS = [str(f.relative_to(ROOT)) for f in FILES]

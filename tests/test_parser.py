@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from conftest import ROOT
+from gen import program
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from conftest import ROOT
-from gen import program
 from ptxmm.errors import ParseError, PtxmmError, UnsupportedError
 from ptxmm.program import Cmp, MemRef, RegRef
 

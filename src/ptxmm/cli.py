@@ -18,7 +18,7 @@ ENGINES = click.Choice(["z3", "brute"])
 
 
 def _fail(e: PtxmmError) -> None:
-    Console(stderr=True, highlight=False).print(str(e), markup=False)
+    click.echo(str(e), err=True)
     sys.exit(2)
 
 
@@ -29,7 +29,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True)
 @click.option("--model", "-m", default="ptx", show_default=True,
               help="model name (see `ptxmm models`) or path to a .cat file")
 @click.option("--engine", type=ENGINES, default="z3", show_default=True)

@@ -145,17 +145,17 @@ class Cmp:
 
 @dataclass(frozen=True)
 class And:
-    args: tuple["CondExpr", ...]
+    args: tuple[CondExpr, ...]
 
 
 @dataclass(frozen=True)
 class Or:
-    args: tuple["CondExpr", ...]
+    args: tuple[CondExpr, ...]
 
 
 @dataclass(frozen=True)
 class Not:
-    arg: "CondExpr"
+    arg: CondExpr
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import z3
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
-from .cat.relalg import Guard, g_and
+from .cat.relalg import Guard
 from .errors import SemanticError
 from .events import EventGraph, build, final_reg_expr
 from .program import MemRef, Program, RegRef, cond_refs, eval_cond, format_ref
@@ -391,7 +391,7 @@ def _enumerate_brute(eg: EventGraph, model: Model, obs: list[Observable], want_f
                        for a in eg.paths[t][k].assumes):
                 continue
             per_loc = []
-            for ploc, ws in cand.writes_at.items():
+            for ws in cand.writes_at.values():
                 live = [w for w in ws if w in execd and "IW" not in ev[w].tags]
                 per_loc.append(list(_partial_orders(live)))
             scf = [f for f in cand.scf if f in execd]

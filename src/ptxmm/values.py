@@ -4,8 +4,9 @@ the brute-force engine and Z3 bit-vectors for the SMT engine."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Union
 
 import z3
 
@@ -26,7 +27,7 @@ class ReadVal:
 @dataclass(frozen=True)
 class Op:
     op: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
 
 
 Expr = Union[Const, ReadVal, Op]

@@ -55,7 +55,7 @@ def _same(a: Value, b: Value) -> bool:
     return True
 
 
-def _letrec(ev: "_Eval", st: Stmt) -> None:
+def _letrec(ev: _Eval, st: Stmt) -> None:
     for n in st.names:
         ev.env[n] = Rel()
     n_events = len(ev.env["_"].m)

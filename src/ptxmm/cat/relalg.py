@@ -5,7 +5,8 @@ the very same code is the concrete algebra used by the brute-force engine and by
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from collections.abc import Iterable
+from typing import Union
 
 import z3
 

@@ -8,8 +8,25 @@ import lark
 from lark import Token, Tree
 
 from ..errors import ParseError, PtxmmError, SemanticError, SourcePos
-from ..program import (Addr, And, Cmp, Condition, Imm, Instruction, Location, MemRef, Not, Or,
-                       Placement, Program, Reg, RegRef, Sym, Thread, TrueC)
+from ..program import (
+    Addr,
+    And,
+    Cmp,
+    Condition,
+    Imm,
+    Instruction,
+    Location,
+    MemRef,
+    Not,
+    Or,
+    Placement,
+    Program,
+    Reg,
+    RegRef,
+    Sym,
+    Thread,
+    TrueC,
+)
 from ..resources import data_dir
 from . import lark_errors
 from .common import check_program, expectation
