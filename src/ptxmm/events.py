@@ -47,6 +47,10 @@ class Event:
         if self.thread < 0:
             return f"init {self.ploc}={self.value.v if isinstance(self.value, Const) else '?'}"
         text = self.instr.text if self.instr else self.kind
+        if "ARRIVE" in self.tags:
+            text += " (arrive)"
+        elif "WAIT" in self.tags:
+            text += " (wait)"
         if "RMW_W" in self.tags:
             text += " (write)"
         elif "RMW_R" in self.tags:
@@ -101,7 +105,7 @@ class _State:
     ctrl: frozenset[int]
     events: list[int]
     back: dict[int, int]
-    bars: dict[int, int]  # barrier id → occurrences so far
+    bars: dict  # barrier operands → occurrences so far
 
     def fork(self) -> _State:
         return _State(self.pc, dict(self.regs), dict(self.deps), list(self.assumes), self.ctrl,
@@ -260,16 +264,22 @@ class _Builder:
                                tags={"PROXY", ins.proxy.upper()})
             self.deps(e, frozenset(), gdeps)
         elif op == "bar":
-            bid, bdeps = self.val(ins.barrier[0], st)
+            ident = [self.val(o, st) for o in ins.barrier[0]]
             cnt = self.val(ins.barrier[1], st)[0] if ins.barrier[1] is not None else None
-            if not isinstance(bid, Const) or (cnt is not None and not isinstance(cnt, Const)):
-                raise UnsupportedError("barrier id or count depends on a loaded value", ins.pos)
-            k = st.bars.get(bid.v, 0)
-            st.bars[bid.v] = k + 1
-            e = self.new_event(st, t, kind="B", instr=ins, guard=ev_guard, scope="cta",
-                               barrier=(bid.v, None if cnt is None else cnt.v, k),
-                               tags={"BAR", "ARRIVE" if ins.bar_kind == "arrive" else "SYNC"})
-            self.deps(e, bdeps, gdeps)
+            if cnt is not None and not isinstance(cnt, Const):
+                raise UnsupportedError("barrier thread count depends on a loaded value", ins.pos)
+            key = tuple(repr(o) for o in ins.barrier[0])
+            k = st.bars.get(key, 0)
+            st.bars[key] = k + 1
+            info = (tuple(x[0] for x in ident), None if cnt is None else cnt.v, k)
+            bdeps = frozenset().union(*(x[1] for x in ident))
+            a = self.new_event(st, t, kind="B", instr=ins, guard=ev_guard, scope="cta",
+                               barrier=info, tags={"BAR", "ARRIVE"})
+            self.deps(a, bdeps, gdeps)
+            if ins.bar_kind != "arrive":
+                w = self.new_event(st, t, kind="B", instr=ins, guard=ev_guard, scope="cta",
+                                   barrier=info, tags={"BAR", "WAIT"})
+                self.deps(w, bdeps, gdeps)
         elif op == "mov":
             v, d = self.val(ins.srcs[0], st)
             self.set_reg(st, ins.dst, v, d | gdeps, guard)
@@ -388,6 +398,8 @@ def build(prog: Program, unroll: int = 2) -> EventGraph:
         e.eid = remap[e.eid]
         e.value = _remap_expr(e.value, remap) if e.value is not None else None
         e.guard = _remap_expr(e.guard, remap)
+        if e.barrier is not None:
+            e.barrier = (tuple(_remap_expr(x, remap) for x in e.barrier[0]), *e.barrier[1:])
     g = nx.MultiDiGraph()
     for e in keep:
         g.add_node(e.eid, kind=e.kind, thread=e.thread, sem=e.sem, scope=e.scope, loc=e.loc,

@@ -105,7 +105,7 @@ class Instruction:
     guard: tuple[Reg, bool] | None = None  # (predicate register, negated)
     volatile: bool = False
     proxy: str | None = None  # fence_proxy kind, e.g. "alias"
-    barrier: tuple[Operand, Operand | None] | None = None  # (barrier id, thread count)
+    barrier: tuple[tuple[Operand, ...], Operand | None] | None = None  # (id operands, count)
     bar_kind: str | None = None  # "sync" | "arrive" | "red"
 
 

@@ -117,8 +117,9 @@ def satisfies(p: Program, eg: EventGraph, o: Outcome) -> bool | None:
 
 class ConcreteChoice:
     def __init__(self, execd: set[int], rf: dict[int, int], co: set[tuple[int, int]],
-                 sc: list[int]):
+                 sc: list[int], values: dict[int, int] | None = None):
         self.execd, self.rfm, self.cos = execd, rf, co
+        self.values = values or {}
         self.rank = {f: i for i, f in enumerate(sc)}
 
     def exec(self, e: int) -> Guard:
@@ -132,6 +133,9 @@ class ConcreteChoice:
 
     def sc(self, f: int, g: int) -> Guard:
         return f in self.rank and g in self.rank and self.rank[f] < self.rank[g]
+
+    def cond(self, e) -> Guard:
+        return bool(evaluate(e, self.values))
 
 
 def executed_events(eg: EventGraph, ex: Execution) -> set[int]:
@@ -147,7 +151,8 @@ def executed_events(eg: EventGraph, ex: Execution) -> set[int]:
 
 def concrete_env(eg: EventGraph, ex: Execution, cand: Candidates | None = None) -> dict:
     cand = cand or candidates(eg)
-    ch = ConcreteChoice(executed_events(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.sc))
+    ch = ConcreteChoice(executed_events(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.sc),
+                        dict(ex.values))
     return base_env(eg, ch, cand)
 
 
@@ -201,6 +206,12 @@ class _Z3Choice:
         if f in self.rank and g in self.rank:
             return self.rank[f] < self.rank[g]
         return False
+
+    def cond(self, e) -> Guard:
+        if isinstance(e, Const):
+            return bool(e.v)
+        g = to_z3_bool(e, self.vals.__getitem__)
+        return True if z3.is_true(g) else False if z3.is_false(g) else g
 
     def value(self, eid: int) -> z3.BitVecRef:
         return to_z3_value(self.eg.events[eid].value, self.vals.__getitem__)
@@ -401,7 +412,7 @@ def _enumerate_brute(eg: EventGraph, model: Model, obs: list[Observable], want_f
                     co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w
                            and ev[b].ploc == ev[w].ploc}
                 for sc in itertools.permutations(scf):
-                    ch = ConcreteChoice(execd, rf, co, list(sc))
+                    ch = ConcreteChoice(execd, rf, co, list(sc), full)
                     res = interp(model, base_env(eg, ch, cand))
                     if not all(ax.holds(st.check, v) for st, v in res.axioms):
                         continue

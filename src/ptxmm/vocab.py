@@ -21,6 +21,7 @@ from typing import Protocol
 from .cat.relalg import ESet, Guard, Rel, g_and
 from .events import Event, EventGraph
 from .program import SCOPES
+from .values import Expr, mk
 
 SEM_TAG = {"weak": "WEAK", "relaxed": "RLX", "acquire": "ACQ", "release": "REL",
            "acq_rel": "ACQ_REL", "sc": "SC"}
@@ -33,6 +34,7 @@ class Choice(Protocol):
     def rf(self, w: int, r: int) -> Guard: ...
     def co(self, a: int, b: int) -> Guard: ...
     def sc(self, f: int, g: int) -> Guard: ...
+    def cond(self, e: Expr) -> Guard: ...
 
 
 @dataclass
@@ -154,7 +156,8 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
     sc = Rel({(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
     env["scorder"] = sc
     env["sync_fence"] = sc & (env["sr"] | env["int"])
-    env["sync_barrier"] = _sync_barrier(eg, ex)
+    env["sync_barrier"] = _sync_barrier(eg, ex, ch)
+    env["QUORUM_UNMET"] = _quorum_unmet(eg, ex, ch)
     return env
 
 
@@ -163,19 +166,63 @@ def _fr(rf: Rel, co: Rel) -> Rel:
     return Rel({k: g for k, g in fr.m.items() if k[0] != k[1]})
 
 
-def _sync_barrier(eg: EventGraph, ex: list[Guard]) -> Rel:
-    """Barrier synchronisation: every barrier event synchronizes with every *waiting* barrier event
-    (bar.sync, not bar.arrive) of another thread of the same CTA, same barrier id and same
-    occurrence index. The relation relates distinct events only (no self-pairs)."""
+def _matching_arrivals(eg: EventGraph, w: Event, ex: list[Guard], ch: Choice) -> list[Guard]:
+    place = [t.placement for t in eg.program.threads]
+    out = []
+    for a in eg.events:
+        if a.kind != "B" or "ARRIVE" not in a.tags or a.barrier[2] != w.barrier[2]:
+            continue
+        if place[a.thread].cta_key != place[w.thread].cta_key or len(a.barrier[0]) != len(w.barrier[0]):
+            continue
+        g = ex[a.eid]
+        for x, y in zip(a.barrier[0], w.barrier[0]):
+            g = g_and(g, ch.cond(mk("eq", x, y)))
+        if g is not False:
+            out.append(g)
+    return out
+
+
+def _quorum_unmet(eg: EventGraph, ex: list[Guard], ch: Choice) -> ESet:
+    """Waits of barriers with an explicit thread count that fewer threads reach: such a wait can
+    never complete (the execution hangs)."""
+    out: dict[int, Guard] = {}
+    for w in eg.events:
+        if w.kind != "B" or "WAIT" not in w.tags or w.barrier[1] is None:
+            continue
+        arr = _matching_arrivals(eg, w, ex, ch)
+        q = w.barrier[1]
+        if all(g is True for g in arr):
+            unmet: Guard = len(arr) < q
+        else:
+            import z3
+
+            unmet = z3.Sum([z3.If(g, 1, 0) if g is not True else z3.IntVal(1) for g in arr]) < q
+        g = g_and(ex[w.eid], unmet)
+        if g is not False:
+            out[w.eid] = g
+    return ESet(out)
+
+
+def _sync_barrier(eg: EventGraph, ex: list[Guard], ch: Choice) -> Rel:
+    """Barrier synchronisation (§5.1): the arrive event of a barrier synchronizes with the wait
+    event of every other thread of the same CTA at the same barrier instance: same barrier
+    operands (which may be registers, compared by value) and same occurrence index."""
     bars = [e for e in eg.events if e.kind == "B"]
     place = [t.placement for t in eg.program.threads]
     out = {}
     for a in bars:
+        if "ARRIVE" not in a.tags:
+            continue
         for b in bars:
-            if a.thread == b.thread or "SYNC" not in b.tags:
+            if "WAIT" not in b.tags or a.thread == b.thread:
                 continue
             if place[a.thread].cta_key != place[b.thread].cta_key:
                 continue
-            if a.barrier[0] == b.barrier[0] and a.barrier[2] == b.barrier[2]:
-                out[(a.eid, b.eid)] = g_and(ex[a.eid], ex[b.eid])
+            if a.barrier[2] != b.barrier[2] or len(a.barrier[0]) != len(b.barrier[0]):
+                continue
+            g = g_and(ex[a.eid], ex[b.eid])
+            for x, y in zip(a.barrier[0], b.barrier[0]):
+                g = g_and(g, ch.cond(mk("eq", x, y)))
+            if g is not False:
+                out[(a.eid, b.eid)] = g
     return Rel(out)

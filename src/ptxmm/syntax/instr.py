@@ -261,7 +261,7 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
             ops = ops[:2]  # Dat3M spelling `bar.cta.sync id, count, nthreads`: count is ops[1]
         operands = _operands(ops, "vv" if kind == "arrive" else "vv?", q, form)
         return Instruction("bar", bar_kind=kind,
-                           barrier=(operands[0], operands[1] if len(operands) > 1 else None),
+                           barrier=((operands[0],), operands[1] if len(operands) > 1 else None),
                            **common)
     if base == "mov":
         form = "mov.type d, a"

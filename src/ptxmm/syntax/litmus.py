@@ -1,0 +1,265 @@
+"""The herd/Dat3M PTX ``.litmus`` front end: grammar/litmus.lark → the same Program objects.
+
+Dat3M spelling: ``st.weak x, 1``, ``ld.acquire.gpu r1, y``, ``atom.acq_rel.sys.add r0, x, 1``,
+``red.release.gpu.add x, 1``, ``fence.sc.cta``, ``bar.cta.sync id{, id2}{, quorum}``, labels
+``LC00:``, ``goto LC00``, ``beq/bne/blt/ble/bgt/bge r, v, LC``. Anything else — proxies in
+particular — is rejected with a clear "not supported yet" error, never a wrong answer."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import lark
+from lark import Token, Tree
+
+from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
+from ..program import (
+    Addr,
+    And,
+    Cmp,
+    Condition,
+    Imm,
+    Instruction,
+    Location,
+    MemRef,
+    Not,
+    Or,
+    Placement,
+    Program,
+    Reg,
+    RegRef,
+    Sym,
+    Thread,
+    TrueC,
+)
+from ..resources import data_dir
+from . import lark_errors
+from .common import check_program
+
+SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc"}
+SCOPES = {"cta", "gpu", "sys", "cluster"}
+OPS = {"add", "sub", "and", "or", "xor", "inc", "dec", "exch", "cas", "min", "max"}
+BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
+PROXY_WORDS = ("tld", "suld", "sust", "cold", "suatom", "sured", "proxy")
+
+
+@cache
+def _parser() -> lark.Lark:
+    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr",
+                     propagate_positions=True, start=["start", "condition"])
+
+
+def parse(text: str, file: str = "<string>") -> Program:
+    for m in re.finditer(r"@\s*(texture|surface|constant|generic)\s+aliases", text):
+        line = text.count("\n", 0, m.start()) + 1
+        raise UnsupportedError(f"proxy {m.group(1)} alias declarations", SourcePos(file, line, 1),
+                               "mixed-proxy tests get their own issue; only the generic proxy "
+                               "and fence.proxy.alias are modelled")
+    m = re.search(r"^\s*(~exists|exists|forall)\b", text, re.M)
+    body, cond_text = (text[:m.start()], text[m.start():]) if m else (text, "")
+    try:
+        tree = _parser().parse(body, start="start")
+        cond = None
+        if cond_text:
+            pad = "\n" * body.count("\n")
+            cond = _parser().parse(pad + cond_text, start="condition")
+    except lark.exceptions.LarkError as e:
+        raise lark_errors.convert(e, file, text) from None
+    if cond is not None:
+        tree.children.append(cond)
+    return _Builder(file).build(tree)
+
+
+def _num(s: str) -> int:
+    return int(s, 0)
+
+
+class _Builder:
+    def __init__(self, file: str):
+        self.file = file
+
+    def pos(self, tok) -> SourcePos:
+        return SourcePos(self.file, tok.line, tok.column)
+
+    def build(self, tree: Tree) -> Program:
+        ch = list(tree.children)
+        header = ch.pop(0)
+        name = header.split(None, 1)[1].strip()
+        docs = []
+        while ch and isinstance(ch[0], Token) and ch[0].type == "DOC":
+            docs.append(" ".join(ch.pop(0)[1:-1].split()))
+        locs: dict[str, Location] = {}
+        regs: dict[str, list] = {}
+        rows = []
+        cond = None
+        decls = None
+        for item in ch:
+            if item.data == "init_item":
+                self.init(item.children[0], locs, regs)
+            elif item.data == "thread_row":
+                decls = item.children
+            elif item.data == "instr_row":
+                rows.append(item)
+            elif item.data == "condition":
+                cond = self.condition(item)
+        threads = []
+        cells: list[list] = [[] for _ in decls]
+        for row in rows:
+            col = 0
+            for c in row.children:
+                if c.type == "BAR":
+                    col += 1
+                    continue
+                if col >= len(cells):
+                    raise ParseError("more columns than threads", self.pos(c))
+                cells[col].append(c)
+        for i, d in enumerate(decls):
+            pname, cta, gpu = (str(x) for x in d.children)
+            if pname != f"P{i}":
+                raise ParseError(f"thread {pname} out of order (expected P{i})", self.pos(d.children[0]))
+            instrs: list[Instruction] = []
+            for c in cells[i]:
+                text = str(c).strip()
+                if text:
+                    instrs += self.instr(text, self.pos(c))
+            init_regs = tuple((r, v) for r, v in regs.get(pname, []))
+            threads.append(Thread(pname, i, Placement(gpu=int(gpu), cta=int(cta)), tuple(instrs),
+                                  init_regs, pos=self.pos(d.children[0])))
+        used = set()
+        for t in threads:
+            for ins in t.instrs:
+                if ins.addr is not None and isinstance(ins.addr.base, Sym):
+                    used.add(ins.addr.base.name)
+        for u in sorted(used - set(locs)):
+            locs[u] = Location(u)
+        prog = Program(name=name, description=" ".join(docs), threads=tuple(threads),
+                       locations=tuple(locs.values()), condition=cond, file=self.file,
+                       format="litmus")
+        check_program(prog)
+        return prog
+
+    def init(self, tok: Token, locs, regs) -> None:
+        for part in str(tok).split(";"):
+            part = part.strip()
+            if not part:
+                continue
+            m = re.fullmatch(r"(?:(P?\d+):)?\s*(\w+)\s*=\s*(&?\w+|-?\d+|0x[0-9a-fA-F]+)", part)
+            if not m:
+                raise UnsupportedError(f"initialisation `{part}`", self.pos(tok),
+                                       "use `x=0;` or `P0:r1=0;`")
+            th, name, val = m.groups()
+            if th is not None:
+                p = th if th.startswith("P") else f"P{th}"
+                v = _num(val) if re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", val) else val.lstrip("&")
+                regs.setdefault(p, []).append((name, v))
+            elif re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", val):
+                locs[name] = Location(name, init=_num(val), pos=self.pos(tok))
+            else:
+                raise UnsupportedError(f"location initialised with another location `{part}`",
+                                       self.pos(tok))
+
+    def val(self, s: str):
+        s = s.strip()
+        if re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", s):
+            return Imm(_num(s))
+        if re.fullmatch(r"r\w*", s):
+            return Reg(s)
+        return Sym(s)
+
+    def instr(self, text: str, pos: SourcePos) -> list[Instruction]:
+        m = re.fullmatch(r"(LC\w+|\w+)\s*:", text)
+        if m:
+            return [Instruction("label", pos=pos, text=text, label=m.group(1))]
+        parts = text.split(None, 1)
+        mn, args = parts[0], [a.strip() for a in parts[1].split(",")] if len(parts) > 1 else []
+        q = mn.split(".")
+        base = q[0]
+        if base in PROXY_WORDS or "proxy" in q and "alias" not in q:
+            raise UnsupportedError(f"proxy instruction `{mn}`", pos,
+                                   "mixed-proxy tests get their own issue")
+        if base == "goto":
+            return [Instruction("bra", pos=pos, text=text, label=args[0])]
+        if base in BRANCH:
+            a, b, lab = args
+            p = Reg("%branch")
+            return [Instruction("setp", pos=pos, text=text, aop=BRANCH[base], dst=p,
+                                srcs=(self.val(a), self.val(b))),
+                    Instruction("bra", pos=pos, text=text, label=lab, guard=(p, False))]
+        if base in ("add", "sub", "mul", "and", "or", "xor"):
+            d, a, b = args
+            return [Instruction("alu", pos=pos, text=text, aop=base, dst=Reg(d),
+                                srcs=(self.val(a), self.val(b)))]
+        sem = next((x for x in q[1:] if x in SEMS), None)
+        scope = next((x for x in q[1:] if x in SCOPES), None)
+        op = next((x for x in q[1:] if x in OPS), None)
+        if base == "fence":
+            if "proxy" in q:
+                return [Instruction("fence_proxy", pos=pos, text=text, proxy="alias")]
+            if scope is None:
+                raise ParseError(f"fence needs a scope: `{text}`", pos)
+            return [Instruction("fence", pos=pos, text=text, sem=sem or "acq_rel", scope=scope)]
+        if base == "bar":
+            if "sync" not in q:
+                raise UnsupportedError(f"barrier `{mn}`", pos, "only bar.cta.sync is supported")
+            vals = [self.val(a) for a in args]
+            ident = vals[:2] if len(vals) >= 2 else vals
+            quorum = vals[2] if len(vals) >= 3 else None
+            return [Instruction("bar", pos=pos, text=text, bar_kind="sync",
+                                barrier=(tuple(ident), quorum))]
+        if base in ("ld", "st", "atom", "red"):
+            if sem is None:
+                raise ParseError(f"`{mn}` needs a semantics (.weak, .relaxed, ...)", pos)
+            if sem != "weak" and scope is None:
+                scope = "gpu" if base in ("atom", "red") else None
+                if scope is None:
+                    raise ParseError(f"`{mn}` needs a scope", pos)
+            if sem == "weak":
+                scope = None
+            if base == "ld":
+                d, a = args
+                return [Instruction("ld", pos=pos, text=text, sem=sem, scope=scope, type="u32",
+                                    dst=Reg(d), addr=Addr(Sym(a)))]
+            if base == "st":
+                a, v = args
+                return [Instruction("st", pos=pos, text=text, sem=sem, scope=scope, type="u32",
+                                    addr=Addr(Sym(a)), srcs=(self.val(v),))]
+            if op is None:
+                raise UnsupportedError(f"unknown operation in `{mn}`", pos)
+            if base == "atom":
+                d, a, *rest = args
+                return [Instruction("atom", pos=pos, text=text, sem=sem, scope=scope, type="u32",
+                                    aop=op, dst=Reg(d), addr=Addr(Sym(a)),
+                                    srcs=tuple(self.val(v) for v in rest))]
+            a, v = args
+            return [Instruction("red", pos=pos, text=text, sem=sem, scope=scope, type="u32",
+                                aop=op, addr=Addr(Sym(a)), srcs=(self.val(v),))]
+        raise UnsupportedError(f"unknown instruction `{mn}`", pos)
+
+    def condition(self, item: Tree) -> Condition:
+        q = str(item.children[0])
+        return Condition(q, self.cexpr(item.children[1]), q)  # type: ignore[arg-type]
+
+    def cexpr(self, t):
+        if t.data in ("c_or", "c_and"):
+            kids = [c for c in t.children if not isinstance(c, Token)]
+            if len(kids) == 1:
+                return self.cexpr(kids[0])
+            return (Or if t.data == "c_or" else And)(tuple(self.cexpr(k) for k in kids))
+        if t.data == "c_not":
+            return Not(self.cexpr(t.children[1]))
+        if t.data == "c_true":
+            return TrueC()
+        lhs, op, rhs = t.children
+        op = "==" if str(op) == "=" else str(op)
+        r = int(str(rhs)) if isinstance(rhs, Token) else self.ref(rhs)
+        return Cmp(op, self.ref(lhs), r)
+
+    def ref(self, t: Tree):
+        if t.data == "regref":
+            th, reg = str(t.children[0]).split(":")
+            return RegRef(th if th.startswith("P") else f"P{th}", reg)
+        return MemRef(str(t.children[0]))
+
+
+__all__ = ["parse", "SemanticError"]
