@@ -1,0 +1,130 @@
+"""Run many litmus tests and compare verdicts with expectations (``ptxmm test``).
+
+Expectations come from each file's `.expect` line or from a CSV in the Dat3M format
+(``path,ptx-v6.0,ptx-v7.5``; 1 = the condition holds as written, empty = not rated). Tests run in
+parallel across cores; a test that cannot be parsed or is not supported is reported as an error."""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PtxmmError
+
+
+@dataclass
+class TestOutcome:
+    path: str
+    name: str
+    expected: bool | None
+    holds: bool | None
+    n_outcomes: int
+    time_s: float
+    error: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "unsupported" if "not supported yet" in self.error else "error"
+        if self.expected is None:
+            return "unrated"
+        return "agree" if self.expected == self.holds else "DISAGREE"
+
+
+def collect(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.suffix in (".ptx", ".litmus"))
+        else:
+            out.append(p)
+    return out
+
+
+def read_expected(csv_path: str, column: str) -> dict[str, bool | None]:
+    """Map a CSV path (e.g. ``PTX/Manual/MP.litmus``) to its expectation in ``column``."""
+    lines = Path(csv_path).read_text().splitlines()
+    header = None
+    rows = []
+    for ln in lines:
+        if ln.startswith("#"):
+            header = _header(ln)
+            continue
+        if ln.strip():
+            rows.append(next(csv.reader([ln])))
+    header = header or ["path", column]
+    if column not in header:
+        raise PtxmmError(f"column {column} not in {csv_path}", None,
+                         f"columns: {', '.join(header[1:])}; choose one with --column")
+    idx = header.index(column)
+    return {r[0]: (None if idx >= len(r) or r[idx].strip() == "" else r[idx].strip() == "1")
+            for r in rows}
+
+
+def _header(line: str) -> list[str]:
+    """`# path,ptx-v6.0,ptx-v7.5  (comment)` → ["path", "ptx-v6.0", "ptx-v7.5"]."""
+    return [h.strip().split()[0] for h in line.lstrip("# ").split("(")[0].split(",") if h.strip()]
+
+
+def _lookup(path: Path, expected: dict[str, bool | None]) -> tuple[bool, bool | None]:
+    s = path.as_posix()
+    for k, v in expected.items():
+        if s.endswith("/" + k) or s == k:
+            return True, v
+    return False, None
+
+
+def _run_one(args) -> TestOutcome:
+    path, model, unroll, exp_known, exp = args
+    from . import check, load
+
+    t0 = time.perf_counter()
+    try:
+        prog = load(path)
+        res = check(prog, model, unroll=unroll, observe="condition", flags=False)
+    except PtxmmError as e:
+        return TestOutcome(str(path), Path(path).stem, exp if exp_known else None, None, 0,
+                           time.perf_counter() - t0, str(e).splitlines()[0])
+    expected = exp if exp_known else prog.expect
+    return TestOutcome(str(path), prog.name, expected, res.holds, len(res.outcomes),
+                       time.perf_counter() - t0)
+
+
+def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = None,
+              column: str | None = None, unroll: int = 2, jobs: int | None = None,
+              progress=None) -> list[TestOutcome]:
+    files = collect(paths)
+    expected: dict[str, bool | None] = {}
+    if expected_csv:
+        expected = read_expected(expected_csv, column or _default_column(expected_csv, model))
+    work = []
+    for f in files:
+        known, v = _lookup(f, expected) if expected else (False, None)
+        work.append((str(f), model, unroll, known, v))
+    jobs = jobs or os.cpu_count() or 1
+    results: list[TestOutcome] = []
+    if jobs == 1 or len(work) < 4:
+        for w in work:
+            results.append(_run_one(w))
+            if progress:
+                progress()
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            for r in ex.map(_run_one, work, chunksize=4):
+                results.append(r)
+                if progress:
+                    progress()
+    return results
+
+
+def _default_column(csv_path: str, model: str) -> str:
+    first = Path(csv_path).read_text().splitlines()[0]
+    cols = _header(first)[1:]
+    if model in cols:
+        return model
+    # the current model ("ptx") is compared with the newest rated version
+    return cols[-1] if cols else model

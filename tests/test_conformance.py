@@ -1,0 +1,41 @@
+"""The Dat3M PTX corpus (../shared/conformance, read in place, never copied) against its expected
+results. Skips cleanly when the corpus is absent. The asserted agreement is what the closing
+note of the conformance issue reports, so a regression cannot pass silently."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SHARED
+from ptxmm.runner import run_tests
+
+DAT3M = SHARED / "conformance" / "dat3m"
+pytestmark = pytest.mark.skipif(not DAT3M.is_dir(), reason="../shared/conformance not present")
+
+# Known disagreements, each argued: bar.cta.sync with a thread count smaller than the number of
+# threads that arrive. The hardware completes the barrier with the first `count` arrivals; ptxmm
+# does not yet choose which arrivals form a phase (it lets all arrivals of the same occurrence
+# synchronize), so it misses executions Dat3M allows. Tracked as an open gap, not a model choice.
+KNOWN = {"quorum1-pass", "quorum2-pass", "quorum3-pass", "quorum4-pass"}
+
+
+@pytest.fixture(scope="module")
+def results():
+    dirs = [str(DAT3M / "PTX" / d) for d in ("Manual", "Barrier", "Nvidia")]
+    return run_tests(dirs, "ptx", str(DAT3M / "expected.csv"), "ptx-v7.5", jobs=2)
+
+
+def test_non_proxy_tests_parse_and_agree(results):
+    non_proxy = [r for r in results if "/proxy/" not in r.path]
+    assert len(non_proxy) == 87
+    assert all(r.status in ("agree", "DISAGREE") for r in non_proxy), [
+        (r.path, r.error) for r in non_proxy if r.error]
+    disagree = {r.path.rsplit("/", 1)[1].removesuffix(".litmus") for r in non_proxy
+                if r.status == "DISAGREE"}
+    assert disagree <= KNOWN, disagree - KNOWN
+    assert sum(r.status == "agree" for r in non_proxy) >= 83
+
+
+def test_proxy_tests_are_rejected_clearly(results):
+    proxy = [r for r in results if "/proxy/" in r.path]
+    assert proxy and all(r.status == "unsupported" and "proxy" in r.error for r in proxy)
