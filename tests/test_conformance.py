@@ -5,8 +5,8 @@ note of the conformance issue reports, so a regression cannot pass silently."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import SHARED
+
 from ptxmm.runner import run_tests
 
 DAT3M = SHARED / "conformance" / "dat3m"
@@ -19,10 +19,15 @@ pytestmark = pytest.mark.skipif(not DAT3M.is_dir(), reason="../shared/conformanc
 KNOWN = {"quorum1-pass", "quorum2-pass", "quorum3-pass", "quorum4-pass"}
 
 
-@pytest.fixture(scope="module")
-def results():
+# (model, CSV column): the current model is compared with the newest rated version
+MODELS = [("ptx", "ptx-v7.5"), ("ptx-v7.5", "ptx-v7.5"), ("ptx-v6.0", "ptx-v6.0")]
+
+
+@pytest.fixture(scope="module", params=MODELS, ids=[m for m, _ in MODELS])
+def results(request):
+    model, column = request.param
     dirs = [str(DAT3M / "PTX" / d) for d in ("Manual", "Barrier", "Nvidia")]
-    return run_tests(dirs, "ptx", str(DAT3M / "expected.csv"), "ptx-v7.5", jobs=2)
+    return run_tests(dirs, model, str(DAT3M / "expected.csv"), column, jobs=2)
 
 
 def test_non_proxy_tests_parse_and_agree(results):
