@@ -2,8 +2,29 @@
 
 from __future__ import annotations
 
+from lark import Token, Tree
+
 from ..errors import SemanticError, SourcePos
-from ..program import Addr, Condition, MemRef, Program, Reg, RegRef, Sym, cond_refs
+from ..program import Addr, And, Cmp, Condition, MemRef, Not, Or, Program, Reg, RegRef, Sym, TrueC, cond_refs
+
+
+def build_cond(t, ref, num) -> object:
+    """Condition expression tree (rules c_or c_and c_not c_true c_cmp, shared by both condition
+    grammars) → CondExpr. ``ref`` turns a reference subtree into a Ref, ``num`` a value token
+    or subtree into an int."""
+    if t.data in ("c_or", "c_and"):
+        kids = [c for c in t.children if not isinstance(c, Token)]
+        if len(kids) == 1:
+            return build_cond(kids[0], ref, num)
+        return (Or if t.data == "c_or" else And)(tuple(build_cond(k, ref, num) for k in kids))
+    if t.data == "c_not":
+        return Not(build_cond(t.children[1], ref, num))
+    if t.data == "c_true":
+        return TrueC()
+    lhs, op, rhs = t.children
+    op = "==" if str(op) == "=" else str(op)
+    is_ref = isinstance(rhs, Tree) and rhs.data in ("regref", "memref")
+    return Cmp(op, ref(lhs), ref(rhs) if is_ref else num(rhs))
 
 _EXPECT = {
     "holds": True, "fails": False, "ok": True, "no": False,

@@ -16,26 +16,21 @@ from lark import Token, Tree
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..program import (
     Addr,
-    And,
-    Cmp,
     Condition,
     Imm,
     Instruction,
     Location,
     MemRef,
-    Not,
-    Or,
     Placement,
     Program,
     Reg,
     RegRef,
     Sym,
     Thread,
-    TrueC,
 )
 from ..resources import data_dir
 from . import lark_errors
-from .common import check_program
+from .common import build_cond, check_program
 
 SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc"}
 SCOPES = {"cta", "gpu", "sys", "cluster"}
@@ -238,22 +233,7 @@ class _Builder:
 
     def condition(self, item: Tree) -> Condition:
         q = str(item.children[0])
-        return Condition(q, self.cexpr(item.children[1]), q)  # type: ignore[arg-type]
-
-    def cexpr(self, t):
-        if t.data in ("c_or", "c_and"):
-            kids = [c for c in t.children if not isinstance(c, Token)]
-            if len(kids) == 1:
-                return self.cexpr(kids[0])
-            return (Or if t.data == "c_or" else And)(tuple(self.cexpr(k) for k in kids))
-        if t.data == "c_not":
-            return Not(self.cexpr(t.children[1]))
-        if t.data == "c_true":
-            return TrueC()
-        lhs, op, rhs = t.children
-        op = "==" if str(op) == "=" else str(op)
-        r = int(str(rhs)) if isinstance(rhs, Token) else self.ref(rhs)
-        return Cmp(op, self.ref(lhs), r)
+        return Condition(q, build_cond(item.children[1], self.ref, lambda x: int(str(x))), q)  # type: ignore[arg-type]
 
     def ref(self, t: Tree):
         if t.data == "regref":

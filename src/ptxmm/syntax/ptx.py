@@ -7,29 +7,24 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
-from ..errors import ParseError, PtxmmError, SemanticError, SourcePos
+from ..errors import ParseError, PtxmmError, SourcePos
 from ..program import (
     Addr,
-    And,
-    Cmp,
     Condition,
     Imm,
     Instruction,
     Location,
     MemRef,
-    Not,
-    Or,
     Placement,
     Program,
     Reg,
     RegRef,
     Sym,
     Thread,
-    TrueC,
 )
 from ..resources import data_dir
 from . import lark_errors
-from .common import check_program, expectation
+from .common import build_cond, check_program, expectation
 from .instr import decode
 
 
@@ -149,32 +144,10 @@ class _Builder:
 
     def condition(self, item: Tree) -> Condition:
         q = str(item.children[0])
-        expr = self.cexpr(item.children[1])
+        expr = build_cond(item.children[1], self.ref, _int)
         start, end = item.meta.start_pos, item.meta.end_pos
         text = "\n".join(self.lines)[start:end] if start is not None else ""
         return Condition(q, expr, " ".join(text.split()))  # type: ignore[arg-type]
-
-    def cexpr(self, t):
-        if isinstance(t, Token):
-            raise SemanticError(f"unexpected {t!r} in condition", self.pos(t))
-        if t.data in ("c_or", "c_and"):
-            kids = [c for c in t.children if not isinstance(c, Token)]
-            if len(kids) == 1:
-                return self.cexpr(kids[0])
-        if t.data == "c_or":
-            return Or(tuple(self.cexpr(c) for c in t.children if not isinstance(c, Token)))
-        if t.data == "c_and":
-            return And(tuple(self.cexpr(c) for c in t.children if not isinstance(c, Token)))
-        if t.data == "c_not":
-            return Not(self.cexpr(t.children[1]))
-        if t.data == "c_true":
-            return TrueC()
-        if t.data == "c_cmp":
-            lhs, op, rhs = t.children
-            op = "==" if str(op) == "=" else str(op)
-            r = _int(rhs) if rhs.data == "int_lit" else self.ref(rhs)
-            return Cmp(op, self.ref(lhs), r)
-        raise SemanticError(f"unexpected {t.data} in condition", None)
 
     def ref(self, t: Tree):
         if t.data == "regref":
