@@ -50,8 +50,13 @@ def _same(a: Value, b: Value) -> bool:
         h = b.m[k]
         if g is h:
             continue
-        if isinstance(g, bool) or isinstance(h, bool) or not g.eq(h):
+        if isinstance(g, bool) or isinstance(h, bool):
             return False
+        if not g.eq(h):  # structurally different: ask whether they are equivalent
+            s = z3.Solver()
+            s.add(g != h)
+            if s.check() != z3.unsat:
+                return False
     return True
 
 
@@ -59,13 +64,25 @@ def _letrec(ev: _Eval, st: Stmt) -> None:
     for n in st.names:
         ev.env[n] = Rel()
     n_events = len(ev.env["_"].m)
+    # Kleene iteration; symbolic guards are simplified so that a semantic fixed point is seen as
+    # a structural one. n^2 + 1 rounds always reach the least fixed point of a relation.
     for _ in range(n_events * n_events + 2):
-        new = [ev.eval(e) for e in st.exprs]
+        new = [_simplified(ev.eval(e)) for e in st.exprs]
         if all(_same(ev.env[n], v) for n, v in zip(st.names, new)):
             return
         for n, v in zip(st.names, new):
             ev.env[n] = v
     raise ModelError("let rec did not reach a fixed point", st.pos)
+
+
+def _simplified(v: Value) -> Value:
+    out = {}
+    for k, g in v.m.items():
+        if not isinstance(g, bool):
+            g = z3.simplify(g)
+            g = True if z3.is_true(g) else False if z3.is_false(g) else g
+        out[k] = g
+    return type(v)(out)
 
 
 class _Eval:
