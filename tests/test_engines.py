@@ -12,7 +12,8 @@ from ptxmm.events import build
 
 
 @pytest.mark.parametrize("model", ["ptx", "sc"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(src=program(max_threads=3, max_instrs=2))
 def test_z3_equals_brute_force(model, src):
     p = ptxmm.parse(src)
@@ -22,7 +23,8 @@ def test_z3_equals_brute_force(model, src):
     assert z.outcome_set == b.outcome_set, src
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(src=program(max_threads=2, max_instrs=3))
 def test_sc_outcomes_are_ptx_outcomes(src):
     """SC is stronger than PTX: every SC outcome is allowed by the PTX model."""
