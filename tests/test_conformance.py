@@ -12,11 +12,8 @@ from ptxmm.runner import run_tests
 DAT3M = SHARED / "conformance" / "dat3m"
 pytestmark = pytest.mark.skipif(not DAT3M.is_dir(), reason="../shared/conformance not present")
 
-# Known disagreements, each argued: bar.cta.sync with a thread count smaller than the number of
-# threads that arrive. The hardware completes the barrier with the first `count` arrivals; ptxmm
-# does not yet choose which arrivals form a phase (it lets all arrivals of the same occurrence
-# synchronize), so it misses executions Dat3M allows. Tracked as an open gap, not a model choice.
-KNOWN = {"quorum1-pass", "quorum2-pass", "quorum3-pass", "quorum4-pass"}
+# Known disagreements, each argued next to its entry (none at present).
+KNOWN: set[str] = set()
 
 
 # (model, CSV column): the current model is compared with the newest rated version
@@ -38,7 +35,7 @@ def test_non_proxy_tests_parse_and_agree(results):
     disagree = {r.path.rsplit("/", 1)[1].removesuffix(".litmus") for r in non_proxy
                 if r.status == "DISAGREE"}
     assert disagree <= KNOWN, disagree - KNOWN
-    assert sum(r.status == "agree" for r in non_proxy) >= 83
+    assert sum(r.status == "agree" for r in non_proxy) == 87
 
 
 def test_proxy_tests_are_rejected_clearly(results):

@@ -98,13 +98,13 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, json_out) -> None
         console.print(table)
     rated = [r for r in results if r.status in ("agree", "DISAGREE")]
     agree = sum(r.status == "agree" for r in results)
-    times = sorted(r.time_s for r in results) or [0.0]
+    times = sorted(r.time_s for r in results if r.status != "unsupported") or [0.0]
     console.print(f"{agree}/{len(rated)} agree   ({len(results)} tests, "
                   f"{sum(r.status == 'error' for r in results)} errors, "
                   f"{sum(r.status == 'unsupported' for r in results)} not supported yet, "
                   f"{sum(r.status == 'unrated' for r in results)} unrated; model {model})")
     console.print(f"wall {wall:.2f} s, median {times[len(times) // 2] * 1000:.1f} ms/test, "
-                  f"max {times[-1] * 1000:.1f} ms/test")
+                  f"max {times[-1] * 1000:.1f} ms/test (tests that ran)")
     if json_out:
         Path(json_out).write_text(json.dumps([r.__dict__ | {"status": r.status} for r in results],
                                              indent=2))

@@ -137,6 +137,9 @@ class ConcreteChoice:
     def cond(self, e) -> Guard:
         return bool(evaluate(e, self.values))
 
+    def phase(self, arrive: int):
+        return None  # concrete executions use occurrence indices as phases
+
 
 def executed_events(eg: EventGraph, ex: Execution) -> set[int]:
     vals = dict(ex.values)
@@ -192,6 +195,17 @@ class _Z3Choice:
         self.rank = {f: z3.Int(f"sc{f}") for f in cand.scf if f in self.live}
         if len(self.rank) > 1:
             s.add(z3.Distinct(*self.rank.values()))
+        # barriers with a thread count: which arrivals form a phase is chosen by the execution;
+        # a thread's successive arrivals at one barrier take increasing phases
+        self.ph: dict[int, z3.ArithRef] = {}
+        last: dict[tuple, z3.ArithRef] = {}
+        for e in eg.events:
+            if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None and e.eid in self.live:
+                v = z3.Int(f"ph{e.eid}")
+                key = (e.thread, tuple(map(repr, e.barrier[0])))
+                s.add(v >= 0 if key not in last else v > last[key])
+                last[key] = v
+                self.ph[e.eid] = v
 
     def exec(self, e):
         return self.ex[e]
@@ -206,6 +220,9 @@ class _Z3Choice:
         if f in self.rank and g in self.rank:
             return self.rank[f] < self.rank[g]
         return False
+
+    def phase(self, arrive: int):
+        return self.ph.get(arrive)
 
     def cond(self, e) -> Guard:
         if isinstance(e, Const):

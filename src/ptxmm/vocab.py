@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .cat.relalg import ESet, Guard, Rel, g_and
+from .cat.relalg import ESet, Guard, Rel, g_and, g_not
 from .events import Event, EventGraph
 from .program import SCOPES
 from .values import Expr, mk
@@ -35,6 +35,7 @@ class Choice(Protocol):
     def co(self, a: int, b: int) -> Guard: ...
     def sc(self, f: int, g: int) -> Guard: ...
     def cond(self, e: Expr) -> Guard: ...
+    def phase(self, arrive: int): ...
 
 
 @dataclass
@@ -166,49 +167,98 @@ def _fr(rf: Rel, co: Rel) -> Rel:
     return Rel({k: g for k, g in fr.m.items() if k[0] != k[1]})
 
 
-def _matching_arrivals(eg: EventGraph, w: Event, ex: list[Guard], ch: Choice) -> list[Guard]:
+def _same_barrier(eg: EventGraph, a: Event, w: Event, ex: list[Guard], ch: Choice) -> Guard:
+    """a and w belong to barriers of one CTA with equal operands (compared by value)."""
     place = [t.placement for t in eg.program.threads]
-    out = []
+    if place[a.thread].cta_key != place[w.thread].cta_key or len(a.barrier[0]) != len(w.barrier[0]):
+        return False
+    g = g_and(ex[a.eid], ex[w.eid])
+    for x, y in zip(a.barrier[0], w.barrier[0]):
+        g = g_and(g, ch.cond(mk("eq", x, y)))
+    return g
+
+
+def _same_phase(a: Event, b: Event, ch: Choice) -> Guard:
+    """Same barrier phase: the k-th arrival of each thread, or — for barriers with a thread
+    count, when the engine chooses phases (Z3) — the same chosen phase."""
+    pa, pb = ch.phase(a.eid), ch.phase(b.eid)
+    if pa is None or pb is None:
+        return a.barrier[2] == b.barrier[2]
+    return pa == pb
+
+
+def _arrive_of(eg: EventGraph, w: Event) -> Event:
+    return eg.events[w.eid - 1]  # a wait is created right after its own arrive
+
+
+def _complete(eg: EventGraph, w: Event, ex: list[Guard], ch: Choice) -> Guard:
+    """Whether the phase of wait w (thread count q) gets its q arrivals."""
+    q = w.barrier[1]
+    if q is None:
+        return True
+    arr = []
     for a in eg.events:
-        if a.kind != "B" or "ARRIVE" not in a.tags or a.barrier[2] != w.barrier[2]:
-            continue
-        if place[a.thread].cta_key != place[w.thread].cta_key or len(a.barrier[0]) != len(w.barrier[0]):
-            continue
-        g = ex[a.eid]
-        for x, y in zip(a.barrier[0], w.barrier[0]):
-            g = g_and(g, ch.cond(mk("eq", x, y)))
-        if g is not False:
-            out.append(g)
-    return out
+        if a.kind == "B" and "ARRIVE" in a.tags:
+            g = g_and(_same_barrier(eg, a, w, ex, ch), _same_phase(a, _arrive_of(eg, w), ch))
+            if g is not False:
+                arr.append(g)
+    if all(g is True for g in arr):
+        return len(arr) >= q if ch.phase(w.eid - 1) is None else len(arr) == q
+    import z3
+
+    total = z3.Sum([z3.If(g, 1, 0) if g is not True else z3.IntVal(1) for g in arr])
+    return (total >= q) if ch.phase(w.eid - 1) is None else (total == q)
 
 
 def _quorum_unmet(eg: EventGraph, ex: list[Guard], ch: Choice) -> ESet:
-    """Waits of barriers with an explicit thread count that fewer threads reach: such a wait can
-    never complete (the execution hangs)."""
+    """Waits whose phase never gets its thread count, with something after them in their thread:
+    that thread hangs there (a thread blocked at its very last instruction has finished its
+    work, and such executions count, as in Dat3M)."""
     out: dict[int, Guard] = {}
+    po_src = {a for a, _ in eg.edges("po")}
     for w in eg.events:
         if w.kind != "B" or "WAIT" not in w.tags or w.barrier[1] is None:
             continue
-        arr = _matching_arrivals(eg, w, ex, ch)
-        q = w.barrier[1]
-        if all(g is True for g in arr):
-            unmet: Guard = len(arr) < q
-        else:
-            import z3
+        later = [b for a, b in eg.edges("po") if a == w.eid] if w.eid in po_src else []
+        if not later:
+            continue
+        after = ESet({b: ex[b] for b in later})
+        g = g_and(ex[w.eid], g_not(_complete(eg, w, ex, ch)))
+        from .cat.relalg import g_any
 
-            unmet = z3.Sum([z3.If(g, 1, 0) if g is not True else z3.IntVal(1) for g in arr]) < q
-        g = g_and(ex[w.eid], unmet)
+        g = g_and(g, g_any(after.m.values()))
         if g is not False:
             out[w.eid] = g
+    # chosen phases must fill in arrival order: at most q arrivals in a phase, and a phase
+    # p > 0 only once phase p-1 has its q arrivals
+    import z3
+
+    for a in eg.events:
+        pa = ch.phase(a.eid) if a.kind == "B" and "ARRIVE" in a.tags else None
+        if pa is None:
+            continue
+        q = a.barrier[1]
+        same, prev = [], []
+        for b in eg.events:
+            pb = ch.phase(b.eid) if b.kind == "B" and "ARRIVE" in b.tags else None
+            if pb is None:
+                continue
+            g = _same_barrier(eg, b, a, ex, ch)
+            if g is False:
+                continue
+            gb = g if g is not True else z3.BoolVal(True)
+            same.append(z3.If(z3.And(gb, pb == pa), 1, 0))
+            prev.append(z3.If(z3.And(gb, pb == pa - 1), 1, 0))
+        bad = z3.Or(z3.Sum(same) > q, z3.And(pa > 0, z3.Sum(prev) != q))
+        out[a.eid] = g_and(ex[a.eid], bad)
     return ESet(out)
 
 
 def _sync_barrier(eg: EventGraph, ex: list[Guard], ch: Choice) -> Rel:
     """Barrier synchronisation (§5.1): the arrive event of a barrier synchronizes with the wait
-    event of every other thread of the same CTA at the same barrier instance: same barrier
-    operands (which may be registers, compared by value) and same occurrence index."""
+    event of every other thread of the same CTA at the same barrier phase, when that phase
+    completes."""
     bars = [e for e in eg.events if e.kind == "B"]
-    place = [t.placement for t in eg.program.threads]
     out = {}
     for a in bars:
         if "ARRIVE" not in a.tags:
@@ -216,13 +266,9 @@ def _sync_barrier(eg: EventGraph, ex: list[Guard], ch: Choice) -> Rel:
         for b in bars:
             if "WAIT" not in b.tags or a.thread == b.thread:
                 continue
-            if place[a.thread].cta_key != place[b.thread].cta_key:
-                continue
-            if a.barrier[2] != b.barrier[2] or len(a.barrier[0]) != len(b.barrier[0]):
-                continue
-            g = g_and(ex[a.eid], ex[b.eid])
-            for x, y in zip(a.barrier[0], b.barrier[0]):
-                g = g_and(g, ch.cond(mk("eq", x, y)))
+            g = _same_barrier(eg, a, b, ex, ch)
+            g = g_and(g, _same_phase(a, _arrive_of(eg, b), ch))
+            g = g_and(g, _complete(eg, b, ex, ch)) if g is not False else False
             if g is not False:
                 out[(a.eid, b.eid)] = g
     return Rel(out)
