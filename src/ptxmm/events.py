@@ -237,12 +237,11 @@ class _Builder:
                 aop = ins.aop
                 if aop in ("min", "max") and ins.type and ins.type.startswith(("u", "b")):
                     aop += "u"
-                fn = "ite" if aop == "cas" else aop
                 if aop == "cas":
                     newv = mk("cas", old, args[0][0], args[1][0])
                     wguard = mk("land", ev_guard, mk("eq", old, args[0][0]))
                 else:
-                    newv = mk(fn, old, *(a[0] for a in args))
+                    newv = mk(aop, old, *(a[0] for a in args))
                     wguard = ev_guard
                 w = self.new_event(st, t, kind="W", sem=wsem, value=newv, guard=wguard,
                                    tags=tags | {"RMW_W"}, **base)

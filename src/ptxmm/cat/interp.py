@@ -165,4 +165,4 @@ class _Eval:
                        f"did you mean {', '.join(close)}?" if close else None)
 
 
-__all__ = ["run", "Evaluation", "z3"]
+__all__ = ["run", "Evaluation"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from ..errors import SemanticError, SourcePos
-from ..program import Addr, And, Cmp, Condition, MemRef, Not, Or, Program, Reg, RegRef, Sym, TrueC, cond_refs
+from ..program import Addr, And, Cmp, Condition, MemRef, Not, Or, Program, RegRef, Sym, TrueC, cond_refs
 
 
 def build_cond(t, ref, num) -> object:
@@ -106,9 +106,3 @@ def check_program(p: Program) -> None:
                     raise SemanticError(f"condition names unknown thread {r.thread}", None,
                                         f"threads: {', '.join(names)}")
 
-
-def regs_written(p: Program) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for t in p.threads:
-        out[t.name] = {i.dst.name for i in t.instrs if isinstance(i.dst, Reg)}
-    return out

@@ -13,7 +13,7 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
-from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
+from ..errors import ParseError, SourcePos, UnsupportedError
 from ..program import (
     Addr,
     Condition,
@@ -242,4 +242,4 @@ class _Builder:
         return MemRef(str(t.children[0]))
 
 
-__all__ = ["parse", "SemanticError"]
+__all__ = ["parse"]

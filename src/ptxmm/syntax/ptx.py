@@ -7,7 +7,7 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
-from ..errors import ParseError, PtxmmError, SourcePos
+from ..errors import ParseError, SourcePos
 from ..program import (
     Addr,
     Condition,
@@ -123,10 +123,7 @@ class _Builder:
         ops = [self.operand(o) for o in (ch[1].children if len(ch) > 1 else [])]
         line = self.lines[mn.line - 1].strip() if mn.line - 1 < len(self.lines) else str(mn)
         text = line.split(";")[0].strip() if ";" in line else line
-        try:
-            return decode(str(mn), ops, self.pos(mn), text, guard)
-        except PtxmmError:
-            raise
+        return decode(str(mn), ops, self.pos(mn), text, guard)
 
     def operand(self, o: Tree):
         if o.data == "reg":
@@ -155,4 +152,4 @@ class _Builder:
         return MemRef(str(t.children[0]))
 
 
-__all__ = ["parse", "Addr", "Imm", "Sym"]
+__all__ = ["parse"]
