@@ -111,6 +111,159 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, json_out) -> None
     sys.exit(1 if bad else 0)
 
 
+def _env(stress: str, blocks: int | None, threads: int | None, barrier: int | None):
+    from dataclasses import replace
+
+    from .device.env import PRESETS
+
+    env = PRESETS[stress]
+    if blocks:
+        env = replace(env, blocks=blocks)
+    if threads:
+        env = replace(env, threads=threads)
+    if barrier is not None:
+        env = replace(env, barrier_pct=barrier)
+    return env
+
+
+def _device_opts(f):
+    from .device.env import DEFAULT_PRESET, PRESETS
+
+    for opt in reversed([
+        click.option("--stress", type=click.Choice(sorted(PRESETS)), default=DEFAULT_PRESET,
+                     show_default=True, help="environment preset (spec/device-testing.md §1)"),
+        click.option("--budget", type=float, default=1.0, show_default=True,
+                     help="seconds of graph replay per test"),
+        click.option("--iterations", type=int, default=None,
+                     help="run this many iterations instead of a time budget"),
+        click.option("--blocks", type=int, default=None, help="testing blocks (power of two)"),
+        click.option("--threads", type=int, default=None, help="threads per block (power of two)"),
+        click.option("--barrier", type=click.IntRange(0, 100), default=None,
+                     help="pre-test barrier probability in %"),
+        click.option("--seed", type=int, default=1, show_default=True),
+    ]):
+        f = opt(f)
+    return f
+
+
+@main.command()
+@click.argument("file")
+@click.option("--device", is_flag=True, required=True, help="run on the GPU (needs ptxmm[device])")
+@_device_opts
+@click.option("--json", "as_json", is_flag=True)
+def run(file, device, stress, budget, iterations, blocks, threads, barrier, seed, as_json) -> None:
+    """Run FILE on the GPU and print the histogram of outcomes."""
+    from .device.harness import Harness
+    from .device.report import render_run
+
+    try:
+        prog = load(file)
+        r = Harness(prog, _env(stress, blocks, threads, barrier), seed=seed).run(budget, iterations)
+    except PtxmmError as e:
+        _fail(e)
+    if as_json:
+        click.echo(json.dumps({
+            "name": prog.name, "device": r.device, "env": r.env.as_dict(), "instances": r.instances,
+            "seconds": r.seconds, "instances_per_s": r.per_s, "did_not_finish": r.dnf,
+            "outcomes": [{"values": dict(o.outcome.values), "count": o.count, "same_sm": o.same_sm}
+                         for o in r.observed]}, indent=2))
+    else:
+        render_run(r, Console(highlight=False))
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@_device_opts
+@click.option("--self-check/--no-self-check", default=True, show_default=True,
+              help="first check that the harness exposes weak behaviour (SB relaxed) and that a "
+                   "single-thread test shows no impossible value")
+@click.option("--json", "json_out", default=None, help="write per-test results to this file")
+def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed,
+             self_check, json_out) -> None:
+    """Run FILES on the GPU; every observed outcome must be allowed by the model."""
+    from .device.crossval import crossval as xval
+    from .device.report import render_cross
+    from .device.selfcheck import self_check as run_self_check
+
+    console = Console(highlight=False)
+    env = _env(stress, blocks, threads, barrier)
+    out, violations, skipped = [], 0, 0
+    try:
+        load_model(model)
+        if self_check:
+            ok, lines = run_self_check(env, model)
+            for ln in lines:
+                console.print(ln)
+            if not ok:
+                violations += 1
+        for f in files:
+            try:
+                prog = load(f)
+                cr = xval(prog, env, budget, model, unroll, iterations, seed)
+            except PtxmmError as e:
+                if e.kind != "not supported yet":
+                    raise
+                console.print(f"[yellow]skipped[/yellow] {f}: {e.message}")
+                skipped += 1
+                continue
+            render_cross(cr, console)
+            console.print()
+            violations += len(cr.violations)
+            out.append(cr.to_json())
+    except PtxmmError as e:
+        _fail(e)
+    total = sum(len(o["outcomes"]) and 1 for o in out)
+    console.print(f"{total} tests cross-validated, {skipped} skipped, "
+                  f"{violations} violation(s)")
+    if json_out:
+        Path(json_out).write_text(json.dumps(out, indent=2))
+    sys.exit(1 if violations else 0)
+
+
+@main.command()
+@click.argument("file")
+def codegen(file) -> None:
+    """Print the CUDA C++ harness generated for FILE."""
+    from .device.codegen import generate
+    from .device.layout import make_layout
+
+    try:
+        click.echo(generate(make_layout(load(file))))
+    except PtxmmError as e:
+        _fail(e)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+def audit(files) -> None:
+    """Compile FILES for sm_90 and check the SASS keeps every test instruction (needs nvcc and
+    cuobjdump)."""
+    from .device import sass
+    from .device.build import compile_cubin
+    from .device.codegen import generate
+    from .device.layout import make_layout
+
+    console = Console(highlight=False)
+    bad = 0
+    try:
+        if not sass.available():
+            raise PtxmmError("cuobjdump is not on PATH", None, "install the CUDA toolkit")
+        for f in files:
+            prog = load(f)
+            lay = make_layout(prog)
+            rows = sass.audit(prog, lay, compile_cubin(generate(lay)))
+            for r in rows:
+                bad += not r.ok
+                mark = "ok" if r.ok else "[bold red]DROPPED/REORDERED[/bold red]"
+                console.print(f"{prog.name:32s} {r.thread:4s} expected {' '.join(r.expected) or '-':24s}"
+                              f" sass {' '.join(r.found) or '-':24s} {mark} {r.note}")
+    except PtxmmError as e:
+        _fail(e)
+    sys.exit(1 if bad else 0)
+
+
 @main.command()
 def models() -> None:
     """List the built-in models."""

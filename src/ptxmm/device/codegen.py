@@ -1,0 +1,427 @@
+"""CUDA C++ for one litmus test: every test instruction is one ``asm volatile`` PTX statement with
+the qualifiers, scope and type as written (memory clobber on memory operations and fences).
+
+The generated translation unit holds four kernels:
+
+* ``ptxmm_bump`` (1 thread): draws this iteration's permutations from a device-side seed;
+* ``ptxmm_litmus``: the parallel test environment — each thread plays every role, each for a
+  different instance, in a role order rotated by warp, after an optional bounded barrier; blocks
+  beyond the testing grid run memory stress;
+* ``ptxmm_check``: one thread per instance turns registers and final memory into an outcome key,
+  adds it to a histogram (warp-aggregated) and resets the instance's memory;
+* ``ptxmm_audit_<k>``: role k alone, addresses as kernel parameters, for the SASS audit.
+
+Every access adds its own zero offset read from device memory, so ptxas cannot prove two accesses
+to one location equal and merge them (spec/device-testing.md §5)."""
+
+from __future__ import annotations
+
+import re
+
+from ..program import Addr, Imm, Instruction, Reg, Sym, Thread
+from .layout import Layout
+
+SPIN_BOUND = 2048  # taken backward branches per role before the instance is "did not finish"
+
+_PRELUDE = r"""
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u32 ptxmm_hash(u32 x) {
+    x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16; return x;
+}
+__device__ __forceinline__ u32 ptxmm_smid() {
+    u32 s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); return s;
+}
+"""
+
+
+def ident(name: str) -> str:
+    return re.sub(r"\W", "_", name.lstrip("%"))
+
+
+class _Role:
+    """Emits the body of one role (one program thread)."""
+
+    def __init__(self, lay: Layout, t: Thread, k: int):
+        self.lay, self.t, self.k = lay, t, k
+        self.lines: list[str] = []
+        self.n_access = 0
+        self.regs: dict[str, bool] = {}  # C name → is 64-bit
+        self.locs: list[str] = []
+        for ins in t.instrs:
+            for r in [ins.dst] + [s for s in ins.srcs if isinstance(s, Reg)] + (
+                    [ins.guard[0]] if ins.guard else []) + (
+                    [ins.addr.base] if ins.addr is not None and isinstance(ins.addr.base, Reg) else []):
+                if r is not None:
+                    wide = ins.type is not None and ins.type.endswith("64") or (
+                        ins.op == "mov" and isinstance(ins.srcs[0], Sym))
+                    self.regs[r.name] = self.regs.get(r.name, False) or (r is ins.dst and wide)
+            for o in list(ins.srcs) + ([ins.addr.base] if ins.addr is not None else []):
+                if isinstance(o, Sym) and o.name not in self.locs:
+                    self.locs.append(o.name)
+        for name, v in t.init_regs:
+            self.regs.setdefault(name, isinstance(v, str))
+            if isinstance(v, str) and v not in self.locs:
+                self.locs.append(v)
+        for loc in lay.program.locations:  # registers may hold any address
+            if loc.name not in self.locs and any(isinstance(v, str) for _, v in t.init_regs):
+                self.locs.append(loc.name)
+
+    # -- operands ------------------------------------------------------------------------------
+    def r(self, name: str) -> str:
+        return "R_" + ident(name)
+
+    def val(self, o, wide: bool) -> str:
+        if isinstance(o, Imm):
+            return f"(u64){o.value & ((1 << 64) - 1)}ULL" if wide else f"(u32){o.value & 0xffffffff}U"
+        if isinstance(o, Sym):
+            return f"(u64)A_{ident(o.name)}"
+        return f"(u64){self.r(o.name)}" if wide else f"(u32){self.r(o.name)}"
+
+    def addr(self, a: Addr, space: str | None) -> tuple[str, str]:
+        """(constraint, expression) of a memory operand, with this access's zero offset."""
+        z = f"z[{self.n_access}]"
+        self.n_access += 1
+        base = f"A_{ident(a.base.name)}" if isinstance(a.base, Sym) else f"((u32*){self.r(a.base.name)})"
+        ptr = f"({base} + {z})"
+        if space == "shared":
+            return "r", f"(u32)__cvta_generic_to_shared({ptr})"
+        return "l", ptr
+
+    # -- instructions --------------------------------------------------------------------------
+    def emit(self, ins: Instruction) -> None:
+        body = self.instr(ins)
+        if ins.guard is not None and ins.op != "label":
+            reg, neg = ins.guard
+            body = [f"if ({self.r(reg.name)} {'==' if neg else '!='} 0) {{"] + [
+                "    " + b for b in body] + ["}"]
+        self.lines += body
+
+    @staticmethod
+    def mem_quals(ins: Instruction) -> str:
+        space = f".{ins.space}" if ins.space else ""
+        if ins.volatile:
+            return f".volatile{space}"
+        if ins.op in ("ld", "st") and ins.sem == "weak":
+            return space
+        return f".{ins.sem}.{ins.scope or 'gpu'}{space}"
+
+    def instr(self, ins: Instruction) -> list[str]:
+        op = ins.op
+        if op == "ld":
+            c, a = self.addr(ins.addr, ins.space)
+            return [f'{{ u32 t; asm volatile("ld{self.mem_quals(ins)}.{ins.type} %0, [%1];" '
+                    f': "=r"(t) : "{c}"({a}) : "memory"); {self.r(ins.dst.name)} = t; }}']
+        if op == "st":
+            c, a = self.addr(ins.addr, ins.space)
+            return [f'asm volatile("st{self.mem_quals(ins)}.{ins.type} [%0], %1;" '
+                    f':: "{c}"({a}), "r"({self.val(ins.srcs[0], False)}) : "memory");']
+        if op in ("atom", "red"):
+            # Dat3M spellings with no PTX instruction: `.sub` becomes `.add` of the negation, and
+            # `red.acq_rel` (red has only .relaxed/.release) becomes `atom.acq_rel` whose result
+            # is dropped: the same RMW with the same ordering.
+            ty = atom_type(ins)
+            c, a = self.addr(ins.addr, ins.space)
+            aop = "add" if ins.aop == "sub" else ins.aop
+            as_atom = op == "atom" or ins.sem in ("acquire", "acq_rel")
+            q = f"{'atom' if as_atom else 'red'}{self.mem_quals(ins)}.{aop}.{ty}"
+            srcs = ", ".join(f'"r"({self.val(s, False)})' for s in ins.srcs)
+            operands = ", ".join(f"%{i + 2}" for i in range(len(ins.srcs)))
+            text = f"{q} %0, [%1], {operands};"
+            if ins.aop == "sub":
+                text = f"{{ .reg .b32 n; neg.s32 n, %2; {q} %0, [%1], n; }}"
+            if not as_atom:
+                text = text.replace(" %0, [%1],", " [%1],")
+                return [f'asm volatile("{text}" :: "r"(0U), "{c}"({a}), {srcs} : "memory");']
+            dst = self.r(ins.dst.name) + " = t;" if ins.dst is not None else ""
+            return [f'{{ u32 t; asm volatile("{text}" : "=r"(t) : '
+                    f'"{c}"({a}), {srcs} : "memory"); {dst} }}']
+        if op == "fence":
+            return [f'asm volatile("fence.{ins.sem}.{ins.scope};" ::: "memory");']
+        if op == "mov":
+            src = ins.srcs[0]
+            if isinstance(src, Sym):
+                return [f"{self.r(ins.dst.name)} = (u64)A_{ident(src.name)};"]
+            return self.alu_asm(ins, f"mov.b{width(ins)}", [src])
+        if op == "alu":
+            return self.alu(ins)
+        if op == "setp":
+            return self.setp(ins)
+        if op == "selp":
+            w = width(ins)
+            a, b, p = ins.srcs
+            c = "l" if w == 64 else "r"
+            return [f'{{ {ctype(w)} d; asm volatile("{{ .reg .pred q; setp.ne.b32 q, %3, 0; '
+                    f'selp.b{w} %0, %1, %2, q; }}" : "={c}"(d) : "{c}"({self.val(a, w == 64)}), '
+                    f'"{c}"({self.val(b, w == 64)}), "r"({self.val(p, False)})); '
+                    f"{self.r(ins.dst.name)} = d; }}"]
+        if op == "bra":
+            return [f"if (++steps > {SPIN_BOUND}) goto DNF; goto L_{ident(ins.label)};"]
+        if op == "label":
+            return [f"L_{ident(ins.label)}: ;"]
+        if op == "ret":
+            return ["goto END;"]
+        if op == "nop":
+            return []
+        raise AssertionError(op)  # layout._check_supported rejected everything else
+
+    def alu_asm(self, ins: Instruction, mnemonic: str, srcs: list, shift_last: bool = False) -> list[str]:
+        w = width(ins)
+        c = "l" if w == 64 else "r"
+        ins_c = []
+        for i, s in enumerate(srcs):
+            narrow = shift_last and i == len(srcs) - 1
+            ins_c.append(f'"{"r" if narrow else c}"({self.val(s, w == 64 and not narrow)})')
+        operands = ", ".join(f"%{i}" for i in range(len(srcs) + 1))
+        return [f'{{ {ctype(w)} d; asm volatile("{mnemonic} {operands};" : "={c}"(d) : '
+                f'{", ".join(ins_c)}); {self.r(ins.dst.name)} = d; }}']
+
+    def alu(self, ins: Instruction) -> list[str]:
+        w = width(ins)
+        signed = (ins.type or "u32").startswith("s")
+        aop = ins.aop
+        if aop in ("and", "or", "xor", "not"):
+            return self.alu_asm(ins, f"{aop}.b{w}", list(ins.srcs))
+        if aop in ("shl", "shr"):
+            t = f"s{w}" if signed and aop == "shr" else (f"b{w}" if aop == "shl" else f"u{w}")
+            return self.alu_asm(ins, f"{aop}.{t}", list(ins.srcs), shift_last=True)
+        if aop in ("min", "max", "minu", "maxu"):
+            t = f"u{w}" if aop.endswith("u") else f"s{w}"
+            return self.alu_asm(ins, f"{aop[:3]}.{t}", list(ins.srcs))
+        if aop == "neg":
+            return self.alu_asm(ins, f"neg.s{w}", list(ins.srcs))
+        t = f"{'s' if signed else 'u'}{w}"
+        if aop == "mul":
+            return self.alu_asm(ins, f"mul.lo.{t}", list(ins.srcs))
+        return self.alu_asm(ins, f"{aop}.{t}", list(ins.srcs))
+
+    def setp(self, ins: Instruction) -> list[str]:
+        w = width(ins)
+        cmp = ins.aop
+        unsigned = cmp.endswith("u") or (ins.type or "u32").startswith(("u", "b"))
+        cmp = cmp.rstrip("u") if cmp not in ("eq", "ne") else cmp
+        t = f"{'u' if unsigned else 's'}{w}"
+        c = "l" if w == 64 else "r"
+        a, b = ins.srcs
+        return [f'{{ u32 d; asm volatile("{{ .reg .pred q; setp.{cmp}.{t} q, %1, %2; '
+                f'selp.u32 %0, 1, 0, q; }}" : "=r"(d) : "{c}"({self.val(a, w == 64)}), '
+                f'"{c}"({self.val(b, w == 64)})); {self.r(ins.dst.name)} = d; }}']
+
+    # -- the whole role ------------------------------------------------------------------------
+    def function(self) -> str:
+        for ins in self.t.instrs:
+            self.emit(ins)
+        lay = self.lay
+        params = ", ".join([f"u32* A_{ident(n)}" for n in self.locs] + [
+            "const u32* z", "u64* out", "u32* dnf"])
+        decl = []
+        init = dict(self.t.init_regs)
+        for name in self.regs:
+            v = init.get(name, 0)
+            v = f"(u64)A_{ident(v)}" if isinstance(v, str) else f"{v & ((1 << 64) - 1)}ULL"
+            decl.append(f"    u64 {self.r(name)} = {v}; (void){self.r(name)};")
+        out = []
+        for s in lay.slots:
+            if s.role == self.k:
+                mask = "" if self.regs.get(s.reg, False) else " & 0xffffffffULL"
+                out.append(f"    out[{s.res_index}] = {self.r(s.reg)}{mask};")
+        body = "\n".join("    " + ln for ln in self.lines)
+        loops = any(ins.op == "bra" for ins in self.t.instrs)
+        has_ret = any(ins.op == "ret" for ins in self.t.instrs)
+        if not loops:
+            body += "\n    (void)dnf;"
+        return (f"// role {self.k}: thread {self.t.name}\n"
+                f"__device__ __forceinline__ void ptxmm_role_{self.k}({params}) {{\n"
+                + "\n".join(decl) + ("\n    u32 steps = 0;\n" if loops else "\n")
+                + body + ("\n    goto END;\nDNF:\n    *dnf = 1;" if loops else "")
+                + ("\nEND: ;\n" if loops or has_ret else "\n") + "\n".join(out) + "\n}\n")
+
+
+def width(ins: Instruction) -> int:
+    return 64 if ins.type and ins.type.endswith("64") else 32
+
+
+def ctype(w: int) -> str:
+    return "u64" if w == 64 else "u32"
+
+
+def atom_type(ins: Instruction) -> str:
+    if ins.aop in ("and", "or", "xor", "exch", "cas"):
+        return "b32"
+    if ins.aop in ("add", "min", "max") and (ins.type or "u32").startswith("s"):
+        return "s32"
+    return "u32"
+
+
+def count_accesses(t: Thread) -> int:
+    return sum(1 for ins in t.instrs if ins.addr is not None)
+
+
+def generate(lay: Layout) -> str:
+    """The CUDA C++ translation unit for a layout."""
+    prog = lay.program
+    roles = [_Role(lay, t, k) for k, t in enumerate(prog.threads)]
+    fns = [r.function() for r in roles]
+    n = len(roles)
+    lg = max(1, len(lay.globals_))
+    nz = max(1, sum(count_accesses(t) for t in prog.threads))
+    ncta = len({(r.cg, r.rank) for r in lay.roles})
+    cta_of = {}
+    for r in lay.roles:
+        cta_of.setdefault((r.cg, r.rank), len(cta_of))
+    zbase = [sum(count_accesses(t) for t in prog.threads[:k]) for k in range(n)]
+
+    src = [f"// ptxmm litmus harness for {prog.name} ({prog.file})", _PRELUDE]
+    src.append(f"#define NROLES {n}\n#define LG {lg}\n#define NZ {nz}\n#define CS {lay.cluster_size}\n"
+               f"#define NGROUPS {lay.n_groups}\n#define NSHARED {len(lay.shared)}\n#define NCTA {ncta}\n"
+               f"#define NRES {max(1, lay.n_res)}")
+    src.append("""
+struct Params {
+    u32 iter, seed, qb, ob, d, pl, ol, use_bar;
+    u32 pm[LG], om[LG];
+    u32 zero[NZ];
+};
+
+extern "C" __global__ void ptxmm_bump(Params* p, u32* bar, u32 nc, u32 bsz, u32 n, u32 barrier_pct) {
+    u32 it = p->iter + 1;
+    p->iter = it;
+    u32 h = ptxmm_hash(p->seed ^ (it * 0x9e3779b9U));
+    p->qb = (h | 1U) & (nc - 1U); if (nc == 1) p->qb = 0;
+    h = ptxmm_hash(h + 1U); p->ob = h & (nc - 1U);
+    u32 span = nc / NGROUPS; if (span < 1U) span = 1U;
+    h = ptxmm_hash(h + 2U); p->d = 1U + h % span;
+    h = ptxmm_hash(h + 3U); p->pl = (h | 1U) & (bsz - 1U);
+    h = ptxmm_hash(h + 4U); p->ol = h & (bsz - 1U);
+    for (int m = 0; m < LG; m++) {
+        h = ptxmm_hash(h + 5U + m); p->pm[m] = m == 0 ? 1U : (h | 1U);
+        h = ptxmm_hash(h + 7U); p->om[m] = m == 0 ? 0U : h & (n - 1U);
+    }
+    h = ptxmm_hash(h + 11U); p->use_bar = (h % 100U) < barrier_pct;
+    for (int j = 0; j < NZ; j++) p->zero[j] = 0U;
+    *bar = 0U;
+}
+
+__device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) {
+    return (((i * p->pm[m] + p->om[m]) & (n - 1U)) * LG + m);
+}
+""")
+    src += fns
+    # litmus kernel: role dispatch
+    cases = []
+    for k, (role, rl) in enumerate(zip(lay.roles, roles)):
+        args = []
+        for name in rl.locs:
+            loc = prog.location(name)
+            if loc.space == "shared":
+                args.append(f"sh + ({lay.shared.index(name)} * NCTA + {cta_of[(role.cg, role.rank)]}) "
+                            "* bsz + li")
+            else:
+                args.append(f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, i, n) * stride")
+        args += [f"z + {zbase[k]}", "res + (u64)i * NRES", "dnf + i"]
+        cases.append(f"""            case {k}: {{
+                u32 cc = (c + nc - ({role.cg}U * d) % nc) & (nc - 1U);
+                u32 ci = (cc * qb + ob) & (nc - 1U);
+                u32 ri = (rho + CS - {role.rank}U) % CS;
+                u32 li = (((lane + bsz - {32 * role.warp}U) & (bsz - 1U)) * pl + ol) & (bsz - 1U);
+                u32 i = (ci * CS + ri) * bsz + li;
+                ptxmm_role_{k}({", ".join(args)});
+                smid[(u64)i * NROLES + {k}] = ptxmm_smid();
+                break;
+            }}""")
+    shared_init = ""
+    if lay.shared:
+        inits = [f"sh[({s} * NCTA + g) * bsz + threadIdx.x] = {lay.init[name] & 0xffffffff}U;"
+                 for s, name in enumerate(lay.shared)]
+        shared_init = ("    for (u32 g = 0; g < NCTA; g++) { " + " ".join(inits) + " }\n"
+                       "    __syncthreads();\n")
+    cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
+    src.append(f"""
+extern "C" __global__ void {cluster}ptxmm_litmus(const Params* __restrict__ p, u32* mem, u64* res,
+        u32* smid, u32* dnf, u32* bar, u32* scratch, u32 nb, u32 bsz, u32 stride, u32 rotate,
+        u32 stress_loops, u32 stress_lines, u32 stress_line_words) {{
+    extern __shared__ u32 sh[];
+    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
+    if (b >= nb) {{  // memory stress blocks
+        u32 line = ptxmm_hash(p->iter * 977U + b) % stress_lines;
+        volatile u32* s = scratch + line * stress_line_words;
+        u32 acc = 0, w = lane % stress_line_words;
+        for (u32 k = 0; k < stress_loops; k++) {{ s[w] = k; acc += s[(w + 1) % stress_line_words]; }}
+        if (acc == 0x9e3779b9U) scratch[0] = acc;
+        return;
+    }}
+    const u32 n = nb * bsz, nc = nb / CS, c = b / CS, rho = b % CS;
+    const u32 qb = p->qb, ob = p->ob, d = p->d, pl = p->pl, ol = p->ol;
+    u32 z[NZ];
+    for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
+{shared_init}    if (p->use_bar) {{  // bounded barrier over the testing warps
+        if ((lane & 31U) == 0U) {{
+            atomicAdd(bar, 1U);
+            u32 target = n >> 5;
+            for (u32 k = 0; k < 4096U && *(volatile u32*)bar < target; k++) {{ }}
+        }}
+        __syncwarp();
+    }}
+    u32 rot = rotate ? (warp + b) % NROLES : 0U;
+    for (u32 j = 0; j < NROLES; j++) {{
+        u32 k = j + rot; if (k >= NROLES) k -= NROLES;
+        switch (k) {{
+{chr(10).join(cases)}
+        }}
+    }}
+}}
+""")
+    src.append(_check_kernel(lay, n))
+    src += [_audit_kernel(lay, rl) for rl in roles]
+    return "\n".join(src)
+
+
+def _code(s, expr: str) -> str:
+    wide = any(not -(1 << 31) <= v < (1 << 32) for v in s.values)
+    v = expr if wide else f"({expr} & 0xffffffffULL)"
+    parts = []
+    for code, val in enumerate(s.values):
+        c = val & ((1 << 64) - 1) if wide else val & 0xffffffff
+        parts.append(f"{v} == {c}ULL ? {code}U")
+    return "(" + " : ".join(parts + [f"{len(s.values)}U"]) + ")"
+
+
+def _check_kernel(lay: Layout, n_roles: int) -> str:
+    lines = []
+    resets = []
+    for s in lay.slots:
+        if s.loc >= 0:
+            expr = f"(u64)mem[ptxmm_slot(p, {s.loc}, i, n) * stride]"
+        else:
+            expr = f"res[(u64)i * NRES + {s.res_index}]"
+        lines.append(f"    key |= {_code(s, expr)} << {s.shift};")
+    for m, name in enumerate(lay.globals_):
+        resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {lay.init[name] & 0xffffffff}U;")
+    same = " && ".join(f"smid[(u64)i * NROLES + {k}] == s0" for k in range(1, n_roles)) or "s0 == s0"
+    return f"""
+extern "C" __global__ void ptxmm_check(const Params* __restrict__ p, u32* mem, const u64* res,
+        const u32* smid, u32* dnf, u64* hist, u32 n, u32 stride) {{
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    u32 key = 0;
+{chr(10).join(lines)}
+    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}
+    u32 s0 = smid[(u64)i * NROLES];
+    if ({same}) key |= 1U << {lay.samesm_bit};
+{chr(10).join(resets)}
+    u32 mask = __match_any_sync(__activemask(), key);
+    if ((threadIdx.x & 31U) == (u32)(__ffs(mask) - 1)) atomicAdd(&hist[key], (u64)__popc(mask));
+}}
+"""
+
+
+def _audit_kernel(lay: Layout, rl: _Role) -> str:
+    """Role k alone. Addresses and zero offsets arrive as kernel parameters (constant bank), so the
+    only memory instructions in its SASS are the test's own and the final register stores."""
+    nz = max(1, rl.n_access)
+    params = ", ".join([f"u32* A_{ident(n)}" for n in rl.locs] + [f"u32 z{j}" for j in range(nz)]
+                       + ["u64* out", "u32* dnf"])
+    args = ", ".join([f"A_{ident(n)}" for n in rl.locs] + ["zz", "out", "dnf"])
+    zs = ", ".join(f"z{j}" for j in range(nz))
+    return (f'extern "C" __global__ void ptxmm_audit_{rl.k}({params}) '
+            f"{{ const u32 zz[{nz}] = {{{zs}}}; ptxmm_role_{rl.k}({args}); }}\n")

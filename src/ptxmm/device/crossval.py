@@ -1,0 +1,94 @@
+"""Cross-validation: every outcome the GPU shows must be one the model allows.
+
+For each test: the model's allowed outcomes (same observables as the device key), the device
+histogram, and per outcome a verdict — ``ok`` (allowed, seen), ``unseen`` (allowed, not seen in N
+instances: never "forbidden"), ``VIOLATION`` (seen, not allowed), ``beyond-bound`` (seen, not in the
+model's set, but the model cut loop iterations at ``--unroll`` so the set may be incomplete)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..events import build
+from ..program import Program
+from ..result import CheckResult, Outcome
+from ..solve import check, satisfies
+from .env import Env
+from .harness import DeviceRun, Harness
+from .layout import make_layout
+
+
+@dataclass
+class Row:
+    outcome: Outcome
+    allowed: bool
+    count: int
+    satisfies: bool | None
+    same_sm: int = 0
+
+    @property
+    def verdict(self) -> str:
+        if self.count and not self.allowed:
+            return self.status_if_forbidden
+        return "ok" if self.count else "unseen"
+
+    status_if_forbidden: str = "VIOLATION"
+
+
+@dataclass
+class CrossResult:
+    program: Program
+    check: CheckResult
+    run: DeviceRun
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[Row]:
+        return [r for r in self.rows if r.verdict == "VIOLATION"]
+
+    @property
+    def weak(self) -> int:
+        """Observed instances whose outcome satisfies the test's condition."""
+        return sum(r.count for r in self.rows if r.satisfies)
+
+    def to_json(self) -> dict:
+        run = self.run
+        return {
+            "name": self.program.name, "file": self.program.file, "model": self.check.model,
+            "device": run.device, "env": run.env.as_dict(), "instances": run.instances,
+            "seconds": round(run.seconds, 4), "instances_per_s": round(run.per_s),
+            "did_not_finish": run.dnf, "checksum_ok": run.checksum_ok,
+            "condition_holds_in_model": self.check.holds,
+            "condition_instances": self.weak,
+            "violations": len(self.violations),
+            "outcomes": [{"values": dict(r.outcome.values), "allowed": r.allowed, "count": r.count,
+                          "same_sm": r.same_sm, "satisfies": r.satisfies, "verdict": r.verdict,
+                          "reproducibility": round(1 - math.exp(-r.count), 4)}
+                         for r in self.rows],
+        }
+
+
+def crossval(prog: Program, env: Env, budget_s: float = 1.0, model: str = "ptx", unroll: int = 2,
+             iterations: int | None = None, seed: int = 1) -> CrossResult:
+    res = check(prog, model, unroll=unroll, observe="all", flags=False)
+    lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
+    if lay.observe != "all":
+        res = check(prog, model, unroll=unroll, observe=lay.observe, flags=False)
+    run = Harness(prog, env, lay, seed=seed).run(budget_s, iterations)
+    return judge(prog, res, run)
+
+
+def judge(prog: Program, res: CheckResult, run: DeviceRun) -> CrossResult:
+    eg = build(prog, unroll=0)
+    allowed = {o.outcome for o in res.outcomes}
+    seen = {o.outcome: o for o in run.observed}
+    forbidden_status = "beyond-bound" if res.cut_paths else "VIOLATION"
+    rows = []
+    for o in sorted(allowed | set(seen), key=lambda x: str(x)):
+        ob = seen.get(o)
+        sat = None if ob is not None and ob.impossible_value else satisfies(prog, eg, o)
+        row = Row(o, o in allowed, ob.count if ob else 0, sat, ob.same_sm if ob else 0)
+        row.status_if_forbidden = forbidden_status if not (ob and ob.impossible_value) else "VIOLATION"
+        rows.append(row)
+    return CrossResult(prog, res, run, rows)

@@ -1,0 +1,75 @@
+"""Test environments: the knobs of spec/device-testing.md §1 (launch shape, slot stride, bounded
+barrier, role rotation, memory stress) and the named presets ``--stress`` chooses from."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, replace
+
+
+@dataclass(frozen=True)
+class Env:
+    blocks: int = 512  # testing blocks (power of two)
+    threads: int = 256  # threads per block (power of two, >= 32 x warps per CTA)
+    stride: int = 4  # words between location slots
+    barrier_pct: int = 100  # probability (%) of the bounded pre-test barrier per iteration
+    rotate: bool = True  # rotate role order by warp
+    stress_blocks: int = 0  # extra blocks hammering a scratch buffer
+    stress_loops: int = 0
+    stress_lines: int = 8
+    stress_line_words: int = 64
+    iters_per_graph: int = 10  # iterations captured in one CUDA graph
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def short(self) -> str:
+        s = f"{self.blocks}x{self.threads} S={self.stride} bar={self.barrier_pct}%"
+        s += "" if self.rotate else " norot"
+        if self.stress_blocks:
+            s += f" stress={self.stress_blocks}b/{self.stress_loops}l/{self.stress_lines}L"
+        return s
+
+
+PRESETS: dict[str, Env] = {
+    "none": Env(barrier_pct=0),
+    "barrier": Env(),
+    "light": Env(stress_blocks=16, stress_loops=32),
+    "heavy": Env(stress_blocks=128, stress_loops=256),
+}
+DEFAULT_PRESET = "barrier"
+
+
+def random_env(rng: random.Random) -> Env:
+    """One random environment in the tuning ranges of the spec note (H5/H6), kept co-resident."""
+    stress = rng.random() < 0.5
+    return Env(
+        blocks=rng.choice([256, 512, 1024]),
+        threads=rng.choice([128, 256]),
+        stride=rng.choice([1, 2, 4, 8]),
+        barrier_pct=rng.choice([0, 50, 100, 100]),
+        rotate=rng.random() < 0.8,
+        stress_blocks=rng.choice([16, 64, 128]) if stress else 0,
+        stress_loops=rng.choice([16, 64, 256]) if stress else 0,
+        stress_lines=rng.choice([1, 2, 8, 16]),
+        stress_line_words=rng.choice([16, 64, 256]),
+    )
+
+
+def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:
+    """Adjust an environment to a test: enough warps per block, a grid of whole clusters."""
+    threads = max(env.threads, 32 * _pow2(warps_per_cta))
+    blocks = max(env.blocks, cluster_size)
+    stress = env.stress_blocks
+    if stress % cluster_size:
+        stress += cluster_size - stress % cluster_size
+    if threads > 1024:
+        raise ValueError(f"{warps_per_cta} threads in one CTA need more than 1024 threads per block")
+    return replace(env, threads=threads, blocks=blocks, stress_blocks=stress)
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p

@@ -1,0 +1,177 @@
+"""How a Program is laid out on the GPU: roles, their placement groups, locations, and the outcome
+key that the on-GPU histogram counts. Pure Python (no CuPy), shared by code generation and decoding.
+
+Placement (the parallel test environment of spec/device-testing.md §1, H1/H2): a physical thread
+plays every role, each for a different instance. Roles are grouped by cluster (``cg``), by CTA
+rank inside the cluster (``rank``) and by warp inside the CTA (``warp``): roles of one instance that
+the program puts in one CTA run in one block, in different warps; roles in different CTAs run in
+different blocks; roles in one cluster run in one thread-block cluster."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from ..events import build
+from ..program import Addr, Imm, Program, Reg, Sym
+from ..solve import Observable, observables
+
+MAX_KEY_BITS = 22
+
+
+@dataclass(frozen=True)
+class Role:
+    index: int
+    name: str
+    cg: int  # cluster group
+    rank: int  # CTA rank inside the cluster
+    warp: int  # warp offset inside the CTA
+
+
+@dataclass(frozen=True)
+class ObsSlot:
+    """One observable of the outcome key: where the device finds it and how it is encoded."""
+
+    obs: Observable
+    values: tuple[int, ...]  # known values, coded 0..K-1; code K means "some other value"
+    shift: int
+    bits: int
+    role: int = -1  # register observables: the role that records it
+    reg: str = ""
+    res_index: int = -1  # index in the per-instance register result row
+    loc: int = -1  # memory observables: location index
+
+
+@dataclass(frozen=True)
+class Layout:
+    program: Program
+    roles: tuple[Role, ...]
+    cluster_size: int  # CTAs per thread-block cluster (1 = no clusters)
+    n_groups: int  # cluster groups (distinct block offsets needed)
+    warps_per_cta: int
+    globals_: tuple[str, ...]  # global locations, in address-slot order
+    shared: tuple[str, ...]  # shared locations
+    init: dict[str, int]
+    slots: tuple[ObsSlot, ...]
+    n_res: int  # registers recorded per instance
+    key_bits: int  # bits of the outcome part of the key (flags come above it)
+    observe: str = "all"  # which observables the key holds ("all" or "condition")
+
+    @property
+    def dnf_bit(self) -> int:
+        return self.key_bits
+
+    @property
+    def samesm_bit(self) -> int:
+        return self.key_bits + 1
+
+    @property
+    def hist_size(self) -> int:
+        return 1 << (self.key_bits + 2)
+
+
+def _unsupported(prog: Program, what: str, hint: str, pos=None):
+    raise UnsupportedError(f"{what} on the device", pos, hint)
+
+
+def _check_supported(prog: Program) -> None:
+    for loc in prog.locations:
+        if loc.alias_of is not None:
+            _unsupported(prog, f"proxy: location alias `{loc.name}`", "check it with the model only",
+                         loc.pos)
+        if loc.type not in ("u32", "s32", "b32"):
+            _unsupported(prog, f"{loc.type} location `{loc.name}`", "use 32-bit locations", loc.pos)
+    for t in prog.threads:
+        if t.placement.gpu != 0:
+            _unsupported(prog, f"thread {t.name} on gpu {t.placement.gpu}",
+                         "the harness runs on one GPU; put every thread on gpu 0", t.pos)
+        for ins in t.instrs:
+            if ins.op in ("bar", "fence_proxy"):
+                what = "execution barrier" if ins.op == "bar" else "proxy: proxy fence"
+                _unsupported(prog, f"{what} `{ins.text}`",
+                             "execution barriers and proxy fences run only in the model", ins.pos)
+            if ins.addr is not None and ins.addr.offset:
+                _unsupported(prog, f"address offset in `{ins.text}`", "address locations by name",
+                             ins.pos)
+            if ins.type is not None and ins.type[1:] not in ("32", "64") and ins.op != "setp":
+                _unsupported(prog, f"type .{ins.type} in `{ins.text}`", "use 32- or 64-bit types",
+                             ins.pos)
+            if ins.op in ("ld", "st", "atom", "red") and ins.type[1:] != "32":
+                _unsupported(prog, f"{ins.type} memory access `{ins.text}`",
+                             "test locations are 32-bit", ins.pos)
+
+
+def _place(prog: Program) -> tuple[tuple[Role, ...], int, int, int]:
+    clusters: dict = {}
+    for t in prog.threads:
+        ctas = clusters.setdefault(t.placement.cluster_key, {})
+        ctas.setdefault(t.placement.cta_key, []).append(t)
+    roles = []
+    max_ranks = max(len(c) for c in clusters.values())
+    cs = 1
+    while cs < max_ranks:
+        cs *= 2
+    if cs > 8:
+        _unsupported(prog, f"a cluster of {max_ranks} CTAs", "at most 8 CTAs per cluster")
+    warps = 1
+    for cg, ctas in enumerate(clusters.values()):
+        for rank, threads in enumerate(ctas.values()):
+            warps = max(warps, len(threads))
+            for w, t in enumerate(threads):
+                roles.append(Role(t.index, t.name, cg, rank, w))
+    roles.sort(key=lambda r: r.index)
+    return tuple(roles), cs, len(clusters), warps
+
+
+def _constants(prog: Program) -> set[int]:
+    vals = {0, 1} | {loc.init for loc in prog.locations}
+    for t in prog.threads:
+        for ins in t.instrs:
+            for s in ins.srcs:
+                if isinstance(s, Imm):
+                    vals.add(s.value)
+    return vals
+
+
+def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
+                observe: str = "all") -> Layout:
+    """Plan the device layout. ``allowed`` (outcomes as dicts) seeds the value codes, so that every
+    model-allowed value has its own code and anything else lands in the "other" code."""
+    _check_supported(prog)
+    roles, cs, ngroups, warps = _place(prog)
+    eg = build(prog, unroll=0)
+    obs = observables(eg, observe)
+    consts = _constants(prog)
+    shared = tuple(loc.name for loc in prog.locations if loc.space == "shared")
+    globals_ = tuple(loc.name for loc in prog.locations if loc.space != "shared")
+    slots: list[ObsSlot] = []
+    shift = 0
+    res_count = 0
+    for o in obs:
+        vals = {v for out in (allowed or []) if o.key in out for v in [out[o.key]]}
+        vals |= consts
+        values = tuple(sorted(vals))
+        bits = max(1, len(values).bit_length())  # codes 0..K (K = other)
+        if o.ploc is None:
+            slots.append(ObsSlot(o, values, shift, bits, role=o.thread, reg=o.ref.reg,
+                                 res_index=res_count))
+            res_count += 1
+        else:
+            name = o.ref.loc
+            loc = prog.location(name)
+            if loc.space == "shared":
+                _unsupported(prog, f"final value of .shared location {name}",
+                             "read it into a register at the end of a thread instead", loc.pos)
+            slots.append(ObsSlot(o, values, shift, bits, loc=globals_.index(name)))
+        shift += bits
+    if shift > MAX_KEY_BITS:
+        if observe == "all":
+            return make_layout(prog, allowed, observe="condition")
+        _unsupported(prog, f"an outcome key of {shift} bits", f"at most {MAX_KEY_BITS} bits")
+    init = {loc.name: loc.init for loc in prog.locations}
+    return Layout(prog, roles, cs, ngroups, warps, globals_, shared, init, tuple(slots), res_count,
+                  shift, observe)
+
+
+def operand_kind(o) -> str:
+    return {Reg: "reg", Imm: "imm", Sym: "sym", Addr: "addr"}[type(o)]
