@@ -320,11 +320,7 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
                 args.append(f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, i, n) * stride")
         args += [f"z + {zbase[k]}", "res + (u64)i * NRES", "dnf + i"]
         cases.append(f"""            case {k}: {{
-                u32 cc = (c + nc - ({role.cg}U * d) % nc) & (nc - 1U);
-                u32 ci = (cc * qb + ob) & (nc - 1U);
-                u32 ri = (rho + CS - {role.rank}U) % CS;
-                u32 li = (((lane + bsz - {32 * role.warp}U) & (bsz - 1U)) * pl + ol) & (bsz - 1U);
-                u32 i = (ci * CS + ri) * bsz + li;
+{_instance(role)}
                 ptxmm_role_{k}({", ".join(args)});
                 smid[(u64)i * NROLES + {k}] = ptxmm_smid();
                 break;
@@ -335,10 +331,19 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
                  for s, name in enumerate(lay.shared)]
         shared_init = ("    for (u32 g = 0; g < NCTA; g++) { " + " ".join(inits) + " }\n"
                        "    __syncthreads();\n")
+    shared_final = ""
+    fin = [sl for sl in lay.slots if sl.shared_loc >= 0]
+    if fin:  # final values of shared locations, read by the first role of the CTA that holds them
+        role = lay.roles[0]
+        g = cta_of[(role.cg, role.rank)]
+        writes = " ".join(f"shfin[(u64)i * NSHARED + {sl.shared_loc}] = "
+                          f"sh[({sl.shared_loc} * NCTA + {g}) * bsz + li];" for sl in fin)
+        shared_final = ("    __syncthreads();\n    {\n" + _instance(role) + "\n                "
+                        + writes + "\n    }\n")
     cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
     src.append(f"""
 extern "C" __global__ void {cluster}ptxmm_litmus(const Params* __restrict__ p, u32* mem, u64* res,
-        u32* smid, u32* dnf, u32* bar, u32* scratch, u32 nb, u32 bsz, u32 stride, u32 rotate,
+        u32* smid, u32* dnf, u32* bar, u32* scratch, u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate,
         u32 stress_loops, u32 stress_lines, u32 stress_line_words) {{
     extern __shared__ u32 sh[];
     const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
@@ -369,11 +374,20 @@ extern "C" __global__ void {cluster}ptxmm_litmus(const Params* __restrict__ p, u
 {chr(10).join(cases)}
         }}
     }}
-}}
+{shared_final}}}
 """)
     src.append(_check_kernel(lay, n))
     src += [_audit_kernel(lay, rl) for rl in roles]
     return "\n".join(src)
+
+
+def _instance(role) -> str:
+    """The instance (and its lane slot) whose role ``role`` this physical thread plays."""
+    return f"""                u32 cc = (c + nc - ({role.cg}U * d) % nc) & (nc - 1U);
+                u32 ci = (cc * qb + ob) & (nc - 1U);
+                u32 ri = (rho + CS - {role.rank}U) % CS;
+                u32 li = (((lane + bsz - {32 * role.warp}U) & (bsz - 1U)) * pl + ol) & (bsz - 1U);
+                u32 i = (ci * CS + ri) * bsz + li;"""
 
 
 def _code(s, expr: str) -> str:
@@ -392,6 +406,8 @@ def _check_kernel(lay: Layout, n_roles: int) -> str:
     for s in lay.slots:
         if s.loc >= 0:
             expr = f"(u64)mem[ptxmm_slot(p, {s.loc}, i, n) * stride]"
+        elif s.shared_loc >= 0:
+            expr = f"(u64)shfin[(u64)i * NSHARED + {s.shared_loc}]"
         else:
             expr = f"res[(u64)i * NRES + {s.res_index}]"
         lines.append(f"    key |= {_code(s, expr)} << {s.shift};")
@@ -400,7 +416,7 @@ def _check_kernel(lay: Layout, n_roles: int) -> str:
     same = " && ".join(f"smid[(u64)i * NROLES + {k}] == s0" for k in range(1, n_roles)) or "s0 == s0"
     return f"""
 extern "C" __global__ void ptxmm_check(const Params* __restrict__ p, u32* mem, const u64* res,
-        const u32* smid, u32* dnf, u64* hist, u32 n, u32 stride) {{
+        const u32* smid, u32* dnf, const u32* shfin, u64* hist, u32 n, u32 stride) {{
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 key = 0;

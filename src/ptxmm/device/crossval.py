@@ -16,7 +16,7 @@ from ..result import CheckResult, Outcome
 from ..solve import check, satisfies
 from .env import Env
 from .harness import DeviceRun, Harness
-from .layout import make_layout
+from .layout import Layout, make_layout
 
 
 @dataclass
@@ -69,12 +69,18 @@ class CrossResult:
         }
 
 
-def crossval(prog: Program, env: Env, budget_s: float = 1.0, model: str = "ptx", unroll: int = 2,
-             iterations: int | None = None, seed: int = 1) -> CrossResult:
+def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckResult, Layout]:
+    """The model's outcomes and a device layout whose value codes cover every allowed value."""
     res = check(prog, model, unroll=unroll, observe="all", flags=False)
     lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
     if lay.observe != "all":
         res = check(prog, model, unroll=unroll, observe=lay.observe, flags=False)
+    return res, lay
+
+
+def crossval(prog: Program, env: Env, budget_s: float = 1.0, model: str = "ptx", unroll: int = 2,
+             iterations: int | None = None, seed: int = 1) -> CrossResult:
+    res, lay = prepare(prog, model, unroll)
     run = Harness(prog, env, lay, seed=seed).run(budget_s, iterations)
     return judge(prog, res, run)
 

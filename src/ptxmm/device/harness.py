@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..errors import PtxmmError
 from ..program import Program
 from ..result import Outcome
 from .build import compile_cubin
@@ -47,6 +48,22 @@ class DeviceRun:
         return sum(o.count for o in self.observed if o.outcome == outcome)
 
 
+def cupy():
+    """CuPy with a usable GPU, or a clear error."""
+    try:
+        import cupy as cp
+    except ImportError:
+        raise PtxmmError("CuPy is not installed", None,
+                         "pip install 'ptxmm[device]' on a machine with an NVIDIA GPU") from None
+    try:
+        n = cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CUDARuntimeError and driver errors alike
+        raise PtxmmError(f"no usable CUDA device: {e}", None, "run on a machine with a GPU") from None
+    if n == 0:
+        raise PtxmmError("no CUDA device", None, "run on a machine with a GPU")
+    return cp
+
+
 def _u32(x: int):
     import numpy as np
 
@@ -57,9 +74,7 @@ class Harness:
     """Compiled kernels and device buffers for one (program, environment)."""
 
     def __init__(self, prog: Program, env: Env, layout: Layout | None = None, seed: int = 1):
-        import cupy as cp
-
-        self.cp = cp
+        cp = self.cp = cupy()
         self.lay = layout or make_layout(prog)
         self.env = fit(env, self.lay.warps_per_cta, self.lay.cluster_size)
         self.prog = prog
@@ -86,6 +101,7 @@ class Harness:
         self.bar = cp.zeros(1, dtype=cp.uint32)
         self.scratch = cp.zeros(max(1, e.stress_lines * e.stress_line_words), dtype=cp.uint32)
         self.hist = cp.zeros(lay.hist_size, dtype=cp.uint64)
+        self.shfin = cp.zeros(max(1, n * len(lay.shared)), dtype=cp.uint32)
         self.shared_bytes = 4 * len(lay.shared) * len({(r.cg, r.rank) for r in lay.roles}) * bsz
         self.grid = nb + e.stress_blocks
         self.stream = cp.cuda.Stream(non_blocking=True)
@@ -98,12 +114,12 @@ class Harness:
                                  _u32(e.barrier_pct)))
         self.k_litmus((self.grid,), (e.threads,),
                       (self.params, self.mem, self.res, self.smid, self.dnf, self.bar, self.scratch,
-                       _u32(e.blocks), _u32(e.threads), _u32(e.stride), _u32(int(e.rotate)),
+                       self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride), _u32(int(e.rotate)),
                        _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
                        _u32(max(1, e.stress_line_words))),
                       shared_mem=self.shared_bytes)
         self.k_check((self.n // 256,), (256,), (self.params, self.mem, self.res, self.smid, self.dnf,
-                                                self.hist, _u32(self.n), _u32(e.stride)))
+                                                self.shfin, self.hist, _u32(self.n), _u32(e.stride)))
 
     def _capture(self):
         with self.stream:
@@ -137,20 +153,21 @@ class Harness:
                 dt = time.perf_counter() - t0
                 if (want is not None and launches >= want) or (want is None and dt >= budget_s):
                     break
-            hist = cp.asnumpy(self.hist)
+            h = cp.asnumpy(self.hist)
+            hist = {int(k): int(h[k]) for k in h.nonzero()[0]}
         instances = launches * self.env.iters_per_graph * self.n
         run = decode(self.prog, self.lay, hist, self.env, instances, dt)
         run.device = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
         return run
 
 
-def decode(prog: Program, lay: Layout, hist, env: Env, instances: int, seconds: float) -> DeviceRun:
-    """Histogram (index = key) → observed outcomes. Pure Python; unit-tested without a GPU."""
+def decode(prog: Program, lay: Layout, hist: dict[int, int], env: Env, instances: int,
+           seconds: float) -> DeviceRun:
+    """Histogram ({key: count}, non-zero entries) → observed outcomes. Pure Python."""
     counts: dict[Outcome, list[int]] = {}
     dnf = 0
     total = 0
-    for key in [int(k) for k in hist.nonzero()[0]]:
-        c = int(hist[key])
+    for key, c in sorted(hist.items()):
         total += c
         if key >> lay.dnf_bit & 1:
             dnf += c

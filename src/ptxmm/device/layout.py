@@ -39,7 +39,8 @@ class ObsSlot:
     role: int = -1  # register observables: the role that records it
     reg: str = ""
     res_index: int = -1  # index in the per-instance register result row
-    loc: int = -1  # memory observables: location index
+    loc: int = -1  # memory observables: global location index
+    shared_loc: int = -1  # or shared location index
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,10 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
             res_count += 1
         else:
             name = o.ref.loc
-            loc = prog.location(name)
-            if loc.space == "shared":
-                _unsupported(prog, f"final value of .shared location {name}",
-                             "read it into a register at the end of a thread instead", loc.pos)
-            slots.append(ObsSlot(o, values, shift, bits, loc=globals_.index(name)))
+            if name in shared:  # recorded after the test by a thread of the (only) CTA
+                slots.append(ObsSlot(o, values, shift, bits, shared_loc=shared.index(name)))
+            else:
+                slots.append(ObsSlot(o, values, shift, bits, loc=globals_.index(name)))
         shift += bits
     if shift > MAX_KEY_BITS:
         if observe == "all":

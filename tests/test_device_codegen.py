@@ -1,0 +1,164 @@
+"""Device harness without a GPU: layout, generated CUDA, histogram decoding, crossval verdicts, and
+(when nvcc is on PATH) a compile check of the generated code for sm_90."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, SHARED
+
+import ptxmm
+from ptxmm.device.build import compile_cubin, nvcc_available
+from ptxmm.device.codegen import generate
+from ptxmm.device.crossval import judge
+from ptxmm.device.env import PRESETS, fit
+from ptxmm.device.harness import decode
+from ptxmm.device.layout import make_layout
+from ptxmm.errors import UnsupportedError
+
+EX = ROOT / "examples"
+
+
+def lay_of(path, **kw):
+    return make_layout(ptxmm.load(path), **kw)
+
+
+def test_placement_groups():
+    mp = lay_of(EX / "classic/MP-relaxed.ptx")
+    assert [(r.cg, r.rank, r.warp) for r in mp.roles] == [(0, 0, 0), (1, 0, 0)]
+    assert mp.cluster_size == 1 and mp.n_groups == 2
+    same = lay_of(EX / "device/MP-shared-rel-acq.ptx")
+    assert [(r.cg, r.rank, r.warp) for r in same.roles] == [(0, 0, 0), (0, 0, 1)]
+    assert same.shared == ("x", "y")
+    clu = lay_of(EX / "device/MP-fence-sc-cta-cluster.ptx")
+    assert clu.cluster_size == 2 and [(r.cg, r.rank) for r in clu.roles] == [(0, 0), (0, 1)]
+    assert fit(PRESETS["barrier"], same.warps_per_cta, clu.cluster_size).threads >= 64
+
+
+def test_every_instruction_is_one_asm_with_its_qualifiers():
+    src = generate(lay_of(EX / "classic/MP-rel-acq.ptx"))
+    assert src.count('asm volatile("st.release.gpu.global.u32') == 1
+    assert src.count('asm volatile("ld.acquire.gpu.global.u32') == 1
+    assert '"memory"' in src
+    src = generate(lay_of(EX / "device/MP-fence-sc-cta-cluster.ptx"))
+    assert src.count('asm volatile("fence.sc.cta;" ::: "memory");') == 2
+    assert "__cluster_dims__(2, 1, 1)" in src
+    src = generate(lay_of(EX / "device/MP-shared-rel-acq.ptx"))
+    assert "st.release.cta.shared.u32" in src and "__cvta_generic_to_shared" in src
+    src = generate(lay_of(EX / "spinlock-cas.ptx"))
+    assert "atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" in src
+    assert "goto DNF" in src  # the CAS loop is bounded
+
+
+def test_each_access_gets_its_own_zero_offset():
+    src = generate(lay_of(EX / "classic/CoRR-weak.ptx"))
+    role1 = src[src.index("void ptxmm_role_1"):src.index("extern \"C\" __global__ void ptxmm_litmus")]
+    assert "z[0]" in role1 and "z[1]" in role1
+
+
+def test_unsupported_on_device():
+    with pytest.raises(UnsupportedError, match="proxy"):
+        lay_of(ROOT / "tests/litmus/isa/S7-cowr-alias.ptx")
+    prog = ptxmm.parse(""".global .u32 x = 0;
+.thread T0 .cta 0 { bar.sync 0; st.global.u32 [x], 1; }
+.thread T1 .cta 0 { bar.sync 0; }
+exists (x == 1)""", "b.ptx")
+    with pytest.raises(UnsupportedError, match="execution barrier") as e:
+        make_layout(prog)
+    assert e.value.pos.line == 2
+
+
+def test_value_codes_cover_allowed_values_and_other():
+    res = ptxmm.check(ptxmm.load(EX / "mp-relaxed-acquire.ptx"))
+    lay = make_layout(res.program, [o.outcome.as_dict() for o in res.outcomes])
+    r1 = next(s for s in lay.slots if s.obs.key == "T1:%r1")
+    assert 0 in r1.values and 42 in r1.values
+    assert (1 << r1.bits) > len(r1.values)  # room for the "other" code
+
+
+def _hist_for(lay, outcomes: dict[tuple, int], dnf: int = 0):
+    h: dict[int, int] = {}
+    for vals, c in outcomes.items():
+        key = 0
+        for s, v in zip(lay.slots, vals):
+            key |= (s.values.index(v) if v is not None else len(s.values)) << s.shift
+        h[key] = h.get(key, 0) + c
+    if dnf:
+        h[1 << lay.dnf_bit] = dnf
+    return h
+
+
+def test_decode_and_judge():
+    prog = ptxmm.load(EX / "classic/MP-rel-acq.ptx")
+    res = ptxmm.check(prog)
+    lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
+    keys = [s.obs.key for s in lay.slots]
+    assert keys == [o for o in res.observables]
+    forbidden = {"T1:%r0": 1, "T1:%r1": 0, "x": 1, "y": 1}
+    allowed = {"T1:%r0": 1, "T1:%r1": 1, "x": 1, "y": 1}
+    hist = _hist_for(lay, {tuple(allowed[k] for k in keys): 90,
+                           tuple(forbidden[k] for k in keys): 3,
+                           tuple(None if k == "T1:%r1" else allowed[k] for k in keys): 1}, dnf=6)
+    run = decode(prog, lay, hist, PRESETS["barrier"], 100, 1.0)
+    assert run.checksum_ok and run.dnf == 6
+    assert sum(o.count for o in run.observed) == 94
+    cr = judge(prog, res, run)
+    verdicts = {str(r.outcome): r.verdict for r in cr.rows}
+    assert verdicts["T1:%r0=1 T1:%r1=0 x=1 y=1"] == "VIOLATION"
+    assert verdicts["T1:%r0=0 T1:%r1=0 x=1 y=1"] == "unseen"
+    assert verdicts["T1:%r0=1 T1:%r1=1 x=1 y=1"] == "ok"
+    assert len(cr.violations) == 2  # the forbidden outcome and the impossible value
+    assert cr.weak == 3
+
+
+def test_checksum_detects_lost_instances():
+    prog = ptxmm.load(EX / "classic/SB-relaxed.ptx")
+    lay = make_layout(prog)
+    hist = _hist_for(lay, {tuple(0 if s.obs.thread >= 0 else 1 for s in lay.slots): 10})
+    assert not decode(prog, lay, hist, PRESETS["none"], 11, 1.0).checksum_ok
+
+
+COMPILE = [EX / "classic/MP-relaxed.ptx", EX / "classic/IRIW-fence-sc.ptx", EX / "spinlock-cas.ptx",
+           EX / "device/MP-shared-rel-acq.ptx", EX / "device/MP-fence-sc-cta-cluster.ptx",
+           EX / "device/MP-spin.ptx", EX / "device/sanity-single-thread.ptx",
+           ROOT / "tests/litmus/isa/S3-lb-data.ptx"]
+DAT3M = SHARED / "conformance/dat3m/PTX/Manual"
+
+
+@pytest.mark.skipif(not nvcc_available(), reason="nvcc not on PATH")
+@pytest.mark.parametrize("path", COMPILE + [DAT3M / "Red-minus-location_.litmus",
+                                            DAT3M / "SL-cas-plus.litmus"], ids=lambda p: p.name)
+def test_generated_code_compiles_for_sm90(path, tmp_path, monkeypatch):
+    if not path.exists():
+        pytest.skip("../shared/conformance not present")
+    monkeypatch.setenv("PTXMM_CACHE", str(tmp_path))
+    cubin = compile_cubin(generate(lay_of(path)))
+    assert cubin.stat().st_size > 1000
+
+
+@pytest.mark.skipif(not nvcc_available(), reason="nvcc not on PATH")
+def test_cli_codegen_output_compiles(tmp_path):
+    cu = tmp_path / "k.cu"
+    r = subprocess.run([sys.executable, "-m", "ptxmm.cli", "codegen", str(EX / "classic/LB-relaxed.ptx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0
+    cu.write_text(r.stdout)
+    r = subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-o", str(tmp_path / "k.ptx"), str(cu)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(["ptxas", "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.ptx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_run_without_cupy_is_a_clear_error():
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy installed")
+    except ImportError:
+        pass
+    cmd = [sys.executable, "-m", "ptxmm.cli", "run", "--device", str(EX / "classic/SB-relaxed.ptx")]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 2 and "CuPy is not installed" in r.stderr and "Traceback" not in r.stderr
