@@ -162,3 +162,30 @@ def test_run_without_cupy_is_a_clear_error():
     cmd = [sys.executable, "-m", "ptxmm.cli", "run", "--device", str(EX / "classic/SB-relaxed.ptx")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 2 and "CuPy is not installed" in r.stderr and "Traceback" not in r.stderr
+
+
+SASS = """
+        code for sm_90
+                Function : ptxmm_audit_1
+        .headerflags    @"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   LDG.E.STRONG.GPU R2, desc[UR4][R2.64] ;
+        /*0020*/              @!P0 LDG.E R4, desc[UR4][R4.64] ;
+        /*0030*/                   NANOSLEEP 0x0 ;
+        /*0040*/                   STG.E.64 desc[UR4][R6.64], R2 ;
+        /*0050*/                   EXIT ;
+"""
+
+
+def test_sass_audit_reads_test_ops_before_the_marker(monkeypatch):
+    from ptxmm.device import sass
+
+    funcs = sass.parse_sass(SASS)
+    assert funcs["ptxmm_audit_1"][:3] == ["LDC", "LDG", "LDG"]
+    prog = ptxmm.load(EX / "classic/MP-relaxed.ptx")
+    monkeypatch.setattr(sass, "sass_by_function", lambda _: funcs)
+    rows = sass.audit(prog, make_layout(prog), None)
+    assert rows[1].ok and rows[1].found == ["ld", "ld"]
+    assert not rows[0].ok  # no audit kernel for role 0 in this text
+    funcs["ptxmm_audit_1"].remove("LDG")  # a merged load must be caught
+    assert not sass.audit(prog, make_layout(prog), None)[1].ok

@@ -432,12 +432,17 @@ extern "C" __global__ void ptxmm_check(const Params* __restrict__ p, u32* mem, c
 
 
 def _audit_kernel(lay: Layout, rl: _Role) -> str:
-    """Role k alone. Addresses and zero offsets arrive as kernel parameters (constant bank), so the
-    only memory instructions in its SASS are the test's own and the final register stores."""
+    """Role k alone. Addresses and zero offsets arrive as kernel parameters (constant bank) and the
+    role's results go to registers first, then a ``nanosleep`` marker, then global memory: in its
+    SASS, the memory instructions before the marker are exactly the test's own."""
     nz = max(1, rl.n_access)
+    n_out = max(1, lay.n_res)
     params = ", ".join([f"u32* A_{ident(n)}" for n in rl.locs] + [f"u32 z{j}" for j in range(nz)]
                        + ["u64* out", "u32* dnf"])
-    args = ", ".join([f"A_{ident(n)}" for n in rl.locs] + ["zz", "out", "dnf"])
+    args = ", ".join([f"A_{ident(n)}" for n in rl.locs] + ["zz", "o", "&d"])
     zs = ", ".join(f"z{j}" for j in range(nz))
-    return (f'extern "C" __global__ void ptxmm_audit_{rl.k}({params}) '
-            f"{{ const u32 zz[{nz}] = {{{zs}}}; ptxmm_role_{rl.k}({args}); }}\n")
+    return (f'extern "C" __global__ void ptxmm_audit_{rl.k}({params}) {{\n'
+            f"    const u32 zz[{nz}] = {{{zs}}};\n    u64 o[{n_out}] = {{0}};\n    u32 d = 0;\n"
+            f"    ptxmm_role_{rl.k}({args});\n"
+            f'    asm volatile("nanosleep.u32 0;" ::: "memory");  // audit marker\n'
+            f"    for (int j = 0; j < {n_out}; j++) out[j] = o[j];\n    *dnf = d;\n}}\n")

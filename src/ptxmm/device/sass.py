@@ -2,9 +2,9 @@
 
 ptxas optimises PTX under the PTX memory model and may merge or drop ``.weak`` accesses even inside
 ``asm volatile`` (spec/device-testing.md §5). Each ``ptxmm_audit_<k>`` kernel holds role k alone;
-its memory instructions are the test's own followed by the stores of the recorded registers (and of
-the did-not-finish flag when the role loops). The audit counts them by class and, for straight-line
-roles, compares their order with program order."""
+the memory instructions before its ``NANOSLEEP`` marker are the test's own. The audit compares them
+by class with program order (straight-line roles) or counts them (roles with branches, which ptxas
+may lay out or unroll differently)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ class RoleAudit:
     role: int
     thread: str
     expected: list[str]  # memory-operation classes in program order
-    found: list[str]  # classes found in SASS (harness stores stripped)
-    harness_stores: int
+    found: list[str]  # classes found in SASS before the audit marker
     ok: bool
     note: str = ""
 
@@ -39,8 +38,12 @@ def available() -> bool:
 
 
 def sass_by_function(cubin: Path) -> dict[str, list[str]]:
-    out = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True,
-                         check=True).stdout
+    return parse_sass(subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
+                                     text=True, check=True).stdout)
+
+
+def parse_sass(out: str) -> dict[str, list[str]]:
+    """cuobjdump -sass text → opcodes (without modifiers) per function."""
     funcs: dict[str, list[str]] = {}
     cur = None
     for line in out.splitlines():
@@ -71,22 +74,17 @@ def audit(prog: Program, lay, cubin: Path) -> list[RoleAudit]:
     out = []
     for k, t in enumerate(prog.threads):
         exp = expected_ops(prog, k)
-        ops = [_CLASS[o] for o in funcs.get(f"ptxmm_audit_{k}", []) if o in _CLASS and _CLASS[o] != "fence"]
-        loops = any(i.op == "bra" for i in t.instrs)
-        n_out = sum(1 for s in lay.slots if s.role == k) + (1 if loops else 0)
-        # the recorded-register stores come last; strip them from the end
-        found = list(ops)
-        stripped = 0
-        while stripped < n_out and found and found[-1] == "st":
-            found.pop()
-            stripped += 1
-        if loops:
-            ok = sorted(found) == sorted(exp) or all(found.count(c) >= exp.count(c) for c in set(exp))
-            note = "loop: counts compared"
+        ops = funcs.get(f"ptxmm_audit_{k}", [])
+        marks = [i for i, o in enumerate(ops) if o == "NANOSLEEP"]
+        if not marks:
+            out.append(RoleAudit(k, t.name, exp, [], False, "audit marker not found"))
+            continue
+        body = [_CLASS[o] for o in ops[:marks[-1]] if _CLASS.get(o, "fence") != "fence"]
+        if any(i.op == "bra" for i in t.instrs):
+            ok = all(body.count(c) >= exp.count(c) for c in set(exp))
+            note = "branches: counts compared"
         else:
-            ok = found == exp
+            ok = body == exp
             note = "" if ok else "order or count differs"
-        if stripped != n_out:
-            ok, note = False, f"expected {n_out} result stores, found {stripped}"
-        out.append(RoleAudit(k, t.name, exp, found, stripped, ok, note))
+        out.append(RoleAudit(k, t.name, exp, body, ok, note))
     return out
