@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -22,8 +21,9 @@ from ptxmm.device import sass
 from ptxmm.device.build import compile_cubin
 from ptxmm.device.codegen import generate
 from ptxmm.device.crossval import crossval, prepare
-from ptxmm.device.env import PRESETS, random_env
+from ptxmm.device.env import PRESETS
 from ptxmm.device.layout import make_layout
+from ptxmm.device.tune import tune as run_tune
 from ptxmm.errors import PtxmmError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,32 +93,25 @@ def throughput(args) -> None:
 
 def tune(args) -> None:
     prog = ptxmm.load(args.file)
-    rng = random.Random(args.seed)
-    envs = [(name, env) for name, env in PRESETS.items()]
-    envs += [(f"random-{i}", random_env(rng)) for i in range(args.n)]
-    rows, data, device, best = [], [], "", None
-    for name, env in envs:
-        cr = crossval(prog, env, args.budget)
-        r = cr.run
-        device = r.device
-        per_s = cr.weak / r.seconds
-        rows.append(f"| {name} | {r.env.short()} | {r.per_s / 1e9:.2f} | {cr.weak:,} | "
-                    f"{cr.weak / r.instances:.2e} | {per_s:,.1f} | {len(cr.violations)} |")
-        data.append(cr.to_json() | {"env_name": name})
-        if best is None or per_s > best[0]:
-            best = (per_s, name, r.env)
-    lines = header(device) + [f"Tuning `{prog.name}` ({args.file}): {len(envs)} environments x "
-                              f"{args.budget} s.", "",
-                              "| env | knobs | G inst/s | weak | weak rate | weak/s | violations |",
-                              "|---|---|---|---|---|---|---|"] + rows
-    if best:
-        lines += ["", f"Best by weak outcomes per second: **{best[1]}** ({best[2].short()})."]
-        if args.confirm:
-            cr = crossval(prog, best[2], args.confirm, seed=7)
-            lines += [f"Confirmation run of the best environment, {args.confirm} s: {cr.weak:,} weak in "
-                      f"{cr.run.instances:,} instances ({cr.weak / cr.run.instances:.2e}), "
-                      f"{len(cr.violations)} violations."]
-            data.append(cr.to_json() | {"env_name": "confirm-" + best[1]})
+    trials = run_tune(prog, args.n, args.budget, seed=args.seed)
+    rows, data = [], []
+    for tr in trials:
+        r = tr.result
+        rows.append(f"| {tr.name} | {r.run.env.short()} | {r.run.per_s / 1e9:.2f} | {r.weak:,} | "
+                    f"{r.weak / r.run.instances:.2e} | {tr.weak_per_s:,.1f} | {len(r.violations)} |")
+        data.append(r.to_json() | {"env_name": tr.name})
+    best = max(trials, key=lambda t: t.weak_per_s)
+    lines = header(best.result.run.device) + [
+        f"Tuning `{prog.name}` ({args.file}): {len(trials)} environments x {args.budget} s.", "",
+        "| env | knobs | G inst/s | weak | weak rate | weak/s | violations |",
+        "|---|---|---|---|---|---|---|"] + rows
+    lines += ["", f"Best by weak outcomes per second: **{best.name}** ({best.result.run.env.short()})."]
+    if args.confirm:
+        cr = crossval(prog, best.result.run.env, args.confirm, seed=7)
+        lines += [f"Confirmation run of the best environment, {args.confirm} s: {cr.weak:,} weak in "
+                  f"{cr.run.instances:,} instances ({cr.weak / cr.run.instances:.2e}), "
+                  f"{len(cr.violations)} violations."]
+        data.append(cr.to_json() | {"env_name": "confirm-" + best.name})
     emit(args.out, "tune-" + Path(args.file).stem, lines, data)
 
 

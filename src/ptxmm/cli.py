@@ -111,12 +111,14 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, json_out) -> None
     sys.exit(1 if bad else 0)
 
 
-def _env(stress: str, blocks: int | None, threads: int | None, barrier: int | None):
+def _env(stress: str, blocks: int | None, threads: int | None, barrier: int | None, prog=None):
     from dataclasses import replace
 
-    from .device.env import PRESETS
+    from .device.env import DEFAULT_PRESET, PRESETS
+    from .device.tune import tuned_env
 
-    env = PRESETS[stress]
+    env = (tuned_env(prog) if prog is not None and stress == "tuned" else None) or PRESETS[
+        DEFAULT_PRESET if stress == "tuned" else stress]
     if blocks:
         env = replace(env, blocks=blocks)
     if threads:
@@ -130,8 +132,9 @@ def _device_opts(f):
     from .device.env import DEFAULT_PRESET, PRESETS
 
     for opt in reversed([
-        click.option("--stress", type=click.Choice(sorted(PRESETS)), default=DEFAULT_PRESET,
-                     show_default=True, help="environment preset (spec/device-testing.md §1)"),
+        click.option("--stress", type=click.Choice(sorted(PRESETS) + ["tuned"]), default=DEFAULT_PRESET,
+                     show_default=True, help="environment preset (spec/device-testing.md §1); "
+                     "'tuned': the environment `ptxmm tune` found for the test"),
         click.option("--budget", type=float, default=1.0, show_default=True,
                      help="seconds of graph replay per test"),
         click.option("--iterations", type=int, default=None,
@@ -158,7 +161,8 @@ def run(file, device, stress, budget, iterations, blocks, threads, barrier, seed
 
     try:
         prog = load(file)
-        r = Harness(prog, _env(stress, blocks, threads, barrier), seed=seed).run(budget, iterations)
+        env = _env(stress, blocks, threads, barrier, prog)
+        r = Harness(prog, env, seed=seed).run(budget, iterations)
     except PtxmmError as e:
         _fail(e)
     if as_json:
@@ -201,7 +205,8 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
         for f in files:
             try:
                 prog = load(f)
-                cr = xval(prog, env, budget, model, unroll, iterations, seed)
+                env_f = _env(stress, blocks, threads, barrier, prog) if stress == "tuned" else env
+                cr = xval(prog, env_f, budget, model, unroll, iterations, seed)
             except PtxmmError as e:
                 if e.kind != "not supported yet":
                     raise
@@ -219,6 +224,39 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
                   f"{violations} violation(s)")
     if json_out:
         Path(json_out).write_text(json.dumps(out, indent=2))
+    sys.exit(1 if violations else 0)
+
+
+@main.command()
+@click.argument("file")
+@click.option("--n", "n_random", type=int, default=12, show_default=True,
+              help="random environments to try besides the presets")
+@click.option("--budget", type=float, default=0.5, show_default=True, help="seconds per environment")
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def tune(file, n_random, budget, model, seed) -> None:
+    """Search environments that make FILE's condition show up most often per second; the best
+    is remembered for `--stress tuned`."""
+    from rich.table import Table
+
+    from .device.tune import tune as run_tune
+
+    console = Console(highlight=False)
+    try:
+        prog = load(file)
+        trials = run_tune(prog, n_random, budget, model, seed)
+    except PtxmmError as e:
+        _fail(e)
+    t = Table("env", "knobs", "G inst/s", "weak", "weak rate", "weak/s", "violations", box=None)
+    for tr in trials:
+        r = tr.result
+        t.add_row(tr.name, r.run.env.short(), f"{r.run.per_s / 1e9:.2f}", f"{r.weak:,}",
+                  f"{r.weak / r.run.instances:.2e}", f"{tr.weak_per_s:,.0f}", str(len(r.violations)))
+    console.print(t)
+    best = max(trials, key=lambda x: x.weak_per_s)
+    console.print(f"best: {best.name} ({best.result.run.env.short()}), {best.weak_per_s:,.0f} weak/s"
+                  + ("; saved for --stress tuned" if best.weak_per_s else "; nothing weak seen, not saved"))
+    violations = sum(len(tr.result.violations) for tr in trials)
     sys.exit(1 if violations else 0)
 
 
