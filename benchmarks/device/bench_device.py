@@ -25,22 +25,12 @@ from ptxmm.device.env import PRESETS
 from ptxmm.device.layout import make_layout
 from ptxmm.device.tune import tune as run_tune
 from ptxmm.errors import PtxmmError
+from ptxmm.runner import collect
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 SHAPES = ["MP-relaxed", "MP-fence-sc", "MP-fence-sc-cta-2cta", "SB-relaxed", "SB-fence-sc", "LB-relaxed",
           "LB-fence-sc", "IRIW-relaxed", "IRIW-fence-sc"]
-
-
-def collect(paths: list[str]) -> list[Path]:
-    out = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out += sorted(q for q in p.rglob("*") if q.suffix in (".ptx", ".litmus")
-                          and "proxy" not in q.parts)
-        else:
-            out.append(p)
-    return out
 
 
 def emit(out: Path | None, name: str, lines: list[str], data) -> None:

@@ -190,6 +190,7 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
     from .device.crossval import crossval as xval
     from .device.report import render_cross
     from .device.selfcheck import self_check as run_self_check
+    from .runner import collect
 
     console = Console(highlight=False)
     env = _env(stress, blocks, threads, barrier)
@@ -202,7 +203,7 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
                 console.print(ln)
             if not ok:
                 violations += 1
-        for f in files:
+        for f in collect(list(files)):
             try:
                 prog = load(f)
                 env_f = _env(stress, blocks, threads, barrier, prog) if stress == "tuned" else env
@@ -219,8 +220,7 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
             out.append(cr.to_json())
     except PtxmmError as e:
         _fail(e)
-    total = sum(len(o["outcomes"]) and 1 for o in out)
-    console.print(f"{total} tests cross-validated, {skipped} skipped, "
+    console.print(f"{len(out)} tests cross-validated, {skipped} skipped, "
                   f"{violations} violation(s)")
     if json_out:
         Path(json_out).write_text(json.dumps(out, indent=2))
