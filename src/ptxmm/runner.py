@@ -85,7 +85,7 @@ def _run_one(args) -> TestOutcome:
     t0 = time.perf_counter()
     try:
         prog = load(path)
-        res = check(prog, model, unroll=unroll, observe="condition", flags=False)
+        res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True)
     except PtxmmError as e:
         return TestOutcome(str(path), Path(path).stem, exp if exp_known else None, None, 0,
                            time.perf_counter() - t0, str(e).splitlines()[0])

@@ -17,10 +17,10 @@ import z3
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
-from .cat.relalg import Guard
+from .cat.relalg import Guard, assert_all, bv_eq, g_all, g_and, g_any, g_implies, g_not
 from .errors import SemanticError
 from .events import EventGraph, build, final_reg_expr
-from .program import MemRef, Program, RegRef, cond_refs, eval_cond, format_ref
+from .program import And, Cmp, MemRef, Not, Or, Program, RegRef, cond_refs, eval_cond, format_ref
 from .result import CheckResult, Execution, Outcome, OutcomeInfo
 from .values import WIDTH, Const, evaluate, signed, to_z3_bool, to_z3_value
 from .vocab import Candidates, base_env, candidates
@@ -235,6 +235,9 @@ class _Z3Choice:
 
 
 def _wellformed(eg: EventGraph, cand: Candidates, ch: _Z3Choice, s: z3.Solver) -> None:
+    """rf: every executed read reads from exactly one executed write, with its value; co: only
+    between executed writes, antisymmetric and transitive; the path's branch assumptions."""
+    cs: list[Guard] = []
     by_read: dict[int, list[int]] = {}
     for w, r in ch.rfv:
         by_read.setdefault(r, []).append(w)
@@ -243,47 +246,65 @@ def _wellformed(eg: EventGraph, cand: Candidates, ch: _Z3Choice, s: z3.Solver) -
             continue
         ws = by_read.get(e.eid, [])
         vs = [ch.rfv[(w, e.eid)] for w in ws]
-        s.add(z3.Implies(ch.ex[e.eid], z3.Or(vs)) if ch.ex[e.eid] is not True else z3.Or(vs))
+        cs.append(g_implies(ch.ex[e.eid], g_any(vs)))
         if len(vs) > 1:
-            s.add(z3.AtMost(*vs, 1))
+            cs.append(z3.AtMost(*vs, 1))
         for w, v in zip(ws, vs):
-            conds = [c for c in (ch.ex[w], ch.ex[e.eid]) if c is not True]
-            s.add(z3.Implies(v, z3.And(*conds, ch.vals[e.eid] == ch.value(w))))
+            cs.append(g_implies(v, g_all([ch.ex[w], ch.ex[e.eid], bv_eq(ch.vals[e.eid], ch.value(w))])))
     for (a, b), v in ch.cov.items():
-        conds = [c for c in (ch.ex[a], ch.ex[b]) if c is not True]
-        if conds:
-            s.add(z3.Implies(v, z3.And(conds)))
+        cs.append(g_implies(v, g_and(ch.ex[a], ch.ex[b])))
         if (b, a) in ch.cov and a < b:
-            s.add(z3.Not(z3.And(v, ch.cov[(b, a)])))
+            cs.append(g_not(g_and(v, ch.cov[(b, a)])))
     for ws in cand.writes_at.values():
         ws = [w for w in ws if "IW" not in eg.events[w].tags and w in ch.live]
         for a, b, c in itertools.permutations(ws, 3):
             if (a, b) in ch.cov and (b, c) in ch.cov and (a, c) in ch.cov:
-                s.add(z3.Implies(z3.And(ch.cov[(a, b)], ch.cov[(b, c)]), ch.cov[(a, c)]))
+                cs.append(g_implies(g_and(ch.cov[(a, b)], ch.cov[(b, c)]), ch.cov[(a, c)]))
     for t, k in enumerate(ch.paths):
         for a in eg.paths[t][k].assumes:
-            s.add(to_z3_bool(a, ch.vals.__getitem__))
+            cs.append(to_z3_bool(a, ch.vals.__getitem__))
+    if not assert_all(s, cs):
+        s.add(z3.BoolVal(False))
 
 
 def _b(g: Guard):
     return z3.BoolVal(g) if isinstance(g, bool) else g
 
 
-def _enumerate_z3(eg: EventGraph, model: Model, obs: list[Observable], want_flags: bool):
+def _enumerate_z3(eg: EventGraph, model: Model, obs: list[Observable], want_flags: bool, goal=None):
+    """All outcomes; or, with ``goal`` (a function from observable terms to a Z3 condition), only
+    the first execution satisfying it — the verdict-only search of ``ptxmm test``."""
     cand = candidates(eg)
     found: list = []
     seen: set[Outcome] = set()
     for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
-        _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen)
+        _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen, goal)
+        if goal is not None and found:
+            break
     return found, cand
 
 
-def _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen) -> None:
-    s = z3.Solver()
+def _cond_z3(e, term):
+    """A condition as a Z3 formula; ``term(ref)`` gives the bit-vector of a reference."""
+    if isinstance(e, Cmp):
+        a = term(e.lhs)
+        b = z3.BitVecVal(e.rhs & ((1 << WIDTH) - 1), WIDTH) if isinstance(e.rhs, int) else term(e.rhs)
+        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
+    if isinstance(e, And):
+        return z3.And([_cond_z3(a, term) for a in e.args])
+    if isinstance(e, Or):
+        return z3.Or([_cond_z3(a, term) for a in e.args])
+    if isinstance(e, Not):
+        return z3.Not(_cond_z3(e.arg, term))
+    return z3.BoolVal(True)
+
+
+def _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen, goal=None) -> None:
+    s = z3.SimpleSolver()  # incremental, no tactic preprocessing: ~2.5x faster on litmus sizes
     ch = _Z3Choice(eg, cand, s, paths)
     _wellformed(eg, cand, ch, s)
     env = base_env(eg, ch, cand)
-    ev = interp(model, env)
+    ev = interp(model, env, flags=False)  # flags are computed on concrete witnesses (flags_of)
     for st, v in ev.axioms:
         for c in ax.encode(st.check, v):
             if c is False:
@@ -315,6 +336,13 @@ def _solve_paths(eg, model, obs, want_flags, cand, paths, found, seen) -> None:
 
     def block(values) -> None:
         s.add(z3.Or([t != z3.BitVecVal(v, WIDTH) for t, v in zip(terms, values)]))
+
+    if goal is not None:
+        s.add(goal(dict(zip((o.key for o in obs), terms))))
+        if s.check() == z3.sat:
+            exe = _extract(eg, ch, s.model(), fin)
+            found.append((outcome_of(eg, obs, exe), exe, []))
+        return
 
     if not terms:
         if found:
@@ -430,7 +458,7 @@ def _enumerate_brute(eg: EventGraph, model: Model, obs: list[Observable], want_f
                            and ev[b].ploc == ev[w].ploc}
                 for sc in itertools.permutations(scf):
                     ch = ConcreteChoice(execd, rf, co, list(sc), full)
-                    res = interp(model, base_env(eg, ch, cand))
+                    res = interp(model, base_env(eg, ch, cand), flags=False)
                     if not all(ax.holds(st.check, v) for st, v in res.axioms):
                         continue
                     exe0 = Execution(paths, tuple(sorted((w, r) for r, w in rf.items())),
@@ -452,19 +480,44 @@ def _enumerate_brute(eg: EventGraph, model: Model, obs: list[Observable], want_f
 
 
 def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unroll: int = 2,
-          observe: str = "all", flags: bool = True) -> CheckResult:
-    """Enumerate every outcome of ``prog`` the model allows and judge its condition."""
+          observe: str = "all", flags: bool = True, verdict_only: bool = False) -> CheckResult:
+    """Enumerate every outcome of ``prog`` the model allows and judge its condition.
+
+    ``verdict_only``: decide the condition with one satisfiability search per path combination
+    (stopping at the first witness) instead of enumerating outcomes; ``outcomes`` then holds at
+    most that witness."""
     t0 = time.perf_counter()
     m = load_model(model) if isinstance(model, str) else model
     eg = build(prog, unroll=unroll)
     obs = observables(eg, observe)
     want_flags = flags and any(st.kind == "flag" for st in m.stmts)
-    run = _enumerate_z3 if engine == "z3" else _enumerate_brute
-    found, _ = run(eg, m, obs, want_flags)
+    holds = None
+    if verdict_only and prog.condition is not None and engine == "z3":
+        cond = prog.condition
+
+        def term_of(terms):
+            def term(r):
+                if isinstance(r, RegRef):
+                    r = RegRef(prog.threads[eg.thread_of(r.thread)].name, r.reg)
+                return terms[format_ref(r)]
+            return term
+
+        # exists/~exists: is there an execution satisfying the condition? forall: one violating it?
+        positive = cond.quantifier != "forall"
+
+        def goal(terms):
+            c = _cond_z3(cond.expr, term_of(terms))
+            return c if positive else z3.Not(c)
+
+        found, _ = _enumerate_z3(eg, m, obs, False, goal)
+        witness = bool(found)
+        holds = {"exists": witness, "~exists": not witness, "forall": not witness}[cond.quantifier]
+    else:
+        run = _enumerate_z3 if engine == "z3" else _enumerate_brute
+        found, _ = run(eg, m, obs, want_flags)
     infos = [OutcomeInfo(o, satisfies(prog, eg, o), exe, fl) for o, exe, fl in found]
     infos.sort(key=lambda i: i.outcome.values)
-    holds = None
-    if prog.condition is not None:
+    if prog.condition is not None and holds is None:
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
     return CheckResult(prog, m.name, infos, holds, time.perf_counter() - t0, engine,
                        eg.cut_paths, eg.awaits, unroll, len(eg.events),

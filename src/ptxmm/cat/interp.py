@@ -24,12 +24,42 @@ class Evaluation:
     flags: list[tuple[Stmt, Value]]
 
 
-def run(model: Model, base: dict[str, Value]) -> Evaluation:
+def _names(tree) -> set[str]:
+    if isinstance(tree, lark.Token):
+        return {str(tree)}
+    return {str(t) for t in tree.scan_values(lambda v: isinstance(v, lark.Token))}
+
+
+_NEEDED: dict[int, list[Stmt]] = {}
+
+
+def _needed(model: Model) -> list[Stmt]:
+    """The statements the axioms depend on (flags and what only they use left out), found by a
+    backward pass that respects redefinitions. Cached per model."""
+    key = id(model)
+    if key not in _NEEDED:
+        need: set[str] = set()
+        keep: list[Stmt] = []
+        for st in reversed(model.stmts):
+            if st.kind == "axiom":
+                keep.append(st)
+                need |= _names(st.exprs[0])
+            elif st.kind in ("let", "letrec") and need & set(st.names):
+                keep.append(st)
+                need -= set(st.names)
+                for e in st.exprs:
+                    need |= _names(e)
+        _NEEDED[key] = list(reversed(keep))
+    return _NEEDED[key]
+
+
+def run(model: Model, base: dict[str, Value], flags: bool = True) -> Evaluation:
+    """Evaluate the model; ``flags=False`` evaluates only what the axioms need."""
     env = dict(base)
     axioms: list[tuple[Stmt, Value]] = []
-    flags: list[tuple[Stmt, Value]] = []
+    flag_vals: list[tuple[Stmt, Value]] = []
     ev = _Eval(env, model)
-    for st in model.stmts:
+    for st in model.stmts if flags else _needed(model):
         ev.file = st.pos.file if st.pos else model.path
         if st.kind == "let":
             for name, expr in zip(st.names, st.exprs):
@@ -39,8 +69,8 @@ def run(model: Model, base: dict[str, Value]) -> Evaluation:
         elif st.kind == "axiom":
             axioms.append((st, ev.eval(st.exprs[0])))
         elif st.kind == "flag":
-            flags.append((st, ev.eval(st.exprs[0])))
-    return Evaluation(env, axioms, flags)
+            flag_vals.append((st, ev.eval(st.exprs[0])))
+    return Evaluation(env, axioms, flag_vals)
 
 
 def _same(a: Value, b: Value) -> bool:

@@ -41,6 +41,44 @@ def g_or(a: Guard, b: Guard) -> Guard:
     return _mk(z3.Z3_mk_or, [a, b])
 
 
+def g_implies(a: Guard, b: Guard) -> Guard:
+    if a is False or b is True:
+        return True
+    if a is True:
+        return b
+    if b is False:
+        return g_not(a)
+    return z3.BoolRef(z3.Z3_mk_implies(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
+
+
+def g_all(gs: Iterable[Guard]) -> Guard:
+    terms = []
+    for g in gs:
+        if g is False:
+            return False
+        if g is not True:
+            terms.append(g)
+    if not terms:
+        return True
+    return terms[0] if len(terms) == 1 else _mk(z3.Z3_mk_and, terms)
+
+
+def bv_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+    return z3.BoolRef(z3.Z3_mk_eq(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
+
+
+def assert_all(s: z3.Solver, gs: Iterable[Guard]) -> bool:
+    """Assert guards through the C API; False if one is statically false."""
+    ref = s.ctx.ref()
+    for g in gs:
+        if g is True:
+            continue
+        if g is False:
+            return False
+        z3.Z3_solver_assert(ref, s.solver, g.as_ast())
+    return True
+
+
 def g_not(a: Guard) -> Guard:
     if a is True:
         return False
