@@ -17,7 +17,19 @@ import z3
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
-from .cat.relalg import Guard, assert_all, bv_eq, g_all, g_and, g_any, g_implies, g_not
+from .cat.relalg import (
+    Guard,
+    assert_all,
+    bv_eq,
+    g_all,
+    g_and,
+    g_any,
+    g_implies,
+    g_not,
+    int_lt,
+    mk_bool,
+    mk_int,
+)
 from .errors import SemanticError
 from .events import EventGraph, build, final_reg_expr
 from .program import And, Cmp, MemRef, Not, Or, Program, RegRef, cond_refs, eval_cond, format_ref
@@ -190,9 +202,9 @@ class _Z3Choice:
             self.ex.append(g)
         live = [i for i, g in enumerate(self.ex) if g is not False]
         self.live = set(live)
-        self.rfv = {p: z3.Bool(f"rf{p[0]}_{p[1]}") for p in cand.rf if self.live.issuperset(p)}
-        self.cov = {p: z3.Bool(f"co{p[0]}_{p[1]}") for p in cand.co if self.live.issuperset(p)}
-        self.rank = {f: z3.Int(f"sc{f}") for f in cand.scf if f in self.live}
+        self.rfv = {p: mk_bool(f"rf{p[0]}_{p[1]}") for p in cand.rf if self.live.issuperset(p)}
+        self.cov = {p: mk_bool(f"co{p[0]}_{p[1]}") for p in cand.co if self.live.issuperset(p)}
+        self.rank = {f: mk_int(f"sc{f}") for f in cand.scf if f in self.live}
         if len(self.rank) > 1:
             s.add(z3.Distinct(*self.rank.values()))
         # barriers with a thread count: which arrivals form a phase is chosen by the execution;
@@ -218,7 +230,7 @@ class _Z3Choice:
 
     def sc(self, f, g):
         if f in self.rank and g in self.rank:
-            return self.rank[f] < self.rank[g]
+            return int_lt(self.rank[f], self.rank[g])
         return False
 
     def phase(self, arrive: int):

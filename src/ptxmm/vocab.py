@@ -97,13 +97,20 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
     def eset(pred) -> ESet:
         return ESet({e.eid: ex[e.eid] for e in ev if pred(e)})
 
+    both: dict[tuple[int, int], Guard] = {}  # "both executed", shared by every static relation
+
     def pairs(pred, among=None) -> Rel:
         among = among if among is not None else ev
         out = {}
         for a in among:
             for b in among:
-                if pred(a, b) and not exclusive(a, b):
-                    out[(a.eid, b.eid)] = g_and(ex[a.eid], ex[b.eid])
+                if pred(a, b):
+                    k = (a.eid, b.eid)
+                    g = both.get(k)
+                    if g is None:
+                        g = both[k] = False if exclusive(a, b) else g_and(ex[a.eid], ex[b.eid])
+                    if g is not False:
+                        out[k] = g
         return Rel(out)
 
     def edges(label: str) -> Rel:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from itertools import count
 
 import networkx as nx
-import z3
 
-from .relalg import ESet, Guard, Rel, g_not
+from .relalg import ESet, Guard, Rel, g_implies, g_not, int_lt, mk_int
 
 _fresh = count()
 
@@ -65,7 +64,6 @@ def encode(check: str, v: Rel | ESet) -> list[Guard]:
             continue
         for x in (a, b):
             if x not in rank:
-                rank[x] = z3.Int(f"rk{tag}_{x}")
-        lt = rank[a] < rank[b]
-        out.append(lt if g is True else z3.Implies(g, lt))
+                rank[x] = mk_int(f"rk{tag}_{x}")
+        out.append(g_implies(g, int_lt(rank[a], rank[b])))
     return out

@@ -31,6 +31,8 @@ def _names(tree) -> set[str]:
 
 
 _NEEDED: dict[int, list[Stmt]] = {}
+_COMPILED: dict[int, object] = {}
+_KEEP: list = []
 
 
 def _needed(model: Model) -> list[Stmt]:
@@ -131,56 +133,76 @@ class _Eval:
         return lift(v) if isinstance(v, ESet) else v
 
     def eval(self, node) -> Value:
+        fn = _COMPILED.get(id(node))
+        if fn is None:
+            fn = _COMPILED[id(node)] = self.compile(node)
+            _KEEP.append(node)  # compiled closures are keyed by id: keep the tree alive
+        return fn(self)
+
+    def compile(self, node):
+        """A closure evaluating ``node``: the tree is dispatched on once per model, not per run."""
         if isinstance(node, lark.Token):
-            return self.lookup(node, str(node))
+            name = str(node)
+            return lambda ev: ev.lookup(node, name)
         k = node.data
         ch = node.children
         if k == "name":
-            return self.lookup(node, str(ch[0]))
+            name = str(ch[0])
+            return lambda ev: ev.lookup(node, name)
         if k in ("union", "inter", "diff", "seq", "cart") and len(ch) == 1:
-            return self.eval(ch[0])
+            return self.compile(ch[0])
+        subs = [self.compile(c) if isinstance(c, (lark.Tree, lark.Token)) else None for c in ch]
         if k in ("union", "inter", "diff"):
-            vals = [self.eval(c) for c in ch]
-            if len({type(v) for v in vals}) > 1:
-                vals = [self.rel(node, v) for v in vals]
-            out = vals[0]
-            for v in vals[1:]:
-                out = out | v if k == "union" else out & v if k == "inter" else out - v
-            return out
+            def setop(ev):
+                vals = [f(ev) for f in subs]
+                if len({type(v) for v in vals}) > 1:
+                    vals = [ev.rel(node, v) for v in vals]
+                out = vals[0]
+                for v in vals[1:]:
+                    out = out | v if k == "union" else out & v if k == "inter" else out - v
+                return out
+            return setop
         if k == "seq":
-            vals = [self.rel(node, self.eval(c)) for c in ch]
-            out = vals[0]
-            for v in vals[1:]:
-                out = out.seq(v)
-            return out
+            def seq(ev):
+                out = ev.rel(node, subs[0](ev))
+                for f in subs[1:]:
+                    out = out.seq(ev.rel(node, f(ev)))
+                return out
+            return seq
         if k == "cart":
-            vals = [self.eval(c) for c in ch]
-            if not all(isinstance(v, ESet) for v in vals) or len(vals) != 2:
-                raise self.err(node, "cartesian product needs two sets", "write [S] ; r for a relation")
-            return cartesian(vals[0], vals[1])
+            def cart(ev):
+                vals = [f(ev) for f in subs]
+                if not all(isinstance(v, ESet) for v in vals) or len(vals) != 2:
+                    raise ev.err(node, "cartesian product needs two sets", "write [S] ; r for a relation")
+                return cartesian(vals[0], vals[1])
+            return cart
         if k == "lift":
-            v = self.eval(ch[0])
-            if not isinstance(v, ESet):
-                raise self.err(node, "[...] needs a set")
-            return lift(v)
+            def lifted(ev):
+                v = subs[0](ev)
+                if not isinstance(v, ESet):
+                    raise ev.err(node, "[...] needs a set")
+                return lift(v)
+            return lifted
         if k == "inverse":
-            return self.rel(node, self.eval(ch[0])).inverse()
+            return lambda ev: ev.rel(node, subs[0](ev)).inverse()
         if k == "plus":
-            return self.rel(node, self.eval(ch[0])).closure()
+            return lambda ev: ev.rel(node, subs[0](ev)).closure()
         if k == "star":
-            return self.rel(node, self.eval(ch[0])).closure() | lift(self.env["_"])
+            return lambda ev: ev.rel(node, subs[0](ev)).closure() | lift(ev.env["_"])
         if k == "opt":
-            return self.rel(node, self.eval(ch[0])) | lift(self.env["_"])
+            return lambda ev: ev.rel(node, subs[0](ev)) | lift(ev.env["_"])
         if k == "complement":
-            v = self.eval(ch[1])
-            u = self.env["_"]
-            return (u - v) if isinstance(v, ESet) else cartesian(u, u) - v
+            def complement(ev):
+                v = subs[1](ev)
+                u = ev.env["_"]
+                return (u - v) if isinstance(v, ESet) else cartesian(u, u) - v
+            return complement
         if k == "empty_rel":
-            return Rel()
+            return lambda ev: Rel()
         if k == "call":
             fn = str(ch[0])
-            v = self.rel(node, self.eval(ch[1]))
-            return v.domain() if fn == "domain" else v.range()
+            return lambda ev: (lambda v: v.domain() if fn == "domain" else v.range())(
+                ev.rel(node, subs[1](ev)))
         raise self.err(node, f"unsupported construct {k}")
 
     def lookup(self, node, name: str) -> Value:

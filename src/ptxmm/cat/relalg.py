@@ -21,6 +21,22 @@ def _mk(fn, terms: list) -> z3.BoolRef:
     return z3.BoolRef(fn(ctx.ref(), len(terms), arr), ctx)
 
 
+def mk_bool(name: str) -> z3.BoolRef:
+    ctx = z3.main_ctx()
+    r = ctx.ref()
+    return z3.BoolRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_bool_sort(r)), ctx)
+
+
+def mk_int(name: str) -> z3.ArithRef:
+    ctx = z3.main_ctx()
+    r = ctx.ref()
+    return z3.ArithRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_int_sort(r)), ctx)
+
+
+def int_lt(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+    return z3.BoolRef(z3.Z3_mk_lt(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
+
+
 def g_and(a: Guard, b: Guard) -> Guard:
     if a is True:
         return b
