@@ -24,6 +24,14 @@ def test_expected_verdict(path):
     assert prog.expect is not None, "every bundled test declares .expect"
     res = ptxmm.check(prog)
     assert res.holds == prog.expect, [str(o.outcome) for o in res.outcomes]
+    # the verdict-only search of `ptxmm test` decides the same
+    fast = ptxmm.check(prog, observe="condition", flags=False, verdict_only=True)
+    assert fast.holds == res.holds
+    assert len(fast.outcomes) <= 1
+    if fast.outcomes:  # its witness is one of the enumerated outcomes, projected
+        keys = set(fast.observables)
+        full = [{k: v for k, v in o.outcome.values if k in keys} for o in res.outcomes]
+        assert fast.outcomes[0].outcome.as_dict() in full
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
