@@ -28,6 +28,7 @@ from .cat.relalg import (
     g_not,
     int_lt,
     mk_bool,
+    mk_bv,
     mk_int,
 )
 from .errors import SemanticError
@@ -185,7 +186,8 @@ class _Z3Choice:
 
     def __init__(self, eg: EventGraph, cand: Candidates, s: z3.Solver, paths: tuple[int, ...]):
         self.eg, self.s, self.paths = eg, s, paths
-        self.vals = {e.eid: z3.BitVec(f"v{e.eid}", WIDTH) for e in eg.events
+        self._value: dict[int, z3.BitVecRef] = {}
+        self.vals = {e.eid: mk_bv(f"v{e.eid}", WIDTH) for e in eg.events
                      if e.kind == "R" and (e.thread < 0 or paths[e.thread] in e.paths)}
         self.ex: list[Guard] = []
         for e in eg.events:
@@ -243,7 +245,10 @@ class _Z3Choice:
         return True if z3.is_true(g) else False if z3.is_false(g) else g
 
     def value(self, eid: int) -> z3.BitVecRef:
-        return to_z3_value(self.eg.events[eid].value, self.vals.__getitem__)
+        v = self._value.get(eid)
+        if v is None:
+            v = self._value[eid] = to_z3_value(self.eg.events[eid].value, self.vals.__getitem__)
+        return v
 
 
 def _wellformed(eg: EventGraph, cand: Candidates, ch: _Z3Choice, s: z3.Solver) -> None:

@@ -4,6 +4,7 @@ the brute-force engine and Z3 bit-vectors for the SMT engine."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
@@ -170,10 +171,15 @@ _Z3: dict[str, Callable[..., z3.ExprRef]] = {
 }
 
 
+@functools.cache
+def _const(v: int) -> z3.BitVecRef:
+    return z3.BitVecVal(v, WIDTH)
+
+
 def to_z3(e: Expr, readvar: Callable[[int], z3.BitVecRef]) -> z3.ExprRef:
     """Z3 term of an expression; comparisons give Bool terms, everything else 64-bit vectors."""
     if isinstance(e, Const):
-        return z3.BitVecVal(e.v & MASK, WIDTH)
+        return _const(e.v & MASK)
     if isinstance(e, ReadVal):
         return readvar(e.eid)
     return _Z3[e.op](*(to_z3(a, readvar) for a in e.args))

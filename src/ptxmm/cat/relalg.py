@@ -40,6 +40,12 @@ def mk_bool(name: str) -> z3.BoolRef:
     return z3.BoolRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_bool_sort(r)), ctx)
 
 
+def mk_bv(name: str, width: int) -> z3.BitVecRef:
+    ctx = z3.main_ctx()
+    r = ctx.ref()
+    return z3.BitVecRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_bv_sort(r, width)), ctx)
+
+
 def mk_int(name: str) -> z3.ArithRef:
     ctx = z3.main_ctx()
     r = ctx.ref()
@@ -134,14 +140,21 @@ class ESet:
     def __init__(self, m: dict[int, Guard] | None = None):
         self.m = {k: v for k, v in (m or {}).items() if v is not False}
 
+    @classmethod
+    def _of(cls, m: dict) -> ESet:
+        """Construct from a map known to hold no False guard (no copy, no filter)."""
+        s = object.__new__(cls)
+        s.m = m
+        return s
+
     def __or__(self, o: ESet) -> ESet:
         out = dict(self.m)
         for k, g in o.m.items():
             out[k] = g_or(out[k], g) if k in out else g
-        return ESet(out)
+        return ESet._of(out)
 
     def __and__(self, o: ESet) -> ESet:
-        return ESet({k: g_and(g, o.m[k]) for k, g in self.m.items() if k in o.m})
+        return ESet._of({k: g_and(g, o.m[k]) for k, g in self.m.items() if k in o.m})
 
     def __sub__(self, o: ESet) -> ESet:
         return ESet({k: (g_and(g, g_not(o.m[k])) if k in o.m else g) for k, g in self.m.items()})
@@ -156,6 +169,13 @@ class Rel:
     def __init__(self, m: dict[tuple[int, int], Guard] | None = None):
         self.m = {k: v for k, v in (m or {}).items() if v is not False}
 
+    @classmethod
+    def _of(cls, m: dict) -> Rel:
+        """Construct from a map known to hold no False guard (no copy, no filter)."""
+        r = object.__new__(cls)
+        r.m = m
+        return r
+
     @staticmethod
     def of_pairs(pairs: Iterable[tuple[int, int]]) -> Rel:
         return Rel({p: True for p in pairs})
@@ -164,17 +184,17 @@ class Rel:
         out = dict(self.m)
         for k, g in o.m.items():
             out[k] = g_or(out[k], g) if k in out else g
-        return Rel(out)
+        return Rel._of(out)
 
     def __and__(self, o: Rel) -> Rel:
         small, big = (self, o) if len(self.m) <= len(o.m) else (o, self)
-        return Rel({k: g_and(g, big.m[k]) for k, g in small.m.items() if k in big.m})
+        return Rel._of({k: g_and(g, big.m[k]) for k, g in small.m.items() if k in big.m})
 
     def __sub__(self, o: Rel) -> Rel:
         return Rel({k: (g_and(g, g_not(o.m[k])) if k in o.m else g) for k, g in self.m.items()})
 
     def inverse(self) -> Rel:
-        return Rel({(b, a): g for (a, b), g in self.m.items()})
+        return Rel._of({(b, a): g for (a, b), g in self.m.items()})
 
     def seq(self, o: Rel) -> Rel:
         by_src: dict[int, list[tuple[int, Guard]]] = {}
@@ -184,7 +204,7 @@ class Rel:
         for (a, m), g1 in self.m.items():
             for b, g2 in by_src.get(m, ()):
                 acc.setdefault((a, b), []).append(g_and(g1, g2))
-        return Rel({k: g_any(gs) for k, gs in acc.items()})
+        return Rel._of({k: g_any(gs) for k, gs in acc.items()})
 
     def restrict(self, dom: ESet | None, rng: ESet | None) -> Rel:
         out = {}
@@ -224,7 +244,7 @@ class Rel:
                     m[(i, j)] = g_or(old, g)
                     succ.setdefault(i, set()).add(j)
                     pred.setdefault(j, set()).add(i)
-        return Rel(m)
+        return Rel._of(m)
 
     def domain(self) -> ESet:
         acc: dict[int, list[Guard]] = {}
@@ -243,8 +263,8 @@ class Rel:
 
 
 def lift(s: ESet) -> Rel:
-    return Rel({(k, k): g for k, g in s.m.items()})
+    return Rel._of({(k, k): g for k, g in s.m.items()})
 
 
 def cartesian(a: ESet, b: ESet) -> Rel:
-    return Rel({(x, y): g_and(ga, gb) for x, ga in a.m.items() for y, gb in b.m.items()})
+    return Rel._of({(x, y): g_and(ga, gb) for x, ga in a.m.items() for y, gb in b.m.items()})
