@@ -89,6 +89,27 @@ def in_scope(eg: EventGraph, a: Event, b: Event) -> bool:
     return lv <= _LEVEL[a.scope] and lv <= _LEVEL[b.scope]
 
 
+class LazyEnv(dict):
+    """The base environment: an entry is computed on first use (a model names only some)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.later: dict = {}
+
+    def __missing__(self, k):
+        f = self.later.pop(k, None)
+        if f is None:
+            raise KeyError(k)
+        v = self[k] = f()
+        return v
+
+    def __contains__(self, k) -> bool:
+        return dict.__contains__(self, k) or k in self.later
+
+    def names(self) -> list[str]:
+        return list(self.keys()) + list(self.later)
+
+
 def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
     ev = eg.events
     n = len(ev)
@@ -118,40 +139,40 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
 
     mem = [e for e in ev if e.kind in "RW"]
     threaded = [e for e in ev if e.thread >= 0]
-    env: dict = {
-        "_": eset(lambda e: True),
-        "R": eset(lambda e: e.kind == "R"),
-        "W": eset(lambda e: e.kind == "W"),
-        "M": eset(lambda e: e.kind in "RW"),
-        "F": eset(lambda e: e.kind == "F"),
-        "B": eset(lambda e: e.kind == "B"),
-        "IW": eset(lambda e: "IW" in e.tags),
-        "RMW": eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
-        "RedR": eset(lambda e: "RedR" in e.tags),
-        "VOL": eset(lambda e: "VOL" in e.tags),
-        "GEN": eset(lambda e: e.kind in "RWB" or (e.kind == "F" and "PROXY" not in e.tags)),
-        "PROXY": eset(lambda e: "PROXY" in e.tags),
-        "ALIAS": eset(lambda e: "ALIAS" in e.tags),
-    }
-    for sem, tag in SEM_TAG.items():
-        env[tag] = eset(lambda e, s=sem: e.sem == s and e.thread >= 0)
-    for sc, tag in SCOPE_TAG.items():
-        env[tag] = eset(lambda e, s=sc: e.scope == s)
-    env["po"] = edges("po")
-    env["rmw"] = edges("rmw")
-    env["addr"] = edges("addr")
-    env["data"] = edges("data")
-    env["ctrl"] = edges("ctrl")
-    env["loc"] = pairs(lambda a, b: a.ploc == b.ploc, mem)
-    env["vloc"] = pairs(lambda a, b: a.loc == b.loc, mem)
-    env["int"] = pairs(lambda a, b: a.thread == b.thread, threaded)
-    env["ext"] = pairs(lambda a, b: a.thread != b.thread or a.thread < 0 and a.eid != b.eid)
-    env["sr"] = pairs(lambda a, b: in_scope(eg, a, b), threaded)
     place = [t.placement for t in eg.program.threads]
-    env["scta"] = pairs(lambda a, b: place[a.thread].cta_key == place[b.thread].cta_key, threaded)
-    env["scluster"] = pairs(
+    env = LazyEnv()
+    lazy = env.later
+    lazy.update({
+        "_": lambda: eset(lambda e: True),
+        "R": lambda: eset(lambda e: e.kind == "R"),
+        "W": lambda: eset(lambda e: e.kind == "W"),
+        "M": lambda: eset(lambda e: e.kind in "RW"),
+        "F": lambda: eset(lambda e: e.kind == "F"),
+        "B": lambda: eset(lambda e: e.kind == "B"),
+        "IW": lambda: eset(lambda e: "IW" in e.tags),
+        "RMW": lambda: eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
+        "RedR": lambda: eset(lambda e: "RedR" in e.tags),
+        "VOL": lambda: eset(lambda e: "VOL" in e.tags),
+        "GEN": lambda: eset(lambda e: e.kind in "RWB" or (e.kind == "F" and "PROXY" not in e.tags)),
+        "PROXY": lambda: eset(lambda e: "PROXY" in e.tags),
+        "ALIAS": lambda: eset(lambda e: "ALIAS" in e.tags),
+    })
+    for sem, tag in SEM_TAG.items():
+        lazy[tag] = lambda s=sem: eset(lambda e: e.sem == s and e.thread >= 0)
+    for sc, tag in SCOPE_TAG.items():
+        lazy[tag] = lambda s=sc: eset(lambda e: e.scope == s)
+    for label in ("po", "rmw", "addr", "data", "ctrl"):
+        lazy[label] = lambda lb=label: edges(lb)
+    lazy["loc"] = lambda: pairs(lambda a, b: a.ploc == b.ploc, mem)
+    lazy["vloc"] = lambda: pairs(lambda a, b: a.loc == b.loc, mem)
+    lazy["int"] = lambda: pairs(lambda a, b: a.thread == b.thread, threaded)
+    lazy["ext"] = lambda: pairs(lambda a, b: a.thread != b.thread or a.thread < 0 and a.eid != b.eid)
+    lazy["sr"] = lambda: pairs(lambda a, b: in_scope(eg, a, b), threaded)
+    lazy["scta"] = lambda: pairs(lambda a, b: place[a.thread].cta_key == place[b.thread].cta_key,
+                                 threaded)
+    lazy["scluster"] = lambda: pairs(
         lambda a, b: place[a.thread].cluster_key == place[b.thread].cluster_key, threaded)
-    env["sgpu"] = pairs(lambda a, b: place[a.thread].gpu == place[b.thread].gpu, threaded)
+    lazy["sgpu"] = lambda: pairs(lambda a, b: place[a.thread].gpu == place[b.thread].gpu, threaded)
     rf = Rel({(w, r): ch.rf(w, r) for w, r in cand.rf})
     co = Rel({(a, b): ch.co(a, b) for a, b in cand.co})
     for w in eg.init.values():  # the initial write is co-before every write of its location
@@ -160,12 +181,12 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
                 co.m[(w, b)] = ex[b]
     env["rf"] = rf
     env["co"] = co
-    env["fr"] = _fr(rf, co)
+    lazy["fr"] = lambda: _fr(rf, co)
     sc = Rel({(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
     env["scorder"] = sc
-    env["sync_fence"] = sc & (env["sr"] | env["int"])
-    env["sync_barrier"] = _sync_barrier(eg, ex, ch)
-    env["QUORUM_UNMET"] = _quorum_unmet(eg, ex, ch)
+    lazy["sync_fence"] = lambda: sc & (env["sr"] | env["int"])
+    lazy["sync_barrier"] = lambda: _sync_barrier(eg, ex, ch)
+    lazy["QUORUM_UNMET"] = lambda: _quorum_unmet(eg, ex, ch)
     return env
 
 

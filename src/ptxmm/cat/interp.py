@@ -55,9 +55,27 @@ def _needed(model: Model) -> list[Stmt]:
     return _NEEDED[key]
 
 
+class _Scope(dict):
+    """The model's definitions over the base environment (which may compute entries lazily)."""
+
+    def __init__(self, base: dict) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, k):
+        return self.base[k]
+
+    def __contains__(self, k) -> bool:
+        return dict.__contains__(self, k) or k in self.base
+
+    def names(self) -> list[str]:
+        base = self.base.names() if hasattr(self.base, "names") else list(self.base)
+        return list(self.keys()) + base
+
+
 def run(model: Model, base: dict[str, Value], flags: bool = True) -> Evaluation:
     """Evaluate the model; ``flags=False`` evaluates only what the axioms need."""
-    env = dict(base)
+    env = _Scope(base)
     axioms: list[tuple[Stmt, Value]] = []
     flag_vals: list[tuple[Stmt, Value]] = []
     ev = _Eval(env, model)
@@ -212,7 +230,7 @@ class _Eval:
             return self.env[name]
         import difflib
 
-        close = difflib.get_close_matches(name, list(self.env), n=3)
+        close = difflib.get_close_matches(name, self.env.names(), n=3)
         raise self.err(node, f"unknown name '{name}'",
                        f"did you mean {', '.join(close)}?" if close else None)
 
