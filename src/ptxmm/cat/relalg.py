@@ -86,16 +86,21 @@ def g_implies(a: Guard, b: Guard) -> Guard:
     return z3.BoolRef(_IMPLIES(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
 
 
-def g_all(gs: Iterable[Guard]) -> Guard:
+def _nary(gs: Iterable[Guard], absorbing: bool, fn) -> Guard:
+    """And (absorbing False) or Or (absorbing True) of guards, folding constants."""
     terms = []
     for g in gs:
-        if g is False:
-            return False
-        if g is not True:
+        if g is absorbing:
+            return absorbing
+        if g is not (not absorbing):
             terms.append(g)
     if not terms:
-        return True
-    return terms[0] if len(terms) == 1 else _mk(_AND, terms)
+        return not absorbing
+    return terms[0] if len(terms) == 1 else _mk(fn, terms)
+
+
+def g_all(gs: Iterable[Guard]) -> Guard:
+    return _nary(gs, False, _AND)
 
 
 def bv_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
@@ -123,15 +128,7 @@ def g_not(a: Guard) -> Guard:
 
 
 def g_any(gs: Iterable[Guard]) -> Guard:
-    terms = []
-    for g in gs:
-        if g is True:
-            return True
-        if g is not False:
-            terms.append(g)
-    if not terms:
-        return False
-    return terms[0] if len(terms) == 1 else _mk(_OR, terms)
+    return _nary(gs, True, _OR)
 
 
 class ESet:
