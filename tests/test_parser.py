@@ -157,3 +157,14 @@ def test_near_misses_never_traceback(data):
 def test_generated_programs_parse(src):
     p = ptxmm.parse(src)
     assert len(p.threads) >= 2
+
+
+def test_integer_constants_follow_ptx():
+    src = """.global .u32 x = 010;
+.thread T0 .cta 0 { ld.global.u32 %r1, [x]; st.global.u32 [x], 0x1f; }
+exists (T0:%r1 == 8 && x == 037)"""
+    res = ptxmm.check(ptxmm.parse(src, "c.ptx"))
+    assert res.holds
+    with pytest.raises(ParseError, match="malformed integer constant `09`") as e:
+        ptxmm.parse(src.replace("0x1f", "09"), "c.ptx")
+    assert (e.value.pos.line, e.value.pos.col) == (2, 64)

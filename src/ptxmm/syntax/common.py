@@ -4,8 +4,27 @@ from __future__ import annotations
 
 from lark import Token, Tree
 
-from ..errors import SemanticError, SourcePos
+from ..errors import ParseError, SemanticError, SourcePos
 from ..program import Addr, And, Cmp, Condition, MemRef, Not, Or, Program, RegRef, Sym, TrueC, cond_refs
+
+
+def int_literal(text: str, pos: SourcePos | None = None) -> int:
+    """A PTX integer constant: 0x.. hexadecimal, 0b.. binary, 0.. octal, else decimal; an
+    optional leading minus sign."""
+    s = text.strip()
+    sign = -1 if s.startswith("-") else 1
+    body = s.lstrip("-+")
+    try:
+        if body[:2].lower() == "0x":
+            return sign * int(body[2:], 16)
+        if body[:2].lower() == "0b":
+            return sign * int(body[2:], 2)
+        if len(body) > 1 and body.startswith("0"):
+            return sign * int(body[1:], 8)
+        return sign * int(body, 10)
+    except ValueError:
+        raise ParseError(f"malformed integer constant `{text}`", pos,
+                         "PTX reads a leading 0 as octal (digits 0-7); write decimal without it") from None
 
 
 def build_cond(t, ref, num) -> object:

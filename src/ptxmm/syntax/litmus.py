@@ -67,7 +67,11 @@ def parse(text: str, file: str = "<string>") -> Program:
 
 
 def _num(s: str) -> int:
-    return int(s, 0)
+    """herd reads integers as OCaml does: decimal (leading zeros allowed) or 0x hexadecimal."""
+    neg = s.startswith("-")
+    body = s.lstrip("-")
+    v = int(body, 16) if body[:2].lower() == "0x" else int(body, 10)
+    return -v if neg else v
 
 
 class _Builder:

@@ -24,7 +24,7 @@ from ..program import (
 )
 from ..resources import data_dir
 from . import lark_errors
-from .common import build_cond, check_program, expectation
+from .common import build_cond, check_program, expectation, int_literal
 from .instr import decode
 
 
@@ -42,10 +42,12 @@ def parse(text: str, file: str = "<string>") -> Program:
     return _Builder(file, text).build(tree)
 
 
-def _int(tok_tree) -> int:
+def _int(tok_tree, file: str = "<string>") -> int:
     toks = [t for t in tok_tree.children] if isinstance(tok_tree, Tree) else [tok_tree]
     sign = -1 if toks[0] == "-" else 1
-    return sign * int(str(toks[-1]), 0)
+    last = toks[-1]
+    pos = SourcePos(file, last.line, last.column) if getattr(last, "line", None) else None
+    return sign * int_literal(str(last), pos)
 
 
 class _Builder:
@@ -94,7 +96,7 @@ class _Builder:
         if item.data == "alias_location":
             return Location(str(name_tok), space, str(type_tok)[1:], 0, alias_of=str(rest[0]),
                             pos=self.pos(name_tok))
-        init = _int(rest[0]) if rest else 0
+        init = _int(rest[0], self.file) if rest else 0
         return Location(str(name_tok), space, str(type_tok)[1:], init, pos=self.pos(name_tok))
 
     def thread(self, item: Tree, index: int) -> Thread:
@@ -129,7 +131,7 @@ class _Builder:
         if o.data == "reg":
             return Reg(str(o.children[0]))
         if o.data == "imm":
-            return Imm(_int(o.children[0]))
+            return Imm(_int(o.children[0], self.file))
         if o.data == "sym":
             return Sym(str(o.children[0]))
         base_tok, *off = o.children[0].children
@@ -141,7 +143,7 @@ class _Builder:
 
     def condition(self, item: Tree) -> Condition:
         q = str(item.children[0])
-        expr = build_cond(item.children[1], self.ref, _int)
+        expr = build_cond(item.children[1], self.ref, lambda t: _int(t, self.file))
         start, end = item.meta.start_pos, item.meta.end_pos
         text = "\n".join(self.lines)[start:end] if start is not None else ""
         return Condition(q, expr, " ".join(text.split()))  # type: ignore[arg-type]
