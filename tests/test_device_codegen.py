@@ -189,3 +189,21 @@ def test_sass_audit_reads_test_ops_before_the_marker(monkeypatch):
     assert not rows[0].ok  # no audit kernel for role 0 in this text
     funcs["ptxmm_audit_1"].remove("LDG")  # a merged load must be caught
     assert not sass.audit(prog, make_layout(prog), None)[1].ok
+
+
+def test_crossval_report_renders_without_a_gpu():
+    from rich.console import Console
+
+    from ptxmm.device.report import render_cross, render_run
+
+    prog = ptxmm.load(EX / "classic/SB-relaxed.ptx")
+    res = ptxmm.check(prog)
+    lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
+    keys = [s.obs.key for s in lay.slots]
+    weak = {"T0:%r0": 0, "T1:%r1": 0, "x": 1, "y": 1}
+    run = decode(prog, lay, _hist_for(lay, {tuple(weak[k] for k in keys): 5}), PRESETS["none"], 5, 0.5)
+    con = Console(record=True, width=140)
+    render_cross(judge(prog, res, run), con)
+    render_run(run, con)
+    text = con.export_text()
+    assert "same SM" in text and "3 allowed outcome(s) unseen" in text and "VIOLATION" not in text

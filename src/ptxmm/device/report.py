@@ -39,11 +39,12 @@ def render_cross(cr: CrossResult, console: Console) -> None:
     console.print(f"[bold]{cr.program.name}[/bold]  ({cr.program.file})  model {cr.check.model}, "
                   f"{run.device}")
     console.print(f"  env {run.env.short()};  {n:,} instances, {run.per_s / 1e9:.2f} G/s")
-    t = Table("outcome", "model", "observed", "rate", "cond", "verdict", box=None)
+    t = Table("outcome", "model", "observed", "rate", "same SM", "cond", "verdict", box=None)
     for r in cr.rows:
         style = {"VIOLATION": "bold red", "unseen": "dim", "beyond-bound": "yellow"}.get(r.verdict, "")
         t.add_row(_fmt(r.outcome), "allowed" if r.allowed else "forbidden", f"{r.count:,}",
-                  _rate(r.count, n), "" if r.satisfies is None else ("✓" if r.satisfies else ""),
+                  _rate(r.count, n), f"{r.same_sm:,}" if r.count else "",
+                  "" if r.satisfies is None else ("✓" if r.satisfies else ""),
                   f"[{style}]{r.verdict}[/{style}]" if style else r.verdict)
     console.print(t)
     if run.dnf:
