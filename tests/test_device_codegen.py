@@ -207,3 +207,13 @@ def test_crossval_report_renders_without_a_gpu():
     render_run(run, con)
     text = con.export_text()
     assert "same SM" in text and "3 allowed outcome(s) unseen" in text and "VIOLATION" not in text
+
+
+def test_environment_shapes_are_checked():
+    from dataclasses import replace
+
+    from ptxmm.errors import PtxmmError
+
+    with pytest.raises(PtxmmError, match="power of two"):
+        fit(replace(PRESETS["barrier"], blocks=100), 1, 1)
+    assert fit(replace(PRESETS["barrier"], stress_blocks=3), 1, 2).stress_blocks == 4

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, replace
 
+from ..errors import PtxmmError
+
 
 @dataclass(frozen=True)
 class Env:
@@ -58,13 +60,20 @@ def random_env(rng: random.Random) -> Env:
 
 def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:
     """Adjust an environment to a test: enough warps per block, a grid of whole clusters."""
+    for what, v in (("blocks", env.blocks), ("threads", env.threads)):
+        if v < 1 or v & (v - 1):
+            raise PtxmmError(f"--{what} {v} is not a power of two", None,
+                             "the instance permutations need powers of two, e.g. 256, 512, 1024")
+    if env.threads < 32:
+        raise PtxmmError("--threads must be at least 32 (one warp)", None, "use 128 or 256")
     threads = max(env.threads, 32 * _pow2(warps_per_cta))
     blocks = max(env.blocks, cluster_size)
     stress = env.stress_blocks
     if stress % cluster_size:
         stress += cluster_size - stress % cluster_size
     if threads > 1024:
-        raise ValueError(f"{warps_per_cta} threads in one CTA need more than 1024 threads per block")
+        raise PtxmmError(f"{warps_per_cta} threads in one CTA need more than 1024 threads per block",
+                         None, "put at most 32 threads in one CTA")
     return replace(env, threads=threads, blocks=blocks, stress_blocks=stress)
 
 
