@@ -64,9 +64,8 @@ class _Role:
             self.regs.setdefault(name, isinstance(v, str))
             if isinstance(v, str) and v not in self.locs:
                 self.locs.append(v)
-        for loc in lay.program.locations:  # registers may hold any address
-            if loc.name not in self.locs and any(isinstance(v, str) for _, v in t.init_regs):
-                self.locs.append(loc.name)
+        if any(isinstance(v, str) for _, v in t.init_regs):  # registers may hold any address
+            self.locs += [loc.name for loc in lay.program.locations if loc.name not in self.locs]
 
     # -- operands ------------------------------------------------------------------------------
     def r(self, name: str) -> str:
@@ -254,30 +253,22 @@ def atom_type(ins: Instruction) -> str:
     return "u32"
 
 
-def count_accesses(t: Thread) -> int:
-    return sum(1 for ins in t.instrs if ins.addr is not None)
-
-
 def generate(lay: Layout) -> str:
     """The CUDA C++ translation unit for a layout."""
     prog = lay.program
     roles = [_Role(lay, t, k) for k, t in enumerate(prog.threads)]
     fns = [r.function() for r in roles]
     n = len(roles)
-    lg = max(1, len(lay.globals_))
-    nz = max(1, sum(count_accesses(t) for t in prog.threads))
-    ncta = len({(r.cg, r.rank) for r in lay.roles})
-    cta_of = {}
-    for r in lay.roles:
-        cta_of.setdefault((r.cg, r.rank), len(cta_of))
-    zbase = [sum(count_accesses(t) for t in prog.threads[:k]) for k in range(n)]
+    cta_of = lay.ctas
+    zbase = lay.access_base
 
     src = [f"// ptxmm litmus harness for {prog.name} ({prog.file})", _PRELUDE]
-    src.append(f"#define NROLES {n}\n#define LG {lg}\n#define NZ {nz}\n#define CS {lay.cluster_size}\n"
-               f"#define NGROUPS {lay.n_groups}\n#define NSHARED {len(lay.shared)}\n#define NCTA {ncta}\n"
+    src.append(f"#define NROLES {n}\n#define LG {lay.n_global_slots}\n#define NZ {lay.n_zero}\n"
+               f"#define CS {lay.cluster_size}\n#define NGROUPS {lay.n_groups}\n"
+               f"#define NSHARED {len(lay.shared)}\n#define NCTA {len(cta_of)}\n"
                f"#define NRES {max(1, lay.n_res)}")
     src.append("""
-struct Params {
+struct Params {  // Layout.params_words 32-bit words
     u32 iter, seed, qb, ob, d, pl, ol, use_bar;
     u32 pm[LG], om[LG];
     u32 zero[NZ];
@@ -413,7 +404,8 @@ def _check_kernel(lay: Layout, n_roles: int) -> str:
         lines.append(f"    key |= {_code(s, expr)} << {s.shift};")
     for m, name in enumerate(lay.globals_):
         resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {lay.init[name] & 0xffffffff}U;")
-    same = " && ".join(f"smid[(u64)i * NROLES + {k}] == s0" for k in range(1, n_roles)) or "s0 == s0"
+    same = " && ".join(f"smid[(u64)i * NROLES + {k}] == smid[(u64)i * NROLES]"
+                       for k in range(1, n_roles)) or "true"
     return f"""
 extern "C" __global__ void ptxmm_check(const Params* __restrict__ p, u32* mem, const u64* res,
         const u32* smid, u32* dnf, const u32* shfin, u64* hist, u32 n, u32 stride) {{
@@ -422,7 +414,6 @@ extern "C" __global__ void ptxmm_check(const Params* __restrict__ p, u32* mem, c
     u32 key = 0;
 {chr(10).join(lines)}
     if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}
-    u32 s0 = smid[(u64)i * NROLES];
     if ({same}) key |= 1U << {lay.samesm_bit};
 {chr(10).join(resets)}
     u32 mask = __match_any_sync(__activemask(), key);

@@ -7,6 +7,7 @@ import random
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import PtxmmError
+from .layout import pow2
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:
                              "the instance permutations need powers of two, e.g. 256, 512, 1024")
     if env.threads < 32:
         raise PtxmmError("--threads must be at least 32 (one warp)", None, "use 128 or 256")
-    threads = max(env.threads, 32 * _pow2(warps_per_cta))
+    threads = max(env.threads, 32 * pow2(warps_per_cta))
     blocks = max(env.blocks, cluster_size)
     stress = env.stress_blocks
     if stress % cluster_size:
@@ -75,10 +76,3 @@ def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:
         raise PtxmmError(f"{warps_per_cta} threads in one CTA need more than 1024 threads per block",
                          None, "put at most 32 threads in one CTA")
     return replace(env, threads=threads, blocks=blocks, stress_blocks=stress)
-
-
-def _pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p

@@ -11,7 +11,7 @@ from ..errors import PtxmmError
 from ..program import Program
 from ..result import Outcome
 from .build import compile_cubin
-from .codegen import count_accesses, generate
+from .codegen import generate
 from .env import Env, fit
 from .layout import Layout, make_layout
 
@@ -87,10 +87,9 @@ class Harness:
         self.k_check = self.mod.get_function("ptxmm_check")
         nb, bsz = e.blocks, e.threads
         self.n = n = nb * bsz
-        lg = max(1, len(lay.globals_))
-        nz = max(1, sum(count_accesses(t) for t in prog.threads))
+        lg = lay.n_global_slots
         nroles = len(prog.threads)
-        self.params = cp.zeros(8 + 2 * lg + nz, dtype=cp.uint32)
+        self.params = cp.zeros(lay.params_words, dtype=cp.uint32)
         self.params[1] = seed & 0xFFFFFFFF
         self.mem = cp.zeros((n, lg, e.stride), dtype=cp.uint32)
         for m, name in enumerate(lay.globals_):
@@ -102,7 +101,7 @@ class Harness:
         self.scratch = cp.zeros(max(1, e.stress_lines * e.stress_line_words), dtype=cp.uint32)
         self.hist = cp.zeros(lay.hist_size, dtype=cp.uint64)
         self.shfin = cp.zeros(max(1, n * len(lay.shared)), dtype=cp.uint32)
-        self.shared_bytes = 4 * len(lay.shared) * len({(r.cg, r.rank) for r in lay.roles}) * bsz
+        self.shared_bytes = lay.shared_bytes(bsz)
         self.grid = nb + e.stress_blocks
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = self._capture()

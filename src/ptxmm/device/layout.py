@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..events import build
-from ..program import Addr, Imm, Program, Reg, Sym
+from ..program import Imm, Program
 from ..solve import Observable, observables
 
 MAX_KEY_BITS = 22
@@ -59,6 +59,38 @@ class Layout:
     observe: str = "all"  # which observables the key holds ("all" or "condition")
 
     @property
+    def n_global_slots(self) -> int:
+        """Location slots per instance in global memory (at least one)."""
+        return max(1, len(self.globals_))
+
+    @property
+    def ctas(self) -> dict[tuple[int, int], int]:
+        """(cluster group, rank) of each CTA of the program → its index (shared-memory copies)."""
+        out: dict[tuple[int, int], int] = {}
+        for r in self.roles:
+            out.setdefault((r.cg, r.rank), len(out))
+        return out
+
+    @property
+    def access_base(self) -> tuple[int, ...]:
+        """Index of each role's first memory access in the table of zero offsets."""
+        counts = [sum(1 for i in t.instrs if i.addr is not None) for t in self.program.threads]
+        return tuple(sum(counts[:k]) for k in range(len(counts) + 1))
+
+    @property
+    def n_zero(self) -> int:
+        """Zero offsets, one per memory access of the program (at least one)."""
+        return max(1, self.access_base[-1])
+
+    @property
+    def params_words(self) -> int:
+        """Size of the device-side Params struct in 32-bit words (see codegen)."""
+        return 8 + 2 * self.n_global_slots + self.n_zero
+
+    def shared_bytes(self, threads: int) -> int:
+        return 4 * len(self.shared) * len(self.ctas) * threads
+
+    @property
     def dnf_bit(self) -> int:
         return self.key_bits
 
@@ -71,34 +103,34 @@ class Layout:
         return 1 << (self.key_bits + 2)
 
 
-def _unsupported(prog: Program, what: str, hint: str, pos=None):
+def _unsupported(what: str, hint: str, pos=None):
     raise UnsupportedError(f"{what} on the device", pos, hint)
 
 
 def _check_supported(prog: Program) -> None:
     for loc in prog.locations:
         if loc.alias_of is not None:
-            _unsupported(prog, f"proxy: location alias `{loc.name}`", "check it with the model only",
+            _unsupported(f"proxy: location alias `{loc.name}`", "check it with the model only",
                          loc.pos)
         if loc.type not in ("u32", "s32", "b32"):
-            _unsupported(prog, f"{loc.type} location `{loc.name}`", "use 32-bit locations", loc.pos)
+            _unsupported(f"{loc.type} location `{loc.name}`", "use 32-bit locations", loc.pos)
     for t in prog.threads:
         if t.placement.gpu != 0:
-            _unsupported(prog, f"thread {t.name} on gpu {t.placement.gpu}",
+            _unsupported(f"thread {t.name} on gpu {t.placement.gpu}",
                          "the harness runs on one GPU; put every thread on gpu 0", t.pos)
         for ins in t.instrs:
             if ins.op in ("bar", "fence_proxy"):
                 what = "execution barrier" if ins.op == "bar" else "proxy: proxy fence"
-                _unsupported(prog, f"{what} `{ins.text}`",
+                _unsupported(f"{what} `{ins.text}`",
                              "execution barriers and proxy fences run only in the model", ins.pos)
             if ins.addr is not None and ins.addr.offset:
-                _unsupported(prog, f"address offset in `{ins.text}`", "address locations by name",
+                _unsupported(f"address offset in `{ins.text}`", "address locations by name",
                              ins.pos)
             if ins.type is not None and ins.type[1:] not in ("32", "64") and ins.op != "setp":
-                _unsupported(prog, f"type .{ins.type} in `{ins.text}`", "use 32- or 64-bit types",
+                _unsupported(f"type .{ins.type} in `{ins.text}`", "use 32- or 64-bit types",
                              ins.pos)
             if ins.op in ("ld", "st", "atom", "red") and ins.type[1:] != "32":
-                _unsupported(prog, f"{ins.type} memory access `{ins.text}`",
+                _unsupported(f"{ins.type} memory access `{ins.text}`",
                              "test locations are 32-bit", ins.pos)
 
 
@@ -109,11 +141,9 @@ def _place(prog: Program) -> tuple[tuple[Role, ...], int, int, int]:
         ctas.setdefault(t.placement.cta_key, []).append(t)
     roles = []
     max_ranks = max(len(c) for c in clusters.values())
-    cs = 1
-    while cs < max_ranks:
-        cs *= 2
+    cs = pow2(max_ranks)
     if cs > 8:
-        _unsupported(prog, f"a cluster of {max_ranks} CTAs", "at most 8 CTAs per cluster")
+        _unsupported(f"a cluster of {max_ranks} CTAs", "at most 8 CTAs per cluster")
     warps = 1
     for cg, ctas in enumerate(clusters.values()):
         for rank, threads in enumerate(ctas.values()):
@@ -149,9 +179,7 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
     shift = 0
     res_count = 0
     for o in obs:
-        vals = {v for out in (allowed or []) if o.key in out for v in [out[o.key]]}
-        vals |= consts
-        values = tuple(sorted(vals))
+        values = tuple(sorted(consts | {out[o.key] for out in allowed or [] if o.key in out}))
         bits = max(1, len(values).bit_length())  # codes 0..K (K = other)
         if o.ploc is None:
             slots.append(ObsSlot(o, values, shift, bits, role=o.thread, reg=o.ref.reg,
@@ -167,11 +195,15 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
     if shift > MAX_KEY_BITS:
         if observe == "all":
             return make_layout(prog, allowed, observe="condition")
-        _unsupported(prog, f"an outcome key of {shift} bits", f"at most {MAX_KEY_BITS} bits")
+        _unsupported(f"an outcome key of {shift} bits", f"at most {MAX_KEY_BITS} bits")
     init = {loc.name: loc.init for loc in prog.locations}
     return Layout(prog, roles, cs, ngroups, warps, globals_, shared, init, tuple(slots), res_count,
                   shift, observe)
 
 
-def operand_kind(o) -> str:
-    return {Reg: "reg", Imm: "imm", Sym: "sym", Addr: "addr"}[type(o)]
+def pow2(n: int) -> int:
+    """The smallest power of two >= n."""
+    p = 1
+    while p < n:
+        p *= 2
+    return p
