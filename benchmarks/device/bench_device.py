@@ -112,12 +112,12 @@ def xval(args) -> None:
         try:
             prog = ptxmm.load(f)
             make_layout(prog)
-            progs.append((f, prog))
+            progs.append(prog)
         except PtxmmError as e:
             skipped.append(f"{f.name}: {e.message}")
-    precompile([p for _, p in progs])
+    precompile(progs)
     total_v = 0
-    for _f, prog in progs:
+    for prog in progs:
         cr = crossval(prog, PRESETS[args.preset], args.budget)
         r = cr.run
         device = r.device
@@ -129,9 +129,7 @@ def xval(args) -> None:
         bb = sum(1 for x in cr.rows if x.verdict == "beyond-bound")
         cond = "-" if cr.check.holds is None else ("holds" if cr.check.holds else "fails")
         rows.append(f"| {prog.name} | {cond} | {allowed} | {seen} | {unseen} | {cr.weak:,} | "
-                    f"{r.instances / 1e9:.2f} G | {r.dnf:,} | {bb} | **{v}** |" if v else
-                    f"| {prog.name} | {cond} | {allowed} | {seen} | {unseen} | {cr.weak:,} | "
-                    f"{r.instances / 1e9:.2f} G | {r.dnf:,} | {bb} | 0 |")
+                    f"{r.instances / 1e9:.2f} G | {r.dnf:,} | {bb} | {f'**{v}**' if v else 0} |")
         data.append(cr.to_json())
     lines = header(device) + [
         f"Preset `{args.preset}`, {args.budget} s per test, model `ptx`. {len(progs)} tests, "

@@ -30,16 +30,12 @@ def _names(tree) -> set[str]:
     return {str(t) for t in tree.scan_values(lambda v: isinstance(v, lark.Token))}
 
 
-_NEEDED: dict[int, list[Stmt]] = {}
-_COMPILED: dict[int, object] = {}
-_KEEP: list = []
 
 
 def _needed(model: Model) -> list[Stmt]:
     """The statements the axioms depend on (flags and what only they use left out), found by a
-    backward pass that respects redefinitions. Cached per model."""
-    key = id(model)
-    if key not in _NEEDED:
+    backward pass that respects redefinitions. Cached on the model."""
+    if model.needed is None:
         need: set[str] = set()
         keep: list[Stmt] = []
         for st in reversed(model.stmts):
@@ -51,8 +47,8 @@ def _needed(model: Model) -> list[Stmt]:
                 need -= set(st.names)
                 for e in st.exprs:
                     need |= _names(e)
-        _NEEDED[key] = list(reversed(keep))
-    return _NEEDED[key]
+        model.needed = list(reversed(keep))
+    return model.needed
 
 
 class _Scope(dict):
@@ -151,10 +147,10 @@ class _Eval:
         return lift(v) if isinstance(v, ESet) else v
 
     def eval(self, node) -> Value:
-        fn = _COMPILED.get(id(node))
+        cache = self.model.compiled  # the model owns its trees, so node ids are stable
+        fn = cache.get(id(node))
         if fn is None:
-            fn = _COMPILED[id(node)] = self.compile(node)
-            _KEEP.append(node)  # compiled closures are keyed by id: keep the tree alive
+            fn = cache[id(node)] = self.compile(node)
         return fn(self)
 
     def compile(self, node):

@@ -30,6 +30,9 @@ class Model:
     name: str
     path: str
     stmts: list[Stmt] = field(default_factory=list)
+    # caches of the interpreter: statements the axioms need, expression closures by node id
+    needed: list[Stmt] | None = field(default=None, repr=False, compare=False)
+    compiled: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def axioms(self) -> list[Stmt]:

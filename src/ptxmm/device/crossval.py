@@ -25,15 +25,8 @@ class Row:
     allowed: bool
     count: int
     satisfies: bool | None
-    same_sm: int = 0
-
-    @property
-    def verdict(self) -> str:
-        if self.count and not self.allowed:
-            return self.status_if_forbidden
-        return "ok" if self.count else "unseen"
-
-    status_if_forbidden: str = "VIOLATION"
+    same_sm: int
+    verdict: str  # ok | unseen | VIOLATION | beyond-bound
 
 
 @dataclass
@@ -89,12 +82,16 @@ def judge(prog: Program, res: CheckResult, run: DeviceRun) -> CrossResult:
     eg = build(prog, unroll=0)
     allowed = {o.outcome for o in res.outcomes}
     seen = {o.outcome: o for o in run.observed}
-    forbidden_status = "beyond-bound" if res.cut_paths else "VIOLATION"
     rows = []
-    for o in sorted(allowed | set(seen), key=lambda x: str(x)):
+    for o in sorted(allowed | set(seen), key=str):
         ob = seen.get(o)
-        sat = None if ob is not None and ob.impossible_value else satisfies(prog, eg, o)
-        row = Row(o, o in allowed, ob.count if ob else 0, sat, ob.same_sm if ob else 0)
-        row.status_if_forbidden = forbidden_status if not (ob and ob.impossible_value) else "VIOLATION"
-        rows.append(row)
+        impossible = ob is not None and ob.impossible_value
+        if ob is None:
+            verdict = "unseen"
+        elif o in allowed:
+            verdict = "ok"
+        else:  # an impossible value is a violation whatever the bound; else the bound may explain it
+            verdict = "beyond-bound" if res.cut_paths and not impossible else "VIOLATION"
+        rows.append(Row(o, o in allowed, ob.count if ob else 0,
+                        None if impossible else satisfies(prog, eg, o), ob.same_sm if ob else 0, verdict))
     return CrossResult(prog, res, run, rows)

@@ -5,7 +5,7 @@ outcomes are histogrammed on the GPU and decoded here into the checker's Outcome
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import PtxmmError
 from ..program import Program
@@ -38,14 +38,10 @@ class DeviceRun:
     dnf: int  # instances where a spin loop hit its bound
     device: str = ""
     checksum_ok: bool = True
-    extra: dict = field(default_factory=dict)
 
     @property
     def per_s(self) -> float:
         return self.instances / self.seconds if self.seconds else 0.0
-
-    def count(self, outcome: Outcome) -> int:
-        return sum(o.count for o in self.observed if o.outcome == outcome)
 
 
 def cupy():
@@ -129,7 +125,6 @@ class Harness:
                 self._iteration()
             g = self.stream.end_capture()
             g.upload(self.stream)
-            self.hist.fill(0)
             self.stream.synchronize()
         return g
 
