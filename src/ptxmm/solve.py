@@ -72,8 +72,7 @@ def observables(eg: EventGraph, scope: str = "all") -> list[Observable]:
         refs += [MemRef(n) for n in written if len(eg.loc_of_name.get(n, [])) == 1]
     if p.condition is not None:
         for r in cond_refs(p.condition.expr):
-            if isinstance(r, RegRef):
-                r = RegRef(p.threads[eg.thread_of(r.thread)].name, r.reg)
+            r = canonical(p, eg, r)
             if r not in refs:
                 refs.append(r)
     out = []
@@ -112,16 +111,17 @@ def verdict(quant: str, sat: list[bool]) -> bool:
     return all(sat)
 
 
+def canonical(p: Program, eg: EventGraph, r: RegRef | MemRef) -> RegRef | MemRef:
+    """A condition's reference with its thread named as the program names it (``1:r0`` →
+    ``P1:r0``), i.e. as observables and outcomes key it."""
+    return RegRef(p.threads[eg.thread_of(r.thread)].name, r.reg) if isinstance(r, RegRef) else r
+
+
 def satisfies(p: Program, eg: EventGraph, o: Outcome) -> bool | None:
     if p.condition is None:
         return None
     vals = o.as_dict()
-    env = {}
-    for r in cond_refs(p.condition.expr):
-        if isinstance(r, RegRef):
-            env[r] = vals[format_ref(RegRef(p.threads[eg.thread_of(r.thread)].name, r.reg))]
-        else:
-            env[r] = vals[r.loc]
+    env = {r: vals[format_ref(canonical(p, eg, r))] for r in cond_refs(p.condition.expr)}
     return eval_cond(p.condition.expr, env)
 
 
@@ -512,19 +512,10 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unro
     if verdict_only and prog.condition is not None and engine == "z3":
         cond = prog.condition
 
-        def term_of(terms):
-            def term(r):
-                if isinstance(r, RegRef):
-                    r = RegRef(prog.threads[eg.thread_of(r.thread)].name, r.reg)
-                return terms[format_ref(r)]
-            return term
-
         # exists/~exists: is there an execution satisfying the condition? forall: one violating it?
-        positive = cond.quantifier != "forall"
-
         def goal(terms):
-            c = _cond_z3(cond.expr, term_of(terms))
-            return c if positive else z3.Not(c)
+            c = _cond_z3(cond.expr, lambda r: terms[format_ref(canonical(prog, eg, r))])
+            return z3.Not(c) if cond.quantifier == "forall" else c
 
         found, _ = _enumerate_z3(eg, m, obs, False, goal)
         witness = bool(found)
