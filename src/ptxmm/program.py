@@ -85,28 +85,167 @@ class Addr:
 Operand = Union[Reg, Imm, Sym, Addr]
 
 
-@dataclass(frozen=True)
-class Instruction:
-    """One decoded instruction. ``op`` is the normalised opcode; qualifiers are normalised too
-    (``ld`` → sem weak, ``membar.gl`` → fence sc gpu, ``ld.volatile`` → relaxed sys + volatile)."""
+# ----- types ------------------------------------------------------------------------------------
+# PTX scalar types: .b/.u/.s/.f of 8..64 bits, and .pred (1 bit). Values are machine integers of
+# the type's width; .s types compare and print as two's complement.
 
-    op: str  # ld st atom red fence fence_proxy bar mov alu setp selp bra label ret nop
+
+def type_width(t: str) -> int:
+    """Bits of a PTX type name without its dot (``u32`` → 32, ``pred`` → 1)."""
+    return 1 if t == "pred" else int(t[1:])
+
+
+def type_signed(t: str) -> bool:
+    return t.startswith("s")
+
+
+# ----- the typed instruction IR ------------------------------------------------------------------
+# One small frozen dataclass per instruction class. Qualifiers are normalised by the front ends:
+# ``ld`` → sem "weak"; ``membar.gl`` → Fence(sem "sc", scope "gpu"); ``ld.volatile`` → relaxed sys
+# with volatile=True; ``atom`` without sem/scope → relaxed gpu.
+
+Guard = tuple[Reg, bool]  # (predicate register, negated): ``@%p`` / ``@!%p``
+
+
+@dataclass(frozen=True, kw_only=True)
+class Instr:
     pos: SourcePos | None = None
     text: str = ""
-    sem: str | None = None
+    guard: Guard | None = None
+
+    @property
+    def opcode(self) -> str:
+        return type(self).__name__.lower()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Load(Instr):
+    dst: Reg
+    addr: Addr
+    type: str = "u32"
+    sem: str = "weak"  # weak relaxed acquire
+    scope: str | None = None
+    space: str | None = None  # "global" | "shared" | None (generic addressing)
+    volatile: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Store(Instr):
+    addr: Addr
+    src: Operand
+    type: str = "u32"
+    sem: str = "weak"  # weak relaxed release
     scope: str | None = None
     space: str | None = None
-    type: str | None = None
-    aop: str | None = None  # atom/red/alu operation, setp comparison
-    dst: Reg | None = None
-    addr: Addr | None = None
-    srcs: tuple[Operand, ...] = ()
-    label: str | None = None  # for label pseudo-instructions and branch targets
-    guard: tuple[Reg, bool] | None = None  # (predicate register, negated)
     volatile: bool = False
-    proxy: str | None = None  # fence_proxy kind, e.g. "alias"
-    barrier: tuple[tuple[Operand, ...], Operand | None] | None = None  # (id operands, count)
-    bar_kind: str | None = None  # "sync" | "arrive" | "red"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Atom(Instr):
+    """``atom.op``: read, then write op(old, srcs...); ``dst`` receives the old value. A failed
+    ``cas`` performs no write."""
+
+    op: str  # add inc dec exch cas and or xor min max
+    dst: Reg
+    addr: Addr
+    srcs: tuple[Operand, ...]
+    type: str = "u32"
+    sem: str = "relaxed"  # relaxed acquire release acq_rel
+    scope: str = "gpu"
+    space: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Red(Instr):
+    """``red.op``: an atomic read-modify-write whose read is not a read operation (8.11.1)."""
+
+    op: str  # add inc dec and or xor min max
+    addr: Addr
+    src: Operand
+    type: str = "u32"
+    sem: str = "relaxed"  # relaxed release
+    scope: str = "gpu"
+    space: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fence(Instr):
+    sem: str  # sc acq_rel acquire release
+    scope: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProxyFence(Instr):
+    kind: str  # "alias"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Barrier(Instr):
+    """CTA execution barrier ``bar{.cta}.sync|arrive a{, b}``: ids compared by value, ``count``
+    the number of participating threads (None: all threads of the CTA)."""
+
+    kind: str  # "sync" | "arrive"
+    ids: tuple[Operand, ...]
+    count: Operand | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mov(Instr):
+    dst: Reg
+    src: Operand
+    type: str = "u32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Alu(Instr):
+    """Register arithmetic, wrapping at the type's width: add sub mul and or xor not neg shl shr
+    min max (signedness from ``type``)."""
+
+    op: str
+    dst: Reg
+    srcs: tuple[Operand, ...]
+    type: str = "u32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setp(Instr):
+    """``setp.cmp.type p, a, b``; cmp in eq ne lt le gt ge lo ls hi hs (lt..ge signed for .s
+    types, unsigned for .u/.b; lo ls hi hs always unsigned)."""
+
+    cmp: str
+    dst: Reg
+    a: Operand
+    b: Operand
+    type: str = "u32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selp(Instr):
+    dst: Reg
+    a: Operand
+    b: Operand
+    p: Operand
+    type: str = "u32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Branch(Instr):
+    target: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Label(Instr):
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ret(Instr):
+    pass
+
+
+Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, Mov, Alu, Setp, Selp,
+                    Branch, Label, Ret]
+MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
 @dataclass(frozen=True)
@@ -115,8 +254,9 @@ class Thread:
     index: int
     placement: Placement
     instrs: tuple[Instruction, ...]
-    init_regs: tuple[tuple[str, int | str], ...] = ()
+    init_regs: tuple[tuple[str, int | str], ...] = ()  # register → value or location name (address)
     pos: SourcePos | None = None
+    reg_types: tuple[tuple[str, str], ...] = ()  # declared registers (``.reg .u32 %r<2>;``) → type
 
 
 # ----- conditions -------------------------------------------------------------------------------
