@@ -10,7 +10,27 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, UnsupportedError
-from ptxmm.program import Cmp, MemRef, RegRef
+from ptxmm.program import (
+    Alu,
+    Atom,
+    Barrier,
+    Branch,
+    Cmp,
+    Fence,
+    Imm,
+    Label,
+    Load,
+    MemRef,
+    Mov,
+    ProxyFence,
+    Red,
+    Reg,
+    RegRef,
+    Ret,
+    Selp,
+    Setp,
+    Store,
+)
 
 MP = (ROOT / "examples" / "mp-release-acquire.ptx").read_text()
 
@@ -20,32 +40,60 @@ def test_parses_mp():
     assert p.name == "MP+release+acquire" and p.expect is False
     assert [t.name for t in p.threads] == ["T0", "T1"]
     st_rel = p.threads[0].instrs[1]
-    assert (st_rel.op, st_rel.sem, st_rel.scope, st_rel.space, st_rel.type) == (
-        "st", "release", "gpu", "global", "u32")
+    assert (st_rel.opcode, st_rel.sem, st_rel.scope, st_rel.space, st_rel.type) == (
+        "store", "release", "gpu", "global", "u32")
     ld = p.threads[1].instrs[1]
-    assert (ld.op, ld.sem, ld.scope) == ("ld", "weak", None)
+    assert (ld.opcode, ld.sem, ld.scope) == ("load", "weak", None)
     assert p.threads[1].placement.cta == 1
 
 
 @pytest.mark.parametrize("text,expect", [
-    ("ld.u32 %r0, [x]", ("ld", "weak", None, False)),
-    ("ld.weak.global.u32 %r0, [x]", ("ld", "weak", None, False)),
-    ("ld.relaxed.cluster.shared::cta.u32 %r0, [x]", ("ld", "relaxed", "cluster", False)),
-    ("ld.volatile.global.u32 %r0, [x]", ("ld", "relaxed", "sys", True)),
-    ("ld.mmio.relaxed.sys.global.u32 %r0, [x]", ("ld", "relaxed", "sys", True)),
-    ("ld.global.ca.u32 %r0, [x]", ("ld", "weak", None, False)),
-    ("atom.add.u32 %r0, [x], 1", ("atom", "relaxed", "gpu", False)),
-    ("atom.acq_rel.sys.global.cas.b32 %r0, [x], 0, 1", ("atom", "acq_rel", "sys", False)),
-    ("red.release.gpu.global.add.u32 [x], 1", ("red", "release", "gpu", False)),
-    ("fence.sc.cta", ("fence", "sc", "cta", False)),
-    ("fence.gpu", ("fence", "acq_rel", "gpu", False)),
-    ("membar.gl", ("fence", "sc", "gpu", False)),
-    ("fence.acquire.cluster", ("fence", "acquire", "cluster", False)),
+    ("ld.u32 %r0, [x]", (Load, "weak", None, False)),
+    ("ld.weak.global.u32 %r0, [x]", (Load, "weak", None, False)),
+    ("ld.relaxed.cluster.shared::cta.u32 %r0, [x]", (Load, "relaxed", "cluster", False)),
+    ("ld.volatile.global.u32 %r0, [x]", (Load, "relaxed", "sys", True)),
+    ("ld.mmio.relaxed.sys.global.u32 %r0, [x]", (Load, "relaxed", "sys", True)),
+    ("ld.global.ca.u32 %r0, [x]", (Load, "weak", None, False)),
+    ("atom.add.u32 %r0, [x], 1", (Atom, "relaxed", "gpu", False)),
+    ("atom.acq_rel.sys.global.cas.b32 %r0, [x], 0, 1", (Atom, "acq_rel", "sys", False)),
+    ("red.release.gpu.global.add.u32 [x], 1", (Red, "release", "gpu", False)),
+    ("fence.sc.cta", (Fence, "sc", "cta", False)),
+    ("fence.gpu", (Fence, "acq_rel", "gpu", False)),
+    ("membar.gl", (Fence, "sc", "gpu", False)),
+    ("fence.acquire.cluster", (Fence, "acquire", "cluster", False)),
 ])
 def test_qualifiers(text, expect):
     p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; }}\n")
     i = p.threads[0].instrs[0]
-    assert (i.op, i.sem, i.scope, i.volatile) == expect
+    assert (type(i), i.sem, i.scope, getattr(i, "volatile", False)) == expect
+
+
+@pytest.mark.parametrize("text,cls,fields", [
+    ("mov.u32 %r0, 7", Mov, {"dst": Reg("%r0"), "src": Imm(7), "type": "u32"}),
+    ("add.s64 %r0, %r1, -1", Alu, {"op": "add", "srcs": (Reg("%r1"), Imm(-1)), "type": "s64"}),
+    ("max.u32 %r0, %r1, 2", Alu, {"op": "max", "type": "u32"}),
+    ("setp.lt.s32 %p0, %r1, 0", Setp, {"cmp": "lt", "dst": Reg("%p0"), "type": "s32"}),
+    ("setp.hs.u32 %p0, %r1, 0", Setp, {"cmp": "hs", "type": "u32"}),
+    ("selp.b32 %r0, 1, 2, %p0", Selp, {"a": Imm(1), "b": Imm(2), "p": Reg("%p0")}),
+    ("st.relaxed.gpu.global.u32 [x], %r1", Store, {"src": Reg("%r1"), "sem": "relaxed"}),
+    ("atom.exch.b32 %r0, [x], 3", Atom, {"op": "exch", "srcs": (Imm(3),)}),
+    ("bar.sync 1, 64", Barrier, {"kind": "sync", "ids": (Imm(1),), "count": Imm(64)}),
+    ("fence.proxy.alias", ProxyFence, {"kind": "alias"}),
+    ("ret", Ret, {}),
+])
+def test_typed_instructions(text, cls, fields):
+    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; }}\n")
+    i = p.threads[0].instrs[0]
+    assert type(i) is cls
+    for k, v in fields.items():
+        assert getattr(i, k) == v, k
+
+
+def test_reg_declarations():
+    p = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { .reg .s32 %r<3>; .reg .pred %p; L: bra L; }\n")
+    t = p.threads[0]
+    assert dict(t.reg_types) == {"%r0": "s32", "%r1": "s32", "%r2": "s32", "%p": "pred"}
+    assert isinstance(t.instrs[0], Label) and isinstance(t.instrs[1], Branch)
 
 
 @pytest.mark.parametrize("text,at,words", [

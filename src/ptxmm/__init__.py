@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .checker import check
 from .errors import ModelError, ParseError, PtxmmError, SemanticError, SourcePos, UnsupportedError
 from .program import Program
 from .result import CheckResult, Execution, Outcome, OutcomeInfo
-from .solve import check
 
 __version__ = "0.1.0"
 

@@ -30,6 +30,29 @@ def main() -> None:
     """ptxmm — which outcomes does the PTX memory model allow, and why?"""
 
 
+class _Ticker:
+    """A progress line for enumerations that run longer than a second (stderr, transient)."""
+
+    def __init__(self, console: Console, name: str):
+        self.console, self.name, self.t0, self.prog, self.task = console, name, time.perf_counter(), None, None
+
+    def __call__(self, n: int) -> None:
+        if self.prog is None:
+            if time.perf_counter() - self.t0 < 1.0 or not self.console.is_terminal:
+                return
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.prog = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                 console=self.console, transient=True)
+            self.prog.start()
+            self.task = self.prog.add_task(self.name)
+        self.prog.update(self.task, description=f"{self.name}: {n:,} outcomes")
+
+    def close(self) -> None:
+        if self.prog is not None:
+            self.prog.stop()
+
+
 @main.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("--model", "-m", default="ptx", show_default=True,
@@ -38,27 +61,45 @@ def main() -> None:
 @click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True,
               help="bound on backward-branch iterations")
 @click.option("--observe", type=click.Choice(["all", "condition"]), default="all",
-              show_default=True, help="record loaded registers and final memory, or only what "
-              "the condition names")
+              show_default=True, help="enumerate every outcome (loaded registers and final memory), "
+              "or only answer the condition: one query and its witness")
+@click.option("--max-outcomes", type=click.IntRange(1), default=None,
+              help="stop enumerating after this many outcomes")
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
-def check(files, model, engine, unroll, observe, as_json) -> None:
-    """Enumerate every outcome FILES may have under the model and judge their conditions."""
+def check(files, model, engine, unroll, observe, max_outcomes, as_json) -> None:
+    """Enumerate every outcome FILES may have under the model and judge their conditions.
+    Every file is reported; a file that cannot be checked is an error row (exit 2)."""
     console = Console(highlight=False)
-    out = []
+    err_console = Console(stderr=True, highlight=False)
     try:
         load_model(model)
-        for i, f in enumerate(files):
-            res = api_check(load(f), model, engine=engine, unroll=unroll, observe=observe)
-            if as_json:
-                out.append(res.to_json())
-            else:
-                if i:
-                    console.print()
-                render(res, console)
     except PtxmmError as e:
         _fail(e)
+    out, failed = [], 0
+    for i, f in enumerate(files):
+        ticker = _Ticker(err_console, str(f))
+        try:
+            res = api_check(load(f), model, engine=engine, unroll=unroll, observe=observe,
+                            verdict_only=observe == "condition", max_outcomes=max_outcomes,
+                            progress=ticker)
+        except PtxmmError as e:
+            failed += 1
+            click.echo(str(e), err=True)
+            out.append({"file": str(f), "error": {"kind": e.kind, "message": e.message,
+                                                  "position": str(e.pos) if e.pos else None,
+                                                  "hint": e.hint}})
+            continue
+        finally:
+            ticker.close()
+        if as_json:
+            out.append(res.to_json())
+        else:
+            if i:
+                console.print()
+            render(res, console)
     if as_json:
         click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
+    sys.exit(2 if failed else 0)
 
 
 @main.command("test")

@@ -1,85 +1,108 @@
 """Program → EventGraph.
 
-Each thread is executed symbolically. Branches fork the execution into *paths* (bounded unrolling
-of backward branches, ``unroll`` iterations at most); events created before a fork are shared by
-the paths that continue from it, so every event carries the set of paths it belongs to. Exactly
-one path per thread runs in an execution (the solver picks it). A side-effect-free spin loop (only
-loads and register arithmetic in its body) is reduced to an *await*: one iteration whose exit
-condition is assumed, as Dat3M and GenMC do. Paths cut by the unrolling bound are dropped and
-counted, so reports can say the bound cut executions.
+Each thread is executed symbolically, one typed instruction at a time (one handler per IR class).
+Branches fork the execution into *paths* (bounded unrolling of backward branches, ``unroll``
+iterations at most); events created before a fork are shared by the paths that continue from it,
+so every event carries the set of paths it belongs to. In an execution exactly one path per
+thread runs: the engines choose it (the Z3 engine with one selector per path inside a single
+formula, the brute-force engine by enumeration). An event's execution guard is "its thread runs
+one of its paths" and, for predicated instructions and the write of a ``cas``, a value condition.
 
-Register values are :mod:`ptxmm.values` expressions over the values returned by read events;
-syntactic dependencies (addr, data, ctrl) are tracked alongside."""
+A side-effect-free spin loop (only loads and register arithmetic in its body) is reduced to an
+*await*: one iteration whose exit condition is assumed, as Dat3M and GenMC do. Paths cut by the
+unrolling bound are dropped and counted, so reports can say the bound cut executions.
+
+Values are machine integers (:mod:`ptxmm.values`): a register has the width of the instruction
+that wrote it, a memory event the width of its location; conversions follow the instruction
+type. Syntactic dependencies (addr, data, ctrl) are tracked alongside."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from .errors import SemanticError, UnsupportedError
-from .program import Addr, Imm, Instruction, Program, Reg, RegRef, Sym, Thread
-from .values import Const, Expr, ReadVal, mk, reads_of
+from .program import (
+    Addr,
+    Alu,
+    Atom,
+    Barrier,
+    Branch,
+    Fence,
+    Imm,
+    Instruction,
+    Label,
+    Load,
+    Mov,
+    Program,
+    ProxyFence,
+    Red,
+    Reg,
+    Ret,
+    Selp,
+    Setp,
+    Store,
+    Sym,
+    Thread,
+    type_signed,
+    type_width,
+)
+from .values import TRUE, Const, Expr, ReadVal, const, convert, mk, reads_of, substitute, truth
 
 MAX_PATHS = 512
 ADDR_BASE = 0x1000
+ADDR_W = 64
 
 
-@dataclass
+@dataclass(frozen=True)
 class Event:
     eid: int
-    kind: str  # R W F (memory/proxy fence) B (barrier)
+    kind: str  # R W F (memory or proxy fence) B (barrier)
     thread: int  # -1 for initial writes
+    index: int = 0  # position in its thread's program order (along any of its paths)
+    paths: frozenset[int] = frozenset({0})  # the thread's paths this event lies on
     sem: str | None = None  # weak relaxed acquire release acq_rel sc
     scope: str | None = None
-    loc: str | None = None  # virtual location (address identity)
-    ploc: str | None = None  # physical location
+    loc: str | None = None  # physical location (``loc`` of the cat models)
+    vloc: str | None = None  # virtual address (``vloc``)
+    w: int = 0  # width of the value read or written
     value: Expr | None = None  # value written (W)
-    guard: Expr = Const(1)  # extra execution condition (failed cas, predication)
-    tags: set[str] = field(default_factory=set)
+    cond: Expr = TRUE  # value condition of execution (predication, a cas that succeeds)
+    tags: frozenset[str] = frozenset()
     instr: Instruction | None = None
-    paths: set[int] = field(default_factory=set)
-    index: int = 0  # position in its thread's program order
-    barrier: tuple | None = None  # (id, count, occurrence) for B events
+    barrier: tuple | None = None  # (ids: tuple[Expr], count: int | None, occurrence) for B events
 
     @property
     def label(self) -> str:
         if self.thread < 0:
-            return f"init {self.ploc}={self.value.v if isinstance(self.value, Const) else '?'}"
-        text = self.instr.text if self.instr else self.kind
-        if "ARRIVE" in self.tags:
-            text += " (arrive)"
-        elif "WAIT" in self.tags:
-            text += " (wait)"
-        if "RMW_W" in self.tags:
-            text += " (write)"
-        elif "RMW_R" in self.tags:
-            text += " (read)"
+            v = self.value.v if isinstance(self.value, Const) else "?"
+            return f"init {self.loc}={v}"
+        text = self.instr.text if self.instr is not None else self.kind
+        for tag, word in (("ARRIVE", " (arrive)"), ("WAIT", " (wait)"), ("RMW_W", " (write)"),
+                          ("RMW_R", " (read)")):
+            if tag in self.tags:
+                return text + word
         return text
 
 
-@dataclass
+@dataclass(frozen=True)
 class PathInfo:
-    events: list[int]  # in program order
-    assumes: list[Expr]  # boolean expressions that must hold for the path to run
+    events: tuple[int, ...]  # in program order
+    assumes: tuple[Expr, ...]  # 1-bit conditions that must hold for the path to run
     regs: dict[str, Expr]  # final register values
-    reg_deps: dict[str, frozenset[int]]
+    reg_types: dict[str, str]  # register → PTX type of its last write
 
 
-@dataclass
+@dataclass(frozen=True)
 class EventGraph:
     program: Program
-    events: list[Event]
-    paths: list[list[PathInfo]]  # per thread
-    graph: nx.MultiDiGraph
-    init: dict[str, int]  # physical location → initial write
+    events: tuple[Event, ...]
+    paths: tuple[tuple[PathInfo, ...], ...]  # per thread
+    edges: dict[str, tuple[tuple[int, int], ...]]  # static dependency relations by label
+    init: dict[str, int]  # physical location → its initial write
     cut_paths: int = 0
     awaits: int = 0
     unroll: int = 2
-    loc_of_name: dict[str, list[str]] = field(default_factory=dict)  # location name → ploc(s)
-
-    def edges(self, label: str) -> list[tuple[int, int]]:
-        return [(a, b) for a, b, k in self.graph.edges(keys=True) if k == label]
+    loc_of_name: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name → physical copies
 
     @property
     def n(self) -> int:
@@ -91,15 +114,36 @@ class EventGraph:
                 return t.index
         if name.isdigit() and int(name) < len(self.program.threads):
             return int(name)
-        if name.startswith("P") and name[1:].isdigit():
+        if name.startswith("P") and name[1:].isdigit() and int(name[1:]) < len(self.program.threads):
             return int(name[1:])
         raise SemanticError(f"unknown thread {name}")
+
+
+@dataclass
+class _Proto:
+    """An event under construction (mutable until the graph is frozen)."""
+
+    kind: str
+    thread: int
+    index: int
+    instr: Instruction | None = None
+    sem: str | None = None
+    scope: str | None = None
+    loc: str | None = None
+    vloc: str | None = None
+    w: int = 0
+    value: Expr | None = None
+    cond: Expr = TRUE
+    tags: frozenset[str] = frozenset()
+    barrier: tuple | None = None
+    paths: set[int] = field(default_factory=set)
 
 
 @dataclass
 class _State:
     pc: int
     regs: dict[str, Expr]
+    types: dict[str, str]
     deps: dict[str, frozenset[int]]
     assumes: list[Expr]
     ctrl: frozenset[int]
@@ -108,16 +152,36 @@ class _State:
     bars: dict  # barrier operands → occurrences so far
 
     def fork(self) -> _State:
-        return _State(self.pc, dict(self.regs), dict(self.deps), list(self.assumes), self.ctrl,
-                      list(self.events), dict(self.back), dict(self.bars))
+        return _State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
+                      self.ctrl, list(self.events), dict(self.back), dict(self.bars))
+
+
+_RMW_SEMS = {"relaxed": ("relaxed", "relaxed"), "acquire": ("acquire", "relaxed"),
+             "release": ("relaxed", "release"), "acq_rel": ("acquire", "release")}
+_SETP = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "uge"}
+
+
+def _alu_op(op: str, ty: str) -> str:
+    s = type_signed(ty)
+    if op in ("min", "max"):
+        return ("s" if s else "u") + op
+    if op == "shr":
+        return "sar" if s else "shr"
+    return op
+
+
+def _cmp_op(cmp: str, ty: str) -> str:
+    if cmp in _SETP:
+        return _SETP[cmp]
+    return ("s" if type_signed(ty) else "u") + cmp
 
 
 class _Builder:
     def __init__(self, prog: Program, unroll: int):
         self.p = prog
         self.unroll = unroll
-        self.events: list[Event] = []
-        self.edges: list[tuple[int, int, str]] = []
+        self.events: list[_Proto] = []
+        self.edges: set[tuple[int, int, str]] = set()
         self.cut = 0
         self.awaits = 0
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
@@ -125,7 +189,8 @@ class _Builder:
         self.locs = {loc.name: loc for loc in prog.locations}
 
     # -- locations ---------------------------------------------------------------------------
-    def vloc(self, name: str, t: Thread) -> tuple[str, str]:
+    def place(self, name: str, t: Thread) -> tuple[str, str]:
+        """(virtual, physical) location of ``name`` as thread ``t`` sees it."""
         loc = self.locs[name]
         root = loc.alias_of or name
         if loc.space == "shared":
@@ -133,14 +198,18 @@ class _Builder:
             return name + suffix, root + suffix
         return name, root
 
-    def resolve(self, a: Addr, st: _State, t: Thread, ins: Instruction) -> tuple[str, frozenset]:
+    def width_of(self, name: str) -> int:
+        loc = self.locs[name]
+        return type_width(self.locs[loc.alias_of].type if loc.alias_of else loc.type)
+
+    def resolve(self, a: Addr, st: _State, ins: Instruction) -> tuple[str, frozenset[int]]:
         if isinstance(a.base, Sym):
             return a.base.name, frozenset()
-        e = st.regs.get(a.base.name, Const(0))
+        e = st.regs.get(a.base.name)
         deps = st.deps.get(a.base.name, frozenset())
         if isinstance(e, Const) and e.v in self.name_of_addr:
             return self.name_of_addr[e.v], deps
-        if reads_of(e):
+        if e is not None and reads_of(e):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
                                    "ptxmm needs addresses it can compute statically; a fake "
                                    "dependency such as `xor r, r, r` then `add` is fine")
@@ -148,158 +217,200 @@ class _Builder:
                             f"load it first, e.g. `mov.u64 {a.base.name}, x;`")
 
     # -- values ------------------------------------------------------------------------------
-    def val(self, o, st: _State) -> tuple[Expr, frozenset[int]]:
+    def val(self, o, st: _State, ty: str | None) -> tuple[Expr, frozenset[int]]:
+        """Operand value at the width of type ``ty`` (None: as it is)."""
         if isinstance(o, Imm):
-            return Const(o.value), frozenset()
+            return const(o.value, type_width(ty) if ty else 64), frozenset()
         if isinstance(o, Sym):
-            return Const(self.addr_of[o.name]), frozenset()
+            e: Expr = Const(self.addr_of[o.name], ADDR_W)
+            return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg):
-            return st.regs.get(o.name, Const(0)), st.deps.get(o.name, frozenset())
+            e = st.regs.get(o.name)
+            if e is None:
+                e = Const(0, type_width(ty) if ty else 32)
+            if ty is not None:
+                e = convert(e, type_width(ty), type_signed(st.types.get(o.name, ty)))
+            return e, st.deps.get(o.name, frozenset())
         raise AssertionError(o)
 
-    def new_event(self, st: _State, t: Thread, **kw) -> Event:
-        e = Event(eid=len(self.events), thread=t.index, index=len(st.events), **kw)
-        self.events.append(e)
-        for prev in st.events:
-            self.edges.append((prev, e.eid, "po"))
-        st.events.append(e.eid)
+    def new_event(self, st: _State, t: Thread, kind: str, ins: Instruction, guard: Expr | None,
+                  **kw) -> int:
+        eid = len(self.events)
+        self.events.append(_Proto(kind, t.index, len(st.events), ins, cond=guard or TRUE, **kw))
+        st.events.append(eid)
         for c in st.ctrl:
-            self.edges.append((c, e.eid, "ctrl"))
-        return e
+            self.edges.add((c, eid, "ctrl"))
+        return eid
 
-    def set_reg(self, st: _State, r: Reg, e: Expr, deps: frozenset, guard: Expr | None):
+    def set_reg(self, st: _State, r: Reg, e: Expr, ty: str, deps: frozenset, guard: Expr | None):
         if guard is not None:
-            old = st.regs.get(r.name, Const(0))
+            old = st.regs.get(r.name)
+            old = Const(0, e.w) if old is None else convert(old, e.w)
             e = mk("ite", guard, e, old)
             deps = deps | st.deps.get(r.name, frozenset())
         st.regs[r.name] = e
+        st.types[r.name] = ty
         st.deps[r.name] = deps
+
+    def dep(self, src: frozenset[int], dst: int, label: str) -> None:
+        for d in src:
+            self.edges.add((d, dst, label))
 
     # -- one thread --------------------------------------------------------------------------
     def thread(self, t: Thread) -> list[PathInfo]:
-        labels = {ins.label: i for i, ins in enumerate(t.instrs) if ins.op == "label"}
-        regs = {}
+        labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
+        regs: dict[str, Expr] = {}
+        types: dict[str, str] = dict(t.reg_types)
         for name, v in t.init_regs:
-            regs[name] = Const(self.addr_of[v]) if isinstance(v, str) else Const(v)
-        stack = [_State(0, regs, {}, [], frozenset(), [], {}, {})]
+            ty = types.get(name, "u64" if isinstance(v, str) else "s32")
+            regs[name] = Const(self.addr_of[v], ADDR_W) if isinstance(v, str) else const(v, type_width(ty))
+            types.setdefault(name, ty)
+        stack = [_State(0, regs, types, {}, [], frozenset(), [], {}, {})]
         done: list[PathInfo] = []
         while stack:
-            st = stack.pop()
+            st: _State | None = stack.pop()
             while st is not None and st.pc < len(t.instrs):
-                ins = t.instrs[st.pc]
-                st = self.step(t, ins, st, labels, stack)
+                st = self.step(t, t.instrs[st.pc], st, labels, stack)
             if st is not None:
-                done.append(PathInfo(st.events, st.assumes, st.regs, st.deps))
+                done.append(PathInfo(tuple(st.events), tuple(st.assumes), st.regs, st.types))
             if len(done) + len(stack) > MAX_PATHS:
                 raise UnsupportedError(f"thread {t.name} has more than {MAX_PATHS} paths",
                                        t.pos, "lower --unroll or simplify the branches")
         return done
 
     def step(self, t: Thread, ins: Instruction, st: _State, labels, stack) -> _State | None:
-        guard = None
+        guard: Expr | None = None
         gdeps: frozenset[int] = frozenset()
-        if ins.guard is not None and ins.op != "bra":
-            g, gdeps = self.val(ins.guard[0], st)
-            guard = mk("lnot", g) if ins.guard[1] else mk("ne", g, Const(0))
+        if ins.guard is not None and not isinstance(ins, Branch):
+            g, gdeps = self.val(ins.guard[0], st, None)
+            guard = mk("lnot", truth(g)) if ins.guard[1] else truth(g)
             if isinstance(guard, Const):
                 if not guard.v:
                     st.pc += 1
                     return st
                 guard = None
-        op = ins.op
-        ev_guard = guard if guard is not None else Const(1)
-        if op in ("ld", "st", "atom", "red"):
-            name, adeps = self.resolve(ins.addr, st, t, ins)
-            vl, pl = self.vloc(name, t)
-            tags = {"VOL"} if ins.volatile else set()
-            base = dict(scope=ins.scope, loc=vl, ploc=pl, instr=ins)
-            extra_ctrl = gdeps
-            if op == "ld":
-                r = self.new_event(st, t, kind="R", sem=ins.sem, guard=ev_guard, tags=tags, **base)
-                self.deps(r, adeps, extra_ctrl)
-                self.set_reg(st, ins.dst, ReadVal(r.eid), frozenset({r.eid}), guard)
-            elif op == "st":
-                v, vdeps = self.val(ins.srcs[0], st)
-                w = self.new_event(st, t, kind="W", sem=ins.sem, value=v, guard=ev_guard,
-                                   tags=tags, **base)
-                self.deps(w, adeps, extra_ctrl)
-                for d in vdeps:
-                    self.edges.append((d, w.eid, "data"))
-            else:
-                rsem, wsem = {"relaxed": ("relaxed", "relaxed"), "acquire": ("acquire", "relaxed"),
-                              "release": ("relaxed", "release"),
-                              "acq_rel": ("acquire", "release")}[ins.sem]
-                rtags = tags | {"RMW_R"} | ({"RedR"} if op == "red" else set())
-                r = self.new_event(st, t, kind="R", sem=rsem, guard=ev_guard, tags=rtags, **base)
-                self.deps(r, adeps, extra_ctrl)
-                old = ReadVal(r.eid)
-                args = [self.val(s, st) for s in ins.srcs]
-                aop = ins.aop
-                if aop in ("min", "max") and ins.type and ins.type.startswith(("u", "b")):
-                    aop += "u"
-                if aop == "cas":
-                    newv = mk("cas", old, args[0][0], args[1][0])
-                    wguard = mk("land", ev_guard, mk("eq", old, args[0][0]))
-                else:
-                    newv = mk(aop, old, *(a[0] for a in args))
-                    wguard = ev_guard
-                w = self.new_event(st, t, kind="W", sem=wsem, value=newv, guard=wguard,
-                                   tags=tags | {"RMW_W"}, **base)
-                self.deps(w, adeps, extra_ctrl)
-                self.edges.append((r.eid, w.eid, "rmw"))
-                if aop != "exch":  # the written value is computed from the value read
-                    self.edges.append((r.eid, w.eid, "data"))
-                for a in args:
-                    for d in a[1]:
-                        self.edges.append((d, w.eid, "data"))
-                if op == "atom":
-                    self.set_reg(st, ins.dst, old, frozenset({r.eid}), guard)
-        elif op == "fence":
-            e = self.new_event(st, t, kind="F", sem=ins.sem, scope=ins.scope, instr=ins,
-                               guard=ev_guard)
-            self.deps(e, frozenset(), gdeps)
-        elif op == "fence_proxy":
-            e = self.new_event(st, t, kind="F", instr=ins, guard=ev_guard,
-                               tags={"PROXY", ins.proxy.upper()})
-            self.deps(e, frozenset(), gdeps)
-        elif op == "bar":
-            ident = [self.val(o, st) for o in ins.barrier[0]]
-            cnt = self.val(ins.barrier[1], st)[0] if ins.barrier[1] is not None else None
-            if cnt is not None and not isinstance(cnt, Const):
-                raise UnsupportedError("barrier thread count depends on a loaded value", ins.pos)
-            key = tuple(repr(o) for o in ins.barrier[0])
-            k = st.bars.get(key, 0)
-            st.bars[key] = k + 1
-            info = (tuple(x[0] for x in ident), None if cnt is None else cnt.v, k)
-            bdeps = frozenset().union(*(x[1] for x in ident))
-            a = self.new_event(st, t, kind="B", instr=ins, guard=ev_guard, scope="cta",
-                               barrier=info, tags={"BAR", "ARRIVE"})
-            self.deps(a, bdeps, gdeps)
-            if ins.bar_kind != "arrive":
-                w = self.new_event(st, t, kind="B", instr=ins, guard=ev_guard, scope="cta",
-                                   barrier=info, tags={"BAR", "WAIT"})
-                self.deps(w, bdeps, gdeps)
-        elif op == "mov":
-            v, d = self.val(ins.srcs[0], st)
-            self.set_reg(st, ins.dst, v, d | gdeps, guard)
-        elif op == "alu":
-            vals = [self.val(s, st) for s in ins.srcs]
-            v = mk(ins.aop, *(x[0] for x in vals))
-            self.set_reg(st, ins.dst, v, frozenset().union(*(x[1] for x in vals)), guard)
-        elif op == "setp":
-            (a, da), (b, db) = (self.val(s, st) for s in ins.srcs)
-            self.set_reg(st, ins.dst, mk(ins.aop, a, b), da | db, guard)
-        elif op == "selp":
-            (a, da), (b, db), (p, dp) = (self.val(s, st) for s in ins.srcs)
-            self.set_reg(st, ins.dst, mk("ite", p, a, b), da | db | dp, guard)
-        elif op == "ret":
-            return self.finish_guarded(st, guard, gdeps, stack) if guard is not None else \
-                _State(len(t.instrs), st.regs, st.deps, st.assumes, st.ctrl, st.events, st.back,
-                       st.bars)
-        elif op == "bra":
-            return self.branch(t, ins, st, labels, stack)
+        match ins:
+            case Branch():
+                return self.branch(t, ins, st, labels, stack)
+            case Ret():
+                if guard is None:
+                    st.pc = len(t.instrs)
+                    return st
+                return self.finish_guarded(st, guard, gdeps, stack)
+            case Load() | Store() | Atom() | Red():
+                self.memory(t, ins, st, guard, gdeps)
+            case Fence():
+                e = self.new_event(st, t, "F", ins, guard, sem=ins.sem, scope=ins.scope)
+                self.dep(gdeps, e, "ctrl")
+            case ProxyFence():
+                e = self.new_event(st, t, "F", ins, guard, tags=frozenset({"PROXY", ins.kind.upper()}))
+                self.dep(gdeps, e, "ctrl")
+            case Barrier():
+                self.barrier(t, ins, st, guard, gdeps)
+            case _:
+                self.register_op(ins, st, guard, gdeps)
         st.pc += 1
         return st
+
+    def register_op(self, ins: Instruction, st: _State, guard: Expr | None, gdeps) -> None:
+        match ins:
+            case Mov():
+                v, d = self.val(ins.src, st, ins.type)
+                self.set_reg(st, ins.dst, v, ins.type, d | gdeps, guard)
+            case Alu():
+                w = type_width(ins.type)
+                op = _alu_op(ins.op, ins.type)
+                vals = [self.val(s, st, ins.type) for s in ins.srcs]
+                if op in ("shl", "shr", "sar"):  # the shift amount is a .u32 operand
+                    vals[1] = self.val(ins.srcs[1], st, "u32")
+                v = mk(op, *(x[0] for x in vals), w=w)
+                self.set_reg(st, ins.dst, v, ins.type, frozenset().union(*(x[1] for x in vals)), guard)
+            case Setp():
+                (a, da), (b, db) = self.val(ins.a, st, ins.type), self.val(ins.b, st, ins.type)
+                self.set_reg(st, ins.dst, mk(_cmp_op(ins.cmp, ins.type), a, b), "pred", da | db, guard)
+            case Selp():
+                (a, da), (b, db) = self.val(ins.a, st, ins.type), self.val(ins.b, st, ins.type)
+                p, dp = self.val(ins.p, st, None)
+                self.set_reg(st, ins.dst, mk("ite", truth(p), a, b), ins.type, da | db | dp, guard)
+            case Label():
+                pass
+            case _:
+                raise UnsupportedError(f"instruction `{ins.text}`", ins.pos)
+
+    def memory(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps) -> None:
+        name, adeps = self.resolve(ins.addr, st, ins)
+        vl, pl = self.place(name, t)
+        lw = self.width_of(name)
+        tags = frozenset({"VOL"}) if getattr(ins, "volatile", False) else frozenset()
+        base = dict(scope=ins.scope, loc=pl, vloc=vl, w=lw)
+        if isinstance(ins, Load):
+            r = self.new_event(st, t, "R", ins, guard, sem=ins.sem, tags=tags, **base)
+            self.dep(adeps, r, "addr")
+            self.dep(gdeps, r, "ctrl")
+            v = convert(ReadVal(r, lw), type_width(ins.type), type_signed(ins.type))
+            self.set_reg(st, ins.dst, v, ins.type, frozenset({r}), guard)
+            return
+        if isinstance(ins, Store):
+            v, vdeps = self.val(ins.src, st, ins.type)
+            w = self.new_event(st, t, "W", ins, guard, sem=ins.sem, value=convert(v, lw), tags=tags,
+                               **base)
+            self.dep(adeps, w, "addr")
+            self.dep(gdeps, w, "ctrl")
+            self.dep(vdeps, w, "data")
+            return
+        self.rmw(t, ins, st, guard, gdeps, adeps, base)
+
+    def rmw(self, t: Thread, ins: Atom | Red, st: _State, guard, gdeps, adeps, base) -> None:
+        rsem, wsem = _RMW_SEMS[ins.sem]
+        lw, iw = base["w"], type_width(ins.type)
+        rtags = frozenset({"RMW_R"} | ({"RedR"} if isinstance(ins, Red) else set()))
+        r = self.new_event(st, t, "R", ins, guard, sem=rsem, tags=rtags, **base)
+        self.dep(adeps, r, "addr")
+        self.dep(gdeps, r, "ctrl")
+        old = convert(ReadVal(r, lw), iw, type_signed(ins.type))
+        srcs = ins.srcs if isinstance(ins, Atom) else (ins.src,)
+        args = [self.val(s, st, ins.type) for s in srcs]
+        op = _alu_op(ins.op, ins.type)
+        wguard = guard
+        if op == "exch":
+            new = args[0][0]
+        elif op == "cas":
+            new = args[1][0]
+            ok = mk("eq", old, args[0][0])
+            wguard = ok if guard is None else mk("land", guard, ok)
+        elif op == "sub":  # Dat3M's atom.sub
+            new = mk("sub", old, args[0][0])
+        else:
+            new = mk(op, old, *(a[0] for a in args), w=iw)
+        w = self.new_event(st, t, "W", ins, wguard, sem=wsem, value=convert(new, lw),
+                           tags=frozenset({"RMW_W"}), **base)
+        self.dep(adeps, w, "addr")
+        self.dep(gdeps, w, "ctrl")
+        self.edges.add((r, w, "rmw"))
+        if op not in ("exch", "cas"):  # the written value is computed from the value read
+            self.edges.add((r, w, "data"))
+        if op == "cas":  # whether it writes depends on the value read
+            self.edges.add((r, w, "data"))
+        for a in args:
+            self.dep(a[1], w, "data")
+        if isinstance(ins, Atom):
+            self.set_reg(st, ins.dst, old, ins.type, frozenset({r}), guard)
+
+    def barrier(self, t: Thread, ins: Barrier, st: _State, guard, gdeps) -> None:
+        ident = [self.val(o, st, None) for o in ins.ids]
+        cnt = self.val(ins.count, st, None)[0] if ins.count is not None else None
+        if cnt is not None and not isinstance(cnt, Const):
+            raise UnsupportedError("barrier thread count depends on a loaded value", ins.pos)
+        key = tuple(repr(o) for o in ins.ids)
+        k = st.bars.get(key, 0)
+        st.bars[key] = k + 1
+        info = (tuple(convert(x[0], 64) for x in ident), None if cnt is None else cnt.v, k)
+        bdeps = frozenset().union(*(x[1] for x in ident))
+        for part in ("ARRIVE", "WAIT") if ins.kind != "arrive" else ("ARRIVE",):
+            e = self.new_event(st, t, "B", ins, guard, scope="cta", barrier=info,
+                               tags=frozenset({"BAR", part}))
+            self.dep(bdeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
 
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:
         other = st.fork()
@@ -312,32 +423,25 @@ class _Builder:
         st.pc = 10**9
         return st
 
-    def deps(self, e: Event, adeps: frozenset, cdeps: frozenset) -> None:
-        for d in adeps:
-            self.edges.append((d, e.eid, "addr"))
-        for d in cdeps:
-            self.edges.append((d, e.eid, "ctrl"))
-
-    def branch(self, t: Thread, ins: Instruction, st: _State, labels, stack) -> _State | None:
-        target = labels[ins.label]
+    def branch(self, t: Thread, ins: Branch, st: _State, labels, stack) -> _State | None:
+        target = labels[ins.target]
         if ins.guard is None:
-            cond: Expr = Const(1)
+            cond: Expr = TRUE
             deps: frozenset[int] = frozenset()
         else:
-            g, deps = self.val(ins.guard[0], st)
-            cond = mk("lnot", g) if ins.guard[1] else mk("ne", g, Const(0))
+            g, deps = self.val(ins.guard[0], st, None)
+            cond = mk("lnot", truth(g)) if ins.guard[1] else truth(g)
         backward = target <= st.pc
         if backward and ins.guard is not None and self.side_effect_free(t, target, st.pc):
-            # await: assume the loop exits in this iteration
-            self.awaits += 1
+            self.awaits += 1  # await: assume the loop exits in this iteration
             st.assumes.append(mk("lnot", cond))
             st.ctrl = st.ctrl | deps
             st.pc += 1
             return st
         taken: _State | None = None
-        if not (isinstance(cond, Const) and not cond.v):
-            taken = st.fork() if not isinstance(cond, Const) else st
-            if not isinstance(cond, Const):
+        if cond != Const(0, 1):
+            taken = st.fork() if cond != TRUE else st
+            if cond != TRUE:
                 taken.assumes.append(cond)
                 taken.ctrl = taken.ctrl | deps
             taken.pc = target
@@ -346,7 +450,7 @@ class _Builder:
                 if taken.back[st.pc] > self.unroll:
                     self.cut += 1
                     taken = None
-        if isinstance(cond, Const) and cond.v:
+        if cond == TRUE:
             return taken
         st.assumes.append(mk("lnot", cond))
         st.ctrl = st.ctrl | deps
@@ -357,16 +461,15 @@ class _Builder:
 
     @staticmethod
     def side_effect_free(t: Thread, start: int, end: int) -> bool:
-        body = t.instrs[start:end]
-        return all(i.op in ("label", "ld", "mov", "alu", "setp", "selp") and i.guard is None
-                   for i in body)
+        return all(isinstance(i, (Label, Load, Mov, Alu, Setp, Selp)) and i.guard is None
+                   for i in t.instrs[start:end])
 
 
 def build(prog: Program, unroll: int = 2) -> EventGraph:
     """Unroll every thread of ``prog`` and build its event graph."""
     b = _Builder(prog, unroll)
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
-    ctas = {}
+    ctas: dict = {}
     for t in prog.threads:
         ctas.setdefault(t.placement.cta_key, t)
     init: dict[str, int] = {}
@@ -374,61 +477,63 @@ def build(prog: Program, unroll: int = 2) -> EventGraph:
     for loc in prog.locations:
         holders = list(ctas.values()) if loc.space == "shared" else [prog.threads[0]]
         for t in holders:
-            vl, pl = b.vloc(loc.name, t)
+            vl, pl = b.place(loc.name, t)
             loc_of_name.setdefault(loc.name, []).append(pl)
             if loc.alias_of is None and pl not in init:
-                ev = Event(eid=len(b.events), kind="W", thread=-1, loc=vl, ploc=pl,
-                           value=Const(loc.init), tags={"IW"}, paths={0})
-                b.events.append(ev)
-                init[pl] = ev.eid
-    all_paths: list[list[PathInfo]] = []
+                w = type_width(loc.type)
+                init[pl] = len(b.events)
+                b.events.append(_Proto("W", -1, 0, None, loc=pl, vloc=vl, w=w,
+                                       value=const(loc.init, w), tags=frozenset({"IW"}), paths={0}))
+    all_paths = []
     for t in prog.threads:
         paths = b.thread(t)
-        if not paths:
-            paths = []
         all_paths.append(paths)
         for k, pth in enumerate(paths):
             for eid in pth.events:
                 b.events[eid].paths.add(k)
-    # drop events that belong to no surviving path (cut by the bound), renumber densely
-    keep = [e for e in b.events if e.paths]
-    remap = {e.eid: i for i, e in enumerate(keep)}
-    for e in keep:
-        e.eid = remap[e.eid]
-        e.value = _remap_expr(e.value, remap) if e.value is not None else None
-        e.guard = _remap_expr(e.guard, remap)
+    return _freeze(b, prog, all_paths, init, loc_of_name)
+
+
+def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGraph:
+    """Drop events that lie on no surviving path (cut by the bound), renumber densely and freeze."""
+    keep = [i for i, e in enumerate(b.events) if e.paths]
+    remap = {old: new for new, old in enumerate(keep)}
+    f = remap.__getitem__
+    events = []
+    for old in keep:
+        e = b.events[old]
+        bar = None
         if e.barrier is not None:
-            e.barrier = (tuple(_remap_expr(x, remap) for x in e.barrier[0]), *e.barrier[1:])
-    g = nx.MultiDiGraph()
-    for e in keep:
-        g.add_node(e.eid, kind=e.kind, thread=e.thread, sem=e.sem, scope=e.scope, loc=e.loc,
-                   ploc=e.ploc, label=e.label)
-    for a, c, k in set(b.edges):
+            bar = (tuple(substitute(x, f) for x in e.barrier[0]), *e.barrier[1:])
+        events.append(Event(f(old), e.kind, e.thread, e.index, frozenset(e.paths), e.sem, e.scope,
+                            e.loc, e.vloc, e.w, None if e.value is None else substitute(e.value, f),
+                            substitute(e.cond, f), e.tags, e.instr, bar))
+    edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": []}
+    for a, c, k in sorted(b.edges):
         if a in remap and c in remap:
-            g.add_edge(remap[a], remap[c], key=k)
-    for paths in all_paths:
-        for pth in paths:
-            pth.events = [remap[x] for x in pth.events]
-            pth.assumes = [_remap_expr(x, remap) for x in pth.assumes]
-            pth.regs = {r: _remap_expr(x, remap) for r, x in pth.regs.items()}
-            pth.reg_deps = {r: frozenset(remap[x] for x in d if x in remap)
-                            for r, d in pth.reg_deps.items()}
-    init = {k: remap[v] for k, v in init.items()}
-    return EventGraph(prog, keep, all_paths, g, init, b.cut, b.awaits, unroll, loc_of_name)
+            edges[k].append((remap[a], remap[c]))
+    paths = tuple(tuple(PathInfo(tuple(f(x) for x in p.events),
+                                 tuple(substitute(x, f) for x in p.assumes),
+                                 {r: substitute(x, f) for r, x in p.regs.items()}, p.reg_types)
+                        for p in ps) for ps in all_paths)
+    return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
+                      {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
+                      {k: tuple(v) for k, v in loc_of_name.items()})
 
 
-def _remap_expr(e: Expr, remap: dict[int, int]) -> Expr:
-    if isinstance(e, ReadVal):
-        return ReadVal(remap[e.eid])
-    if isinstance(e, Const):
-        return e
-    return type(e)(e.op, tuple(_remap_expr(a, remap) for a in e.args))
+def final_reg(eg: EventGraph, thread: int, reg: str, path: int) -> Expr:
+    """The final value of a register on one path of its thread (0 if never written)."""
+    p = eg.paths[thread][path]
+    v = p.regs.get(reg)
+    if v is not None:
+        return v
+    ty = reg_type(eg, thread, reg)
+    return Const(0, type_width(ty))
 
 
-def final_reg_expr(eg: EventGraph, ref: RegRef) -> list[Expr]:
-    """The final value of a register on each path of its thread."""
-    t = eg.thread_of(ref.thread)
-    init = dict(eg.program.threads[t].init_regs)
-    default = init.get(ref.reg, 0)
-    dflt = Const(default) if isinstance(default, int) else Const(0)
-    return [p.regs.get(ref.reg, dflt) for p in eg.paths[t]]
+def reg_type(eg: EventGraph, thread: int, reg: str) -> str:
+    """The PTX type a register holds at the end of its thread (declared or last written)."""
+    for p in eg.paths[thread]:
+        if reg in p.reg_types:
+            return p.reg_types[reg]
+    return dict(eg.program.threads[thread].reg_types).get(reg, "u32")

@@ -62,6 +62,9 @@ def render(r: CheckResult, console: Console) -> None:
     console.print(table)
     console.print(f"{len(r.outcomes)} allowed outcome(s)")
     console.print(verdict_text(r))
+    if r.stopped_at is not None:
+        console.print(f"[yellow]stopped at {r.stopped_at} outcomes (--max-outcomes); more may be "
+                      "allowed, and the verdict is not decided[/yellow]")
     if r.cut_paths:
         console.print(f"[yellow]bound: --unroll {r.unroll} cut {r.cut_paths} execution path(s); "
                       "outcomes of longer executions are not shown[/yellow]")

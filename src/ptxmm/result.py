@@ -55,6 +55,7 @@ class CheckResult:
     unroll: int = 2
     n_events: int = 0
     observables: tuple[str, ...] = ()
+    stopped_at: int | None = None  # enumeration stopped after this many outcomes (--max-outcomes)
 
     @property
     def name(self) -> str:
@@ -97,6 +98,7 @@ class CheckResult:
             ],
             "n_outcomes": len(self.outcomes),
             "n_events": self.n_events,
+            "stopped_at": self.stopped_at,
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
         }

@@ -1,40 +1,60 @@
-"""Value expressions of a litmus execution: constants, the value a read event returns, and PTX
-arithmetic over them. One small AST, two interpretations: concrete (Python ints, 64-bit wrap) for
-the brute-force engine and Z3 bit-vectors for the SMT engine."""
+"""Value expressions of a litmus execution: machine integers of a fixed bit width.
+
+Every expression has a width (1 for predicates, 8..64 for PTX types). Arithmetic wraps at the
+width; comparisons are explicitly signed (``slt``…) or unsigned (``ult``…) and give a 1-bit value;
+``shl``/``shr``/``sar`` by an amount ≥ the width give 0 (``sar``: the sign). One small AST, two
+interpretations: :func:`evaluate` (Python ints) for the brute-force engine and explanations, and
+the Z3 bit-vector translation in :mod:`ptxmm.engines.z3`."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Union
 
-import z3
-
-WIDTH = 64
-MASK = (1 << WIDTH) - 1
-
 
 @dataclass(frozen=True)
 class Const:
-    v: int
+    v: int  # always in [0, 2**w)
+    w: int = 32
 
 
 @dataclass(frozen=True)
 class ReadVal:
+    """The value returned by read event ``eid`` (width of its location)."""
+
     eid: int
+    w: int = 32
 
 
 @dataclass(frozen=True)
 class Op:
     op: str
     args: tuple[Expr, ...]
+    w: int
 
 
 Expr = Union[Const, ReadVal, Op]
 
-BOOL_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "ltu", "leu", "gtu", "geu", "land", "lor", "lnot",
-            "ltrue"}
+CMP_OPS = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}
+BOOL_OPS = CMP_OPS | {"land", "lor", "lnot"}
+
+
+def mask(v: int, w: int) -> int:
+    return v & ((1 << w) - 1)
+
+
+def to_signed(v: int, w: int) -> int:
+    v = mask(v, w)
+    return v - (1 << w) if w > 1 and v >> (w - 1) else v
+
+
+def const(v: int, w: int) -> Const:
+    return Const(mask(v, w), w)
+
+
+TRUE = Const(1, 1)
+FALSE = Const(0, 1)
 
 
 def reads_of(e: Expr) -> frozenset[int]:
@@ -48,151 +68,142 @@ def reads_of(e: Expr) -> frozenset[int]:
     return frozenset()
 
 
-def _signed(v: int) -> int:
-    v &= MASK
-    return v - (1 << WIDTH) if v >> (WIDTH - 1) else v
-
-
-def mk(op: str, *args: Expr) -> Expr:
-    """Build an expression, folding constants and the identities used to write fake dependencies
-    (``xor r,r`` = 0, ``sub r,r`` = 0, ``and r,0`` = 0, ``mul r,0`` = 0, ``add r,0`` = r)."""
-    if all(isinstance(a, Const) for a in args):
-        return Const(evaluate(Op(op, args), {}))
-    if op in ("xor", "sub") and len(args) == 2 and args[0] == args[1]:
-        return Const(0)
-    if op in ("and", "mul") and any(a == Const(0) for a in args):
-        return Const(0)
-    if op in ("add", "or", "xor") and len(args) == 2:
-        if args[1] == Const(0):
-            return args[0]
-        if args[0] == Const(0):
-            return args[1]
-    if op == "exch":
-        return args[1]
-    if op == "ite" and isinstance(args[0], Const):
-        return args[1] if args[0].v else args[2]
-    return Op(op, args)
-
-
-def _inc(r: int, b: int) -> int:
+def _inc(r: int, b: int, w: int) -> int:
     return 0 if r >= b else r + 1
 
 
-def _dec(r: int, b: int) -> int:
+def _dec(r: int, b: int, w: int) -> int:
     return b if (r == 0 or r > b) else r - 1
 
 
+def _shift(kind: str):
+    def f(a: int, b: int, w: int) -> int:
+        if b >= w:
+            return (mask(-1, w) if to_signed(a, w) < 0 else 0) if kind == "sar" else 0
+        if kind == "shl":
+            return a << b
+        return to_signed(a, w) >> b if kind == "sar" else a >> b
+    return f
+
+
+# concrete semantics: arguments are unsigned ints already masked to their widths; the result is
+# masked to the expression's width by the caller
 _CONCRETE: dict[str, Callable[..., int]] = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "and": lambda a, b: a & b,
-    "or": lambda a, b: a | b,
-    "xor": lambda a, b: a ^ b,
-    "shl": lambda a, b: a << b if b < WIDTH else 0,
-    "shr": lambda a, b: a >> b if b < WIDTH else 0,
-    "not": lambda a: ~a,
-    "neg": lambda a: -a,
-    "min": lambda a, b: a if _signed(a) <= _signed(b) else b,
-    "max": lambda a, b: a if _signed(a) >= _signed(b) else b,
-    "minu": lambda a, b: min(a, b),
-    "maxu": lambda a, b: max(a, b),
+    "add": lambda a, b, w: a + b,
+    "sub": lambda a, b, w: a - b,
+    "mul": lambda a, b, w: a * b,
+    "and": lambda a, b, w: a & b,
+    "or": lambda a, b, w: a | b,
+    "xor": lambda a, b, w: a ^ b,
+    "not": lambda a, w: ~a,
+    "neg": lambda a, w: -a,
+    "shl": _shift("shl"),
+    "shr": _shift("shr"),
+    "sar": _shift("sar"),
+    "smin": lambda a, b, w: a if to_signed(a, w) <= to_signed(b, w) else b,
+    "smax": lambda a, b, w: a if to_signed(a, w) >= to_signed(b, w) else b,
+    "umin": lambda a, b, w: min(a, b),
+    "umax": lambda a, b, w: max(a, b),
     "inc": _inc,
     "dec": _dec,
-    "exch": lambda a, b: b,
-    "cas": lambda r, b, c: c if r == b else r,
-    "eq": lambda a, b: int(a == b),
-    "ne": lambda a, b: int(a != b),
-    "lt": lambda a, b: int(_signed(a) < _signed(b)),
-    "le": lambda a, b: int(_signed(a) <= _signed(b)),
-    "gt": lambda a, b: int(_signed(a) > _signed(b)),
-    "ge": lambda a, b: int(_signed(a) >= _signed(b)),
-    "ltu": lambda a, b: int(a < b),
-    "leu": lambda a, b: int(a <= b),
-    "gtu": lambda a, b: int(a > b),
-    "geu": lambda a, b: int(a >= b),
-    "land": lambda a, b: int(bool(a) and bool(b)),
-    "lor": lambda a, b: int(bool(a) or bool(b)),
-    "lnot": lambda a: int(not a),
-    "ite": lambda c, a, b: a if c else b,
+    "cas": lambda r, b, c, w: c if r == b else r,
+    "eq": lambda a, b, w: int(a == b),
+    "ne": lambda a, b, w: int(a != b),
+    "slt": lambda a, b, w: int(to_signed(a, w) < to_signed(b, w)),
+    "sle": lambda a, b, w: int(to_signed(a, w) <= to_signed(b, w)),
+    "sgt": lambda a, b, w: int(to_signed(a, w) > to_signed(b, w)),
+    "sge": lambda a, b, w: int(to_signed(a, w) >= to_signed(b, w)),
+    "ult": lambda a, b, w: int(a < b),
+    "ule": lambda a, b, w: int(a <= b),
+    "ugt": lambda a, b, w: int(a > b),
+    "uge": lambda a, b, w: int(a >= b),
+    "land": lambda a, b, w: int(bool(a) and bool(b)),
+    "lor": lambda a, b, w: int(bool(a) or bool(b)),
+    "lnot": lambda a, w: int(not a),
+    "ite": lambda c, a, b, w: a if c else b,
+    "zext": lambda a, w: a,
+    "sext": None,  # needs the source width: handled in evaluate
+    "trunc": lambda a, w: a,
 }
+
+
+def arg_width(op: str, args: tuple[Expr, ...], w: int) -> int:
+    """The width at which an operation reads its arguments (comparisons: the operands')."""
+    if op in CMP_OPS:
+        return args[0].w
+    return w
 
 
 def evaluate(e: Expr, reads: dict[int, int]) -> int:
-    """Concrete value of an expression, given the values returned by reads."""
+    """Concrete value (unsigned, masked to the width) of an expression, given read values."""
     if isinstance(e, Const):
-        return e.v & MASK
+        return e.v
     if isinstance(e, ReadVal):
-        return reads[e.eid] & MASK
-    return _CONCRETE[e.op](*(evaluate(a, reads) for a in e.args)) & MASK
+        return mask(reads[e.eid], e.w)
+    vals = [evaluate(a, reads) for a in e.args]
+    if e.op == "sext":
+        return mask(to_signed(vals[0], e.args[0].w), e.w)
+    if e.op in CMP_OPS:
+        return _CONCRETE[e.op](*vals, e.args[0].w)
+    if e.op in ("inc", "dec", "cas", "smin", "smax", "sar", "shl", "shr"):
+        return mask(_CONCRETE[e.op](*vals, e.w), e.w)
+    return mask(_CONCRETE[e.op](*vals, e.w), e.w)
 
 
-def _bv(x: z3.ExprRef) -> z3.BitVecRef:
-    return z3.If(x, z3.BitVecVal(1, WIDTH), z3.BitVecVal(0, WIDTH)) if z3.is_bool(x) else x
+def mk(op: str, *args: Expr, w: int | None = None) -> Expr:
+    """Build an expression of width ``w`` (default: the first argument's; comparisons: 1),
+    folding constants and the identities used to write fake dependencies (``xor r,r`` = 0,
+    ``sub r,r`` = 0, ``and r,0`` = 0, ``mul r,0`` = 0, ``add r,0`` = r)."""
+    if w is None:
+        w = 1 if op in BOOL_OPS else args[-1].w if op in ("ite", "cas") else args[0].w
+    if all(isinstance(a, Const) for a in args):
+        return Const(evaluate(Op(op, args, w), {}), w)
+    if op in ("zext", "sext", "trunc") and args[0].w == w:
+        return args[0]
+    if op in ("xor", "sub") and args[0] == args[1]:
+        return Const(0, w)
+    if op in ("and", "mul") and any(isinstance(a, Const) and a.v == 0 for a in args):
+        return Const(0, w)
+    if op in ("add", "or", "xor") and len(args) == 2:
+        if args[1] == Const(0, w):
+            return args[0]
+        if args[0] == Const(0, w):
+            return args[1]
+    if op == "ite" and isinstance(args[0], Const):
+        return args[1] if args[0].v else args[2]
+    if op == "ite" and args[1] == args[2]:
+        return args[1]
+    if op == "land":
+        if TRUE in args:
+            return args[1] if args[0] == TRUE else args[0]
+        if FALSE in args:
+            return FALSE
+    if op == "lor":
+        if FALSE in args:
+            return args[1] if args[0] == FALSE else args[0]
+        if TRUE in args:
+            return TRUE
+    return Op(op, args, w)
 
 
-def _b(x: z3.ExprRef) -> z3.BoolRef:
-    return x if z3.is_bool(x) else x != 0
+def convert(e: Expr, w: int, signed: bool = False) -> Expr:
+    """``e`` at width ``w``: truncated, or zero-/sign-extended."""
+    if e.w == w:
+        return e
+    if e.w > w:
+        return mk("trunc", e, w=w)
+    return mk("sext" if signed else "zext", e, w=w)
 
 
-_Z3: dict[str, Callable[..., z3.ExprRef]] = {
-    "add": lambda a, b: _bv(a) + _bv(b),
-    "sub": lambda a, b: _bv(a) - _bv(b),
-    "mul": lambda a, b: _bv(a) * _bv(b),
-    "and": lambda a, b: z3.And(a, b) if z3.is_bool(a) and z3.is_bool(b) else _bv(a) & _bv(b),
-    "or": lambda a, b: z3.Or(a, b) if z3.is_bool(a) and z3.is_bool(b) else _bv(a) | _bv(b),
-    "xor": lambda a, b: z3.Xor(a, b) if z3.is_bool(a) and z3.is_bool(b) else _bv(a) ^ _bv(b),
-    "shl": lambda a, b: z3.If(b < WIDTH, a << b, 0),
-    "shr": lambda a, b: z3.If(z3.ULT(b, WIDTH), z3.LShR(a, b), 0),
-    "not": lambda a: z3.Not(a) if z3.is_bool(a) else ~a,
-    "neg": lambda a: -a,
-    "min": lambda a, b: z3.If(a <= b, a, b),
-    "max": lambda a, b: z3.If(a >= b, a, b),
-    "minu": lambda a, b: z3.If(z3.ULE(a, b), a, b),
-    "maxu": lambda a, b: z3.If(z3.UGE(a, b), a, b),
-    "inc": lambda r, b: z3.If(z3.UGE(r, b), z3.BitVecVal(0, WIDTH), r + 1),
-    "dec": lambda r, b: z3.If(z3.Or(r == 0, z3.UGT(r, b)), b, r - 1),
-    "exch": lambda a, b: b,
-    "cas": lambda r, b, c: z3.If(r == b, c, r),
-    "eq": lambda a, b: _bv(a) == _bv(b),
-    "ne": lambda a, b: _bv(a) != _bv(b),
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-    "ltu": lambda a, b: z3.ULT(a, b),
-    "leu": lambda a, b: z3.ULE(a, b),
-    "gtu": lambda a, b: z3.UGT(a, b),
-    "geu": lambda a, b: z3.UGE(a, b),
-    "land": lambda a, b: z3.And(_b(a), _b(b)),
-    "lor": lambda a, b: z3.Or(_b(a), _b(b)),
-    "lnot": lambda a: z3.Not(_b(a)),
-    "ite": lambda c, a, b: z3.If(_b(c), _bv(a), _bv(b)),
-}
+def truth(e: Expr) -> Expr:
+    """A 1-bit truth value: ``e != 0``."""
+    return e if e.w == 1 else mk("ne", e, Const(0, e.w))
 
 
-@functools.cache
-def _const(v: int) -> z3.BitVecRef:
-    return z3.BitVecVal(v, WIDTH)
-
-
-def to_z3(e: Expr, readvar: Callable[[int], z3.BitVecRef]) -> z3.ExprRef:
-    """Z3 term of an expression; comparisons give Bool terms, everything else 64-bit vectors."""
+def substitute(e: Expr, f: Callable[[int], int]) -> Expr:
+    """Rename the read events of an expression."""
+    if isinstance(e, ReadVal):
+        return ReadVal(f(e.eid), e.w)
     if isinstance(e, Const):
-        return _const(e.v & MASK)
-    if isinstance(e, ReadVal):
-        return readvar(e.eid)
-    return _Z3[e.op](*(to_z3(a, readvar) for a in e.args))
-
-
-def to_z3_value(e: Expr, readvar: Callable[[int], z3.BitVecRef]) -> z3.BitVecRef:
-    return _bv(to_z3(e, readvar))
-
-
-def to_z3_bool(e: Expr, readvar: Callable[[int], z3.BitVecRef]) -> z3.BoolRef:
-    return _b(to_z3(e, readvar))
-
-
-def signed(v: int) -> int:
-    """Value as printed in outcomes: small negatives shown as negatives."""
-    return _signed(v)
+        return e
+    return Op(e.op, tuple(substitute(a, f) for a in e.args), e.w)

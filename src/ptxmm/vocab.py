@@ -9,16 +9,17 @@ rf co fr (existential; co is a strict partial order per location, initial write 
 scorder (existential strict total order on fence.sc events), sync_fence (= scorder between SC
 fences in the same thread or mutually in scope), sync_barrier (barrier arrive → same-instance wait).
 
-Every element is guarded by the execution of its events, so a model never sees an event that did
-not run. A :class:`Choice` supplies the existential parts: Z3 variables for the SMT engine, fixed
-booleans for a concrete candidate execution."""
+Static relations are row bitsets; only rf, co, scorder and barrier phases depend on the
+execution. A :class:`Choice` supplies those existential parts and each event's execution guard —
+solver terms for the Z3 engine, fixed booleans for a concrete candidate execution — so this module
+knows no solver."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .cat.relalg import ESet, Guard, Rel, g_and, g_not
+from .cat.relalg import ESet, Guard, Logic, Rel, Universe, bits
 from .events import Event, EventGraph
 from .program import SCOPES
 from .values import Expr, mk
@@ -30,12 +31,15 @@ _LEVEL = {"thread": -1, **{s: i for i, s in enumerate(SCOPES)}}
 
 
 class Choice(Protocol):
+    lg: Logic
+
     def exec(self, e: int) -> Guard: ...
     def rf(self, w: int, r: int) -> Guard: ...
     def co(self, a: int, b: int) -> Guard: ...
     def sc(self, f: int, g: int) -> Guard: ...
     def cond(self, e: Expr) -> Guard: ...
-    def phase(self, arrive: int): ...
+    def same_phase(self, a: int, b: int) -> Guard: ...
+    def count(self, guards: list[Guard], op: str, q: int) -> Guard: ...
 
 
 @dataclass
@@ -45,7 +49,7 @@ class Candidates:
     rf: list[tuple[int, int]] = field(default_factory=list)
     co: list[tuple[int, int]] = field(default_factory=list)
     scf: list[int] = field(default_factory=list)
-    writes_at: dict[str, list[int]] = field(default_factory=dict)
+    writes_at: dict[str, list[int]] = field(default_factory=dict)  # physical location → writes
 
 
 def exclusive(a: Event, b: Event) -> bool:
@@ -53,40 +57,34 @@ def exclusive(a: Event, b: Event) -> bool:
     return a.thread == b.thread and a.thread >= 0 and not (a.paths & b.paths)
 
 
-def candidates(eg: EventGraph) -> Candidates:
+def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> Candidates:
+    """``co_known``: pairs relation analysis proved co-ordered whenever both run (their
+    reverse is then impossible and neither needs a variable)."""
     c = Candidates()
     ev = eg.events
     for e in ev:
         if e.kind == "W":
-            c.writes_at.setdefault(e.ploc, []).append(e.eid)
+            c.writes_at.setdefault(e.loc, []).append(e.eid)
     for r in ev:
         if r.kind == "R":
-            for w in c.writes_at.get(r.ploc, []):
-                if not exclusive(r, ev[w]):
-                    c.rf.append((w, r.eid))
+            c.rf += [(w, r.eid) for w in c.writes_at.get(r.loc, []) if not exclusive(r, ev[w])]
+    known = co_known or set()
     for ws in c.writes_at.values():
         for a in ws:
             for b in ws:
-                if a != b and "IW" not in ev[b].tags and not exclusive(ev[a], ev[b]):
+                if a != b and "IW" not in ev[b].tags and not exclusive(ev[a], ev[b]) \
+                        and (a, b) not in known and (b, a) not in known:
                     c.co.append((a, b))
     c.scf = [e.eid for e in ev if e.kind == "F" and e.sem == "sc"]
     return c
 
 
-def level(eg: EventGraph, a: Event, b: Event) -> str:
-    if a.thread == b.thread:
-        return "thread"
-    pa = eg.program.threads[a.thread].placement
-    pb = eg.program.threads[b.thread].placement
-    return pa.level_with(pb)
-
-
-def in_scope(eg: EventGraph, a: Event, b: Event) -> bool:
-    """Both events strong and each one's scope includes the other's thread."""
-    if a.thread < 0 or b.thread < 0 or a.scope is None or b.scope is None:
-        return False
-    lv = _LEVEL[level(eg, a, b)]
-    return lv <= _LEVEL[a.scope] and lv <= _LEVEL[b.scope]
+def _level(eg: EventGraph, ta: int, tb: int) -> int:
+    if ta == tb:
+        return _LEVEL["thread"]
+    pa = eg.program.threads[ta].placement
+    pb = eg.program.threads[tb].placement
+    return _LEVEL[pa.level_with(pb)]
 
 
 class LazyEnv(dict):
@@ -110,193 +108,239 @@ class LazyEnv(dict):
         return list(self.keys()) + list(self.later)
 
 
-def base_env(eg: EventGraph, ch: Choice, cand: Candidates) -> dict:
+class _Base:
+    """Static masks of one event graph, shared by the base relations."""
+
+    def __init__(self, eg: EventGraph, u: Universe):
+        self.eg, self.u = eg, u
+        ev = eg.events
+        self.thread_mask: dict[int, int] = {}
+        for e in ev:
+            if e.thread >= 0:
+                self.thread_mask[e.thread] = self.thread_mask.get(e.thread, 0) | (1 << e.eid)
+        self.mem = sum(1 << e.eid for e in ev if e.kind in "RW")
+
+    def eset(self, pred) -> ESet:
+        return ESet(self.u, sum(1 << e.eid for e in self.eg.events if pred(e)) & self.u.live)
+
+    def rel(self, rows: dict[int, int]) -> Rel:
+        live = self.u.live
+        return Rel(self.u, {a: r & live for a, r in rows.items() if (live >> a) & 1 and r & live})
+
+    def po(self) -> Rel:
+        rows = {}
+        ev = self.eg.events
+        for mask in self.thread_mask.values():
+            es = [ev[i] for i in bits(mask)]
+            for a in es:
+                rows[a.eid] = sum(1 << b.eid for b in es if b.index > a.index and a.paths & b.paths)
+        return self.rel(rows)
+
+    def edges(self, label: str) -> Rel:
+        rows: dict[int, int] = {}
+        for a, b in self.eg.edges[label]:
+            rows[a] = rows.get(a, 0) | (1 << b)
+        return self.rel(rows)
+
+    def same(self, key, among: int) -> Rel:
+        """Pairs of events of ``among`` with equal ``key(e)`` (None: never equal)."""
+        groups: dict = {}
+        for e in self.eg.events:
+            if (among >> e.eid) & 1:
+                k = key(e)
+                if k is not None:
+                    groups[k] = groups.get(k, 0) | (1 << e.eid)
+        rows = {}
+        for e in self.eg.events:
+            if (among >> e.eid) & 1 and key(e) is not None:
+                rows[e.eid] = groups[key(e)]
+        return self.rel(self._no_exclusive(rows))
+
+    def _no_exclusive(self, rows: dict[int, int]) -> dict[int, int]:
+        ev = self.eg.events
+        for a, row in rows.items():
+            own = row & self.thread_mask.get(ev[a].thread, 0)
+            for b in bits(own):
+                if exclusive(ev[a], ev[b]):
+                    row &= ~(1 << b)
+            rows[a] = row
+        return rows
+
+    def placed(self, key) -> Rel:
+        """Pairs of thread events whose threads' placements agree on ``key``."""
+        threads = self.eg.program.threads
+        rows = {}
+        for ta, ma in self.thread_mask.items():
+            row = 0
+            for tb, mb in self.thread_mask.items():
+                if key(threads[ta].placement) == key(threads[tb].placement):
+                    row |= mb
+            for a in bits(ma):
+                rows[a] = row
+        return self.rel(self._no_exclusive(rows))
+
+    def sr(self) -> Rel:
+        """Both events strong, each one's scope including the other's thread."""
+        ev = self.eg.events
+        by_level: dict[tuple[int, int], int] = {}  # (thread, level) → events with scope ≥ level
+        for e in ev:
+            if e.thread >= 0 and e.scope is not None:
+                for lv in range(-1, _LEVEL[e.scope] + 1):
+                    by_level[(e.thread, lv)] = by_level.get((e.thread, lv), 0) | (1 << e.eid)
+        rows = {}
+        for a in ev:
+            if a.thread < 0 or a.scope is None:
+                continue
+            row = 0
+            for tb in self.thread_mask:
+                lv = _level(self.eg, a.thread, tb)
+                if lv <= _LEVEL[a.scope]:
+                    row |= by_level.get((tb, lv), 0)
+            rows[a.eid] = row
+        return self.rel(self._no_exclusive(rows))
+
+
+def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
+             co_known: set[tuple[int, int]] | None = None) -> LazyEnv:
     ev = eg.events
-    n = len(ev)
-    ex = [ch.exec(i) for i in range(n)]
-
-    def eset(pred) -> ESet:
-        return ESet({e.eid: ex[e.eid] for e in ev if pred(e)})
-
-    both: dict[tuple[int, int], Guard] = {}  # "both executed", shared by every static relation
-
-    def pairs(pred, among=None) -> Rel:
-        among = among if among is not None else ev
-        out = {}
-        for a in among:
-            for b in among:
-                if pred(a, b):
-                    k = (a.eid, b.eid)
-                    g = both.get(k)
-                    if g is None:
-                        g = both[k] = False if exclusive(a, b) else g_and(ex[a.eid], ex[b.eid])
-                    if g is not False:
-                        out[k] = g
-        return Rel(out)
-
-    def edges(label: str) -> Rel:
-        return Rel({(a, b): g_and(ex[a], ex[b]) for a, b in eg.edges(label)})
-
-    mem = [e for e in ev if e.kind in "RW"]
-    threaded = [e for e in ev if e.thread >= 0]
-    place = [t.placement for t in eg.program.threads]
+    u = Universe([ch.exec(i) for i in range(len(ev))], ch.lg)
+    b = _Base(eg, u)
+    threaded = sum(b.thread_mask.values())
     env = LazyEnv()
     lazy = env.later
+    tag = lambda t: (lambda e: t in e.tags)  # noqa: E731
     lazy.update({
-        "_": lambda: eset(lambda e: True),
-        "R": lambda: eset(lambda e: e.kind == "R"),
-        "W": lambda: eset(lambda e: e.kind == "W"),
-        "M": lambda: eset(lambda e: e.kind in "RW"),
-        "F": lambda: eset(lambda e: e.kind == "F"),
-        "B": lambda: eset(lambda e: e.kind == "B"),
-        "IW": lambda: eset(lambda e: "IW" in e.tags),
-        "RMW": lambda: eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
-        "RedR": lambda: eset(lambda e: "RedR" in e.tags),
-        "VOL": lambda: eset(lambda e: "VOL" in e.tags),
-        "GEN": lambda: eset(lambda e: e.kind in "RWB" or (e.kind == "F" and "PROXY" not in e.tags)),
-        "PROXY": lambda: eset(lambda e: "PROXY" in e.tags),
-        "ALIAS": lambda: eset(lambda e: "ALIAS" in e.tags),
+        "_": lambda: ESet(u, u.live),
+        "R": lambda: b.eset(lambda e: e.kind == "R"),
+        "W": lambda: b.eset(lambda e: e.kind == "W"),
+        "M": lambda: b.eset(lambda e: e.kind in "RW"),
+        "F": lambda: b.eset(lambda e: e.kind == "F"),
+        "B": lambda: b.eset(lambda e: e.kind == "B"),
+        "IW": lambda: b.eset(tag("IW")),
+        "RMW": lambda: b.eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
+        "RedR": lambda: b.eset(tag("RedR")),
+        "VOL": lambda: b.eset(tag("VOL")),
+        "GEN": lambda: b.eset(lambda e: e.kind in "RWB" or (e.kind == "F" and "PROXY" not in e.tags)),
+        "PROXY": lambda: b.eset(tag("PROXY")),
+        "ALIAS": lambda: b.eset(tag("ALIAS")),
     })
-    for sem, tag in SEM_TAG.items():
-        lazy[tag] = lambda s=sem: eset(lambda e: e.sem == s and e.thread >= 0)
-    for sc, tag in SCOPE_TAG.items():
-        lazy[tag] = lambda s=sc: eset(lambda e: e.scope == s)
-    for label in ("po", "rmw", "addr", "data", "ctrl"):
-        lazy[label] = lambda lb=label: edges(lb)
-    lazy["loc"] = lambda: pairs(lambda a, b: a.ploc == b.ploc, mem)
-    lazy["vloc"] = lambda: pairs(lambda a, b: a.loc == b.loc, mem)
-    lazy["int"] = lambda: pairs(lambda a, b: a.thread == b.thread, threaded)
-    lazy["ext"] = lambda: pairs(lambda a, b: a.thread != b.thread or a.thread < 0 and a.eid != b.eid)
-    lazy["sr"] = lambda: pairs(lambda a, b: in_scope(eg, a, b), threaded)
-    lazy["scta"] = lambda: pairs(lambda a, b: place[a.thread].cta_key == place[b.thread].cta_key,
-                                 threaded)
-    lazy["scluster"] = lambda: pairs(
-        lambda a, b: place[a.thread].cluster_key == place[b.thread].cluster_key, threaded)
-    lazy["sgpu"] = lambda: pairs(lambda a, b: place[a.thread].gpu == place[b.thread].gpu, threaded)
-    rf = Rel({(w, r): ch.rf(w, r) for w, r in cand.rf})
-    co = Rel({(a, b): ch.co(a, b) for a, b in cand.co})
+    for sem, name in SEM_TAG.items():
+        lazy[name] = lambda s=sem: b.eset(lambda e: e.sem == s and e.thread >= 0)
+    for scope, name in SCOPE_TAG.items():
+        lazy[name] = lambda s=scope: b.eset(lambda e: e.scope == s)
+    lazy["po"] = b.po
+    for label in ("rmw", "addr", "data", "ctrl"):
+        lazy[label] = lambda lb=label: b.edges(lb)
+    lazy["loc"] = lambda: b.same(lambda e: e.loc, b.mem)
+    lazy["vloc"] = lambda: b.same(lambda e: e.vloc, b.mem)
+    lazy["int"] = lambda: b.same(lambda e: e.thread, threaded)
+    lazy["ext"] = lambda: _ext(b)
+    lazy["sr"] = b.sr
+    lazy["scta"] = lambda: b.placed(lambda p: p.cta_key)
+    lazy["scluster"] = lambda: b.placed(lambda p: p.cluster_key)
+    lazy["sgpu"] = lambda: b.placed(lambda p: p.gpu)
+    rf = Rel.of(u, {(w, r): ch.rf(w, r) for w, r in cand.rf})
+    co = Rel.of(u, {(a, c): ch.co(a, c) for a, c in cand.co})
+    known = dict(co.must)
+    for a, c in co_known or ():
+        known[a] = known.get(a, 0) | (1 << c)
     for w in eg.init.values():  # the initial write is co-before every write of its location
-        for b in cand.writes_at.get(ev[w].ploc, []):
-            if b != w:
-                co.m[(w, b)] = ex[b]
+        known[w] = known.get(w, 0) | sum(1 << x for x in cand.writes_at.get(ev[w].loc, []) if x != w)
+    co = Rel(u, {a: r & u.live for a, r in known.items() if (u.live >> a) & 1}, co.may)
     env["rf"] = rf
     env["co"] = co
     lazy["fr"] = lambda: _fr(rf, co)
-    sc = Rel({(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
-    env["scorder"] = sc
-    lazy["sync_fence"] = lambda: sc & (env["sr"] | env["int"])
-    lazy["sync_barrier"] = lambda: _sync_barrier(eg, ex, ch)
-    lazy["QUORUM_UNMET"] = lambda: _quorum_unmet(eg, ex, ch)
+    env["scorder"] = Rel.of(u, {(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
+    lazy["sync_fence"] = lambda: env["scorder"] & (env["sr"] | env["int"])
+    bars = Barriers(eg, ch, u)
+    lazy["sync_barrier"] = bars.sync
+    lazy["QUORUM_UNMET"] = bars.quorum_unmet
     return env
 
 
+def _ext(b: _Base) -> Rel:
+    """Pairs of events of different threads (initial writes: of no thread)."""
+    ev = b.eg.events
+    everything = sum(1 << e.eid for e in ev)
+    rows = {}
+    for e in ev:
+        own = b.thread_mask.get(e.thread, 0) if e.thread >= 0 else (1 << e.eid)
+        rows[e.eid] = everything & ~own
+    return b.rel(rows)
+
+
 def _fr(rf: Rel, co: Rel) -> Rel:
+    """(rf^-1 ; co) \\ id"""
     fr = rf.inverse().seq(co)
-    return Rel({k: g for k, g in fr.m.items() if k[0] != k[1]})
+    must = {a: r & ~(1 << a) for a, r in fr.must.items() if r & ~(1 << a)}
+    return Rel(fr.u, must, {k: g for k, g in fr.may.items() if k[0] != k[1]})
 
 
-def _same_barrier(eg: EventGraph, a: Event, w: Event, ex: list[Guard], ch: Choice) -> Guard:
-    """a and w belong to barriers of one CTA with equal operands (compared by value)."""
-    place = [t.placement for t in eg.program.threads]
-    if place[a.thread].cta_key != place[w.thread].cta_key or len(a.barrier[0]) != len(w.barrier[0]):
-        return False
-    g = g_and(ex[a.eid], ex[w.eid])
-    for x, y in zip(a.barrier[0], w.barrier[0]):
-        g = g_and(g, ch.cond(mk("eq", x, y)))
-    return g
+class Barriers:
+    """CTA execution barriers (§5.1): arrive/wait events, phases, thread counts."""
 
+    def __init__(self, eg: EventGraph, ch: Choice, u: Universe):
+        self.eg, self.ch, self.u = eg, ch, u
+        self.bars = [e for e in eg.events if e.kind == "B" and u.ex[e.eid] is not False]
+        place = [t.placement for t in eg.program.threads]
+        self.cta = lambda e: place[e.thread].cta_key
 
-def _same_phase(a: Event, b: Event, ch: Choice) -> Guard:
-    """Same barrier phase: the k-th arrival of each thread, or — for barriers with a thread
-    count, when the engine chooses phases (Z3) — the same chosen phase."""
-    pa, pb = ch.phase(a.eid), ch.phase(b.eid)
-    if pa is None or pb is None:
-        return a.barrier[2] == b.barrier[2]
-    return pa == pb
+    def same_barrier(self, a: Event, w: Event) -> Guard:
+        """a and w belong to barriers of one CTA with equal operands (compared by value)."""
+        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):
+            return False
+        u = self.u
+        g = u.and2(u.ex[a.eid], u.ex[w.eid])
+        for x, y in zip(a.barrier[0], w.barrier[0]):
+            g = u.and2(g, self.ch.cond(mk("eq", x, y)))
+        return g
 
+    def arrive_of(self, w: Event) -> Event:
+        return self.eg.events[w.eid - 1]  # a wait is created right after its own arrive
 
-def _arrive_of(eg: EventGraph, w: Event) -> Event:
-    return eg.events[w.eid - 1]  # a wait is created right after its own arrive
+    def complete(self, w: Event) -> Guard:
+        """Whether the phase of wait w (thread count q) gets its q arrivals."""
+        q = w.barrier[1]
+        if q is None:
+            return True
+        mine = self.arrive_of(w)
+        arr = [self.u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine.eid))
+               for a in self.bars if "ARRIVE" in a.tags]
+        return self.ch.count([g for g in arr if g is not False], "complete", q)
 
-
-def _complete(eg: EventGraph, w: Event, ex: list[Guard], ch: Choice) -> Guard:
-    """Whether the phase of wait w (thread count q) gets its q arrivals."""
-    q = w.barrier[1]
-    if q is None:
-        return True
-    arr = []
-    for a in eg.events:
-        if a.kind == "B" and "ARRIVE" in a.tags:
-            g = g_and(_same_barrier(eg, a, w, ex, ch), _same_phase(a, _arrive_of(eg, w), ch))
+    def quorum_unmet(self) -> ESet:
+        """Waits whose phase never gets its thread count, with something after them in their
+        thread: that thread hangs there (a thread blocked at its very last instruction has
+        finished its work, and such executions count, as in Dat3M)."""
+        u, ev = self.u, self.eg.events
+        out: dict[int, Guard] = {}
+        for w in self.bars:
+            if "WAIT" not in w.tags or w.barrier[1] is None:
+                continue
+            later = [e.eid for e in ev if e.thread == w.thread and e.index > w.index
+                     and e.paths & w.paths and u.ex[e.eid] is not False]
+            if not later:
+                continue
+            g = u.all((u.ex[w.eid], u.not1(self.complete(w)), u.any(u.ex[e] for e in later)))
             if g is not False:
-                arr.append(g)
-    if all(g is True for g in arr):
-        return len(arr) >= q if ch.phase(w.eid - 1) is None else len(arr) == q
-    import z3
+                out[w.eid] = g
+        return ESet.of(u, out)
 
-    total = z3.Sum([z3.If(g, 1, 0) if g is not True else z3.IntVal(1) for g in arr])
-    return (total >= q) if ch.phase(w.eid - 1) is None else (total == q)
-
-
-def _quorum_unmet(eg: EventGraph, ex: list[Guard], ch: Choice) -> ESet:
-    """Waits whose phase never gets its thread count, with something after them in their thread:
-    that thread hangs there (a thread blocked at its very last instruction has finished its
-    work, and such executions count, as in Dat3M)."""
-    out: dict[int, Guard] = {}
-    po_src = {a for a, _ in eg.edges("po")}
-    for w in eg.events:
-        if w.kind != "B" or "WAIT" not in w.tags or w.barrier[1] is None:
-            continue
-        later = [b for a, b in eg.edges("po") if a == w.eid] if w.eid in po_src else []
-        if not later:
-            continue
-        after = ESet({b: ex[b] for b in later})
-        g = g_and(ex[w.eid], g_not(_complete(eg, w, ex, ch)))
-        from .cat.relalg import g_any
-
-        g = g_and(g, g_any(after.m.values()))
-        if g is not False:
-            out[w.eid] = g
-    # chosen phases must fill in arrival order: at most q arrivals in a phase, and a phase
-    # p > 0 only once phase p-1 has its q arrivals
-    import z3
-
-    for a in eg.events:
-        pa = ch.phase(a.eid) if a.kind == "B" and "ARRIVE" in a.tags else None
-        if pa is None:
-            continue
-        q = a.barrier[1]
-        same, prev = [], []
-        for b in eg.events:
-            pb = ch.phase(b.eid) if b.kind == "B" and "ARRIVE" in b.tags else None
-            if pb is None:
+    def sync(self) -> Rel:
+        """The arrive of a barrier synchronizes with the wait of every other thread of the same
+        CTA at the same barrier phase, when that phase completes."""
+        u = self.u
+        out = {}
+        for a in self.bars:
+            if "ARRIVE" not in a.tags:
                 continue
-            g = _same_barrier(eg, b, a, ex, ch)
-            if g is False:
-                continue
-            gb = g if g is not True else z3.BoolVal(True)
-            same.append(z3.If(z3.And(gb, pb == pa), 1, 0))
-            prev.append(z3.If(z3.And(gb, pb == pa - 1), 1, 0))
-        bad = z3.Or(z3.Sum(same) > q, z3.And(pa > 0, z3.Sum(prev) != q))
-        out[a.eid] = g_and(ex[a.eid], bad)
-    return ESet(out)
-
-
-def _sync_barrier(eg: EventGraph, ex: list[Guard], ch: Choice) -> Rel:
-    """Barrier synchronisation (§5.1): the arrive event of a barrier synchronizes with the wait
-    event of every other thread of the same CTA at the same barrier phase, when that phase
-    completes."""
-    bars = [e for e in eg.events if e.kind == "B"]
-    out = {}
-    for a in bars:
-        if "ARRIVE" not in a.tags:
-            continue
-        for b in bars:
-            if "WAIT" not in b.tags or a.thread == b.thread:
-                continue
-            g = _same_barrier(eg, a, b, ex, ch)
-            g = g_and(g, _same_phase(a, _arrive_of(eg, b), ch))
-            g = g_and(g, _complete(eg, b, ex, ch)) if g is not False else False
-            if g is not False:
-                out[(a.eid, b.eid)] = g
-    return Rel(out)
+            for w in self.bars:
+                if "WAIT" not in w.tags or a.thread == w.thread:
+                    continue
+                g = self.same_barrier(a, w)
+                g = u.and2(g, self.ch.same_phase(a.eid, self.arrive_of(w).eid))
+                if g is not False:
+                    g = u.and2(g, self.complete(w))
+                if g is not False:
+                    out[(a.eid, w.eid)] = g
+        return Rel.of(u, out)

@@ -1,69 +1,111 @@
-"""Encoding of the three axiom forms — acyclic, irreflexive, empty — for a guarded relation.
+"""The three axiom forms — acyclic, irreflexive, empty — checked on a concrete relation
+(:func:`holds`) or encoded as constraints for a solver (:func:`encode`).
 
-``holds`` is the concrete check (every guard static); ``encode`` returns Z3 constraints. For
-``acyclic``, only edges inside a non-trivial strongly connected component of the *possible*
-edges can lie on a cycle (networkx finds them); those get an integer rank encoding:
-acyclic(r) ⇔ ∃ rank. r(a,b) → rank(a) < rank(b)."""
+A pair of a relation is in it only when both events execute, so each constraint is about the
+guard ``ex(a) ∧ ex(b) ∧ φ(a,b)``. For ``acyclic`` only edges inside a non-trivial strongly
+connected component of the *possible* edges can lie on a cycle; those get the rank encoding
+acyclic(r) ⇔ ∃ rank. r(a,b) → rank(a) < rank(b), built by the engine's Logic (``lg.acyclic``)."""
 
 from __future__ import annotations
 
-from itertools import count
-
-import networkx as nx
-
-from .relalg import ESet, Guard, Rel, g_implies, g_not, int_lt, mk_int
-
-_fresh = count()
+from .relalg import ESet, Guard, Rel, Universe, bits
 
 
-def _graph(r: Rel) -> nx.DiGraph:
-    g = nx.DiGraph()
-    g.add_edges_from(r.m)
-    return g
+def _edges(v: Rel) -> dict[int, list[int]]:
+    succ: dict[int, list[int]] = {}
+    for a, row in v.must.items():
+        succ.setdefault(a, []).extend(bits(row))
+    for a, b in v.may:
+        succ.setdefault(a, []).append(b)
+    return succ
 
 
-def cycle_edges(r: Rel) -> list[tuple[int, int]]:
-    """Edges that lie inside a strongly connected component (self-loops included)."""
-    g = _graph(r)
-    comp = {}
-    for i, scc in enumerate(nx.strongly_connected_components(g)):
-        for v in scc:
-            comp[v] = (i, len(scc))
-    return [(a, b) for (a, b) in r.m if comp[a][0] == comp[b][0] and (comp[a][1] > 1 or a == b)]
+def scc_ids(succ: dict[int, list[int]]) -> dict[int, int]:
+    """Strongly connected components (iterative Tarjan): node → component id."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    comp: dict[int, int] = {}
+    stack: list[int] = []
+    on: set[int] = set()
+    counter = 0
+    for root in list(succ):
+        if root in index:
+            continue
+        work = [(root, iter(succ.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            nxt = next(it, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(succ.get(nxt, ()))))
+                elif nxt in on:
+                    low[v] = min(low[v], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp[x] = v
+                    if x == v:
+                        break
+    return comp
+
+
+def cycle_edges(v: Rel) -> list[tuple[int, int]]:
+    """Edges that may lie on a cycle: inside one strongly connected component, or self-loops."""
+    succ = _edges(v)
+    comp = scc_ids(succ)
+    size: dict[int, int] = {}
+    for c in comp.values():
+        size[c] = size.get(c, 0) + 1
+    return [(a, b) for a, bs in succ.items() for b in bs
+            if comp[a] == comp[b] and (a == b or size[comp[a]] > 1)]
 
 
 def holds(check: str, v: Rel | ESet) -> bool:
-    """Concrete evaluation (all guards True)."""
+    """Concrete evaluation (every guard static)."""
     if check == "empty":
-        return not v.m
+        return len(v) == 0
     assert isinstance(v, Rel)
     if check == "irreflexive":
-        return not any(a == b for a, b in v.m)
+        return not any((row >> a) & 1 for a, row in v.must.items()) and \
+            not any(a == b for a, b in v.may)
     return not cycle_edges(v)
 
 
+def _pair_guard(u: Universe, v: Rel, a: int, b: int) -> Guard:
+    return u.all((u.ex[a], u.ex[b], v.guard(a, b)))
+
+
 def encode(check: str, v: Rel | ESet) -> list[Guard]:
-    """Z3 constraints (or Python False) that together say the axiom holds."""
+    """Constraints (or Python False) that together say the axiom holds."""
+    u = v.u
     if check == "empty":
-        return [g_not(g) for g in v.m.values()]
+        if isinstance(v, ESet):
+            return [u.not1(u.and2(u.ex[e], g)) for e, g in v.items()]
+        return [u.not1(u.all((u.ex[a], u.ex[b], g))) for (a, b), g in v.items()]
     assert isinstance(v, Rel)
     if check == "irreflexive":
-        return [g_not(g) for (a, b), g in v.m.items() if a == b]
+        return [u.not1(u.and2(u.ex[a], v.guard(a, a))) for a in _edges(v) if v.guard(a, a) is not False]
     edges = cycle_edges(v)
     if not edges:
         return []
-    if all(v.m[e] is True for e in edges):
+    guarded = [(a, b, _pair_guard(u, v, a, b)) for a, b in edges]
+    if all(g is True for _, _, g in guarded):
         return [False]
-    tag = next(_fresh)
-    rank = {}
-    out: list[Guard] = []
-    for a, b in edges:
-        g = v.m[(a, b)]
-        if a == b:
-            out.append(g_not(g))
-            continue
-        for x in (a, b):
-            if x not in rank:
-                rank[x] = mk_int(f"rk{tag}_{x}")
-        out.append(g_implies(g, int_lt(rank[a], rank[b])))
+    out = [u.not1(g) for a, b, g in guarded if a == b]
+    rest = [(a, b, g) for a, b, g in guarded if a != b and g is not False]
+    if rest:
+        out += u.lg.acyclic(rest)
     return out

@@ -8,11 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import lark
-import z3
 
 from ..errors import ModelError, SourcePos
 from .parser import Model, Stmt
-from .relalg import ESet, Rel, cartesian, lift
+from .relalg import ESet, Rel, cartesian, identity, lift
 
 Value = ESet | Rel
 
@@ -30,25 +29,46 @@ def _names(tree) -> set[str]:
     return {str(t) for t in tree.scan_values(lambda v: isinstance(v, lark.Token))}
 
 
-
-
 def _needed(model: Model) -> list[Stmt]:
-    """The statements the axioms depend on (flags and what only they use left out), found by a
-    backward pass that respects redefinitions. Cached on the model."""
+    """The statements the axioms depend on (flags and what only they use left out). Cached."""
     if model.needed is None:
-        need: set[str] = set()
-        keep: list[Stmt] = []
-        for st in reversed(model.stmts):
-            if st.kind == "axiom":
-                keep.append(st)
-                need |= _names(st.exprs[0])
-            elif st.kind in ("let", "letrec") and need & set(st.names):
-                keep.append(st)
-                need -= set(st.names)
-                for e in st.exprs:
-                    need |= _names(e)
-        model.needed = list(reversed(keep))
+        model.needed = _backward(model.stmts, set(), axioms=True)
     return model.needed
+
+
+def _backward(stmts: list[Stmt], need: set[str], axioms: bool) -> list[Stmt]:
+    """The statements that the names in ``need`` (and, with ``axioms``, every axiom) depend on,
+    found by a backward pass that respects redefinitions."""
+    keep: list[Stmt] = []
+    for st in reversed(stmts):
+        if st.kind == "axiom" and axioms:
+            keep.append(st)
+            need |= _names(st.exprs[0])
+        elif st.kind in ("let", "letrec") and need & set(st.names):
+            keep.append(st)
+            need -= set(st.names)
+            for e in st.exprs:
+                need |= _names(e)
+    return list(reversed(keep))
+
+
+def evaluate_expr(model: Model, base: dict[str, Value], expr, at: int) -> Value:
+    """The value of one expression of statement ``at`` of the model (e.g. an axiom's operand),
+    evaluating only the definitions before it that it needs."""
+    env = _Scope(base)
+    ev = _Eval(env, model)
+    for st in _backward(model.stmts[:at], set(_names(expr)), axioms=False):
+        _run_stmt(ev, env, st)
+    return ev.eval(expr)
+
+
+def _run_stmt(ev: _Eval, env: _Scope, st: Stmt) -> None:
+    ev.file = st.pos.file if st.pos else ev.model.path
+    if st.kind == "let":
+        for name, expr in zip(st.names, st.exprs):
+            env[name] = ev.eval(expr)
+    elif st.kind == "letrec":
+        _letrec(ev, st)
 
 
 class _Scope(dict):
@@ -76,13 +96,8 @@ def run(model: Model, base: dict[str, Value], flags: bool = True) -> Evaluation:
     flag_vals: list[tuple[Stmt, Value]] = []
     ev = _Eval(env, model)
     for st in model.stmts if flags else _needed(model):
-        ev.file = st.pos.file if st.pos else model.path
-        if st.kind == "let":
-            for name, expr in zip(st.names, st.exprs):
-                env[name] = ev.eval(expr)
-        elif st.kind == "letrec":
-            _letrec(ev, st)
-        elif st.kind == "axiom":
+        _run_stmt(ev, env, st)
+        if st.kind == "axiom":
             axioms.append((st, ev.eval(st.exprs[0])))
         elif st.kind == "flag":
             flag_vals.append((st, ev.eval(st.exprs[0])))
@@ -90,26 +105,17 @@ def run(model: Model, base: dict[str, Value], flags: bool = True) -> Evaluation:
 
 
 def _same(a: Value, b: Value) -> bool:
-    if type(a) is not type(b) or a.m.keys() != b.m.keys():
+    if type(a) is not type(b) or a.must != b.must or a.may.keys() != b.may.keys():
         return False
-    for k, g in a.m.items():
-        h = b.m[k]
-        if g is h:
-            continue
-        if isinstance(g, bool) or isinstance(h, bool):
-            return False
-        if not g.eq(h):  # structurally different: ask whether they are equivalent
-            s = z3.Solver()
-            s.add(g != h)
-            if s.check() != z3.unsat:
-                return False
-    return True
+    lg = a.u.lg
+    return all(g is b.may[k] or lg.equivalent(g, b.may[k]) for k, g in a.may.items())
 
 
 def _letrec(ev: _Eval, st: Stmt) -> None:
+    u = ev.env["_"].u
     for n in st.names:
-        ev.env[n] = Rel()
-    n_events = len(ev.env["_"].m)
+        ev.env[n] = Rel(u)
+    n_events = len(ev.env["_"])
     # Kleene iteration; symbolic guards are simplified so that a semantic fixed point is seen as
     # a structural one. n^2 + 1 rounds always reach the least fixed point of a relation.
     for _ in range(n_events * n_events + 2):
@@ -122,13 +128,10 @@ def _letrec(ev: _Eval, st: Stmt) -> None:
 
 
 def _simplified(v: Value) -> Value:
-    out = {}
-    for k, g in v.m.items():
-        if not isinstance(g, bool):
-            g = z3.simplify(g)
-            g = True if z3.is_true(g) else False if z3.is_false(g) else g
-        out[k] = g
-    return type(v)(out)
+    if not v.may:
+        return v
+    simp = v.u.lg.simplify
+    return type(v).of(v.u, dict(v.items()) | {k: simp(g) for k, g in v.may.items()})
 
 
 class _Eval:
@@ -202,9 +205,9 @@ class _Eval:
         if k == "plus":
             return lambda ev: ev.rel(node, subs[0](ev)).closure()
         if k == "star":
-            return lambda ev: ev.rel(node, subs[0](ev)).closure() | lift(ev.env["_"])
+            return lambda ev: ev.rel(node, subs[0](ev)).closure() | identity(ev.env["_"].u)
         if k == "opt":
-            return lambda ev: ev.rel(node, subs[0](ev)) | lift(ev.env["_"])
+            return lambda ev: ev.rel(node, subs[0](ev)) | identity(ev.env["_"].u)
         if k == "complement":
             def complement(ev):
                 v = subs[1](ev)
@@ -212,7 +215,7 @@ class _Eval:
                 return (u - v) if isinstance(v, ESet) else cartesian(u, u) - v
             return complement
         if k == "empty_rel":
-            return lambda ev: Rel()
+            return lambda ev: Rel(ev.env["_"].u)
         if k == "call":
             fn = str(ch[0])
             return lambda ev: (lambda v: v.domain() if fn == "domain" else v.range())(
@@ -221,7 +224,7 @@ class _Eval:
 
     def lookup(self, node, name: str) -> Value:
         if name == "id":
-            return lift(self.env["_"])
+            return identity(self.env["_"].u)
         if name in self.env:
             return self.env[name]
         import difflib
@@ -231,4 +234,4 @@ class _Eval:
                        f"did you mean {', '.join(close)}?" if close else None)
 
 
-__all__ = ["run", "Evaluation"]
+__all__ = ["run", "evaluate_expr", "Evaluation"]

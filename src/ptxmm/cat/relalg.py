@@ -1,267 +1,415 @@
-"""Sets and relations over events whose membership is a *guard*: Python ``True`` (static) or a Z3
-Bool term (depends on the execution). Absent pairs are false. Operations fold constants, so the
-parts of a model that do not depend on rf/co never reach the solver, and with every guard static
-the very same code is the concrete algebra used by the brute-force engine and by explanations."""
+"""Guarded sets and relations over events, split by what relation analysis knows statically.
+
+A relation holds its **must** pairs as row bitsets (Python ints: row ``a`` has bit ``b`` set) and
+its **may** pairs — those whose membership depends on the execution — as a sparse map from pair
+to a solver term. Membership of (a, b) always also needs both events to execute: that condition
+is implicit, so ``must`` means "whenever a and b both execute". Operations fold constants, so
+everything the model derives from po, scopes and tags alone never reaches the solver, and with
+every guard static (the brute-force engine, explanations) the very same code is the concrete
+algebra.
+
+Terms are opaque here: a :class:`Logic` supplied by the engine builds them (``and_``, ``or_``,
+``not_``), so this module knows no solver. A :class:`Universe` holds each event's execution guard
+(True, False, or a term)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Union
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
-import z3
-
-Guard = Union[bool, z3.BoolRef]
-
-
-# Z3's Python And/Or/Not coerce and sort-check every argument; guards are always Bool terms of
-# one context, so build them through the C API directly (about 7x faster), and skip the per-call
-# error check of the generated bindings for these constructors, which cannot fail on well-sorted
-# arguments.
-def _raw(fn):
-    try:
-        return fn.__defaults__[0].f
-    except (TypeError, IndexError, AttributeError):  # other binding layouts: the checked call
-        return fn
+Term = Any  # an engine's Boolean term
+Guard = Any  # True | False | Term
 
 
-_AND, _OR, _NOT = _raw(z3.Z3_mk_and), _raw(z3.Z3_mk_or), _raw(z3.Z3_mk_not)
-_IMPLIES, _EQ, _LT = _raw(z3.Z3_mk_implies), _raw(z3.Z3_mk_eq), _raw(z3.Z3_mk_lt)
+class Logic(Protocol):
+    def and_(self, terms: list[Term]) -> Term: ...
+    def or_(self, terms: list[Term]) -> Term: ...
+    def not_(self, t: Term) -> Term: ...
 
 
-def _mk(fn, terms: list) -> z3.BoolRef:
-    ctx = terms[0].ctx
-    arr = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
-    return z3.BoolRef(fn(ctx.ref(), len(terms), arr), ctx)
+def bits(x: int) -> Iterator[int]:
+    """Indices of the set bits of ``x``, lowest first."""
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
 
 
-def mk_bool(name: str) -> z3.BoolRef:
-    ctx = z3.main_ctx()
-    r = ctx.ref()
-    return z3.BoolRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_bool_sort(r)), ctx)
+class Universe:
+    """The events of one program with their execution guards, and the Logic that builds terms."""
 
+    __slots__ = ("ex", "lg", "live", "sure")
 
-def mk_bv(name: str, width: int) -> z3.BitVecRef:
-    ctx = z3.main_ctx()
-    r = ctx.ref()
-    return z3.BitVecRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_bv_sort(r, width)), ctx)
+    def __init__(self, ex: list[Guard], lg: Logic):
+        self.ex = ex
+        self.lg = lg
+        self.live = sum(1 << i for i, g in enumerate(ex) if g is not False)
+        self.sure = sum(1 << i for i, g in enumerate(ex) if g is True)
 
-
-def mk_int(name: str) -> z3.ArithRef:
-    ctx = z3.main_ctx()
-    r = ctx.ref()
-    return z3.ArithRef(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), z3.Z3_mk_int_sort(r)), ctx)
-
-
-def int_lt(a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
-    return z3.BoolRef(_LT(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
-
-
-def g_and(a: Guard, b: Guard) -> Guard:
-    if a is True:
-        return b
-    if b is True:
-        return a
-    if a is False or b is False:
-        return False
-    return _mk(_AND, [a, b])
-
-
-def g_or(a: Guard, b: Guard) -> Guard:
-    if a is True or b is True:
-        return True
-    if a is False:
-        return b
-    if b is False:
-        return a
-    return _mk(_OR, [a, b])
-
-
-def g_implies(a: Guard, b: Guard) -> Guard:
-    if a is False or b is True:
-        return True
-    if a is True:
-        return b
-    if b is False:
-        return g_not(a)
-    return z3.BoolRef(_IMPLIES(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
-
-
-def _nary(gs: Iterable[Guard], absorbing: bool, fn) -> Guard:
-    """And (absorbing False) or Or (absorbing True) of guards, folding constants."""
-    terms = []
-    for g in gs:
-        if g is absorbing:
-            return absorbing
-        if g is not (not absorbing):
-            terms.append(g)
-    if not terms:
-        return not absorbing
-    return terms[0] if len(terms) == 1 else _mk(fn, terms)
-
-
-def g_all(gs: Iterable[Guard]) -> Guard:
-    return _nary(gs, False, _AND)
-
-
-def bv_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
-    return z3.BoolRef(_EQ(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
-
-
-def assert_all(s: z3.Solver, gs: Iterable[Guard]) -> bool:
-    """Assert guards through the C API; False if one is statically false."""
-    ref = s.ctx.ref()
-    for g in gs:
-        if g is True:
-            continue
-        if g is False:
+    # guard combinators, folding constants
+    def and2(self, a: Guard, b: Guard) -> Guard:
+        if a is True:
+            return b
+        if b is True:
+            return a
+        if a is False or b is False:
             return False
-        z3.Z3_solver_assert(ref, s.solver, g.as_ast())
-    return True
+        return self.lg.and_([a, b])
+
+    def or2(self, a: Guard, b: Guard) -> Guard:
+        if a is True or b is True:
+            return True
+        if a is False:
+            return b
+        if b is False:
+            return a
+        return self.lg.or_([a, b])
+
+    def not1(self, a: Guard) -> Guard:
+        if a is True:
+            return False
+        if a is False:
+            return True
+        return self.lg.not_(a)
+
+    def all(self, gs: Iterable[Guard]) -> Guard:
+        terms = []
+        for g in gs:
+            if g is False:
+                return False
+            if g is not True:
+                terms.append(g)
+        return True if not terms else terms[0] if len(terms) == 1 else self.lg.and_(terms)
+
+    def any(self, gs: Iterable[Guard]) -> Guard:
+        terms = []
+        for g in gs:
+            if g is True:
+                return True
+            if g is not False:
+                terms.append(g)
+        return False if not terms else terms[0] if len(terms) == 1 else self.lg.or_(terms)
 
 
-def g_not(a: Guard) -> Guard:
-    if a is True:
-        return False
-    if a is False:
-        return True
-    return z3.BoolRef(_NOT(a.ctx.ref(), a.as_ast()), a.ctx)
-
-
-def g_any(gs: Iterable[Guard]) -> Guard:
-    return _nary(gs, True, _OR)
+def _has(must: dict[int, int], a: int, b: int) -> bool:
+    return (must.get(a, 0) >> b) & 1 == 1
 
 
 class ESet:
-    __slots__ = ("m",)
+    __slots__ = ("u", "must", "may")
 
-    def __init__(self, m: dict[int, Guard] | None = None):
-        self.m = {k: v for k, v in (m or {}).items() if v is not False}
+    def __init__(self, u: Universe, must: int = 0, may: dict[int, Term] | None = None):
+        self.u = u
+        self.must = must
+        self.may = may or {}
 
-    @classmethod
-    def _of(cls, m: dict) -> ESet:
-        """Construct from a map known to hold no False guard (no copy, no filter)."""
-        s = object.__new__(cls)
-        s.m = m
-        return s
+    @staticmethod
+    def of(u: Universe, m: dict[int, Guard]) -> ESet:
+        must, may = 0, {}
+        for k, g in m.items():
+            if g is True:
+                must |= 1 << k
+            elif g is not False:
+                may[k] = g
+        return ESet(u, must & u.live, {k: g for k, g in may.items() if (u.live >> k) & 1})
+
+    def guard(self, e: int) -> Guard:
+        return True if (self.must >> e) & 1 else self.may.get(e, False)
+
+    def items(self) -> Iterator[tuple[int, Guard]]:
+        for e in bits(self.must):
+            yield e, True
+        yield from self.may.items()
+
+    def __len__(self) -> int:
+        return self.must.bit_count() + len(self.may)
 
     def __or__(self, o: ESet) -> ESet:
-        out = dict(self.m)
-        for k, g in o.m.items():
-            out[k] = g_or(out[k], g) if k in out else g
-        return ESet._of(out)
+        must = self.must | o.must
+        may = {}
+        for src in (self.may, o.may):
+            for k, g in src.items():
+                if not (must >> k) & 1:
+                    may[k] = self.u.or2(may[k], g) if k in may else g
+        return ESet(self.u, must, may)
 
     def __and__(self, o: ESet) -> ESet:
-        return ESet._of({k: g_and(g, o.m[k]) for k, g in self.m.items() if k in o.m})
+        u = self.u
+        may = {}
+        for k, g in self.may.items():
+            h = o.guard(k)
+            if h is not False:
+                may[k] = u.and2(g, h)
+        for k, g in o.may.items():
+            if (self.must >> k) & 1:
+                may[k] = g
+        return ESet(u, self.must & o.must, may)
 
     def __sub__(self, o: ESet) -> ESet:
-        return ESet({k: (g_and(g, g_not(o.m[k])) if k in o.m else g) for k, g in self.m.items()})
+        u = self.u
+        must = self.must & ~o.must
+        may = {}
+        for k, g in o.may.items():
+            if (must >> k) & 1:
+                may[k] = u.not1(g)
+        must &= ~sum(1 << k for k in may)
+        for k, g in self.may.items():
+            if (o.must >> k) & 1:
+                continue
+            h = o.may.get(k)
+            may[k] = g if h is None else u.and2(g, u.not1(h))
+        return ESet(u, must, {k: g for k, g in may.items() if g is not False})
 
     def __repr__(self) -> str:
-        return f"ESet({self.m})"
+        return f"ESet(must={sorted(bits(self.must))}, may={sorted(self.may)})"
 
 
 class Rel:
-    __slots__ = ("m",)
+    __slots__ = ("u", "must", "may")
 
-    def __init__(self, m: dict[tuple[int, int], Guard] | None = None):
-        self.m = {k: v for k, v in (m or {}).items() if v is not False}
-
-    @classmethod
-    def _of(cls, m: dict) -> Rel:
-        """Construct from a map known to hold no False guard (no copy, no filter)."""
-        r = object.__new__(cls)
-        r.m = m
-        return r
+    def __init__(self, u: Universe, must: dict[int, int] | None = None,
+                 may: dict[tuple[int, int], Term] | None = None):
+        self.u = u
+        self.must = must if must is not None else {}
+        self.may = may if may is not None else {}
 
     @staticmethod
-    def of_pairs(pairs: Iterable[tuple[int, int]]) -> Rel:
-        return Rel({p: True for p in pairs})
+    def of(u: Universe, m: dict[tuple[int, int], Guard]) -> Rel:
+        must: dict[int, int] = {}
+        may = {}
+        for (a, b), g in m.items():
+            if g is True:
+                must[a] = must.get(a, 0) | (1 << b)
+            elif g is not False:
+                may[(a, b)] = g
+        return Rel(u, must, may)
+
+    def guard(self, a: int, b: int) -> Guard:
+        return True if _has(self.must, a, b) else self.may.get((a, b), False)
+
+    def pairs(self) -> Iterator[tuple[int, int]]:
+        for a, row in self.must.items():
+            for b in bits(row):
+                yield a, b
+
+    def items(self) -> Iterator[tuple[tuple[int, int], Guard]]:
+        for p in self.pairs():
+            yield p, True
+        yield from self.may.items()
+
+    def __len__(self) -> int:
+        return sum(r.bit_count() for r in self.must.values()) + len(self.may)
+
+    def is_static(self) -> bool:
+        return not self.may
 
     def __or__(self, o: Rel) -> Rel:
-        out = dict(self.m)
-        for k, g in o.m.items():
-            out[k] = g_or(out[k], g) if k in out else g
-        return Rel._of(out)
+        must = dict(self.must)
+        for a, row in o.must.items():
+            must[a] = must.get(a, 0) | row
+        may = {}
+        for src in (self.may, o.may):
+            for k, g in src.items():
+                if not _has(must, *k):
+                    may[k] = self.u.or2(may[k], g) if k in may else g
+        return Rel(self.u, must, may)
 
     def __and__(self, o: Rel) -> Rel:
-        small, big = (self, o) if len(self.m) <= len(o.m) else (o, self)
-        return Rel._of({k: g_and(g, big.m[k]) for k, g in small.m.items() if k in big.m})
+        u = self.u
+        must = {}
+        for a, row in self.must.items():
+            r = row & o.must.get(a, 0)
+            if r:
+                must[a] = r
+        may = {}
+        for k, g in self.may.items():
+            h = o.guard(*k)
+            if h is not False:
+                may[k] = u.and2(g, h)
+        for k, g in o.may.items():
+            if _has(self.must, *k):
+                may[k] = g
+        return Rel(u, must, may)
 
     def __sub__(self, o: Rel) -> Rel:
-        return Rel({k: (g_and(g, g_not(o.m[k])) if k in o.m else g) for k, g in self.m.items()})
+        u = self.u
+        must = {}
+        for a, row in self.must.items():
+            r = row & ~o.must.get(a, 0)
+            if r:
+                must[a] = r
+        may = {}
+        for k, g in o.may.items():
+            if _has(must, *k):
+                may[k] = u.not1(g)
+                must[k[0]] &= ~(1 << k[1])
+        for k, g in self.may.items():
+            if _has(o.must, *k):
+                continue
+            h = o.may.get(k)
+            may[k] = g if h is None else u.and2(g, u.not1(h))
+        return Rel(u, {a: r for a, r in must.items() if r}, {k: g for k, g in may.items() if g is not False})
 
     def inverse(self) -> Rel:
-        return Rel._of({(b, a): g for (a, b), g in self.m.items()})
+        must: dict[int, int] = {}
+        for a, row in self.must.items():
+            bit = 1 << a
+            for b in bits(row):
+                must[b] = must.get(b, 0) | bit
+        return Rel(self.u, must, {(b, a): g for (a, b), g in self.may.items()})
+
+    def _by_src(self) -> dict[int, list[tuple[int, Term]]]:
+        out: dict[int, list[tuple[int, Term]]] = {}
+        for (a, b), g in self.may.items():
+            out.setdefault(a, []).append((b, g))
+        return out
 
     def seq(self, o: Rel) -> Rel:
-        by_src: dict[int, list[tuple[int, Guard]]] = {}
-        for (a, b), g in o.m.items():
-            by_src.setdefault(a, []).append((b, g))
+        """Composition; an intermediate event must execute too (its guard joins the pair's)."""
+        u = self.u
+        sure, ex = u.sure, u.ex
+        must: dict[int, int] = {}
         acc: dict[tuple[int, int], list[Guard]] = {}
-        for (a, m), g1 in self.m.items():
-            for b, g2 in by_src.get(m, ()):
-                acc.setdefault((a, b), []).append(g_and(g1, g2))
-        return Rel._of({k: g_any(gs) for k, gs in acc.items()})
+        o_may = o._by_src() if o.may else {}
+        for a, row in self.must.items():
+            r = 0
+            for m in bits(row & sure):
+                r |= o.must.get(m, 0)
+                for c, g in o_may.get(m, ()):
+                    acc.setdefault((a, c), []).append(g)
+            if r:
+                must[a] = r
+            for m in bits(row & ~sure):
+                for c in bits(o.must.get(m, 0)):
+                    acc.setdefault((a, c), []).append(ex[m])
+                for c, g in o_may.get(m, ()):
+                    acc.setdefault((a, c), []).append(u.and2(ex[m], g))
+        for (a, m), g in self.may.items():
+            gm = u.and2(g, ex[m])
+            for c in bits(o.must.get(m, 0)):
+                acc.setdefault((a, c), []).append(gm)
+            for c, h in o_may.get(m, ()):
+                acc.setdefault((a, c), []).append(u.and2(gm, h))
+        return _settle(u, must, acc)
 
     def restrict(self, dom: ESet | None, rng: ESet | None) -> Rel:
-        out = {}
-        for (a, b), g in self.m.items():
-            if dom is not None:
-                if a not in dom.m:
-                    continue
-                g = g_and(dom.m[a], g)
-            if rng is not None:
-                if b not in rng.m:
-                    continue
-                g = g_and(g, rng.m[b])
-            out[(a, b)] = g
-        return Rel(out)
+        """[dom] ; self ; [rng]."""
+        out = self
+        if dom is not None:
+            out = lift(dom).seq(out)
+        if rng is not None:
+            out = out.seq(lift(rng))
+        return out
 
     def closure(self) -> Rel:
-        """Transitive closure, Warshall style, on the sparse guarded matrix."""
-        m = dict(self.m)
-        nodes = sorted({x for k in m for x in k})
+        """Transitive closure, Warshall style: on bitsets alone when every pair and every
+        intermediate event is static, on guards otherwise."""
+        u = self.u
+        nodes = 0
+        for a, row in self.must.items():
+            nodes |= row | (1 << a)
+        for a, b in self.may:
+            nodes |= (1 << a) | (1 << b)
+        if not self.may and not (nodes & ~u.sure):
+            rows = dict(self.must)
+            for k in bits(nodes):
+                rk = rows.get(k)
+                if not rk:
+                    continue
+                bk = 1 << k
+                for i, ri in rows.items():
+                    if ri & bk:
+                        rows[i] = ri | rk
+            return Rel(u, rows, {})
+        return self._closure_guarded(nodes)
+
+    def _closure_guarded(self, nodes: int) -> Rel:
+        u = self.u
+        m: dict[tuple[int, int], Guard] = dict(self.items())
         succ: dict[int, set[int]] = {}
         pred: dict[int, set[int]] = {}
         for a, b in m:
             succ.setdefault(a, set()).add(b)
             pred.setdefault(b, set()).add(a)
-        for k in nodes:
-            ins = list(pred.get(k, ()))
-            outs = list(succ.get(k, ()))
-            for i in ins:
-                gik = m[(i, k)]
-                for j in outs:
-                    g = g_and(gik, m[(k, j)])
+        for k in bits(nodes):
+            exk = u.ex[k]
+            for i in list(pred.get(k, ())):
+                gik = u.and2(m[(i, k)], exk)
+                if gik is False:
+                    continue
+                for j in list(succ.get(k, ())):
+                    g = u.and2(gik, m[(k, j)])
                     if g is False:
                         continue
                     old = m.get((i, j), False)
                     if old is True:
                         continue
-                    m[(i, j)] = g_or(old, g)
+                    m[(i, j)] = u.or2(old, g)
                     succ.setdefault(i, set()).add(j)
                     pred.setdefault(j, set()).add(i)
-        return Rel._of(m)
+        return Rel.of(u, m)
 
     def domain(self) -> ESet:
+        u = self.u
+        must = 0
         acc: dict[int, list[Guard]] = {}
-        for (a, _), g in self.m.items():
-            acc.setdefault(a, []).append(g)
-        return ESet({k: g_any(v) for k, v in acc.items()})
+        for a, row in self.must.items():
+            if row & u.sure:
+                must |= 1 << a
+            else:
+                acc.setdefault(a, []).extend(u.ex[b] for b in bits(row))
+        for (a, b), g in self.may.items():
+            if not (must >> a) & 1:
+                acc.setdefault(a, []).append(u.and2(g, u.ex[b]))
+        may = {}
+        for a, gs in acc.items():
+            if (must >> a) & 1:
+                continue
+            g = u.any(gs)
+            if g is True:
+                must |= 1 << a
+            elif g is not False:
+                may[a] = g
+        return ESet(u, must, may)
 
     def range(self) -> ESet:
         return self.inverse().domain()
 
-    def is_static(self) -> bool:
-        return all(g is True for g in self.m.values())
-
     def __repr__(self) -> str:
-        return f"Rel({self.m})"
+        return f"Rel(must={sorted(self.pairs())}, may={sorted(self.may)})"
+
+
+def _settle(u: Universe, must: dict[int, int], acc: dict[tuple[int, int], list[Guard]]) -> Rel:
+    may = {}
+    for k, gs in acc.items():
+        if _has(must, *k):
+            continue
+        g = u.any(gs)
+        if g is True:
+            must[k[0]] = must.get(k[0], 0) | (1 << k[1])
+        elif g is not False:
+            may[k] = g
+    return Rel(u, must, may)
 
 
 def lift(s: ESet) -> Rel:
-    return Rel._of({(k, k): g for k, g in s.m.items()})
+    return Rel(s.u, {e: 1 << e for e in bits(s.must)}, {(e, e): g for e, g in s.may.items()})
 
 
 def cartesian(a: ESet, b: ESet) -> Rel:
-    return Rel._of({(x, y): g_and(ga, gb) for x, ga in a.m.items() for y, gb in b.m.items()})
+    u = a.u
+    must = {x: b.must for x in bits(a.must)} if b.must else {}
+    may = {}
+    for x in bits(a.must):
+        for y, g in b.may.items():
+            may[(x, y)] = g
+    for x, g in a.may.items():
+        for y in bits(b.must):
+            may[(x, y)] = g
+        for y, h in b.may.items():
+            may[(x, y)] = u.and2(g, h)
+    return Rel(u, must, may)
+
+
+def identity(u: Universe) -> Rel:
+    return lift(ESet(u, u.live))

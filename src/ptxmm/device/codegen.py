@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import re
 
-from ..program import Addr, Imm, Instruction, Reg, Sym, Thread
+from ..program import Addr, Branch, Imm, Reg, Ret, Sym, Thread
+from .flat import Flat as Instruction
+from .flat import flat
 from .layout import Layout
 
 SPIN_BOUND = 2048  # taken backward branches per role before the instance is "did not finish"
@@ -49,7 +51,7 @@ class _Role:
         self.n_access = 0
         self.regs: dict[str, bool] = {}  # C name → is 64-bit
         self.locs: list[str] = []
-        for ins in t.instrs:
+        for ins in map(flat, t.instrs):
             for r in [ins.dst] + [s for s in ins.srcs if isinstance(s, Reg)] + (
                     [ins.guard[0]] if ins.guard else []) + (
                     [ins.addr.base] if ins.addr is not None and isinstance(ins.addr.base, Reg) else []):
@@ -209,7 +211,7 @@ class _Role:
 
     # -- the whole role ------------------------------------------------------------------------
     def function(self) -> str:
-        for ins in self.t.instrs:
+        for ins in map(flat, self.t.instrs):
             self.emit(ins)
         lay = self.lay
         params = ", ".join([f"u32* A_{ident(n)}" for n in self.locs] + [
@@ -226,8 +228,8 @@ class _Role:
                 mask = "" if self.regs.get(s.reg, False) else " & 0xffffffffULL"
                 out.append(f"    out[{s.res_index}] = {self.r(s.reg)}{mask};")
         body = "\n".join("    " + ln for ln in self.lines)
-        loops = any(ins.op == "bra" for ins in self.t.instrs)
-        has_ret = any(ins.op == "ret" for ins in self.t.instrs)
+        loops = any(isinstance(ins, Branch) for ins in self.t.instrs)
+        has_ret = any(isinstance(ins, Ret) for ins in self.t.instrs)
         if not loops:
             body += "\n    (void)dnf;"
         return (f"// role {self.k}: thread {self.t.name}\n"

@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..checker import check
 from ..events import build
+from ..outcomes import satisfies
 from ..program import Program
 from ..result import CheckResult, Outcome
-from ..solve import check, satisfies
 from .env import Env
 from .harness import DeviceRun, Harness
 from .layout import Layout, make_layout

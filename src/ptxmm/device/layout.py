@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..events import build
-from ..program import Imm, Program
-from ..solve import Observable, observables
+from ..outcomes import Observable, observables
+from ..program import MEMORY_INSTRS, Imm, Program
+from .flat import flat
 
 MAX_KEY_BITS = 22
 
@@ -74,7 +75,7 @@ class Layout:
     @property
     def access_base(self) -> tuple[int, ...]:
         """Index of each role's first memory access in the table of zero offsets."""
-        counts = [sum(1 for i in t.instrs if i.addr is not None) for t in self.program.threads]
+        counts = [sum(1 for i in t.instrs if isinstance(i, MEMORY_INSTRS)) for t in self.program.threads]
         return tuple(sum(counts[:k]) for k in range(len(counts) + 1))
 
     @property
@@ -118,7 +119,7 @@ def _check_supported(prog: Program) -> None:
         if t.placement.gpu != 0:
             _unsupported(f"thread {t.name} on gpu {t.placement.gpu}",
                          "the harness runs on one GPU; put every thread on gpu 0", t.pos)
-        for ins in t.instrs:
+        for ins in map(flat, t.instrs):
             if ins.op in ("bar", "fence_proxy"):
                 what = "execution barrier" if ins.op == "bar" else "proxy: proxy fence"
                 _unsupported(f"{what} `{ins.text}`",
@@ -157,7 +158,7 @@ def _place(prog: Program) -> tuple[tuple[Role, ...], int, int, int]:
 def _constants(prog: Program) -> set[int]:
     vals = {0, 1} | {loc.init for loc in prog.locations}
     for t in prog.threads:
-        for ins in t.instrs:
+        for ins in map(flat, t.instrs):
             for s in ins.srcs:
                 if isinstance(s, Imm):
                     vals.add(s.value)
@@ -181,7 +182,7 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
     for o in obs:
         values = tuple(sorted(consts | {out[o.key] for out in allowed or [] if o.key in out}))
         bits = max(1, len(values).bit_length())  # codes 0..K (K = other)
-        if o.ploc is None:
+        if o.loc is None:
             slots.append(ObsSlot(o, values, shift, bits, role=o.thread, reg=o.ref.reg,
                                  res_index=res_count))
             res_count += 1

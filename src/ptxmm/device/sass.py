@@ -14,7 +14,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..program import Program
+from ..program import Branch, Program
+from .flat import flat
 
 _CLASS = {"LDG": "ld", "LDS": "ld", "LD": "ld", "STG": "st", "STS": "st", "ST": "st",
           "ATOMG": "atom", "ATOMS": "atom", "ATOM": "atom", "RED": "atom", "REDG": "atom",
@@ -59,7 +60,7 @@ def parse_sass(out: str) -> dict[str, list[str]]:
 
 def expected_ops(prog: Program, k: int) -> list[str]:
     ops = []
-    for ins in prog.threads[k].instrs:
+    for ins in map(flat, prog.threads[k].instrs):
         if ins.op == "ld":
             ops.append("ld")
         elif ins.op == "st":
@@ -80,7 +81,7 @@ def audit(prog: Program, lay, cubin: Path) -> list[RoleAudit]:
             out.append(RoleAudit(k, t.name, exp, [], False, "audit marker not found"))
             continue
         body = [_CLASS[o] for o in ops[:marks[-1]] if _CLASS.get(o, "fence") != "fence"]
-        if any(i.op == "bra" for i in t.instrs):
+        if any(isinstance(i, Branch) for i in t.instrs):
             ok = all(body.count(c) >= exp.count(c) for c in set(exp))
             note = "branches: counts compared"
         else:

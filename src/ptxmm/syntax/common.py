@@ -5,7 +5,24 @@ from __future__ import annotations
 from lark import Token, Tree
 
 from ..errors import ParseError, SemanticError, SourcePos
-from ..program import Addr, And, Cmp, Condition, MemRef, Not, Or, Program, RegRef, Sym, TrueC, cond_refs
+from ..program import (
+    Addr,
+    And,
+    Branch,
+    Cmp,
+    Condition,
+    Instruction,
+    Label,
+    MemRef,
+    Not,
+    Operand,
+    Or,
+    Program,
+    RegRef,
+    Sym,
+    TrueC,
+    cond_refs,
+)
 
 
 def int_literal(text: str, pos: SourcePos | None = None) -> int:
@@ -73,6 +90,17 @@ def expectation(word: str, cond: Condition | None, pos: SourcePos | None) -> boo
                         "use holds, fails, allowed, forbidden or required")
 
 
+def operands(ins: Instruction) -> list[Operand]:
+    """The operands an instruction reads (memory operand first), in source order."""
+    out: list[Operand] = []
+    for name in ("addr", "src", "a", "b", "p", "count"):
+        o = getattr(ins, name, None)
+        if o is not None:
+            out.append(o)
+    out += list(getattr(ins, "srcs", ())) + list(getattr(ins, "ids", ()))
+    return out
+
+
 def check_program(p: Program) -> None:
     if not p.threads:
         raise SemanticError("the test has no threads", SourcePos(p.file, 1, 1),
@@ -95,12 +123,12 @@ def check_program(p: Program) -> None:
                 raise SemanticError("an alias must name an original location, not another alias",
                                     loc.pos, f"write `aliases {tgt.alias_of}`")
     for t in p.threads:
-        labels = {i.label for i in t.instrs if i.op == "label"}
+        labels = {i.name for i in t.instrs if isinstance(i, Label)}
         for ins in t.instrs:
-            if ins.op == "bra" and ins.label not in labels:
-                raise SemanticError(f"unknown label {ins.label}", ins.pos,
+            if isinstance(ins, Branch) and ins.target not in labels:
+                raise SemanticError(f"unknown label {ins.target}", ins.pos,
                                     f"labels of thread {t.name}: {', '.join(sorted(labels)) or 'none'}")
-            for o in (ins.addr, *ins.srcs):
+            for o in operands(ins):
                 base = o.base if isinstance(o, Addr) else o
                 if isinstance(base, Sym) and base.name not in locs:
                     if base.name in labels:
@@ -108,7 +136,7 @@ def check_program(p: Program) -> None:
                     raise SemanticError(f"unknown location {base.name}", ins.pos,
                                         "declare it, e.g. `.global .u32 "
                                         f"{base.name} = 0;`")
-            if isinstance(ins.addr, Addr) and ins.addr.offset != 0:
+            if isinstance(getattr(ins, "addr", None), Addr) and ins.addr.offset != 0:
                 raise SemanticError("address offsets are not supported", ins.pos,
                                     "declare a separate location for each word")
     if p.condition is not None:

@@ -9,7 +9,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ParseError, SourcePos, UnsupportedError
-from ..program import Addr, Imm, Instruction, Operand, Reg, Sym
+from ..program import (
+    Addr,
+    Alu,
+    Atom,
+    Barrier,
+    Branch,
+    Fence,
+    Imm,
+    Instruction,
+    Load,
+    Mov,
+    Operand,
+    ProxyFence,
+    Red,
+    Reg,
+    Ret,
+    Selp,
+    Setp,
+    Store,
+    Sym,
+)
 
 SCOPES = {"cta", "cluster", "gpu", "sys"}
 SPACES = {"global": "global", "shared": "shared", "shared::cta": "shared",
@@ -172,8 +192,7 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
         ty = _type(q, form)
         q.done(form)
         d, a = _operands(ops, "rm", q, form)
-        return Instruction("ld", sem=sem, scope=scope, space=space, type=ty, dst=d, addr=a,
-                           volatile=vol, **common)
+        return Load(sem=sem, scope=scope, space=space, type=ty, dst=d, addr=a, volatile=vol, **common)
     if base == "st":
         form = "st{.weak|.relaxed.scope|.release.scope|.volatile}{.global|.shared}.type [a], b"
         sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "release"}, form)
@@ -183,8 +202,7 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
         ty = _type(q, form)
         q.done(form)
         a, v = _operands(ops, "mv", q, form)
-        return Instruction("st", sem=sem, scope=scope, space=space, type=ty, addr=a, srcs=(v,),
-                           volatile=vol, **common)
+        return Store(sem=sem, scope=scope, space=space, type=ty, addr=a, src=v, volatile=vol, **common)
     if base in ("atom", "red"):
         is_atom = base == "atom"
         form = (f"{base}{{.sem}}{{.scope}}{{.global|.shared}}.op.type "
@@ -202,12 +220,10 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
         if is_atom:
             kinds = "rmvv" if aop == "cas" else "rmv"
             operands = _operands(ops, kinds, q, form)
-            return Instruction("atom", sem=sem, scope=scope, space=space, type=ty, aop=aop,
-                               dst=operands[0], addr=operands[1], srcs=tuple(operands[2:]),
-                               **common)
+            return Atom(sem=sem, scope=scope, space=space, type=ty, op=aop, dst=operands[0],
+                        addr=operands[1], srcs=tuple(operands[2:]), **common)
         a, v = _operands(ops, "mv", q, form)
-        return Instruction("red", sem=sem, scope=scope, space=space, type=ty, aop=aop, addr=a,
-                           srcs=(v,), **common)
+        return Red(sem=sem, scope=scope, space=space, type=ty, op=aop, addr=a, src=v, **common)
     if base == "fence":
         form = "fence{.sc|.acq_rel|.acquire|.release}.scope  or  fence.proxy.alias"
         if q.peek() == "proxy":
@@ -218,7 +234,7 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
                        "only fence.proxy.alias is supported", unsupported=True)
             q.done("fence.proxy.alias")
             _operands(ops, "", q, "fence.proxy.alias")
-            return Instruction("fence_proxy", proxy=kind, **common)
+            return ProxyFence(kind=kind, **common)
         sem = q.take_if({"sc", "acq_rel", "acquire", "release"}) or "acq_rel"
         if q.peek() in ("op_restrict", "mbarrier_init", "sync_restrict"):
             q.fail(f"restricted fence .{q.peek()}", "only unrestricted fences are modelled",
@@ -228,7 +244,7 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
             q.fail("fence needs a scope", "add one of .cta .cluster .gpu .sys")
         q.done(form)
         _operands(ops, "", q, form)
-        return Instruction("fence", sem=sem, scope=scope, **common)
+        return Fence(sem=sem, scope=scope, **common)
     if base == "membar":
         form = "membar.cta | membar.gl | membar.sys | membar.proxy.alias"
         if q.peek() == "proxy":
@@ -237,14 +253,14 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
                 q.fail("unknown membar.proxy kind", "only membar.proxy.alias is supported",
                        unsupported=True)
             q.done(form)
-            return Instruction("fence_proxy", proxy="alias", **common)
+            return ProxyFence(kind="alias", **common)
         lvl = q.take_if({"cta", "gl", "sys"})
         if lvl is None:
             q.fail("membar needs a level", f"expected form: {form}")
         q.done(form)
         _operands(ops, "", q, form)
         scope = {"cta": "cta", "gl": "gpu", "sys": "sys"}[lvl]
-        return Instruction("fence", sem="sc", scope=scope, **common)
+        return Fence(sem="sc", scope=scope, **common)
     if base in ("bar", "barrier"):
         form = f"{base}{{.cta}}.sync a{{, b}} | {base}{{.cta}}.arrive a, b"
         if q.peek() in ("warp", "cluster"):
@@ -260,15 +276,14 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
         if len(ops) > 2 and isinstance(ops[-1], (Imm, Reg)):
             ops = ops[:2]  # Dat3M spelling `bar.cta.sync id, count, nthreads`: count is ops[1]
         operands = _operands(ops, "vv" if kind == "arrive" else "vv?", q, form)
-        return Instruction("bar", bar_kind=kind,
-                           barrier=((operands[0],), operands[1] if len(operands) > 1 else None),
-                           **common)
+        return Barrier(kind=kind, ids=(operands[0],), count=operands[1] if len(operands) > 1 else None,
+                       **common)
     if base == "mov":
         form = "mov.type d, a"
         ty = _type(q, form)
         q.done(form)
         d, a = _operands(ops, "rv", q, form)
-        return Instruction("mov", type=ty, dst=d, srcs=(a,), **common)
+        return Mov(type=ty, dst=d, src=a, **common)
     if base in ALU_OPS:
         form = f"{base}.type d, a" + ("" if base in ("not", "neg") else ", b")
         q.take_if({"lo", "wide", "hi"})
@@ -277,11 +292,7 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
         q.done(form)
         kinds = "rv" if base in ("not", "neg") else "rvv"
         operands = _operands(ops, kinds, q, form)
-        aop = base
-        if base in ("min", "max") and ty.startswith(("u", "b")):
-            aop += "u"
-        return Instruction("alu", aop=aop, type=ty, dst=operands[0], srcs=tuple(operands[1:]),
-                           **common)
+        return Alu(op=base, type=ty, dst=operands[0], srcs=tuple(operands[1:]), **common)
     if base == "setp":
         form = "setp.cmp.type p, a, b"
         cmp = q.take_if(CMP_OPS)
@@ -290,26 +301,22 @@ def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str =
         ty = _type(q, form)
         q.done(form)
         p, a, b = _operands(ops, "rvv", q, form)
-        unsigned = ty.startswith(("u", "b"))
-        cmpop = {"lo": "ltu", "ls": "leu", "hi": "gtu", "hs": "geu"}.get(cmp, cmp)
-        if unsigned and cmpop in ("lt", "le", "gt", "ge"):
-            cmpop += "u"
-        return Instruction("setp", aop=cmpop, type=ty, dst=p, srcs=(a, b), **common)
+        return Setp(cmp=cmp, type=ty, dst=p, a=a, b=b, **common)
     if base == "selp":
         form = "selp.type d, a, b, p"
         ty = _type(q, form)
         q.done(form)
         d, a, b, p = _operands(ops, "rvvr", q, form)
-        return Instruction("selp", type=ty, dst=d, srcs=(a, b, p), **common)
+        return Selp(type=ty, dst=d, a=a, b=b, p=p, **common)
     if base == "bra":
         q.take_if({"uni"})
         q.done("bra{.uni} LABEL")
         (lab,) = _operands(ops, "l", q, "bra{.uni} LABEL")
-        return Instruction("bra", label=lab.name, **common)
+        return Branch(target=lab.name, **common)
     if base in ("ret", "exit"):
         q.done(base)
         _operands(ops, "", q, base)
-        return Instruction("ret", **common)
+        return Ret(**common)
     import difflib
 
     close = difflib.get_close_matches(base, KNOWN, n=1)

@@ -15,16 +15,28 @@ from lark import Token, Tree
 
 from ..errors import ParseError, SourcePos, UnsupportedError
 from ..program import (
+    MEMORY_INSTRS,
     Addr,
+    Alu,
+    Atom,
+    Barrier,
+    Branch,
     Condition,
+    Fence,
     Imm,
     Instruction,
+    Label,
+    Load,
     Location,
     MemRef,
     Placement,
     Program,
+    ProxyFence,
+    Red,
     Reg,
     RegRef,
+    Setp,
+    Store,
     Sym,
     Thread,
 )
@@ -36,6 +48,7 @@ SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc"}
 SCOPES = {"cta", "gpu", "sys", "cluster"}
 OPS = {"add", "sub", "and", "or", "xor", "inc", "dec", "exch", "cas", "min", "max"}
 BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
+TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
 PROXY_WORDS = ("tld", "suld", "sust", "cold", "suatom", "sured", "proxy")
 
 
@@ -128,10 +141,10 @@ class _Builder:
         used = set()
         for t in threads:
             for ins in t.instrs:
-                if ins.addr is not None and isinstance(ins.addr.base, Sym):
+                if isinstance(ins, MEMORY_INSTRS) and isinstance(ins.addr.base, Sym):
                     used.add(ins.addr.base.name)
         for u in sorted(used - set(locs)):
-            locs[u] = Location(u)
+            locs[u] = Location(u, type=TYPE)
         prog = Program(name=name, description=" ".join(docs), threads=tuple(threads),
                        locations=tuple(locs.values()), condition=cond, file=self.file,
                        format="litmus")
@@ -153,7 +166,7 @@ class _Builder:
                 v = _num(val) if re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", val) else val.lstrip("&")
                 regs.setdefault(p, []).append((name, v))
             elif re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", val):
-                locs[name] = Location(name, init=_num(val), pos=self.pos(tok))
+                locs[name] = Location(name, type=TYPE, init=_num(val), pos=self.pos(tok))
             else:
                 raise UnsupportedError(f"location initialised with another location `{part}`",
                                        self.pos(tok))
@@ -169,7 +182,7 @@ class _Builder:
     def instr(self, text: str, pos: SourcePos) -> list[Instruction]:
         m = re.fullmatch(r"(LC\w+|\w+)\s*:", text)
         if m:
-            return [Instruction("label", pos=pos, text=text, label=m.group(1))]
+            return [Label(pos=pos, text=text, name=m.group(1))]
         parts = text.split(None, 1)
         mn, args = parts[0], [a.strip() for a in parts[1].split(",")] if len(parts) > 1 else []
         q = mn.split(".")
@@ -178,34 +191,33 @@ class _Builder:
             raise UnsupportedError(f"proxy instruction `{mn}`", pos,
                                    "mixed-proxy tests get their own issue")
         if base == "goto":
-            return [Instruction("bra", pos=pos, text=text, label=args[0])]
+            return [Branch(pos=pos, text=text, target=args[0])]
         if base in BRANCH:
             a, b, lab = args
             p = Reg("%branch")
-            return [Instruction("setp", pos=pos, text=text, aop=BRANCH[base], dst=p,
-                                srcs=(self.val(a), self.val(b))),
-                    Instruction("bra", pos=pos, text=text, label=lab, guard=(p, False))]
+            return [Setp(pos=pos, text=text, cmp=BRANCH[base], dst=p, a=self.val(a), b=self.val(b),
+                         type=TYPE),
+                    Branch(pos=pos, text=text, target=lab, guard=(p, False))]
         if base in ("add", "sub", "mul", "and", "or", "xor"):
             d, a, b = args
-            return [Instruction("alu", pos=pos, text=text, aop=base, dst=Reg(d),
-                                srcs=(self.val(a), self.val(b)))]
+            return [Alu(pos=pos, text=text, op=base, dst=Reg(d), srcs=(self.val(a), self.val(b)),
+                        type=TYPE)]
         sem = next((x for x in q[1:] if x in SEMS), None)
         scope = next((x for x in q[1:] if x in SCOPES), None)
         op = next((x for x in q[1:] if x in OPS), None)
         if base == "fence":
             if "proxy" in q:
-                return [Instruction("fence_proxy", pos=pos, text=text, proxy="alias")]
+                return [ProxyFence(pos=pos, text=text, kind="alias")]
             if scope is None:
                 raise ParseError(f"fence needs a scope: `{text}`", pos)
-            return [Instruction("fence", pos=pos, text=text, sem=sem or "acq_rel", scope=scope)]
+            return [Fence(pos=pos, text=text, sem=sem or "acq_rel", scope=scope)]
         if base == "bar":
             if "sync" not in q:
                 raise UnsupportedError(f"barrier `{mn}`", pos, "only bar.cta.sync is supported")
             vals = [self.val(a) for a in args]
             ident = vals[:2] if len(vals) >= 2 else vals
             quorum = vals[2] if len(vals) >= 3 else None
-            return [Instruction("bar", pos=pos, text=text, bar_kind="sync",
-                                barrier=(tuple(ident), quorum))]
+            return [Barrier(pos=pos, text=text, kind="sync", ids=tuple(ident), count=quorum)]
         if base in ("ld", "st", "atom", "red"):
             if sem is None:
                 raise ParseError(f"`{mn}` needs a semantics (.weak, .relaxed, ...)", pos)
@@ -217,22 +229,21 @@ class _Builder:
                 scope = None
             if base == "ld":
                 d, a = args
-                return [Instruction("ld", pos=pos, text=text, sem=sem, scope=scope, type="u32",
-                                    dst=Reg(d), addr=Addr(Sym(a)))]
+                return [Load(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, dst=Reg(d),
+                             addr=Addr(Sym(a)))]
             if base == "st":
                 a, v = args
-                return [Instruction("st", pos=pos, text=text, sem=sem, scope=scope, type="u32",
-                                    addr=Addr(Sym(a)), srcs=(self.val(v),))]
+                return [Store(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, addr=Addr(Sym(a)),
+                              src=self.val(v))]
             if op is None:
                 raise UnsupportedError(f"unknown operation in `{mn}`", pos)
             if base == "atom":
                 d, a, *rest = args
-                return [Instruction("atom", pos=pos, text=text, sem=sem, scope=scope, type="u32",
-                                    aop=op, dst=Reg(d), addr=Addr(Sym(a)),
-                                    srcs=tuple(self.val(v) for v in rest))]
+                return [Atom(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, op=op, dst=Reg(d),
+                             addr=Addr(Sym(a)), srcs=tuple(self.val(v) for v in rest))]
             a, v = args
-            return [Instruction("red", pos=pos, text=text, sem=sem, scope=scope, type="u32",
-                                aop=op, addr=Addr(Sym(a)), srcs=(self.val(v),))]
+            return [Red(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, op=op, addr=Addr(Sym(a)),
+                        src=self.val(v))]
         raise UnsupportedError(f"unknown instruction `{mn}`", pos)
 
     def condition(self, item: Tree) -> Condition:

@@ -13,6 +13,7 @@ from ..program import (
     Condition,
     Imm,
     Instruction,
+    Label,
     Location,
     MemRef,
     Placement,
@@ -48,6 +49,19 @@ def _int(tok_tree, file: str = "<string>") -> int:
     last = toks[-1]
     pos = SourcePos(file, last.line, last.column) if getattr(last, "line", None) else None
     return sign * int_literal(str(last), pos)
+
+
+def _reg_decl(node: Tree) -> list[tuple[str, str]]:
+    """``.reg .u32 %r<3>, %p;`` → [(%r0, u32), (%r1, u32), (%r2, u32), (%p, u32)]."""
+    ty, *decls = (str(c) for c in node.children)
+    out = []
+    for d in decls:
+        if d.endswith(">"):
+            base, n = d[:-1].split("<")
+            out += [(f"{base}{i}", ty[1:]) for i in range(int(n))]
+        else:
+            out.append((d, ty[1:]))
+    return out
 
 
 class _Builder:
@@ -103,17 +117,19 @@ class _Builder:
         name_tok, *rest = item.children
         place = {"gpu": 0, "cluster": None, "cta": index}
         instrs: list[Instruction] = []
+        reg_types: list[tuple[str, str]] = []
         for ch in rest:
             if ch.data == "placement":
                 place[str(ch.children[0])[1:]] = int(ch.children[1])
             elif ch.data == "label":
                 tok = ch.children[0]
-                instrs.append(Instruction("label", label=str(tok), pos=self.pos(tok),
-                                          text=f"{tok}:"))
+                instrs.append(Label(name=str(tok), pos=self.pos(tok), text=f"{tok}:"))
             elif ch.data == "instr":
                 instrs.append(self.instr(ch))
+            elif ch.data == "reg_decl":
+                reg_types += _reg_decl(ch)
         return Thread(str(name_tok), index, Placement(**place), tuple(instrs),
-                      pos=self.pos(name_tok))
+                      pos=self.pos(name_tok), reg_types=tuple(reg_types))
 
     def instr(self, node: Tree) -> Instruction:
         guard = None

@@ -1,0 +1,92 @@
+"""``check``: the public entry point. Program → event graph → one engine → CheckResult.
+
+Questions are asked as narrowly as they can be: with ``verdict_only`` the test's condition is one
+satisfiability query (exists: an allowed execution satisfying it; forall: one violating it) plus
+its witness; otherwise every allowed outcome is enumerated, projected on the observables."""
+
+from __future__ import annotations
+
+import time
+
+from .cat.parser import Model, load_model
+from .events import build
+from .outcomes import Observable, canonical, observables, outcome_of, satisfies, verdict
+from .program import Program, format_ref
+from .result import CheckResult, Outcome, OutcomeInfo
+from .vocab import candidates
+
+# Relation analysis of co pays off once a location has many writes; below this many undecided
+# co pairs the solver settles them faster than the extra model evaluation would.
+CO_ANALYSIS_MIN = 40
+
+
+def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unroll: int = 2,
+          observe: str = "all", flags: bool = True, verdict_only: bool = False,
+          max_outcomes: int | None = None, progress=None) -> CheckResult:
+    """Enumerate every outcome of ``prog`` the model allows and judge its condition.
+
+    ``verdict_only``: decide the condition with one query (the Z3 engine) instead of enumerating;
+    ``outcomes`` then holds at most that query's witness. ``max_outcomes``: stop enumerating
+    after that many (the result says so). ``progress(n)`` is called after each outcome found."""
+    t0 = time.perf_counter()
+    m = load_model(model) if isinstance(model, str) else model
+    eg = build(prog, unroll=unroll)
+    obs = observables(eg, observe)
+    want_flags = flags and any(st.kind == "flag" for st in m.stmts)
+    cand = candidates(eg)
+    co_known: set[tuple[int, int]] = set()
+    if engine == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
+        from .knowledge import co_must
+
+        co_known = co_must(eg, m, cand)
+        cand = candidates(eg, co_known)
+    holds = None
+    stopped = False
+    if engine == "z3":
+        found, holds, stopped = _run_z3(prog, eg, m, obs, cand, co_known, want_flags, verdict_only,
+                                        max_outcomes, progress)
+    else:
+        found, stopped = _run_brute(eg, m, obs, cand, want_flags, max_outcomes)
+    infos = [OutcomeInfo(o, satisfies(prog, eg, o, obs), exe, fl) for o, exe, fl in found]
+    infos.sort(key=lambda i: i.outcome.values)
+    if prog.condition is not None and holds is None and not stopped:
+        holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
+    return CheckResult(prog, m.name, infos, holds, time.perf_counter() - t0, engine,
+                       eg.cut_paths, eg.awaits, unroll, len(eg.events),
+                       tuple(o.key for o in obs), max_outcomes if stopped else None)
+
+
+def _run_z3(prog, eg, m, obs: list[Observable], cand, co_known, want_flags, verdict_only, max_outcomes,
+            progress):
+    from .engines.z3 import Z3Problem
+
+    if verdict_only and prog.condition is not None:
+        pb = Z3Problem(eg, m, obs, cand, flags=False, co_known=co_known)
+        cond = prog.condition
+        c = pb.condition(cond.expr, lambda r: format_ref(canonical(prog, eg, r)))
+        wit = pb.find(c, negate=cond.quantifier == "forall")
+        found = [] if wit is None else [(outcome_of(eg, obs, wit), wit, [])]
+        holds = {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier]
+        return found, holds, False
+    pb = Z3Problem(eg, m, obs, cand, flags=want_flags, co_known=co_known)
+    found = []
+    for values, wit, fl in pb.outcomes():
+        found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
+        if progress:
+            progress(len(found))
+        if max_outcomes is not None and len(found) >= max_outcomes:
+            return found, None, True
+    return found, None, False
+
+
+def _run_brute(eg, m, obs, cand, want_flags, max_outcomes):
+    from .engines.brute import BruteProblem
+
+    found: dict[Outcome, tuple] = {}
+    for exe, fl in BruteProblem(eg, m, obs, cand, flags=want_flags).executions():
+        o = outcome_of(eg, obs, exe)
+        if o not in found:
+            found[o] = (o, exe, fl)
+            if max_outcomes is not None and len(found) >= max_outcomes:
+                return list(found.values()), True
+    return list(found.values()), False

@@ -1,0 +1,167 @@
+"""The brute-force engine, herd style: stream every candidate execution — a path per thread, an
+rf source per read, a partial coherence order per location, an order of the fence.sc events, a
+co-maximal write per observed location — and keep those the model accepts, evaluated with the
+concrete relation algebra (every guard static). Slow, simple and independent of the solver: the
+test oracle of the Z3 engine."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from ..cat import axioms as ax
+from ..cat.interp import run as interp
+from ..cat.parser import Model
+from ..cat.relalg import Guard
+from ..events import EventGraph
+from ..outcomes import Observable
+from ..result import Execution
+from ..values import Expr, evaluate, reads_of
+from ..vocab import Candidates, base_env
+
+
+class ConcreteLogic:
+    """Concrete executions have no terms: every guard is True or False."""
+
+    def and_(self, terms):  # pragma: no cover - never reached with static guards
+        raise AssertionError("symbolic term in a concrete execution")
+
+    or_ = not_ = and_
+
+
+class ConcreteChoice:
+    """One candidate execution as a Choice: executed events, rf, co, SC-fence order, values."""
+
+    lg = ConcreteLogic()
+
+    def __init__(self, eg: EventGraph, execd: set[int], rf: dict[int, int], co: set[tuple[int, int]],
+                 sc: list[int], values: dict[int, int]):
+        self.eg, self.execd, self.rfm, self.cos, self.values = eg, execd, rf, co, values
+        self.rank = {f: i for i, f in enumerate(sc)}
+
+    def exec(self, e: int) -> Guard:
+        return e in self.execd
+
+    def rf(self, w: int, r: int) -> Guard:
+        return self.rfm.get(r) == w
+
+    def co(self, a: int, b: int) -> Guard:
+        return (a, b) in self.cos
+
+    def sc(self, f: int, g: int) -> Guard:
+        return f in self.rank and g in self.rank and self.rank[f] < self.rank[g]
+
+    def cond(self, e: Expr) -> Guard:
+        return bool(evaluate(e, self.values))
+
+    def same_phase(self, a: int, b: int) -> Guard:
+        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]  # k-th arrivals
+
+    def count(self, guards: list[Guard], op: str, q: int) -> Guard:
+        return sum(1 for g in guards if g) >= q
+
+
+def executed(eg: EventGraph, ex: Execution) -> set[int]:
+    vals = dict(ex.values)
+    return {e.eid for e in eg.events
+            if e.thread < 0 or (ex.paths[e.thread] in e.paths and evaluate(e.cond, vals))}
+
+
+def concrete_env(eg: EventGraph, ex: Execution, cand: Candidates):
+    """The base environment of one concrete execution (for flags and explanations)."""
+    ch = ConcreteChoice(eg, executed(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.sc),
+                        dict(ex.values))
+    return base_env(eg, ch, cand)
+
+
+def _partial_orders(ws: list[int]) -> Iterator[set[tuple[int, int]]]:
+    """All strict partial orders on ws, as sets of pairs (transitively closed)."""
+    pairs = list(itertools.combinations(ws, 2))
+    for choice in itertools.product((0, 1, 2), repeat=len(pairs)):
+        rel = set()
+        for (a, b), c in zip(pairs, choice):
+            if c == 1:
+                rel.add((a, b))
+            elif c == 2:
+                rel.add((b, a))
+        if all((a, d) in rel for (a, b) in rel for (c, d) in rel if b == c):
+            yield rel
+
+
+def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None:
+    """The value of every read, following rf through written values (None: cyclic)."""
+    vals: dict[int, int] = {}
+    busy: set[int] = set()
+
+    def val_of(r: int) -> int | None:
+        if r in vals:
+            return vals[r]
+        if r in busy or r not in rf:
+            return None
+        busy.add(r)
+        w = eg.events[rf[r]]
+        sub = {}
+        for x in reads_of(w.value):
+            v = val_of(x)
+            if v is None:
+                return None
+            sub[x] = v
+        vals[r] = evaluate(w.value, sub)
+        busy.discard(r)
+        return vals[r]
+
+    for r in rf:
+        if val_of(r) is None:
+            return None
+    return vals
+
+
+class BruteProblem:
+    def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
+                 flags: bool = False):
+        self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
+
+    def executions(self) -> Iterator[tuple[Execution, list[str]]]:
+        """Every consistent execution (with the model's raised flags)."""
+        eg, cand = self.eg, self.cand
+        ev = eg.events
+        for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
+            active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
+            act_ids = {e.eid for e in active}
+            reads = [e.eid for e in active if e.kind == "R"]
+            opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
+            for rfc in itertools.product(*opts):
+                yield from self._with_rf(paths, active, reads, dict((r, w) for r, w in zip(reads, rfc)
+                                                                     if w is not None))
+
+    def _with_rf(self, paths, active, reads, rf):
+        eg, cand, ev = self.eg, self.cand, self.eg.events
+        vals = _resolve_values(eg, rf)
+        if vals is None:
+            return
+        full = {r: vals.get(r, 0) for r in reads}
+        execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
+        if any((r in execd) != (r in rf) for r in reads) or any(w not in execd for w in rf.values()):
+            return
+        if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
+            return
+        per_loc = [list(_partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags]))
+                   for ws in cand.writes_at.values()]
+        scf = [f for f in cand.scf if f in execd]
+        fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
+        for cos in itertools.product(*per_loc):
+            co = set().union(*cos) if cos else set()
+            for w in eg.init.values():
+                co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
+            for sc in itertools.permutations(scf):
+                ch = ConcreteChoice(eg, execd, rf, co, list(sc), full)
+                res = interp(self.model, base_env(eg, ch, cand), flags=self.flags)
+                if not all(ax.holds(st.check, v) for st, v in res.axioms):
+                    continue
+                raised = [st.name for st, v in res.flags if ax.holds(st.check, v) != st.negated]
+                maxes = [[w for w in cand.writes_at[p] if w in execd and
+                          not any((w, w2) in co for w2 in execd)] for p in fin_locs]
+                for fc in itertools.product(*maxes):
+                    yield Execution(paths, tuple(sorted((w, r) for r, w in rf.items())),
+                                    tuple(sorted(co)), tuple(sorted(vals.items())), sc,
+                                    tuple(zip(fin_locs, fc))), raised

@@ -1,0 +1,529 @@
+"""The Z3 engine: ONE formula per program.
+
+* control flow: each thread with several paths gets one selector per path (exactly one holds);
+  an event's execution guard is "one of its paths is selected" ∧ its value condition;
+* values: a bit-vector of the location's width per read; written values and registers are
+  bit-vector terms over them (:mod:`ptxmm.values`), wrapping as PTX does;
+* existentials: rf (one Boolean per candidate pair), co (per pair not fixed by relation
+  analysis; transitive, antisymmetric), an integer rank per fence.sc, barrier phases;
+* the cat model is interpreted once over guarded relations (constant-folded, see
+  :mod:`ptxmm.cat.relalg`) and its axioms asserted.
+
+Queries: :meth:`Z3Problem.find` answers "is there an allowed execution satisfying this?" with one
+call (plus its witness); :meth:`Z3Problem.outcomes` enumerates the allowed outcomes projected on
+the observables, depth first with push/pop, so every check sees only the few blocking
+constraints of its own branch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from itertools import count
+
+import z3
+
+from ..cat import axioms as ax
+from ..cat.interp import run as interp
+from ..cat.parser import Model
+from ..cat.relalg import Guard, Universe
+from ..errors import ModelError
+from ..events import Event, EventGraph, final_reg
+from ..outcomes import Observable
+from ..program import And, Cmp, CondExpr, Not, Or
+from ..result import Execution
+from ..values import BOOL_OPS, Const, Expr, Op, ReadVal
+from ..vocab import Barriers, Candidates, base_env
+
+
+# Z3's Python And/Or/Not coerce and sort-check every argument; guards are Bool terms of one
+# context, so build them through the C API directly (about 7x faster).
+def _raw(fn):
+    try:
+        return fn.__defaults__[0].f
+    except (TypeError, IndexError, AttributeError):  # other binding layouts: the checked call
+        return fn
+
+
+_AND, _OR, _NOT = _raw(z3.Z3_mk_and), _raw(z3.Z3_mk_or), _raw(z3.Z3_mk_not)
+_LT = _raw(z3.Z3_mk_lt)
+
+
+def _mk(fn, terms: list) -> z3.BoolRef:
+    ctx = terms[0].ctx
+    arr = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    return z3.BoolRef(fn(ctx.ref(), len(terms), arr), ctx)
+
+
+def _const(name: str, sort_fn, cls):
+    ctx = z3.main_ctx()
+    r = ctx.ref()
+    return cls(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), sort_fn(r)), ctx)
+
+
+def mk_bool(name: str) -> z3.BoolRef:
+    return _const(name, z3.Z3_mk_bool_sort, z3.BoolRef)
+
+
+def mk_int(name: str) -> z3.ArithRef:
+    return _const(name, z3.Z3_mk_int_sort, z3.ArithRef)
+
+
+class Z3Logic:
+    """Term construction for the relation algebra (the engine side of :class:`relalg.Logic`)."""
+
+    def __init__(self) -> None:
+        self._tag = count()
+
+    def and_(self, terms: list) -> z3.BoolRef:
+        return _mk(_AND, terms)
+
+    def or_(self, terms: list) -> z3.BoolRef:
+        return _mk(_OR, terms)
+
+    def not_(self, t) -> z3.BoolRef:
+        return z3.BoolRef(_NOT(t.ctx.ref(), t.as_ast()), t.ctx)
+
+    def equivalent(self, a, b) -> bool:
+        if a.eq(b):
+            return True
+        s = z3.SimpleSolver()
+        s.add(a != b)
+        return s.check() == z3.unsat
+
+    def simplify(self, g) -> Guard:
+        g = z3.simplify(g)
+        return True if z3.is_true(g) else False if z3.is_false(g) else g
+
+    def acyclic(self, edges: list[tuple[int, int, Guard]]) -> list[Guard]:
+        """rank(a) < rank(b) for every edge that holds (ranks: fresh integers)."""
+        tag = next(self._tag)
+        rank: dict[int, z3.ArithRef] = {}
+        out = []
+        for a, b, g in edges:
+            for x in (a, b):
+                if x not in rank:
+                    rank[x] = mk_int(f"rk{tag}_{x}")
+            lt = z3.BoolRef(_LT(rank[a].ctx.ref(), rank[a].as_ast(), rank[b].as_ast()), rank[a].ctx)
+            out.append(lt if g is True else z3.Implies(g, lt))
+        return out
+
+
+def _as_bool(g: Guard) -> z3.BoolRef:
+    return z3.BoolVal(g) if isinstance(g, bool) else g
+
+
+class Values:
+    """:mod:`ptxmm.values` expressions as Z3 bit-vectors (comparisons and logic as Bools)."""
+
+    def __init__(self, read: Callable[[int], z3.BitVecRef]):
+        self.read = read
+        self._bv: dict[Expr, z3.ExprRef] = {}
+
+    def bv(self, e: Expr) -> z3.BitVecRef:
+        t = self._bv.get(e)
+        if t is None:
+            t = self._bv[e] = self._bv_of(e)
+        return t
+
+    def bool(self, e: Expr) -> z3.BoolRef:
+        if isinstance(e, Const):
+            return z3.BoolVal(e.v != 0)
+        if isinstance(e, Op) and e.op in BOOL_OPS:
+            return self._cmp(e)
+        return self.bv(e) != 0
+
+    def _bv_of(self, e: Expr) -> z3.BitVecRef:
+        if isinstance(e, Const):
+            return z3.BitVecVal(e.v, e.w)
+        if isinstance(e, ReadVal):
+            return self.read(e.eid)
+        if e.op in BOOL_OPS:
+            return z3.If(self._cmp(e), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
+        if e.op == "ite":
+            return z3.If(self.bool(e.args[0]), self.bv(e.args[1]), self.bv(e.args[2]))
+        a = [self.bv(x) for x in e.args]
+        return _ARITH[e.op](e, *a)
+
+    def _cmp(self, e: Op) -> z3.BoolRef:
+        if e.op == "land":
+            return z3.And(self.bool(e.args[0]), self.bool(e.args[1]))
+        if e.op == "lor":
+            return z3.Or(self.bool(e.args[0]), self.bool(e.args[1]))
+        if e.op == "lnot":
+            return z3.Not(self.bool(e.args[0]))
+        a, b = (self.bv(x) for x in e.args)
+        return _CMPS[e.op](a, b)
+
+
+def _shift(kind: str):
+    def f(e: Op, a, b):
+        w, bw = e.w, b.size()
+        if bw < w:
+            b = z3.ZeroExt(w - bw, b)
+        big = z3.UGE(b, z3.BitVecVal(w, b.size()))
+        if bw > w:
+            b = z3.Extract(w - 1, 0, b)
+        zero = z3.BitVecVal(0, w)
+        if kind == "shl":
+            return z3.If(big, zero, a << b)
+        if kind == "shr":
+            return z3.If(big, zero, z3.LShR(a, b))
+        return z3.If(big, z3.If(a < 0, z3.BitVecVal(-1, w), zero), a >> b)
+    return f
+
+
+_ARITH: dict[str, Callable] = {
+    "add": lambda e, a, b: a + b,
+    "sub": lambda e, a, b: a - b,
+    "mul": lambda e, a, b: a * b,
+    "and": lambda e, a, b: a & b,
+    "or": lambda e, a, b: a | b,
+    "xor": lambda e, a, b: a ^ b,
+    "not": lambda e, a: ~a,
+    "neg": lambda e, a: -a,
+    "shl": _shift("shl"),
+    "shr": _shift("shr"),
+    "sar": _shift("sar"),
+    "smin": lambda e, a, b: z3.If(a <= b, a, b),
+    "smax": lambda e, a, b: z3.If(a >= b, a, b),
+    "umin": lambda e, a, b: z3.If(z3.ULE(a, b), a, b),
+    "umax": lambda e, a, b: z3.If(z3.UGE(a, b), a, b),
+    "inc": lambda e, r, b: z3.If(z3.UGE(r, b), z3.BitVecVal(0, e.w), r + 1),
+    "dec": lambda e, r, b: z3.If(z3.Or(r == 0, z3.UGT(r, b)), b, r - 1),
+    "cas": lambda e, r, b, c: z3.If(r == b, c, r),
+    "zext": lambda e, a: z3.ZeroExt(e.w - a.size(), a),
+    "sext": lambda e, a: z3.SignExt(e.w - a.size(), a),
+    "trunc": lambda e, a: z3.Extract(e.w - 1, 0, a),
+}
+_CMPS: dict[str, Callable] = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+    "slt": lambda a, b: a < b, "sle": lambda a, b: a <= b,
+    "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b,
+    "ult": z3.ULT, "ule": z3.ULE, "ugt": z3.UGT, "uge": z3.UGE,
+}
+
+
+class Z3Choice:
+    """The existential parts of one program's executions, as Z3 variables."""
+
+    def __init__(self, eg: EventGraph, cand: Candidates, lg: Z3Logic):
+        self.eg, self.lg = eg, lg
+        self.cs: list = []  # well-formedness constraints
+        self.vals = {e.eid: z3.BitVec(f"v{e.eid}", e.w) for e in eg.events if e.kind == "R"}
+        self.values = Values(self.vals.__getitem__)
+        self.sel: list[list[z3.BoolRef] | None] = []
+        for t, paths in enumerate(eg.paths):
+            if len(paths) == 1:
+                self.sel.append(None)
+                self.cs += [self.values.bool(a) for a in paths[0].assumes]
+                continue
+            sel = [mk_bool(f"path{t}_{k}") for k in range(len(paths))]
+            self.sel.append(sel)
+            self.cs.append(z3.PbEq([(v, 1) for v in sel], 1))
+            for k, p in enumerate(paths):
+                self.cs += [z3.Implies(sel[k], self.values.bool(a)) for a in p.assumes]
+        self.ex: list[Guard] = [self._exec(e) for e in eg.events]
+        live = {i for i, g in enumerate(self.ex) if g is not False}
+        self.rfv = {p: mk_bool(f"rf{p[0]}_{p[1]}") for p in cand.rf if live.issuperset(p)}
+        self.cov = {p: mk_bool(f"co{p[0]}_{p[1]}") for p in cand.co if live.issuperset(p)}
+        self.rank = {f: mk_int(f"sc{f}") for f in cand.scf if f in live}
+        if len(self.rank) > 1:
+            self.cs.append(z3.Distinct(*self.rank.values()))
+        self.ph: dict[int, z3.ArithRef] = {}
+        last: dict[tuple, z3.ArithRef] = {}
+        for e in eg.events:
+            if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None and e.eid in live:
+                v = z3.Int(f"ph{e.eid}")
+                key = (e.thread, tuple(map(repr, e.barrier[0])))
+                self.cs.append(v >= 0 if key not in last else v > last[key])
+                last[key] = v
+                self.ph[e.eid] = v
+
+    def _exec(self, e: Event) -> Guard:
+        if e.thread < 0:
+            return True
+        g: Guard = True
+        sel = self.sel[e.thread]
+        if sel is not None and len(e.paths) < len(sel):
+            g = z3.Or([sel[k] for k in sorted(e.paths)]) if len(e.paths) > 1 else sel[next(iter(e.paths))]
+        if e.cond != Const(1, 1):
+            c = self.values.bool(e.cond)
+            if z3.is_false(c):
+                return False
+            if not z3.is_true(c):
+                x = mk_bool(f"x{e.eid}")
+                self.cs.append(x == c)
+                g = x if g is True else z3.And(g, x)
+        return g
+
+    # the Choice protocol
+    def exec(self, e: int) -> Guard:
+        return self.ex[e]
+
+    def rf(self, w: int, r: int) -> Guard:
+        return self.rfv.get((w, r), False)
+
+    def co(self, a: int, b: int) -> Guard:
+        return self.cov.get((a, b), False)
+
+    def sc(self, f: int, g: int) -> Guard:
+        if f in self.rank and g in self.rank:
+            return z3.BoolRef(_LT(self.rank[f].ctx.ref(), self.rank[f].as_ast(), self.rank[g].as_ast()),
+                              self.rank[f].ctx)
+        return False
+
+    def cond(self, e: Expr) -> Guard:
+        g = self.values.bool(e)
+        return True if z3.is_true(g) else False if z3.is_false(g) else g
+
+    def same_phase(self, a: int, b: int) -> Guard:
+        pa, pb = self.ph.get(a), self.ph.get(b)
+        if pa is None or pb is None:
+            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]
+        return pa == pb
+
+    def count(self, guards: list[Guard], op: str, q: int) -> Guard:
+        """A counted barrier phase completes with exactly q arrivals (phases are chosen)."""
+        total = z3.Sum([z3.If(_as_bool(g), 1, 0) for g in guards]) if guards else z3.IntVal(0)
+        return total == q
+
+
+class Z3Problem:
+    """One program under one model, encoded once; queried for witnesses and outcomes."""
+
+    def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
+                 flags: bool = False, co_known: set[tuple[int, int]] | None = None):
+        self.eg, self.obs = eg, obs
+        self.lg = Z3Logic()
+        self.s = z3.SimpleSolver()  # incremental, no tactic preprocessing
+        ch = self.ch = Z3Choice(eg, cand, self.lg)
+        self.co_known = co_known or set()
+        env = base_env(eg, ch, cand, co_known)
+        self.unsat = False
+        cs = list(ch.cs) + self._wellformed(cand, env)
+        ev = interp(model, env, flags=flags)
+        for st, v in ev.axioms:
+            cs += ax.encode(st.check, v)
+        self.flag_terms = []  # (name, guard): a flag is raised when its check holds ≠ negated
+        for st, v in ev.flags:
+            if st.check == "acyclic":
+                raise ModelError("`flag acyclic` is not supported", st.pos, "use flag ~empty")
+            holds = v.u.all(ax.encode(st.check, v))
+            self.flag_terms.append((st.name, v.u.not1(holds) if st.negated else holds))
+        for c in cs:
+            if c is False:
+                self.unsat = True
+            elif c is not True:
+                self.s.add(c)
+        self.fin = self._final_values(cand, env["co"])
+        self.terms = [self._term(o) for o in obs]
+
+    def _wellformed(self, cand: Candidates, env) -> list:
+        """rf: every executed read reads from exactly one executed write, with its value; co:
+        only between executed writes, antisymmetric and transitive; counted barrier phases fill
+        in arrival order."""
+        ch, ev, cs = self.ch, self.eg.events, []
+        by_read: dict[int, list[int]] = {}
+        for w, r in ch.rfv:
+            by_read.setdefault(r, []).append(w)
+        for e in ev:
+            if e.kind != "R" or ch.ex[e.eid] is False:
+                continue
+            vs = [ch.rfv[(w, e.eid)] for w in by_read.get(e.eid, [])]
+            cs.append(z3.Implies(_as_bool(ch.ex[e.eid]), z3.Or(vs)) if vs else z3.Not(_as_bool(ch.ex[e.eid])))
+            if len(vs) > 1:
+                cs.append(z3.AtMost(*vs, 1))
+            for w, v in zip(by_read.get(e.eid, []), vs):
+                cs.append(z3.Implies(v, z3.And(_as_bool(ch.ex[w]), _as_bool(ch.ex[e.eid]),
+                                               ch.vals[e.eid] == ch.values.bv(ev[w].value))))
+        co = env["co"]
+        u = co.u
+        for (a, b), v in ch.cov.items():
+            cs.append(z3.Implies(v, z3.And(_as_bool(ch.ex[a]), _as_bool(ch.ex[b]))))
+            if (b, a) in ch.cov and a < b:
+                cs.append(z3.Not(z3.And(v, ch.cov[(b, a)])))
+        cs += self._transitive(cand, co, u)
+        cs += self._phases()
+        return cs
+
+    def _transitive(self, cand: Candidates, co, u) -> list:
+        """co(a,b) ∧ co(b,c) → co(a,c) for every triple with an undecided pair."""
+        ev = self.eg.events
+
+        def g(a, b):
+            return u.all((u.ex[a], u.ex[b], co.guard(a, b)))
+
+        out = []
+        seen = set()
+        for p in self.ch.cov:
+            loc = ev[p[0]].loc
+            for m in cand.writes_at[loc]:
+                for a, b, c in ((p[0], p[1], m), (m, p[0], p[1]), (p[0], m, p[1])):
+                    if len({a, b, c}) < 3 or (a, b, c) in seen:
+                        continue
+                    seen.add((a, b, c))
+                    ab, bc, ac = g(a, b), g(b, c), g(a, c)
+                    if ab is False or bc is False or ac is True:
+                        continue
+                    out.append(z3.Implies(z3.And(_as_bool(ab), _as_bool(bc)), _as_bool(ac)))
+        return out
+
+    def _phases(self) -> list:
+        """At most q arrivals per phase; phase p > 0 only once phase p-1 has its q arrivals."""
+        ch, ev = self.ch, self.eg.events
+        if not ch.ph:
+            return []
+        bars = Barriers(self.eg, ch, Universe(ch.ex, ch.lg))
+        out = []
+        for a_id, pa in ch.ph.items():
+            a = ev[a_id]
+            q = a.barrier[1]
+            same, prev = [], []
+            for b_id, pb in ch.ph.items():
+                gb = bars.same_barrier(ev[b_id], a)
+                if gb is False:
+                    continue
+                gb = _as_bool(gb)
+                same.append(z3.If(z3.And(gb, pb == pa), 1, 0))
+                prev.append(z3.If(z3.And(gb, pb == pa - 1), 1, 0))
+            bad = z3.Or(z3.Sum(same) > q, z3.And(pa > 0, z3.Sum(prev) != q))
+            out.append(z3.Not(z3.And(_as_bool(ch.ex[a_id]), bad)))
+        return out
+
+    def _final_values(self, cand: Candidates, co) -> dict[str, dict[int, z3.BoolRef]]:
+        """Final-state observers read a co-maximal executed write."""
+        ch, u, fin = self.ch, co.u, {}
+        for o in self.obs:
+            if o.loc is None or o.loc in fin:
+                continue
+            ws = [w for w in cand.writes_at[o.loc] if ch.ex[w] is not False]
+            fv = {w: mk_bool(f"fin_{o.loc}_{w}") for w in ws}
+            self.s.add(z3.PbEq([(v, 1) for v in fv.values()], 1))
+            for w, v in fv.items():
+                later = [u.all((u.ex[w2], co.guard(w, w2))) for w2 in ws if w2 != w]
+                self.s.add(z3.Implies(v, z3.And(_as_bool(ch.ex[w]),
+                                                *[z3.Not(_as_bool(x)) for x in later if x is not False])))
+            fin[o.loc] = fv
+        return fin
+
+    def _term(self, o: Observable) -> z3.BitVecRef:
+        ch = self.ch
+        if o.loc is not None:
+            t = z3.BitVecVal(0, o.width)
+            for w, v in self.fin[o.loc].items():
+                t = z3.If(v, _fit(ch.values.bv(self.eg.events[w].value), o.width), t)
+            return t
+        sel = ch.sel[o.thread]
+        paths = range(len(self.eg.paths[o.thread]))
+        vals = [_fit(ch.values.bv(final_reg(self.eg, o.thread, o.ref.reg, k)), o.width) for k in paths]
+        if sel is None:
+            return vals[0]
+        t = vals[-1]
+        for k in reversed(range(len(vals) - 1)):
+            t = z3.If(sel[k], vals[k], t)
+        return t
+
+    # -- queries -------------------------------------------------------------------------------
+    def condition(self, e: CondExpr, key: Callable) -> z3.BoolRef:
+        """A test condition over the observables (``key(ref)`` names a reference's observable)."""
+        by_key = {o.key: (o, t) for o, t in zip(self.obs, self.terms)}
+        return _cond(e, lambda r: by_key[key(r)])
+
+    def find(self, goal: z3.BoolRef | None = None, negate: bool = False) -> Execution | None:
+        """One allowed execution satisfying ``goal`` (or violating it), or None."""
+        if self.unsat:
+            return None
+        self.s.push()
+        if goal is not None:
+            self.s.add(z3.Not(goal) if negate else goal)
+        try:
+            return self._extract(self.s.model()) if self.s.check() == z3.sat else None
+        finally:
+            self.s.pop()
+
+    def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
+        """Every allowed outcome once: (observable values as unsigned ints, witness, flags)."""
+        if self.unsat or self.s.check() != z3.sat:
+            return
+        yield from self._dfs(0, self.s.model())
+
+    def _dfs(self, level: int, m: z3.ModelRef):
+        s, terms = self.s, self.terms
+        if level == len(terms):
+            yield self._leaf(m)
+            return
+        s.push()
+        while True:
+            v = m.eval(terms[level], model_completion=True)
+            s.push()
+            s.add(terms[level] == v)
+            yield from self._dfs(level + 1, m)
+            s.pop()
+            s.add(terms[level] != v)
+            if s.check() != z3.sat:
+                break
+            m = s.model()
+        s.pop()
+
+    def _leaf(self, m: z3.ModelRef):
+        values = tuple(m.eval(t, model_completion=True).as_long() for t in self.terms)
+        flags = [name for name, t in self.flag_terms
+                 if t is True or (t is not False and z3.is_true(m.eval(t, model_completion=True)))]
+        return values, self._extract(m), flags
+
+    def _extract(self, m: z3.ModelRef) -> Execution:
+        ch, ev = self.ch, self.eg.events
+
+        def true(g) -> bool:
+            return g is True or (g is not False and z3.is_true(m.eval(g, model_completion=True)))
+
+        ex = [true(g) for g in ch.ex]
+        paths = tuple(0 if sel is None else next(k for k, v in enumerate(sel) if true(v))
+                      for sel in ch.sel)
+        rf = tuple(sorted(p for p, v in ch.rfv.items() if true(v)))
+        co = {p for p, v in ch.cov.items() if true(v)}
+        for a, b in self.co_known:
+            if ex[a] and ex[b]:
+                co.add((a, b))
+        for w in self.eg.init.values():
+            co |= {(w, b) for b in range(len(ev)) if ex[b] and ev[b].kind == "W" and b != w
+                   and ev[b].loc == ev[w].loc}
+        vals = tuple((r, m.eval(v, model_completion=True).as_long()) for r, v in ch.vals.items() if ex[r])
+        sc = tuple(sorted((f for f in ch.rank if ex[f]),
+                          key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
+        final = tuple((p, next(w for w, v in fv.items() if true(v))) for p, fv in self.fin.items())
+        return Execution(paths, rf, tuple(sorted(co)), vals, sc, final)
+
+
+def _fit(t: z3.BitVecRef, w: int) -> z3.BitVecRef:
+    if t.size() == w:
+        return t
+    return z3.Extract(w - 1, 0, t) if t.size() > w else z3.ZeroExt(w - t.size(), t)
+
+
+def _cond(e: CondExpr, term: Callable) -> z3.BoolRef:
+    """A condition as a Z3 formula; ``term(ref)`` gives (Observable, bit-vector)."""
+    if isinstance(e, Cmp):
+        o, a = term(e.lhs)
+        if isinstance(e.rhs, int):
+            b = z3.BitVecVal(e.rhs & ((1 << o.width) - 1), o.width)
+            signed = o.signed
+        else:
+            o2, b = term(e.rhs)
+            w = max(o.width, o2.width)
+            a = z3.SignExt(w - o.width, a) if o.signed else z3.ZeroExt(w - o.width, a)
+            b = z3.SignExt(w - o2.width, b) if o2.signed else z3.ZeroExt(w - o2.width, b)
+            signed = o.signed or o2.signed
+        if e.op in ("==", "!="):
+            return a == b if e.op == "==" else a != b
+        ops = {"<": (z3.ULT, "slt"), "<=": (z3.ULE, "sle"), ">": (z3.UGT, "sgt"), ">=": (z3.UGE, "sge")}
+        return _CMPS[ops[e.op][1]](a, b) if signed else ops[e.op][0](a, b)
+    if isinstance(e, And):
+        return z3.And([_cond(a, term) for a in e.args])
+    if isinstance(e, Or):
+        return z3.Or([_cond(a, term) for a in e.args])
+    if isinstance(e, Not):
+        return z3.Not(_cond(e.arg, term))
+    return z3.BoolVal(True)
+
+
+__all__ = ["Z3Problem", "Z3Logic", "Z3Choice", "Values"]
