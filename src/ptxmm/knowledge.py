@@ -84,6 +84,19 @@ def _names(tree) -> set[str]:
     return {str(t) for t in tree.scan_values(lambda v: isinstance(v, Token))}
 
 
+def _unwrap(t):
+    """The grammar keeps one-child operator nodes (``union`` of one ``seq`` …): skip them."""
+    while isinstance(t, Tree) and t.data in ("union", "seq", "diff", "inter", "cart") \
+            and len(t.children) == 1:
+        t = t.children[0]
+    return t
+
+
+def _is_co(t) -> bool:
+    return (isinstance(t, Token) and str(t) == "co") or \
+        (isinstance(t, Tree) and t.data == "name" and str(t.children[0]) == "co")
+
+
 def _co_bounds(model: Model) -> list[tuple[int, Tree]]:
     """The E of every axiom ``empty (E \\ co)`` whose E does not depend on co."""
     depends = {"co"}
@@ -94,9 +107,9 @@ def _co_bounds(model: Model) -> list[tuple[int, Tree]]:
     for i, st in enumerate(model.stmts):
         if st.kind != "axiom" or st.check != "empty":
             continue
-        e = st.exprs[0]
+        e = _unwrap(st.exprs[0])
         if isinstance(e, Tree) and e.data == "diff" and len(e.children) == 2 \
-                and _names(e.children[1]) == {"co"} and not (_names(e.children[0]) & depends):
+                and _is_co(_unwrap(e.children[1])) and not (_names(e.children[0]) & depends):
             out.append((i, e.children[0]))
     return out
 

@@ -22,7 +22,7 @@ from typing import Protocol
 from .cat.relalg import ESet, Guard, Logic, Rel, Universe, bits
 from .events import Event, EventGraph
 from .program import SCOPES
-from .values import Expr, mk
+from .values import TRUE, Expr, mk
 
 SEM_TAG = {"weak": "WEAK", "relaxed": "RLX", "acquire": "ACQ", "release": "REL",
            "acq_rel": "ACQ_REL", "sc": "SC"}
@@ -77,6 +77,22 @@ def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> 
                     c.co.append((a, b))
     c.scf = [e.eid for e in ev if e.kind == "F" and e.sem == "sc"]
     return c
+
+
+def implied_execution(eg: EventGraph, ex: list[Guard]) -> list[int]:
+    """For each event, the events that execute whenever it does: the unconditional ones, and
+    those of its thread that lie on all of its paths and have no value condition."""
+    sure = sum(1 << i for i, g in enumerate(ex) if g is True)
+    out = []
+    for a in eg.events:
+        m = sure | (1 << a.eid)
+        if a.thread >= 0 and ex[a.eid] is not True:
+            for e in eg.events:
+                if e.thread == a.thread and ex[e.eid] is not False and a.paths <= e.paths \
+                        and e.cond == TRUE:
+                    m |= 1 << e.eid
+        out.append(m)
+    return out
 
 
 def _level(eg: EventGraph, ta: int, tb: int) -> int:
@@ -203,7 +219,8 @@ class _Base:
 def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
              co_known: set[tuple[int, int]] | None = None) -> LazyEnv:
     ev = eg.events
-    u = Universe([ch.exec(i) for i in range(len(ev))], ch.lg)
+    ex = [ch.exec(i) for i in range(len(ev))]
+    u = Universe(ex, ch.lg, implied_execution(eg, ex))
     b = _Base(eg, u)
     threaded = sum(b.thread_mask.values())
     env = LazyEnv()

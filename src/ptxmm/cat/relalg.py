@@ -36,15 +36,19 @@ def bits(x: int) -> Iterator[int]:
 
 
 class Universe:
-    """The events of one program with their execution guards, and the Logic that builds terms."""
+    """The events of one program with their execution guards, and the Logic that builds terms.
+    ``implied[a]``: the events that execute whenever ``a`` does (every unconditional event, and
+    the events of a's thread on all of a's paths) — an intermediate event of a composition in
+    there adds nothing to the pair's guard."""
 
-    __slots__ = ("ex", "lg", "live", "sure")
+    __slots__ = ("ex", "lg", "live", "sure", "implied")
 
-    def __init__(self, ex: list[Guard], lg: Logic):
+    def __init__(self, ex: list[Guard], lg: Logic, implied: list[int] | None = None):
         self.ex = ex
         self.lg = lg
         self.live = sum(1 << i for i, g in enumerate(ex) if g is not False)
         self.sure = sum(1 << i for i, g in enumerate(ex) if g is True)
+        self.implied = implied if implied is not None else [self.sure] * len(ex)
 
     # guard combinators, folding constants
     def and2(self, a: Guard, b: Guard) -> Guard:
@@ -265,32 +269,40 @@ class Rel:
         return out
 
     def seq(self, o: Rel) -> Rel:
-        """Composition; an intermediate event must execute too (its guard joins the pair's)."""
+        """Composition; an intermediate event must execute too (its guard joins the pair's,
+        unless either end implies it)."""
         u = self.u
-        sure, ex = u.sure, u.ex
+        ex, implied = u.ex, u.implied
         must: dict[int, int] = {}
         acc: dict[tuple[int, int], list[Guard]] = {}
         o_may = o._by_src() if o.may else {}
         for a, row in self.must.items():
             r = 0
-            for m in bits(row & sure):
+            for m in bits(row & implied[a]):
                 r |= o.must.get(m, 0)
                 for c, g in o_may.get(m, ()):
                     acc.setdefault((a, c), []).append(g)
+            for m in bits(row & ~implied[a]):
+                for c in bits(o.must.get(m, 0)):
+                    if (implied[c] >> m) & 1:
+                        r |= 1 << c
+                    else:
+                        acc.setdefault((a, c), []).append(ex[m])
+                for c, g in o_may.get(m, ()):
+                    acc.setdefault((a, c), []).append(u.and2(self._via(a, m, c), g))
             if r:
                 must[a] = r
-            for m in bits(row & ~sure):
-                for c in bits(o.must.get(m, 0)):
-                    acc.setdefault((a, c), []).append(ex[m])
-                for c, g in o_may.get(m, ()):
-                    acc.setdefault((a, c), []).append(u.and2(ex[m], g))
         for (a, m), g in self.may.items():
-            gm = u.and2(g, ex[m])
             for c in bits(o.must.get(m, 0)):
-                acc.setdefault((a, c), []).append(gm)
+                acc.setdefault((a, c), []).append(u.and2(g, self._via(a, m, c)))
             for c, h in o_may.get(m, ()):
-                acc.setdefault((a, c), []).append(u.and2(gm, h))
+                acc.setdefault((a, c), []).append(u.all((g, self._via(a, m, c), h)))
         return _settle(u, must, acc)
+
+    def _via(self, a: int, m: int, c: int) -> Guard:
+        """The guard an intermediate event m adds to a pair (a, c)."""
+        implied = self.u.implied
+        return True if (implied[a] >> m) & 1 or (implied[c] >> m) & 1 else self.u.ex[m]
 
     def restrict(self, dom: ESet | None, rng: ESet | None) -> Rel:
         """[dom] ; self ; [rng]."""
@@ -310,7 +322,7 @@ class Rel:
             nodes |= row | (1 << a)
         for a, b in self.may:
             nodes |= (1 << a) | (1 << b)
-        if not self.may and not (nodes & ~u.sure):
+        if not self.may and not (nodes & ~u.sure):  # all static: bitsets
             rows = dict(self.must)
             for k in bits(nodes):
                 rk = rows.get(k)
@@ -331,14 +343,14 @@ class Rel:
         for a, b in m:
             succ.setdefault(a, set()).add(b)
             pred.setdefault(b, set()).add(a)
+        implied = u.implied
         for k in bits(nodes):
             exk = u.ex[k]
             for i in list(pred.get(k, ())):
-                gik = u.and2(m[(i, k)], exk)
-                if gik is False:
-                    continue
+                gik = m[(i, k)]
                 for j in list(succ.get(k, ())):
-                    g = u.and2(gik, m[(k, j)])
+                    via = True if (implied[i] >> k) & 1 or (implied[j] >> k) & 1 else exk
+                    g = u.all((gik, via, m[(k, j)]))
                     if g is False:
                         continue
                     old = m.get((i, j), False)
@@ -354,7 +366,7 @@ class Rel:
         must = 0
         acc: dict[int, list[Guard]] = {}
         for a, row in self.must.items():
-            if row & u.sure:
+            if row & u.implied[a]:
                 must |= 1 << a
             else:
                 acc.setdefault(a, []).extend(u.ex[b] for b in bits(row))

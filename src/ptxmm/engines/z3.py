@@ -72,15 +72,27 @@ class Z3Logic:
 
     def __init__(self) -> None:
         self._tag = count()
+        self._memo: dict[tuple, z3.BoolRef] = {}  # Z3 hash-conses terms: reuse their wrappers
+
+    def _cached(self, fn, terms: list) -> z3.BoolRef:
+        key = (fn is _AND, *(t.get_id() for t in terms))
+        t = self._memo.get(key)
+        if t is None:
+            t = self._memo[key] = _mk(fn, terms)
+        return t
 
     def and_(self, terms: list) -> z3.BoolRef:
-        return _mk(_AND, terms)
+        return self._cached(_AND, terms)
 
     def or_(self, terms: list) -> z3.BoolRef:
-        return _mk(_OR, terms)
+        return self._cached(_OR, terms)
 
     def not_(self, t) -> z3.BoolRef:
-        return z3.BoolRef(_NOT(t.ctx.ref(), t.as_ast()), t.ctx)
+        key = (None, t.get_id())
+        r = self._memo.get(key)
+        if r is None:
+            r = self._memo[key] = z3.BoolRef(_NOT(t.ctx.ref(), t.as_ast()), t.ctx)
+        return r
 
     def equivalent(self, a, b) -> bool:
         if a.eq(b):
@@ -364,7 +376,7 @@ class Z3Problem:
                     ab, bc, ac = g(a, b), g(b, c), g(a, c)
                     if ab is False or bc is False or ac is True:
                         continue
-                    out.append(z3.Implies(z3.And(_as_bool(ab), _as_bool(bc)), _as_bool(ac)))
+                    out.append(u.any((u.not1(ab), u.not1(bc), ac)))
         return out
 
     def _phases(self) -> list:
