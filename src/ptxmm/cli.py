@@ -34,7 +34,8 @@ class _Ticker:
     """A progress line for enumerations that run longer than a second (stderr, transient)."""
 
     def __init__(self, console: Console, name: str):
-        self.console, self.name, self.t0, self.prog, self.task = console, name, time.perf_counter(), None, None
+        self.console, self.name, self.t0 = console, name, time.perf_counter()
+        self.prog = self.task = None
 
     def __call__(self, n: int) -> None:
         if self.prog is None:

@@ -60,7 +60,7 @@ def exclusive(a: Event, b: Event) -> bool:
 def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> Candidates:
     """``co_known``: pairs relation analysis proved co-ordered whenever both run (their
     reverse is then impossible and neither needs a variable)."""
-    c = Candidates()
+    c = Candidates()  # the initial write is co-first statically: never a candidate pair
     ev = eg.events
     for e in ev:
         if e.kind == "W":
@@ -72,7 +72,7 @@ def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> 
     for ws in c.writes_at.values():
         for a in ws:
             for b in ws:
-                if a != b and "IW" not in ev[b].tags and not exclusive(ev[a], ev[b]) \
+                if a != b and ev[a].thread >= 0 and ev[b].thread >= 0 and not exclusive(ev[a], ev[b]) \
                         and (a, b) not in known and (b, a) not in known:
                     c.co.append((a, b))
     c.scf = [e.eid for e in ev if e.kind == "F" and e.sem == "sc"]
@@ -146,8 +146,14 @@ class _Base:
     def po(self) -> Rel:
         rows = {}
         ev = self.eg.events
-        for mask in self.thread_mask.values():
-            es = [ev[i] for i in bits(mask)]
+        for t, mask in self.thread_mask.items():
+            es = sorted((ev[i] for i in bits(mask)), key=lambda e: e.index)
+            if len(self.eg.paths[t]) == 1:  # one path: every later event, by suffix masks
+                later = 0
+                for a in reversed(es):
+                    rows[a.eid] = later
+                    later |= 1 << a.eid
+                continue
             for a in es:
                 rows[a.eid] = sum(1 << b.eid for b in es if b.index > a.index and a.paths & b.paths)
         return self.rel(rows)
@@ -174,6 +180,8 @@ class _Base:
 
     def _no_exclusive(self, rows: dict[int, int]) -> dict[int, int]:
         ev = self.eg.events
+        if all(len(p) == 1 for p in self.eg.paths):
+            return rows
         for a, row in rows.items():
             own = row & self.thread_mask.get(ev[a].thread, 0)
             for b in bits(own):

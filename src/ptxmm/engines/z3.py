@@ -407,13 +407,14 @@ class Z3Problem:
         for o in self.obs:
             if o.loc is None or o.loc in fin:
                 continue
-            ws = [w for w in cand.writes_at[o.loc] if ch.ex[w] is not False]
+            # a write with a co-successor that always executes is never the final one
+            ws = [w for w in cand.writes_at[o.loc] if ch.ex[w] is not False
+                  and not co.must.get(w, 0) & u.sure]
             fv = {w: mk_bool(f"fin_{o.loc}_{w}") for w in ws}
             self.s.add(z3.PbEq([(v, 1) for v in fv.values()], 1))
             for w, v in fv.items():
                 later = [u.all((u.ex[w2], co.guard(w, w2))) for w2 in ws if w2 != w]
-                self.s.add(z3.Implies(v, z3.And(_as_bool(ch.ex[w]),
-                                                *[z3.Not(_as_bool(x)) for x in later if x is not False])))
+                self.s.add(u.any([u.not1(v), u.all([ch.ex[w]] + [u.not1(x) for x in later])]))
             fin[o.loc] = fv
         return fin
 
