@@ -18,10 +18,28 @@ from __future__ import annotations
 
 import re
 
-from ..program import Addr, Branch, Imm, Reg, Ret, Sym, Thread
-from .flat import Flat as Instruction
-from .flat import flat
+from ..program import (
+    Addr,
+    Alu,
+    Atom,
+    Branch,
+    Fence,
+    Imm,
+    Instruction,
+    Label,
+    Load,
+    Mov,
+    Red,
+    Reg,
+    Ret,
+    Selp,
+    Setp,
+    Store,
+    Sym,
+    Thread,
+)
 from .layout import Layout
+from .operands import dst, values
 
 SPIN_BOUND = 2048  # taken backward branches per role before the instance is "did not finish"
 
@@ -51,23 +69,28 @@ class _Role:
         self.n_access = 0
         self.regs: dict[str, bool] = {}  # C name → is 64-bit
         self.locs: list[str] = []
-        for ins in map(flat, t.instrs):
-            for r in [ins.dst] + [s for s in ins.srcs if isinstance(s, Reg)] + (
-                    [ins.guard[0]] if ins.guard else []) + (
-                    [ins.addr.base] if ins.addr is not None and isinstance(ins.addr.base, Reg) else []):
-                if r is not None:
-                    wide = ins.type is not None and ins.type.endswith("64") or (
-                        ins.op == "mov" and isinstance(ins.srcs[0], Sym))
-                    self.regs[r.name] = self.regs.get(r.name, False) or (r is ins.dst and wide)
-            for o in list(ins.srcs) + ([ins.addr.base] if ins.addr is not None else []):
-                if isinstance(o, Sym) and o.name not in self.locs:
-                    self.locs.append(o.name)
+        for ins in t.instrs:
+            self.scan(ins)
         for name, v in t.init_regs:
             self.regs.setdefault(name, isinstance(v, str))
             if isinstance(v, str) and v not in self.locs:
                 self.locs.append(v)
         if any(isinstance(v, str) for _, v in t.init_regs):  # registers may hold any address
             self.locs += [loc.name for loc in lay.program.locations if loc.name not in self.locs]
+
+    def scan(self, ins: Instruction) -> None:
+        """Note the registers (in order of first mention) and locations an instruction names."""
+        d = dst(ins)
+        if d is not None:
+            wide = ins.type.endswith("64") or (isinstance(ins, Mov) and isinstance(ins.src, Sym))
+            self.regs[d.name] = self.regs.get(d.name, False) or wide
+        base = [ins.addr.base] if isinstance(ins, (Load, Store, Atom, Red)) else []
+        for r in [s for s in values(ins) if isinstance(s, Reg)] + (
+                [ins.guard[0]] if ins.guard else []) + [b for b in base if isinstance(b, Reg)]:
+            self.regs.setdefault(r.name, False)
+        for o in [*values(ins), *base]:
+            if isinstance(o, Sym) and o.name not in self.locs:
+                self.locs.append(o.name)
 
     # -- operands ------------------------------------------------------------------------------
     def r(self, name: str) -> str:
@@ -93,79 +116,84 @@ class _Role:
     # -- instructions --------------------------------------------------------------------------
     def emit(self, ins: Instruction) -> None:
         body = self.instr(ins)
-        if ins.guard is not None and ins.op != "label":
+        if ins.guard is not None and not isinstance(ins, Label):
             reg, neg = ins.guard
             body = [f"if ({self.r(reg.name)} {'==' if neg else '!='} 0) {{"] + [
                 "    " + b for b in body] + ["}"]
         self.lines += body
 
+    def instr(self, ins: Instruction) -> list[str]:
+        emit = _EMIT.get(type(ins))
+        if emit is None:  # layout._check_supported rejected everything else
+            raise AssertionError(ins)
+        return emit(self, ins)
+
     @staticmethod
-    def mem_quals(ins: Instruction) -> str:
+    def mem_quals(ins: Load | Store | Atom | Red) -> str:
         space = f".{ins.space}" if ins.space else ""
-        if ins.volatile:
+        plain = isinstance(ins, (Load, Store))
+        if plain and ins.volatile:
             return f".volatile{space}"
-        if ins.op in ("ld", "st") and ins.sem == "weak":
+        if plain and ins.sem == "weak":
             return space
         return f".{ins.sem}.{ins.scope or 'gpu'}{space}"
 
-    def instr(self, ins: Instruction) -> list[str]:
-        op = ins.op
-        if op == "ld":
-            c, a = self.addr(ins.addr, ins.space)
-            return [f'{{ u32 t; asm volatile("ld{self.mem_quals(ins)}.{ins.type} %0, [%1];" '
-                    f': "=r"(t) : "{c}"({a}) : "memory"); {self.r(ins.dst.name)} = t; }}']
-        if op == "st":
-            c, a = self.addr(ins.addr, ins.space)
-            return [f'asm volatile("st{self.mem_quals(ins)}.{ins.type} [%0], %1;" '
-                    f':: "{c}"({a}), "r"({self.val(ins.srcs[0], False)}) : "memory");']
-        if op in ("atom", "red"):
-            # Dat3M spellings with no PTX instruction: `.sub` becomes `.add` of the negation, and
-            # `red.acq_rel` (red has only .relaxed/.release) becomes `atom.acq_rel` whose result
-            # is dropped: the same RMW with the same ordering.
-            ty = atom_type(ins)
-            c, a = self.addr(ins.addr, ins.space)
-            aop = "add" if ins.aop == "sub" else ins.aop
-            as_atom = op == "atom" or ins.sem in ("acquire", "acq_rel")
-            q = f"{'atom' if as_atom else 'red'}{self.mem_quals(ins)}.{aop}.{ty}"
-            srcs = ", ".join(f'"r"({self.val(s, False)})' for s in ins.srcs)
-            operands = ", ".join(f"%{i + 2}" for i in range(len(ins.srcs)))
-            text = f"{q} %0, [%1], {operands};"
-            if ins.aop == "sub":
-                text = f"{{ .reg .b32 n; neg.s32 n, %2; {q} %0, [%1], n; }}"
-            if not as_atom:
-                text = text.replace(" %0, [%1],", " [%1],")
-                return [f'asm volatile("{text}" :: "r"(0U), "{c}"({a}), {srcs} : "memory");']
-            dst = self.r(ins.dst.name) + " = t;" if ins.dst is not None else ""
-            return [f'{{ u32 t; asm volatile("{text}" : "=r"(t) : '
-                    f'"{c}"({a}), {srcs} : "memory"); {dst} }}']
-        if op == "fence":
-            return [f'asm volatile("fence.{ins.sem}.{ins.scope};" ::: "memory");']
-        if op == "mov":
-            src = ins.srcs[0]
-            if isinstance(src, Sym):
-                return [f"{self.r(ins.dst.name)} = (u64)A_{ident(src.name)};"]
-            return self.alu_asm(ins, f"mov.b{width(ins)}", [src])
-        if op == "alu":
-            return self.alu(ins)
-        if op == "setp":
-            return self.setp(ins)
-        if op == "selp":
-            w = width(ins)
-            a, b, p = ins.srcs
-            c = "l" if w == 64 else "r"
-            return [f'{{ {ctype(w)} d; asm volatile("{{ .reg .pred q; setp.ne.b32 q, %3, 0; '
-                    f'selp.b{w} %0, %1, %2, q; }}" : "={c}"(d) : "{c}"({self.val(a, w == 64)}), '
-                    f'"{c}"({self.val(b, w == 64)}), "r"({self.val(p, False)})); '
-                    f"{self.r(ins.dst.name)} = d; }}"]
-        if op == "bra":
-            return [f"if (++steps > {SPIN_BOUND}) goto DNF; goto L_{ident(ins.label)};"]
-        if op == "label":
-            return [f"L_{ident(ins.label)}: ;"]
-        if op == "ret":
-            return ["goto END;"]
-        if op == "nop":
-            return []
-        raise AssertionError(op)  # layout._check_supported rejected everything else
+    def load(self, ins: Load) -> list[str]:
+        c, a = self.addr(ins.addr, ins.space)
+        return [f'{{ u32 t; asm volatile("ld{self.mem_quals(ins)}.{ins.type} %0, [%1];" '
+                f': "=r"(t) : "{c}"({a}) : "memory"); {self.r(ins.dst.name)} = t; }}']
+
+    def store(self, ins: Store) -> list[str]:
+        c, a = self.addr(ins.addr, ins.space)
+        return [f'asm volatile("st{self.mem_quals(ins)}.{ins.type} [%0], %1;" '
+                f':: "{c}"({a}), "r"({self.val(ins.src, False)}) : "memory");']
+
+    def rmw(self, ins: Atom | Red) -> list[str]:
+        # Dat3M spellings with no PTX instruction: `.sub` becomes `.add` of the negation, and
+        # `red.acq_rel` (red has only .relaxed/.release) becomes `atom.acq_rel` whose result
+        # is dropped: the same RMW with the same ordering.
+        ty = atom_type(ins)
+        c, a = self.addr(ins.addr, ins.space)
+        aop = "add" if ins.op == "sub" else ins.op
+        as_atom = isinstance(ins, Atom) or ins.sem in ("acquire", "acq_rel")
+        q = f"{'atom' if as_atom else 'red'}{self.mem_quals(ins)}.{aop}.{ty}"
+        ops = values(ins)
+        srcs = ", ".join(f'"r"({self.val(s, False)})' for s in ops)
+        operands = ", ".join(f"%{i + 2}" for i in range(len(ops)))
+        text = f"{q} %0, [%1], {operands};"
+        if ins.op == "sub":
+            text = f"{{ .reg .b32 n; neg.s32 n, %2; {q} %0, [%1], n; }}"
+        if not as_atom:
+            text = text.replace(" %0, [%1],", " [%1],")
+            return [f'asm volatile("{text}" :: "r"(0U), "{c}"({a}), {srcs} : "memory");']
+        result = self.r(ins.dst.name) + " = t;" if isinstance(ins, Atom) else ""
+        return [f'{{ u32 t; asm volatile("{text}" : "=r"(t) : '
+                f'"{c}"({a}), {srcs} : "memory"); {result} }}']
+
+    def fence(self, ins: Fence) -> list[str]:
+        return [f'asm volatile("fence.{ins.sem}.{ins.scope};" ::: "memory");']
+
+    def mov(self, ins: Mov) -> list[str]:
+        if isinstance(ins.src, Sym):
+            return [f"{self.r(ins.dst.name)} = (u64)A_{ident(ins.src.name)};"]
+        return self.alu_asm(ins, f"mov.b{width(ins)}", [ins.src])
+
+    def selp(self, ins: Selp) -> list[str]:
+        w = width(ins)
+        c = "l" if w == 64 else "r"
+        return [f'{{ {ctype(w)} d; asm volatile("{{ .reg .pred q; setp.ne.b32 q, %3, 0; '
+                f'selp.b{w} %0, %1, %2, q; }}" : "={c}"(d) : "{c}"({self.val(ins.a, w == 64)}), '
+                f'"{c}"({self.val(ins.b, w == 64)}), "r"({self.val(ins.p, False)})); '
+                f"{self.r(ins.dst.name)} = d; }}"]
+
+    def branch(self, ins: Branch) -> list[str]:
+        return [f"if (++steps > {SPIN_BOUND}) goto DNF; goto L_{ident(ins.target)};"]
+
+    def label(self, ins: Label) -> list[str]:
+        return [f"L_{ident(ins.name)}: ;"]
+
+    def ret(self, ins: Ret) -> list[str]:
+        return ["goto END;"]
 
     def alu_asm(self, ins: Instruction, mnemonic: str, srcs: list, shift_last: bool = False) -> list[str]:
         w = width(ins)
@@ -178,18 +206,18 @@ class _Role:
         return [f'{{ {ctype(w)} d; asm volatile("{mnemonic} {operands};" : "={c}"(d) : '
                 f'{", ".join(ins_c)}); {self.r(ins.dst.name)} = d; }}']
 
-    def alu(self, ins: Instruction) -> list[str]:
+    def alu(self, ins: Alu) -> list[str]:
         w = width(ins)
-        signed = (ins.type or "u32").startswith("s")
-        aop = ins.aop
+        signed = ins.type.startswith("s")
+        aop = ins.op
         if aop in ("and", "or", "xor", "not"):
             return self.alu_asm(ins, f"{aop}.b{w}", list(ins.srcs))
         if aop in ("shl", "shr"):
             t = f"s{w}" if signed and aop == "shr" else (f"b{w}" if aop == "shl" else f"u{w}")
             return self.alu_asm(ins, f"{aop}.{t}", list(ins.srcs), shift_last=True)
-        if aop in ("min", "max", "minu", "maxu"):
-            t = f"u{w}" if aop.endswith("u") else f"s{w}"
-            return self.alu_asm(ins, f"{aop[:3]}.{t}", list(ins.srcs))
+        if aop in ("min", "max"):  # .u and .b types compare unsigned, as PTX's min.u/max.u
+            t = f"u{w}" if _unsigned(ins.type) else f"s{w}"
+            return self.alu_asm(ins, f"{aop}.{t}", list(ins.srcs))
         if aop == "neg":
             return self.alu_asm(ins, f"neg.s{w}", list(ins.srcs))
         t = f"{'s' if signed else 'u'}{w}"
@@ -197,21 +225,22 @@ class _Role:
             return self.alu_asm(ins, f"mul.lo.{t}", list(ins.srcs))
         return self.alu_asm(ins, f"{aop}.{t}", list(ins.srcs))
 
-    def setp(self, ins: Instruction) -> list[str]:
+    def setp(self, ins: Setp) -> list[str]:
+        """The comparison as ``setp.{eq,ne,lt,le,gt,ge}.{s,u}W``: lo ls hi hs are the unsigned
+        lt le gt ge; lt..ge compare unsigned on .u and .b types."""
         w = width(ins)
-        cmp = ins.aop
-        unsigned = cmp.endswith("u") or (ins.type or "u32").startswith(("u", "b"))
-        cmp = cmp.rstrip("u") if cmp not in ("eq", "ne") else cmp
+        cmp = _UNSIGNED_CMP.get(ins.cmp, ins.cmp)
+        unsigned = ins.cmp in _UNSIGNED_CMP or _unsigned(ins.type)
         t = f"{'u' if unsigned else 's'}{w}"
         c = "l" if w == 64 else "r"
-        a, b = ins.srcs
+        a, b = ins.a, ins.b
         return [f'{{ u32 d; asm volatile("{{ .reg .pred q; setp.{cmp}.{t} q, %1, %2; '
                 f'selp.u32 %0, 1, 0, q; }}" : "=r"(d) : "{c}"({self.val(a, w == 64)}), '
                 f'"{c}"({self.val(b, w == 64)})); {self.r(ins.dst.name)} = d; }}']
 
     # -- the whole role ------------------------------------------------------------------------
     def function(self) -> str:
-        for ins in map(flat, self.t.instrs):
+        for ins in self.t.instrs:
             self.emit(ins)
         lay = self.lay
         params = ", ".join([f"u32* A_{ident(n)}" for n in self.locs] + [
@@ -239,18 +268,28 @@ class _Role:
                 + ("\nEND: ;\n" if loops or has_ret else "\n") + "\n".join(out) + "\n}\n")
 
 
-def width(ins: Instruction) -> int:
-    return 64 if ins.type and ins.type.endswith("64") else 32
+_EMIT = {Load: _Role.load, Store: _Role.store, Atom: _Role.rmw, Red: _Role.rmw, Fence: _Role.fence,
+         Mov: _Role.mov, Alu: _Role.alu, Setp: _Role.setp, Selp: _Role.selp, Branch: _Role.branch,
+         Label: _Role.label, Ret: _Role.ret}
+_UNSIGNED_CMP = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+
+
+def _unsigned(ty: str) -> bool:
+    return ty.startswith(("u", "b"))
+
+
+def width(ins: Load | Store | Atom | Red | Mov | Alu | Setp | Selp) -> int:
+    return 64 if ins.type.endswith("64") else 32
 
 
 def ctype(w: int) -> str:
     return "u64" if w == 64 else "u32"
 
 
-def atom_type(ins: Instruction) -> str:
-    if ins.aop in ("and", "or", "xor", "exch", "cas"):
+def atom_type(ins: Atom | Red) -> str:
+    if ins.op in ("and", "or", "xor", "exch", "cas"):
         return "b32"
-    if ins.aop in ("add", "min", "max") and (ins.type or "u32").startswith("s"):
+    if ins.op in ("add", "min", "max") and ins.type.startswith("s"):
         return "s32"
     return "u32"
 

@@ -14,8 +14,18 @@ from dataclasses import dataclass
 from ..errors import UnsupportedError
 from ..events import build
 from ..outcomes import Observable, observables
-from ..program import MEMORY_INSTRS, Imm, Program
-from .flat import flat
+from ..program import (
+    MEMORY_INSTRS,
+    Alu,
+    Barrier,
+    Imm,
+    Instruction,
+    Mov,
+    Program,
+    ProxyFence,
+    Selp,
+)
+from .operands import values
 
 MAX_KEY_BITS = 22
 
@@ -119,20 +129,21 @@ def _check_supported(prog: Program) -> None:
         if t.placement.gpu != 0:
             _unsupported(f"thread {t.name} on gpu {t.placement.gpu}",
                          "the harness runs on one GPU; put every thread on gpu 0", t.pos)
-        for ins in map(flat, t.instrs):
-            if ins.op in ("bar", "fence_proxy"):
-                what = "execution barrier" if ins.op == "bar" else "proxy: proxy fence"
-                _unsupported(f"{what} `{ins.text}`",
-                             "execution barriers and proxy fences run only in the model", ins.pos)
-            if ins.addr is not None and ins.addr.offset:
-                _unsupported(f"address offset in `{ins.text}`", "address locations by name",
-                             ins.pos)
-            if ins.type is not None and ins.type[1:] not in ("32", "64") and ins.op != "setp":
-                _unsupported(f"type .{ins.type} in `{ins.text}`", "use 32- or 64-bit types",
-                             ins.pos)
-            if ins.op in ("ld", "st", "atom", "red") and ins.type[1:] != "32":
-                _unsupported(f"{ins.type} memory access `{ins.text}`",
-                             "test locations are 32-bit", ins.pos)
+        for ins in t.instrs:
+            _check_instr(ins)
+
+
+def _check_instr(ins: Instruction) -> None:
+    if isinstance(ins, (Barrier, ProxyFence)):
+        what = "execution barrier" if isinstance(ins, Barrier) else "proxy: proxy fence"
+        _unsupported(f"{what} `{ins.text}`",
+                     "execution barriers and proxy fences run only in the model", ins.pos)
+    if isinstance(ins, MEMORY_INSTRS) and ins.addr.offset:
+        _unsupported(f"address offset in `{ins.text}`", "address locations by name", ins.pos)
+    if isinstance(ins, (*MEMORY_INSTRS, Mov, Alu, Selp)) and ins.type[1:] not in ("32", "64"):
+        _unsupported(f"type .{ins.type} in `{ins.text}`", "use 32- or 64-bit types", ins.pos)
+    if isinstance(ins, MEMORY_INSTRS) and ins.type[1:] != "32":
+        _unsupported(f"{ins.type} memory access `{ins.text}`", "test locations are 32-bit", ins.pos)
 
 
 def _place(prog: Program) -> tuple[tuple[Role, ...], int, int, int]:
@@ -158,8 +169,8 @@ def _place(prog: Program) -> tuple[tuple[Role, ...], int, int, int]:
 def _constants(prog: Program) -> set[int]:
     vals = {0, 1} | {loc.init for loc in prog.locations}
     for t in prog.threads:
-        for ins in map(flat, t.instrs):
-            for s in ins.srcs:
+        for ins in t.instrs:
+            for s in values(ins):
                 if isinstance(s, Imm):
                     vals.add(s.value)
     return vals

@@ -14,8 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..program import Branch, Program
-from .flat import flat
+from ..program import Atom, Branch, Load, Program, Red, Store
 
 _CLASS = {"LDG": "ld", "LDS": "ld", "LD": "ld", "STG": "st", "STS": "st", "ST": "st",
           "ATOMG": "atom", "ATOMS": "atom", "ATOM": "atom", "RED": "atom", "REDG": "atom",
@@ -60,12 +59,12 @@ def parse_sass(out: str) -> dict[str, list[str]]:
 
 def expected_ops(prog: Program, k: int) -> list[str]:
     ops = []
-    for ins in map(flat, prog.threads[k].instrs):
-        if ins.op == "ld":
+    for ins in prog.threads[k].instrs:
+        if isinstance(ins, Load):
             ops.append("ld")
-        elif ins.op == "st":
+        elif isinstance(ins, Store):
             ops.append("st")
-        elif ins.op in ("atom", "red"):
+        elif isinstance(ins, (Atom, Red)):
             ops.append("atom")
     return ops
 

@@ -328,6 +328,39 @@ class Z3Problem:
                 self.s.add(c)
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
+        self._packing()
+
+    def _packing(self) -> None:
+        """Everything a leaf of the enumeration reads, packed into two bit-vectors so that one
+        model evaluation each gives an outcome and its witness (evaluating term by term through
+        the Python API costs more than the solving)."""
+        ch = self.ch
+        self._bools: list = []  # (kind, key, term) of every Boolean a witness records
+        for i, g in enumerate(ch.ex):
+            if g is not True and g is not False:
+                self._bools.append(("ex", i, g))
+        for t, sel in enumerate(ch.sel):
+            for k, v in enumerate(sel or ()):
+                self._bools.append(("path", (t, k), v))
+        self._bools += [("rf", p, v) for p, v in ch.rfv.items()]
+        self._bools += [("co", p, v) for p, v in ch.cov.items()]
+        self._bools += [("fin", (loc, w), v) for loc, fv in self.fin.items() for w, v in fv.items()]
+        self._bools += [("flag", name, t) for name, t in self.flag_terms if t is not True and t is not False]
+        one, zero = z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)
+        bits_ = [z3.If(t, one, zero) for _, _, t in self._bools]
+        words = list(self.terms) + [ch.vals[r] for r in sorted(ch.vals)]
+        self._packed = z3.Concat(*(bits_ + words)) if len(bits_ + words) > 1 else (bits_ + words or [None])[0]
+        self._widths = [1] * len(bits_) + [w.size() for w in words]
+
+    def _unpack(self, m: z3.ModelRef) -> list[int]:
+        if self._packed is None:
+            return []
+        x = m.eval(self._packed, model_completion=True).as_long()
+        out = []
+        for w in reversed(self._widths):
+            out.append(x & ((1 << w) - 1))
+            x >>= w
+        return out[::-1]
 
     def _wellformed(self, cand: Candidates, env) -> list:
         """rf: every executed read reads from exactly one executed write, with its value; co:
@@ -478,32 +511,37 @@ class Z3Problem:
         s.pop()
 
     def _leaf(self, m: z3.ModelRef):
-        values = tuple(m.eval(t, model_completion=True).as_long() for t in self.terms)
-        flags = [name for name, t in self.flag_terms
-                 if t is True or (t is not False and z3.is_true(m.eval(t, model_completion=True)))]
-        return values, self._extract(m), flags
+        vals = self._unpack(m)
+        nb, nt = len(self._bools), len(self.terms)
+        values = tuple(vals[nb:nb + nt])
+        truth = {(k, key): bool(v) for (k, key, _), v in zip(self._bools, vals)}
+        flags = [name for name, t in self.flag_terms if t is True or truth.get(("flag", name))]
+        reads = dict(zip(sorted(self.ch.vals), vals[nb + nt:]))
+        return values, self._execution(m, truth, reads), flags
 
     def _extract(self, m: z3.ModelRef) -> Execution:
+        vals = self._unpack(m)
+        nb, nt = len(self._bools), len(self.terms)
+        truth = {(k, key): bool(v) for (k, key, _), v in zip(self._bools, vals)}
+        return self._execution(m, truth, dict(zip(sorted(self.ch.vals), vals[nb + nt:])))
+
+    def _execution(self, m: z3.ModelRef, truth: dict, reads: dict[int, int]) -> Execution:
         ch, ev = self.ch, self.eg.events
-
-        def true(g) -> bool:
-            return g is True or (g is not False and z3.is_true(m.eval(g, model_completion=True)))
-
-        ex = [true(g) for g in ch.ex]
-        paths = tuple(0 if sel is None else next(k for k, v in enumerate(sel) if true(v))
-                      for sel in ch.sel)
-        rf = tuple(sorted(p for p, v in ch.rfv.items() if true(v)))
-        co = {p for p, v in ch.cov.items() if true(v)}
-        for a, b in self.co_known:
-            if ex[a] and ex[b]:
-                co.add((a, b))
+        ex = [g is True or (g is not False and truth[("ex", i)]) for i, g in enumerate(ch.ex)]
+        paths = tuple(0 if sel is None else next(k for k in range(len(sel)) if truth[("path", (t, k))])
+                      for t, sel in enumerate(ch.sel))
+        rf = tuple(sorted(p for p in ch.rfv if truth[("rf", p)]))
+        co = {p for p in ch.cov if truth[("co", p)]}
+        co |= {(a, b) for a, b in self.co_known if ex[a] and ex[b]}
         for w in self.eg.init.values():
             co |= {(w, b) for b in range(len(ev)) if ex[b] and ev[b].kind == "W" and b != w
                    and ev[b].loc == ev[w].loc}
-        vals = tuple((r, m.eval(v, model_completion=True).as_long()) for r, v in ch.vals.items() if ex[r])
-        sc = tuple(sorted((f for f in ch.rank if ex[f]),
-                          key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
-        final = tuple((p, next(w for w, v in fv.items() if true(v))) for p, fv in self.fin.items())
+        vals = tuple((r, v) for r, v in sorted(reads.items()) if ex[r])
+        sc = ()
+        if self.ch.rank:
+            sc = tuple(sorted((f for f in ch.rank if ex[f]),
+                              key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
+        final = tuple((loc, next(w for w in fv if truth[("fin", (loc, w))])) for loc, fv in self.fin.items())
         return Execution(paths, rf, tuple(sorted(co)), vals, sc, final)
 
 

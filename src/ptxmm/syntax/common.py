@@ -6,20 +6,32 @@ from lark import Token, Tree
 
 from ..errors import ParseError, SemanticError, SourcePos
 from ..program import (
+    MEMORY_INSTRS,
     Addr,
+    Alu,
     And,
+    Atom,
+    Barrier,
     Branch,
     Cmp,
     Condition,
     Instruction,
     Label,
+    Load,
+    Location,
     MemRef,
+    Mov,
     Not,
     Operand,
     Or,
     Program,
+    Red,
     RegRef,
+    Selp,
+    Setp,
+    Store,
     Sym,
+    Thread,
     TrueC,
     cond_refs,
 )
@@ -90,15 +102,26 @@ def expectation(word: str, cond: Condition | None, pos: SourcePos | None) -> boo
                         "use holds, fails, allowed, forbidden or required")
 
 
-def operands(ins: Instruction) -> list[Operand]:
-    """The operands an instruction reads (memory operand first), in source order."""
-    out: list[Operand] = []
-    for name in ("addr", "src", "a", "b", "p", "count"):
-        o = getattr(ins, name, None)
-        if o is not None:
-            out.append(o)
-    out += list(getattr(ins, "srcs", ())) + list(getattr(ins, "ids", ()))
-    return out
+def operands(ins: Instruction) -> tuple[Operand, ...]:
+    """The operands an instruction reads, in source order (memory operand first)."""
+    match ins:
+        case Load():
+            return (ins.addr,)
+        case Store() | Red():
+            return (ins.addr, ins.src)
+        case Atom():
+            return (ins.addr, *ins.srcs)
+        case Mov():
+            return (ins.src,)
+        case Alu():
+            return ins.srcs
+        case Setp():
+            return (ins.a, ins.b)
+        case Selp():
+            return (ins.a, ins.b, ins.p)
+        case Barrier():
+            return ins.ids if ins.count is None else (*ins.ids, ins.count)
+    return ()
 
 
 def check_program(p: Program) -> None:
@@ -109,6 +132,14 @@ def check_program(p: Program) -> None:
     for t in p.threads:
         if names.count(t.name) > 1:
             raise SemanticError(f"thread {t.name} is defined twice", t.pos)
+    locs = _check_locations(p)
+    for t in p.threads:
+        _check_thread(t, locs)
+    if p.condition is not None:
+        _check_condition(p, p.condition, locs)
+
+
+def _check_locations(p: Program) -> dict[str, Location]:
     locs = {loc.name: loc for loc in p.locations}
     if len(locs) != len(p.locations):
         dup = next(loc for loc in p.locations if
@@ -122,34 +153,35 @@ def check_program(p: Program) -> None:
             if tgt.alias_of is not None:
                 raise SemanticError("an alias must name an original location, not another alias",
                                     loc.pos, f"write `aliases {tgt.alias_of}`")
-    for t in p.threads:
-        labels = {i.name for i in t.instrs if isinstance(i, Label)}
-        for ins in t.instrs:
-            if isinstance(ins, Branch) and ins.target not in labels:
-                raise SemanticError(f"unknown label {ins.target}", ins.pos,
-                                    f"labels of thread {t.name}: {', '.join(sorted(labels)) or 'none'}")
-            for o in operands(ins):
-                base = o.base if isinstance(o, Addr) else o
-                if isinstance(base, Sym) and base.name not in locs:
-                    if base.name in labels:
-                        continue
-                    raise SemanticError(f"unknown location {base.name}", ins.pos,
-                                        "declare it, e.g. `.global .u32 "
-                                        f"{base.name} = 0;`")
-            if isinstance(getattr(ins, "addr", None), Addr) and ins.addr.offset != 0:
-                raise SemanticError("address offsets are not supported", ins.pos,
-                                    "declare a separate location for each word")
-    if p.condition is not None:
-        for r in cond_refs(p.condition.expr):
-            if isinstance(r, MemRef) and r.loc not in locs:
-                raise SemanticError(f"condition names unknown location {r.loc}",
-                                    SourcePos(p.file, 1, 1) if not p.threads else p.threads[-1].pos,
-                                    "declare it or refer to a register as THREAD:%reg")
-            if isinstance(r, RegRef):
-                t = p.thread(r.thread) or (
-                    p.threads[int(r.thread)] if r.thread.isdigit() and int(r.thread) < len(p.threads)
-                    else None)
-                if t is None:
-                    raise SemanticError(f"condition names unknown thread {r.thread}", None,
-                                        f"threads: {', '.join(names)}")
+    return locs
 
+
+def _check_thread(t: Thread, locs: dict[str, Location]) -> None:
+    """Branch targets are labels of the thread; location names are declared; no offsets."""
+    labels = {i.name for i in t.instrs if isinstance(i, Label)}
+    for ins in t.instrs:
+        if isinstance(ins, Branch) and ins.target not in labels:
+            raise SemanticError(f"unknown label {ins.target}", ins.pos,
+                                f"labels of thread {t.name}: {', '.join(sorted(labels)) or 'none'}")
+        for o in operands(ins):
+            base = o.base if isinstance(o, Addr) else o
+            if isinstance(base, Sym) and base.name not in locs and base.name not in labels:
+                raise SemanticError(f"unknown location {base.name}", ins.pos,
+                                    f"declare it, e.g. `.global .u32 {base.name} = 0;`")
+        if isinstance(ins, MEMORY_INSTRS) and ins.addr.offset != 0:
+            raise SemanticError("address offsets are not supported", ins.pos,
+                                "declare a separate location for each word")
+
+
+def _check_condition(p: Program, cond: Condition, locs: dict[str, Location]) -> None:
+    for r in cond_refs(cond.expr):
+        if isinstance(r, MemRef) and r.loc not in locs:
+            raise SemanticError(f"condition names unknown location {r.loc}", p.threads[-1].pos,
+                                "declare it or refer to a register as THREAD:%reg")
+        if isinstance(r, RegRef):
+            t = p.thread(r.thread) or (
+                p.threads[int(r.thread)] if r.thread.isdigit() and int(r.thread) < len(p.threads)
+                else None)
+            if t is None:
+                raise SemanticError(f"condition names unknown thread {r.thread}", None,
+                                    f"threads: {', '.join(t.name for t in p.threads)}")

@@ -190,61 +190,68 @@ class _Builder:
         if base in PROXY_WORDS or "proxy" in q and "alias" not in q:
             raise UnsupportedError(f"proxy instruction `{mn}`", pos,
                                    "mixed-proxy tests get their own issue")
+        c = dict(pos=pos, text=text)
         if base == "goto":
-            return [Branch(pos=pos, text=text, target=args[0])]
-        if base in BRANCH:
+            return [Branch(target=args[0], **c)]
+        if base in BRANCH:  # beq r, v, L: set the predicate %branch, then branch on it
             a, b, lab = args
             p = Reg("%branch")
-            return [Setp(pos=pos, text=text, cmp=BRANCH[base], dst=p, a=self.val(a), b=self.val(b),
-                         type=TYPE),
-                    Branch(pos=pos, text=text, target=lab, guard=(p, False))]
+            return [Setp(cmp=BRANCH[base], dst=p, a=self.val(a), b=self.val(b), type=TYPE, **c),
+                    Branch(target=lab, guard=(p, False), **c)]
         if base in ("add", "sub", "mul", "and", "or", "xor"):
             d, a, b = args
-            return [Alu(pos=pos, text=text, op=base, dst=Reg(d), srcs=(self.val(a), self.val(b)),
-                        type=TYPE)]
-        sem = next((x for x in q[1:] if x in SEMS), None)
+            return [Alu(op=base, dst=Reg(d), srcs=(self.val(a), self.val(b)), type=TYPE, **c)]
         scope = next((x for x in q[1:] if x in SCOPES), None)
-        op = next((x for x in q[1:] if x in OPS), None)
         if base == "fence":
-            if "proxy" in q:
-                return [ProxyFence(pos=pos, text=text, kind="alias")]
-            if scope is None:
-                raise ParseError(f"fence needs a scope: `{text}`", pos)
-            return [Fence(pos=pos, text=text, sem=sem or "acq_rel", scope=scope)]
+            return [self.fence(q, scope, c)]
         if base == "bar":
-            if "sync" not in q:
-                raise UnsupportedError(f"barrier `{mn}`", pos, "only bar.cta.sync is supported")
-            vals = [self.val(a) for a in args]
-            ident = vals[:2] if len(vals) >= 2 else vals
-            quorum = vals[2] if len(vals) >= 3 else None
-            return [Barrier(pos=pos, text=text, kind="sync", ids=tuple(ident), count=quorum)]
+            return [self.bar(mn, q, args, c)]
         if base in ("ld", "st", "atom", "red"):
-            if sem is None:
-                raise ParseError(f"`{mn}` needs a semantics (.weak, .relaxed, ...)", pos)
-            if sem != "weak" and scope is None:
-                scope = "gpu" if base in ("atom", "red") else None
-                if scope is None:
-                    raise ParseError(f"`{mn}` needs a scope", pos)
-            if sem == "weak":
-                scope = None
-            if base == "ld":
-                d, a = args
-                return [Load(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, dst=Reg(d),
-                             addr=Addr(Sym(a)))]
-            if base == "st":
-                a, v = args
-                return [Store(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, addr=Addr(Sym(a)),
-                              src=self.val(v))]
-            if op is None:
-                raise UnsupportedError(f"unknown operation in `{mn}`", pos)
-            if base == "atom":
-                d, a, *rest = args
-                return [Atom(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, op=op, dst=Reg(d),
-                             addr=Addr(Sym(a)), srcs=tuple(self.val(v) for v in rest))]
-            a, v = args
-            return [Red(pos=pos, text=text, sem=sem, scope=scope, type=TYPE, op=op, addr=Addr(Sym(a)),
-                        src=self.val(v))]
+            return [self.memory(mn, q, scope, args, c)]
         raise UnsupportedError(f"unknown instruction `{mn}`", pos)
+
+    def fence(self, q: list[str], scope: str | None, c: dict) -> Instruction:
+        if "proxy" in q:
+            return ProxyFence(kind="alias", **c)
+        if scope is None:
+            raise ParseError(f"fence needs a scope: `{c['text']}`", c["pos"])
+        return Fence(sem=next((x for x in q[1:] if x in SEMS), "acq_rel"), scope=scope, **c)
+
+    def bar(self, mn: str, q: list[str], args: list[str], c: dict) -> Instruction:
+        """``bar.cta.sync id{, id2}{, quorum}``: up to two id operands, then the thread count."""
+        if "sync" not in q:
+            raise UnsupportedError(f"barrier `{mn}`", c["pos"], "only bar.cta.sync is supported")
+        vals = [self.val(a) for a in args]
+        ident = vals[:2] if len(vals) >= 2 else vals
+        quorum = vals[2] if len(vals) >= 3 else None
+        return Barrier(kind="sync", ids=tuple(ident), count=quorum, **c)
+
+    def memory(self, mn: str, q: list[str], scope: str | None, args: list[str], c: dict) -> Instruction:
+        base, pos = q[0], c["pos"]
+        sem = next((x for x in q[1:] if x in SEMS), None)
+        if sem is None:
+            raise ParseError(f"`{mn}` needs a semantics (.weak, .relaxed, ...)", pos)
+        if sem == "weak":
+            scope = None
+        elif scope is None:
+            if base not in ("atom", "red"):
+                raise ParseError(f"`{mn}` needs a scope", pos)
+            scope = "gpu"
+        if base == "ld":
+            d, a = args
+            return Load(sem=sem, scope=scope, type=TYPE, dst=Reg(d), addr=Addr(Sym(a)), **c)
+        if base == "st":
+            a, v = args
+            return Store(sem=sem, scope=scope, type=TYPE, addr=Addr(Sym(a)), src=self.val(v), **c)
+        op = next((x for x in q[1:] if x in OPS), None)
+        if op is None:
+            raise UnsupportedError(f"unknown operation in `{mn}`", pos)
+        if base == "atom":
+            d, a, *rest = args
+            return Atom(sem=sem, scope=scope, type=TYPE, op=op, dst=Reg(d), addr=Addr(Sym(a)),
+                        srcs=tuple(self.val(v) for v in rest), **c)
+        a, v = args
+        return Red(sem=sem, scope=scope, type=TYPE, op=op, addr=Addr(Sym(a)), src=self.val(v), **c)
 
     def condition(self, item: Tree) -> Condition:
         q = str(item.children[0])
