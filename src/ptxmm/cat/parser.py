@@ -41,7 +41,7 @@ class Model:
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "cat.lark").read_text(), parser="lalr",
+    return lark.Lark((data_dir("grammar") / "cat.lark").read_text(), parser="lalr", cache=True,
                      propagate_positions=True)
 
 

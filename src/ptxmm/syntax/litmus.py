@@ -54,7 +54,7 @@ PROXY_WORDS = ("tld", "suld", "sust", "cold", "suatom", "sured", "proxy")
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr",
+    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr", cache=True,
                      propagate_positions=True, start=["start", "condition"])
 
 

@@ -31,7 +31,7 @@ from .instr import decode
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "ptx.lark").read_text(), parser="lalr",
+    return lark.Lark((data_dir("grammar") / "ptx.lark").read_text(), parser="lalr", cache=True,
                      propagate_positions=True, maybe_placeholders=False)
 
 
