@@ -44,7 +44,11 @@ def _raw(fn):
 
 
 _AND, _OR, _NOT = _raw(z3.Z3_mk_and), _raw(z3.Z3_mk_or), _raw(z3.Z3_mk_not)
-_LT = _raw(z3.Z3_mk_lt)
+_LT, _EQ = _raw(z3.Z3_mk_lt), _raw(z3.Z3_mk_eq)
+
+
+def _eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
+    return z3.BoolRef(_EQ(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
 
 
 def _mk(fn, terms: list) -> z3.BoolRef:
@@ -367,25 +371,26 @@ class Z3Problem:
         only between executed writes, antisymmetric and transitive; counted barrier phases fill
         in arrival order."""
         ch, ev, cs = self.ch, self.eg.events, []
+        co = env["co"]
+        u = co.u
         by_read: dict[int, list[int]] = {}
         for w, r in ch.rfv:
             by_read.setdefault(r, []).append(w)
         for e in ev:
             if e.kind != "R" or ch.ex[e.eid] is False:
                 continue
-            vs = [ch.rfv[(w, e.eid)] for w in by_read.get(e.eid, [])]
-            cs.append(z3.Implies(_as_bool(ch.ex[e.eid]), z3.Or(vs)) if vs else z3.Not(_as_bool(ch.ex[e.eid])))
+            ws = by_read.get(e.eid, [])
+            vs = [ch.rfv[(w, e.eid)] for w in ws]
+            cs.append(u.any([u.not1(ch.ex[e.eid])] + vs))
             if len(vs) > 1:
                 cs.append(z3.AtMost(*vs, 1))
-            for w, v in zip(by_read.get(e.eid, []), vs):
-                cs.append(z3.Implies(v, z3.And(_as_bool(ch.ex[w]), _as_bool(ch.ex[e.eid]),
-                                               ch.vals[e.eid] == ch.values.bv(ev[w].value))))
-        co = env["co"]
-        u = co.u
+            for w, v in zip(ws, vs):
+                same = _eq(ch.vals[e.eid], ch.values.bv(ev[w].value))
+                cs.append(u.any([u.not1(v), u.all([ch.ex[w], ch.ex[e.eid], same])]))
         for (a, b), v in ch.cov.items():
-            cs.append(z3.Implies(v, z3.And(_as_bool(ch.ex[a]), _as_bool(ch.ex[b]))))
+            cs.append(u.any([u.not1(v), u.and2(ch.ex[a], ch.ex[b])]))
             if (b, a) in ch.cov and a < b:
-                cs.append(z3.Not(z3.And(v, ch.cov[(b, a)])))
+                cs.append(u.not1(u.and2(v, ch.cov[(b, a)])))
         cs += self._transitive(cand, co, u)
         cs += self._phases()
         return cs
@@ -478,13 +483,11 @@ class Z3Problem:
         """One allowed execution satisfying ``goal`` (or violating it), or None."""
         if self.unsat:
             return None
-        self.s.push()
-        if goal is not None:
-            self.s.add(z3.Not(goal) if negate else goal)
-        try:
+        if goal is None:
             return self._extract(self.s.model()) if self.s.check() == z3.sat else None
-        finally:
-            self.s.pop()
+        q = mk_bool(f"query{next(self.lg._tag)}")  # an assumption literal: no push/pop needed
+        self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
+        return self._extract(self.s.model()) if self.s.check(q) == z3.sat else None
 
     def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
         """Every allowed outcome once: (observable values as unsigned ints, witness, flags)."""
