@@ -52,6 +52,25 @@ def test_every_instruction_is_one_asm_with_its_qualifiers():
     assert "goto DNF" in src  # the CAS loop is bounded
 
 
+def test_signedness_comes_from_the_type():
+    """min/max and setp keep PTX's names in the IR; the emitted PTX takes signedness from the type."""
+    prog = ptxmm.parse(""".global .u32 x = 0;
+.thread T0 { ld.global.u32 %r0, [x]; min.u32 %r1, %r0, 5; max.s32 %r2, %r0, 5; max.b32 %r3, %r0, 5;
+  setp.lo.u32 %p0, %r0, 3; setp.lt.u32 %p1, %r0, 3; setp.lt.s32 %p2, %r0, 3; setp.hs.s32 %p3, %r0, 3;
+  setp.eq.b32 %p4, %r0, 3; }
+exists (T0:%r1 == 0)""", "s.ptx")
+    src = generate(make_layout(prog))
+    for ptx in ("min.u32 %0", "max.s32 %0", "max.u32 %0"):
+        assert src.count(ptx) == 1, ptx
+    setps = [ln.split("setp.")[1].split(" ")[0] for ln in src.splitlines() if "setp." in ln
+             and "selp.u32" in ln]
+    assert setps == ["lt.u32", "lt.u32", "lt.s32", "ge.u32", "eq.u32"]
+    lit = ptxmm.parse("PTX b\n{ x=0; }\n P0@cta 0,gpu 0 ;\n LC00: ;\n ld.relaxed.gpu r0, x ;\n"
+                      " blt r0, 1, LC00 ;\nexists (P0:r0 == 1)\n", "b.litmus")
+    src = generate(make_layout(lit))  # herd's registers are signed words
+    assert "ld.relaxed.gpu.s32" in src and "setp.lt.s32" in src
+
+
 def test_each_access_gets_its_own_zero_offset():
     src = generate(lay_of(EX / "classic/CoRR-weak.ptx"))
     role1 = src[src.index("void ptxmm_role_1"):src.index("extern \"C\" __global__ void ptxmm_litmus")]

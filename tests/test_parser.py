@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, UnsupportedError
 from ptxmm.program import (
+    Addr,
     Alu,
     Atom,
     Barrier,
@@ -30,7 +31,9 @@ from ptxmm.program import (
     Selp,
     Setp,
     Store,
+    Sym,
 )
+from ptxmm.syntax.instr import _HANDLERS, KNOWN
 
 MP = (ROOT / "examples" / "mp-release-acquire.ptx").read_text()
 
@@ -69,31 +72,70 @@ def test_qualifiers(text, expect):
 
 
 @pytest.mark.parametrize("text,cls,fields", [
-    ("mov.u32 %r0, 7", Mov, {"dst": Reg("%r0"), "src": Imm(7), "type": "u32"}),
-    ("add.s64 %r0, %r1, -1", Alu, {"op": "add", "srcs": (Reg("%r1"), Imm(-1)), "type": "s64"}),
-    ("max.u32 %r0, %r1, 2", Alu, {"op": "max", "type": "u32"}),
-    ("setp.lt.s32 %p0, %r1, 0", Setp, {"cmp": "lt", "dst": Reg("%p0"), "type": "s32"}),
-    ("setp.hs.u32 %p0, %r1, 0", Setp, {"cmp": "hs", "type": "u32"}),
-    ("selp.b32 %r0, 1, 2, %p0", Selp, {"a": Imm(1), "b": Imm(2), "p": Reg("%p0")}),
+    ("ld.relaxed.gpu.shared.u64 %rd0, [%rd1]", Load, {
+        "dst": Reg("%rd0"), "addr": Addr(Reg("%rd1")), "type": "u64", "sem": "relaxed", "scope": "gpu",
+        "space": "shared", "volatile": False}),
+    ("ld.global.u32 %r0, [x]", Load, {"addr": Addr(Sym("x")), "sem": "weak", "scope": None}),
     ("st.relaxed.gpu.global.u32 [x], %r1", Store, {"src": Reg("%r1"), "sem": "relaxed"}),
-    ("atom.exch.b32 %r0, [x], 3", Atom, {"op": "exch", "srcs": (Imm(3),)}),
-    ("bar.sync 1, 64", Barrier, {"kind": "sync", "ids": (Imm(1),), "count": Imm(64)}),
+    ("st.volatile.u32 [x], 2", Store, {"src": Imm(2), "sem": "relaxed", "scope": "sys", "volatile": True,
+                                       "space": None}),
+    ("atom.exch.b32 %r0, [x], 3", Atom, {"op": "exch", "srcs": (Imm(3),), "sem": "relaxed", "scope": "gpu"}),
+    ("atom.acquire.cta.global.cas.b32 %r0, [x], 0, %r1", Atom, {
+        "op": "cas", "dst": Reg("%r0"), "addr": Addr(Sym("x")), "srcs": (Imm(0), Reg("%r1")),
+        "type": "b32", "sem": "acquire", "scope": "cta", "space": "global"}),
+    ("atom.gpu.max.s32 %r0, [x], -1", Atom, {"op": "max", "type": "s32", "sem": "relaxed", "scope": "gpu"}),
+    ("red.relaxed.sys.global.min.s32 [x], -2", Red, {
+        "op": "min", "addr": Addr(Sym("x")), "src": Imm(-2), "type": "s32", "sem": "relaxed",
+        "scope": "sys", "space": "global"}),
+    ("red.add.u32 [x], 1", Red, {"op": "add", "sem": "relaxed", "scope": "gpu"}),
+    ("fence.release.cluster", Fence, {"sem": "release", "scope": "cluster"}),
+    ("membar.sys", Fence, {"sem": "sc", "scope": "sys"}),
     ("fence.proxy.alias", ProxyFence, {"kind": "alias"}),
+    ("membar.proxy.alias", ProxyFence, {"kind": "alias"}),
+    ("bar.sync 1, 64", Barrier, {"kind": "sync", "ids": (Imm(1),), "count": Imm(64)}),
+    ("barrier.cta.sync.aligned 0", Barrier, {"kind": "sync", "ids": (Imm(0),), "count": None}),
+    ("bar.arrive 2, %r1", Barrier, {"kind": "arrive", "ids": (Imm(2),), "count": Reg("%r1")}),
+    ("mov.u32 %r0, 7", Mov, {"dst": Reg("%r0"), "src": Imm(7), "type": "u32"}),
+    ("mov.u64 %rd0, x", Mov, {"src": Sym("x"), "type": "u64"}),
+    ("add.s64 %r0, %r1, -1", Alu, {"op": "add", "srcs": (Reg("%r1"), Imm(-1)), "type": "s64"}),
+    ("mul.lo.u32 %r0, %r1, 3", Alu, {"op": "mul", "type": "u32"}),
+    ("neg.s32 %r0, %r1", Alu, {"op": "neg", "dst": Reg("%r0"), "srcs": (Reg("%r1"),)}),
+    ("max.u32 %r0, %r1, 2", Alu, {"op": "max", "type": "u32"}),  # signedness is in the type
+    ("min.s32 %r0, %r1, 2", Alu, {"op": "min", "type": "s32"}),
+    ("setp.lt.s32 %p0, %r1, 0", Setp, {"cmp": "lt", "dst": Reg("%p0"), "a": Reg("%r1"), "b": Imm(0),
+                                      "type": "s32"}),
+    ("setp.lt.u32 %p0, %r1, 0", Setp, {"cmp": "lt", "type": "u32"}),
+    ("setp.hs.u32 %p0, %r1, 0", Setp, {"cmp": "hs", "type": "u32"}),
+    ("selp.b32 %r0, 1, 2, %p0", Selp, {"dst": Reg("%r0"), "a": Imm(1), "b": Imm(2), "p": Reg("%p0"),
+                                       "type": "b32"}),
+    ("bra.uni L", Branch, {"target": "L", "guard": None}),
+    ("@!%p0 bra L", Branch, {"target": "L", "guard": (Reg("%p0"), True)}),
+    ("@%p1 st.global.u32 [x], 1", Store, {"guard": (Reg("%p1"), False)}),
     ("ret", Ret, {}),
+    ("exit", Ret, {}),
 ])
 def test_typed_instructions(text, cls, fields):
-    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; }}\n")
+    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; L: }}\n")
     i = p.threads[0].instrs[0]
     assert type(i) is cls
     for k, v in fields.items():
         assert getattr(i, k) == v, k
+    assert p.threads[0].instrs[1] == Label(name="L", pos=p.threads[0].instrs[1].pos, text="L:")
+
+
+def test_every_known_instruction_has_a_handler():
+    assert set(KNOWN) == set(_HANDLERS)
 
 
 def test_reg_declarations():
-    p = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { .reg .s32 %r<3>; .reg .pred %p; L: bra L; }\n")
+    p = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { .reg .s32 %r<3>; .reg .pred %p, %q<2>;\n"
+                    "  .reg .b64 %rd<1>; L: bra L; }\n.thread T1 { ret; }\n")
     t = p.threads[0]
-    assert dict(t.reg_types) == {"%r0": "s32", "%r1": "s32", "%r2": "s32", "%p": "pred"}
-    assert isinstance(t.instrs[0], Label) and isinstance(t.instrs[1], Branch)
+    assert t.reg_types == (("%r0", "s32"), ("%r1", "s32"), ("%r2", "s32"), ("%p", "pred"),
+                           ("%q0", "pred"), ("%q1", "pred"), ("%rd0", "b64"))
+    assert isinstance(t.instrs[0], Label) and t.instrs[0].name == "L"
+    assert isinstance(t.instrs[1], Branch) and t.instrs[1].target == "L"
+    assert p.threads[1].reg_types == ()
 
 
 @pytest.mark.parametrize("text,at,words", [
