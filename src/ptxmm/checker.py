@@ -42,11 +42,11 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unro
         cand = candidates(eg, co_known)
     holds = None
     stopped = False
-    if engine == "z3":
-        found, holds, stopped = _run_z3(prog, eg, m, obs, cand, co_known, want_flags, verdict_only,
-                                        max_outcomes, progress)
+    if verdict_only and prog.condition is not None and engine == "z3":
+        found, holds = _query(prog, eg, m, obs, cand, co_known)
     else:
-        found, stopped = _run_brute(eg, m, obs, cand, want_flags, max_outcomes)
+        found, stopped = _enumerate(engine, eg, m, obs, cand, co_known, want_flags, max_outcomes,
+                                    progress)
     infos = [OutcomeInfo(o, satisfies(prog, eg, o, obs), exe, fl) for o, exe, fl in found]
     infos.sort(key=lambda i: i.outcome.values)
     if prog.condition is not None and holds is None and not stopped:
@@ -56,37 +56,28 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unro
                        tuple(o.key for o in obs), max_outcomes if stopped else None)
 
 
-def _run_z3(prog, eg, m, obs: list[Observable], cand, co_known, want_flags, verdict_only, max_outcomes,
-            progress):
+def _query(prog, eg, m, obs: list[Observable], cand, co_known):
+    """The condition as one query: exists/~exists — an allowed execution satisfying it; forall —
+    one violating it."""
     from .engines.z3 import Z3Problem
 
-    if verdict_only and prog.condition is not None:
-        pb = Z3Problem(eg, m, obs, cand, flags=False, co_known=co_known)
-        cond = prog.condition
-        c = pb.condition(cond.expr, lambda r: format_ref(canonical(prog, eg, r)))
-        wit = pb.find(c, negate=cond.quantifier == "forall")
-        found = [] if wit is None else [(outcome_of(eg, obs, wit), wit, [])]
-        holds = {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier]
-        return found, holds, False
-    pb = Z3Problem(eg, m, obs, cand, flags=want_flags, co_known=co_known)
+    pb = Z3Problem(eg, m, obs, cand, flags=False, co_known=co_known)
+    cond = prog.condition
+    c = pb.condition(cond.expr, lambda r: format_ref(canonical(prog, eg, r)))
+    wit = pb.find(c, negate=cond.quantifier == "forall")
+    found = [] if wit is None else [(outcome_of(eg, obs, wit), wit, [])]
+    return found, {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier]
+
+
+def _enumerate(name, eg, m, obs: list[Observable], cand, co_known, want_flags, max_outcomes, progress):
+    from .engines import engine
+
+    pb = engine(name)(eg, m, obs, cand, flags=want_flags, co_known=co_known)
     found = []
     for values, wit, fl in pb.outcomes():
         found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
         if progress:
             progress(len(found))
         if max_outcomes is not None and len(found) >= max_outcomes:
-            return found, None, True
-    return found, None, False
-
-
-def _run_brute(eg, m, obs, cand, want_flags, max_outcomes):
-    from .engines.brute import BruteProblem
-
-    found: dict[Outcome, tuple] = {}
-    for exe, fl in BruteProblem(eg, m, obs, cand, flags=want_flags).executions():
-        o = outcome_of(eg, obs, exe)
-        if o not in found:
-            found[o] = (o, exe, fl)
-            if max_outcomes is not None and len(found) >= max_outcomes:
-                return list(found.values()), True
-    return list(found.values()), False
+            return found, True
+    return found, False

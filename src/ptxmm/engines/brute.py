@@ -14,7 +14,7 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..cat.relalg import Guard
 from ..events import EventGraph
-from ..outcomes import Observable
+from ..outcomes import Observable, value_expr
 from ..result import Execution
 from ..values import Expr, evaluate, reads_of
 from ..vocab import Candidates, base_env
@@ -118,8 +118,18 @@ def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None
 
 class BruteProblem:
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
-                 flags: bool = False):
+                 flags: bool = False, co_known: set | None = None):
         self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
+
+    def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
+        """Every allowed outcome once (the first execution found for it as witness)."""
+        seen: set[tuple[int, ...]] = set()
+        for exe, raised in self.executions():
+            vals = dict(exe.values)
+            key = tuple(evaluate(value_expr(self.eg, o, exe), vals) for o in self.obs)
+            if key not in seen:
+                seen.add(key)
+                yield key, exe, raised
 
     def executions(self) -> Iterator[tuple[Execution, list[str]]]:
         """Every consistent execution (with the model's raised flags)."""
