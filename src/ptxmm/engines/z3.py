@@ -76,14 +76,16 @@ class Z3Logic:
 
     def __init__(self) -> None:
         self._tag = count()
-        self._memo: dict[tuple, z3.BoolRef] = {}  # Z3 hash-conses terms: reuse their wrappers
+        self._memo: dict[tuple, tuple] = {}  # operand pointers → (term, operands)
 
     def _cached(self, fn, terms: list) -> z3.BoolRef:
-        key = (fn is _AND, *(t.get_id() for t in terms))
-        t = self._memo.get(key)
-        if t is None:
-            t = self._memo[key] = _mk(fn, terms)
-        return t
+        # Z3 hash-conses terms: same term, same pointer. The memo keeps the operands alive too,
+        # so a pointer in a key is never reused for another term.
+        key = (fn is _AND, *(t.ast.value for t in terms))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = (_mk(fn, terms), terms)
+        return hit[0]
 
     def and_(self, terms: list) -> z3.BoolRef:
         return self._cached(_AND, terms)
@@ -92,11 +94,11 @@ class Z3Logic:
         return self._cached(_OR, terms)
 
     def not_(self, t) -> z3.BoolRef:
-        key = (None, t.get_id())
-        r = self._memo.get(key)
-        if r is None:
-            r = self._memo[key] = z3.BoolRef(_NOT(t.ctx.ref(), t.as_ast()), t.ctx)
-        return r
+        key = (None, t.ast.value)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = (z3.BoolRef(_NOT(t.ctx.ref(), t.as_ast()), t.ctx), t)
+        return hit[0]
 
     def equivalent(self, a, b) -> bool:
         if a.eq(b):
