@@ -47,6 +47,18 @@ _AND, _OR, _NOT = _raw(z3.Z3_mk_and), _raw(z3.Z3_mk_or), _raw(z3.Z3_mk_not)
 _LT, _EQ = _raw(z3.Z3_mk_lt), _raw(z3.Z3_mk_eq)
 
 
+_ASSERT = _raw(z3.Z3_solver_assert)
+
+
+def _assert(s: z3.Solver, c) -> None:
+    """Solver.add without the Python API's per-call coercion (``c``: a Bool term or a bool)."""
+    if c is True:
+        return
+    if c is False:
+        c = z3.BoolVal(False)
+    _ASSERT(s.ctx.ref(), s.solver, c.as_ast())
+
+
 def _eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
     return z3.BoolRef(_EQ(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
 
@@ -331,7 +343,7 @@ class Z3Problem:
             if c is False:
                 self.unsat = True
             elif c is not True:
-                self.s.add(c)
+                _assert(self.s, c)
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
         self._packing()
@@ -451,10 +463,10 @@ class Z3Problem:
             ws = [w for w in cand.writes_at[o.loc] if ch.ex[w] is not False
                   and not co.must.get(w, 0) & u.sure]
             fv = {w: mk_bool(f"fin_{o.loc}_{w}") for w in ws}
-            self.s.add(z3.PbEq([(v, 1) for v in fv.values()], 1))
+            _assert(self.s, z3.PbEq([(v, 1) for v in fv.values()], 1))
             for w, v in fv.items():
                 later = [u.all((u.ex[w2], co.guard(w, w2))) for w2 in ws if w2 != w]
-                self.s.add(u.any([u.not1(v), u.all([ch.ex[w]] + [u.not1(x) for x in later])]))
+                _assert(self.s, u.any([u.not1(v), u.all([ch.ex[w]] + [u.not1(x) for x in later])]))
             fin[o.loc] = fv
         return fin
 
@@ -506,10 +518,10 @@ class Z3Problem:
         while True:
             v = m.eval(terms[level], model_completion=True)
             s.push()
-            s.add(terms[level] == v)
+            _assert(s, _eq(terms[level], v))
             yield from self._dfs(level + 1, m)
             s.pop()
-            s.add(terms[level] != v)
+            _assert(s, self.lg.not_(_eq(terms[level], v)))
             if s.check() != z3.sat:
                 break
             m = s.model()
