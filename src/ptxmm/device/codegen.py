@@ -12,7 +12,7 @@ The generated translation unit holds four kernels:
 * ``ptxmm_audit_<k>``: role k alone, addresses as kernel parameters, for the SASS audit.
 
 Every access adds its own zero offset read from device memory, so ptxas cannot prove two accesses
-to one location equal and merge them (spec/device-testing.md §5)."""
+to one location equal and merge them (as measured on the H100)."""
 
 from __future__ import annotations
 

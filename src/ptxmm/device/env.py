@@ -1,4 +1,4 @@
-"""Test environments: the knobs of spec/device-testing.md §1 (launch shape, slot stride, bounded
+"""Test environments: the knobs of a parallel test environment (launch shape, slot stride, bounded
 barrier, role rotation, memory stress) and the named presets ``--stress`` chooses from."""
 
 from __future__ import annotations
@@ -7,7 +7,14 @@ import random
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import PtxmmError
-from .layout import pow2
+
+
+def pow2(n: int) -> int:
+    """The smallest power of two >= n."""
+    p = 1
+    while p < n:
+        p *= 2
+    return p
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,7 @@ DEFAULT_PRESET = "barrier"
 
 
 def random_env(rng: random.Random) -> Env:
-    """One random environment in the tuning ranges of the spec note (H5/H6), kept co-resident."""
+    """One random environment in the tuning ranges, kept co-resident."""
     stress = rng.random() < 0.5
     return Env(
         blocks=rng.choice([256, 512, 1024]),

@@ -1,7 +1,7 @@
 """How a Program is laid out on the GPU: roles, their placement groups, locations, and the outcome
 key that the on-GPU histogram counts. Pure Python (no CuPy), shared by code generation and decoding.
 
-Placement (the parallel test environment of spec/device-testing.md §1, H1/H2): a physical thread
+Placement (a parallel test environment): a physical thread
 plays every role, each for a different instance. Roles are grouped by cluster (``cg``), by CTA
 rank inside the cluster (``rank``) and by warp inside the CTA (``warp``): roles of one instance that
 the program puts in one CTA run in one block, in different warps; roles in different CTAs run in
@@ -25,6 +25,7 @@ from ..program import (
     ProxyFence,
     Selp,
 )
+from .env import pow2
 from .operands import values
 
 MAX_KEY_BITS = 22
@@ -211,11 +212,3 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
     init = {loc.name: loc.init for loc in prog.locations}
     return Layout(prog, roles, cs, ngroups, warps, globals_, shared, init, tuple(slots), res_count,
                   shift, observe)
-
-
-def pow2(n: int) -> int:
-    """The smallest power of two >= n."""
-    p = 1
-    while p < n:
-        p *= 2
-    return p

@@ -1,7 +1,7 @@
 """SASS audit: does the machine code still hold every test instruction, in order?
 
 ptxas optimises PTX under the PTX memory model and may merge or drop ``.weak`` accesses even inside
-``asm volatile`` (spec/device-testing.md §5). Each ``ptxmm_audit_<k>`` kernel holds role k alone;
+``asm volatile``. Each ``ptxmm_audit_<k>`` kernel holds role k alone;
 the memory instructions before its ``NANOSLEEP`` marker are the test's own. The audit compares them
 by class with program order (straight-line roles) or counts them (roles with branches, which ptxas
 may lay out or unroll differently)."""

@@ -1,4 +1,4 @@
-"""Harness self-checks (spec/device-testing.md §6): SB with relaxed accesses in different CTAs must
+"""Harness self-checks: SB with relaxed accesses in different CTAs must
 show its weak outcome, or the harness has lost its teeth; a single-thread test must show its one
 possible outcome and nothing else."""
 

@@ -1,4 +1,4 @@
-"""Per-test environment tuning (spec/device-testing.md H6): try the presets and N random
+"""Per-test environment tuning: try the presets and N random
 environments for a short budget each, keep the one with the most condition-satisfying ("weak")
 outcomes per second, and remember it per test shape in a JSON cache for `--stress tuned`."""
 
