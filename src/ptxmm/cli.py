@@ -175,9 +175,9 @@ def _device_opts(f):
 
     for opt in reversed([
         click.option("--stress", type=click.Choice(sorted(PRESETS) + ["tuned"]), default=DEFAULT_PRESET,
-                     show_default=True, help="environment preset: none (no pre-test barrier), barrier (bounded "
-                     "barrier before each test), light / heavy (plus blocks hammering a scratch "
-                     "buffer); "
+                     show_default=True,
+                     help="environment preset: none (no pre-test barrier), barrier (bounded barrier "
+                     "before each test), light / heavy (plus blocks hammering a scratch buffer); "
                      "'tuned': the environment `ptxmm tune` found for the test"),
         click.option("--budget", type=float, default=1.0, show_default=True,
                      help="seconds of graph replay per test"),
