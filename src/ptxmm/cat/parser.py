@@ -63,9 +63,60 @@ def find_model(name_or_path: str) -> Path:
 @cache
 def load_model(name_or_path: str) -> Model:
     path = find_model(name_or_path)
+    cached = _from_cache(path)
+    if cached is not None:
+        return cached
     model = Model(path.stem, str(path))
     _load_into(model, path, set())
+    _to_cache(path, model)
     return model
+
+
+# Parsed models are cached on disk (a pickle of the statements), keyed by the text of every file
+# the model read and of the grammar: start-up need not run the cat parser for built-in models.
+
+def _cache_dir() -> Path:
+    import os
+
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxmm" / "models"
+
+
+def _key(path: Path, files: list[str]) -> str:
+    import hashlib
+
+    h = hashlib.sha256((data_dir("grammar") / "cat.lark").read_bytes())
+    for f in [str(path.resolve()), *files]:
+        h.update(f.encode())
+        h.update(Path(f).read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _from_cache(path: Path) -> Model | None:
+    import pickle
+
+    index = _cache_dir() / (path.resolve().as_posix().replace("/", "_") + ".idx")
+    try:
+        files = index.read_text().split("\n") if index.is_file() else None
+        if files is None:
+            return None
+        blob = (_cache_dir() / f"{_key(path, [f for f in files if f])}.pickle").read_bytes()
+        name, mpath, stmts = pickle.loads(blob)
+        return Model(name, mpath, stmts)
+    except Exception:  # a stale, partial or foreign cache entry: parse afresh
+        return None
+
+
+def _to_cache(path: Path, model: Model) -> None:
+    import pickle
+
+    files = sorted({st.pos.file for st in model.stmts if st.pos is not None} - {str(path.resolve())})
+    try:
+        d = _cache_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{_key(path, files)}.pickle").write_bytes(pickle.dumps((model.name, model.path, model.stmts)))
+        (d / (path.resolve().as_posix().replace("/", "_") + ".idx")).write_text("\n".join(files))
+    except OSError:  # an unwritable cache only costs time
+        pass
 
 
 def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
