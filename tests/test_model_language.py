@@ -41,3 +41,19 @@ exists (T1:%r0 == 1)
     r = ptxmm.check(ptxmm.parse(src))
     assert r.holds is False  # CTA 1 has its own copy of s, never written
     assert {o.outcome["T2:%r1"] for o in r.outcomes} == {0, 1}
+
+
+def test_parsed_model_cache_follows_edits(tmp_path, monkeypatch):
+    """The on-disk cache of parsed models is keyed by the text of every file the model reads:
+    editing an included file is seen at once."""
+    from ptxmm.cat.parser import load_model
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "lib.cat").write_text("let r = po\n")
+    model = tmp_path / "m.cat"
+    model.write_text('include "lib.cat"\nacyclic r as A\n')
+    for expected in (["A"], ["A", "B"]):
+        load_model.cache_clear()
+        assert [s.name for s in load_model(str(model)).axioms] == expected
+        (tmp_path / "lib.cat").write_text("let r = po\nacyclic rf as B\n")
+    assert list((tmp_path / "cache" / "ptxmm" / "models").glob("*.pickle"))
