@@ -213,16 +213,11 @@ _SETTINGS = dict(deadline=None, derandomize=True, database=None,
                                         HealthCheck.data_too_large])
 
 # Engine crashes on generated programs that are known bugs, each told by its exception and what the
-# program contains. Such a crash is recorded and the run goes on over every other program; the test
-# then ends as xfail naming the programs. Any other exception, and every disagreement, fails it.
-KNOWN_CRASHES = [
-    (KeyError, re.compile(r"@!?%p\d+ (ld|atom)"),
-     "the final value of a register whose predicated load/atom did not execute (4a4a59e: both "
-     "engines; Engine 2 as of 0ecd27d: brute), see test_unexecuted_predicated_load_keeps_the_old_value"),
-    (IndexError, re.compile(r"@%\w+ bra"),
-     "a thread whose every path the unrolling bound cuts (Engine 2 as of 0ecd27d: z3), "
-     "see test_a_thread_cut_by_the_bound_has_no_outcome"),
-]
+# program contains; such a crash is recorded, the run goes on, and the test ends as xfail naming the
+# programs. Any other exception, and every disagreement, fails it. Empty: the two crashes this
+# generator found (an unexecuted predicated load; a thread every path of which the bound cuts) are
+# fixed, each with its regression test below.
+KNOWN_CRASHES: list[tuple[type, re.Pattern, str]] = []
 
 
 def _known_crash(e: Exception, src: str) -> str | None:
@@ -275,7 +270,6 @@ def test_z3_equals_brute_rich_slow():
 # shift amounts past the width clamp to it. Outcomes print `.u`/`.b` values unsigned and `.s`
 # values as two's complement.
 
-BIT_PRECISE = pytest.mark.xfail(reason="needs bit-precise values (Engine 2)", strict=False)
 
 SEMANTICS = {
     "add.u32 wraps": ("""
@@ -418,7 +412,6 @@ $L0:
 }
 
 
-@BIT_PRECISE
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 @pytest.mark.parametrize("name", list(SEMANTICS))
 def test_machine_integer_semantics(name, engine):
@@ -431,7 +424,6 @@ def test_machine_integer_semantics(name, engine):
         assert res.holds is True
 
 
-@BIT_PRECISE
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_concurrent_increments_wrap(engine):
     src = """
@@ -468,9 +460,6 @@ PREDICATED_LOAD = """
 """
 
 
-@pytest.mark.xfail(raises=KeyError, strict=False,
-                   reason="4a4a59e: KeyError on the final value of a register whose predicated "
-                          "load did not execute:" + PREDICATED_LOAD)
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_unexecuted_predicated_load_keeps_the_old_value(engine):
     res = ptxmm.check(ptxmm.parse(PREDICATED_LOAD), "ptx", engine=engine, flags=False)
@@ -494,13 +483,8 @@ $L0:
 """
 
 
-CUT_BUG = pytest.mark.xfail(raises=IndexError, strict=False,
-                            reason="Engine 2 (0ecd27d) z3: IndexError when the bound cuts every "
-                                   "path of a thread with an observed register:" + CUT_THREAD)
-
-
 @pytest.mark.parametrize("model", ["ptx", "sc"])
-@pytest.mark.parametrize("engine", [pytest.param("z3", marks=CUT_BUG), "brute"])
+@pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_a_thread_cut_by_the_bound_has_no_outcome(engine, model):
     res = ptxmm.check(ptxmm.parse(CUT_THREAD), model, engine=engine, flags=False, unroll=1)
     assert res.outcome_set == set()

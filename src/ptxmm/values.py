@@ -135,18 +135,20 @@ def arg_width(op: str, args: tuple[Expr, ...], w: int) -> int:
 
 
 def evaluate(e: Expr, reads: dict[int, int]) -> int:
-    """Concrete value (unsigned, masked to the width) of an expression, given read values."""
+    """Concrete value (unsigned, masked to the width) of an expression, given read values. An
+    ``ite`` evaluates only the arm its condition selects (the other may name a read that did not
+    execute)."""
     if isinstance(e, Const):
         return e.v
     if isinstance(e, ReadVal):
         return mask(reads[e.eid], e.w)
+    if e.op == "ite":
+        return evaluate(e.args[1] if evaluate(e.args[0], reads) else e.args[2], reads)
     vals = [evaluate(a, reads) for a in e.args]
     if e.op == "sext":
         return mask(to_signed(vals[0], e.args[0].w), e.w)
     if e.op in CMP_OPS:
         return _CONCRETE[e.op](*vals, e.args[0].w)
-    if e.op in ("inc", "dec", "cas", "smin", "smax", "sar", "shl", "shr"):
-        return mask(_CONCRETE[e.op](*vals, e.w), e.w)
     return mask(_CONCRETE[e.op](*vals, e.w), e.w)
 
 

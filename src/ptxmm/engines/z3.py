@@ -479,6 +479,8 @@ class Z3Problem:
             return t
         sel = ch.sel[o.thread]
         paths = range(len(self.eg.paths[o.thread]))
+        if not paths:  # the bound cut every path of the thread: there is no execution at all
+            return z3.BitVecVal(0, o.width)
         vals = [_fit(ch.values.bv(final_reg(self.eg, o.thread, o.ref.reg, k)), o.width) for k in paths]
         if sel is None:
             return vals[0]
