@@ -488,3 +488,26 @@ $L0:
 def test_a_thread_cut_by_the_bound_has_no_outcome(engine, model):
     res = ptxmm.check(ptxmm.parse(CUT_THREAD), model, engine=engine, flags=False, unroll=1)
     assert res.outcome_set == set()
+
+
+# Found by the 1,000-program run: a store's value names (in the unselected arm of its ite) a
+# predicated load that never runs; brute force used to reject every execution of the program.
+PREDICATED_OFF_IN_STORED_VALUE = """
+.shared .u32 sh = 0;
+.thread T0 .cta 0 {
+    ld.shared.u32 %r0, [sh];
+    add.u32 %r1, %r0, %r0;
+    st.shared.u32 [sh], %r1;
+    setp.eq.u32 %p0, %r0, %r0;
+    @!%p0 ld.shared.u32 %r0, [sh];
+    st.shared.u32 [sh], %r0;
+    ld.shared.u32 %r0, [sh];
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_stored_value_naming_a_load_that_never_ran(engine):
+    res = ptxmm.check(ptxmm.parse(PREDICATED_OFF_IN_STORED_VALUE), "ptx", engine=engine, flags=False,
+                      unroll=1)
+    assert [o.as_dict() for o in res.outcome_set] == [{"T0:%r0": 0, "sh": 0}]

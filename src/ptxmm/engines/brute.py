@@ -89,14 +89,19 @@ def _partial_orders(ws: list[int]) -> Iterator[set[tuple[int, int]]]:
 
 
 def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None:
-    """The value of every read, following rf through written values (None: cyclic)."""
+    """The value of every read, following rf through written values (None: cyclic). A read with
+    no rf source did not execute; if an expression names it, the read's own predicate guards it,
+    so its placeholder value is never selected (candidates where an executed read lacks a source
+    are rejected by the caller)."""
     vals: dict[int, int] = {}
     busy: set[int] = set()
 
     def val_of(r: int) -> int | None:
         if r in vals:
             return vals[r]
-        if r in busy or r not in rf:
+        if r not in rf:  # a read that did not run: only an unselected ite arm can name it
+            return 0
+        if r in busy:
             return None
         busy.add(r)
         w = eg.events[rf[r]]

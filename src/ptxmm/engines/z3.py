@@ -65,7 +65,7 @@ def _eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
 
 def _mk(fn, terms: list) -> z3.BoolRef:
     ctx = terms[0].ctx
-    arr = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    arr = (z3.Ast * len(terms))(*[t.ast for t in terms])
     return z3.BoolRef(fn(ctx.ref(), len(terms), arr), ctx)
 
 
