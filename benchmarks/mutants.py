@@ -1,0 +1,628 @@
+"""Mutation testing of the test suite: does pytest catch a wrong model or a wrong engine?
+
+    python benchmarks/mutants.py [--repo PATH] [--only NAME...] [--jobs N]
+                                 [--list] [--apply-only] [--equivalent] [--no-baseline]
+
+For each mutant below, a scratch copy of the repository (src/ grammar/ models/ examples/ tests/
+pyproject.toml only) is made next to it (/work/.mutant-<name>-*, removed afterwards; so the tests'
+``ROOT.parent / "shared"`` still finds ../shared), the mutant's text patches are applied, the copy
+must still import and check a two-event program under every model (else: error, not a kill),
+and the fast suite runs in the copy:
+
+    python -m pytest -x -q -p no:cacheprovider -m "not slow and not gpu" tests/
+
+with ``PYTHONPATH=<copy>/src``. A mutant is *killed* when pytest fails, *SURVIVED* when it passes,
+and *error* when a patch does not apply (the text to replace is not found exactly once): that is
+reported loudly and never counted as killed. The unmutated copy runs first as a baseline (it must
+pass, or every "kill" would be meaningless). Exit status 1 when any mutant survived or did not
+apply.
+
+Mutants are data: ``Mutant(name, kind, description, patches=[(relative path, old, new), ...])``.
+Model mutants edit models/*.cat text; engine mutants edit Python source in src/ptxmm. The engine
+patches first targeted the old engine (commit 4a4a59e, where every one was killed) and were
+retargeted to Engine 2 with the same meanings; each description states the mutant's *meaning*
+(what wrong behaviour it introduces), which is what a later rewrite must re-express. Engine mutants are collected in ENGINE_MUTANTS, one entry each, near
+the end of this file; --apply-only checks that every patch still applies without running pytest.
+EQUIVALENT lists mutants that were considered and argued to change no outcome (not run, not
+counted). The killers of mutants that survived the older tests are in tests/test_mutant_killers.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+COPY = ["src", "grammar", "models", "examples", "tests", "pyproject.toml"]
+PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not gpu",
+          "tests/"]
+TIMEOUT_S = 900  # per pytest run; the fast suite takes ~25 s unmutated (a full run ~8 min, --jobs 2)
+SANITY_TIMEOUT_S = 120
+# Before pytest, the mutated copy must still import and check a tiny program under every model
+# (public API only): a mutant that merely breaks the build is reported as an error, not a kill.
+MODELS = ["ptx", "ptx-v7.5", "ptx-v6.0", "sc"]
+SANITY = f"""
+import ptxmm
+p = ptxmm.parse('''.global .u32 x = 0;
+.thread T0 .cta 0 {{ st.relaxed.gpu.global.u32 [x], 1; }}
+.thread T1 .cta 1 {{ ld.relaxed.gpu.global.u32 %r0, [x]; }}
+exists (T1:%r0 == 1)''')
+for m in {MODELS!r}:
+    for engine in ("z3", "brute"):
+        ptxmm.check(p, m, engine=engine, flags=False)
+"""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    kind: str  # "model" | "engine"
+    description: str
+    patches: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+# ======================================================================================= models
+# Every axiom line of each model, dropped one at a time (the text must occur exactly once).
+
+PTX = "models/ptx.cat"
+COMMON = "models/ptx-common.cat"
+V75 = "models/ptx-v7.5.cat"
+V60 = "models/ptx-v6.0.cat"
+SC = "models/sc.cat"
+
+
+def drop(path: str, line: str, name: str, why: str) -> Mutant:
+    """Delete one axiom (the whole line, newline included)."""
+    return Mutant(name, "model", why, [(path, line + "\n", "\n")])
+
+
+AXIOM_DROPS = [
+    drop(PTX, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "ptx-drop-Coherence",
+         "ptx.cat: no Coherence axiom (causality need not fix co)"),
+    drop(PTX, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
+         "ptx-drop-Coherence-ms", "ptx.cat: morally strong overlapping writes need not be co-ordered"),
+    drop(PTX, r"empty (rmw & ((fr & ms) ; (co & ms))) as Atomicity", "ptx-drop-Atomicity",
+         "ptx.cat: no rmw atomicity"),
+    drop(PTX, r"acyclic (rf | dep) as No-Thin-Air", "ptx-drop-No-Thin-Air",
+         "ptx.cat: out-of-thin-air values allowed"),
+    drop(PTX, r"irreflexive ((rf | fr) ; cause) as Causality", "ptx-drop-Causality",
+         "ptx.cat: no Causality axiom"),
+    drop(PTX, r"acyclic (po | sync_barrier) as Barrier-progress", "ptx-drop-Barrier-progress",
+         "ptx.cat: cyclically waiting barriers do not deadlock"),
+    drop(PTX, r"empty QUORUM_UNMET as Barrier-quorum", "ptx-drop-Barrier-quorum",
+         "ptx.cat: a barrier phase missing threads completes anyway"),
+    Mutant("ptx-drop-data-race-flag", "model", "ptx.cat: data races are never flagged",
+           [(PTX, "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race\n", "\n")]),
+    drop(V75, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "v75-drop-Coherence",
+         "ptx-v7.5.cat: no Coherence axiom"),
+    drop(V75, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
+         "v75-drop-Coherence-ms", "ptx-v7.5.cat: no Coherence-ms axiom"),
+    drop(V75, r"empty (rmw & ((fr & ms) ; (co & ms))) as Atomicity", "v75-drop-Atomicity",
+         "ptx-v7.5.cat: no rmw atomicity"),
+    drop(V75, r"acyclic (rf | dep) as No-Thin-Air", "v75-drop-No-Thin-Air",
+         "ptx-v7.5.cat: no No-Thin-Air axiom"),
+    drop(V75, r"irreflexive ((rf | fr) ; cause) as Causality", "v75-drop-Causality",
+         "ptx-v7.5.cat: no Causality axiom"),
+    drop(V75, r"empty QUORUM_UNMET as Barrier-quorum", "v75-drop-Barrier-quorum",
+         "ptx-v7.5.cat: no barrier quorum"),
+    drop(V60, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "v60-drop-Coherence",
+         "ptx-v6.0.cat: no Coherence axiom"),
+    drop(V60, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
+         "v60-drop-Coherence-ms", "ptx-v6.0.cat: no Coherence-ms axiom"),
+    drop(V60, r"empty (rmw & ((fr & ms) ; (co & ms))) as Atomicity", "v60-drop-Atomicity",
+         "ptx-v6.0.cat: no rmw atomicity"),
+    drop(V60, r"acyclic (rf | dep) as No-Thin-Air", "v60-drop-No-Thin-Air",
+         "ptx-v6.0.cat: no No-Thin-Air axiom"),
+    drop(V60, r"acyclic (((rf | co | fr) & ms) | po-loc) as SC-per-Location",
+         "v60-drop-SC-per-Location", "ptx-v6.0.cat: no SC-per-Location axiom"),
+    drop(V60, r"irreflexive ((rf | fr) ; cause) as Causality", "v60-drop-Causality",
+         "ptx-v6.0.cat: no Causality axiom"),
+    drop(SC, r"empty ((((W * W) & loc) \ id) \ (co | co^-1)) as co-total", "sc-drop-co-total",
+         "sc.cat: coherence need not be total"),
+    drop(SC, r"empty (rmw & (fr ; co)) as Atomicity", "sc-drop-Atomicity",
+         "sc.cat: no rmw atomicity"),
+]
+
+# Definitions changed (one meaning each).
+RELPAT = "let relpat = [Rel] | ([Rel] ; po-loc ; [strong-write]) | ([FRel] ; po ; [strong-write])"
+MODEL_EDITS = [
+    Mutant("all-scopes-sys", "model",
+           "every strong operation behaves as .sys: the scope relation sr holds for any two threads",
+           [(COMMON, "let ms-scope = int | ([Strong] ; sr ; [Strong])",
+             "let ms-scope = int | ([Strong] ; (_ * _) ; [Strong])")]),
+    Mutant("cta-as-gpu", "model",
+           ".cta scope treated as .gpu: a .cta operation's scope includes every thread of its GPU",
+           [(COMMON, "let ms-scope = int | ([Strong] ; sr ; [Strong])",
+             "let sr = sr | ([CTA] ; sgpu ; [CTA | CLUSTER | GPU | SYS])"
+             " | ([CLUSTER | GPU | SYS] ; sgpu ; [CTA])\n"
+             "let ms-scope = int | ([Strong] ; sr ; [Strong])")]),
+    Mutant("ms-ignores-location", "model",
+           "morally strong without the overlap clause: strong pairs on different locations are ms",
+           [(COMMON, "let ms = (ms-scope & same-proxy & (vloc | ((_ * _) \\ (M * M)))) \\ id",
+             "let ms = (ms-scope & same-proxy) \\ id")]),
+    Mutant("fences-not-strong", "model", "memory fences are not strong operations",
+           [(COMMON, "let Strong = Fm | (M & (RLX | ACQ | REL | ACQ_REL))",
+             "let Strong = M & (RLX | ACQ | REL | ACQ_REL)")]),
+    Mutant("fence-sc-as-acq_rel", "model",
+           "fence.sc behaves as fence.acq_rel: no fence-SC order (Fsc empty), patterns kept",
+           [(COMMON, "let Fsc = Fm & SC", "let Fsc = Fm & SC & ACQ_REL")]),
+    Mutant("fence-sc-no-release", "model",
+           "fence.sc is not a release fence (FRel without SC) in ptx.cat",
+           [(COMMON, "let FRel = Fm & (REL | ACQ_REL | SC)", "let FRel = Fm & (REL | ACQ_REL)")]),
+    Mutant("fence-sc-no-acquire", "model",
+           "fence.sc is not an acquire fence (FAcq without SC) in ptx.cat",
+           [(COMMON, "let FAcq = Fm & (ACQ | ACQ_REL | SC)", "let FAcq = Fm & (ACQ | ACQ_REL)")]),
+    Mutant("acquire-fence-as-release", "model",
+           "fence.acquire counts as a release fence and fence.release as an acquire fence",
+           [(COMMON, "let FRel = Fm & (REL | ACQ_REL | SC)", "let FRel = Fm & (ACQ | ACQ_REL | SC)"),
+            (COMMON, "let FAcq = Fm & (ACQ | ACQ_REL | SC)", "let FAcq = Fm & (REL | ACQ_REL | SC)")]),
+    Mutant("obs-one-step", "model",
+           "observation is one morally strong rf step: no release sequence through rmw chains",
+           [(COMMON, "let obs = [W] ; ((rf & ms) | rmw)+ ; [R]", "let obs = [W] ; (rf & ms) ; [R]")]),
+    Mutant("obs-weak-rf", "model", "observation through any rf, morally strong or not",
+           [(COMMON, "let obs = [W] ; ((rf & ms) | rmw)+ ; [R]", "let obs = [W] ; (rf | rmw)+ ; [R]")]),
+    Mutant("relpat-no-po-loc", "model",
+           "release pattern without its po-loc part (release; later strong write to the same address)",
+           [(COMMON, RELPAT,
+             "let relpat = [Rel] | ([FRel] ; po ; [strong-write])")]),
+    Mutant("relpat-no-fence", "model",
+           "release pattern without its fence part (release fence; po; strong write)",
+           [(COMMON, RELPAT,
+             "let relpat = [Rel] | ([Rel] ; po-loc ; [strong-write])")]),
+    Mutant("relpat-fence-po-reversed", "model",
+           "release fence pattern with po reversed: the strong write precedes the release fence",
+           [(COMMON, "| ([FRel] ; po ; [strong-write])", "| ([FRel] ; po^-1 ; [strong-write])")]),
+    Mutant("acqpat-no-po-loc", "model",
+           "acquire pattern without its po-loc part (strong read; later acquire of the same address)",
+           [(COMMON, "           | ([strong-read \\ RedR] ; po-loc ; [Acq])\n", "")]),
+    Mutant("acqpat-no-fence", "model",
+           "acquire pattern without its fence part (strong read; po; acquire fence)",
+           [(COMMON, "let acqpat = [Acq]\n           | ([strong-read \\ RedR] ; po-loc ; [Acq])\n"
+                     "           | ([strong-read \\ RedR] ; po ; [FAcq])",
+             "let acqpat = [Acq]\n           | ([strong-read \\ RedR] ; po-loc ; [Acq])")]),
+    Mutant("sync-pat-without-ms", "model",
+           "synchronizes-with does not require the release and acquire patterns to be morally strong",
+           [(COMMON, "let sync-pat = ms & (relpat ; obs ; acqpat)", "let sync-pat = relpat ; obs ; acqpat")]),
+    Mutant("sc-without-ms", "model", "fence-SC order relates fence.sc pairs that are not morally strong",
+           [(COMMON, "let sc = ([Fsc] ; (scorder & ms) ; [Fsc])+", "let sc = ([Fsc] ; scorder ; [Fsc])+")]),
+    Mutant("no-barrier-sync", "model", "CTA barriers do not synchronize",
+           [(COMMON, "let sync = sync-pat | sc | sync-bar", "let sync = sync-pat | sc")]),
+    Mutant("no-fence-sc-sync", "model", "fence-SC order does not synchronize",
+           [(COMMON, "let sync = sync-pat | sc | sync-bar", "let sync = sync-pat | sync-bar")]),
+    Mutant("bco-without-po", "model",
+           "base causality without bare program order (the 6.0 form (po? ; sync ; po?)+) in ptx.cat",
+           [(PTX, "let bco = (po | sync)+", "let bco = (po? ; sync ; po?)+")]),
+    Mutant("release-without-preceding-po", "model",
+           "base causality cannot start with program order before a synchronization: what precedes "
+           "a release in its thread is not ordered before the acquiring side",
+           [(PTX, "let bco = (po | sync)+", "let bco = po | (sync ; (po | sync)*)")]),
+    Mutant("bco-not-transitive", "model", "base causality is one po or sync step (no closure)",
+           [(PTX, "let bco = (po | sync)+", "let bco = po | sync")]),
+    Mutant("ppcb-drop-generic", "model",
+           "ppcb without clause (a): same address, both generic",
+           [(PTX, "let ppcb = (vloc & ([M & GEN] ; bco ; [M & GEN]))\n         | ",
+             "let ppcb = ")]),
+    Mutant("ppcb-drop-alias", "model",
+           "ppcb without clause (c): aliases with a proxy fence on the path",
+           [(PTX, "         | (loc & ([M & GEN] ; bco ; [ALIAS] ; bco ; [M & GEN]))\n", "\n")]),
+    Mutant("cause-without-obs", "model", "causality order is ppcb only (observation dropped)",
+           [(PTX, "let cause = ppcb | (obs ; ppcb)", "let cause = ppcb")]),
+    Mutant("causality-without-fr", "model", "Causality axiom checks rf only, not fr",
+           [(PTX, "irreflexive ((rf | fr) ; cause) as Causality", "irreflexive (rf ; cause) as Causality")]),
+    Mutant("coherence-vloc", "model", "Coherence compares virtual addresses instead of physical locations",
+           [(PTX, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence",
+             r"empty ((([W] ; cause ; [W]) & vloc) \ co) as Coherence")]),
+    Mutant("no-thin-air-without-data", "model", "No-Thin-Air ignores data dependencies",
+           [(PTX, "let dep = addr | data | ctrl", "let dep = addr | ctrl")]),
+    Mutant("no-thin-air-without-ctrl", "model", "No-Thin-Air ignores control dependencies",
+           [(PTX, "let dep = addr | data | ctrl", "let dep = addr | data")]),
+    Mutant("race-flag-ignores-ms", "model", "data-race flag also reports morally strong pairs",
+           [(PTX, "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race",
+             "flag ~empty (conflict \\ (cause | cause^-1)) as data-race")]),
+    Mutant("v75-fence-sc-release", "model",
+           "ptx-v7.5.cat: fence.sc forms release/acquire patterns (the model's D5 lost)",
+           [(V75, "let FRel = Fm & (REL | ACQ_REL)\nlet FAcq = Fm & (ACQ | ACQ_REL)",
+             "let FRel = Fm & (REL | ACQ_REL | SC)\nlet FAcq = Fm & (ACQ | ACQ_REL | SC)")]),
+    Mutant("v75-sync-obs-one-step", "model", "ptx-v7.5.cat: sync observes through one step only",
+           [(V75, "let sync = (ms & (relpat ; obs1+ ; acqpat)) | sc | sync-bar",
+             "let sync = (ms & (relpat ; obs1 ; acqpat)) | sc | sync-bar")]),
+    Mutant("v75-cause-without-obs", "model", "ptx-v7.5.cat: causality is ppcb only",
+           [(V75, "let cause = ppcb | (obs1? ; ppcb)", "let cause = ppcb")]),
+    Mutant("v60-cause-without-obs", "model", "ptx-v6.0.cat: causality without the observation part",
+           [(V60, "let cause = bco | (obs1 ; (bco | po-loc))", "let cause = bco")]),
+    Mutant("v60-ms-scope-sys", "model", "ptx-v6.0.cat: all strong operations in scope of each other",
+           [(V60, "let ms = ((int | ([Strong] ; sr ; [Strong]))",
+             "let ms = ((int | ([Strong] ; (_ * _) ; [Strong]))")]),
+    Mutant("sc-without-fr", "model", "sc.cat: the SC axiom ignores from-reads",
+           [(SC, "acyclic (po | rf | co | fr) as SC", "acyclic (po | rf | co) as SC")]),
+    Mutant("sc-without-po", "model", "sc.cat: the SC axiom ignores program order",
+           [(SC, "acyclic (po | rf | co | fr) as SC", "acyclic (rf | co | fr) as SC")]),
+]
+
+# Equivalent mutants: considered, and not run by default (--equivalent runs them; they are expected
+# to survive and are never counted). Each changes the model's text but, as argued, not the set of
+# allowed outcomes of any program the engine accepts, so no test can kill it.
+#
+# * Fence-SC (A2) in ptx.cat, ptx-v7.5.cat and ptx-v6.0.cat is implied by the other axioms: a
+#   violation needs F1 bco F2 with F2 sc-before F1. Since sc ⊆ sync ⊆ bco and the fence-SC order is
+#   total on morally strong fence.sc pairs, re-choosing that order as a linear extension of bco
+#   (restricted to the fences) only removes sync edges, so every other axiom still holds and
+#   Fence-SC now does too, unless (po | sync-pat | sync-bar)+ is cyclic through two fences. Such a
+#   cycle needs a sync-pat edge, i.e. the acquire read R is bco-before the release write W it
+#   observes (same virtual address, as rf & ms requires), which Causality (direct rf) or
+#   Coherence (through an rmw chain, whose co would become cyclic) already forbid; barrier-only
+#   cycles break Barrier-progress. Stating it over cause (vacuous: ppcb relates memory operations only) is the
+#   same as dropping it. A random differential search (3,000 programs with fences, barriers, atomics
+#   and aliases) found no difference either.
+# * SC-per-Location (A5) in ptx.cat: every (com | po) & ms & vloc cycle reduces to a Causality or
+#   Coherence violation (po & vloc ⊆ ppcb, rf & ms ⊆ obs, co transitive, fr = rf^-1 ; co), so
+#   dropping it or weakening it changes no outcome (the spec, §9 D2, calls it argued-redundant;
+#   no random search found a difference).
+# * ptx-v6.0.cat with bare po in base causality: bco60 already contains po around every sync, and
+#   bare po pairs only matter for same-location pairs, which po-loc and SC-per-Location (int ⊆ ms)
+#   already order; the difference shows only between two virtual aliases of one location, which
+#   the 6.0 model (no proxies) does not define.
+# * ppcb without clause (b) (same proxy, same CTA): clause (a) (both generic) contains it while
+#   every memory operation is a generic-proxy one (no async proxy yet). Not listed.
+EQUIVALENT = [
+    drop(PTX, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC", "ptx-drop-Fence-SC",
+         "ptx.cat: no Fence-SC axiom"),
+    drop(V75, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC", "v75-drop-Fence-SC",
+         "ptx-v7.5.cat: no Fence-SC axiom"),
+    drop(V60, r"empty ((([Fsc] ; cause ; [Fsc]) & ms) \ sc) as Fence-SC", "v60-drop-Fence-SC",
+         "ptx-v6.0.cat: no Fence-SC axiom"),
+    Mutant("fence-sc-over-cause", "model",
+           "Fence-SC stated over cause (vacuous: ppcb relates memory operations only)",
+           [(PTX, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC",
+             r"empty ((([Fsc] ; cause ; [Fsc]) & ms) \ sc) as Fence-SC")]),
+    drop(PTX, r"acyclic ((com | po) & ms & vloc) as SC-per-Location", "ptx-drop-SC-per-Location",
+         "ptx.cat: no SC-per-Location axiom"),
+    Mutant("scpl-without-po", "model", "SC-per-Location without program order",
+           [(PTX, "acyclic ((com | po) & ms & vloc) as SC-per-Location",
+             "acyclic (com & ms & vloc) as SC-per-Location")]),
+    Mutant("scpl-without-fr", "model", "SC-per-Location without from-reads",
+           [(PTX, "acyclic ((com | po) & ms & vloc) as SC-per-Location",
+             "acyclic ((rf | co | po) & ms & vloc) as SC-per-Location")]),
+    Mutant("v60-bco-with-po", "model", "ptx-v6.0.cat: base causality gains bare po (the 7.5 form)",
+           [(V60, "let bco = (po? ; sync ; po?)+", "let bco = (po | sync)+")]),
+]
+
+# ====================================================================================== engine
+# Engine mutants: patches of src/ptxmm as of Engine 2 (retargeted from the old engine's; the
+# meaning is in each description). Where the engines have one piece of code each (Z3 and brute
+# force), both are patched alike, so that only tests of the *meaning* can kill the mutant.
+
+EV = "src/ptxmm/events.py"
+VOCAB = "src/ptxmm/vocab.py"
+VAL = "src/ptxmm/values.py"
+Z3E = "src/ptxmm/engines/z3.py"
+BRUTE = "src/ptxmm/engines/brute.py"
+
+ENGINE_MUTANTS = [
+    Mutant("unroll-off-by-one", "engine",
+           "a backward branch is taken at most unroll-1 times (unroll bound off by one)",
+           [(EV, "if taken.back[st.pc] > self.unroll:", "if taken.back[st.pc] >= self.unroll:")]),
+    Mutant("unroll-plus-one", "engine",
+           "a backward branch is taken up to unroll+1 times (unroll bound off by one, upwards)",
+           [(EV, "if taken.back[st.pc] > self.unroll:", "if taken.back[st.pc] > self.unroll + 1:")]),
+    Mutant("predicate-guard-ignored", "engine",
+           "a predicated instruction (@p / @!p, other than bra) always executes",
+           [(EV, "if ins.guard is not None and not isinstance(ins, Branch):",
+             "if False and ins.guard is not None and not isinstance(ins, Branch):")]),
+    Mutant("predicate-negation-ignored", "engine",
+           "@!p on a non-branch instruction is read as @p",
+           [(EV, 'guard = mk("lnot", truth(g)) if ins.guard[1] else truth(g)', "guard = truth(g)")]),
+    Mutant("failed-cas-writes", "engine",
+           "a failed atom.cas still writes (the value it read) to memory",
+           [(EV, 'wguard = ok if guard is None else mk("land", guard, ok)', "wguard = guard")]),
+    Mutant("signed-compare-as-unsigned", "engine",
+           "signed comparisons (setp.lt/gt on .s types) compare as unsigned (both value semantics)",
+           [(VAL, '"slt": lambda a, b, w: int(to_signed(a, w) < to_signed(b, w)),',
+             '"slt": lambda a, b, w: int(a < b),'),
+            (VAL, '"sgt": lambda a, b, w: int(to_signed(a, w) > to_signed(b, w)),',
+             '"sgt": lambda a, b, w: int(a > b),'),
+            (Z3E, '"slt": lambda a, b: a < b,', '"slt": z3.ULT,'),
+            (Z3E, '"sgt": lambda a, b: a > b,', '"sgt": z3.UGT,')]),
+    Mutant("setp-type-ignored", "engine",
+           "setp on .u types compares as signed (the .u/.s distinction of setp lost)",
+           [(EV, 'return ("s" if type_signed(ty) else "u") + cmp', 'return "s" + cmp')]),
+    Mutant("atom-min-unsigned-as-signed", "engine",
+           "min/max (atom and register) on .u types compute a signed min/max",
+           [(EV, 'return ("s" if s else "u") + op', 'return "s" + op')]),
+    Mutant("rf-any-location", "engine",
+           "a read may read from a write to a different location",
+           [(VOCAB, "c.rf += [(w, r.eid) for w in c.writes_at.get(r.loc, [])"
+                    " if not exclusive(r, ev[w])]",
+             "c.rf += [(w, r.eid) for ws in c.writes_at.values() for w in ws if ev[w].w == r.w\n"
+             "                     and not exclusive(r, ev[w])]")]),
+    Mutant("co-not-transitive", "engine",
+           "coherence order need not be transitive (Z3 constraint dropped; brute force keeps "
+           "non-transitive orders)",
+           [(Z3E, "        cs += self._transitive(cand, co, u)\n", ""),
+            (BRUTE, "if all((a, d) in rel for (a, b) in rel for (c, d) in rel if b == c):", "if True:")]),
+    Mutant("init-not-co-first", "engine",
+           "the initial write is not co-before the program's writes to its location",
+           [(VOCAB, "        known[w] = known.get(w, 0) | sum(1 << x for x in "
+                    "cand.writes_at.get(ev[w].loc, []) if x != w)\n", "        pass\n"),
+            (BRUTE, '                co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and '
+                    'ev[b].loc == ev[w].loc}\n', "                pass\n")]),
+    Mutant("await-wrong-exit", "engine",
+           "the await reduction of a side-effect-free spin loop assumes the loop condition holds "
+           "(the branch is taken) instead of the exit",
+           [(EV, 'self.awaits += 1  # await: assume the loop exits in this iteration\n'
+                 '            st.assumes.append(mk("lnot", cond))',
+             'self.awaits += 1\n            st.assumes.append(cond)')]),
+    Mutant("data-dep-dropped", "engine",
+           "a store's data dependency on the register whose value it stores is not recorded",
+           [(EV, '            self.dep(vdeps, w, "data")\n', "")]),
+    Mutant("addr-dep-dropped", "engine", "address dependencies are not recorded",
+           [(EV, "return self.name_of_addr[e.v], deps", "return self.name_of_addr[e.v], frozenset()")]),
+    Mutant("ctrl-dep-dropped", "engine",
+           "control dependencies from branch conditions are not recorded",
+           [(EV, '            self.edges.add((c, eid, "ctrl"))', "            pass")]),
+    Mutant("barrier-phase-ignored", "engine",
+           "barrier arrivals of different phases (k-th and j-th use of one barrier) synchronize",
+           [(Z3E, "            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]\n",
+             "            return True\n"),
+            (BRUTE, "        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]"
+                    "  # k-th arrivals",
+             "        return True")]),
+    Mutant("barrier-cta-ignored", "engine",
+           "barriers of different CTAs with the same id synchronize",
+           [(VOCAB, "if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):",
+             "if len(a.barrier[0]) != len(w.barrier[0]):")]),
+    Mutant("final-not-co-maximal", "engine",
+           "a location's final value may come from any executed write, not only a co-maximal one",
+           [(Z3E, "                _assert(self.s, u.any([u.not1(v), u.all([ch.ex[w]] + "
+                  "[u.not1(x) for x in later])]))",
+             "                _assert(self.s, u.any([u.not1(v), ch.ex[w]]))"),
+            (Z3E, "                  and not co.must.get(w, 0) & u.sure]", "]"),
+            (BRUTE, "not any((w, w2) in co for w2 in execd)]", "True]")]),
+    Mutant("po-immediate-only", "engine", "program order only relates consecutive events",
+           [(VOCAB, "                    rows[a.eid] = later\n",
+             "                    rows[a.eid] = later & -later\n"),
+            (VOCAB, "b.index > a.index and a.paths & b.paths",
+             "b.index == a.index + 1 and a.paths & b.paths")]),
+    Mutant("scope-one-sided", "engine",
+           "scope inclusion checks only the first event's scope (not mutual)",
+           [(VOCAB, "                    row |= by_level.get((tb, lv), 0)",
+             "                    row |= by_level.get((tb, -1), 0)")]),
+    Mutant("cta-as-gpu-engine", "engine", ".cta scope includes the whole GPU (engine scope levels)",
+           [(VOCAB, "    return _LEVEL[pa.level_with(pb)]",
+             "    lv = _LEVEL[pa.level_with(pb)]\n"
+             "    return _LEVEL[\"cta\"] if lv <= _LEVEL[\"gpu\"] else lv")]),
+    Mutant("shared-not-per-cta", "engine", ".shared locations are one copy for every CTA",
+           [(EV, '        if loc.space == "shared":\n            suffix',
+             "        if False:\n            suffix")]),
+    Mutant("atom-acquire-as-relaxed", "engine", "atom.acquire / atom.acq_rel reads are relaxed",
+           [(EV, '"acquire": ("acquire", "relaxed"),', '"acquire": ("relaxed", "relaxed"),'),
+            (EV, '"acq_rel": ("acquire", "release")}', '"acq_rel": ("relaxed", "release")}')]),
+    Mutant("scorder-not-total", "engine",
+           "fence-SC order need not be total (Z3 ranks may tie; brute force may leave fences out)",
+           [(Z3E, "            self.cs.append(z3.Distinct(*self.rank.values()))\n", "            pass\n"),
+            (BRUTE, "            for sc in itertools.permutations(scf):",
+             "            for sc in (p for k in range(len(scf) + 1)\n"
+             "                       for p in itertools.permutations(scf, k)):")]),
+    Mutant("wraparound-lost", "engine",
+           "concrete arithmetic does not wrap at the register width (the old engine's unbounded "
+           "values; constant folding and brute force)",
+           [(VAL, "    return mask(_CONCRETE[e.op](*vals, e.w), e.w)\n",
+             "    return _CONCRETE[e.op](*vals, e.w)\n")]),
+]
+
+MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS
+
+
+# ====================================================================================== runner
+
+
+@dataclass
+class Result:
+    mutant: Mutant
+    status: str  # killed (a timeout counts, with its detail) | SURVIVED | error
+    seconds: float
+    detail: str = ""
+
+
+def default_repo() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def scratch_copy(repo: Path, tag: str) -> Path:
+    # a sibling of the repository (/work/.mutant-… for /work/main), so the tests' ROOT.parent /
+    # "shared" is the repository's own ../shared
+    dest = Path(tempfile.mkdtemp(prefix=f".mutant-{tag}-", dir=repo.parent))
+    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis", "*.pyc")
+    for name in COPY:
+        src = repo / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=ignore)
+        elif src.is_file():
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def apply(copy: Path, m: Mutant) -> str | None:
+    """Apply the patches; an error message when one does not apply exactly once."""
+    for rel, old, new in m.patches:
+        f = copy / rel
+        if not f.is_file():
+            return f"{rel}: no such file"
+        text = f.read_text()
+        n = text.count(old)
+        if n != 1:
+            return f"{rel}: text to replace found {n} times: {old[:60]!r}"
+        f.write_text(text.replace(old, new))
+    return None
+
+
+def killer(output: str) -> str:
+    m = re.search(r"^(FAILED|ERROR) (\S+)", output, re.M)
+    if m:
+        return m.group(2).split("[")[0] + ("[" + m.group(2).split("[", 1)[1] if "[" in m.group(2) else "")
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return lines[-1][:100] if lines else "(no output)"
+
+
+def child_env(copy: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(copy / "src")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PTXMM_MUTANTS", None)
+    return env
+
+
+def sanity(copy: Path) -> str | None:
+    """None when the mutated copy imports and checks a tiny program under every model."""
+    try:
+        r = subprocess.run([sys.executable, "-c", SANITY], cwd=copy, env=child_env(copy),
+                           capture_output=True, text=True, timeout=SANITY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"mutated copy hangs on a 2-event program (> {SANITY_TIMEOUT_S} s)"
+    if r.returncode == 0:
+        return None
+    lines = [ln for ln in (r.stdout + r.stderr).strip().splitlines() if ln.strip()]
+    return "mutated copy does not run: " + (lines[-1] if lines else f"exit {r.returncode}")
+
+
+def run_pytest(copy: Path) -> tuple[int | None, str]:
+    env = child_env(copy)
+    try:
+        r = subprocess.run([sys.executable, *PYTEST], cwd=copy, env=env, capture_output=True,
+                           text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return None, out
+    return r.returncode, r.stdout + r.stderr
+
+
+def run_one(repo: Path, m: Mutant | None) -> Result:
+    try:
+        return _run_one(repo, m)
+    except Exception as e:  # a crash of the runner itself is an error, never a kill
+        mut = m or Mutant("baseline", "-", "unmutated copy (must pass)")
+        return Result(mut, "error", 0.0, f"runner crashed: {e!r}")
+
+
+def _run_one(repo: Path, m: Mutant | None) -> Result:
+    t0 = time.perf_counter()
+    tag = m.name if m else "baseline"
+    copy = scratch_copy(repo, tag)
+    try:
+        mut = m or Mutant("baseline", "-", "unmutated copy (must pass)")
+        err = apply(copy, mut)
+        err = err or sanity(copy)
+        if err:
+            return Result(mut, "error", time.perf_counter() - t0, err)
+        rc, out = run_pytest(copy)
+        dt = time.perf_counter() - t0
+        if rc is None:
+            return Result(mut, "killed", dt, f"timeout after {TIMEOUT_S} s")
+        if rc == 0:
+            return Result(mut, "SURVIVED", dt, out.strip().splitlines()[-1] if out.strip() else "")
+        if rc in (1,):
+            return Result(mut, "killed", dt, killer(out))
+        # 2 = interrupted (collection error), 3 = internal error, 4 = usage, 5 = no tests
+        return Result(mut, "killed" if rc == 2 else "error", dt, f"pytest exit {rc}: {killer(out)}")
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def table(results: list[Result]) -> str:
+    rows = [("mutant", "kind", "what it changes", "result", "s", "killed by / detail")]
+    for r in results:
+        rows.append((r.mutant.name, r.mutant.kind, r.mutant.description, r.status,
+                     f"{r.seconds:.0f}", r.detail))
+    w = [min(max(len(row[i]) for row in rows), cap) for i, cap in enumerate((30, 6, 70, 8, 4, 90))]
+    out = []
+    for k, row in enumerate(rows):
+        cells = [c if len(c) <= w[i] else c[: w[i] - 1] + "…" for i, c in enumerate(row)]
+        out.append("  ".join(c.ljust(w[i]) for i, c in enumerate(cells)).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * x for x in w))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", type=Path, default=default_repo(),
+                    help="repository to mutate (default: the one containing this script)")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated baseline run")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--equivalent", action="store_true",
+                    help="run the equivalent mutants instead (expected to survive; for review)")
+    ap.add_argument("--apply-only", action="store_true",
+                    help="only check that every patch applies (no pytest runs)")
+    args = ap.parse_args(argv)
+
+    pool = EQUIVALENT if args.equivalent else MUTANTS
+    names = [m.name for m in MUTANTS + EQUIVALENT]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        print(f"duplicate mutant names: {sorted(dup)}", file=sys.stderr)
+        return 2
+    todo = pool
+    if args.only:
+        unknown = set(args.only) - {m.name for m in pool}
+        if unknown:
+            print(f"unknown mutant(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        todo = [m for m in pool if m.name in args.only]
+    if args.list:
+        for m in todo:
+            print(f"{m.name:32} {m.kind:7} {m.description}")
+        return 0
+    repo = args.repo.resolve()
+    if args.apply_only:
+        bad = 0
+        for m in todo:
+            copy = scratch_copy(repo, m.name)
+            try:
+                err = apply(copy, m)
+            finally:
+                shutil.rmtree(copy, ignore_errors=True)
+            print(f"{m.name:32} {'ok' if err is None else 'ERROR ' + err}")
+            bad += err is not None
+        print(f"{len(todo) - bad}/{len(todo)} mutants apply")
+        return 1 if bad else 0
+    t0 = time.perf_counter()
+    if not args.no_baseline:
+        base = run_one(repo, None)
+        print(f"baseline (unmutated): {'passes' if base.status == 'SURVIVED' else 'FAILS'} "
+              f"in {base.seconds:.0f} s", flush=True)
+        if base.status != "SURVIVED":
+            print(f"!! the unmutated suite does not pass: {base.detail}", file=sys.stderr)
+            return 1
+    results: list[Result] = []
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        for r in ex.map(lambda m: run_one(repo, m), todo):
+            print(f"  {r.mutant.name}: {r.status} ({r.seconds:.0f} s) {r.detail}", flush=True)
+            results.append(r)
+    print()
+    print(table(results))
+    errors = [r for r in results if r.status == "error"]
+    survived = [r for r in results if r.status == "SURVIVED"]
+    killed = [r for r in results if r.status == "killed"]
+    kinds = {k: sum(r.mutant.kind == k for r in results) for k in ("model", "engine")}
+    print()
+    print(f"{len(killed)}/{len(results)} killed ({kinds['model']} model, {kinds['engine']} engine "
+          f"mutants) in {time.perf_counter() - t0:.0f} s")
+    for r in errors:
+        print(f"!! PATCH DID NOT APPLY: {r.mutant.name}: {r.detail}", file=sys.stderr)
+    for r in survived:
+        print(f"!! SURVIVED: {r.mutant.name}: {r.mutant.description}", file=sys.stderr)
+    return 1 if errors or survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

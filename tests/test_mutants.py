@@ -1,0 +1,34 @@
+"""Mutation testing (benchmarks/mutants.py): every model and engine mutant must make the fast suite
+fail. Takes about 8 minutes on two cores (83 mutants), so besides the `slow` marker it only runs when
+PTXMM_MUTANTS=1 is set (CI runs `python -m pytest -q`, which does not deselect slow tests):
+
+    PTXMM_MUTANTS=1 python -m pytest -q -m slow tests/test_mutants.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.environ.get("PTXMM_MUTANTS") != "1",
+                       reason="mutation run takes ~8 min: set PTXMM_MUTANTS=1 to run it"),
+]
+
+
+def test_every_mutant_is_killed():
+    jobs = str(min(2, os.cpu_count() or 1))
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mutants.py"), "--repo", str(ROOT),
+                        "--jobs", jobs], capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    m = re.search(r"^(\d+)/(\d+) killed \((\d+) model, (\d+) engine mutants\)", r.stdout, re.M)
+    assert m, out
+    killed, total, model, engine = map(int, m.groups())
+    assert killed == total and model >= 25 and engine >= 10, out
+    assert r.returncode == 0, out  # no survivor, no patch that failed to apply
