@@ -21,8 +21,9 @@ Mutants are data: ``Mutant(name, kind, description, patches=[(relative path, old
 Model mutants edit models/*.cat text; engine mutants edit Python source in src/ptxmm. The engine
 patches first targeted the old engine (commit 4a4a59e, where every one was killed) and were
 retargeted to Engine 2 with the same meanings; each description states the mutant's *meaning*
-(what wrong behaviour it introduces), which is what a later rewrite must re-express. Engine mutants are collected in ENGINE_MUTANTS, one entry each, near
-the end of this file; --apply-only checks that every patch still applies without running pytest.
+(what wrong behaviour it introduces), which is what a later rewrite must re-express. Engine
+mutants are collected in ENGINE_MUTANTS, one entry each, near the end of this file; --apply-only
+checks that every patch still applies without running pytest.
 EQUIVALENT lists mutants that were considered and argued to change no outcome (not run, not
 counted). The killers of mutants that survived the older tests are in tests/test_mutant_killers.py.
 """
