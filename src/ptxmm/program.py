@@ -248,6 +248,27 @@ Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, Mov, Alu
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
+def value_operands(ins: Instruction) -> tuple[Operand, ...]:
+    """The value operands an instruction reads, in source order (not its memory operand)."""
+    match ins:
+        case Store() | Red() | Mov():
+            return (ins.src,)
+        case Atom() | Alu():
+            return ins.srcs
+        case Setp():
+            return (ins.a, ins.b)
+        case Selp():
+            return (ins.a, ins.b, ins.p)
+        case Barrier():
+            return ins.ids if ins.count is None else (*ins.ids, ins.count)
+    return ()
+
+
+def operands(ins: Instruction) -> tuple[Operand, ...]:
+    """Every operand an instruction reads, in source order (its memory operand first)."""
+    return ((ins.addr,) if isinstance(ins, MEMORY_INSTRS) else ()) + value_operands(ins)
+
+
 @dataclass(frozen=True)
 class Thread:
     name: str

@@ -37,9 +37,10 @@ from ..program import (
     Store,
     Sym,
     Thread,
+    value_operands,
 )
 from .layout import Layout
-from .operands import dst, values
+from .operands import dst
 
 SPIN_BOUND = 2048  # taken backward branches per role before the instance is "did not finish"
 
@@ -85,10 +86,10 @@ class _Role:
             wide = ins.type.endswith("64") or (isinstance(ins, Mov) and isinstance(ins.src, Sym))
             self.regs[d.name] = self.regs.get(d.name, False) or wide
         base = [ins.addr.base] if isinstance(ins, (Load, Store, Atom, Red)) else []
-        for r in [s for s in values(ins) if isinstance(s, Reg)] + (
+        for r in [s for s in value_operands(ins) if isinstance(s, Reg)] + (
                 [ins.guard[0]] if ins.guard else []) + [b for b in base if isinstance(b, Reg)]:
             self.regs.setdefault(r.name, False)
-        for o in [*values(ins), *base]:
+        for o in [*value_operands(ins), *base]:
             if isinstance(o, Sym) and o.name not in self.locs:
                 self.locs.append(o.name)
 
@@ -157,7 +158,7 @@ class _Role:
         aop = "add" if ins.op == "sub" else ins.op
         as_atom = isinstance(ins, Atom) or ins.sem in ("acquire", "acq_rel")
         q = f"{'atom' if as_atom else 'red'}{self.mem_quals(ins)}.{aop}.{ty}"
-        ops = values(ins)
+        ops = value_operands(ins)
         srcs = ", ".join(f'"r"({self.val(s, False)})' for s in ops)
         operands = ", ".join(f"%{i + 2}" for i in range(len(ops)))
         text = f"{q} %0, [%1], {operands};"

@@ -24,9 +24,9 @@ from ..program import (
     Program,
     ProxyFence,
     Selp,
+    value_operands,
 )
 from .env import pow2
-from .operands import values
 
 MAX_KEY_BITS = 22
 
@@ -171,7 +171,7 @@ def _constants(prog: Program) -> set[int]:
     vals = {0, 1} | {loc.init for loc in prog.locations}
     for t in prog.threads:
         for ins in t.instrs:
-            for s in values(ins):
+            for s in value_operands(ins):
                 if isinstance(s, Imm):
                     vals.add(s.value)
     return vals

@@ -8,32 +8,22 @@ from ..errors import ParseError, SemanticError, SourcePos
 from ..program import (
     MEMORY_INSTRS,
     Addr,
-    Alu,
     And,
-    Atom,
-    Barrier,
     Branch,
     Cmp,
     Condition,
-    Instruction,
     Label,
-    Load,
     Location,
     MemRef,
-    Mov,
     Not,
-    Operand,
     Or,
     Program,
-    Red,
     RegRef,
-    Selp,
-    Setp,
-    Store,
     Sym,
     Thread,
     TrueC,
     cond_refs,
+    operands,
 )
 
 
@@ -100,28 +90,6 @@ def expectation(word: str, cond: Condition | None, pos: SourcePos | None) -> boo
         return True
     raise SemanticError(f"unknown expectation `{word}`", pos,
                         "use holds, fails, allowed, forbidden or required")
-
-
-def operands(ins: Instruction) -> tuple[Operand, ...]:
-    """The operands an instruction reads, in source order (memory operand first)."""
-    match ins:
-        case Load():
-            return (ins.addr,)
-        case Store() | Red():
-            return (ins.addr, ins.src)
-        case Atom():
-            return (ins.addr, *ins.srcs)
-        case Mov():
-            return (ins.src,)
-        case Alu():
-            return ins.srcs
-        case Setp():
-            return (ins.a, ins.b)
-        case Selp():
-            return (ins.a, ins.b, ins.p)
-        case Barrier():
-            return ins.ids if ins.count is None else (*ins.ids, ins.count)
-    return ()
 
 
 def check_program(p: Program) -> None:
