@@ -17,7 +17,7 @@ from lark import Token, Tree
 from .cat.interp import evaluate_expr
 from .cat.parser import Model
 from .events import EventGraph
-from .values import Expr
+from .values import TRUE, Expr
 from .vocab import Candidates, base_env
 
 
@@ -57,7 +57,7 @@ class FreeChoice:
         if ev.thread < 0:
             return True
         whole = len(ev.paths) == len(self.eg.paths[ev.thread])
-        return True if whole and ev.cond.__class__.__name__ == "Const" and ev.cond.v else _TERM
+        return True if whole and ev.cond == TRUE else _TERM
 
     def rf(self, w, r):
         return _TERM

@@ -345,47 +345,6 @@ def cond_refs(e: CondExpr) -> list[Ref]:
     return []
 
 
-_CMP = {
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-}
-
-
-def eval_cond(e: CondExpr, values: dict[Ref, int]) -> bool:
-    """Evaluate a condition over an outcome (a map from references to final values)."""
-    if isinstance(e, Cmp):
-        rhs = e.rhs if isinstance(e.rhs, int) else values[e.rhs]
-        return _CMP[e.op](values[e.lhs], rhs)
-    if isinstance(e, And):
-        return all(eval_cond(a, values) for a in e.args)
-    if isinstance(e, Or):
-        return any(eval_cond(a, values) for a in e.args)
-    if isinstance(e, Not):
-        return not eval_cond(e.arg, values)
-    return True
-
-
-def format_cond(e: CondExpr) -> str:
-    if isinstance(e, Cmp):
-        rhs = e.rhs if isinstance(e.rhs, int) else format_ref(e.rhs)
-        return f"{format_ref(e.lhs)} {e.op} {rhs}"
-    if isinstance(e, And):
-        return " && ".join(_paren(a) for a in e.args)
-    if isinstance(e, Or):
-        return " || ".join(_paren(a) for a in e.args)
-    if isinstance(e, Not):
-        return f"!{_paren(e.arg)}"
-    return "true"
-
-
-def _paren(e: CondExpr) -> str:
-    return f"({format_cond(e)})" if isinstance(e, (And, Or)) else format_cond(e)
-
-
 def format_ref(r: Ref) -> str:
     return f"{r.thread}:{r.reg}" if isinstance(r, RegRef) else r.loc
 

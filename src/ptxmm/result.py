@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .program import Program, Ref, format_ref
+from .program import Program
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,3 @@ class CheckResult:
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
         }
-
-
-def ref_key(r: Ref) -> str:
-    return format_ref(r)

@@ -127,13 +127,6 @@ _CONCRETE: dict[str, Callable[..., int]] = {
 }
 
 
-def arg_width(op: str, args: tuple[Expr, ...], w: int) -> int:
-    """The width at which an operation reads its arguments (comparisons: the operands')."""
-    if op in CMP_OPS:
-        return args[0].w
-    return w
-
-
 def evaluate(e: Expr, reads: dict[int, int]) -> int:
     """Concrete value (unsigned, masked to the width) of an expression, given read values. An
     ``ite`` evaluates only the arm its condition selects (the other may name a read that did not
