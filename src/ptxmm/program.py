@@ -11,6 +11,9 @@ from .errors import SourcePos
 
 SCOPES = ("cta", "cluster", "gpu", "sys")
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
+# Memory proxies (PTX ISA "Memory Consistency Model" › proxies): the generic proxy, and the
+# texture, surface and constant proxies through which tld/tex, suld/sust and ld.const access memory.
+PROXIES = ("generic", "texture", "surface", "constant")
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,9 @@ class Location:
     type: str = "u32"
     init: int = 0
     alias_of: str | None = None  # a virtual alias of another location (same physical memory)
+    # the proxy of an alias declaration (``s @ surface aliases x``): "generic" gives a new virtual
+    # address; any other proxy names the target's own virtual address through that proxy
+    proxy: str = "generic"
     pos: SourcePos | None = None
 
 
@@ -126,6 +132,7 @@ class Load(Instr):
     sem: str = "weak"  # weak relaxed acquire
     scope: str | None = None
     space: str | None = None  # "global" | "shared" | None (generic addressing)
+    proxy: str = "generic"  # generic texture surface constant (tld/tex, suld, ld.const/cold)
     volatile: bool = False
 
 
@@ -137,6 +144,7 @@ class Store(Instr):
     sem: str = "weak"  # weak relaxed release
     scope: str | None = None
     space: str | None = None
+    proxy: str = "generic"  # generic surface (sust)
     volatile: bool = False
 
 
@@ -153,6 +161,7 @@ class Atom(Instr):
     sem: str = "relaxed"  # relaxed acquire release acq_rel
     scope: str = "gpu"
     space: str | None = None
+    proxy: str = "generic"  # generic surface (suatom)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,6 +175,7 @@ class Red(Instr):
     sem: str = "relaxed"  # relaxed release
     scope: str = "gpu"
     space: str | None = None
+    proxy: str = "generic"  # generic surface (sured)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,7 +186,10 @@ class Fence(Instr):
 
 @dataclass(frozen=True, kw_only=True)
 class ProxyFence(Instr):
-    kind: str  # "alias"
+    """``fence.proxy.alias`` (virtual aliases of one physical location) or
+    ``fence.proxy.texture|surface|constant`` (that proxy and the generic proxy)."""
+
+    kind: str  # "alias" | "texture" | "surface" | "constant"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,6 +376,24 @@ class Program:
 
     def location(self, name: str) -> Location | None:
         return next((loc for loc in self.locations if loc.name == name), None)
+
+    def physical(self, name: str) -> str:
+        """The original location that ``name`` names, following alias declarations."""
+        loc = self.location(name)
+        seen = set()
+        while loc is not None and loc.alias_of is not None and loc.name not in seen:
+            seen.add(loc.name)
+            loc = self.location(loc.alias_of)
+        return loc.name if loc is not None else name
+
+    def virtual(self, name: str) -> str:
+        """The virtual (generic) address that ``name`` denotes: a generic alias is an address
+        of its own; a texture/surface/constant alias reaches its target's address through
+        that proxy (Dat3M's ``VirtualMemoryObject.genericAddress``)."""
+        loc = self.location(name)
+        if loc is not None and loc.alias_of is not None and loc.proxy != "generic":
+            return loc.alias_of
+        return name
 
     def thread(self, name: str) -> Thread | None:
         return next((t for t in self.threads if t.name == name), None)

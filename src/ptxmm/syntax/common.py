@@ -118,9 +118,14 @@ def _check_locations(p: Program) -> dict[str, Location]:
             tgt = locs.get(loc.alias_of)
             if tgt is None:
                 raise SemanticError(f"{loc.name} aliases unknown location {loc.alias_of}", loc.pos)
-            if tgt.alias_of is not None:
-                raise SemanticError("an alias must name an original location, not another alias",
-                                    loc.pos, f"write `aliases {tgt.alias_of}`")
+            seen = [loc.name]
+            while tgt is not None and tgt.alias_of is not None:
+                if tgt.name in seen:
+                    raise SemanticError(f"alias declarations form a cycle: {' -> '.join(seen)}"
+                                        f" -> {tgt.name}", loc.pos, "one location must be declared"
+                                        " with a value, not as an alias")
+                seen.append(tgt.name)
+                tgt = locs.get(tgt.alias_of)
     return locs
 
 
