@@ -78,6 +78,7 @@ COMMON = "models/ptx-common.cat"
 V75 = "models/ptx-v7.5.cat"
 V60 = "models/ptx-v6.0.cat"
 SC = "models/sc.cat"
+PROXY = "models/ptx-proxy.cat"
 
 
 def drop(path: str, line: str, name: str, why: str) -> Mutant:
@@ -209,11 +210,10 @@ MODEL_EDITS = [
            [(PTX, "let bco = (po | sync)+", "let bco = po | sync")]),
     Mutant("ppcb-drop-generic", "model",
            "ppcb without clause (a): same address, both generic",
-           [(PTX, "let ppcb = (vloc & ([M & GEN] ; bco ; [M & GEN]))\n         | ",
-             "let ppcb = ")]),
+           [(PROXY, "         | (vloc & (from-gen ; bco ; into-gen))\n", "")]),
     Mutant("ppcb-drop-alias", "model",
            "ppcb without clause (c): aliases with a proxy fence on the path",
-           [(PTX, "         | (loc & ([M & GEN] ; bco ; [ALIAS] ; bco ; [M & GEN]))\n", "\n")]),
+           [(PROXY, "         | (loc & (from-gen ; bco ; [ALIAS] ; bco ; into-gen))\n", "\n")]),
     Mutant("cause-without-obs", "model", "causality order is ppcb only (observation dropped)",
            [(PTX, "let cause = ppcb | (obs ; ppcb)", "let cause = ppcb")]),
     Mutant("causality-without-fr", "model", "Causality axiom checks rf only, not fr",
@@ -238,7 +238,7 @@ MODEL_EDITS = [
     Mutant("v75-cause-without-obs", "model", "ptx-v7.5.cat: causality is ppcb only",
            [(V75, "let cause = ppcb | (obs1? ; ppcb)", "let cause = ppcb")]),
     Mutant("v60-cause-without-obs", "model", "ptx-v6.0.cat: causality without the observation part",
-           [(V60, "let cause = bco | (obs1 ; (bco | po-loc))", "let cause = bco")]),
+           [(V60, "let cause = bco | (obs ; (bco | po-loc))", "let cause = bco")]),
     Mutant("v60-ms-scope-sys", "model", "ptx-v6.0.cat: all strong operations in scope of each other",
            [(V60, "let ms = ((int | ([Strong] ; sr ; [Strong]))",
              "let ms = ((int | ([Strong] ; (_ * _) ; [Strong]))")]),

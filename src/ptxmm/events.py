@@ -49,6 +49,9 @@ from .program import (
 from .values import TRUE, Const, Expr, ReadVal, const, convert, mk, reads_of, substitute, truth
 
 MAX_PATHS = 512
+# the cat models' proxy sets (Dat3M's tags); a proxy fence carries the tag of the proxy it bridges
+# with the generic one, an alias proxy fence the tag ALIAS
+PROXY_TAG = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "alias": "ALIAS"}
 ADDR_BASE = 0x1000
 ADDR_W = 64
 
@@ -192,15 +195,14 @@ class _Builder:
     def place(self, name: str, t: Thread) -> tuple[str, str]:
         """(virtual, physical) location of ``name`` as thread ``t`` sees it."""
         loc = self.locs[name]
-        root = loc.alias_of or name
+        root, virt = self.p.physical(name), self.p.virtual(name)
         if loc.space == "shared":
             suffix = "@" + ".".join(map(str, t.placement.cta_key))
-            return name + suffix, root + suffix
-        return name, root
+            return virt + suffix, root + suffix
+        return virt, root
 
     def width_of(self, name: str) -> int:
-        loc = self.locs[name]
-        return type_width(self.locs[loc.alias_of].type if loc.alias_of else loc.type)
+        return type_width(self.locs[self.p.physical(name)].type)
 
     def resolve(self, a: Addr, st: _State, ins: Instruction) -> tuple[str, frozenset[int]]:
         if isinstance(a.base, Sym):
@@ -303,7 +305,7 @@ class _Builder:
                 e = self.new_event(st, t, "F", ins, guard, sem=ins.sem, scope=ins.scope)
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
-                e = self.new_event(st, t, "F", ins, guard, tags=frozenset({"PROXY", ins.kind.upper()}))
+                e = self.new_event(st, t, "F", ins, guard, tags=frozenset({"PROXY", PROXY_TAG[ins.kind]}))
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
@@ -341,7 +343,7 @@ class _Builder:
         name, adeps = self.resolve(ins.addr, st, ins)
         vl, pl = self.place(name, t)
         lw = self.width_of(name)
-        tags = frozenset({"VOL"}) if getattr(ins, "volatile", False) else frozenset()
+        tags = frozenset({PROXY_TAG[ins.proxy]} | ({"VOL"} if getattr(ins, "volatile", False) else set()))
         base = dict(scope=ins.scope, loc=pl, vloc=vl, w=lw)
         if isinstance(ins, Load):
             r = self.new_event(st, t, "R", ins, guard, sem=ins.sem, tags=tags, **base)
@@ -363,7 +365,8 @@ class _Builder:
     def rmw(self, t: Thread, ins: Atom | Red, st: _State, guard, gdeps, adeps, base) -> None:
         rsem, wsem = _RMW_SEMS[ins.sem]
         lw, iw = base["w"], type_width(ins.type)
-        rtags = frozenset({"RMW_R"} | ({"RedR"} if isinstance(ins, Red) else set()))
+        proxy = PROXY_TAG[ins.proxy]
+        rtags = frozenset({"RMW_R", proxy} | ({"RedR"} if isinstance(ins, Red) else set()))
         r = self.new_event(st, t, "R", ins, guard, sem=rsem, tags=rtags, **base)
         self.dep(adeps, r, "addr")
         self.dep(gdeps, r, "ctrl")
@@ -383,7 +386,7 @@ class _Builder:
         else:
             new = mk(op, old, *(a[0] for a in args), w=iw)
         w = self.new_event(st, t, "W", ins, wguard, sem=wsem, value=convert(new, lw),
-                           tags=frozenset({"RMW_W"}), **base)
+                           tags=frozenset({"RMW_W", proxy}), **base)
         self.dep(adeps, w, "addr")
         self.dep(gdeps, w, "ctrl")
         self.edges.add((r, w, "rmw"))

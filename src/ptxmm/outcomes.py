@@ -72,7 +72,7 @@ def _written_locs(p: Program, eg: EventGraph) -> list[MemRef]:
         for ins in t.instrs:
             if isinstance(ins, (Store, Atom, Red)) and isinstance(ins.addr.base, Sym):
                 loc = p.location(ins.addr.base.name)
-                name = loc.alias_of or loc.name
+                name = p.physical(loc.name)
                 if name not in written:
                     written.append(name)
     return [MemRef(n) for n in written if len(eg.loc_of_name.get(n, ())) == 1]
@@ -99,8 +99,7 @@ def observables(eg: EventGraph, scope: str = "all") -> list[Observable]:
             raise SemanticError(f"location {r.loc} has one copy per CTA; the condition cannot "
                                 "name its final value", None,
                                 "read it into a register in one thread instead")
-        loc = p.location(r.loc)
-        root = p.location(loc.alias_of) if loc.alias_of else loc
+        root = p.location(p.physical(r.loc))
         out.append(Observable(r.loc, r, root.type, loc=plocs[0]))
     return out
 

@@ -1,8 +1,9 @@
 """The base vocabulary every model gets (names follow the Dat3M PTX cat files where they exist).
 
 Sets: ``_`` (all events) R W M F B IW RMW RedR, semantics WEAK RLX ACQ REL ACQ_REL SC, volatile
-VOL, scopes CTA CLUSTER GPU SYS, proxies GEN (memory operations, memory fences, barriers) and
-PROXY/ALIAS (proxy fences).
+VOL, scopes CTA CLUSTER GPU SYS, proxies GEN (generic memory operations, initial writes, memory
+fences, barriers) TEX SUR CON (texture/surface/constant accesses, and the proxy fence bridging
+that proxy with the generic one), PROXY (every proxy fence) and ALIAS (alias proxy fences).
 Relations: po rmw addr data ctrl, loc (same physical location) vloc (same virtual address), int ext,
 sr (strong pair whose scopes include each other's thread), scta scluster sgpu (same CTA/cluster/GPU),
 rf co fr (existential; co is a strict partial order per location, initial write first),
@@ -245,7 +246,12 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "RMW": lambda: b.eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
         "RedR": lambda: b.eset(tag("RedR")),
         "VOL": lambda: b.eset(tag("VOL")),
-        "GEN": lambda: b.eset(lambda e: e.kind in "RWB" or (e.kind == "F" and "PROXY" not in e.tags)),
+        # generic proxy: generic memory operations, initial writes, memory fences, barriers
+        "GEN": lambda: b.eset(lambda e: bool({"GEN", "IW"} & e.tags) or e.kind == "B"
+                              or (e.kind == "F" and "PROXY" not in e.tags)),
+        "TEX": lambda: b.eset(tag("TEX")),
+        "SUR": lambda: b.eset(tag("SUR")),
+        "CON": lambda: b.eset(tag("CON")),
         "PROXY": lambda: b.eset(tag("PROXY")),
         "ALIAS": lambda: b.eset(tag("ALIAS")),
     })
