@@ -1,14 +1,39 @@
 """Decode one PTX instruction (mnemonic with qualifiers + operands) into a typed instruction of
 :mod:`ptxmm.program` (Load, Store, Atom, ...): one handler per instruction family.
 
-Shared by both front ends. Qualifier order follows what ptxas accepts, e.g.
-``ld{.weak}{.ss}{.cop}.type``, ``ld.sem.scope{.ss}.type``, ``atom{.sem}{.scope}{.ss}.op.type``;
-every rejection names the offending qualifier's column and gives a hint."""
+Qualifier order follows what ptxas accepts, e.g. ``ld{.weak}{.ss}{.cop}.type``,
+``ld.sem.scope{.ss}.type``, ``atom{.sem}{.scope}{.ss}.op.type``; every rejection names the
+offending qualifier's column and gives a hint.
+
+Proxy instructions (docs/ptx-proxies.md) in their litmus-sized forms. These accepted forms were
+assembled by ``ptxas -arch=sm_90`` (CUDA 13.0, ``.version 8.0``; 64-bit ``sured.b.min/max`` need
+``.version 8.1``) in a kernel declaring ``.global .texref t; .global .surfref s; .const .u32 c;``
+(tests/test_ptx_proxy_syntax.py repeats the check where ptxas is installed)::
+
+    ld.const.u32 %r0, [c];                  ld.weak.const.ca.u32 %r0, [c];
+    tex.1d.v4.s32.s32 {%r0, %r1, %r2, %r3}, [t, {%c0}];
+    tex.base.1d.v4.u32.s32 {%r0, _, _, _}, [t, {0}];
+    tex.1d.v4.s32.s32 {%r0, %r1, %r2, %r3}, [t, %c0];
+    suld.b.1d.b32.trap {%r0}, [s, {%c0}];   suld.b.1d.cg.b64.zero %rd0, [s, %c0];
+    sust.b.1d.b32.clamp [s, {0}], {%r0};    sust.b.1d.wt.b32.trap [s, {0}], 5;
+    sured.b.add.1d.u32.trap [s, {0}], %r0;  sured.b.and.1d.b32.zero [s, {0}], 1;
+    fence.proxy.alias;                      membar.proxy.alias;
+
+``fence.proxy.async{.global,.shared::cta,.shared::cluster}`` and ``fence.proxy.tensormap::*``
+assemble but are not modelled yet (UnsupportedError). ptxas rejects, and so do we:
+``ld.relaxed``/``ld.acquire``/``ld.volatile`` on ``.const``, ``st.const``, ``tex.1d.s32.s32``
+(needs .v4), ``tex.1d.v4.s32.u32`` (integer coordinates are .s32), ``suld``/``sust``/``sured``
+without a clamp mode, ``suld.p``, ``sust.b.1d.u32``, ``sust`` with ``.ca``, ``suld`` with ``.wb``,
+``sured.b.xor``/``.inc`` (ptxas crashes), ``sured.b.and.u32``, ``sured.b.add.s64``, a bare
+immediate coordinate ``[s, 0]``, ``suatom`` (no such instruction), ``membar.proxy.async``, and
+``fence.proxy.texture|surface|constant|generic`` (``Unknown modifier``). We accept
+``fence.proxy.texture|surface|constant`` all the same: they are Dat3M's spelling of the
+texture/surface/constant proxy fences, for which the PTX ISA has none."""
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ParseError, SourcePos, UnsupportedError
 from ..program import (
@@ -46,7 +71,41 @@ RED_OPS = ATOM_OPS - {"exch", "cas"}
 ALU_OPS = {"add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "min", "max", "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul and or xor not shl shr min max neg setp "
-         "selp bra ret exit bar barrier").split()
+         "selp bra ret exit bar barrier tex tld4 suld sust sured").split()
+# proxy fences: the ISA's fence.proxy.alias, and Dat3M's texture/surface/constant proxy fences
+PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant")
+GEOMS = {"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms"}
+CLAMP = {"trap", "clamp", "zero"}
+SULD_COPS = {"ca", "cg", "cs", "cv"}
+SUST_COPS = {"wb", "cg", "cs", "wt"}
+SURED_TYPES = {"add": {"u32", "u64", "s32"}, "min": {"u32", "s32", "u64", "s64"},
+               "max": {"u32", "s32", "u64", "s64"}, "and": {"b32"}, "or": {"b32"}}
+# other tools' spellings someone may type in a .ptx test, with the PTX to write instead
+FOREIGN = {
+    "tld": "Dat3M's texture load; in PTX write tex.1d.v4.s32.s32 {%r0, _, _, _}, [t, {0}];",
+    "cold": "Dat3M's constant load; in PTX write ld.const.u32 %r0, [c];",
+    "suatom": "Dat3M's surface atomic; PTX has no surface atomic with a result (only sured)",
+}
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A brace-enclosed vector operand ``{%r0, _, _, _}``; ``_`` (PTX's sink) is ``Sym("_")``.
+    Front-end only: decoded into the scalar operands of the IR."""
+
+    items: tuple[Operand, ...]
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A texture/surface operand ``[t, {c}]``: the reference's name and its coordinates.
+    Front-end only: the IR keeps ``addr``; ptx.py checks register coordinates."""
+
+    addr: Addr
+    coords: tuple[Operand, ...] = field(default=())
+
+
+SINK = Sym("_")
 
 
 @dataclass
@@ -96,22 +155,32 @@ def split_mnemonic(m: str, pos: SourcePos | None) -> tuple[str, _Quals]:
     return parts[0], _Quals(items, m, pos)
 
 
-def _operands(ops: list[Operand], kinds: str, q: _Quals, form: str) -> list[Operand]:
-    """Check operand count and kinds: r=register, v=value (reg/imm/sym), m=memory, l=label."""
+def _operands(ops: list, kinds: str, q: _Quals, form: str) -> list:
+    """Check operand count and kinds: r=register, v=value (reg/imm/sym), m=memory, l=label,
+    h=texture/surface operand ``[name, coords]``, V=vector ``{...}``, d=a register or a one-element
+    vector of one, s=a value or a one-element vector of one (returned unwrapped)."""
     optional = kinds.count("?")
     kinds = kinds.replace("?", "")
     if not (len(kinds) - optional <= len(ops) <= len(kinds)):
         raise ParseError(f"`{q.mnemonic}` takes {len(kinds)} operand(s), got {len(ops)}",
                          q.pos, f"expected form: {form}")
+    out = []
     for i, (k, o) in enumerate(zip(kinds, ops)):
+        if k in "ds" and isinstance(o, Vec) and len(o.items) == 1:
+            o = o.items[0]
         ok = {"r": isinstance(o, Reg), "v": isinstance(o, (Reg, Imm, Sym)),
-              "m": isinstance(o, Addr), "l": isinstance(o, Sym)}[k]
+              "m": isinstance(o, Addr), "l": isinstance(o, Sym), "h": isinstance(o, Handle),
+              "V": isinstance(o, Vec), "d": isinstance(o, Reg) and o != SINK,
+              "s": isinstance(o, (Reg, Imm))}[k]
         if not ok:
             what = {"r": "a register", "v": "a register or immediate", "m": "a memory operand [addr]",
-                    "l": "a label"}[k]
+                    "l": "a label", "h": "a texture/surface operand [name, {coordinate}]",
+                    "V": "a vector {...}", "d": "a register (or {register})",
+                    "s": "a register or immediate (or {one of them})"}[k]
             raise ParseError(f"operand {i + 1} of `{q.mnemonic}` must be {what}", q.pos,
                              f"expected form: {form}")
-    return ops
+        out.append(o)
+    return out
 
 
 def _type(q: _Quals, form: str) -> str:
@@ -132,7 +201,11 @@ def _type(q: _Quals, form: str) -> str:
 
 def _space(q: _Quals) -> str | None:
     s = q.take_if(SPACES)
-    if s is None and q.peek() in ("local", "const", "param", "tex"):
+    if s is None and q.peek() == "const":
+        q.fail(f"`{q.mnemonic.split('.')[0]}` cannot write the constant state space .const",
+               "the constant bank is read-only: read it with ld.const, write the data location "
+               "it aliases with st.global")
+    if s is None and q.peek() in ("local", "param", "tex"):
         q.fail(f"state space .{q.peek()} is outside the memory model", "use .global or .shared",
                unsupported=True)
     return SPACES[s] if s else None
@@ -201,6 +274,8 @@ def _skip_cache_hints(q: _Quals) -> None:
 
 def _ld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "ld{.weak|.relaxed.scope|.acquire.scope|.volatile}{.global|.shared}.type d, [a]"
+    if "const" in (i[0] for i in q.items):
+        return _ld_const(q, ops, c)
     if q.peek() == "global" and len(q.items) > 1 and q.items[1][0] == "nc":
         q.take()
         q.fail("ld.global.nc (non-coherent texture path) is outside the memory model",
@@ -212,6 +287,24 @@ def _ld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     q.done(form)
     d, a = _operands(ops, "rm", q, form)
     return Load(sem=sem, scope=scope, space=space, type=ty, dst=d, addr=a, volatile=vol, **c)
+
+
+def _ld_const(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``ld{.weak}.const{.cop}.type d, [c]``: a weak load through the constant proxy."""
+    form = "ld{.weak}.const{.cop}.type d, [c]"
+    q.take_if({"weak"})
+    if q.peek() != "const":
+        q.fail(f"`.{q.peek()}` cannot be applied to the .const state space",
+               "a constant-bank load is weak: write ld.const.u32 (or ld.weak.const.u32)")
+    q.take()
+    _skip_cache_hints(q)
+    ty = _type(q, form)
+    q.done(form)
+    d, a = _operands(ops, "rm", q, form)
+    if not isinstance(a.base, Sym):
+        raise UnsupportedError("ld.const through a register address", q.pos,
+                               "name the constant alias: ld.const.u32 %r0, [c];")
+    return Load(sem="weak", scope=None, space=None, proxy="constant", type=ty, dst=d, addr=a, **c)
 
 
 def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -252,17 +345,36 @@ def _red(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return Red(addr=a, src=v, **f, **c)
 
 
+def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``fence.proxy.alias`` / ``membar.proxy.alias`` (PTX ISA) and ``fence.proxy.texture|
+    surface|constant`` (Dat3M's spelling; the ISA has none). The async proxy is not modelled."""
+    form = ("fence.proxy.alias | membar.proxy.alias | "
+            "fence.proxy.texture | fence.proxy.surface | fence.proxy.constant")
+    kind = q.peek()
+    if kind is None:
+        q.fail(f"{base}.proxy needs a proxy kind", f"expected form: {form}")
+    root = kind.split("::")[0]
+    if base == "membar" and kind != "alias" and (
+            kind in PROXY_FENCE_KINDS or root in ("async", "tensormap")):
+        q.fail(f"membar.proxy.{kind} is not PTX", f"write fence.proxy.{kind}")
+    if root in ("async", "tensormap"):
+        q.fail(f"async-proxy fence `{q.mnemonic}`",
+               "the async proxy (cp.async.bulk, TMA, tensormap) is a separate issue; modelled: "
+               + form, unsupported=True)
+    if kind not in PROXY_FENCE_KINDS:
+        close = difflib.get_close_matches(kind, PROXY_FENCE_KINDS, n=1)
+        q.fail(f"unknown proxy kind .{kind} in `{q.mnemonic}`",
+               (f"did you mean .{close[0]}? " if close else "") + f"expected form: {form}")
+    q.take()
+    q.done(form)
+    _operands(ops, "", q, form)
+    return ProxyFence(kind=kind, **c)
+
+
 def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
-    form = "fence{.sc|.acq_rel|.acquire|.release}.scope  or  fence.proxy.alias"
-    if q.peek() == "proxy":
-        q.take()
-        kind = q.take_if({"alias"})
-        if kind is None:
-            q.fail(f"proxy fence .{q.peek()}" if q.peek() else "fence.proxy without a kind",
-                   "only fence.proxy.alias is supported", unsupported=True)
-        q.done("fence.proxy.alias")
-        _operands(ops, "", q, "fence.proxy.alias")
-        return ProxyFence(kind=kind, **c)
+    form = "fence{.sc|.acq_rel|.acquire|.release}.scope  or  fence.proxy.kind"
+    if q.take_if({"proxy"}):
+        return _proxy_fence(base, q, ops, c)
     sem = q.take_if({"sc", "acq_rel", "acquire", "release"}) or "acq_rel"
     if q.peek() in ("op_restrict", "mbarrier_init", "sync_restrict"):
         q.fail(f"restricted fence .{q.peek()}", "only unrestricted fences are modelled",
@@ -277,19 +389,172 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 def _membar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "membar.cta | membar.gl | membar.sys | membar.proxy.alias"
-    if q.peek() == "proxy":
-        q.take()
-        if q.take_if({"alias"}) is None:
-            q.fail("unknown membar.proxy kind", "only membar.proxy.alias is supported",
-                   unsupported=True)
-        q.done(form)
-        return ProxyFence(kind="alias", **c)
+    if q.take_if({"proxy"}):
+        return _proxy_fence(base, q, ops, c)
     lvl = q.take_if({"cta", "gl", "sys"})
     if lvl is None:
         q.fail("membar needs a level", f"expected form: {form}")
     q.done(form)
     _operands(ops, "", q, form)
     return Fence(sem="sc", scope={"cta": "cta", "gl": "gpu", "sys": "sys"}[lvl], **c)
+
+
+# ----- texture and surface instructions (litmus-sized: one element per location) -------------------
+
+
+def _geom(q: _Quals, form: str) -> None:
+    g = q.take_if({"1d"})
+    if g is None and q.peek() in GEOMS:
+        q.fail(f"{q.peek()} geometry in `{q.mnemonic}`",
+               "a litmus location is one word: use the .1d form at coordinate 0", unsupported=True)
+    if g is None:
+        q.fail(f"`{q.mnemonic.split('.')[0]}` needs a geometry", f"expected form: {form}")
+
+
+def _clamp(q: _Quals, form: str) -> None:
+    if q.take_if(CLAMP) is None:
+        q.fail(f"`{q.mnemonic.split('.')[0]}` needs a clamp mode .trap, .clamp or .zero"
+               + (f" (got .{q.peek()})" if q.peek() else ""), f"expected form: {form}")
+
+
+def _handle(h: Handle, q: _Quals, form: str) -> Addr:
+    """The reference operand of tex/suld/sust/sured: a name and one coordinate, which must be 0
+    (an immediate here; ptx.py checks that a register coordinate always holds 0)."""
+    if not isinstance(h.addr.base, Sym):
+        raise UnsupportedError(f"`{q.mnemonic}` through a register handle", q.pos,
+                               "name the texture/surface reference declared with `aliases`")
+    if len(h.coords) != 1:
+        raise ParseError(f"a .1d access takes one coordinate, got {len(h.coords)}", q.pos,
+                         f"expected form: {form}")
+    (x,) = h.coords
+    if not isinstance(x, (Reg, Imm)) or x == SINK:
+        raise ParseError("the coordinate must be a register or an integer", q.pos,
+                         f"expected form: {form}")
+    if isinstance(x, Imm) and x.value != 0:
+        raise UnsupportedError(f"coordinate {x.value} in `{q.mnemonic}`", q.pos,
+                               "a litmus location is one element: access coordinate 0, and "
+                               "declare a separate location for each word")
+    return h.addr
+
+
+def _tex(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``tex{.base}.1d.v4.{s32,u32}.s32 {d0, d1, d2, d3}, [t, {x}]``: one weak read through the
+    texture proxy into d0; d1..d3 (``_`` or registers) get values the test may not read."""
+    form = "tex{.base}.1d.v4.dtype.s32 {d, _, _, _}, [t, {x}]   (.dtype = .s32 | .u32)"
+    if q.peek() in ("level", "grad"):
+        q.fail(f"mipmap tex.{q.peek()}", f"expected form: {form}", unsupported=True)
+    q.take_if({"base"})
+    _geom(q, form)
+    if q.take_if({"v4"}) is None:
+        q.fail(f"`{base}` returns a .v4 vector" + (f" (got .{q.peek()})" if q.peek() else ""),
+               f"expected form: {form}")
+    ty = q.take_if({"s32", "u32"})
+    if ty is None and q.peek() in ("f32", "f16", "f16x2"):
+        q.fail(f"texture data type .{q.peek()}", "read integer words: .s32 or .u32",
+               unsupported=True)
+    if ty is None:
+        q.fail(f"missing or unknown texture data type in `{q.mnemonic}`", f"expected form: {form}")
+    if q.take_if({"s32"}) is None:
+        if q.peek() == "f32":
+            q.fail("floating-point texture coordinates (.f32)",
+                   "use integer coordinates: .s32", unsupported=True)
+        q.fail("tex coordinates are .s32" + (f" (got .{q.peek()})" if q.peek() else ""),
+               f"expected form: {form}")
+    q.done(form)
+    v, h = _operands(ops, "Vh", q, form)
+    if len(v.items) != 4 or not all(isinstance(r, Reg) or r == SINK for r in v.items):
+        raise ParseError("tex writes a vector of four registers (`_` for unused ones)", q.pos,
+                         f"expected form: {form}")
+    d, *rest = v.items
+    if d == SINK:
+        raise ParseError("the first destination of tex receives the value: name a register",
+                         q.pos, f"expected form: {form}")
+    if d in rest:
+        raise UnsupportedError(f"{d.name} is both the first and another destination of tex",
+                               q.pos, "write `_` for the channels you do not read")
+    return Load(sem="weak", scope=None, space=None, proxy="texture", type=ty, dst=d,
+                addr=_handle(h, q, form), **c)
+
+
+def _tld4(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    raise UnsupportedError(
+        "tld4 (texture gather)", q.pos,
+        "tld4 reads a 2x2 footprint at .f32 coordinates, whose texels beyond the one a litmus "
+        "location has depend on the addressing mode; read one texel with "
+        "tex.1d.v4.s32.s32 {%r0, _, _, _}, [t, {0}];")
+
+
+def _su_b(q: _Quals, form: str) -> None:
+    """The ``.b`` (unformatted, byte-addressed) qualifier of suld/sust/sured."""
+    if q.peek() == "p":
+        q.fail(f"formatted surface access `{q.mnemonic}`", f"use the .b form: {form}",
+               unsupported=True)
+    if q.take_if({"b"}) is None:
+        q.fail(f"`{q.mnemonic.split('.')[0]}` needs .b", f"expected form: {form}")
+
+
+def _su_type(q: _Quals, form: str) -> str:
+    """.b32/.b64 (optionally after a .v2/.v4 the litmus form rejects)."""
+    if q.peek() in ("v2", "v4"):
+        q.fail(f"vector surface access .{q.peek()}", "write one .b32/.b64 access per word",
+               unsupported=True)
+    ty = q.take_if({"b32", "b64"})
+    if ty is None and q.peek() in ("b8", "b16"):
+        q.fail(f"sub-word surface access .{q.peek()}", "access whole words: .b32 or .b64",
+               unsupported=True)
+    if ty is None:
+        q.fail(f"missing or unknown data type in `{q.mnemonic}`"
+               + (f" (got .{q.peek()})" if q.peek() else ""), f"expected form: {form}")
+    return ty
+
+
+def _suld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``suld.b.1d{.cop}.{b32,b64}.clamp {d}, [s, {x}]``: a weak read through the surface proxy."""
+    form = "suld.b.1d{.ca|.cg|.cs|.cv}.b32|.b64.trap|.clamp|.zero {d}, [s, {x}]"
+    _su_b(q, form)
+    _geom(q, form)
+    q.take_if(SULD_COPS)
+    ty = _su_type(q, form)
+    _clamp(q, form)
+    q.done(form)
+    d, h = _operands(ops, "dh", q, form)
+    return Load(sem="weak", scope=None, space=None, proxy="surface", type=ty, dst=d,
+                addr=_handle(h, q, form), **c)
+
+
+def _sust(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``sust.b.1d{.cop}.{b32,b64}.clamp [s, {x}], {v}``: a weak write through the surface proxy."""
+    form = "sust.b.1d{.wb|.cg|.cs|.wt}.b32|.b64.trap|.clamp|.zero [s, {x}], {v}"
+    _su_b(q, form)
+    _geom(q, form)
+    q.take_if(SUST_COPS)
+    ty = _su_type(q, form)
+    _clamp(q, form)
+    q.done(form)
+    h, v = _operands(ops, "hs", q, form)
+    return Store(sem="weak", scope=None, space=None, proxy="surface", type=ty, src=v,
+                 addr=_handle(h, q, form), **c)
+
+
+def _sured(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``sured.b.op.1d.ctype.clamp [s, {x}], v``: a reduction through the surface proxy. The ISA
+    gives sured no semantics or scope; it is modelled as red's default, relaxed at .gpu."""
+    form = "sured.b.op.1d.ctype.trap|.clamp|.zero [s, {x}], v"
+    _su_b(q, form)
+    op = q.take_if(SURED_TYPES)
+    if op is None:
+        q.fail("missing or unknown sured operation" + (f" .{q.peek()}" if q.peek() else ""),
+               f"operations: {', '.join(SURED_TYPES)}")
+    _geom(q, form)
+    ty = q.take_if(SURED_TYPES[op])
+    if ty is None:
+        q.fail(f"sured.{op} takes " + ", ".join("." + t for t in sorted(SURED_TYPES[op]))
+               + (f" (got .{q.peek()})" if q.peek() else ""), f"expected form: {form}")
+    _clamp(q, form)
+    q.done(form)
+    h, v = _operands(ops, "hv", q, form)  # ptxas: no vector operand in sured
+    return Red(op=op, sem="relaxed", scope="gpu", space=None, proxy="surface", type=ty, src=v,
+               addr=_handle(h, q, form), **c)
 
 
 def _bar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -363,17 +628,22 @@ def _ret(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 _HANDLERS = {"ld": _ld, "st": _st, "atom": _atom, "red": _red, "fence": _fence, "membar": _membar,
              "bar": _bar, "barrier": _bar, "mov": _mov, "setp": _setp, "selp": _selp, "bra": _bra,
-             "ret": _ret, "exit": _ret, **{op: _alu for op in ALU_OPS}}
+             "ret": _ret, "exit": _ret, "tex": _tex, "tld4": _tld4, "suld": _suld, "sust": _sust,
+             "sured": _sured, **{op: _alu for op in ALU_OPS}}
 
 
-def decode(mnemonic: str, ops: list[Operand], pos: SourcePos | None, text: str = "",
+def decode(mnemonic: str, ops: list, pos: SourcePos | None, text: str = "",
            guard: Guard | None = None) -> Instruction:
-    """One instruction, typed and with its qualifiers normalised (see program.py)."""
+    """One instruction, typed and with its qualifiers normalised (see program.py). ``ops`` may
+    hold the front-end operands Vec and Handle, which only proxy instructions accept."""
     base, q = split_mnemonic(mnemonic, pos)
     handler = _HANDLERS.get(base)
+    if base in FOREIGN:
+        raise ParseError(f"`{base}` is not a PTX instruction", pos, FOREIGN[base])
     if handler is None:
         close = difflib.get_close_matches(base, KNOWN, n=1)
         hint = f"did you mean `{close[0]}`?" if close else (
-            "supported: ld st atom red fence membar bar mov add sub mul and or xor setp selp bra ret")
+            "supported: ld st atom red fence membar bar mov add sub mul and or xor setp selp bra "
+            "ret tex suld sust sured")
         raise UnsupportedError(f"unknown instruction `{base}`", pos, hint)
     return handler(base, q, ops, dict(pos=pos, text=text or mnemonic, guard=guard))
