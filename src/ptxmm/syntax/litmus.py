@@ -1,26 +1,84 @@
 """The herd/Dat3M PTX ``.litmus`` front end: grammar/litmus.lark → the same Program objects.
 
-Dat3M spelling: ``st.weak x, 1``, ``ld.acquire.gpu r1, y``, ``atom.acq_rel.sys.add r0, x, 1``,
-``red.release.gpu.add x, 1``, ``fence.sc.cta``, ``bar.cta.sync id{, id2}{, quorum}``, labels
-``LC00:``, ``goto LC00``, ``beq/bne/blt/ble/bgt/bge r, v, LC``. Anything else — proxies in
-particular — is rejected with a clear "not supported yet" error, never a wrong answer."""
+The dialect is Dat3M's (its LitmusPTX and LitmusAssertions grammars), with the meaning Dat3M's
+visitor gives each form::
+
+    PTX NAME "optional doc strings"
+    {
+    x = 0; flag = 0;              a location and its initial value (decimal, leading zeros
+                                  allowed, or 0x hexadecimal)
+    P1:r0 = 0;  1:r1 = &x;        a register's initial value, or the address of a location
+                                  (``P1:r1 = x`` is the same address)
+    y @ generic aliases x;        y: a virtual alias of x (a second generic address, same memory)
+    s @ surface aliases y;        s: y's address seen through the surface proxy (also texture,
+                                  constant); an alias's target must be declared before it
+    z = x;  z = &x;               z: a location of its own, initialised with x's initial value
+    }
+     P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;      one column per thread, in order P0, P1, ... (or 0, 1)
+     st.weak x, 1   | ld.acquire.gpu r0, y ;  one instruction (or nothing) per cell
+    locations [x; P1:r0;]                     optional, names checked and recorded
+    filter (P1:r0 == 1)                       optional, see below
+    exists (P1:r0 == 1 /\\ ~(x = 2))          or ~exists / not exists / forall / final ... with ...
+
+Instructions (registers are ``r0``, ``r1``, ...; a value is a register or a constant; memory is
+addressed by location name; every value is a signed 32-bit word, as in Dat3M's tests):
+
+- ``ld.weak r, x`` / ``ld.relaxed.S r, x`` / ``ld.acquire.S r, x`` with S in cta gpu sys: loads
+  through the generic proxy; ``tld``, ``suld`` and ``cold`` load through the texture, surface and
+  constant proxies. ``st.weak x, v`` / ``st.relaxed.S x, v`` / ``st.release.S x, v``; ``sust``
+  stores through the surface proxy. A weak access takes no scope, the others need one.
+- ``ld r, v`` (any load mnemonic, no qualifier): register move; ``add|sub|mul r, v, v``: register
+  arithmetic (``div`` is rejected: no division in the value language yet).
+- ``atom.M.S.op r, x, v`` (op: add sub mul and or xor, also inc dec min max), ``atom.M.S.exch r, x,
+  v``, ``atom.M.S.cas r, x, expected, new``, with M in relaxed acquire release acq_rel; ``suatom``
+  through the surface proxy. ``red.M.S.op x, v``; ``sured`` through the surface proxy.
+- ``fence.sc.S`` / ``fence.acq_rel.S``; ``fence.proxy.alias``; ``fence.proxy.texture|surface|
+  constant`` (that proxy and the generic one).
+- ``bar.cta.sync c{, id{, quorum}}`` and ``bar.cta.arrive ...``: c a constant, id and quorum
+  values; ``LC00:`` labels, ``goto LC00``, ``beq|bne|blt|ble|bgt|bge v, v, LC00``.
+
+Looser than Dat3M, as the ``.ptx`` front end is: ``ld.volatile``/``st.volatile`` (relaxed at sys
+scope, volatile) and ``.mmio.relaxed.sys``; the ``.cluster`` scope; ``atom``/``red`` without
+semantics (relaxed) or scope (gpu); ``fence.S`` (acq_rel); ``and|or|xor r, v, v``; labels with any
+name; ``(* *)`` and ``//`` comments; fewer cells than threads in a row.
+
+Conditions compare ``P1:r0`` (or ``1:r0``), a location's final value ``x`` (or ``x[0]``,
+``[x]``) and constants with ``= == != < <= > >=`` under ``/\\ \\/ ~ not`` and parentheses. As in
+Dat3M, a location on the right of a comparison stands for its *address*: that is rejected (write
+the value comparison with the location on the left). ``filter F`` keeps only the executions where
+F holds, i.e. ``exists C`` becomes ``exists (F /\\ C)`` and ``forall C`` becomes ``forall (~F \\/
+C)``. ``final C with ...`` is ``exists C`` (the expectation list is read and ignored).
+
+Rejected with a located error and a hint, as Dat3M rejects them: a weak access with a scope, a
+missing scope, semantics an instruction does not take (``st.acquire``, ``fence.relaxed``, ``atom.
+weak``, ...), unknown mnemonics and qualifiers, operands of the wrong kind or number, unknown or
+duplicate labels, threads out of order, registers of unknown threads, an alias of a location not
+declared before it, duplicate declarations, and names in the condition that nothing declares.
+``fence.proxy.generic`` (a generic-to-generic proxy fence, a no-op in Dat3M's model) is "not
+supported yet"."""
 
 from __future__ import annotations
 
+import difflib
 import re
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import lark
 from lark import Token, Tree
 
-from ..errors import ParseError, SourcePos, UnsupportedError
+from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..program import (
     MEMORY_INSTRS,
     Addr,
     Alu,
+    And,
     Atom,
     Barrier,
     Branch,
+    Cmp,
+    CondExpr,
     Condition,
     Fence,
     Imm,
@@ -29,6 +87,10 @@ from ..program import (
     Load,
     Location,
     MemRef,
+    Mov,
+    Not,
+    Operand,
+    Or,
     Placement,
     Program,
     ProxyFence,
@@ -39,229 +101,641 @@ from ..program import (
     Store,
     Sym,
     Thread,
+    TrueC,
+    operands,
 )
 from ..resources import data_dir
 from . import lark_errors
-from .common import build_cond, check_program
+from .common import check_program
 
-SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc"}
-SCOPES = {"cta", "gpu", "sys", "cluster"}
-OPS = {"add", "sub", "and", "or", "xor", "inc", "dec", "exch", "cas", "min", "max"}
-BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
 TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
-PROXY_WORDS = ("tld", "suld", "sust", "cold", "suatom", "sured", "proxy")
+SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
+SCOPES = ("cta", "gpu", "sys", "cluster")
+LOADS = {"ld": "generic", "tld": "texture", "suld": "surface", "cold": "constant"}
+STORES = {"st": "generic", "sust": "surface"}
+ATOMS = {"atom": "generic", "suatom": "surface"}
+REDS = {"red": "generic", "sured": "surface"}
+# Dat3M's `operation` (add sub mul div and or xor), plus PTX's inc dec min max
+RED_OPS = ("add", "sub", "mul", "div", "and", "or", "xor", "inc", "dec", "min", "max")
+ATOM_OPS = (*RED_OPS, "exch", "cas")
+LOCAL_OPS = ("add", "sub", "mul", "div", "and", "or", "xor")
+BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
+PROXY_FENCES = ("alias", "texture", "surface", "constant", "generic")
+FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+           "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+RE_NUM = re.compile(r"0x[0-9a-fA-F]+|-?\d+")
+RE_REG = re.compile(r"r\d+")
+RE_NAME = re.compile(r"[A-Za-z_]\w*")
+RE_COMMENT = re.compile(r"\(\*[\s\S]*?\*\)|//[^\n]*")
 
 
 @cache
 def _parser() -> lark.Lark:
     return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr", cache=True,
-                     propagate_positions=True, start=["start", "condition"])
+                     propagate_positions=True, lexer="contextual")
 
 
 def parse(text: str, file: str = "<string>") -> Program:
-    for m in re.finditer(r"@\s*(texture|surface|constant|generic)\s+aliases", text):
-        line = text.count("\n", 0, m.start()) + 1
-        raise UnsupportedError(f"proxy {m.group(1)} alias declarations", SourcePos(file, line, 1),
-                               "mixed-proxy tests get their own issue; only the generic proxy "
-                               "and fence.proxy.alias are modelled")
-    m = re.search(r"^\s*(~exists|exists|forall)\b", text, re.M)
-    body, cond_text = (text[:m.start()], text[m.start():]) if m else (text, "")
     try:
-        tree = _parser().parse(body, start="start")
-        cond = None
-        if cond_text:
-            pad = "\n" * body.count("\n")
-            cond = _parser().parse(pad + cond_text, start="condition")
+        tree = _parser().parse(text)
     except lark.exceptions.LarkError as e:
-        raise lark_errors.convert(e, file, text) from None
-    if cond is not None:
-        tree.children.append(cond)
-    return _Builder(file).build(tree)
+        raise _syntax_error(e, file, text) from None
+    return _Builder(file, text).build(tree)
+
+
+def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
+    err = lark_errors.convert(e, file, text)
+    expected = getattr(e, "allowed", None) or getattr(e, "expected", None) or ()
+    if "ROW" in expected:
+        return ParseError("instruction row not terminated", err.pos,
+                          "end every row of instructions with ';' (cells are separated by '|'), "
+                          "then write the condition: exists / ~exists / forall (...)")
+    if not text.lstrip().startswith(("PTX", "ptx", "(*")):
+        return ParseError("a PTX litmus test starts with `PTX <name>`", SourcePos(file, 1, 1),
+                          "first line: PTX MP (then the init block { ... })")
+    return err
 
 
 def _num(s: str) -> int:
-    """herd reads integers as OCaml does: decimal (leading zeros allowed) or 0x hexadecimal."""
-    neg = s.startswith("-")
-    body = s.lstrip("-")
-    v = int(body, 16) if body[:2].lower() == "0x" else int(body, 10)
-    return -v if neg else v
+    """Dat3M's constants: decimal (leading zeros allowed, optional minus) or 0x hexadecimal."""
+    return int(s, 16) if s[:2].lower() == "0x" else int(s, 10)
+
+
+def _suggest(word: str, options) -> str:
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f"did you mean `{close[0]}`? " if close else ""
+
+
+# ----- one instruction cell ------------------------------------------------------------------------
+
+
+@dataclass
+class _Cell:
+    """One instruction cell: mnemonic qualifiers and operands with their source positions."""
+
+    text: str
+    pos: SourcePos  # of the mnemonic
+    base: str
+    quals: list[tuple[str, SourcePos]]
+    ops: list[tuple[str, SourcePos]]
+    end: SourcePos  # just after the mnemonic
+
+    @property
+    def mnemonic(self) -> str:
+        return self.text.split(None, 1)[0]
+
+    def peek(self) -> str | None:
+        return self.quals[0][0] if self.quals else None
+
+    def qpos(self) -> SourcePos:
+        return self.quals[0][1] if self.quals else self.end
+
+    def take(self) -> str:
+        return self.quals.pop(0)[0]
+
+    def take_if(self, allowed) -> str | None:
+        return self.take() if self.quals and self.quals[0][0] in allowed else None
+
+    def fail(self, message: str, hint: str | None = None, unsupported: bool = False):
+        raise (UnsupportedError if unsupported else ParseError)(message, self.qpos(), hint)
+
+    def done(self, form: str) -> None:
+        """No qualifier may be left over."""
+        if self.quals:
+            q = self.peek()
+            known = (*SEMS, *SCOPES, *ATOM_OPS, "proxy", "cta", "sync", "arrive", "volatile")
+            what = "out of place" if q in known else "unknown"
+            self.fail(f"{what} qualifier .{q} in `{self.mnemonic}`",
+                      _suggest(q, known) * (what == "unknown") + f"expected form: {form}")
+
+    def operands(self, kinds: str, form: str) -> list:
+        """Operands by kind: r register, v value (register or constant), c constant, l location,
+        L label; a trailing run of '?' marks that many of the last kinds optional."""
+        optional = kinds.count("?")
+        kinds = kinds.replace("?", "")
+        if not len(kinds) - optional <= len(self.ops) <= len(kinds):
+            n = f"{len(kinds) - optional} to {len(kinds)}" if optional else str(len(kinds))
+            raise ParseError(f"`{self.mnemonic}` takes {n} operand(s), got {len(self.ops)}",
+                             self.pos, f"expected form: {form}")
+        return [_operand(k, s, p, self.mnemonic) for k, (s, p) in zip(kinds, self.ops)]
+
+
+_KIND = {"r": "a register like r0", "v": "a register (r0) or a constant", "c": "a constant",
+         "l": "a location name", "L": "a label like LC00"}
+
+
+def _operand(kind: str, s: str, pos: SourcePos, mn: str) -> Operand | str:
+    if kind in "vc" and RE_NUM.fullmatch(s):
+        return Imm(_num(s))
+    if kind in "rv" and RE_REG.fullmatch(s):
+        return Reg(s)
+    if kind == "l" and RE_NAME.fullmatch(s) and not RE_REG.fullmatch(s):
+        return Sym(s)
+    if kind == "L" and RE_NAME.fullmatch(s):
+        return s
+    hint = None
+    if kind == "l" and RE_REG.fullmatch(s):
+        hint = "this dialect addresses memory by location name only (no register-indirect access)"
+    elif kind == "c" and RE_REG.fullmatch(s):
+        hint = "Dat3M's barriers take a constant first: bar.cta.sync 0, r1"
+    elif kind in "vc" and RE_NAME.fullmatch(s):
+        hint = f"`{s}` is a location: load it into a register first (ld.weak r1, {s})"
+    raise ParseError(f"`{s}` in `{mn}`: expected {_KIND[kind]}", pos, hint)
+
+
+class _Source:
+    """Maps offsets in one ROW token back to file positions."""
+
+    def __init__(self, file: str, tok: Token):
+        self.file, self.tok, self.text = file, tok, str(tok)
+
+    def at(self, k: int) -> SourcePos:
+        nl = self.text.rfind("\n", 0, k)
+        line = self.tok.line + self.text.count("\n", 0, k)
+        col = self.tok.column + k if nl < 0 else k - nl
+        return SourcePos(self.file, line, col)
+
+    def cells(self) -> list[tuple[str, int]]:
+        """The row's cells (comments blanked out) with their offsets; drops the final ';'."""
+        body = RE_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), self.text[:-1])
+        out, start = [], 0
+        for i, ch in enumerate(body + "|"):
+            if ch == "|":
+                out.append((body[start:i], start))
+                start = i + 1
+        return out
+
+    def cell(self, text: str, off: int) -> _Cell | None:
+        """Split one cell into mnemonic, qualifiers and operands; None when it is empty."""
+        lead = len(text) - len(text.lstrip())
+        body = text.strip()
+        if not body:
+            return None
+        k0 = off + lead
+        mn = body.split(None, 1)[0]
+        parts = mn.split(".")
+        quals, k = [], k0 + len(parts[0]) + 1
+        for p in parts[1:]:
+            quals.append((p, self.at(k)))
+            k += len(p) + 1
+        ops = []
+        rest_off = k0 + len(mn)
+        rest = body[len(mn):]
+        if rest.strip():
+            pieces = rest.split(",")
+            k = rest_off
+            for piece in pieces:
+                ops.append((piece.strip(), self.at(k + len(piece) - len(piece.lstrip()))))
+                k += len(piece) + 1
+        return _Cell(" ".join(body.split()), self.at(k0), parts[0], quals, ops, self.at(k0 + len(mn)))
+
+
+# ----- the builder -----------------------------------------------------------------------------------
 
 
 class _Builder:
-    def __init__(self, file: str):
-        self.file = file
+    def __init__(self, file: str, text: str):
+        self.file, self.text = file, text
+        self.locs: dict[str, Location] = {}
+        self.regs: list[dict[str, int | str]] = []
+        self.names: list[str] = []
 
     def pos(self, tok) -> SourcePos:
         return SourcePos(self.file, tok.line, tok.column)
 
     def build(self, tree: Tree) -> Program:
-        ch = list(tree.children)
-        header = ch.pop(0)
-        name = header.split(None, 1)[1].strip()
-        docs = []
-        while ch and isinstance(ch[0], Token) and ch[0].type == "DOC":
-            docs.append(" ".join(ch.pop(0)[1:-1].split()))
-        locs: dict[str, Location] = {}
-        regs: dict[str, list] = {}
-        rows = []
-        cond = None
-        decls = None
-        for item in ch:
-            if item.data == "init_item":
-                self.init(item.children[0], locs, regs)
-            elif item.data == "thread_row":
-                decls = item.children
-            elif item.data == "instr_row":
-                rows.append(item)
-            elif item.data == "condition":
-                cond = self.condition(item)
-        threads = []
-        cells: list[list] = [[] for _ in decls]
-        for row in rows:
-            col = 0
-            for c in row.children:
-                if c.type == "BAR":
-                    col += 1
-                    continue
-                if col >= len(cells):
-                    raise ParseError("more columns than threads", self.pos(c))
-                cells[col].append(c)
-        for i, d in enumerate(decls):
-            pname, cta, gpu = (str(x) for x in d.children)
-            if pname != f"P{i}":
-                raise ParseError(f"thread {pname} out of order (expected P{i})", self.pos(d.children[0]))
-            instrs: list[Instruction] = []
-            for c in cells[i]:
-                text = str(c).strip()
-                if text:
-                    instrs += self.instr(text, self.pos(c))
-            init_regs = tuple((r, v) for r, v in regs.get(pname, []))
-            threads.append(Thread(pname, i, Placement(gpu=int(gpu), cta=int(cta)), tuple(instrs),
-                                  init_regs, pos=self.pos(d.children[0])))
-        used = set()
-        for t in threads:
-            for ins in t.instrs:
-                if isinstance(ins, MEMORY_INSTRS) and isinstance(ins.addr.base, Sym):
-                    used.add(ins.addr.base.name)
-        for u in sorted(used - set(locs)):
-            locs[u] = Location(u, type=TYPE)
-        prog = Program(name=name, description=" ".join(docs), threads=tuple(threads),
-                       locations=tuple(locs.values()), condition=cond, file=self.file,
-                       format="litmus")
+        header, init, threads, *rest = tree.children
+        name, docs = self.header(header)
+        decls = self.threads(threads)
+        self.init(init)
+        rows = [t for t in rest if isinstance(t, Token)]
+        tail = {t.data: t for t in rest if isinstance(t, Tree)}
+        code = self.code(rows, len(decls))
+        out = []
+        for i, (pname, placement, pos) in enumerate(decls):
+            init_regs = tuple(self.regs[i].items())
+            out.append(Thread(pname, i, placement, tuple(code[i]), init_regs, pos=pos))
+        self.implicit_locations(out)
+        meta: dict = {}
+        if "locations" in tail:
+            meta["locations"] = tuple(self.locations(tail["locations"], out))
+        filt = None
+        if "filter" in tail:
+            filt = (self.cond_expr(tail["filter"].children[1], out), self.source(tail["filter"]))
+            meta["filter"] = filt[0]
+        cond = self.condition(tail["condition"], out, filt) if "condition" in tail else None
+        prog = Program(name=name, description=" ".join(docs), threads=tuple(out),
+                       locations=tuple(self.locs.values()), condition=cond, file=self.file,
+                       format="litmus", meta=meta)
         check_program(prog)
         return prog
 
-    def init(self, tok: Token, locs, regs) -> None:
-        for part in str(tok).split(";"):
-            part = part.strip()
-            if not part:
-                continue
-            m = re.fullmatch(r"(?:(P?\d+):)?\s*(\w+)\s*=\s*(&?\w+|-?\d+|0x[0-9a-fA-F]+)", part)
-            if not m:
-                raise UnsupportedError(f"initialisation `{part}`", self.pos(tok),
-                                       "use `x=0;` or `P0:r1=0;`")
-            th, name, val = m.groups()
-            if th is not None:
-                p = th if th.startswith("P") else f"P{th}"
-                v = _num(val) if re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", val) else val.lstrip("&")
-                regs.setdefault(p, []).append((name, v))
-            elif re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", val):
-                locs[name] = Location(name, type=TYPE, init=_num(val), pos=self.pos(tok))
-            else:
-                raise UnsupportedError(f"location initialised with another location `{part}`",
-                                       self.pos(tok))
+    # --- header, threads, init ---
 
-    def val(self, s: str):
-        s = s.strip()
-        if re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", s):
-            return Imm(_num(s))
-        if re.fullmatch(r"r\w*", s):
-            return Reg(s)
-        return Sym(s)
+    def header(self, tok: Token) -> tuple[str, list[str]]:
+        first, _, more = str(tok).partition("\n")
+        name = first[3:].strip() or Path(self.file).stem
+        return name, [" ".join(d.split()) for d in re.findall(r'"([^"]*)"', more)]
 
-    def instr(self, text: str, pos: SourcePos) -> list[Instruction]:
-        m = re.fullmatch(r"(LC\w+|\w+)\s*:", text)
+    def threads(self, tree: Tree) -> list[tuple[str, Placement, SourcePos]]:
+        out = []
+        for i, d in enumerate(tree.children):
+            tid, cta, gpu = d.children
+            name = self.thread_name(tid)
+            if name != f"P{i}":
+                raise ParseError(f"thread {tid} out of order (expected P{i})", self.pos(tid),
+                                 "declare the threads as P0, P1, ... from left to right")
+            out.append((name, Placement(gpu=int(gpu), cta=int(cta)), self.pos(tid)))
+            self.regs.append({})
+        self.names = [n for n, _, _ in out]
+        return out
+
+    @staticmethod
+    def thread_name(tid: str) -> str:
+        return str(tid) if tid.startswith("P") else f"P{int(tid)}"
+
+    def thread_index(self, tid: str, pos: SourcePos) -> int:
+        name = self.thread_name(tid.strip())
+        if name not in self.names:
+            raise SemanticError(f"unknown thread {tid}", pos,
+                                f"threads of this test: {', '.join(self.names)}")
+        return self.names.index(name)
+
+    def init(self, tree: Tree) -> None:
+        for d in tree.children:
+            if isinstance(d, Tree):
+                getattr(self, d.data)(d, self.pos(d.meta))
+
+    def declare(self, loc: Location, tok: Token) -> None:
+        if loc.name in self.locs:
+            raise SemanticError(f"location {loc.name} is declared twice", self.pos(tok),
+                                "declare each location once in the init block")
+        self.locs[loc.name] = loc
+
+    def init_loc(self, d: Tree, pos: SourcePos) -> None:
+        name, val = d.children
+        self.declare(Location(str(name), type=TYPE, init=_num(val), pos=pos), name)
+
+    def target(self, tok: Token, what: str) -> Location:
+        """The location a declaration refers to; Dat3M requires it declared earlier."""
+        loc = self.locs.get(str(tok))
+        if loc is None:
+            raise SemanticError(f"{what} names {tok}, which is not declared before it",
+                                self.pos(tok), f"declare {tok} first, e.g. `{tok} = 0;`")
+        return loc
+
+    def init_loc_loc(self, d: Tree, pos: SourcePos) -> None:
+        """``y = x`` / ``y = &x``: Dat3M's initVirLocEqLoc makes y a location of its own whose
+        initial value is x's (not an alias of x, not x's address)."""
+        name, tgt = (c for c in d.children if c.type == "WORD")
+        src = self.target(tgt, f"the initialisation of {name}")
+        self.declare(Location(str(name), type=TYPE, init=src.init, pos=pos), name)
+
+    def init_alias(self, d: Tree, pos: SourcePos) -> None:
+        """``y @ P aliases x``: a virtual alias of x through proxy P (Dat3M's
+        initVirLocEqLocAlias{Gen,Proxy}); x may itself be an alias."""
+        name, proxy, tgt = d.children
+        src = self.target(tgt, f"the alias {name}")
+        self.declare(Location(str(name), type=TYPE, init=src.init, alias_of=src.name,
+                              proxy=str(proxy), pos=pos), name)
+
+    def register(self, d: Tree) -> tuple[dict, str]:
+        tid, reg = d.children[0], d.children[1]
+        regs = self.regs[self.thread_index(str(tid), self.pos(tid))]
+        if not RE_REG.fullmatch(str(reg)):
+            raise ParseError(f"`{reg}` is not a register", self.pos(reg), "registers are r0, r1, ...")
+        if str(reg) in regs:
+            raise SemanticError(f"register {tid}:{reg} is initialised twice", self.pos(reg))
+        return regs, str(reg)
+
+    def init_reg(self, d: Tree, pos: SourcePos) -> None:
+        regs, reg = self.register(d)
+        regs[reg] = _num(d.children[2])
+
+    def init_reg_loc(self, d: Tree, pos: SourcePos) -> None:
+        """``P0:r0 = &x`` / ``P0:r0 = x``: r0 holds the address of x (Dat3M's initRegEqLocPtr)."""
+        regs, reg = self.register(d)
+        loc = str(d.children[-1])
+        if RE_REG.fullmatch(loc):
+            raise ParseError(f"`{loc}` is a register; a register starts with a constant or the "
+                             "address of a location", self.pos(d.children[-1]))
+        regs[reg] = loc
+        if loc not in self.locs:
+            self.locs[loc] = Location(loc, type=TYPE, pos=pos)
+
+    def implicit_locations(self, threads: list[Thread]) -> None:
+        """Locations the code uses without declaring them start at 0 (Dat3M's
+        getOrNewVirtualMemoryObject)."""
+        for t in threads:
+            for ins in t.instrs:
+                if isinstance(ins, MEMORY_INSTRS) and isinstance(ins.addr.base, Sym):
+                    name = ins.addr.base.name
+                    if name not in self.locs:
+                        self.locs[name] = Location(name, type=TYPE)
+
+    # --- code ---
+
+    def code(self, rows: list[Token], n: int) -> list[list[Instruction]]:
+        code: list[list[Instruction]] = [[] for _ in range(n)]
+        labels: list[dict[str, SourcePos]] = [{} for _ in range(n)]
+        for row in rows:
+            src = _Source(self.file, row)
+            cells = src.cells()
+            if len(cells) > n:
+                raise ParseError(f"{len(cells)} columns in a row of a test with {n} thread(s)",
+                                 src.at(cells[n][1] - 1), "one column per thread, separated by '|'")
+            for i, (text, off) in enumerate(cells):
+                cell = src.cell(text, off)
+                if cell is not None:
+                    instrs = self.instr(cell)
+                    self.check_label(instrs[0], labels[i])
+                    code[i] += instrs
+        return code
+
+    def check_label(self, ins: Instruction, seen: dict[str, SourcePos]) -> None:
+        if isinstance(ins, Label):
+            if ins.name in seen:
+                raise SemanticError(f"label {ins.name} is defined twice in this thread", ins.pos,
+                                    f"first defined at line {seen[ins.name].line}")
+            seen[ins.name] = ins.pos
+
+    def instr(self, cell: _Cell) -> list[Instruction]:
+        m = re.fullmatch(r"([A-Za-z_]\w*)\s*:", cell.text)
+        c = dict(pos=cell.pos, text=cell.text)
         if m:
-            return [Label(pos=pos, text=text, name=m.group(1))]
-        parts = text.split(None, 1)
-        mn, args = parts[0], [a.strip() for a in parts[1].split(",")] if len(parts) > 1 else []
-        q = mn.split(".")
-        base = q[0]
-        if base in PROXY_WORDS or "proxy" in q and "alias" not in q:
-            raise UnsupportedError(f"proxy instruction `{mn}`", pos,
-                                   "mixed-proxy tests get their own issue")
-        c = dict(pos=pos, text=text)
-        if base == "goto":
-            return [Branch(target=args[0], **c)]
-        if base in BRANCH:  # beq r, v, L: set the predicate %branch, then branch on it
-            a, b, lab = args
-            p = Reg("%branch")
-            return [Setp(cmp=BRANCH[base], dst=p, a=self.val(a), b=self.val(b), type=TYPE, **c),
-                    Branch(target=lab, guard=(p, False), **c)]
-        if base in ("add", "sub", "mul", "and", "or", "xor"):
-            d, a, b = args
-            return [Alu(op=base, dst=Reg(d), srcs=(self.val(a), self.val(b)), type=TYPE, **c)]
-        scope = next((x for x in q[1:] if x in SCOPES), None)
-        if base == "fence":
-            return [self.fence(q, scope, c)]
-        if base == "bar":
-            return [self.bar(mn, q, args, c)]
-        if base in ("ld", "st", "atom", "red"):
-            return [self.memory(mn, q, scope, args, c)]
-        raise UnsupportedError(f"unknown instruction `{mn}`", pos)
+            return [Label(name=m.group(1), **c)]
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.\w+)*", cell.mnemonic):
+            raise ParseError(f"malformed instruction `{cell.text}`", cell.pos,
+                             "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x")
+        handler = _HANDLERS.get(cell.base)
+        if handler is None:
+            raise ParseError(f"unknown instruction `{cell.base}`", cell.pos,
+                             _suggest(cell.base, _HANDLERS) + "instructions: " + " ".join(_HANDLERS))
+        return handler(self, cell, c)
 
-    def fence(self, q: list[str], scope: str | None, c: dict) -> Instruction:
-        if "proxy" in q:
-            return ProxyFence(kind="alias", **c)
+    def sem_scope(self, cell: _Cell, allowed: tuple[str, ...], rmw: bool = False) -> tuple:
+        """Semantics and scope of a memory access: (sem, scope, volatile). Dat3M's rules: a weak
+        access takes no scope, a strong ld/st needs one; atom/red default to relaxed and gpu."""
+        s = cell.peek()
+        if s in ("volatile", "mmio") and cell.base in ("ld", "st"):
+            return self.volatile(cell)
+        if s in SEMS:
+            return self.explicit_sem(cell, allowed, rmw)
+        if rmw and (s is None or s in SCOPES):
+            return "relaxed", cell.take_if(SCOPES) or "gpu", False
+        what = "a scope" if s in SCOPES else f"`.{s}`" if s else "nothing"
+        cell.fail(f"`{cell.base}` needs semantics, got {what}", _suggest(s or "", allowed)
+                  + f"write {cell.base}.{'|'.join('.'.join(a) for a in _sem_forms(allowed))}")
+
+    def explicit_sem(self, cell: _Cell, allowed: tuple[str, ...], rmw: bool) -> tuple:
+        pos = cell.qpos()
+        s = cell.take()
+        if s not in allowed:
+            raise ParseError(f"`{cell.base}` does not take .{s}", pos,
+                             f"{cell.base} takes .{', .'.join(allowed)}")
+        if s == "weak":
+            if cell.peek() in SCOPES:
+                cell.fail(f"a weak access takes no scope (.{cell.peek()})",
+                          f"drop the scope ({cell.base}.weak), or write {cell.base}.relaxed."
+                          f"{cell.peek()}")
+            return "weak", None, False
+        scope = cell.take_if(SCOPES)
         if scope is None:
-            raise ParseError(f"fence needs a scope: `{c['text']}`", c["pos"])
-        return Fence(sem=next((x for x in q[1:] if x in SEMS), "acq_rel"), scope=scope, **c)
-
-    def bar(self, mn: str, q: list[str], args: list[str], c: dict) -> Instruction:
-        """``bar.cta.sync id{, id2}{, quorum}``: up to two id operands, then the thread count."""
-        if "sync" not in q:
-            raise UnsupportedError(f"barrier `{mn}`", c["pos"], "only bar.cta.sync is supported")
-        vals = [self.val(a) for a in args]
-        ident = vals[:2] if len(vals) >= 2 else vals
-        quorum = vals[2] if len(vals) >= 3 else None
-        return Barrier(kind="sync", ids=tuple(ident), count=quorum, **c)
-
-    def memory(self, mn: str, q: list[str], scope: str | None, args: list[str], c: dict) -> Instruction:
-        base, pos = q[0], c["pos"]
-        sem = next((x for x in q[1:] if x in SEMS), None)
-        if sem is None:
-            raise ParseError(f"`{mn}` needs a semantics (.weak, .relaxed, ...)", pos)
-        if sem == "weak":
-            scope = None
-        elif scope is None:
-            if base not in ("atom", "red"):
-                raise ParseError(f"`{mn}` needs a scope", pos)
+            if not rmw:
+                cell.fail(f"`{cell.base}.{s}` needs a scope",
+                          f"add one of .cta .gpu .sys, e.g. {cell.base}.{s}.gpu")
             scope = "gpu"
-        if base == "ld":
-            d, a = args
-            return Load(sem=sem, scope=scope, type=TYPE, dst=Reg(d), addr=Addr(Sym(a)), **c)
-        if base == "st":
-            a, v = args
-            return Store(sem=sem, scope=scope, type=TYPE, addr=Addr(Sym(a)), src=self.val(v), **c)
-        op = next((x for x in q[1:] if x in OPS), None)
+        return s, scope, False
+
+    def volatile(self, cell: _Cell) -> tuple:
+        """``.volatile`` or ``.mmio.relaxed.sys``: relaxed at sys scope, marked volatile."""
+        if cell.take() == "mmio":
+            if cell.take_if({"relaxed"}) is None or cell.take_if({"sys"}) is None:
+                cell.fail("`.mmio` must be written `.mmio.relaxed.sys`")
+        elif cell.peek() in SCOPES:
+            cell.fail("`.volatile` takes no scope (it means relaxed at .sys scope)",
+                      f"drop the scope, or write {cell.base}.relaxed.sys")
+        return "relaxed", "sys", True
+
+    # --- one handler per instruction family ---
+
+    def load(self, cell: _Cell, c: dict) -> list[Instruction]:
+        form = f"{cell.base}.weak r, x | {cell.base}.relaxed|acquire.scope r, x | {cell.base} r, value"
+        if not cell.quals:  # Dat3M's localValue: a register move
+            if len(cell.ops) == 2 and RE_NAME.fullmatch(cell.ops[1][0]) and not RE_REG.fullmatch(
+                    cell.ops[1][0]):
+                raise ParseError(f"`{cell.base} r, v` (no qualifier) is a register move; "
+                                 f"`{cell.ops[1][0]}` is a location", cell.pos,
+                                 f"to load it write {cell.base}.weak {cell.ops[0][0]}, {cell.ops[1][0]}")
+            d, v = cell.operands("rv", form)
+            return [Mov(dst=d, src=v, type=TYPE, **c)]
+        sem, scope, vol = self.sem_scope(cell, ("weak", "relaxed", "acquire"))
+        cell.done(form)
+        d, a = cell.operands("rl", form)
+        return [Load(sem=sem, scope=scope, type=TYPE, dst=d, addr=Addr(a), proxy=LOADS[cell.base],
+                     volatile=vol, **c)]
+
+    def store(self, cell: _Cell, c: dict) -> list[Instruction]:
+        form = f"{cell.base}.weak x, v | {cell.base}.relaxed|release.scope x, v"
+        sem, scope, vol = self.sem_scope(cell, ("weak", "relaxed", "release"))
+        cell.done(form)
+        a, v = cell.operands("lv", form)
+        return [Store(sem=sem, scope=scope, type=TYPE, addr=Addr(a), src=v, proxy=STORES[cell.base],
+                      volatile=vol, **c)]
+
+    def rmw_op(self, cell: _Cell, ops: tuple[str, ...], form: str) -> str:
+        op = cell.take_if(ops)
         if op is None:
-            raise UnsupportedError(f"unknown operation in `{mn}`", pos)
-        if base == "atom":
-            d, a, *rest = args
-            return Atom(sem=sem, scope=scope, type=TYPE, op=op, dst=Reg(d), addr=Addr(Sym(a)),
-                        srcs=tuple(self.val(v) for v in rest), **c)
-        a, v = args
-        return Red(sem=sem, scope=scope, type=TYPE, op=op, addr=Addr(Sym(a)), src=self.val(v), **c)
+            got = f" (got .{cell.peek()})" if cell.quals else ""
+            cell.fail(f"`{cell.mnemonic}` needs an operation{got}",
+                      _suggest(cell.peek() or "", ops) + f"expected form: {form}")
+        if op == "div":
+            raise UnsupportedError(f"`{cell.mnemonic}`: division", cell.pos,
+                                   "the value language has no division yet")
+        cell.done(form)
+        return op
 
-    def condition(self, item: Tree) -> Condition:
-        q = str(item.children[0])
-        return Condition(q, build_cond(item.children[1], self.ref, lambda x: int(str(x))), q)  # type: ignore[arg-type]
+    def atom(self, cell: _Cell, c: dict) -> list[Instruction]:
+        form = f"{cell.base}.sem.scope.op r, x, v | {cell.base}.sem.scope.cas r, x, expected, new"
+        sem, scope, _ = self.sem_scope(cell, ("relaxed", "acquire", "release", "acq_rel"), rmw=True)
+        op = self.rmw_op(cell, ATOM_OPS, form)
+        d, a, *vals = cell.operands("rlvv" if op == "cas" else "rlv", form)
+        return [Atom(sem=sem, scope=scope, type=TYPE, op=op, dst=d, addr=Addr(a), srcs=tuple(vals),
+                     proxy=ATOMS[cell.base], **c)]
 
-    def ref(self, t: Tree):
+    def red(self, cell: _Cell, c: dict) -> list[Instruction]:
+        form = f"{cell.base}.sem.scope.op x, v  (op: {' '.join(RED_OPS)})"
+        sem, scope, _ = self.sem_scope(cell, ("relaxed", "acquire", "release", "acq_rel"), rmw=True)
+        op = self.rmw_op(cell, RED_OPS, form)
+        a, v = cell.operands("lv", form)
+        return [Red(sem=sem, scope=scope, type=TYPE, op=op, addr=Addr(a), src=v,
+                    proxy=REDS[cell.base], **c)]
+
+    def fence(self, cell: _Cell, c: dict) -> list[Instruction]:
+        form = "fence.sc|acq_rel.scope | fence.proxy.alias|texture|surface|constant"
+        if cell.take_if({"proxy"}):
+            kind = cell.take_if(PROXY_FENCES)
+            if kind is None:
+                cell.fail("`fence.proxy` needs a kind", _suggest(cell.peek() or "", PROXY_FENCES)
+                          + f"expected form: {form}")
+            if kind == "generic":
+                raise UnsupportedError("fence.proxy.generic", cell.pos,
+                                       "it would order the generic proxy with itself, which needs "
+                                       "no proxy fence (Dat3M's model gives it no effect): delete "
+                                       "it, or use fence.proxy.alias/texture/surface/constant")
+            cell.done(form)
+            cell.operands("", form)
+            return [ProxyFence(kind=kind, **c)]
+        pos = cell.qpos()
+        sem = cell.take_if(SEMS) or "acq_rel"
+        if sem not in ("sc", "acq_rel"):
+            raise ParseError(f"a fence does not take .{sem}", pos, "fences are fence.sc.<scope> "
+                             "or fence.acq_rel.<scope> (or fence.proxy.<kind>)")
+        scope = cell.take_if(SCOPES)
+        if scope is None:
+            cell.fail("a fence needs a scope", f"add one of .cta .gpu .sys, e.g. fence.{sem}.gpu")
+        cell.done(form)
+        cell.operands("", form)
+        return [Fence(sem=sem, scope=scope, **c)]
+
+    def bar(self, cell: _Cell, c: dict) -> list[Instruction]:
+        """``bar.cta.sync|arrive c{, id{, quorum}}``: the constant and the id identify the barrier,
+        the quorum is its number of threads (None: every thread of the CTA)."""
+        form = "bar.cta.sync c{, id{, quorum}} | bar.cta.arrive c{, id{, quorum}}"
+        if cell.take_if({"cta"}) is None:
+            cell.fail("expected `bar.cta.`", f"expected form: {form}")
+        kind = cell.take_if({"sync", "arrive"})
+        if kind is None:
+            cell.fail("`bar.cta` needs .sync or .arrive", f"expected form: {form}")
+        cell.done(form)
+        first, *vals = cell.operands("cvv??", form)
+        ids = (first, *vals[:1])
+        return [Barrier(kind=kind, ids=ids, count=vals[1] if len(vals) > 1 else None, **c)]
+
+    def branch(self, cell: _Cell, c: dict) -> list[Instruction]:
+        """``beq a, b, LC``: set the predicate %branch, then branch on it."""
+        form = f"{cell.base} v, v, LC00"
+        cell.done(form)
+        a, b, lab = cell.operands("vvL", form)
+        p = Reg("%branch")
+        return [Setp(cmp=BRANCH[cell.base], dst=p, a=a, b=b, type=TYPE, **c),
+                Branch(target=lab, guard=(p, False), **c)]
+
+    def goto(self, cell: _Cell, c: dict) -> list[Instruction]:
+        cell.done("goto LC00")
+        (lab,) = cell.operands("L", "goto LC00")
+        return [Branch(target=lab, **c)]
+
+    def local(self, cell: _Cell, c: dict) -> list[Instruction]:
+        form = f"{cell.base} r, v, v"
+        cell.done(form)
+        d, a, b = cell.operands("rvv", form)
+        if cell.base == "div":
+            raise UnsupportedError(f"`{cell.text}`: division", cell.pos,
+                                   "the value language has no division yet")
+        return [Alu(op=cell.base, dst=d, srcs=(a, b), type=TYPE, **c)]
+
+    # --- locations, filter, condition ---
+
+    def locations(self, tree: Tree, threads: list[Thread]) -> list:
+        return [self.ref(t, threads, right=False) for t in tree.children if isinstance(t, Tree)]
+
+    def source(self, tree: Tree) -> str:
+        """The source text of a filter's or condition's expression, whitespace normalised."""
+        e = tree.children[1]
+        return " ".join(self.text[e.meta.start_pos:e.meta.end_pos].split())
+
+    def condition(self, tree: Tree, threads: list[Thread], filt: tuple | None) -> Condition:
+        """The condition; a filter F folds in as exists (F /\\ C) or forall (~F \\/ C)."""
+        word = re.sub(r"^(~|not)\s*", "~", str(tree.children[0]))
+        quant = "exists" if word == "final" else word
+        expr, text = self.cond_expr(tree.children[1], threads), self.source(tree)
+        if filt is not None:
+            f, c = _parenthesised(filt[1]), _parenthesised(text)
+            if quant == "forall":
+                expr, text = Or((Not(filt[0]), expr)), f"~{f} \\/ {c}"
+            else:
+                expr, text = And((filt[0], expr)), f"{f} /\\ {c}"
+        return Condition(quant, expr, f"{quant} {text}")  # type: ignore[arg-type]
+
+    def cond_expr(self, t, threads: list[Thread]) -> CondExpr:
+        if t.data in ("c_or", "c_and"):
+            kids = [self.cond_expr(k, threads) for k in t.children if isinstance(k, Tree)]
+            return kids[0] if len(kids) == 1 else (Or if t.data == "c_or" else And)(tuple(kids))
+        if t.data == "c_not":
+            return Not(self.cond_expr(t.children[1], threads))
+        if t.data == "c_true":
+            return TrueC()
+        lhs, op, rhs = t.children
+        a, b = self.ref(lhs, threads, right=False), self.ref(rhs, threads, right=True)
+        op = "==" if str(op) == "=" else str(op)
+        if isinstance(a, int) and isinstance(b, int):
+            return TrueC() if COMPARE[op](a, b) else Not(TrueC())
+        if isinstance(a, int):
+            return Cmp(FLIP[op], b, a)
+        return Cmp(op, a, b)
+
+    def ref(self, t: Tree, threads: list[Thread], right: bool) -> RegRef | MemRef | int:
+        tok = t.children[0]
+        if t.data == "num":
+            return _num(tok)
         if t.data == "regref":
-            th, reg = str(t.children[0]).split(":")
-            return RegRef(th if th.startswith("P") else f"P{th}", reg)
-        return MemRef(str(t.children[0]))
+            return self.regref(tok, threads)
+        name = str(tok)
+        if name not in self.locs:
+            raise SemanticError(f"the condition names unknown location {name}", self.pos(tok),
+                                _suggest(name, self.locs) + "locations: " + ", ".join(self.locs))
+        if t.data == "memidx" and int(t.children[1]) != 0:
+            raise UnsupportedError(f"{name}[{t.children[1]}]: an offset into a location",
+                                   self.pos(tok), "each location is one word: write x or x[0]")
+        if right and t.data in ("memref", "membrk"):
+            raise UnsupportedError(f"`{name}` on the right of a comparison: Dat3M reads it as the "
+                                   f"address of {name}", self.pos(tok),
+                                   f"compare values with the location on the left ({name} = 1), "
+                                   f"or write {name}[0] for its final value")
+        return MemRef(name)
+
+    def regref(self, tok: Token, threads: list[Thread]) -> RegRef:
+        tid, reg = str(tok).split(":")
+        t = threads[self.thread_index(tid, self.pos(tok))]
+        known = _registers(t)
+        if reg not in known:
+            raise SemanticError(f"thread {t.name} has no register {reg}", self.pos(tok),
+                                f"registers of {t.name}: {', '.join(sorted(known)) or 'none'}")
+        return RegRef(t.name, reg)
+
+
+def _parenthesised(text: str) -> str:
+    """``text`` wrapped in one pair of parentheses, unless one pair already encloses it all."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and i < len(text) - 1:
+            return f"({text})"
+    return text if text.startswith("(") else f"({text})"
+
+
+def _sem_forms(allowed: tuple[str, ...]) -> list[tuple[str, ...]]:
+    return [(s,) if s == "weak" else (s, "scope") for s in allowed]
+
+
+def _registers(t: Thread) -> set[str]:
+    out = {name for name, _ in t.init_regs}
+    for ins in t.instrs:
+        dst = getattr(ins, "dst", None)
+        regs = [o for o in operands(ins) if isinstance(o, Reg)] + ([dst] if dst else [])
+        out |= {r.name for r in regs if not r.name.startswith("%")}
+    return out
+
+
+_HANDLERS = {
+    **dict.fromkeys(LOADS, _Builder.load), **dict.fromkeys(STORES, _Builder.store),
+    **dict.fromkeys(ATOMS, _Builder.atom), **dict.fromkeys(REDS, _Builder.red),
+    "fence": _Builder.fence, "bar": _Builder.bar, "goto": _Builder.goto,
+    **dict.fromkeys(BRANCH, _Builder.branch), **dict.fromkeys(LOCAL_OPS, _Builder.local),
+}
 
 
 __all__ = ["parse"]
