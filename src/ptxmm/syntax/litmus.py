@@ -120,14 +120,15 @@ RED_OPS = ("add", "sub", "mul", "div", "and", "or", "xor", "inc", "dec", "min", 
 ATOM_OPS = (*RED_OPS, "exch", "cas")
 LOCAL_OPS = ("add", "sub", "mul", "div", "and", "or", "xor")
 BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
+TAIL = ("locations", "filter", "exists", "forall", "final")  # keywords after the rows
 PROXY_FENCES = ("alias", "texture", "surface", "constant", "generic")
 FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
-RE_NUM = re.compile(r"0x[0-9a-fA-F]+|-?\d+")
-RE_REG = re.compile(r"r\d+")
-RE_NAME = re.compile(r"[A-Za-z_]\w*")
+RE_NUM = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+")
+RE_REG = re.compile(r"r[0-9]+")
+RE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RE_COMMENT = re.compile(r"\(\*[\s\S]*?\*\)|//[^\n]*")
 
 
@@ -150,8 +151,8 @@ def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseEr
     expected = getattr(e, "allowed", None) or getattr(e, "expected", None) or ()
     if "ROW" in expected:
         return ParseError("instruction row not terminated", err.pos,
-                          "end every row of instructions with ';' (cells are separated by '|'), "
-                          "then write the condition: exists / ~exists / forall (...)")
+                          "end every row of instructions with ';' (cells are separated by '|'); "
+                          "a condition starts with exists, ~exists, not exists, forall or final")
     if not text.lstrip().startswith(("PTX", "ptx", "(*")):
         return ParseError("a PTX litmus test starts with `PTX <name>`", SourcePos(file, 1, 1),
                           "first line: PTX MP (then the init block { ... })")
@@ -164,7 +165,7 @@ def _num(s: str) -> int:
 
 
 def _suggest(word: str, options) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1)
+    close = difflib.get_close_matches(word.lower(), list(options), n=1)
     return f"did you mean `{close[0]}`? " if close else ""
 
 
@@ -215,18 +216,22 @@ class _Cell:
         L label; a trailing run of '?' marks that many of the last kinds optional."""
         optional = kinds.count("?")
         kinds = kinds.replace("?", "")
+        for s, p in self.ops:
+            if not s:
+                raise ParseError(f"missing operand in `{self.mnemonic}`", p,
+                                 f"operands are separated by single commas: {form}")
         if not len(kinds) - optional <= len(self.ops) <= len(kinds):
             n = f"{len(kinds) - optional} to {len(kinds)}" if optional else str(len(kinds))
             raise ParseError(f"`{self.mnemonic}` takes {n} operand(s), got {len(self.ops)}",
                              self.pos, f"expected form: {form}")
-        return [_operand(k, s, p, self.mnemonic) for k, (s, p) in zip(kinds, self.ops)]
+        return [_operand(k, s, p, self.mnemonic, form) for k, (s, p) in zip(kinds, self.ops)]
 
 
 _KIND = {"r": "a register like r0", "v": "a register (r0) or a constant", "c": "a constant",
          "l": "a location name", "L": "a label like LC00"}
 
 
-def _operand(kind: str, s: str, pos: SourcePos, mn: str) -> Operand | str:
+def _operand(kind: str, s: str, pos: SourcePos, mn: str, form: str) -> Operand | str:
     if kind in "vc" and RE_NUM.fullmatch(s):
         return Imm(_num(s))
     if kind in "rv" and RE_REG.fullmatch(s):
@@ -235,13 +240,15 @@ def _operand(kind: str, s: str, pos: SourcePos, mn: str) -> Operand | str:
         return Sym(s)
     if kind == "L" and RE_NAME.fullmatch(s):
         return s
-    hint = None
+    hint = f"expected form: {form}"
     if kind == "l" and RE_REG.fullmatch(s):
         hint = "this dialect addresses memory by location name only (no register-indirect access)"
     elif kind == "c" and RE_REG.fullmatch(s):
         hint = "Dat3M's barriers take a constant first: bar.cta.sync 0, r1"
     elif kind in "vc" and RE_NAME.fullmatch(s):
         hint = f"`{s}` is a location: load it into a register first (ld.weak r1, {s})"
+    elif kind in "rv" and s.startswith("%"):
+        hint = f"registers are written r0, r1, ... here (no %): {s[1:]}"
     raise ParseError(f"`{s}` in `{mn}`: expected {_KIND[kind]}", pos, hint)
 
 
@@ -462,17 +469,18 @@ class _Builder:
             seen[ins.name] = ins.pos
 
     def instr(self, cell: _Cell) -> list[Instruction]:
-        m = re.fullmatch(r"([A-Za-z_]\w*)\s*:", cell.text)
+        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\s*:", cell.text)
         c = dict(pos=cell.pos, text=cell.text)
         if m:
             return [Label(name=m.group(1), **c)]
-        if not re.fullmatch(r"[A-Za-z_]\w*(\.\w+)*", cell.mnemonic):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*", cell.mnemonic):
             raise ParseError(f"malformed instruction `{cell.text}`", cell.pos,
                              "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x")
         handler = _HANDLERS.get(cell.base)
         if handler is None:
             raise ParseError(f"unknown instruction `{cell.base}`", cell.pos,
-                             _suggest(cell.base, _HANDLERS) + "instructions: " + " ".join(_HANDLERS))
+                             _suggest(cell.base, (*_HANDLERS, *TAIL)) + "instructions: "
+                             + " ".join(_HANDLERS))
         return handler(self, cell, c)
 
     def sem_scope(self, cell: _Cell, allowed: tuple[str, ...], rmw: bool = False) -> tuple:
@@ -483,7 +491,7 @@ class _Builder:
             return self.volatile(cell)
         if s in SEMS:
             return self.explicit_sem(cell, allowed, rmw)
-        if rmw and (s is None or s in SCOPES):
+        if rmw:
             return "relaxed", cell.take_if(SCOPES) or "gpu", False
         what = "a scope" if s in SCOPES else f"`.{s}`" if s else "nothing"
         cell.fail(f"`{cell.base}` needs semantics, got {what}", _suggest(s or "", allowed)
@@ -550,7 +558,7 @@ class _Builder:
         if op is None:
             got = f" (got .{cell.peek()})" if cell.quals else ""
             cell.fail(f"`{cell.mnemonic}` needs an operation{got}",
-                      _suggest(cell.peek() or "", ops) + f"expected form: {form}")
+                      _suggest(cell.peek() or "", (*ops, *SEMS, *SCOPES)) + f"expected form: {form}")
         if op == "div":
             raise UnsupportedError(f"`{cell.mnemonic}`: division", cell.pos,
                                    "the value language has no division yet")
