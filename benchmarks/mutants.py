@@ -214,6 +214,25 @@ MODEL_EDITS = [
     Mutant("ppcb-drop-alias", "model",
            "ppcb without clause (c): aliases with a proxy fence on the path",
            [(PROXY, "         | (loc & (from-gen ; bco ; [ALIAS] ; bco ; into-gen))\n", "\n")]),
+    Mutant("ppcb-drop-same-proxy", "model",
+           "ppcb without clause (b): same address, same proxy, same CTA",
+           [(PROXY, "let ppcb = (vloc & same-proxy & scta & ([M] ; bco ; [M]))\n         | ",
+             "let ppcb = ")]),
+    Mutant("from-gen-no-proxy-fence", "model",
+           "a proxy fence after a texture/surface/constant access does not bring it to the generic proxy",
+           [(PROXY, "let from-gen = [M & GEN] | (bco & PF^-1)", "let from-gen = [M & GEN]")]),
+    Mutant("into-gen-no-proxy-fence", "model",
+           "a proxy fence before a texture/surface/constant access does not bring the generic proxy to it",
+           [(PROXY, "let into-gen = [M & GEN] | (bco & PF)", "let into-gen = [M & GEN]")]),
+    Mutant("proxy-fence-any-cta", "model", "a proxy fence covers accesses of every CTA, not only its own",
+           [(COMMON, "let PF = [F & PROXY] ; (same-proxy & scta) ; [M]",
+             "let PF = [F & PROXY] ; same-proxy ; [M]")]),
+    Mutant("proxy-fence-any-proxy", "model", "a proxy fence covers accesses of every proxy",
+           [(COMMON, "let PF = [F & PROXY] ; (same-proxy & scta) ; [M]",
+             "let PF = [F & PROXY] ; scta ; [M]")]),
+    Mutant("one-proxy", "model", "all proxies are the same proxy (texture = surface = constant = generic)",
+           [(COMMON, "let same-proxy = (GEN * GEN) | (TEX * TEX) | (SUR * SUR) | (CON * CON)",
+             "let same-proxy = _ * _")]),
     Mutant("cause-without-obs", "model", "causality order is ppcb only (observation dropped)",
            [(PTX, "let cause = ppcb | (obs ; ppcb)", "let cause = ppcb")]),
     Mutant("causality-without-fr", "model", "Causality axiom checks rf only, not fr",
@@ -271,8 +290,6 @@ MODEL_EDITS = [
 #   bare po pairs only matter for same-location pairs, which po-loc and SC-per-Location (int ⊆ ms)
 #   already order; the difference shows only between two virtual aliases of one location, which
 #   the 6.0 model (no proxies) does not define.
-# * ppcb without clause (b) (same proxy, same CTA): clause (a) (both generic) contains it while
-#   every memory operation is a generic-proxy one (no async proxy yet). Not listed.
 EQUIVALENT = [
     drop(PTX, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC", "ptx-drop-Fence-SC",
          "ptx.cat: no Fence-SC axiom"),

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
 import ptxmm
 from ptxmm.cli import main
-from ptxmm.errors import UnsupportedError
 from ptxmm.program import (
     Addr,
     Alu,
@@ -100,11 +98,12 @@ def test_typed_instructions():
     assert (p1[5].target, p1[5].guard) == ("LC01", None)
 
 
-def test_proxy_rejected():
+def test_proxy_alias_declaration_is_read():
     src = "PTX p\n{ x=0; y @ texture aliases x; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\n"
-    with pytest.raises(UnsupportedError) as e:
-        ptxmm.parse(src, "p.litmus")
-    assert "proxy" in str(e.value) and e.value.pos.line == 2
+    p = ptxmm.parse(src, "p.litmus")
+    y = p.location("y")
+    assert (y.alias_of, y.proxy) == ("x", "texture")
+    assert (p.physical("y"), p.virtual("y")) == ("x", "x")
 
 
 def test_cli_test_command_on_bundled_examples():

@@ -36,35 +36,8 @@ def holds(src: str, model: str = "ptx") -> bool:
 
 # ============================================================================== model: patterns
 
-MP_FENCE_SC_RELEASE = """
-.global .u32 x = 0;
-.global .u32 y = 0;
-.thread T0 .cta 0 { st.global.u32 [x], 1; fence.sc.gpu; st.relaxed.gpu.global.u32 [y], 1; }
-.thread T1 .cta 1 { ld.acquire.gpu.global.u32 %r0, [y]; ld.global.u32 %r1, [x]; }
-exists (T1:%r0 == 1 && T1:%r1 == 0)
-"""
-
-MP_FENCE_SC_ACQUIRE = """
-.global .u32 x = 0;
-.global .u32 y = 0;
-.thread T0 .cta 0 { st.global.u32 [x], 1; st.release.gpu.global.u32 [y], 1; }
-.thread T1 .cta 1 { ld.relaxed.gpu.global.u32 %r0, [y]; fence.sc.gpu; ld.global.u32 %r1, [x]; }
-exists (T1:%r0 == 1 && T1:%r1 == 0)
-"""
-
-
-@pytest.mark.parametrize("src", [MP_FENCE_SC_RELEASE, MP_FENCE_SC_ACQUIRE], ids=["release", "acquire"])
-def test_fence_sc_is_a_release_and_an_acquire_fence(src):
-    """Mutants fence-sc-no-release, fence-sc-no-acquire, v75-fence-sc-release.
-
-    MP where one side's pattern is a lone fence.sc (the other side a release store / an acquire
-    load). 8.8: fence.sc is a release and an acquire fence (ptx.cat FRel/FAcq, [CHOICE §1.3]), so
-    the fence pattern synchronizes with the other side's release/acquire and the stale read of x is
-    forbidden. ptx-v7.5 (D5, Dat3M) and ptx-v6.0 tag fence.sc as SC only: it then forms no pattern,
-    and with a single fence.sc there is no fence-SC order either, so the stale read is allowed."""
-    assert holds(src, "ptx") is False
-    assert holds(src, "ptx-v7.5") is True
-    assert holds(src, "ptx-v6.0") is True
+# fence.sc as a release and an acquire fence (mutants fence-sc-no-release, fence-sc-no-acquire,
+# v75-fence-sc-release): tests/test_model_departures.py::test_fence_sc_is_a_release_and_an_acquire_fence
 
 
 def test_acquire_pattern_with_po_loc():
