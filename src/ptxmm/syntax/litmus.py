@@ -43,19 +43,21 @@ semantics (relaxed) or scope (gpu); ``fence.S`` (acq_rel); ``and|or|xor r, v, v`
 name; ``(* *)`` and ``//`` comments; fewer cells than threads in a row.
 
 Conditions compare ``P1:r0`` (or ``1:r0``), a location's final value ``x`` (or ``x[0]``,
-``[x]``) and constants with ``= == != < <= > >=`` under ``/\\ \\/ ~ not`` and parentheses. As in
-Dat3M, a location on the right of a comparison stands for its *address*: that is rejected (write
-the value comparison with the location on the left). ``filter F`` keeps only the executions where
-F holds, i.e. ``exists C`` becomes ``exists (F /\\ C)`` and ``forall C`` becomes ``forall (~F \\/
-C)``. ``final C with ...`` is ``exists C`` (the expectation list is read and ignored).
+``[x]``) and constants with ``= == != < <= > >=`` under ``/\\ \\/ ~ not`` and parentheses (also
+``&& || !`` and ``true``). As in Dat3M, a bare ``x`` or ``[x]`` on the right of a comparison
+stands for the *address* of x: that is rejected (put the location on the left, or write ``x[0]``
+for its value). ``filter F`` keeps only the executions where F holds, i.e. ``exists C`` becomes
+``exists (F /\\ C)`` and ``forall C`` becomes ``forall (~F \\/ C)``. ``final C with ...`` is
+``exists C`` (the expectation list is read and ignored).
 
-Rejected with a located error and a hint, as Dat3M rejects them: a weak access with a scope, a
-missing scope, semantics an instruction does not take (``st.acquire``, ``fence.relaxed``, ``atom.
-weak``, ...), unknown mnemonics and qualifiers, operands of the wrong kind or number, unknown or
-duplicate labels, threads out of order, registers of unknown threads, an alias of a location not
-declared before it, duplicate declarations, and names in the condition that nothing declares.
-``fence.proxy.generic`` (a generic-to-generic proxy fence, a no-op in Dat3M's model) is "not
-supported yet"."""
+Rejected with a located error and a hint — Dat3M's own rejections, and typos that would otherwise
+change a verdict: a weak access with a scope; a strong ld/st without one; semantics an instruction
+does not take (``st.acquire``, ``ld.release``, ``fence.relaxed``, ``atom.weak``, ...); unknown
+mnemonics and qualifiers; operands of the wrong kind or number; unknown or duplicate labels;
+threads out of order; registers of unknown threads; an alias or ``z = x`` naming a location not
+declared before it; a location or register declared twice; names in ``locations``, ``filter`` or
+the condition that nothing declares. ``fence.proxy.generic`` (a generic-to-generic proxy fence,
+which Dat3M's model gives no effect) and ``div`` are "not supported yet"."""
 
 from __future__ import annotations
 
