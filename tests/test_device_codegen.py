@@ -89,6 +89,24 @@ exists (x == 1)""", "b.ptx")
     assert e.value.pos.line == 2
 
 
+@pytest.mark.parametrize("cell, what", [
+    ("tld.weak r0, x", "proxy: texture access"),
+    ("suld.weak r0, x", "proxy: surface access"),
+    ("cold.weak r0, x", "proxy: constant access"),
+    ("sust.weak x, 1", "proxy: surface access"),
+    ("fence.proxy.surface", "proxy: proxy fence"),
+    ("atom.relaxed.gpu.mul r0, x, 3", "atomic .mul"),
+])
+def test_dat3m_forms_the_device_cannot_run(cell, what):
+    """Dat3M's dialect has forms no PTX instruction runs as written on a plain location (a texture
+    load of a generic location, atom.mul): the harness says so, at the instruction."""
+    prog = ptxmm.parse(f"PTX t\n{{ x = 0; }}\n P0@cta 0,gpu 0 ;\n {cell} ;\nexists (x == 0)\n",
+                       "t.litmus")
+    with pytest.raises(UnsupportedError, match=what) as e:
+        make_layout(prog)
+    assert "on the device" in str(e.value) and e.value.pos.line == 4
+
+
 def test_value_codes_cover_allowed_values_and_other():
     res = ptxmm.check(ptxmm.load(EX / "mp-relaxed-acquire.ptx"))
     lay = make_layout(res.program, [o.outcome.as_dict() for o in res.outcomes])

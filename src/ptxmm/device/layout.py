@@ -17,12 +17,14 @@ from ..outcomes import Observable, observables
 from ..program import (
     MEMORY_INSTRS,
     Alu,
+    Atom,
     Barrier,
     Imm,
     Instruction,
     Mov,
     Program,
     ProxyFence,
+    Red,
     Selp,
     value_operands,
 )
@@ -134,11 +136,21 @@ def _check_supported(prog: Program) -> None:
             _check_instr(ins)
 
 
+# atom/red operations the generated CUDA can issue (Dat3M's `.sub` becomes `.add` of the negation)
+DEVICE_RMW_OPS = ("add", "sub", "inc", "dec", "exch", "cas", "and", "or", "xor", "min", "max")
+
+
 def _check_instr(ins: Instruction) -> None:
     if isinstance(ins, (Barrier, ProxyFence)):
         what = "execution barrier" if isinstance(ins, Barrier) else "proxy: proxy fence"
         _unsupported(f"{what} `{ins.text}`",
                      "execution barriers and proxy fences run only in the model", ins.pos)
+    if isinstance(ins, MEMORY_INSTRS) and ins.proxy != "generic":
+        _unsupported(f"proxy: {ins.proxy} access `{ins.text}`",
+                     "texture, surface and constant accesses run only in the model", ins.pos)
+    if isinstance(ins, (Atom, Red)) and ins.op not in DEVICE_RMW_OPS:
+        _unsupported(f"atomic .{ins.op} `{ins.text}`", "PTX has no such atomic operation; "
+                     f"the device runs {', '.join(DEVICE_RMW_OPS)}", ins.pos)
     if isinstance(ins, MEMORY_INSTRS) and ins.addr.offset:
         _unsupported(f"address offset in `{ins.text}`", "address locations by name", ins.pos)
     if isinstance(ins, (*MEMORY_INSTRS, Mov, Alu, Selp)) and ins.type[1:] not in ("32", "64"):
