@@ -89,3 +89,19 @@ def test_store_truncates_to_the_location_width():
 exists (T0:%r1 == 0x2345)"""
     for engine in ("z3", "brute"):
         assert ptxmm.check(ptxmm.parse(src), engine=engine).holds is True
+
+
+@pytest.mark.parametrize("op, a, b, want", [
+    ("udiv", 7, 2, 3), ("sdiv", -7, 2, -3), ("sdiv", 7, -2, -3), ("sdiv", -7, -2, 3),
+    ("urem", 7, 2, 1), ("srem", -7, 2, -1), ("srem", 7, -2, 1),
+    ("udiv", 0xFFFFFFFF, 2, 0x7FFFFFFF), ("sdiv", -(2**31), -1, -(2**31)),  # wraps
+    # division by zero is unspecified in PTX; ptxmm uses SMT-LIB's values
+    ("udiv", 7, 0, 0xFFFFFFFF), ("sdiv", 7, 0, -1), ("sdiv", -7, 0, 1), ("urem", 7, 0, 7),
+    ("srem", -7, 0, -7),
+])
+def test_division_truncates_toward_zero(op, a, b, want):
+    """div.s/rem.s truncate toward zero, the remainder takes the dividend's sign (as C)."""
+    from ptxmm.values import Const, Op, evaluate, mask
+
+    got = evaluate(Op(op, (Const(mask(a, 32), 32), Const(mask(b, 32), 32)), 32), {})
+    assert got == mask(want, 32)

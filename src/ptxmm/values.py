@@ -86,12 +86,31 @@ def _shift(kind: str):
     return f
 
 
+def _div(kind: str):
+    """PTX div/rem (.u: unsigned; .s: signed, truncating toward zero, the remainder taking the
+    dividend's sign). Division by zero is unspecified in PTX; ptxmm gives it SMT-LIB's value
+    (div: all ones for .u, -1 or 1 by the dividend's sign for .s; rem: the dividend), so both
+    engines agree and a program that divides by zero gets one arbitrary but fixed answer."""
+    def f(a: int, b: int, w: int) -> int:
+        if kind[0] == "s":
+            a, b = to_signed(a, w), to_signed(b, w)
+        if b == 0:
+            return a if kind.endswith("rem") else (1 if a < 0 else -1)
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return a - q * b if kind.endswith("rem") else q
+    return f
+
+
 # concrete semantics: arguments are unsigned ints already masked to their widths; the result is
 # masked to the expression's width by the caller
 _CONCRETE: dict[str, Callable[..., int]] = {
     "add": lambda a, b, w: a + b,
     "sub": lambda a, b, w: a - b,
     "mul": lambda a, b, w: a * b,
+    "udiv": _div("udiv"),
+    "sdiv": _div("sdiv"),
+    "urem": _div("urem"),
+    "srem": _div("srem"),
     "and": lambda a, b, w: a & b,
     "or": lambda a, b, w: a | b,
     "xor": lambda a, b, w: a ^ b,
