@@ -41,7 +41,7 @@ class Universe:
     the events of a's thread on all of a's paths) — an intermediate event of a composition in
     there adds nothing to the pair's guard."""
 
-    __slots__ = ("ex", "lg", "live", "sure", "implied")
+    __slots__ = ("ex", "lg", "live", "sure", "implied", "_implied_by")
 
     def __init__(self, ex: list[Guard], lg: Logic, implied: list[int] | None = None):
         self.ex = ex
@@ -49,6 +49,14 @@ class Universe:
         self.live = sum(1 << i for i, g in enumerate(ex) if g is not False)
         self.sure = sum(1 << i for i, g in enumerate(ex) if g is True)
         self.implied = implied if implied is not None else [self.sure] * len(ex)
+        self._implied_by: dict[int, int] = {}
+
+    def implied_by(self, m: int) -> int:
+        """The events whose execution implies m's (all of them when m always executes)."""
+        x = self._implied_by.get(m)
+        if x is None:
+            x = self._implied_by[m] = sum(1 << j for j, imp in enumerate(self.implied) if (imp >> m) & 1)
+        return x
 
     # guard combinators, folding constants
     def and2(self, a: Guard, b: Guard) -> Guard:
@@ -271,33 +279,83 @@ class Rel:
     def seq(self, o: Rel) -> Rel:
         """Composition; an intermediate event must execute too (its guard joins the pair's,
         unless either end implies it)."""
+        if not self.may and _diagonal(self.must):  # [S] ; o
+            keep = self.must
+            return Rel(self.u, {a: r for a, r in o.must.items() if a in keep},
+                       {k: g for k, g in o.may.items() if k[0] in keep})
+        if not o.may and _diagonal(o.must):  # self ; [S]
+            cols = sum(o.must.values())
+            return Rel(self.u, {a: r & cols for a, r in self.must.items() if r & cols},
+                       {k: g for k, g in self.may.items() if (cols >> k[1]) & 1})
         u = self.u
-        ex, implied = u.ex, u.implied
         must: dict[int, int] = {}
-        acc: dict[tuple[int, int], list[Guard]] = {}
+        acc: dict[int, dict[int, list[Guard]]] = {}
+        o_must = o.must
         o_may = o._by_src() if o.may else {}
+        has_row = sum(1 << m for m in o_must) | sum(1 << m for m in o_may)
         for a, row in self.must.items():
-            r = 0
-            for m in bits(row & implied[a]):
-                r |= o.must.get(m, 0)
-                for c, g in o_may.get(m, ()):
-                    acc.setdefault((a, c), []).append(g)
-            for m in bits(row & ~implied[a]):
-                for c in bits(o.must.get(m, 0)):
-                    if (implied[c] >> m) & 1:
-                        r |= 1 << c
-                    else:
-                        acc.setdefault((a, c), []).append(ex[m])
-                for c, g in o_may.get(m, ()):
-                    acc.setdefault((a, c), []).append(u.and2(self._via(a, m, c), g))
+            r = self._seq_static_row(a, row & has_row, o_must, o_may, acc)
             if r:
                 must[a] = r
-        for (a, m), g in self.may.items():
-            for c in bits(o.must.get(m, 0)):
-                acc.setdefault((a, c), []).append(u.and2(g, self._via(a, m, c)))
-            for c, h in o_may.get(m, ()):
-                acc.setdefault((a, c), []).append(u.all((g, self._via(a, m, c), h)))
+        if self.may:
+            self._seq_may(o_must, o_may, has_row, acc)
         return _settle(u, must, acc)
+
+    def _seq_static_row(self, a: int, row: int, o_must: dict[int, int],
+                        o_may: dict[int, list[tuple[int, Term]]], acc) -> int:
+        """Row a of self;o through the static pairs (a, m): the static part is returned, the
+        guarded contributions go to acc[a][c]."""
+        u = self.u
+        ex, ia = u.ex, u.implied[a]
+        r = 0
+        acc_a = None
+        for m in bits(row):
+            om, dm = o_must.get(m, 0), o_may.get(m, ())
+            exm = ex[m]
+            if exm is True or (ia >> m) & 1:
+                r |= om
+                if dm:
+                    acc_a = acc.setdefault(a, {}) if acc_a is None else acc_a
+                    for c, g in dm:
+                        acc_a.setdefault(c, []).append(g)
+                continue
+            if exm is False:
+                continue
+            ib = u.implied_by(m)
+            r |= om & ib
+            rest = om & ~ib
+            if rest or dm:
+                acc_a = acc.setdefault(a, {}) if acc_a is None else acc_a
+                for c in bits(rest):
+                    acc_a.setdefault(c, []).append(exm)
+                for c, g in dm:
+                    acc_a.setdefault(c, []).append(g if (ib >> c) & 1 else u.lg.and_([exm, g]))
+        return r
+
+    def _seq_may(self, o_must: dict[int, int], o_may: dict[int, list[tuple[int, Term]]],
+                 has_row: int, acc) -> None:
+        """self;o through the guarded pairs (a, m) of self."""
+        u = self.u
+        ex, implied, and_ = u.ex, u.implied, u.lg.and_
+        for (a, m), g in self.may.items():
+            if not (has_row >> m) & 1:
+                continue
+            exm = ex[m]
+            if exm is False:
+                continue
+            om, dm = o_must.get(m, 0), o_may.get(m, ())
+            acc_a = acc.setdefault(a, {})
+            if exm is True or (implied[a] >> m) & 1:
+                for c in bits(om):
+                    acc_a.setdefault(c, []).append(g)
+                for c, h in dm:
+                    acc_a.setdefault(c, []).append(and_([g, h]))
+                continue
+            ib = u.implied_by(m)
+            for c in bits(om):
+                acc_a.setdefault(c, []).append(g if (ib >> c) & 1 else and_([g, exm]))
+            for c, h in dm:
+                acc_a.setdefault(c, []).append(and_([g, h]) if (ib >> c) & 1 else and_([g, exm, h]))
 
     def _via(self, a: int, m: int, c: int) -> Guard:
         """The guard an intermediate event m adds to a pair (a, c)."""
@@ -336,30 +394,67 @@ class Rel:
         return self._closure_guarded(nodes)
 
     def _closure_guarded(self, nodes: int) -> Rel:
+        """Warshall on guarded pairs. Rows stay split: a path through pivot k between static
+        pairs is static when k always executes or an end implies it, and those are propagated
+        on bitsets; only pairs whose guard depends on the execution are built as terms."""
         u = self.u
-        m: dict[tuple[int, int], Guard] = dict(self.items())
-        succ: dict[int, set[int]] = {}
-        pred: dict[int, set[int]] = {}
-        for a, b in m:
-            succ.setdefault(a, set()).add(b)
-            pred.setdefault(b, set()).add(a)
-        implied = u.implied
+        ex, implied = u.ex, u.implied
+        and2, or2 = u.and2, u.or2
+        rows = {a: r for a, r in self.must.items() if r}
+        may: dict[int, dict[int, Guard]] = {}
+        pred: dict[int, int] = {}  # k → the i with a may pair (i, k) (stale bits are skipped)
+        for (a, b), g in self.may.items():
+            may.setdefault(a, {})[b] = g
+            pred[b] = pred.get(b, 0) | (1 << a)
+
+        def add_static(i: int, x: int) -> None:
+            new = x & ~rows.get(i, 0)
+            if new:
+                rows[i] = rows.get(i, 0) | new
+                mi = may.get(i)
+                if mi:
+                    for j in [j for j in mi if (new >> j) & 1]:
+                        del mi[j]
+
+        def add(i: int, j: int, g: Guard) -> None:
+            if (rows.get(i, 0) >> j) & 1:
+                return
+            if g is True:
+                add_static(i, 1 << j)
+                return
+            mi = may.setdefault(i, {})
+            old = mi.get(j)
+            mi[j] = g if old is None else or2(old, g)
+            pred[j] = pred.get(j, 0) | (1 << i)
+
         for k in bits(nodes):
-            exk = u.ex[k]
-            for i in list(pred.get(k, ())):
-                gik = m[(i, k)]
-                for j in list(succ.get(k, ())):
-                    via = True if (implied[i] >> k) & 1 or (implied[j] >> k) & 1 else exk
-                    g = u.all((gik, via, m[(k, j)]))
-                    if g is False:
-                        continue
-                    old = m.get((i, j), False)
-                    if old is True:
-                        continue
-                    m[(i, j)] = u.or2(old, g)
-                    succ.setdefault(i, set()).add(j)
-                    pred.setdefault(j, set()).add(i)
-        return Rel.of(u, m)
+            rk = rows.get(k, 0)
+            dk = list(may[k].items()) if k in may else []
+            if not rk and not dk:
+                continue
+            exk = ex[k]
+            if exk is False:  # no path runs through an event that never executes
+                continue
+            impk = -1 if exk is True else u.implied_by(k)  # the j that imply k
+            dpred = [(i, may[i][k]) for i in bits(pred.get(k, 0)) if k in may.get(i, ())]
+            for i in [i for i, r in rows.items() if (r >> k) & 1]:
+                if exk is True or (implied[i] >> k) & 1:
+                    add_static(i, rk)
+                    for j, g in dk:
+                        add(i, j, g)
+                    continue
+                add_static(i, rk & impk)
+                for j in bits(rk & ~impk):
+                    add(i, j, exk)
+                for j, g in dk:
+                    add(i, j, g if (impk >> j) & 1 else and2(exk, g))
+            for i, gik in dpred:
+                via_i = exk is True or (implied[i] >> k) & 1
+                for j in bits(rk):
+                    add(i, j, gik if via_i or (impk >> j) & 1 else and2(gik, exk))
+                for j, g in dk:
+                    add(i, j, and2(gik, g) if via_i or (impk >> j) & 1 else u.all((gik, exk, g)))
+        return Rel(u, rows, {(i, j): g for i, mi in may.items() for j, g in mi.items()})
 
     def domain(self) -> ESet:
         u = self.u
@@ -391,17 +486,26 @@ class Rel:
         return f"Rel(must={sorted(self.pairs())}, may={sorted(self.may)})"
 
 
-def _settle(u: Universe, must: dict[int, int], acc: dict[tuple[int, int], list[Guard]]) -> Rel:
+def _settle(u: Universe, must: dict[int, int], acc: dict[int, dict[int, list[Guard]]]) -> Rel:
     may = {}
-    for k, gs in acc.items():
-        if _has(must, *k):
-            continue
-        g = u.any(gs)
-        if g is True:
-            must[k[0]] = must.get(k[0], 0) | (1 << k[1])
-        elif g is not False:
-            may[k] = g
+    for a, acc_a in acc.items():
+        row = must.get(a, 0)
+        for c, gs in acc_a.items():
+            if (row >> c) & 1:
+                continue
+            g = gs[0] if len(gs) == 1 else u.any(gs)
+            if g is True:
+                row |= 1 << c
+            elif g is not False:
+                may[(a, c)] = g
+        if row:
+            must[a] = row
     return Rel(u, must, may)
+
+
+def _diagonal(rows: dict[int, int]) -> bool:
+    """Whether static rows are a subset of the identity (a lifted set)."""
+    return all(r == 1 << a for a, r in rows.items())
 
 
 def lift(s: ESet) -> Rel:

@@ -16,6 +16,8 @@ constraints of its own branch."""
 
 from __future__ import annotations
 
+import ctypes
+import weakref
 from collections.abc import Callable, Iterator
 from itertools import count
 
@@ -43,19 +45,40 @@ def _raw(fn):
         return fn
 
 
-_AND, _OR, _NOT = _raw(z3.Z3_mk_and), _raw(z3.Z3_mk_or), _raw(z3.Z3_mk_not)
-_LT, _EQ = _raw(z3.Z3_mk_lt), _raw(z3.Z3_mk_eq)
-
-
+_LT, _EQ, _NOT = _raw(z3.Z3_mk_lt), _raw(z3.Z3_mk_eq), _raw(z3.Z3_mk_not)
 _ASSERT = _raw(z3.Z3_solver_assert)
+
+# The same C entry points with plain pointer (int) arguments and results, unchecked: the
+# Logic's terms are Bool terms of one context, built bottom-up, which cannot fail.
+_VP = ctypes.c_void_p
+
+
+def _proto(fn, restype, *argtypes):
+    f = _raw(fn)
+    try:
+        return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(f, _VP).value)
+    except (TypeError, ctypes.ArgumentError):  # pragma: no cover - other binding layouts
+        return None
+
+
+_P_AND = _proto(z3.Z3_mk_and, _VP, _VP, ctypes.c_uint, ctypes.POINTER(_VP))
+_P_OR = _proto(z3.Z3_mk_or, _VP, _VP, ctypes.c_uint, ctypes.POINTER(_VP))
+_P_NOT = _proto(z3.Z3_mk_not, _VP, _VP, _VP)
+_P_INC = _proto(z3.Z3_inc_ref, None, _VP, _VP)
+_P_DEC = _proto(z3.Z3_dec_ref, None, _VP, _VP)
+_P_ASSERT = _proto(z3.Z3_solver_assert, None, _VP, _VP, _VP)
 
 
 def _assert(s: z3.Solver, c) -> None:
-    """Solver.add without the Python API's per-call coercion (``c``: a Bool term or a bool)."""
+    """Solver.add without the Python API's per-call coercion (``c``: a Z3 Bool, a bool, or a
+    term of the Logic the solver's problem attached as ``s.lg``)."""
     if c is True:
         return
     if c is False:
         c = z3.BoolVal(False)
+    elif type(c) is int:
+        _P_ASSERT(s.ctx.ref().value, s.solver.value, s.lg.ast(c))
+        return
     _ASSERT(s.ctx.ref(), s.solver, c.as_ast())
 
 
@@ -63,10 +86,8 @@ def _eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
     return z3.BoolRef(_EQ(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
 
 
-def _mk(fn, terms: list) -> z3.BoolRef:
-    ctx = terms[0].ctx
-    arr = (z3.Ast * len(terms))(*[t.ast for t in terms])
-    return z3.BoolRef(fn(ctx.ref(), len(terms), arr), ctx)
+def _not(a: z3.BoolRef) -> z3.BoolRef:
+    return z3.BoolRef(_NOT(a.ctx.ref(), a.as_ast()), a.ctx)
 
 
 def _const(name: str, sort_fn, cls):
@@ -83,45 +104,126 @@ def mk_int(name: str) -> z3.ArithRef:
     return _const(name, z3.Z3_mk_int_sort, z3.ArithRef)
 
 
+_LEAF, _AND_OP, _OR_OP, _NOT_OP = 0, 1, 2, 3
+
+
+def _release(ctx: z3.Context, owned: list[int]) -> None:
+    if _P_DEC is not None and ctx.ref() is not None:
+        r = ctx.ref().value
+        for p in owned:
+            _P_DEC(r, p)
+
+
 class Z3Logic:
-    """Term construction for the relation algebra (the engine side of :class:`relalg.Logic`)."""
+    """Term construction for the relation algebra (the engine side of :class:`relalg.Logic`).
+
+    A term is an int (≥ 2, never mistaken for True/False): a node of a hash-consed DAG of
+    and/or/not over *leaves*, which are Z3 Bool terms. The relation algebra builds many terms
+    that no constraint ever reaches; nodes are cheap Python tuples, and only the ones asserted
+    (or evaluated) are built in Z3 — once each, through the raw C API (:meth:`ast`). Z3 terms
+    built here are owned by the Logic and released with it."""
 
     def __init__(self) -> None:
         self._tag = count()
-        self._memo: dict[tuple, tuple] = {}  # operand pointers → (term, operands)
+        self.ctx = z3.main_ctx()
+        self.op: list[int] = [-1, -1]
+        self.kids: list = [None, None]  # AND/OR: tuple of ids; NOT: id; LEAF: the BoolRef
+        self.ptr: list = [None, None]  # the node's Z3 AST pointer (int) once built
+        self._ids: dict = {}  # (op, kids) | (LEAF, pointer) → id
+        self._owned: list[int] = []
+        weakref.finalize(self, _release, self.ctx, self._owned)
 
-    def _cached(self, fn, terms: list) -> z3.BoolRef:
-        # Z3 hash-conses terms: same term, same pointer. The memo keeps the operands alive too,
-        # so a pointer in a key is never reused for another term.
-        key = (fn is _AND, *(t.ast.value for t in terms))
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = (_mk(fn, terms), terms)
-        return hit[0]
+    def leaf(self, t: z3.BoolRef) -> Guard:
+        """The term of a Z3 Bool (True/False for the constants)."""
+        p = t.as_ast().value
+        key = (_LEAF, p)
+        i = self._ids.get(key)
+        if i is None:
+            if z3.is_true(t) or z3.is_false(t):
+                return z3.is_true(t)
+            i = self._ids[key] = len(self.op)
+            self.op.append(_LEAF)
+            self.kids.append(t)
+            self.ptr.append(p)
+        return i
 
-    def and_(self, terms: list) -> z3.BoolRef:
-        return self._cached(_AND, terms)
+    def _node(self, op: int, kids) -> int:
+        key = (op, kids)
+        i = self._ids.get(key)
+        if i is None:
+            i = self._ids[key] = len(self.op)
+            self.op.append(op)
+            self.kids.append(kids)
+            self.ptr.append(None)
+        return i
 
-    def or_(self, terms: list) -> z3.BoolRef:
-        return self._cached(_OR, terms)
+    def and_(self, terms: list) -> Guard:
+        ks = tuple(sorted(set(terms)))
+        return ks[0] if len(ks) == 1 else self._node(_AND_OP, ks)
 
-    def not_(self, t) -> z3.BoolRef:
-        key = (None, t.ast.value)
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = (z3.BoolRef(_NOT(t.ctx.ref(), t.as_ast()), t.ctx), t)
-        return hit[0]
+    def or_(self, terms: list) -> Guard:
+        ks = tuple(sorted(set(terms)))
+        return ks[0] if len(ks) == 1 else self._node(_OR_OP, ks)
+
+    def not_(self, t) -> Guard:
+        if self.op[t] == _NOT_OP:
+            return self.kids[t]
+        return self._node(_NOT_OP, t)
+
+    # -- the boundary to Z3 --------------------------------------------------------------------
+    def ast(self, t: int) -> int:
+        """The Z3 AST pointer of term ``t``, building (post-order, iteratively) what is missing."""
+        ptr, op, kids = self.ptr, self.op, self.kids
+        if ptr[t] is not None:
+            return ptr[t]
+        ctx = self.ctx.ref().value
+        stack = [t]
+        while stack:
+            x = stack[-1]
+            if ptr[x] is not None:
+                stack.pop()
+                continue
+            k = kids[x]
+            if op[x] == _NOT_OP:
+                if ptr[k] is None:
+                    stack.append(k)
+                    continue
+                p = _P_NOT(ctx, ptr[k])
+            else:
+                missing = [c for c in k if ptr[c] is None]
+                if missing:
+                    stack += missing
+                    continue
+                arr = (_VP * len(k))(*[ptr[c] for c in k])
+                p = (_P_AND if op[x] == _AND_OP else _P_OR)(ctx, len(k), arr)
+            _P_INC(ctx, p)  # before the next call: a fresh AST of an rc context is not yet owned
+            self._owned.append(p)
+            ptr[x] = p
+            stack.pop()
+        return ptr[t]
+
+    def z3(self, g: Guard) -> z3.BoolRef:
+        """A guard (or a Z3 Bool, returned as it is) as a Z3 Bool."""
+        if g is True or g is False:
+            return z3.BoolVal(g, self.ctx)
+        if type(g) is not int:
+            return g
+        if self.op[g] == _LEAF:
+            return self.kids[g]
+        return z3.BoolRef(z3.Ast.from_buffer_copy(_VP(self.ast(g))), self.ctx)
 
     def equivalent(self, a, b) -> bool:
-        if a.eq(b):
+        if a == b:
             return True
         s = z3.SimpleSolver()
-        s.add(a != b)
+        s.add(self.z3(a) != self.z3(b))
         return s.check() == z3.unsat
 
     def simplify(self, g) -> Guard:
-        g = z3.simplify(g)
-        return True if z3.is_true(g) else False if z3.is_false(g) else g
+        return self.leaf(z3.simplify(self.z3(g)))
+
+    def implies(self, g: Guard, t: Guard) -> Guard:
+        return True if g is False or t is True else t if g is True else self.or_([self.not_(g), t])
 
     def acyclic(self, edges: list[tuple[int, int, Guard]]) -> list[Guard]:
         """rank(a) < rank(b) for every edge that holds (ranks: fresh integers)."""
@@ -133,12 +235,8 @@ class Z3Logic:
                 if x not in rank:
                     rank[x] = mk_int(f"rk{tag}_{x}")
             lt = z3.BoolRef(_LT(rank[a].ctx.ref(), rank[a].as_ast(), rank[b].as_ast()), rank[a].ctx)
-            out.append(lt if g is True else z3.Implies(g, lt))
+            out.append(self.implies(g, self.leaf(lt)))
         return out
-
-
-def _as_bool(g: Guard) -> z3.BoolRef:
-    return z3.BoolVal(g) if isinstance(g, bool) else g
 
 
 class Values:
@@ -255,6 +353,8 @@ class Z3Choice:
         live = {i for i, g in enumerate(self.ex) if g is not False}
         self.rfv = {p: mk_bool(f"rf{p[0]}_{p[1]}") for p in cand.rf if live.issuperset(p)}
         self.cov = {p: mk_bool(f"co{p[0]}_{p[1]}") for p in cand.co if live.issuperset(p)}
+        self.rft = {p: lg.leaf(v) for p, v in self.rfv.items()}  # the same, as the Logic's terms
+        self.cot = {p: lg.leaf(v) for p, v in self.cov.items()}
         self.rank = {f: mk_int(f"sc{f}") for f in cand.scf if f in live}
         if len(self.rank) > 1:
             self.cs.append(z3.Distinct(*self.rank.values()))
@@ -271,10 +371,11 @@ class Z3Choice:
     def _exec(self, e: Event) -> Guard:
         if e.thread < 0:
             return True
+        lg = self.lg
         g: Guard = True
         sel = self.sel[e.thread]
         if sel is not None and len(e.paths) < len(sel):
-            g = z3.Or([sel[k] for k in sorted(e.paths)]) if len(e.paths) > 1 else sel[next(iter(e.paths))]
+            g = lg.or_([lg.leaf(sel[k]) for k in sorted(e.paths)])
         if e.cond != Const(1, 1):
             c = self.values.bool(e.cond)
             if z3.is_false(c):
@@ -282,7 +383,7 @@ class Z3Choice:
             if not z3.is_true(c):
                 x = mk_bool(f"x{e.eid}")
                 self.cs.append(x == c)
-                g = x if g is True else z3.And(g, x)
+                g = lg.leaf(x) if g is True else lg.and_([g, lg.leaf(x)])
         return g
 
     # the Choice protocol
@@ -290,31 +391,31 @@ class Z3Choice:
         return self.ex[e]
 
     def rf(self, w: int, r: int) -> Guard:
-        return self.rfv.get((w, r), False)
+        return self.rft.get((w, r), False)
 
     def co(self, a: int, b: int) -> Guard:
-        return self.cov.get((a, b), False)
+        return self.cot.get((a, b), False)
 
     def sc(self, f: int, g: int) -> Guard:
         if f in self.rank and g in self.rank:
-            return z3.BoolRef(_LT(self.rank[f].ctx.ref(), self.rank[f].as_ast(), self.rank[g].as_ast()),
-                              self.rank[f].ctx)
+            return self.lg.leaf(z3.BoolRef(_LT(self.rank[f].ctx.ref(), self.rank[f].as_ast(),
+                                               self.rank[g].as_ast()), self.rank[f].ctx))
         return False
 
     def cond(self, e: Expr) -> Guard:
-        g = self.values.bool(e)
-        return True if z3.is_true(g) else False if z3.is_false(g) else g
+        return self.lg.leaf(self.values.bool(e))
 
     def same_phase(self, a: int, b: int) -> Guard:
         pa, pb = self.ph.get(a), self.ph.get(b)
         if pa is None or pb is None:
             return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]
-        return pa == pb
+        return self.lg.leaf(pa == pb)
 
     def count(self, guards: list[Guard], op: str, q: int) -> Guard:
         """A counted barrier phase completes with exactly q arrivals (phases are chosen)."""
-        total = z3.Sum([z3.If(_as_bool(g), 1, 0) for g in guards]) if guards else z3.IntVal(0)
-        return total == q
+        z = self.lg.z3
+        total = z3.Sum([z3.If(z(g), 1, 0) for g in guards]) if guards else z3.IntVal(0)
+        return self.lg.leaf(total == q)
 
 
 class Z3Problem:
@@ -325,6 +426,7 @@ class Z3Problem:
         self.eg, self.obs = eg, obs
         self.lg = Z3Logic()
         self.s = z3.SimpleSolver()  # incremental, no tactic preprocessing
+        self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
         ch = self.ch = Z3Choice(eg, cand, self.lg)
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
@@ -365,7 +467,8 @@ class Z3Problem:
         self._bools += [("fin", (loc, w), v) for loc, fv in self.fin.items() for w, v in fv.items()]
         self._bools += [("flag", name, t) for name, t in self.flag_terms if t is not True and t is not False]
         one, zero = z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)
-        bits_ = [z3.If(t, one, zero) for _, _, t in self._bools]
+        z = self.lg.z3
+        bits_ = [z3.If(z(t), one, zero) for _, _, t in self._bools]
         words = list(self.terms) + [ch.vals[r] for r in sorted(ch.vals)]
         self._packed = z3.Concat(*(bits_ + words)) if len(bits_ + words) > 1 else (bits_ + words or [None])[0]
         self._widths = [1] * len(bits_) + [w.size() for w in words]
@@ -394,27 +497,30 @@ class Z3Problem:
             if e.kind != "R" or ch.ex[e.eid] is False:
                 continue
             ws = by_read.get(e.eid, [])
-            vs = [ch.rfv[(w, e.eid)] for w in ws]
+            vs = [ch.rft[(w, e.eid)] for w in ws]
             cs.append(u.any([u.not1(ch.ex[e.eid])] + vs))
             if len(vs) > 1:
-                cs.append(z3.AtMost(*vs, 1))
+                cs.append(z3.AtMost(*[ch.rfv[(w, e.eid)] for w in ws], 1))
             for w, v in zip(ws, vs):
-                same = _eq(ch.vals[e.eid], ch.values.bv(ev[w].value))
+                same = ch.lg.leaf(_eq(ch.vals[e.eid], ch.values.bv(ev[w].value)))
                 cs.append(u.any([u.not1(v), u.all([ch.ex[w], ch.ex[e.eid], same])]))
-        for (a, b), v in ch.cov.items():
+        for (a, b), v in ch.cot.items():
             cs.append(u.any([u.not1(v), u.and2(ch.ex[a], ch.ex[b])]))
-            if (b, a) in ch.cov and a < b:
-                cs.append(u.not1(u.and2(v, ch.cov[(b, a)])))
+            if (b, a) in ch.cot and a < b:
+                cs.append(u.not1(u.and2(v, ch.cot[(b, a)])))
         cs += self._transitive(cand, co, u)
         cs += self._phases()
         return cs
 
     def _transitive(self, cand: Candidates, co, u) -> list:
         """co(a,b) ∧ co(b,c) → co(a,c) for every triple with an undecided pair."""
-        ev = self.eg.events
+        ev, cot = self.eg.events, self.ch.cot
 
-        def g(a, b):
-            return u.all((u.ex[a], u.ex[b], co.guard(a, b)))
+        def g(a, b):  # co(a, b) with both executed; a co variable implies that already (above)
+            v = cot.get((a, b))
+            if v is not None:
+                return v
+            return u.and2(u.ex[a], u.ex[b]) if co.guard(a, b) is True else False
 
         out = []
         seen = set()
@@ -446,14 +552,14 @@ class Z3Problem:
                 gb = bars.same_barrier(ev[b_id], a)
                 if gb is False:
                     continue
-                gb = _as_bool(gb)
+                gb = ch.lg.z3(gb)
                 same.append(z3.If(z3.And(gb, pb == pa), 1, 0))
                 prev.append(z3.If(z3.And(gb, pb == pa - 1), 1, 0))
             bad = z3.Or(z3.Sum(same) > q, z3.And(pa > 0, z3.Sum(prev) != q))
-            out.append(z3.Not(z3.And(_as_bool(ch.ex[a_id]), bad)))
+            out.append(z3.Not(z3.And(ch.lg.z3(ch.ex[a_id]), bad)))
         return out
 
-    def _final_values(self, cand: Candidates, co) -> dict[str, dict[int, z3.BoolRef]]:
+    def _final_values(self, cand: Candidates, co) -> dict[str, dict[int, Guard]]:
         """Final-state observers read a co-maximal executed write."""
         ch, u, fin = self.ch, co.u, {}
         for o in self.obs:
@@ -462,8 +568,8 @@ class Z3Problem:
             # a write with a co-successor that always executes is never the final one
             ws = [w for w in cand.writes_at[o.loc] if ch.ex[w] is not False
                   and not co.must.get(w, 0) & u.sure]
-            fv = {w: mk_bool(f"fin_{o.loc}_{w}") for w in ws}
-            _assert(self.s, z3.PbEq([(v, 1) for v in fv.values()], 1))
+            fv = {w: ch.lg.leaf(mk_bool(f"fin_{o.loc}_{w}")) for w in ws}
+            _assert(self.s, z3.PbEq([(ch.lg.z3(v), 1) for v in fv.values()], 1))
             for w, v in fv.items():
                 later = [u.all((u.ex[w2], co.guard(w, w2))) for w2 in ws if w2 != w]
                 _assert(self.s, u.any([u.not1(v), u.all([ch.ex[w]] + [u.not1(x) for x in later])]))
@@ -475,7 +581,7 @@ class Z3Problem:
         if o.loc is not None:
             t = z3.BitVecVal(0, o.width)
             for w, v in self.fin[o.loc].items():
-                t = z3.If(v, _fit(ch.values.bv(self.eg.events[w].value), o.width), t)
+                t = z3.If(ch.lg.z3(v), _fit(ch.values.bv(self.eg.events[w].value), o.width), t)
             return t
         sel = ch.sel[o.thread]
         paths = range(len(self.eg.paths[o.thread]))
@@ -523,7 +629,7 @@ class Z3Problem:
             _assert(s, _eq(terms[level], v))
             yield from self._dfs(level + 1, m)
             s.pop()
-            _assert(s, self.lg.not_(_eq(terms[level], v)))
+            _assert(s, _not(_eq(terms[level], v)))
             if s.check() != z3.sat:
                 break
             m = s.model()
