@@ -67,8 +67,12 @@ def code(*rows: str, thread: int = 0, **kw) -> list:
     return [bare(i) for i in parse(*rows, **kw).threads[thread].instrs]
 
 
+# registers are undefined until written: the one-instruction tests read these, initialised
+REGS = "x = 0; y = 0; P0:r0 = 0; P0:r1 = 0; P0:r2 = 0;"
+
+
 def one(cell: str, **kw):
-    (ins,) = code(cell, **kw)
+    (ins,) = code(cell, **{"init": REGS, **kw})
     return ins
 
 
@@ -335,10 +339,10 @@ def test_red_div_is_not_supported():
                                      ("bgt", "gt"), ("blt", "lt")])
 def test_branch_cond(mn, cmp):
     p = Reg("%branch")
-    assert code("LC00:", f"{mn} r0, -1, LC00") == [
+    assert code("LC00:", f"{mn} r0, -1, LC00", init=REGS) == [
         Label(name="LC00"), Setp(cmp=cmp, dst=p, a=Reg("r0"), b=Imm(-1), type="s32"),
         Branch(target="LC00", guard=(p, False))]
-    assert code("LC00:", f"{mn} 1, r2, LC00")[1].a == Imm(1)
+    assert code("LC00:", f"{mn} 1, r2, LC00", init=REGS)[1].a == Imm(1)
 
 
 def test_jump_and_label():
@@ -347,7 +351,7 @@ def test_jump_and_label():
 
 
 def test_labels_are_per_thread():
-    p = parse("LC00: | LC00:", "bne r0, 0, LC00 | goto LC00")
+    p = parse("LC00: | LC00:", "bne r0, 0, LC00 | goto LC00", init=REGS)
     assert all(t.instrs[0].name == "LC00" for t in p.threads)
 
 
@@ -576,7 +580,7 @@ def test_operand_column():
 
 def test_unknown_label():
     err = fails(SemanticError, "unknown label LC01", 5, "LC00:", "goto LC01")
-    assert err.hint == "labels of thread P0: LC00"
+    assert err.hint == "did you mean `LC00`? labels of thread P0: LC00"
 
 
 def test_branch_to_other_threads_label():

@@ -115,7 +115,9 @@ def test_qualifiers(text, expect):
     ("exit", Ret, {}),
 ])
 def test_typed_instructions(text, cls, fields):
-    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; L: }}\n")
+    # registers are undefined until written: the forms read these, so they start at 0
+    regs = ".reg .u32 %r1 = 0; .reg .b64 %rd1 = 0; .reg .pred %p0 = 0, %p1 = 0;"
+    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; L:\n{regs} }}\n")
     i = p.threads[0].instrs[0]
     assert type(i) is cls
     for k, v in fields.items():

@@ -8,6 +8,7 @@ inside a kernel declaring ``.global .texref t; .global .surfref s; .const .u32 c
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -24,12 +25,17 @@ DECLS = """.global .u32 x = 0;
 .global .surfref s aliases x;
 .const .u32 c aliases x;
 """
+DECLS64 = DECLS.replace(".u32", ".u64")  # for the 64-bit forms: an access is as wide as its location
 LINE = DECLS.count("\n") + 1  # the line of the thread in `_one`
+# registers are undefined until written: the forms below read these, so they start at 0
+REGS = (".reg .u32 %r0 = 0, %r1 = 0; .reg .s32 %c0 = 0; .reg .b64 %rd0 = 0, %rd1 = 0; "
+        ".reg .pred %p0 = 0;")
 
 
 def _one(text: str, extra: str = "", cond: str = ""):
     """Parse ``text`` as the only instruction(s) of thread T0; return its instructions."""
-    p = ptxmm.parse(f"{DECLS}{extra}.thread T0 {{ {text}; }}\n{cond}", "p.ptx")
+    decls = DECLS64 if re.search(r"[bsu]64\b", text) else DECLS
+    p = ptxmm.parse(f"{decls}{extra}.thread T0 {{ {text};\n{REGS} }}\n{cond}", "p.ptx")
     return p.threads[0].instrs
 
 
@@ -362,7 +368,7 @@ def test_forms_assemble_with_ptxas(tmp_path):
 # ----- robustness --------------------------------------------------------------------------------
 
 PROXY_PROGRAM = DECLS + """.thread T0 {
-  .reg .s32 %c<1>;
+  .reg .s32 %c0 = 0;
   sust.b.1d.b32.trap [s, {%c0}], {1};
   fence.proxy.surface;
   tex.1d.v4.s32.s32 {%r0, _, _, _}, [t, {0}];

@@ -49,3 +49,21 @@ class SemanticError(PtxmmError):
 
 class ModelError(PtxmmError):
     kind = "model error"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A non-fatal finding about a program (``Program.warnings``): printed as
+    ``file:line:col: warning: message`` plus the hint; it never changes a verdict or exit code."""
+
+    message: str
+    pos: SourcePos | None = None
+    hint: str | None = None
+    kind = "warning"
+
+    def __str__(self) -> str:
+        where = f"{self.pos}: " if self.pos else ""
+        text = f"{where}{self.kind}: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text

@@ -373,6 +373,8 @@ class Program:
     file: str = "<string>"
     format: str = "ptx"
     meta: dict = field(default_factory=dict, compare=False, hash=False)
+    # non-fatal diagnostics of the front end's checks (errors.Diagnostic): unreachable code, ...
+    warnings: tuple = field(default=(), compare=False)
 
     def location(self, name: str) -> Location | None:
         return next((loc for loc in self.locations if loc.name == name), None)

@@ -1,30 +1,30 @@
-"""Checks shared by all front ends: names resolve, registers/labels exist, expectations parse."""
+"""What both front ends share: integer literals, condition trees, expectations, and parsing
+without the cyclic garbage collector (the semantic checks are in :mod:`.check`)."""
 
 from __future__ import annotations
+
+import difflib
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from lark import Token, Tree
 
 from ..errors import ParseError, SemanticError, SourcePos
-from ..program import (
-    MEMORY_INSTRS,
-    Addr,
-    And,
-    Branch,
-    Cmp,
-    Condition,
-    Label,
-    Location,
-    MemRef,
-    Not,
-    Or,
-    Program,
-    RegRef,
-    Sym,
-    Thread,
-    TrueC,
-    cond_refs,
-    operands,
-)
+from ..program import And, Cmp, Condition, Not, Or, TrueC
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Parsing allocates a tree node per token and frees nothing cyclic: the collector's passes
+    over the growing heap would take a third of the time on a large file."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def int_literal(text: str, pos: SourcePos | None = None) -> int:
@@ -64,6 +64,7 @@ def build_cond(t, ref, num) -> object:
     is_ref = isinstance(rhs, Tree) and rhs.data in ("regref", "memref")
     return Cmp(op, ref(lhs), ref(rhs) if is_ref else num(rhs))
 
+
 _EXPECT = {
     "holds": True, "fails": False, "ok": True, "no": False,
 }
@@ -88,73 +89,8 @@ def expectation(word: str, cond: Condition | None, pos: SourcePos | None) -> boo
             raise SemanticError("`.expect required` needs a forall condition", pos,
                                 "use `.expect holds` or `.expect fails`")
         return True
+    words = ("holds", "fails", "allowed", "forbidden", "required")
+    close = difflib.get_close_matches(w, words, n=1)
     raise SemanticError(f"unknown expectation `{word}`", pos,
-                        "use holds, fails, allowed, forbidden or required")
-
-
-def check_program(p: Program) -> None:
-    if not p.threads:
-        raise SemanticError("the test has no threads", SourcePos(p.file, 1, 1),
-                            "add a `.thread T0 { ... }` block")
-    names = [t.name for t in p.threads]
-    for t in p.threads:
-        if names.count(t.name) > 1:
-            raise SemanticError(f"thread {t.name} is defined twice", t.pos)
-    locs = _check_locations(p)
-    for t in p.threads:
-        _check_thread(t, locs)
-    if p.condition is not None:
-        _check_condition(p, p.condition, locs)
-
-
-def _check_locations(p: Program) -> dict[str, Location]:
-    locs = {loc.name: loc for loc in p.locations}
-    if len(locs) != len(p.locations):
-        dup = next(loc for loc in p.locations if
-                   sum(1 for m in p.locations if m.name == loc.name) > 1)
-        raise SemanticError(f"location {dup.name} is declared twice", dup.pos)
-    for loc in p.locations:
-        if loc.alias_of is not None:
-            tgt = locs.get(loc.alias_of)
-            if tgt is None:
-                raise SemanticError(f"{loc.name} aliases unknown location {loc.alias_of}", loc.pos)
-            seen = [loc.name]
-            while tgt is not None and tgt.alias_of is not None:
-                if tgt.name in seen:
-                    raise SemanticError(f"alias declarations form a cycle: {' -> '.join(seen)}"
-                                        f" -> {tgt.name}", loc.pos, "one location must be declared"
-                                        " with a value, not as an alias")
-                seen.append(tgt.name)
-                tgt = locs.get(tgt.alias_of)
-    return locs
-
-
-def _check_thread(t: Thread, locs: dict[str, Location]) -> None:
-    """Branch targets are labels of the thread; location names are declared; no offsets."""
-    labels = {i.name for i in t.instrs if isinstance(i, Label)}
-    for ins in t.instrs:
-        if isinstance(ins, Branch) and ins.target not in labels:
-            raise SemanticError(f"unknown label {ins.target}", ins.pos,
-                                f"labels of thread {t.name}: {', '.join(sorted(labels)) or 'none'}")
-        for o in operands(ins):
-            base = o.base if isinstance(o, Addr) else o
-            if isinstance(base, Sym) and base.name not in locs and base.name not in labels:
-                raise SemanticError(f"unknown location {base.name}", ins.pos,
-                                    f"declare it, e.g. `.global .u32 {base.name} = 0;`")
-        if isinstance(ins, MEMORY_INSTRS) and ins.addr.offset != 0:
-            raise SemanticError("address offsets are not supported", ins.pos,
-                                "declare a separate location for each word")
-
-
-def _check_condition(p: Program, cond: Condition, locs: dict[str, Location]) -> None:
-    for r in cond_refs(cond.expr):
-        if isinstance(r, MemRef) and r.loc not in locs:
-            raise SemanticError(f"condition names unknown location {r.loc}", p.threads[-1].pos,
-                                "declare it or refer to a register as THREAD:%reg")
-        if isinstance(r, RegRef):
-            t = p.thread(r.thread) or (
-                p.threads[int(r.thread)] if r.thread.isdigit() and int(r.thread) < len(p.threads)
-                else None)
-            if t is None:
-                raise SemanticError(f"condition names unknown thread {r.thread}", None,
-                                    f"threads: {', '.join(t.name for t in p.threads)}")
+                        (f"did you mean `{close[0]}`? " if close else "")
+                        + "use holds, fails, allowed, forbidden or required")

@@ -155,6 +155,10 @@ def split_mnemonic(m: str, pos: SourcePos | None) -> tuple[str, _Quals]:
     return parts[0], _Quals(items, m, pos)
 
 
+_KINDS = {"r": Reg, "v": (Reg, Imm, Sym), "m": Addr, "l": Sym, "h": Handle, "V": Vec, "d": Reg,
+          "s": (Reg, Imm)}
+
+
 def _operands(ops: list, kinds: str, q: _Quals, form: str) -> list:
     """Check operand count and kinds: r=register, v=value (reg/imm/sym), m=memory, l=label,
     h=texture/surface operand ``[name, coords]``, V=vector ``{...}``, d=a register or a one-element
@@ -168,11 +172,7 @@ def _operands(ops: list, kinds: str, q: _Quals, form: str) -> list:
     for i, (k, o) in enumerate(zip(kinds, ops)):
         if k in "ds" and isinstance(o, Vec) and len(o.items) == 1:
             o = o.items[0]
-        ok = {"r": isinstance(o, Reg), "v": isinstance(o, (Reg, Imm, Sym)),
-              "m": isinstance(o, Addr), "l": isinstance(o, Sym), "h": isinstance(o, Handle),
-              "V": isinstance(o, Vec), "d": isinstance(o, Reg) and o != SINK,
-              "s": isinstance(o, (Reg, Imm))}[k]
-        if not ok:
+        if not (isinstance(o, _KINDS[k]) and (k != "d" or o != SINK)):
             what = {"r": "a register", "v": "a register or immediate", "m": "a memory operand [addr]",
                     "l": "a label", "h": "a texture/surface operand [name, {coordinate}]",
                     "V": "a vector {...}", "d": "a register (or {register})",

@@ -107,8 +107,8 @@ from ..program import (
     operands,
 )
 from ..resources import data_dir
-from . import lark_errors
-from .common import check_program
+from . import check, lark_errors
+from .common import no_gc
 
 TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
@@ -141,11 +141,12 @@ def _parser() -> lark.Lark:
 
 
 def parse(text: str, file: str = "<string>") -> Program:
-    try:
-        tree = _parser().parse(text)
-    except lark.exceptions.LarkError as e:
-        raise _syntax_error(e, file, text) from None
-    return _Builder(file, text).build(tree)
+    with no_gc():
+        try:
+            tree = _parser().parse(text)
+        except lark.exceptions.LarkError as e:
+            raise _syntax_error(e, file, text) from None
+        return _Builder(file, text).build(tree)
 
 
 def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
@@ -338,8 +339,7 @@ class _Builder:
         prog = Program(name=name, description=" ".join(docs), threads=tuple(out),
                        locations=tuple(self.locs.values()), condition=cond, file=self.file,
                        format="litmus", meta=meta)
-        check_program(prog)
-        return prog
+        return check.check(prog, check.Sources(dialect="litmus"))
 
     # --- header, threads, init ---
 

@@ -1,10 +1,18 @@
-"""The ``.ptx`` litmus front end: grammar/ptx.lark → Program.
+"""The ``.ptx`` litmus front end: grammar/ptx.lark → Program, then the semantic check pass
+(:mod:`.check`).
+
+Registers are undefined until written; ``.reg .u32 %r1 = 5;`` in a thread declares %r1 and gives
+it the value it holds when the thread starts (ptxas takes no initial value in the .reg state
+space; this is the litmus extension, as ``P0:r1 = 5`` is in a ``.litmus`` init block).
 
 Proxy aliases (docs/ptx-proxies.md): ``.global .texref t aliases x;`` (texture proxy),
 ``.global .surfref s aliases x;`` (surface proxy), ``.const .u32 c aliases x;`` (constant proxy).
-After check_program, :func:`_check_proxies` makes each access go through the proxy its name was
+Once names resolve, :func:`_check_proxies` makes each access go through the proxy its name was
 declared for (as ptxas does) and keeps the litmus-sized texture/surface forms sound: coordinates
-are always 0, and the channels of ``tex`` other than the first are never read."""
+are always 0, and the channels of ``tex`` other than the first are never read.
+
+The parser keeps no positions of rules (Lark's ``propagate_positions`` triples the parse time);
+every position comes from a token."""
 
 from __future__ import annotations
 
@@ -36,23 +44,24 @@ from ..program import (
     value_operands,
 )
 from ..resources import data_dir
-from . import lark_errors
-from .common import build_cond, check_program, expectation, int_literal
+from . import check, lark_errors
+from .common import build_cond, expectation, int_literal, no_gc
 from .instr import Handle, Vec, decode
 
 
 @cache
 def _parser() -> lark.Lark:
     return lark.Lark((data_dir("grammar") / "ptx.lark").read_text(), parser="lalr", cache=True,
-                     propagate_positions=True, maybe_placeholders=False)
+                     maybe_placeholders=False)
 
 
 def parse(text: str, file: str = "<string>") -> Program:
-    try:
-        tree = _parser().parse(text)
-    except lark.exceptions.LarkError as e:
-        raise lark_errors.convert(e, file, text) from None
-    return _Builder(file, text).build(tree)
+    with no_gc():
+        try:
+            tree = _parser().parse(text)
+        except lark.exceptions.LarkError as e:
+            raise lark_errors.convert(e, file, text) from None
+        return _Builder(file, text).build(tree)
 
 
 # the declaration forms of proxy aliases: reference types (.global) and the constant state space
@@ -76,45 +85,85 @@ class _ThreadNotes:
 
 
 def _int(tok_tree, file: str = "<string>") -> int:
+    return _int_at(tok_tree, file)[0]
+
+
+def _int_at(tok_tree, file: str) -> tuple[int, SourcePos | None]:
+    """An integer literal (``int_lit`` tree or token) and the position of its first character."""
     toks = [t for t in tok_tree.children] if isinstance(tok_tree, Tree) else [tok_tree]
     sign = -1 if toks[0] == "-" else 1
     last = toks[-1]
     pos = SourcePos(file, last.line, last.column) if getattr(last, "line", None) else None
-    return sign * int_literal(str(last), pos)
+    first = toks[0]
+    start = SourcePos(file, first.line, first.column) if getattr(first, "line", None) else pos
+    return sign * int_literal(str(last), pos), start
 
 
-def _reg_decl(node: Tree, file: str) -> list[tuple[str, str]]:
-    """``.reg .u32 %r<3>, %p;`` → [(%r0, u32), (%r1, u32), (%r2, u32), (%p, u32)]."""
-    ty, *decls = (str(c) for c in node.children)
+def _tok_pos(file: str, tok: Token) -> SourcePos:
+    return SourcePos(file, tok.line, tok.column)
+
+
+def _reg_decl(node: Tree, file: str) -> tuple[list[tuple[str, str]], list[tuple[str, int]]]:
+    """``.reg .u32 %r<3>, %p = 1;`` → ([(%r0, u32), (%r1, u32), (%r2, u32), (%p, u32)],
+    [(%p, 1)]): the declared registers and the initial values."""
+    ty_tok, *items = node.children
+    ty = str(ty_tok)
     if ty in _HANDLE_PROXY:
-        tok = node.children[0]
-        raise UnsupportedError(f"{ty} registers", SourcePos(file, tok.line, tok.column),
+        raise UnsupportedError(f"{ty} registers", _tok_pos(file, ty_tok),
                                f"declare the reference at file level: `.global {ty} NAME aliases X;`")
-    out = []
-    for d in decls:
+    out, init = [], []
+    for item in items:
+        tok, *val = item.children
+        d = str(tok)
         if d.endswith(">"):
             base, n = d[:-1].split("<")
+            if val:
+                raise ParseError(f"an initial value needs one register, not the range {d}",
+                                 _tok_pos(file, tok), f"declare it apart: `.reg {ty} {base}0 = ...;`")
             out += [(f"{base}{i}", ty[1:]) for i in range(int(n))]
+            continue
+        out.append((d, ty[1:]))
+        if val:
+            value, pos = _int_at(val[0], file)
+            check.check_init_value(value, ty[1:], f"register {d}", pos)
+            init.append((d, value))
+    return out, init
+
+
+def _span(node: Tree) -> tuple[Token, Token]:
+    """The first and the last token of a subtree (without recursion)."""
+    first = last = None
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Token):
+            first = first or n
+            last = n
         else:
-            out.append((d, ty[1:]))
-    return out
+            stack += reversed(n.children)
+    assert first is not None and last is not None
+    return first, last
 
 
 class _Builder:
     def __init__(self, file: str, text: str):
         self.file = file
-        self.lines = text.splitlines()
         self.text = text
         self.notes: dict[str, _ThreadNotes] = {}
+        self.sources = check.Sources()
 
     def pos(self, meta_or_tok) -> SourcePos:
         return SourcePos(self.file, meta_or_tok.line, meta_or_tok.column)
 
     def build(self, tree: Tree) -> Program:
-        name, desc, expect_word, expect_pos = None, "", None, None
+        name, desc, expect_tok = None, "", None
         locs: list[Location] = []
         threads: list[Thread] = []
         cond: Condition | None = None
+        n_threads = sum(1 for item in tree.children if item.data == "thread")
+        if n_threads > check.MAX_THREADS:
+            last = [i for i in tree.children if i.data == "thread"][check.MAX_THREADS]
+            check.check_thread_count(n_threads, self.pos(last.children[0]))
         for item in tree.children:
             kind = item.data
             if kind == "test_decl":
@@ -122,27 +171,34 @@ class _Builder:
                 if len(item.children) > 1:
                     desc = str(item.children[1])[1:-1]
             elif kind == "expect_decl":
-                expect_word, expect_pos = str(item.children[0]), self.pos(item.meta)
+                expect_tok = self.expect(item, expect_tok)
             elif kind in ("location", "alias_location"):
                 locs.append(self.location(item))
             elif kind == "thread":
                 threads.append(self.thread(item, len(threads)))
             elif kind == "condition":
                 if cond is not None:
-                    raise ParseError("a test has one condition", self.pos(item.meta),
+                    raise ParseError("a test has one condition", self.pos(item.children[0]),
                                      "combine them with && or ||")
                 cond = self.condition(item)
         if name is None:
             from pathlib import Path
 
             name = Path(self.file).stem if self.file != "<string>" else "test"
-        expect = expectation(expect_word, cond, expect_pos) if expect_word else None
+        expect = (expectation(str(expect_tok), cond, self.pos(expect_tok))
+                  if expect_tok is not None else None)
         prog = Program(name=name, description=desc, threads=tuple(threads), locations=tuple(locs),
                        condition=cond, expect=expect, file=self.file, format="ptx")
-        check_program(prog)
         prog = _with_handle_types(prog)
-        _check_proxies(prog, self.notes)
-        return prog
+        return check.check(prog, self.sources, lambda p: _check_proxies(p, self.notes))
+
+    def expect(self, item: Tree, before: Token | None) -> Token:
+        tok = item.children[0]
+        if before is not None:
+            raise SemanticError(f"a second .expect ({tok}; the first, line {before.line}, says "
+                                f"{before})", self.pos(tok),
+                                "a test has one expectation: delete one of them")
+        return tok
 
     def location(self, item: Tree) -> Location:
         space_tok, type_tok, name_tok, *rest = item.children
@@ -155,7 +211,10 @@ class _Builder:
             return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
                             "u32" if ty in _HANDLE_PROXY else ty[1:], 0, alias_of=str(rest[0]),
                             proxy=proxy, pos=self.pos(name_tok))
-        init = _int(rest[0], self.file) if rest else 0
+        init = 0
+        if rest:
+            init, at = _int_at(rest[0], self.file)
+            check.check_init_value(init, ty[1:], f"location {name_tok}", at)
         return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
                         ty[1:], init, pos=self.pos(name_tok))
 
@@ -181,9 +240,12 @@ class _Builder:
 
     def thread(self, item: Tree, index: int) -> Thread:
         name_tok, *rest = item.children
+        n = sum(1 for ch in rest if ch.data in ("label", "instr"))
+        check.check_instr_count(n, str(name_tok), self.pos(name_tok))
         place = {"gpu": 0, "cluster": None, "cta": index}
         instrs: list[Instruction] = []
         reg_types: list[tuple[str, str]] = []
+        init: dict[str, int] = {}
         for ch in rest:
             if ch.data == "placement":
                 place[str(ch.children[0])[1:]] = int(ch.children[1])
@@ -193,20 +255,33 @@ class _Builder:
             elif ch.data == "instr":
                 instrs.append(self.instr(ch, str(name_tok)))
             elif ch.data == "reg_decl":
-                reg_types += _reg_decl(ch, self.file)
+                regs, values = _reg_decl(ch, self.file)
+                reg_types += regs
+                self.reg_init(ch, values, init)
         return Thread(str(name_tok), index, Placement(**place), tuple(instrs),
-                      pos=self.pos(name_tok), reg_types=tuple(reg_types))
+                      init_regs=tuple(init.items()), pos=self.pos(name_tok),
+                      reg_types=tuple(reg_types))
+
+    def reg_init(self, node: Tree, values: list[tuple[str, int]], init: dict[str, int]) -> None:
+        for reg, value in values:
+            if reg in init:
+                tok = next(i.children[0] for i in node.children[1:] if str(i.children[0]) == reg)
+                raise SemanticError(f"register {reg} is given an initial value twice",
+                                    self.pos(tok), "give it one `.reg` declaration with a value")
+            init[reg] = value
 
     def instr(self, node: Tree, thread: str) -> Instruction:
         guard = None
         ch = list(node.children)
         if isinstance(ch[0], Tree) and ch[0].data == "guard":
             g = ch.pop(0)
-            guard = (Reg(str(g.children[-1])), len(g.children) == 2)
+            guard = (Reg(str(g.children[-1])), len(g.children) == 3)
         mn: Token = ch[0]
         ops = [self.operand(o) for o in (ch[1].children if len(ch) > 1 else [])]
         # the instruction's own text (several may share a line), without its `;`
-        text = " ".join(self.text[node.meta.start_pos:node.meta.end_pos].rstrip(";").split())
+        first, last = _span(node)
+        end = self.text.find(";", last.end_pos)
+        text = " ".join(self.text[first.start_pos:end if end >= 0 else last.end_pos].split())
         ins = decode(str(mn), ops, self.pos(mn), text, guard)
         self.note(thread, ins, ops)
         return ins
@@ -216,7 +291,10 @@ class _Builder:
         notes = self.notes.setdefault(thread, _ThreadNotes())
         for o in ops:
             if isinstance(o, Handle):
-                notes.coords += [(x, ins) for x in o.coords if isinstance(x, Reg)]
+                regs = [x for x in o.coords if isinstance(x, Reg)]
+                notes.coords += [(x, ins) for x in regs]
+                if regs:
+                    self.sources.extra_reads[id(ins)] = regs
             elif isinstance(o, Vec) and getattr(ins, "proxy", None) == "texture":
                 notes.unspecified += [(r, ins) for r in o.items[1:] if isinstance(r, Reg)]
 
@@ -224,7 +302,9 @@ class _Builder:
         if o.data == "reg":
             return Reg(str(o.children[0]))
         if o.data == "imm":
-            return Imm(_int(o.children[0], self.file))
+            value, pos = _int_at(o.children[0], self.file)
+            check.check_immediate(value, pos)
+            return Imm(value)
         if o.data == "sym":
             return Sym(str(o.children[0]))
         if o.data == "vector":
@@ -244,15 +324,35 @@ class _Builder:
 
     def condition(self, item: Tree) -> Condition:
         q = str(item.children[0])
+        check.check_depth(item.children[1], self.file)
         expr = build_cond(item.children[1], self.ref, lambda t: _int(t, self.file))
-        start, end = item.meta.start_pos, item.meta.end_pos
-        text = "\n".join(self.lines)[start:end] if start is not None else ""
-        return Condition(q, expr, " ".join(text.split()))  # type: ignore[arg-type]
+        for node in item.iter_subtrees():
+            if node.data == "c_cmp" and isinstance(node.children[2], Tree) and \
+                    node.children[2].data == "int_lit":
+                value, pos = _int_at(node.children[2], self.file)
+                self.sources.consts.append((self.ref(node.children[0]), value, pos))
+        return Condition(q, expr, self.source_text(item))  # type: ignore[arg-type]
+
+    def source_text(self, item: Tree) -> str:
+        """The condition's text, whitespace normalised: from its quantifier to the last token,
+        with the closing parentheses after it."""
+        first, last = _span(item)
+        start, end = first.start_pos, last.end_pos
+        depth = self.text.count("(", start, end) - self.text.count(")", start, end)
+        while depth > 0 and end < len(self.text):
+            ch = self.text[end]
+            if ch == ")":
+                depth -= 1
+            elif not ch.isspace():
+                break
+            end += 1
+        return " ".join(self.text[start:end].split())
 
     def ref(self, t: Tree):
-        if t.data == "regref":
-            return RegRef(str(t.children[0]), str(t.children[1]))
-        return MemRef(str(t.children[0]))
+        r = (RegRef(str(t.children[0]), str(t.children[1])) if t.data == "regref"
+             else MemRef(str(t.children[0])))
+        self.sources.refs.setdefault(r, self.pos(t.children[0]))
+        return r
 
 
 def _with_handle_types(p: Program) -> Program:
@@ -328,9 +428,15 @@ def _writes(ins: Instruction) -> Reg | None:
 
 
 def _check_coords(t: Thread, n: _ThreadNotes) -> None:
-    """A register coordinate must hold 0 whenever it is used: the thread never writes it (every
-    register starts at 0) or writes it only with `mov` of the constant 0."""
+    """A register coordinate must hold 0 whenever it is used: the thread writes it only with
+    `mov` of the constant 0 (or gives it the initial value 0; the register check makes sure it is
+    written before it is used)."""
     for reg, use in n.coords:
+        if dict(t.init_regs).get(reg.name, 0) != 0:
+            raise UnsupportedError(
+                f"coordinate {reg.name} of `{use.text}` may be non-zero", use.pos,
+                f"a litmus location is one element, at coordinate 0; {reg.name} starts at "
+                f"{dict(t.init_regs)[reg.name]}: write the coordinate as {{0}}")
         for ins in t.instrs:
             if _writes(ins) == reg and not (isinstance(ins, Mov) and ins.src == Imm(0)):
                 raise UnsupportedError(

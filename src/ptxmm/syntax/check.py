@@ -1,0 +1,543 @@
+"""The semantic check pass, run by both front ends (``.ptx`` and ``.litmus``) between parsing and
+event building. A typo must never change a verdict: every name resolves, every value fits its
+type, every register is written before it is read, and what is wrong is reported at its own
+file:line:col with a hint (a did-you-mean from the program's own names where one is close).
+
+Errors (SemanticError unless noted):
+
+- the program: at least one thread, at most :data:`MAX_THREADS` threads and
+  :data:`MAX_INSTRS` instructions per thread; thread and location names unique; alias targets
+  declared, no alias cycles;
+- a thread: labels unique, branch targets are labels, location operands declared, no address
+  offsets, each access as wide as the location it names (mixed-size accesses are outside the
+  model), alias declarations as wide as their target;
+- registers: a register read on some path before any write (PTX registers are undefined until
+  written). A predicated write may not run, so it defines its register only when the same
+  predicate, unchanged, guards writes of both polarities (``@%p mov %r, 1; @!%p mov %r, 2;``).
+  Initial values: ``.reg .u32 %r1 = 5;`` in a ``.ptx`` thread, ``P0:r1 = 5;`` in a ``.litmus``
+  init block;
+- the condition: every location and thread it names exists, every register it names is written
+  by its thread (or initialised), every constant fits the type it is compared with; nesting at
+  most :data:`MAX_DEPTH` deep;
+- literals: a location's or register's initial value fits its type (``.u32``: 0..0xFFFFFFFF,
+  ``.s32``: -2^31..2^31-1, ``.b32`` either); an instruction's immediate follows ptxas: any integer
+  whose magnitude fits in 64 bits, taken modulo the instruction type's width.
+
+Warnings (``Program.warnings``, not fatal): code no path reaches (after an unconditional ``bra``
+or ``ret`` with no label a branch targets), and a register the condition names that its thread
+writes only on some paths (on the others the condition reads it as 0)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from lark import Token, Tree
+
+from ..errors import Diagnostic, ParseError, SemanticError, SourcePos
+from ..program import (
+    MEMORY_INSTRS,
+    Addr,
+    Branch,
+    Cmp,
+    Instruction,
+    Label,
+    Location,
+    MemRef,
+    Program,
+    Reg,
+    RegRef,
+    Ret,
+    Sym,
+    Thread,
+    cond_refs,
+    operands,
+    type_width,
+)
+
+MAX_THREADS = 64
+MAX_INSTRS = 50_000  # per thread, labels included
+MAX_DEPTH = 100  # operators (!, &&, ||) nested in a condition
+
+
+@dataclass
+class Sources:
+    """What the IR does not keep and the located messages need: where each name of the condition
+    first appears, each constant of the condition with the name it is compared with, and the
+    registers an instruction reads that its IR form drops (texture/surface coordinates)."""
+
+    refs: dict = field(default_factory=dict)  # RegRef | MemRef -> SourcePos
+    consts: list = field(default_factory=list)  # (RegRef | MemRef, int, SourcePos)
+    extra_reads: dict = field(default_factory=dict)  # id(instruction) -> [Reg]
+    dialect: str = "ptx"  # "ptx" | "litmus": how hints spell registers and initial values
+
+
+def did_you_mean(word: str, options: Iterable[str], prefix: str = "") -> str:
+    """``"did you mean `x`? "`` for the closest of ``options``, or ``""``."""
+    close = difflib.get_close_matches(word, sorted(set(options)), n=1, cutoff=0.6)
+    return f"did you mean `{prefix}{close[0]}`? " if close else ""
+
+
+# ----- limits ---------------------------------------------------------------------------------------
+
+
+def check_thread_count(n: int, pos: SourcePos | None) -> None:
+    if n > MAX_THREADS:
+        raise SemanticError(f"the test has {n} threads, more than the limit of {MAX_THREADS}", pos,
+                            "litmus tests are small: split it into tests of a few threads each")
+
+
+def check_instr_count(n: int, thread: str, pos: SourcePos | None) -> None:
+    if n > MAX_INSTRS:
+        raise SemanticError(f"thread {thread} has {n} instructions, more than the limit of "
+                            f"{MAX_INSTRS}", pos,
+                            "litmus tests are small: express repetition with a loop (a label and "
+                            "bra) and --unroll")
+
+
+def check_depth(tree: Tree, file: str, ops: tuple[str, ...] = ("c_or", "c_and", "c_not")) -> None:
+    """A condition's operators nest at most MAX_DEPTH deep (checked without recursion, before
+    anything recursive walks the tree)."""
+    stack = [(tree, 0)]
+    while stack:
+        t, d = stack.pop()
+        if not isinstance(t, Tree):
+            continue
+        if t.data in ops:
+            d += 1
+            if d > MAX_DEPTH:
+                tok = _first_token(t)
+                pos = SourcePos(file, tok.line, tok.column) if tok is not None else None
+                raise SemanticError(f"the condition nests operators more than {MAX_DEPTH} deep",
+                                    pos, "write it flatter: !!e is e, and a chain of && or || "
+                                    "needs no parentheses")
+        stack += [(c, d) for c in t.children]
+
+
+def _first_token(t: Tree) -> Token | None:
+    while isinstance(t, Tree):
+        if not t.children:
+            return None
+        t = t.children[0]
+    return t if isinstance(t, Token) else None
+
+
+# ----- literals -------------------------------------------------------------------------------------
+
+
+def type_range(ty: str) -> tuple[int, int]:
+    """The integers a PTX type holds: .u from 0, .s two's complement, .b (and .f, as bits) either
+    reading, .pred 0 and 1."""
+    w = type_width(ty)
+    if ty == "pred":
+        return 0, 1
+    if ty.startswith("u"):
+        return 0, (1 << w) - 1
+    if ty.startswith("s"):
+        return -(1 << (w - 1)), (1 << (w - 1)) - 1
+    return -(1 << (w - 1)), (1 << w) - 1
+
+
+def _range_hint(ty: str) -> str:
+    lo, hi = type_range(ty)
+    w = type_width(ty)
+    if ty.startswith("u"):
+        return (f"a .{ty} holds 0..{hi} (0x{hi:X}); write 0x{hi:X} for all ones, or declare "
+                f".s{w} for negative values")
+    if ty.startswith("s"):
+        return f"a .{ty} holds {lo}..{hi}; declare .u{w} for values up to {(1 << w) - 1}"
+    if ty == "pred":
+        return "a .pred holds 0 or 1"
+    return f"a .{ty} holds {w} bits: {lo}..{hi}"
+
+
+def check_init_value(value: int, ty: str, what: str, pos: SourcePos | None) -> None:
+    """An initial value (of a location or a register) must fit its declared type."""
+    lo, hi = type_range(ty)
+    if not lo <= value <= hi:
+        raise SemanticError(f"{value} does not fit {what} (.{ty})", pos, _range_hint(ty))
+
+
+IMM_LIMIT = 1 << 64
+
+
+def check_immediate(value: int, pos: SourcePos | None) -> None:
+    """ptxas takes any integer constant whose magnitude fits in 64 bits in an instruction (and
+    uses it modulo the instruction type's width); a larger one is its "Constant overflow"."""
+    if abs(value) >= IMM_LIMIT:
+        raise ParseError(f"integer constant {value} overflows 64 bits", pos,
+                         "PTX integer constants are 64-bit: at most 0xFFFFFFFFFFFFFFFF")
+
+
+# ----- the pass -------------------------------------------------------------------------------------
+
+
+def check(p: Program, src: Sources | None = None,
+          front_end: Callable[[Program], None] | None = None) -> Program:
+    """Check ``p`` (raising the first error in source order) and return it with its warnings.
+    ``front_end`` runs the front end's own checks once names resolve, before the register
+    checks (so that its more specific messages win)."""
+    src = src or Sources()
+    if not p.threads:
+        raise SemanticError("the test has no threads", SourcePos(p.file, 1, 1),
+                            "add a `.thread T0 { ... }` block" if src.dialect == "ptx" else
+                            "add a thread column: P0@cta 0,gpu 0 ;")
+    check_thread_count(len(p.threads), p.threads[-1].pos)
+    seen: dict[str, Thread] = {}
+    for t in p.threads:
+        if t.name in seen:
+            raise SemanticError(f"thread {t.name} is defined twice", t.pos,
+                                f"first defined at line {_line(seen[t.name].pos)}; give each "
+                                "thread its own name")
+        seen[t.name] = t
+        check_instr_count(len(t.instrs), t.name, t.pos)
+    locs = _check_locations(p)
+    for t in p.threads:
+        _check_thread(t, locs)
+    if p.condition is not None:
+        _check_condition_names(p, locs, src)
+    if front_end is not None:
+        front_end(p)
+    warnings: list[Diagnostic] = []
+    for t in p.threads:
+        warnings += _Flow(t, src).run()
+    if p.condition is not None:
+        warnings += _check_condition_registers(p, src)
+    return replace(p, warnings=tuple(p.warnings) + tuple(warnings))
+
+
+def _line(pos: SourcePos | None) -> str:
+    return str(pos.line) if pos else "?"
+
+
+def _check_locations(p: Program) -> dict[str, Location]:
+    locs: dict[str, Location] = {}
+    for loc in p.locations:
+        if loc.name in locs:
+            raise SemanticError(f"location {loc.name} is declared twice", loc.pos,
+                                f"first declared at line {_line(locs[loc.name].pos)}")
+        locs[loc.name] = loc
+    for loc in p.locations:
+        if loc.alias_of is None:
+            continue
+        tgt = locs.get(loc.alias_of)
+        if tgt is None:
+            raise SemanticError(f"{loc.name} aliases unknown location {loc.alias_of}", loc.pos,
+                                did_you_mean(loc.alias_of, locs) + "declare the data location "
+                                "before the alias")
+        seen = [loc.name]
+        while tgt is not None and tgt.alias_of is not None:
+            if tgt.name in seen:
+                raise SemanticError(f"alias declarations form a cycle: {' -> '.join(seen)}"
+                                    f" -> {tgt.name}", loc.pos, "one location must be declared"
+                                    " with a value, not as an alias")
+            seen.append(tgt.name)
+            tgt = locs.get(tgt.alias_of)
+        if tgt is not None and type_width(tgt.type) != type_width(loc.type):
+            raise SemanticError(f"{loc.name} (.{loc.type}) aliases {tgt.name} (.{tgt.type}), "
+                                "a location of another width", loc.pos,
+                                "mixed-size accesses are outside the memory model: declare the "
+                                f"alias as .{tgt.type}")
+    return locs
+
+
+def _check_thread(t: Thread, locs: dict[str, Location]) -> None:
+    """Labels are unique, branch targets are labels, location names are declared, accesses are
+    as wide as their location, no address offsets."""
+    labels: dict[str, Label] = {}
+    for ins in t.instrs:
+        if isinstance(ins, Label):
+            if ins.name in labels:
+                raise SemanticError(f"label {ins.name} is defined twice in thread {t.name}",
+                                    ins.pos, f"first defined at line {_line(labels[ins.name].pos)};"
+                                    " a branch needs one target: rename one of them")
+            labels[ins.name] = ins
+    for ins in t.instrs:
+        if isinstance(ins, Branch) and ins.target not in labels:
+            raise SemanticError(f"unknown label {ins.target}", ins.pos,
+                                did_you_mean(ins.target, labels) + f"labels of thread {t.name}: "
+                                + (", ".join(sorted(labels)) or "none"))
+        for o in operands(ins):
+            base = o.base if isinstance(o, Addr) else o
+            if isinstance(base, Sym) and base.name not in locs and base.name not in labels:
+                raise SemanticError(f"unknown location {base.name}", ins.pos,
+                                    did_you_mean(base.name, locs) + "declare it, e.g. "
+                                    f"`.global .u32 {base.name} = 0;`")
+        if isinstance(ins, MEMORY_INSTRS):
+            _check_access(ins, locs)
+
+
+def _check_access(ins, locs: dict[str, Location]) -> None:
+    if ins.addr.offset != 0:
+        raise SemanticError("address offsets are not supported", ins.pos,
+                            "declare a separate location for each word")
+    if not isinstance(ins.addr.base, Sym):
+        return
+    loc = locs[ins.addr.base.name]
+    if type_width(loc.type) != type_width(ins.type):
+        w = type_width(loc.type)
+        raise SemanticError(
+            f"`{ins.text}` accesses {loc.name} with {type_width(ins.type)} bits, but {loc.name} "
+            f"is a .{loc.type} ({w} bits)", ins.pos,
+            f"mixed-size accesses are outside the memory model: access {loc.name} as "
+            f".{ins.type[0] if ins.type[0] in 'usb' else 'b'}{w}, or declare it "
+            f"`.{loc.space} .{ins.type} {loc.name}`")
+
+
+# ----- the condition ----------------------------------------------------------------------------------
+
+
+def _thread_of(p: Program, name: str) -> Thread | None:
+    t = p.thread(name)
+    if t is None and name.isdigit() and int(name) < len(p.threads):
+        t = p.threads[int(name)]
+    return t
+
+
+def _check_condition_names(p: Program, locs: dict[str, Location], src: Sources) -> None:
+    assert p.condition is not None
+    for r in cond_refs(p.condition.expr):
+        pos = src.refs.get(r)
+        if isinstance(r, MemRef) and r.loc not in locs:
+            raise SemanticError(f"the condition names unknown location {r.loc}", pos,
+                                did_you_mean(r.loc, locs) + "declare it, or name a register as "
+                                + ("THREAD:%reg" if src.dialect == "ptx" else "P0:r0"))
+        if isinstance(r, RegRef) and _thread_of(p, r.thread) is None:
+            names = [t.name for t in p.threads]
+            raise SemanticError(f"the condition names unknown thread {r.thread}", pos,
+                                did_you_mean(r.thread, names) + f"threads: {', '.join(names)}")
+
+
+def _written(t: Thread) -> dict[str, list[Instruction]]:
+    """Each register the thread writes (or initialises) → the instructions that write it."""
+    out: dict[str, list[Instruction]] = {name: [] for name, _ in t.init_regs}
+    for ins in t.instrs:
+        dst = getattr(ins, "dst", None)
+        if isinstance(dst, Reg):
+            out.setdefault(dst.name, []).append(ins)
+    return out
+
+
+def _check_condition_registers(p: Program, src: Sources) -> list[Diagnostic]:
+    """Registers named by the condition are written by their thread; constants fit the type of
+    what they are compared with. A register written on some paths only is a warning."""
+    assert p.condition is not None
+    warnings = []
+    flows = {t.name: _Flow(t, src) for t in p.threads}
+    for r in dict.fromkeys(cond_refs(p.condition.expr)):
+        if not isinstance(r, RegRef):
+            continue
+        t = _thread_of(p, r.thread)
+        assert t is not None
+        written = _written(t)
+        if r.reg not in written:
+            raise SemanticError(
+                f"the condition names {r.thread}:{r.reg}, which thread {t.name} never writes",
+                src.refs.get(r), did_you_mean(r.reg, written) + "a register has a final value "
+                "only once its thread writes it" + (f"; {t.name} writes "
+                + ", ".join(sorted(written)) if written else f"; {t.name} writes no register"))
+        if not flows[t.name].defined_at_exit(r.reg):
+            warnings.append(Diagnostic(
+                f"{r.thread}:{r.reg} is not written on every path of thread {t.name}",
+                src.refs.get(r), "where it is not written, the condition reads it as 0"))
+    _check_condition_constants(p, src)
+    return warnings
+
+
+def _ref_type(p: Program, r) -> str:
+    if isinstance(r, MemRef):
+        loc = p.location(r.loc)
+        return loc.type if loc is not None else "u32"
+    t = _thread_of(p, r.thread)
+    types = dict(t.reg_types) if t is not None else {}
+    if r.reg in types:
+        return types[r.reg]
+    for ins in reversed(t.instrs if t is not None else ()):
+        dst = getattr(ins, "dst", None)
+        if isinstance(dst, Reg) and dst.name == r.reg:
+            return "pred" if type(ins).__name__ == "Setp" else ins.type
+    return "u32" if p.format == "ptx" else "s32"
+
+
+def _check_condition_constants(p: Program, src: Sources) -> None:
+    """A constant compared with a name must fit the name's type, read either signed or unsigned
+    (it is compared at that type, so a larger one would silently wrap)."""
+    for r, value, pos in src.consts:
+        ty = _ref_type(p, r)
+        w = type_width(ty)
+        lo, hi = (0, 1) if ty == "pred" else (-(1 << (w - 1)), (1 << w) - 1)
+        if not lo <= value <= hi:
+            name = r.loc if isinstance(r, MemRef) else f"{r.thread}:{r.reg}"
+            raise SemanticError(f"{value} does not fit {name} (.{ty}), which the condition "
+                                "compares it with", pos, f"{name} holds {w} bits: {lo}..{hi}")
+
+
+def cond_consts(expr) -> list[tuple[object, int]]:
+    """The (name, constant) pairs of a condition's comparisons, without recursion."""
+    out, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Cmp):
+            if isinstance(e.rhs, int):
+                out.append((e.lhs, e.rhs))
+        elif hasattr(e, "args"):
+            stack += list(e.args)
+        elif hasattr(e, "arg"):
+            stack.append(e.arg)
+    return out
+
+
+# ----- registers: a must-be-written data flow over each thread's control flow ------------------------
+
+
+def _reads(ins: Instruction, src: Sources) -> list[Reg]:
+    regs = [o.base if isinstance(o, Addr) else o for o in operands(ins)]
+    if ins.guard is not None:
+        regs.insert(0, ins.guard[0])
+    regs += src.extra_reads.get(id(ins), [])
+    return [r for r in regs if isinstance(r, Reg)]
+
+
+class _Flow:
+    """Which registers are written on every path to each instruction of one thread. Basic blocks
+    start at labels and after branches and returns; a block's registers are those of all its
+    predecessors (intersected) plus what it writes; unreachable blocks are reported as warnings."""
+
+    def __init__(self, t: Thread, src: Sources):
+        self.t, self.src = t, src
+        ins = t.instrs
+        self.labels = {i.name: k for k, i in enumerate(ins) if isinstance(i, Label)}
+        starts = {0} | set(self.labels.values())
+        starts |= {k + 1 for k, i in enumerate(ins) if isinstance(i, (Branch, Ret))}
+        self.starts = sorted(s for s in starts if s < len(ins)) or [0]
+        self.block_at = {s: b for b, s in enumerate(self.starts)}
+        self.ends = self.starts[1:] + [len(ins)]
+        self.init = frozenset(name for name, _ in t.init_regs)
+        self._in: list[frozenset | None] | None = None
+
+    def succs(self, b: int) -> list[int | None]:
+        """Successor blocks; None stands for the thread's end."""
+        end = self.ends[b]
+        last = self.t.instrs[end - 1] if end > self.starts[b] else None
+        fall = [self.block_at.get(end)] if end < len(self.t.instrs) else [None]
+        if isinstance(last, Branch):
+            tgt = [self.block_at[self.labels[last.target]]]
+            return tgt if last.guard is None else tgt + fall
+        if isinstance(last, Ret):
+            return [None] if last.guard is None else [None] + fall
+        return fall
+
+    def gen(self, b: int, before: frozenset) -> frozenset:
+        """The registers written on every path through block ``b`` entered with ``before``."""
+        return self.walk(b, before, lambda *_: None)
+
+    def walk(self, b: int, state: frozenset, on_read) -> frozenset:
+        have = set(state)
+        pending: dict[str, set[tuple[str, bool]]] = {}
+        for k in range(self.starts[b], self.ends[b]):
+            ins = self.t.instrs[k]
+            for r in _reads(ins, self.src):
+                if r.name not in have:
+                    on_read(ins, r)
+            dst = getattr(ins, "dst", None)
+            if not isinstance(dst, Reg):
+                continue
+            for name in [n for n, gs in pending.items() if any(g == dst.name for g, _ in gs)]:
+                del pending[name]  # the predicate changed: its earlier guards no longer pair
+            if ins.guard is None:
+                have.add(dst.name)
+                continue
+            gs = pending.setdefault(dst.name, set())
+            gs.add((ins.guard[0].name, ins.guard[1]))
+            if (ins.guard[0].name, not ins.guard[1]) in gs:
+                have.add(dst.name)
+        return frozenset(have)
+
+    def solve(self) -> list[frozenset | None]:
+        """Registers written on every path into each block (None: no path reaches it)."""
+        if self._in is not None:
+            return self._in
+        n = len(self.starts)
+        ins: list[frozenset | None] = [None] * n
+        ins[0] = self.init
+        work = [0]
+        while work:
+            b = work.pop()
+            state = ins[b]
+            assert state is not None
+            out = self.gen(b, state)
+            for s in self.succs(b):
+                if s is None:
+                    continue
+                new = out if ins[s] is None else ins[s] & out
+                if new != ins[s]:
+                    ins[s] = new
+                    work.append(s)
+        self._in = ins
+        return ins
+
+    def defined_at_exit(self, reg: str) -> bool:
+        ins = self.solve()
+        for b in range(len(self.starts)):
+            if ins[b] is not None and None in self.succs(b):
+                if reg not in self.gen(b, ins[b]):
+                    return False
+        return True
+
+    def run(self) -> list[Diagnostic]:
+        """Raise on the first read of a register not written on every path to it; return the
+        warnings for unreachable code."""
+        if not self.t.instrs:
+            return []
+        ins = self.solve()
+        bad: list[tuple[int, Instruction, Reg]] = []
+        for b, state in enumerate(ins):
+            if state is not None:
+                self.walk(b, state, lambda i, r: bad.append((_index(self.t, i), i, r)))
+        if bad:
+            self.fail(*min(bad, key=lambda x: x[0])[1:])
+        return self.unreachable(ins)
+
+    def fail(self, ins: Instruction, r: Reg) -> None:
+        t, written = self.t, _written(self.t)
+        init = (f"`.reg .{_reg_type(t, r.name)} {r.name} = 0;`" if self.src.dialect == "ptx"
+                else f"`{t.name}:{r.name} = 0;` in the init block")
+        what = f"`{ins.text}` reads {r.name}"
+        if r.name not in written:
+            raise SemanticError(
+                f"{what}, which thread {t.name} never writes", ins.pos,
+                did_you_mean(r.name, written) + "registers are undefined until written: write "
+                f"it first, or give it an initial value with {init}")
+        writers = ", ".join(f"line {_line(w.pos)}" + (" (predicated)" if w.guard else "")
+                            for w in written[r.name][:3])
+        raise SemanticError(
+            f"{what}, which may not be written yet on every path to it", ins.pos,
+            f"it is written at {writers}, not on every path that reaches line {_line(ins.pos)}"
+            f" (a predicated write may not run): write it before, or give it an initial value "
+            f"with {init}")
+
+    def unreachable(self, ins: list[frozenset | None]) -> list[Diagnostic]:
+        out = []
+        for b, state in enumerate(ins):
+            if state is not None or (b > 0 and ins[b - 1] is None):
+                continue
+            code = [i for i in self.t.instrs[self.starts[b]:self.ends[b]]
+                    if not isinstance(i, Label)]
+            if code:
+                out.append(Diagnostic(
+                    f"unreachable code: `{code[0].text}` never runs", code[0].pos,
+                    "it follows an unconditional bra or ret and no branch reaches it: add a label "
+                    "a branch targets, or delete it"))
+        return out
+
+
+def _index(t: Thread, ins: Instruction) -> int:
+    return next(k for k, i in enumerate(t.instrs) if i is ins)
+
+
+def _reg_type(t: Thread, name: str) -> str:
+    types = dict(t.reg_types)
+    if name in types:
+        return types[name]
+    return "u32" if not name.startswith("%p") else "pred"
