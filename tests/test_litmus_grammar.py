@@ -235,14 +235,18 @@ def test_local_value(mn, value, operand):
     assert one(f"{mn} r0, {value}") == Mov(dst=Reg("r0"), src=operand, type="s32")
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_local_arithmetic(op):
     assert one(f"{op} r2, r0, 7") == Alu(op=op, dst=Reg("r2"), srcs=(Reg("r0"), Imm(7)), type="s32")
     assert one(f"{op} r2, 1, r1").srcs == (Imm(1), Reg("r1"))
 
 
-def test_local_div_is_not_supported():
-    fails(UnsupportedError, "division", 4, "div r0, r1, 2", col=2)
+def test_local_div_is_signed_and_truncates():
+    """Dat3M's ``div`` is signed division (its makeDiv(a, b, signed=true)): -7 / 2 = -3."""
+    text = ("PTX div\n{ x = 0; }\n P0@cta 0,gpu 0 ;\n ld r1, -7 ;\n div r2, r1, 2 ;\n"
+            " st.weak x, r2 ;\nexists (x == -3)\n")
+    res = ptxmm.check(ptxmm.parse(text, "t.litmus"))
+    assert res.holds and [str(o.outcome) for o in res.outcomes] == ["x=-3"]
 
 
 @pytest.mark.parametrize("mn, proxy", [("ld", "generic"), ("tld", "texture"), ("suld", "surface"),
@@ -317,7 +321,7 @@ def test_atom_exchange(mn, proxy):
 
 
 def test_atom_div_is_not_supported():
-    fails(UnsupportedError, "division", 4, "atom.relaxed.gpu.div r0, x, 2")
+    fails(UnsupportedError, "division in a read-modify-write", 4, "atom.relaxed.gpu.div r0, x, 2")
 
 
 @pytest.mark.parametrize("mn, proxy", [("red", "generic"), ("sured", "surface")])
@@ -329,7 +333,7 @@ def test_red(mn, proxy, mo, sem, op):
 
 
 def test_red_div_is_not_supported():
-    fails(UnsupportedError, "division", 4, "red.relaxed.gpu.div x, 2")
+    fails(UnsupportedError, "division in a read-modify-write", 4, "red.relaxed.gpu.div x, 2")
 
 
 # ----- branchCond, jump, label --------------------------------------------------------------------

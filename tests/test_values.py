@@ -105,3 +105,27 @@ def test_division_truncates_toward_zero(op, a, b, want):
 
     got = evaluate(Op(op, (Const(mask(a, 32), 32), Const(mask(b, 32), 32)), 32), {})
     assert got == mask(want, 32)
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+@pytest.mark.parametrize("ins, r1, want", [
+    ("div.s32 %r2, %r1, -2", 0xFFFFFFF9, 3),  # -7 / -2 = 3
+    ("div.u32 %r2, %r1, 3", 0xFFFFFFF9, 0xFFFFFFF9 // 3),
+    ("rem.s32 %r2, %r1, 3", 0xFFFFFFF9, 0xFFFFFFFF),  # -7 rem 3 = -1: the dividend's sign
+    ("rem.u32 %r2, %r1, 5", 12, 2),
+    ("div.s32 %r2, %r1, 0", 0xFFFFFFF9, 1),  # unspecified in PTX; SMT-LIB's bvsdiv value
+])
+def test_ptx_div_rem(engine, ins, r1, want):
+    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ .reg .u32 %r1 = {r1}; {ins}; "
+                    f"st.global.u32 [x], %r2; }}\nexists (x == {want})\n")
+    res = ptxmm.check(p, engine=engine)
+    assert [str(o.outcome) for o in res.outcomes] == [f"x={want}"]
+
+
+@pytest.mark.parametrize("ins, what", [("mul.hi.u32 %r2, %r1, 3", "mul.hi"),
+                                       ("mul.wide.u32 %rd2, %r1, 3", "mul.wide"),
+                                       ("add.sat.s32 %r2, %r1, 1", "add.sat")])
+def test_arithmetic_not_modelled_is_refused(ins, what):
+    """Forms whose result differs from the low-half, wrapping one are refused, never approximated."""
+    with pytest.raises(ptxmm.UnsupportedError, match=what):
+        ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ .reg .u32 %r1 = 1; {ins}; }}\n")

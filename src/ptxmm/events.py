@@ -166,7 +166,7 @@ _SETP = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "u
 
 def _alu_op(op: str, ty: str) -> str:
     s = type_signed(ty)
-    if op in ("min", "max"):
+    if op in ("min", "max", "div", "rem"):
         return ("s" if s else "u") + op
     if op == "shr":
         return "sar" if s else "shr"

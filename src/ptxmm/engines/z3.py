@@ -303,6 +303,10 @@ _ARITH: dict[str, Callable] = {
     "add": lambda e, a, b: a + b,
     "sub": lambda e, a, b: a - b,
     "mul": lambda e, a, b: a * b,
+    "udiv": lambda e, a, b: z3.UDiv(a, b),
+    "sdiv": lambda e, a, b: a / b,  # bvsdiv: truncates toward zero
+    "urem": lambda e, a, b: z3.URem(a, b),
+    "srem": lambda e, a, b: z3.SRem(a, b),  # the dividend's sign, as PTX rem.s
     "and": lambda e, a, b: a & b,
     "or": lambda e, a, b: a | b,
     "xor": lambda e, a, b: a ^ b,

@@ -68,7 +68,8 @@ CACHE_HINTS = {"ca", "cg", "cs", "lu", "cv", "wb", "wt", "L1::evict_normal", "L1
                "L2::256B", "L2::evict_normal", "L2::evict_first", "L2::evict_last", "L2::cache_hint"}
 ATOM_OPS = {"add", "inc", "dec", "exch", "cas", "and", "or", "xor", "min", "max"}
 RED_OPS = ATOM_OPS - {"exch", "cas"}
-ALU_OPS = {"add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "min", "max", "neg"}
+ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", "shr", "min", "max",
+           "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul and or xor not shl shr min max neg setp "
          "selp bra ret exit bar barrier tex tld4 suld sust sured").split()
@@ -586,8 +587,15 @@ def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 def _alu(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     unary = base in ("not", "neg")
     form = f"{base}.type d, a" + ("" if unary else ", b")
-    q.take_if({"lo", "wide", "hi"})
-    q.take_if({"sat"})
+    if base == "mul":
+        form = "mul.lo.type d, a, b"
+        if q.peek() in ("hi", "wide"):
+            q.fail(f"`mul.{q.peek()}`", "the value language has the low half of a product only: "
+                   "mul.lo", unsupported=True)
+        q.take_if({"lo"})
+    if base in ("add", "sub") and q.peek() == "sat":
+        q.fail(f"`{base}.sat` (saturating arithmetic)", f"use {base}.s32 (wraps around)",
+               unsupported=True)
     ty = _type(q, form)
     q.done(form)
     d, *srcs = _operands(ops, "rv" if unary else "rvv", q, form)

@@ -562,8 +562,8 @@ class _Builder:
             cell.fail(f"`{cell.mnemonic}` needs an operation{got}",
                       _suggest(cell.peek() or "", (*ops, *SEMS, *SCOPES)) + f"expected form: {form}")
         if op == "div":
-            raise UnsupportedError(f"`{cell.mnemonic}`: division", cell.pos,
-                                   "the value language has no division yet")
+            raise UnsupportedError(f"`{cell.mnemonic}`: division in a read-modify-write", cell.pos,
+                                   "PTX has no atom.div or red.div; compute it with div.s32")
         cell.done(form)
         return op
 
@@ -642,9 +642,7 @@ class _Builder:
         form = f"{cell.base} r, v, v"
         cell.done(form)
         d, a, b = cell.operands("rvv", form)
-        if cell.base == "div":
-            raise UnsupportedError(f"`{cell.text}`: division", cell.pos,
-                                   "the value language has no division yet")
+        # Dat3M's `div` is signed division (makeDiv(..., signed=true)): TYPE is .s32
         return [Alu(op=cell.base, dst=d, srcs=(a, b), type=TYPE, **c)]
 
     # --- locations, filter, condition ---
