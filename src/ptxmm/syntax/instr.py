@@ -71,7 +71,7 @@ RED_OPS = ATOM_OPS - {"exch", "cas"}
 ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", "shr", "min", "max",
            "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
-KNOWN = ("ld st atom red fence membar mov add sub mul and or xor not shl shr min max neg setp "
+KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
          "selp bra ret exit bar barrier tex tld4 suld sust sured").split()
 # proxy fences: the ISA's fence.proxy.alias, and Dat3M's texture/surface/constant proxy fences
 PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant")
