@@ -67,3 +67,104 @@ def test_initial_register_value_is_used():
     p = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { .reg .u32 %r5 = 7; st.global.u32 [x], %r5; }\n"
                     "exists (x == 7)\n")
     assert ptxmm.check(p).holds
+
+
+# ----- verdicts that must not be guessed ---------------------------------------------------------
+
+NO_EXIT = ".global .u32 x = 0;\n.thread T0 { L: ld.global.u32 %r0, [x]; bra L; }\nexists (x == 0)\n"
+
+
+@pytest.mark.parametrize("verdict_only", [False, True])
+def test_loop_without_exit_is_no_execution_not_forbidden(verdict_only):
+    res = ptxmm.check(ptxmm.parse(NO_EXIT, "t.ptx"), verdict_only=verdict_only)
+    assert res.status == "no-execution" and res.holds is None
+    assert "no execution finishes within --unroll 2" in res.status_text
+
+
+def test_deadlock_keeps_herds_vacuous_verdict():
+    """Every execution waits forever at a barrier: no execution, the condition judged over none
+    (herd7/Dat3M; the Dat3M corpus expects it), not the unroll bound's "unknown"."""
+    text = (".global .u32 x = 0;\n.thread T0 .cta 0 { bar.sync 0; bar.sync 1; }\n"
+            ".thread T1 .cta 0 { bar.sync 1; bar.sync 0; }\n~exists (x == 1)\n")
+    res = ptxmm.check(ptxmm.parse(text, "t.ptx"))
+    assert res.status == "ok" and res.outcomes == [] and res.holds is True
+
+
+def test_timeout_reports_unknown():
+    decl = "".join(f".global .u32 x{t} = 0;\n" for t in range(8))
+    threads = "".join(f".thread T{t} {{ st.global.u32 [x{t}], 1; ld.global.u32 %r0, [x{(t + 1) % 8}]; }}\n"
+                      for t in range(8))
+    res = ptxmm.check(ptxmm.parse(decl + threads + "exists (T0:%r0 == 0)\n", "t.ptx"), timeout=0.05)
+    assert res.status == "timeout" and res.holds is None
+    assert "timed out after 0.05 s" in res.status_text
+
+
+def test_library_of_definitions_is_not_a_model():
+    p = ptxmm.load("examples/mp-relaxed-acquire.ptx")
+    with pytest.raises(ptxmm.ModelError, match="states no axiom"):
+        ptxmm.check(p, "ptx-common")
+    assert ptxmm.check(p, "ptx-common", allow_no_axioms=True).holds  # it allows everything
+
+
+def test_missing_model_file_is_named_as_such():
+    with pytest.raises(ptxmm.ModelError, match="model file /nowhere/m.cat does not exist"):
+        ptxmm.check(ptxmm.load("examples/mp-relaxed-acquire.ptx"), "/nowhere/m.cat")
+
+
+# ----- the command line: every file reported, exit codes ------------------------------------------
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from ptxmm.cli import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def test_models_lists_models_only():
+    out = _cli("models").output
+    names = [ln.split()[0] for ln in out.splitlines()]
+    assert {"ptx", "ptx-v7.5", "ptx-v6.0", "sc"} <= set(names)
+    assert "ptx-common" not in names and "ptx-proxy" not in names
+
+
+def test_check_batch_reports_every_file(tmp_path):
+    import json
+
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(CASES[0][1])
+    r = _cli("check", "--json", "examples/mp-spin.ptx", str(bad), "examples/mp-relaxed-acquire.ptx")
+    assert r.exit_code == 2
+    rows = json.loads(r.stdout if hasattr(r, "stdout") else r.output)
+    assert [x.get("name") for x in rows] == ["MP+spin", None, "MP+relaxed+acquire"]
+    assert rows[1]["error"]["position"] == f"{bad}:2:14"
+
+
+def test_check_unknown_verdict_exits_2(tmp_path):
+    f = tmp_path / "loop.ptx"
+    f.write_text(NO_EXIT)
+    r = _cli("check", str(f))
+    assert r.exit_code == 2 and "no execution finishes within --unroll 2" in r.output
+
+
+def _suite(tmp_path, sub: str, **files):
+    d = tmp_path / sub
+    d.mkdir()
+    for name, text in files.items():
+        (d / f"{name}.ptx").write_text(text)
+    return _cli("test", "-j", "1", str(d))
+
+
+GOOD = ".expect allowed\n.global .u32 x = 0;\n.thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)\n"
+
+
+def test_test_exit_codes(tmp_path):
+    assert _suite(tmp_path, "a", good=GOOD).exit_code == 0
+    wrong = GOOD.replace(".expect allowed", ".expect forbidden")
+    assert _suite(tmp_path, "b", good=GOOD, wrong=wrong).exit_code == 1
+    r = _suite(tmp_path, "c", good=GOOD, typo=GOOD.replace("st.global", "st.glbal"))
+    assert r.exit_code == 2
+    assert "1/1 agree   (2 tests, 1 errors, 0 not supported yet" in r.output  # a typo is an error
+    r = _suite(tmp_path, "d", good=GOOD, loop=NO_EXIT)
+    assert r.exit_code == 2 and "no-execution" in r.output

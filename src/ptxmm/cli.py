@@ -12,7 +12,7 @@ from rich.console import Console
 
 from . import check as api_check
 from . import load
-from .cat.parser import builtin_models, load_model
+from .cat.parser import builtin_models, load_model, require_axioms
 from .errors import PtxmmError
 from .report import render
 
@@ -31,27 +31,43 @@ def main() -> None:
 
 
 class _Ticker:
-    """A progress line for enumerations that run longer than a second (stderr, transient)."""
+    """A progress line on a terminal for checks that run longer than a second (stderr,
+    transient): a spinner from the first second on (encoding shows signs of life too), then the
+    number of outcomes found."""
 
     def __init__(self, console: Console, name: str):
-        self.console, self.name, self.t0 = console, name, time.perf_counter()
+        import threading
+
+        self.console, self.name = console, name
         self.prog = self.task = None
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(1.0, self._start) if console.is_terminal else None
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _start(self) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with self.lock:
+            if self.prog is None and self.timer is not None:
+                self.prog = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                     TimeElapsedColumn(), console=self.console, transient=True)
+                self.prog.start()
+                self.task = self.prog.add_task(f"{self.name}: checking")
 
     def __call__(self, n: int) -> None:
-        if self.prog is None:
-            if time.perf_counter() - self.t0 < 1.0 or not self.console.is_terminal:
-                return
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self.prog = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 console=self.console, transient=True)
-            self.prog.start()
-            self.task = self.prog.add_task(self.name)
-        self.prog.update(self.task, description=f"{self.name}: {n:,} outcomes")
+        if self.prog is not None:
+            self.prog.update(self.task, description=f"{self.name}: {n:,} outcomes")
 
     def close(self) -> None:
-        if self.prog is not None:
-            self.prog.stop()
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            if self.prog is not None:
+                self.prog.stop()
+                self.prog = None
 
 
 @main.command()
@@ -66,41 +82,78 @@ class _Ticker:
               "or only answer the condition: one query and its witness")
 @click.option("--max-outcomes", type=click.IntRange(1), default=None,
               help="stop enumerating after this many outcomes")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="seconds per file; past it the verdict is reported unknown, never guessed")
+@click.option("--allow-no-axioms", is_flag=True,
+              help="accept a .cat file that states no axiom (it allows every execution)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
-def check(files, model, engine, unroll, observe, max_outcomes, as_json) -> None:
+def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no_axioms,
+          as_json) -> None:
     """Enumerate every outcome FILES may have under the model and judge their conditions.
-    Every file is reported; a file that cannot be checked is an error row (exit 2)."""
+
+    Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
+    with an "error" member). Exit status: 0 when every file was checked and decided, 2 when some
+    file had an error or an unknown verdict (timeout, no execution within --unroll)."""
     console = Console(highlight=False)
     err_console = Console(stderr=True, highlight=False)
     try:
-        load_model(model)
+        require_axioms_unless(model, allow_no_axioms)
     except PtxmmError as e:
         _fail(e)
-    out, failed = [], 0
-    for i, f in enumerate(files):
-        ticker = _Ticker(err_console, str(f))
-        try:
-            res = api_check(load(f), model, engine=engine, unroll=unroll, observe=observe,
-                            verdict_only=observe == "condition", max_outcomes=max_outcomes,
-                            progress=ticker)
-        except PtxmmError as e:
-            failed += 1
-            click.echo(str(e), err=True)
-            out.append({"file": str(f), "error": {"kind": e.kind, "message": e.message,
-                                                  "position": str(e.pos) if e.pos else None,
-                                                  "hint": e.hint}})
-            continue
-        finally:
-            ticker.close()
-        if as_json:
-            out.append(res.to_json())
-        else:
-            if i:
-                console.print()
-            render(res, console)
+    out, failed, i = [], 0, 0
+    try:
+        for i, f in enumerate(files):
+            res = _check_one(f, err_console, model=model, engine=engine, unroll=unroll,
+                             observe=observe, verdict_only=observe == "condition",
+                             max_outcomes=max_outcomes, timeout=timeout,
+                             allow_no_axioms=allow_no_axioms)
+            if isinstance(res, dict):
+                failed += 1
+                out.append(res)
+                continue
+            failed += res.status in ("timeout", "no-execution")
+            if as_json:
+                out.append(res.to_json())
+            else:
+                if i:
+                    console.print()
+                render(res, console)
+    except KeyboardInterrupt:
+        failed += 1
+        out += [error_json(f, "interrupted", "not checked: interrupted by the user (Ctrl-C)")
+                for f in files[i:]]
+        err_console.print(f"interrupted: {i} of {len(files)} file(s) checked")
     if as_json:
         click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
     sys.exit(2 if failed else 0)
+
+
+def require_axioms_unless(model: str, allow: bool) -> None:
+    m = load_model(model)
+    if not allow:
+        require_axioms(m)
+
+
+def error_json(file: str, kind: str, message: str, pos=None, hint: str | None = None) -> dict:
+    """The JSON object of a file that could not be checked (docs/json-schema.md, "errors")."""
+    return {"file": str(file), "error": {"kind": kind, "message": message,
+                                         "position": str(pos) if pos else None, "hint": hint}}
+
+
+def _check_one(f: str, err_console: Console, **kw):
+    """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked."""
+    ticker = _Ticker(err_console, str(f))
+    try:
+        return api_check(load(f), progress=ticker, **kw)
+    except PtxmmError as e:
+        click.echo(str(e), err=True)
+        return error_json(f, e.kind, e.message, e.pos, e.hint)
+    except RecursionError:
+        msg = "the program is nested too deeply for the checker"
+        click.echo(f"{f}: error: {msg}", err=True)
+        return error_json(f, "limit", msg, None, "simplify the program")
+    finally:
+        ticker.close()
 
 
 @main.command("test")
@@ -111,27 +164,45 @@ def check(files, model, engine, unroll, observe, max_outcomes, as_json) -> None:
 @click.option("--model", "-m", default="ptx", show_default=True)
 @click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
 @click.option("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="seconds per test; past it the test's status is 'timeout'")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
-def test_cmd(paths, expected_csv, column, model, unroll, jobs, json_out) -> None:
-    """Run many tests, compare verdicts with expectations; exit 1 on any disagreement."""
+def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out) -> None:
+    """Run many tests and compare verdicts with expectations (each file's .expect, or --expected).
+
+    Every test is reported, also when some fail or the run is interrupted (Ctrl-C: the summary
+    and --json cover the tests that finished). Exit status: 1 on any disagreement; else 2 when
+    some test had an error, is not supported yet, timed out or has no execution within --unroll;
+    0 when every test ran and agreed (or is unrated)."""
     from rich.progress import Progress
-    from rich.table import Table
 
     from .runner import collect, run_tests
 
     console = Console(highlight=False)
     t0 = time.perf_counter()
+    results: list = []
+    interrupted, n = False, 0
     try:
-        load_model(model)
+        require_axioms_unless(model, False)
         n = len(collect(list(paths)))
         with Progress(console=console, transient=True) as prog:
             task = prog.add_task("testing", total=n)
-            results = run_tests(list(paths), model, expected_csv, column, unroll, jobs,
-                                progress=lambda: prog.advance(task))
+            run_tests(list(paths), model, expected_csv, column, unroll, jobs,
+                      progress=lambda: prog.advance(task), timeout=timeout, results=results)
     except PtxmmError as e:
         _fail(e)
-    wall = time.perf_counter() - t0
-    bad = [r for r in results if r.status in ("DISAGREE", "error")]
+    except KeyboardInterrupt:
+        interrupted = True
+        console.print(f"[yellow]interrupted: {len(results)} of {n} test(s) finished[/yellow]")
+    _test_summary(console, results, model, time.perf_counter() - t0, json_out)
+    failed = any(r.status not in ("agree", "unrated", "DISAGREE") for r in results) or interrupted
+    sys.exit(1 if any(r.status == "DISAGREE" for r in results) else 2 if failed else 0)
+
+
+def _test_summary(console: Console, results: list, model: str, wall: float, json_out) -> None:
+    from rich.table import Table
+
+    bad = [r for r in results if r.status not in ("agree", "unrated")]
     if bad:
         table = Table("test", "status", "expected", "got", "detail", box=None)
         for r in bad:
@@ -141,16 +212,17 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, json_out) -> None
     rated = [r for r in results if r.status in ("agree", "DISAGREE")]
     agree = sum(r.status == "agree" for r in results)
     times = sorted(r.time_s for r in results if r.status != "unsupported") or [0.0]
+    unknown = sum(r.status in ("timeout", "no-execution") for r in results)
     console.print(f"{agree}/{len(rated)} agree   ({len(results)} tests, "
                   f"{sum(r.status == 'error' for r in results)} errors, "
                   f"{sum(r.status == 'unsupported' for r in results)} not supported yet, "
-                  f"{sum(r.status == 'unrated' for r in results)} unrated; model {model})")
+                  + (f"{unknown} unknown (timeout or no execution), " if unknown else "")
+                  + f"{sum(r.status == 'unrated' for r in results)} unrated; model {model})")
     console.print(f"wall {wall:.2f} s, median {times[len(times) // 2] * 1000:.1f} ms/test, "
                   f"max {times[-1] * 1000:.1f} ms/test (tests that ran)")
     if json_out:
         Path(json_out).write_text(json.dumps([r.__dict__ | {"status": r.status} for r in results],
                                              indent=2))
-    sys.exit(1 if bad else 0)
 
 
 def _env(stress: str, blocks: int | None, threads: int | None, barrier: int | None, prog=None):
@@ -348,7 +420,7 @@ def audit(files) -> None:
 
 @main.command()
 def models() -> None:
-    """List the built-in models."""
+    """List the built-in models (not the libraries of definitions they include)."""
     for name, path in builtin_models().items():
         first = path.read_text().splitlines()[0] if path.stat().st_size else ""
         click.echo(f"{name:14s} {first}")

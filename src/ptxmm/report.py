@@ -11,8 +11,10 @@ from .result import CheckResult
 
 def verdict_text(r: CheckResult) -> Text:
     cond = r.program.condition
-    if cond is None or r.holds is None:
+    if cond is None:
         return Text("no condition", style="dim")
+    if r.holds is None:
+        return Text(f"Unknown  {r.status_text or 'not decided'}", style="bold yellow")
     n_sat = sum(1 for o in r.outcomes if o.satisfies)
     total = len(r.outcomes)
     q = cond.quantifier
@@ -62,9 +64,12 @@ def render(r: CheckResult, console: Console) -> None:
     console.print(table)
     console.print(f"{len(r.outcomes)} allowed outcome(s)")
     console.print(verdict_text(r))
-    if r.stopped_at is not None:
-        console.print(f"[yellow]stopped at {r.stopped_at} outcomes (--max-outcomes); more may be "
-                      "allowed, and the verdict is not decided[/yellow]")
+    if not r.outcomes and r.status == "ok":
+        console.print(Text("no execution finishes: every execution waits forever at a barrier "
+                           "(deadlock); the condition is judged over no execution, as herd7 and "
+                           "Dat3M do", style="yellow"))
+    if r.status_text and p.condition is None:
+        console.print(Text(r.status_text, style="yellow"))
     if r.cut_paths:
         console.print(f"[yellow]bound: --unroll {r.unroll} cut {r.cut_paths} execution path(s); "
                       "outcomes of longer executions are not shown[/yellow]")
@@ -72,5 +77,6 @@ def render(r: CheckResult, console: Console) -> None:
         console.print(f"[dim]{r.awaits} side-effect-free spin loop(s) reduced to await reads[/dim]")
     if r.expected is not None:
         ok = r.agrees
-        mark = "[green]✓ agrees[/green]" if ok else "[red]✗ DISAGREES[/red]"
+        mark = ("[yellow]? not decided[/yellow]" if ok is None else
+                "[green]✓ agrees[/green]" if ok else "[red]✗ DISAGREES[/red]")
         console.print(f"expected: condition {'holds' if r.expected else 'fails'}   {mark}")

@@ -56,6 +56,25 @@ class CheckResult:
     n_events: int = 0
     observables: tuple[str, ...] = ()
     stopped_at: int | None = None  # enumeration stopped after this many outcomes (--max-outcomes)
+    # "ok"; "stopped" (at max_outcomes); "timeout" (past `timeout` seconds: verdict unknown);
+    # "no-execution" (no execution finishes within the unroll bound)
+    status: str = "ok"
+    timeout: float | None = None
+
+    STATUS_TEXT = {
+        "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
+                   "verdict is not decided",
+        "timeout": "timed out after {timeout} s: the verdict is unknown",
+        "no-execution": "no execution finishes within --unroll {unroll}: every execution loops "
+                        "past the bound; the verdict is unknown (raise --unroll, or make the loop "
+                        "exit)",
+    }
+
+    @property
+    def status_text(self) -> str | None:
+        """The status in words, or None when it is "ok"."""
+        t = self.STATUS_TEXT.get(self.status)
+        return t.format(stopped_at=self.stopped_at, timeout=self.timeout, unroll=self.unroll) if t else None
 
     @property
     def name(self) -> str:
@@ -99,6 +118,7 @@ class CheckResult:
             "n_outcomes": len(self.outcomes),
             "n_events": self.n_events,
             "stopped_at": self.stopped_at,
+            "status": self.status,
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
         }

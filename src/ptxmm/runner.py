@@ -25,11 +25,14 @@ class TestOutcome:
     n_outcomes: int
     time_s: float
     error: str | None = None
+    unknown: str | None = None  # why the verdict is unknown: "timeout" or "no-execution"
 
     @property
     def status(self) -> str:
         if self.error is not None:
             return "unsupported" if "not supported yet" in self.error else "error"
+        if self.unknown is not None:
+            return self.unknown
         if self.expected is None:
             return "unrated"
         return "agree" if self.expected == self.holds else "DISAGREE"
@@ -79,24 +82,31 @@ def _lookup(path: Path, expected: dict[str, bool | None]) -> tuple[bool, bool | 
 
 
 def _run_one(args) -> TestOutcome:
-    path, model, unroll, exp_known, exp = args
+    path, model, unroll, exp_known, exp, timeout = args
     from . import check, load
 
     t0 = time.perf_counter()
     try:
         prog = load(path)
-        res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True)
-    except PtxmmError as e:
+        res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
+                    timeout=timeout)
+    except (PtxmmError, RecursionError) as e:
+        msg = str(e).splitlines()[0] if isinstance(e, PtxmmError) else \
+            f"{path}: error: the program is nested too deeply for the checker"
         return TestOutcome(str(path), Path(path).stem, exp if exp_known else None, None, 0,
-                           time.perf_counter() - t0, str(e).splitlines()[0])
+                           time.perf_counter() - t0, msg)
     expected = exp if exp_known else prog.expect
     return TestOutcome(str(path), prog.name, expected, res.holds, len(res.outcomes),
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0,
+                       unknown=res.status if res.status in ("timeout", "no-execution") else None)
 
 
 def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = None,
               column: str | None = None, unroll: int = 2, jobs: int | None = None,
-              progress=None) -> list[TestOutcome]:
+              progress=None, timeout: float | None = None,
+              results: list[TestOutcome] | None = None) -> list[TestOutcome]:
+    """Run every test of ``paths``; each result is appended to ``results`` (a caller's list keeps
+    those finished when the run is interrupted) as it arrives, in file order."""
     files = collect(paths)
     expected: dict[str, bool | None] = {}
     if expected_csv:
@@ -104,21 +114,31 @@ def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = N
     work = []
     for f in files:
         known, v = _lookup(f, expected) if expected else (False, None)
-        work.append((str(f), model, unroll, known, v))
+        work.append((str(f), model, unroll, known, v, timeout))
     jobs = jobs or os.cpu_count() or 1
-    results: list[TestOutcome] = []
+    results = [] if results is None else results
     if jobs == 1 or len(work) < 4:
         for w in work:
             results.append(_run_one(w))
             if progress:
                 progress()
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
+        ex = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+        try:
             for r in ex.map(_run_one, work, chunksize=4):
                 results.append(r)
                 if progress:
                     progress()
+        finally:  # on Ctrl-C: cancel what has not started, do not wait for the rest
+            ex.shutdown(wait=False, cancel_futures=True)
     return results
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which reports what finished."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _default_column(csv_path: str, model: str) -> str:

@@ -45,19 +45,46 @@ def _parser() -> lark.Lark:
                      propagate_positions=True)
 
 
-def builtin_models() -> dict[str, Path]:
+def builtin_files() -> dict[str, Path]:
+    """Every .cat file of the models directory: the models and the libraries they include."""
     return {p.stem: p for p in sorted(data_dir("models").glob("*.cat"))}
+
+
+def builtin_models() -> dict[str, Path]:
+    """The built-in models: the .cat files that state at least one axiom (not the libraries of
+    definitions such as ptx-common.cat, which models include)."""
+    return {name: p for name, p in builtin_files().items() if load_model(name).axioms}
 
 
 def find_model(name_or_path: str) -> Path:
     p = Path(name_or_path)
-    if p.suffix == ".cat" and p.is_file():
-        return p
-    models = builtin_models()
-    if name_or_path in models:
-        return models[name_or_path]
+    if p.suffix == ".cat" or "/" in name_or_path:
+        if p.is_file():
+            return p
+        what = "is a directory" if p.exists() else "does not exist"
+        raise ModelError(f"model file {name_or_path} {what}", None,
+                         f"check the path, or name a built-in model: {', '.join(builtin_models())}")
+    files = builtin_files()
+    if name_or_path in files:
+        return files[name_or_path]
+    import difflib
+
+    close = difflib.get_close_matches(name_or_path, list(builtin_models()), n=1, cutoff=0.6)
+    dym = f"did you mean `{close[0]}`? " if close else ""
     raise ModelError(f"unknown model '{name_or_path}'", None,
-                     f"built-in models: {', '.join(models)}; or give a path to a .cat file")
+                     f"{dym}built-in models: {', '.join(builtin_models())}; or give a path to a "
+                     ".cat file")
+
+
+def require_axioms(model: Model) -> None:
+    """Refuse a model that states no axiom: it would allow every candidate execution. Such a file
+    is a library of definitions for models to include (``--allow-no-axioms`` overrides)."""
+    if model.axioms:
+        return
+    raise ModelError(f"model {model.name} states no axiom (no acyclic, irreflexive or empty "
+                     "check): it would allow every execution", SourcePos(model.path, 1, 1),
+                     f"it is a library of definitions; use a model that includes it "
+                     f"({', '.join(builtin_models())}), or pass --allow-no-axioms")
 
 
 @cache

@@ -18,6 +18,7 @@ from ..outcomes import Observable, value_expr
 from ..result import Execution
 from ..values import Expr, evaluate, reads_of
 from ..vocab import Candidates, base_env
+from . import NO_DEADLINE, Deadline
 
 
 class ConcreteLogic:
@@ -123,8 +124,9 @@ def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None
 
 class BruteProblem:
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
-                 flags: bool = False, co_known: set | None = None):
+                 flags: bool = False, co_known: set | None = None, deadline: Deadline = NO_DEADLINE):
         self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
+        self.deadline = deadline
 
     def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
         """Every allowed outcome once (the first execution found for it as witness)."""
@@ -151,6 +153,7 @@ class BruteProblem:
 
     def _with_rf(self, paths, active, reads, rf):
         eg, cand, ev = self.eg, self.cand, self.eg.events
+        self.deadline.check()
         vals = _resolve_values(eg, rf)
         if vals is None:
             return
@@ -169,6 +172,7 @@ class BruteProblem:
             for w in eg.init.values():
                 co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
             for sc in itertools.permutations(scf):
+                self.deadline.check()
                 ch = ConcreteChoice(eg, execd, rf, co, list(sc), full)
                 res = interp(self.model, base_env(eg, ch, cand), flags=self.flags)
                 if not all(ax.holds(st.check, v) for st, v in res.axioms):

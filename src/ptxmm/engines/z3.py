@@ -34,6 +34,7 @@ from ..program import And, Cmp, CondExpr, Not, Or
 from ..result import Execution
 from ..values import BOOL_OPS, Const, Expr, Op, ReadVal
 from ..vocab import Barriers, Candidates, base_env
+from . import NO_DEADLINE, Deadline, TimedOut
 
 
 # Z3's Python And/Or/Not coerce and sort-check every argument; guards are Bool terms of one
@@ -426,8 +427,9 @@ class Z3Problem:
     """One program under one model, encoded once; queried for witnesses and outcomes."""
 
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
-                 flags: bool = False, co_known: set[tuple[int, int]] | None = None):
-        self.eg, self.obs = eg, obs
+                 flags: bool = False, co_known: set[tuple[int, int]] | None = None,
+                 deadline: Deadline = NO_DEADLINE):
+        self.eg, self.obs, self.deadline = eg, obs, deadline
         self.lg = Z3Logic()
         self.s = z3.SimpleSolver()  # incremental, no tactic preprocessing
         self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
@@ -610,14 +612,24 @@ class Z3Problem:
         if self.unsat:
             return None
         if goal is None:
-            return self._extract(self.s.model()) if self.s.check() == z3.sat else None
+            return self._extract(self.s.model()) if self._sat() else None
         q = mk_bool(f"query{next(self.lg._tag)}")  # an assumption literal: no push/pop needed
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
-        return self._extract(self.s.model()) if self.s.check(q) == z3.sat else None
+        return self._extract(self.s.model()) if self._sat(q) else None
+
+    def _sat(self, *assumptions) -> bool:
+        """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
+        ms = self.deadline.left_ms()
+        if ms is not None:
+            self.s.set("timeout", ms)
+        r = self.s.check(*assumptions)
+        if r == z3.unknown:
+            raise TimedOut
+        return r == z3.sat
 
     def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
         """Every allowed outcome once: (observable values as unsigned ints, witness, flags)."""
-        if self.unsat or self.s.check() != z3.sat:
+        if self.unsat or not self._sat():
             return
         yield from self._dfs(0, self.s.model())
 
@@ -634,7 +646,7 @@ class Z3Problem:
             yield from self._dfs(level + 1, m)
             s.pop()
             _assert(s, _not(_eq(terms[level], v)))
-            if s.check() != z3.sat:
+            if not self._sat():
                 break
             m = s.model()
         s.pop()
