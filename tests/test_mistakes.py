@@ -168,3 +168,16 @@ def test_test_exit_codes(tmp_path):
     assert "1/1 agree   (2 tests, 1 errors, 0 not supported yet" in r.output  # a typo is an error
     r = _suite(tmp_path, "d", good=GOOD, loop=NO_EXIT)
     assert r.exit_code == 2 and "no-execution" in r.output
+
+
+def test_unreachable_code_is_a_warning_shown_and_in_json(tmp_path):
+    import json
+
+    f = tmp_path / "u.ptx"
+    f.write_text(".global .u32 x = 0;\n.thread T0 { bra END; st.global.u32 [x], 1; END: }\n"
+                 "exists (x == 1)\n")
+    r = _cli("check", "--json", str(f))
+    assert r.exit_code == 0  # a warning never changes the exit code
+    assert f"{f}:2:23: warning: unreachable code" in r.stderr
+    (w,) = json.loads(r.stdout)["warnings"]
+    assert w["position"] == f"{f}:2:23"

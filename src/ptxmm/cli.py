@@ -144,7 +144,10 @@ def _check_one(f: str, err_console: Console, **kw):
     """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked."""
     ticker = _Ticker(err_console, str(f))
     try:
-        return api_check(load(f), progress=ticker, **kw)
+        prog = load(f)
+        for w in prog.warnings:
+            click.echo(str(w), err=True)
+        return api_check(prog, progress=ticker, **kw)
     except PtxmmError as e:
         click.echo(str(e), err=True)
         return error_json(f, e.kind, e.message, e.pos, e.hint)

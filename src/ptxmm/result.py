@@ -119,6 +119,8 @@ class CheckResult:
             "n_events": self.n_events,
             "stopped_at": self.stopped_at,
             "status": self.status,
+            "warnings": [{"message": w.message, "position": str(w.pos) if w.pos else None,
+                          "hint": w.hint} for w in self.program.warnings],
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
         }
