@@ -61,24 +61,39 @@ def precompile(progs) -> None:
         list(ex.map(_compile_one, [p.file for p in progs]))
 
 
+def parse_envs(spec: str) -> list[tuple[str, object]]:
+    """``none,barrier,fast:blocks=1024/stride=1/barrier_pct=0`` → [(label, Env)]: presets by name,
+    or a preset (the part before ':' if it names one, else the default) with knobs replaced."""
+    from dataclasses import replace
+
+    out = []
+    for item in spec.split(","):
+        name, _, knobs = item.partition(":")
+        env = PRESETS.get(name, PRESETS["none"])
+        kw = {k: type(getattr(env, k))(int(v)) for k, v in (kv.split("=") for kv in knobs.split("/") if kv)}
+        out.append((name, replace(env, **kw)))
+    return out
+
+
 def throughput(args) -> None:
     rows, data, device = [], [], ""
-    progs = [ptxmm.load(EX / "classic" / f"{s}.ptx") for s in SHAPES]
+    progs = [ptxmm.load(EX / "classic" / f"{s}.ptx") for s in args.tests.split(",")]
     precompile(progs)
     for prog in progs:
-        for preset in args.presets.split(","):
-            cr = crossval(prog, PRESETS[preset], args.budget)
+        for label, env in parse_envs(args.presets):
+            cr = crossval(prog, env, args.budget)
             r = cr.run
             device = r.device
-            rows.append(f"| {prog.name} | {preset} | {r.per_s / 1e9:.2f} | {cr.weak:,} | "
-                        f"{cr.weak / r.instances:.2e} | {cr.weak / r.seconds:,.0f} | "
+            rows.append(f"| {args.label} | {prog.name} | {label} | {r.env.short()} | {r.per_s / 1e9:.2f} | "
+                        f"{cr.weak:,} | {cr.weak / r.instances:.2e} | {cr.weak / r.seconds / 1e6:,.2f} | "
                         f"{'forbidden' if not cr.check.holds else 'allowed'} | {len(cr.violations)} |")
-            data.append(cr.to_json() | {"preset": preset})
-    emit(args.out, "throughput", header(device) + [
+            print(rows[-1], flush=True)
+            data.append(cr.to_json() | {"preset": label, "label": args.label})
+    emit(args.out, f"throughput{'-' + args.label if args.label else ''}", header(device) + [
         f"Budget {args.budget} s of graph replay per row; 'weak' = instances whose outcome satisfies "
         "the test's `exists` condition.", "",
-        "| test | preset | G inst/s | weak | weak rate | weak/s | model | violations |",
-        "|---|---|---|---|---|---|---|---|"] + rows, data)
+        "| version | test | env | knobs | G inst/s | weak | weak rate | M weak/s | model | violations |",
+        "|---|---|---|---|---|---|---|---|---|---|"] + rows, data)
 
 
 def tune(args) -> None:
@@ -170,7 +185,10 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("throughput")
     a.add_argument("--budget", type=float, default=1.0)
-    a.add_argument("--presets", default="none,barrier")
+    a.add_argument("--presets", default="none,barrier",
+                   help="presets, or name:knob=v/knob=v (see parse_envs)")
+    a.add_argument("--tests", default=",".join(SHAPES))
+    a.add_argument("--label", default="")
     b = sub.add_parser("tune")
     b.add_argument("file")
     b.add_argument("--n", type=int, default=12)

@@ -246,14 +246,11 @@ def _env(stress: str, blocks: int | None, threads: int | None, barrier: int | No
 
 
 def _device_opts(f):
-    from .device.env import DEFAULT_PRESET, PRESETS
+    from .device.env import DEFAULT_PRESET, PRESETS, STRESS_HELP
 
     for opt in reversed([
         click.option("--stress", type=click.Choice(sorted(PRESETS) + ["tuned"]), default=DEFAULT_PRESET,
-                     show_default=True,
-                     help="environment preset: none (no pre-test barrier), barrier (bounded barrier "
-                     "before each test), light / heavy (plus blocks hammering a scratch buffer); "
-                     "'tuned': the environment `ptxmm tune` found for the test"),
+                     show_default=True, help=STRESS_HELP),
         click.option("--budget", type=float, default=1.0, show_default=True,
                      help="seconds of graph replay per test"),
         click.option("--iterations", type=int, default=None,
@@ -263,35 +260,42 @@ def _device_opts(f):
         click.option("--barrier", type=click.IntRange(0, 100), default=None,
                      help="pre-test barrier probability in %"),
         click.option("--seed", type=int, default=1, show_default=True),
+        click.option("--timeout", type=float, default=60.0, show_default=True,
+                     help="seconds a batch of launches may take before its test is reported as a "
+                     "timeout (a hung kernel; the rest of the batch is then not run)"),
     ]):
         f = opt(f)
     return f
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True)
 @click.option("--device", is_flag=True, required=True, help="run on the GPU (needs ptxmm[device])")
 @_device_opts
-@click.option("--json", "as_json", is_flag=True)
-def run(file, device, stress, budget, iterations, blocks, threads, barrier, seed, as_json) -> None:
-    """Run FILE on the GPU and print the histogram of outcomes."""
-    from .device.harness import Harness
-    from .device.report import render_run
+@click.option("--json", "as_json", is_flag=True, help="print the batch as JSON instead of tables")
+def run(files, device, stress, budget, iterations, blocks, threads, barrier, seed, timeout, as_json) -> None:
+    """Run FILES on the GPU and print each histogram of outcomes. Every file is reported; one
+    that cannot run is a row with its reason (exit 2)."""
+    from .device.commands import execute, json_to_stdout, run_campaign
+    from .runner import collect
 
-    try:
-        prog = load(file)
-        env = _env(stress, blocks, threads, barrier, prog)
-        r = Harness(prog, env, seed=seed).run(budget, iterations)
-    except PtxmmError as e:
-        _fail(e)
-    if as_json:
-        click.echo(json.dumps({
-            "name": prog.name, "device": r.device, "env": r.env.as_dict(), "instances": r.instances,
-            "seconds": r.seconds, "instances_per_s": r.per_s, "did_not_finish": r.dnf,
-            "outcomes": [{"values": dict(o.outcome.values), "count": o.count, "same_sm": o.same_sm}
-                         for o in r.observed]}, indent=2))
-    else:
-        render_run(r, Console(highlight=False))
+    console, err = Console(highlight=False), Console(stderr=True, highlight=False)
+    camp = run_campaign(lambda p: _env(stress, blocks, threads, barrier, p), budget, iterations, seed,
+                        timeout, console if not as_json else err, as_json)
+    code, batch = execute(camp, collect(list(files)), err if as_json else console, err,
+                          json_to_stdout(as_json))
+    _device_exit(code, batch.hung)
+
+
+def _device_exit(code: int, hung: bool) -> None:
+    """After a hung kernel the CUDA context never drains: leave without CuPy's cleanup."""
+    if hung:
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 @main.command()
@@ -303,80 +307,63 @@ def run(file, device, stress, budget, iterations, blocks, threads, barrier, seed
               help="first check that the harness exposes weak behaviour (SB relaxed) and that a "
                    "single-thread test shows no impossible value")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
-def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed,
+def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed, timeout,
              self_check, json_out) -> None:
-    """Run FILES on the GPU; every observed outcome must be allowed by the model."""
-    from .device.crossval import crossval as xval
-    from .device.report import render_cross
+    """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
+    planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
+    1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
+    written also on Ctrl-C."""
+    from .device.commands import crossval_campaign, execute, json_to_file
     from .device.selfcheck import self_check as run_self_check
     from .runner import collect
 
-    console = Console(highlight=False)
-    env = _env(stress, blocks, threads, barrier)
-    out, violations, skipped = [], 0, 0
+    console, err = Console(highlight=False), Console(stderr=True, highlight=False)
     try:
         load_model(model)
-        if self_check:
-            ok, lines = run_self_check(env, model)
-            for ln in lines:
-                console.print(ln)
-            if not ok:
-                violations += 1
-        for f in collect(list(files)):
-            try:
-                prog = load(f)
-                env_f = _env(stress, blocks, threads, barrier, prog) if stress == "tuned" else env
-                cr = xval(prog, env_f, budget, model, unroll, iterations, seed)
-            except PtxmmError as e:
-                if e.kind != "not supported yet":
-                    raise
-                console.print(f"[yellow]skipped[/yellow] {f}: {e.message}")
-                skipped += 1
-                continue
-            render_cross(cr, console)
-            console.print()
-            violations += len(cr.violations)
-            out.append(cr.to_json())
     except PtxmmError as e:
         _fail(e)
-    console.print(f"{len(out)} tests cross-validated, {skipped} skipped, "
-                  f"{violations} violation(s)")
-    if json_out:
-        Path(json_out).write_text(json.dumps(out, indent=2))
-    sys.exit(1 if violations else 0)
+    env = _env(stress, blocks, threads, barrier)
+
+    def env_for(prog):
+        return _env(stress, blocks, threads, barrier, prog) if stress == "tuned" else env
+
+    def pre() -> int:
+        if not self_check:
+            return 0
+        ok, lines = run_self_check(env, model)
+        for ln in lines:
+            console.print(ln)
+        return 0 if ok else 1
+
+    camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console)
+    code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out), pre=pre)
+    _device_exit(code, batch.hung)
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True)
 @click.option("--n", "n_random", type=int, default=12, show_default=True,
               help="random environments to try besides the presets")
 @click.option("--budget", type=float, default=0.5, show_default=True, help="seconds per environment")
 @click.option("--model", "-m", default="ptx", show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-def tune(file, n_random, budget, model, seed) -> None:
-    """Search environments that make FILE's condition show up most often per second; the best
-    is remembered for `--stress tuned`."""
-    from rich.table import Table
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="seconds a batch of launches may take before its test is reported as a timeout")
+@click.option("--json", "json_out", default=None, help="write per-test trials to this file")
+def tune(files, n_random, budget, model, seed, timeout, json_out) -> None:
+    """Search environments that make each of FILES show its condition most often per second; the
+    best is remembered for `--stress tuned`. Every file is reported (exit 2 if one could not run)."""
+    from .device.commands import execute, json_to_file, tune_campaign
+    from .runner import collect
 
-    from .device.tune import tune as run_tune
-
-    console = Console(highlight=False)
+    console, err = Console(highlight=False), Console(stderr=True, highlight=False)
     try:
-        prog = load(file)
-        trials = run_tune(prog, n_random, budget, model, seed)
+        load_model(model)
     except PtxmmError as e:
         _fail(e)
-    t = Table("env", "knobs", "G inst/s", "weak", "weak rate", "weak/s", "violations", box=None)
-    for tr in trials:
-        r = tr.result
-        t.add_row(tr.name, r.run.env.short(), f"{r.run.per_s / 1e9:.2f}", f"{r.weak:,}",
-                  f"{r.weak / r.run.instances:.2e}", f"{tr.weak_per_s:,.0f}", str(len(r.violations)))
-    console.print(t)
-    best = max(trials, key=lambda x: x.weak_per_s)
-    console.print(f"best: {best.name} ({best.result.run.env.short()}), {best.weak_per_s:,.0f} weak/s"
-                  + ("; saved for --stress tuned" if best.weak_per_s else "; nothing weak seen, not saved"))
-    violations = sum(len(tr.result.violations) for tr in trials)
-    sys.exit(1 if violations else 0)
+    camp = tune_campaign(n_random, budget, model, seed, timeout, console)
+    code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out))
+    _device_exit(code, batch.hung)
 
 
 @main.command()
@@ -394,31 +381,17 @@ def codegen(file) -> None:
 
 @main.command()
 @click.argument("files", nargs=-1, required=True)
-def audit(files) -> None:
+@click.option("--json", "json_out", default=None, help="write per-role results to this file")
+def audit(files, json_out) -> None:
     """Compile FILES for sm_90 and check the SASS keeps every test instruction (needs nvcc and
-    cuobjdump)."""
-    from .device import sass
-    from .device.build import compile_cubin
-    from .device.codegen import generate
-    from .device.layout import make_layout
+    cuobjdump, no GPU). Exit 1 if an instruction was dropped or reordered, else 2 if some file
+    could not be audited."""
+    from .device.commands import audit_campaign, execute, json_to_file
+    from .runner import collect
 
-    console = Console(highlight=False)
-    bad = 0
-    try:
-        if not sass.available():
-            raise PtxmmError("cuobjdump is not on PATH", None, "install the CUDA toolkit")
-        for f in files:
-            prog = load(f)
-            lay = make_layout(prog)
-            rows = sass.audit(prog, lay, compile_cubin(generate(lay)))
-            for r in rows:
-                bad += not r.ok
-                mark = "ok" if r.ok else "[bold red]DROPPED/REORDERED[/bold red]"
-                console.print(f"{prog.name:32s} {r.thread:4s} expected {' '.join(r.expected) or '-':24s}"
-                              f" sass {' '.join(r.found) or '-':24s} {mark} {r.note}")
-    except PtxmmError as e:
-        _fail(e)
-    sys.exit(1 if bad else 0)
+    console, err = Console(highlight=False), Console(stderr=True, highlight=False)
+    code, _ = execute(audit_campaign(console), collect(list(files)), console, err, json_to_file(json_out))
+    sys.exit(code)
 
 
 @main.command()

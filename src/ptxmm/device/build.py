@@ -28,8 +28,14 @@ def nvcc_available() -> bool:
     return shutil.which("nvcc") is not None
 
 
-def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS) -> Path:
-    """Compile a translation unit to a cubin; returns its path (cached)."""
+class CompileTimeout(PtxmmError):
+    kind = "timeout"
+
+
+def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
+                  timeout: float | None = None) -> Path:
+    """Compile a translation unit to a cubin; returns its path (cached). ``timeout``: seconds nvcc
+    may take (CompileTimeout after that)."""
     if not nvcc_available():
         raise PtxmmError("nvcc is not on PATH", None, "install the CUDA toolkit (nvcc 12.0 or newer)")
     h = hashlib.sha256((source + arch + " ".join(flags)).encode()).hexdigest()[:20]
@@ -40,8 +46,12 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
         cu = Path(td) / "litmus.cu"
         cu.write_text(source)
         tmp = Path(td) / "litmus.cubin"
-        r = subprocess.run(["nvcc", "-cubin", f"-arch={arch}", *flags, "-o", str(tmp), str(cu)],
-                           capture_output=True, text=True)
+        try:
+            r = subprocess.run(["nvcc", "-cubin", f"-arch={arch}", *flags, "-o", str(tmp), str(cu)],
+                               capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CompileTimeout(f"nvcc took longer than {timeout:g} s", None,
+                                 "raise --compile-timeout, or simplify the test") from None
         if r.returncode != 0:
             raise PtxmmError("the generated CUDA did not compile:\n" + r.stderr.strip()[:2000], None,
                              "this is a ptxmm bug: please report it with the test file")

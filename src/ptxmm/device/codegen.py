@@ -3,12 +3,16 @@ the qualifiers, scope and type as written (memory clobber on memory operations a
 
 The generated translation unit holds four kernels:
 
-* ``ptxmm_bump`` (1 thread): draws this iteration's permutations from a device-side seed;
+* ``ptxmm_bump`` (one thread per iteration of the captured graph, launched once per graph): draws
+  every iteration's permutations from a device-side seed and counter, resets the barriers;
 * ``ptxmm_litmus``: the parallel test environment — each thread plays every role, each for a
-  different instance, in a role order rotated by warp, after an optional bounded barrier; blocks
-  beyond the testing grid run memory stress;
-* ``ptxmm_check``: one thread per instance turns registers and final memory into an outcome key,
-  adds it to a histogram (warp-aggregated) and resets the instance's memory;
+  different instance, in a role order rotated by warp, after an optional bounded barrier (one
+  arrival per block); blocks beyond the testing grid run memory stress; each testing block records
+  the SM it ran on;
+* ``ptxmm_check``: one thread per instance turns registers and final memory into an outcome key
+  (plus "did not finish" and "every role on one SM", the latter from the blocks that played its
+  roles, found by inverting the permutations), adds it to a histogram (warp-aggregated) and resets
+  the instance's memory;
 * ``ptxmm_audit_<k>``: role k alone, addresses as kernel parameters, for the SASS audit.
 
 Every access adds its own zero offset read from device memory, so ptxas cannot prove two accesses
@@ -308,19 +312,30 @@ def generate(lay: Layout) -> str:
     src.append(f"#define NROLES {n}\n#define LG {lay.n_global_slots}\n#define NZ {lay.n_zero}\n"
                f"#define CS {lay.cluster_size}\n#define NGROUPS {lay.n_groups}\n"
                f"#define NSHARED {len(lay.shared)}\n#define NCTA {len(cta_of)}\n"
-               f"#define NRES {max(1, lay.n_res)}")
+               f"#define NRES {max(1, lay.n_res)}\n#define HSIZE {lay.hist_size}U\n"
+               f"#define HCOPIES {lay.hist_copies}U")
     src.append("""
-struct Params {  // Layout.params_words 32-bit words
-    u32 iter, seed, qb, ob, d, pl, ol, use_bar;
+struct Params {  // Layout.params_words 32-bit words, one per iteration of the graph
+    u32 iter, qinv, qb, ob, d, pl, ol, use_bar;
     u32 pm[LG], om[LG];
     u32 zero[NZ];
 };
 
-extern "C" __global__ void ptxmm_bump(Params* p, u32* bar, u32 nc, u32 bsz, u32 n, u32 barrier_pct) {
-    u32 it = p->iter + 1;
+// ctr[0]: graphs launched so far, ctr[1]: the seed; thread j of the one block fills p[j]
+extern "C" __global__ void ptxmm_bump(Params* ps, u32* ctr, u32* bars, u32 nc, u32 bsz, u32 n,
+                                      u32 barrier_pct) {
+    const u32 j = threadIdx.x, ipg = blockDim.x;
+    const u32 it = ctr[0] * ipg + j + 1U;
+    __syncthreads();
+    if (j == 0) ctr[0] += 1U;
+    Params* p = ps + j;
     p->iter = it;
-    u32 h = ptxmm_hash(p->seed ^ (it * 0x9e3779b9U));
-    p->qb = (h | 1U) & (nc - 1U); if (nc == 1) p->qb = 0;
+    bars[j] = 0U;
+    u32 h = ptxmm_hash(ctr[1] ^ (it * 0x9e3779b9U));
+    u32 q = (h | 1U) & (nc - 1U); if (nc == 1) q = 0;
+    u32 inv = q;  // q's inverse mod 2^32 (q odd): Newton steps double the correct bits 3→48
+    for (int k = 0; k < 4; k++) inv *= 2U - q * inv;
+    p->qb = q; p->qinv = inv;
     h = ptxmm_hash(h + 1U); p->ob = h & (nc - 1U);
     u32 span = nc / NGROUPS; if (span < 1U) span = 1U;
     h = ptxmm_hash(h + 2U); p->d = 1U + h % span;
@@ -331,8 +346,7 @@ extern "C" __global__ void ptxmm_bump(Params* p, u32* bar, u32 nc, u32 bsz, u32 
         h = ptxmm_hash(h + 7U); p->om[m] = m == 0 ? 0U : h & (n - 1U);
     }
     h = ptxmm_hash(h + 11U); p->use_bar = (h % 100U) < barrier_pct;
-    for (int j = 0; j < NZ; j++) p->zero[j] = 0U;
-    *bar = 0U;
+    for (int k = 0; k < NZ; k++) p->zero[k] = 0U;
 }
 
 __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) {
@@ -355,7 +369,6 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
         cases.append(f"""            case {k}: {{
 {_instance(role)}
                 ptxmm_role_{k}({", ".join(args)});
-                smid[(u64)i * NROLES + {k}] = ptxmm_smid();
                 break;
             }}""")
     shared_init = ""
@@ -375,9 +388,10 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
                         + writes + "\n    }\n")
     cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
     src.append(f"""
-extern "C" __global__ void {cluster}ptxmm_litmus(const Params* __restrict__ p, u32* mem, u64* res,
-        u32* smid, u32* dnf, u32* bar, u32* scratch, u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate,
-        u32 stress_loops, u32 stress_lines, u32 stress_line_words) {{
+extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
+        const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
+        u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
+        u32 stress_line_words) {{
     extern __shared__ u32 sh[];
     const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
     if (b >= nb) {{  // memory stress blocks
@@ -392,13 +406,14 @@ extern "C" __global__ void {cluster}ptxmm_litmus(const Params* __restrict__ p, u
     const u32 qb = p->qb, ob = p->ob, d = p->d, pl = p->pl, ol = p->ol;
     u32 z[NZ];
     for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
-{shared_init}    if (p->use_bar) {{  // bounded barrier over the testing warps
-        if ((lane & 31U) == 0U) {{
+    if (lane == 0U) bsm[b] = ptxmm_smid();
+{shared_init}    if (p->use_bar) {{  // bounded barrier over the testing blocks: one arrival per block
+        __syncthreads();
+        if (lane == 0U) {{
             atomicAdd(bar, 1U);
-            u32 target = n >> 5;
-            for (u32 k = 0; k < 4096U && *(volatile u32*)bar < target; k++) {{ }}
+            for (u32 k = 0; k < 4096U && *(volatile u32*)bar < nb; k++) {{ }}
         }}
-        __syncwarp();
+        __syncthreads();
     }}
     u32 rot = rotate ? (warp + b) % NROLES : 0U;
     for (u32 j = 0; j < NROLES; j++) {{
@@ -409,7 +424,7 @@ extern "C" __global__ void {cluster}ptxmm_litmus(const Params* __restrict__ p, u
     }}
 {shared_final}}}
 """)
-    src.append(_check_kernel(lay, n))
+    src.append(_check_kernel(lay))
     src += [_audit_kernel(lay, rl) for rl in roles]
     return "\n".join(src)
 
@@ -433,7 +448,7 @@ def _code(s, expr: str) -> str:
     return "(" + " : ".join(parts + [f"{len(s.values)}U"]) + ")"
 
 
-def _check_kernel(lay: Layout, n_roles: int) -> str:
+def _check_kernel(lay: Layout) -> str:
     lines = []
     resets = []
     for s in lay.slots:
@@ -446,20 +461,35 @@ def _check_kernel(lay: Layout, n_roles: int) -> str:
         lines.append(f"    key |= {_code(s, expr)} << {s.shift};")
     for m, name in enumerate(lay.globals_):
         resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {lay.init[name] & 0xffffffff}U;")
-    same = " && ".join(f"smid[(u64)i * NROLES + {k}] == smid[(u64)i * NROLES]"
-                       for k in range(1, n_roles)) or "true"
+    loops = any(isinstance(ins, Branch) for t in lay.program.threads for ins in t.instrs)
+    dnf = f"    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}\n" if loops else ""
+    blocks = {(r.cg, r.rank) for r in lay.roles}
+    same = ""
+    if len(blocks) > 1:  # the block that played each role of instance i: the litmus map inverted
+        same = ("    {\n        const u32 nc = n / (CS * bsz), ci = i / (CS * bsz), ri = (i / bsz) % CS;\n"
+                "        const u32 cc = ((ci + nc - p->ob) * p->qinv) & (nc - 1U);\n"
+                "        u32 s0 = 0xffffffffU, same = 1U;\n")
+        for cg, rank in sorted(blocks):
+            same += (f"        {{ u32 c = (cc + ({cg}U * p->d) % nc) & (nc - 1U); "
+                     f"u32 s = bsm[c * CS + (ri + {rank}U) % CS]; "
+                     "if (s0 == 0xffffffffU) s0 = s; else same &= s == s0; }\n")
+        same += f"        if (same) key |= 1U << {lay.samesm_bit};\n    }}\n"
+    else:
+        same = f"    key |= 1U << {lay.samesm_bit};\n"
     return f"""
-extern "C" __global__ void ptxmm_check(const Params* __restrict__ p, u32* mem, const u64* res,
-        const u32* smid, u32* dnf, const u32* shfin, u64* hist, u32 n, u32 stride) {{
+extern "C" __global__ void __launch_bounds__(256) ptxmm_check(const Params* __restrict__ p, u32* mem,
+        const u64* res, const u32* bsm, u32* dnf, const u32* shfin, u64* hist, u32 n, u32 bsz,
+        u32 stride) {{
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 key = 0;
 {chr(10).join(lines)}
-    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}
-    if ({same}) key |= 1U << {lay.samesm_bit};
-{chr(10).join(resets)}
+{dnf}{same}{chr(10).join(resets)}
     u32 mask = __match_any_sync(__activemask(), key);
-    if ((threadIdx.x & 31U) == (u32)(__ffs(mask) - 1)) atomicAdd(&hist[key], (u64)__popc(mask));
+    // copy (warp mod HCOPIES) of the histogram: most instances share an outcome, and one counter
+    // taking every warp's atomic serialises the kernel
+    u64* h = hist + (u64)((i >> 5) & (HCOPIES - 1U)) * HSIZE;
+    if ((threadIdx.x & 31U) == (u32)(__ffs(mask) - 1)) atomicAdd(&h[key], (u64)__popc(mask));
 }}
 """
 

@@ -73,9 +73,12 @@ def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckRe
 
 
 def crossval(prog: Program, env: Env, budget_s: float = 1.0, model: str = "ptx", unroll: int = 2,
-             iterations: int | None = None, seed: int = 1) -> CrossResult:
-    res, lay = prepare(prog, model, unroll)
-    run = Harness(prog, env, lay, seed=seed).run(budget_s, iterations)
+             iterations: int | None = None, seed: int = 1,
+             prepared: tuple[CheckResult | None, Layout] | None = None,
+             timeout_s: float = 60.0) -> CrossResult:
+    """``prepared``: what :func:`prepare` returned for this program (a batch plans it ahead)."""
+    res, lay = prepared if prepared and prepared[0] is not None else prepare(prog, model, unroll)
+    run = Harness(prog, env, lay, seed=seed, timeout_s=timeout_s).run(budget_s, iterations)
     return judge(prog, res, run)
 
 

@@ -21,14 +21,14 @@ def pow2(n: int) -> int:
 class Env:
     blocks: int = 512  # testing blocks (power of two)
     threads: int = 256  # threads per block (power of two, >= 32 x warps per CTA)
-    stride: int = 4  # words between location slots
+    stride: int = 4  # words between location slots (1: other instances' slots share the lines)
     barrier_pct: int = 100  # probability (%) of the bounded pre-test barrier per iteration
     rotate: bool = True  # rotate role order by warp
     stress_blocks: int = 0  # extra blocks hammering a scratch buffer
     stress_loops: int = 0
     stress_lines: int = 8
     stress_line_words: int = 64
-    iters_per_graph: int = 10  # iterations captured in one CUDA graph
+    iters_per_graph: int = 20  # iterations captured in one CUDA graph
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -42,12 +42,31 @@ class Env:
 
 
 PRESETS: dict[str, Env] = {
-    "none": Env(barrier_pct=0),
-    "barrier": Env(),
+    "none": Env(blocks=1024, stride=1, barrier_pct=0),
+    "barrier": Env(stride=1),
     "light": Env(stress_blocks=16, stress_loops=32),
     "heavy": Env(stress_blocks=128, stress_loops=256),
 }
 DEFAULT_PRESET = "barrier"
+
+PRESET_WHAT = {
+    "none": "no barrier, no stress: the most instances per second",
+    "barrier": "every iteration starts with a bounded barrier over all testing blocks, so the roles "
+               "of an instance start together (more weak outcomes per instance, fewer instances)",
+    "light": "barrier plus a few blocks hammering a scratch buffer (memory stress)",
+    "heavy": "barrier plus many stress blocks: far fewer instances, shows some rare reorderings",
+}
+
+
+def describe(name: str) -> str:
+    """One preset in words and numbers (help text, docs)."""
+    return f"{name}: {PRESET_WHAT[name]} [{PRESETS[name].short()}]"
+
+
+STRESS_HELP = ("environment preset. " + "; ".join(describe(n) for n in PRESETS) +
+               ". 'tuned': the environment `ptxmm tune` found best for the test (else the default). "
+               "Knobs: blocks x threads per block, S = words between location slots, bar = "
+               "probability of the pre-test barrier, stress = blocks/loops/lines of memory stress")
 
 
 def random_env(rng: random.Random) -> Env:

@@ -1,6 +1,7 @@
 """Running a litmus test on the GPU with CuPy: iterations captured once in a CUDA graph
-(bump → litmus → check, ``iters_per_graph`` times) and replayed until the time budget is spent;
-outcomes are histogrammed on the GPU and decoded here into the checker's Outcome objects."""
+(one bump, then litmus → check ``iters_per_graph`` times) and replayed until the time budget is spent;
+outcomes are histogrammed on the GPU and decoded here into the checker's Outcome objects. Every wait
+on the GPU has a deadline (DeviceTimeout), so a hung kernel ends the run instead of the process."""
 
 from __future__ import annotations
 
@@ -66,63 +67,122 @@ def _u32(x: int):
     return np.uint32(x)
 
 
+def _wait(ev, deadline: float, what: str) -> None:
+    """Wait for a recorded event, or raise DeviceTimeout at the deadline (a kernel that never ends:
+    this GPU has no watchdog, every loop of the generated code is bounded, so this means a bug)."""
+    from .batch import DeviceTimeout
+
+    while not ev.done:
+        if time.perf_counter() > deadline:
+            raise DeviceTimeout(f"{what} did not finish in time: the kernel seems hung", None,
+                                "the GPU context is unusable now; rerun the rest in a new process")
+        time.sleep(0.0002)
+
+
+def co_resident_blocks(kernel, threads: int, shared_bytes: int) -> int:
+    """How many blocks of ``kernel`` the whole GPU holds at once (0 if CuPy cannot say)."""
+    import cupy as cp
+
+    try:
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads,
+                                                                          shared_bytes)
+        sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
+    except Exception:
+        return 0
+    return int(per_sm) * int(sms)
+
+
+def fit_co_resident(env: Env, capacity: int, cluster_size: int) -> Env:
+    """With a barrier, every testing and stress block must be resident at once, or the barrier
+    waits out its bound: halve the testing blocks until they fit."""
+    from dataclasses import replace
+
+    blocks = env.blocks
+    while capacity and env.barrier_pct and blocks > cluster_size and blocks + env.stress_blocks > capacity:
+        blocks //= 2
+    return replace(env, blocks=blocks) if blocks != env.blocks else env
+
+
 class Harness:
     """Compiled kernels and device buffers for one (program, environment)."""
 
-    def __init__(self, prog: Program, env: Env, layout: Layout | None = None, seed: int = 1):
+    def __init__(self, prog: Program, env: Env, layout: Layout | None = None, seed: int = 1,
+                 timeout_s: float = 60.0):
         cp = self.cp = cupy()
         self.lay = layout or make_layout(prog)
-        self.env = fit(env, self.lay.warps_per_cta, self.lay.cluster_size)
+        self.timeout_s = timeout_s
+        env = fit(env, self.lay.warps_per_cta, self.lay.cluster_size)
         self.prog = prog
-        lay, e = self.lay, self.env
+        lay = self.lay
         self.source = generate(lay)
         self.cubin = compile_cubin(self.source)
         self.mod = cp.RawModule(path=str(self.cubin))
         self.k_bump = self.mod.get_function("ptxmm_bump")
         self.k_litmus = self.mod.get_function("ptxmm_litmus")
         self.k_check = self.mod.get_function("ptxmm_check")
+        self.shared_bytes = lay.shared_bytes(env.threads)
+        self.env = e = fit_co_resident(env, co_resident_blocks(self.k_litmus, env.threads, self.shared_bytes),
+                                       lay.cluster_size)
         nb, bsz = e.blocks, e.threads
         self.n = n = nb * bsz
         lg = lay.n_global_slots
-        nroles = len(prog.threads)
-        self.params = cp.zeros(lay.params_words, dtype=cp.uint32)
-        self.params[1] = seed & 0xFFFFFFFF
+        ipg = e.iters_per_graph
+        self.params = cp.zeros(lay.params_words * ipg, dtype=cp.uint32)
+        self.ctr = cp.array([0, seed & 0xFFFFFFFF], dtype=cp.uint32)
         self.mem = cp.zeros((n, lg, e.stride), dtype=cp.uint32)
         for m, name in enumerate(lay.globals_):
             self.mem[:, m, 0] = lay.init[name] & 0xFFFFFFFF
         self.res = cp.zeros(n * max(1, lay.n_res), dtype=cp.uint64)
-        self.smid = cp.zeros(n * nroles, dtype=cp.uint32)
+        self.bsm = cp.zeros(nb, dtype=cp.uint32)
         self.dnf = cp.zeros(n, dtype=cp.uint32)
-        self.bar = cp.zeros(1, dtype=cp.uint32)
+        self.bar = cp.zeros(ipg, dtype=cp.uint32)
         self.scratch = cp.zeros(max(1, e.stress_lines * e.stress_line_words), dtype=cp.uint32)
-        self.hist = cp.zeros(lay.hist_size, dtype=cp.uint64)
+        self.hist = cp.zeros(lay.hist_size * lay.hist_copies, dtype=cp.uint64)
         self.shfin = cp.zeros(max(1, n * len(lay.shared)), dtype=cp.uint32)
-        self.shared_bytes = lay.shared_bytes(bsz)
         self.grid = nb + e.stress_blocks
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = self._capture()
 
-    def _iteration(self) -> None:
+    def stages(self) -> dict[str, list]:
+        """The pipeline's launches by stage, for one graph of ``iters_per_graph`` iterations (for
+        profiling); "all" is what the graph holds."""
         e, lay = self.env, self.lay
         nc = e.blocks // lay.cluster_size
-        self.k_bump((1,), (1,), (self.params, self.bar, _u32(nc), _u32(e.threads), _u32(self.n),
-                                 _u32(e.barrier_pct)))
-        self.k_litmus((self.grid,), (e.threads,),
-                      (self.params, self.mem, self.res, self.smid, self.dnf, self.bar, self.scratch,
-                       self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride), _u32(int(e.rotate)),
-                       _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
-                       _u32(max(1, e.stress_line_words))),
-                      shared_mem=self.shared_bytes)
-        self.k_check((self.n // 256,), (256,), (self.params, self.mem, self.res, self.smid, self.dnf,
-                                                self.shfin, self.hist, _u32(self.n), _u32(e.stride)))
+        w = lay.params_words
+
+        def bump():
+            self.k_bump((1,), (e.iters_per_graph,), (self.params, self.ctr, self.bar, _u32(nc),
+                                                     _u32(e.threads), _u32(self.n), _u32(e.barrier_pct)))
+
+        def litmus(j: int):
+            self.k_litmus((self.grid,), (e.threads,),
+                          (self.params[j * w:], self.mem, self.res, self.bsm, self.dnf, self.bar[j:],
+                           self.scratch, self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride),
+                           _u32(int(e.rotate)), _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
+                           _u32(max(1, e.stress_line_words))),
+                          shared_mem=self.shared_bytes)
+
+        def check(j: int):
+            self.k_check((self.n // 256,), (256,), (self.params[j * w:], self.mem, self.res, self.bsm,
+                                                    self.dnf, self.shfin, self.hist, _u32(self.n),
+                                                    _u32(e.threads), _u32(e.stride)))
+
+        its = range(e.iters_per_graph)
+        return {"bump": [bump], "litmus": [lambda j=j: litmus(j) for j in its],
+                "check": [lambda j=j: check(j) for j in its],
+                "all": [bump] + [f for j in its for f in (lambda j=j: litmus(j), lambda j=j: check(j))]}
 
     def _capture(self):
+        cp = self.cp
         with self.stream:
-            self._iteration()  # one eager iteration: loads the module, checks the launch works
-            self.stream.synchronize()
+            for stage in self.stages()["all"]:  # one eager graph's worth: loads the module, checks launches
+                stage()
+            ev = cp.cuda.Event(disable_timing=True)
+            ev.record(self.stream)
+            _wait(ev, time.perf_counter() + self.timeout_s, "the first launch")
             self.stream.begin_capture()
-            for _ in range(self.env.iters_per_graph):
-                self._iteration()
+            for stage in self.stages()["all"]:
+                stage()
             g = self.stream.end_capture()
             g.upload(self.stream)
             self.stream.synchronize()
@@ -130,7 +190,8 @@ class Harness:
 
     def run(self, budget_s: float = 1.5, iterations: int | None = None) -> DeviceRun:
         """Replay the graph for ``budget_s`` seconds (or ``iterations`` iterations, rounded up to
-        whole graphs) and decode the histogram."""
+        whole graphs) and decode the histogram. Batches of graphs are queued one ahead of the one
+        waited for, so the GPU never idles on the host."""
         cp = self.cp
         with self.stream:
             self.hist.fill(0)
@@ -138,16 +199,23 @@ class Harness:
             launches = 0
             t0 = time.perf_counter()
             want = None if iterations is None else -(-iterations // self.env.iters_per_graph)
+            pending = None
             while True:
                 batch = 8 if want is None else min(8, want - launches)
                 for _ in range(batch):
                     self.graph.launch(self.stream)
                 launches += batch
-                self.stream.synchronize()
+                ev = cp.cuda.Event(disable_timing=True)
+                ev.record(self.stream)
+                if pending is not None:
+                    _wait(pending, time.perf_counter() + self.timeout_s, "a graph replay")
+                pending = ev
                 dt = time.perf_counter() - t0
                 if (want is not None and launches >= want) or (want is None and dt >= budget_s):
                     break
-            h = cp.asnumpy(self.hist)
+            _wait(pending, time.perf_counter() + self.timeout_s, "a graph replay")
+            dt = time.perf_counter() - t0
+            h = cp.asnumpy(self.hist.reshape(self.lay.hist_copies, self.lay.hist_size).sum(axis=0))
             hist = {int(k): int(h[k]) for k in h.nonzero()[0]}
         instances = launches * self.env.iters_per_graph * self.n
         run = decode(self.prog, self.lay, hist, self.env, instances, dt)

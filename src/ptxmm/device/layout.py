@@ -19,13 +19,20 @@ from ..program import (
     Alu,
     Atom,
     Barrier,
+    Branch,
+    Fence,
     Imm,
     Instruction,
+    Label,
+    Load,
     Mov,
     Program,
     ProxyFence,
     Red,
+    Ret,
     Selp,
+    Setp,
+    Store,
     value_operands,
 )
 from .env import pow2
@@ -116,6 +123,12 @@ class Layout:
     def hist_size(self) -> int:
         return 1 << (self.key_bits + 2)
 
+    @property
+    def hist_copies(self) -> int:
+        """Copies of the histogram the check kernel spreads its atomics over (summed at the end):
+        a power of two, at most 64, and at most 2^22 counters in all."""
+        return max(1, min(64, (1 << 22) // self.hist_size))
+
 
 def _unsupported(what: str, hint: str, pos=None):
     raise UnsupportedError(f"{what} on the device", pos, hint)
@@ -140,7 +153,14 @@ def _check_supported(prog: Program) -> None:
 DEVICE_RMW_OPS = ("add", "sub", "inc", "dec", "exch", "cas", "and", "or", "xor", "min", "max")
 
 
+# what the generated CUDA can issue (codegen._EMIT); anything newer in the IR is "not supported yet"
+DEVICE_INSTRS = (Load, Store, Atom, Red, Fence, Mov, Alu, Setp, Selp, Branch, Label, Ret)
+
+
 def _check_instr(ins: Instruction) -> None:
+    if not isinstance(ins, (*DEVICE_INSTRS, Barrier, ProxyFence)):
+        _unsupported(f"`{ins.text}`", "the device harness does not run this instruction; "
+                     "check it with the model only", ins.pos)
     if isinstance(ins, (Barrier, ProxyFence)):
         what = "execution barrier" if isinstance(ins, Barrier) else "proxy: proxy fence"
         _unsupported(f"{what} `{ins.text}`",

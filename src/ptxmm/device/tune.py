@@ -10,9 +10,11 @@ import random
 from dataclasses import dataclass
 
 from ..program import Program
+from ..result import CheckResult
 from .build import cache_dir
-from .crossval import CrossResult, crossval
+from .crossval import CrossResult, crossval, prepare
 from .env import PRESETS, Env, random_env
+from .layout import Layout
 
 
 @dataclass
@@ -43,10 +45,13 @@ def tuned_env(prog: Program) -> Env | None:
 
 
 def tune(prog: Program, n: int = 12, budget_s: float = 0.5, model: str = "ptx",
-         seed: int = 1, save: bool = True) -> list[Trial]:
+         seed: int = 1, save: bool = True, prepared: tuple[CheckResult | None, Layout] | None = None,
+         timeout_s: float = 60.0) -> list[Trial]:
     rng = random.Random(seed)
     envs = list(PRESETS.items()) + [(f"random-{i}", random_env(rng)) for i in range(n)]
-    trials = [Trial(name, crossval(prog, env, budget_s, model)) for name, env in envs]
+    prepared = prepared if prepared and prepared[0] is not None else prepare(prog, model)
+    trials = [Trial(name, crossval(prog, env, budget_s, model, prepared=prepared, timeout_s=timeout_s))
+              for name, env in envs]
     best = max(trials, key=lambda t: t.weak_per_s)
     if save and best.weak_per_s > 0:
         store = _store()
