@@ -395,6 +395,18 @@ def audit(files, json_out) -> None:
 
 
 @main.command()
+def doctor() -> None:
+    """Say what the device commands need here: GPU, driver, CUDA, CuPy, nvcc, ptxas, cuobjdump, and
+    what is missing (exit 1 if something is). Runs without a GPU."""
+    from .device.doctor import diagnose, report
+
+    lines, ok = report(diagnose())
+    for ln in lines:
+        click.echo(ln)
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
 def models() -> None:
     """List the built-in models (not the libraries of definitions they include)."""
     for name, path in builtin_models().items():
