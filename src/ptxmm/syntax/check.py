@@ -9,8 +9,8 @@ Errors (SemanticError unless noted):
   :data:`MAX_INSTRS` instructions per thread; thread and location names unique; alias targets
   declared, no alias cycles;
 - a thread: labels unique, branch targets are labels, location operands declared, no address
-  offsets, each access as wide as the location it names (mixed-size accesses are outside the
-  model), alias declarations as wide as their target;
+  offsets (UnsupportedError), each access as wide as the location it names (mixed-size accesses
+  are outside the model), alias declarations as wide as their target;
 - registers: a register read on some path before any write (PTX registers are undefined until
   written). A predicated write may not run, so it defines its register only when the same
   predicate, unchanged, guards writes of both polarities (``@%p mov %r, 1; @!%p mov %r, 2;``).
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 from lark import Token, Tree
 
-from ..errors import Diagnostic, ParseError, SemanticError, SourcePos
+from ..errors import Diagnostic, ParseError, SemanticError, SourcePos, UnsupportedError
 from ..program import (
     MEMORY_INSTRS,
     Addr,
@@ -270,8 +270,8 @@ def _check_thread(t: Thread, locs: dict[str, Location]) -> None:
 
 def _check_access(ins, locs: dict[str, Location]) -> None:
     if ins.addr.offset != 0:
-        raise SemanticError("address offsets are not supported", ins.pos,
-                            "declare a separate location for each word")
+        raise UnsupportedError(f"address offset {ins.addr.offset:+d}", ins.pos,
+                               "each location is one word: declare a separate location for each word")
     if not isinstance(ins.addr.base, Sym):
         return
     loc = locs[ins.addr.base.name]

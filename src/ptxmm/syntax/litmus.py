@@ -331,6 +331,9 @@ class _Builder:
         meta: dict = {}
         if "locations" in tail:
             meta["locations"] = tuple(self.locations(tail["locations"], out))
+        for part in ("filter", "condition"):  # before cond_expr recurses into them
+            if part in tail:
+                check.check_depth(tail[part].children[1], self.file)
         filt = None
         if "filter" in tail:
             filt = (self.cond_expr(tail["filter"].children[1], out), self.source(tail["filter"]))

@@ -1,0 +1,38 @@
+"""docs/errors.md is what benchmarks/errors_doc.py generates from real runs of the tool: a changed
+message makes it stale, and this test says so (regenerate: python benchmarks/errors_doc.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("errors_doc", ROOT / "benchmarks" / "errors_doc.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["errors_doc"] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_errors_doc_is_up_to_date():
+    text = _module().render()
+    assert (ROOT / "docs" / "errors.md").read_text() == text, \
+        "docs/errors.md is stale: run python benchmarks/errors_doc.py"
+
+
+def test_errors_doc_has_no_machine_paths():
+    text = (ROOT / "docs" / "errors.md").read_text()
+    assert str(ROOT) not in text
+    assert not re.search(r"(^|\s)/(work|home|tmp|usr)/", text)
+
+
+def test_every_error_class_is_shown():
+    text = (ROOT / "docs" / "errors.md").read_text()
+    for kind in ("syntax error:", "error:", "not supported yet:", "model error:", "warning:",
+                 "status timeout", "status no-execution", "no such file"):
+        assert kind in text, kind
