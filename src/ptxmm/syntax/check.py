@@ -59,6 +59,7 @@ from ..program import (
 MAX_THREADS = 64
 MAX_INSTRS = 50_000  # per thread, labels included
 MAX_DEPTH = 100  # operators (!, &&, ||) nested in a condition
+MAX_REG_RANGE = 65_536  # registers one `.reg .u32 %r<n>` declares
 
 
 @dataclass

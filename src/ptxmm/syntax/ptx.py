@@ -120,6 +120,10 @@ def _reg_decl(node: Tree, file: str) -> tuple[list[tuple[str, str]], list[tuple[
             if val:
                 raise ParseError(f"an initial value needs one register, not the range {d}",
                                  _tok_pos(file, tok), f"declare it apart: `.reg {ty} {base}0 = ...;`")
+            if int(n) > check.MAX_REG_RANGE:
+                raise SemanticError(f"{d} declares {n} registers, more than the limit of "
+                                    f"{check.MAX_REG_RANGE}", _tok_pos(file, tok),
+                                    "litmus tests are small: declare the registers the thread uses")
             out += [(f"{base}{i}", ty[1:]) for i in range(int(n))]
             continue
         out.append((d, ty[1:]))
