@@ -79,6 +79,7 @@ V75 = "models/ptx-v7.5.cat"
 V60 = "models/ptx-v6.0.cat"
 SC = "models/sc.cat"
 PROXY = "models/ptx-proxy.cat"
+ASYNC = "models/ptx-async.cat"
 
 
 def drop(path: str, line: str, name: str, why: str) -> Mutant:
@@ -97,7 +98,8 @@ AXIOM_DROPS = [
          "ptx.cat: out-of-thin-air values allowed"),
     drop(PTX, r"irreflexive ((rf | fr) ; cause) as Causality", "ptx-drop-Causality",
          "ptx.cat: no Causality axiom"),
-    drop(PTX, r"acyclic (po | sync_barrier) as Barrier-progress", "ptx-drop-Barrier-progress",
+    drop(PTX, r"acyclic (po | sync_barrier | sync_cluster_barrier) as Barrier-progress",
+         "ptx-drop-Barrier-progress",
          "ptx.cat: cyclically waiting barriers do not deadlock"),
     drop(PTX, r"empty QUORUM_UNMET as Barrier-quorum", "ptx-drop-Barrier-quorum",
          "ptx.cat: a barrier phase missing threads completes anyway"),
@@ -201,13 +203,16 @@ MODEL_EDITS = [
            [(COMMON, "let sync = sync-pat | sc | sync-bar", "let sync = sync-pat | sync-bar")]),
     Mutant("bco-without-po", "model",
            "base causality without bare program order (the 6.0 form (po? ; sync ; po?)+) in ptx.cat",
-           [(PTX, "let bco = (po | sync)+", "let bco = (po? ; sync ; po?)+")]),
+           [(ASYNC, "let bco-sync = (po | sync | async_int | bulk_done)+",
+             "let bco-sync = (po? ; (sync | async_int | bulk_done) ; po?)+")]),
     Mutant("release-without-preceding-po", "model",
            "base causality cannot start with program order before a synchronization: what precedes "
            "a release in its thread is not ordered before the acquiring side",
-           [(PTX, "let bco = (po | sync)+", "let bco = po | (sync ; (po | sync)*)")]),
+           [(ASYNC, "let bco-sync = (po | sync | async_int | bulk_done)+",
+             "let bco-sync = po | ((sync | async_int | bulk_done) ; (po | sync | async_int | bulk_done)*)")]),
     Mutant("bco-not-transitive", "model", "base causality is one po or sync step (no closure)",
-           [(PTX, "let bco = (po | sync)+", "let bco = po | sync")]),
+           [(ASYNC, "let bco-sync = (po | sync | async_int | bulk_done)+",
+             "let bco-sync = po | sync | async_int | bulk_done")]),
     Mutant("ppcb-drop-generic", "model",
            "ppcb without clause (a): same address, both generic",
            [(PROXY, "         | (vloc & (from-gen ; bco ; into-gen))\n", "")]),
@@ -225,11 +230,11 @@ MODEL_EDITS = [
            "a proxy fence before a texture/surface/constant access does not bring the generic proxy to it",
            [(PROXY, "let into-gen = [M & GEN] | (bco & PF)", "let into-gen = [M & GEN]")]),
     Mutant("proxy-fence-any-cta", "model", "a proxy fence covers accesses of every CTA, not only its own",
-           [(COMMON, "let PF = [F & PROXY] ; (same-proxy & scta) ; [M]",
-             "let PF = [F & PROXY] ; same-proxy ; [M]")]),
+           [(COMMON, "let PF = ([F & PROXY] ; (same-proxy & scta) ; [M])",
+             "let PF = ([F & PROXY] ; same-proxy ; [M])")]),
     Mutant("proxy-fence-any-proxy", "model", "a proxy fence covers accesses of every proxy",
-           [(COMMON, "let PF = [F & PROXY] ; (same-proxy & scta) ; [M]",
-             "let PF = [F & PROXY] ; scta ; [M]")]),
+           [(COMMON, "let PF = ([F & PROXY] ; (same-proxy & scta) ; [M])",
+             "let PF = ([F & PROXY] ; scta ; [M])")]),
     Mutant("one-proxy", "model", "all proxies are the same proxy (texture = surface = constant = generic)",
            [(COMMON, "let same-proxy = (GEN * GEN) | (TEX * TEX) | (SUR * SUR) | (CON * CON)",
              "let same-proxy = _ * _")]),
@@ -382,7 +387,8 @@ ENGINE_MUTANTS = [
            "a store's data dependency on the register whose value it stores is not recorded",
            [(EV, '            self.dep(vdeps, w, "data")\n', "")]),
     Mutant("addr-dep-dropped", "engine", "address dependencies are not recorded",
-           [(EV, "return self.name_of_addr[e.v], deps", "return self.name_of_addr[e.v], frozenset()")]),
+           [(EV, "return self.name_of_addr[e.v], None, deps",
+             "return self.name_of_addr[e.v], None, frozenset()")]),
     Mutant("ctrl-dep-dropped", "engine",
            "control dependencies from branch conditions are not recorded",
            [(EV, '            self.edges.add((c, eid, "ctrl"))', "            pass")]),
@@ -418,8 +424,8 @@ ENGINE_MUTANTS = [
              "    lv = _LEVEL[pa.level_with(pb)]\n"
              "    return _LEVEL[\"cta\"] if lv <= _LEVEL[\"gpu\"] else lv")]),
     Mutant("shared-not-per-cta", "engine", ".shared locations are one copy for every CTA",
-           [(EV, '        if loc.space == "shared":\n            suffix',
-             "        if False:\n            suffix")]),
+           [(EV, '        if loc.space == "shared":\n            cta',
+             "        if False:\n            cta")]),
     Mutant("atom-acquire-as-relaxed", "engine", "atom.acquire / atom.acq_rel reads are relaxed",
            [(EV, '"acquire": ("acquire", "relaxed"),', '"acquire": ("relaxed", "relaxed"),'),
             (EV, '"acq_rel": ("acquire", "release")}', '"acq_rel": ("relaxed", "release")}')]),
@@ -436,7 +442,32 @@ ENGINE_MUTANTS = [
              "    return _CONCRETE[e.op](*vals, e.w)\n")]),
 ]
 
-MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS
+# Hopper synchronization (docs/hopper.md): killed by tests/test_hopper.py and examples/hopper/
+HOPPER_MUTANTS = [
+    drop(PTX, r"empty (rmw & ((fr & mbar-loc) ; (co & mbar-loc))) as MBarrier-atomicity",
+         "ptx-drop-MBarrier-atomicity", "ptx.cat: arrivals of different scopes may be lost"),
+    drop(PTX, r"empty CB_HANG as Cluster-barrier-arrival", "ptx-drop-Cluster-barrier-arrival",
+         "ptx.cat: a cluster wait completes though its own thread has not arrived"),
+    Mutant("mbarrier-failed-wait-acquires", "model", "an mbarrier wait that returns False still acquires",
+           [(COMMON, "let Acq = ((R & ACQ) \\ RedR) \\ (MBWAIT \\ MBOK)", "let Acq = (R & ACQ) \\ RedR")]),
+    Mutant("cluster-relaxed-arrive-releases", "model", "barrier.cluster.arrive.relaxed releases",
+           [(COMMON, "let sync-cbar = ([CBA \\ RLX] ;", "let sync-cbar = ([CBA] ;")]),
+    Mutant("async-issue-continues", "model",
+           "a bulk copy's complete-tx orders the issuer's earlier accesses (issue inside bco's closure)",
+           [(ASYNC, "let bco-sync = (po | sync | async_int | bulk_done)+",
+             "let bco-sync = (po | sync | async_int | bulk_done | issue)+")]),
+    Mutant("async-fence-any-space", "model", "fence.proxy.async.global also covers shared memory",
+           [(COMMON, " \\ ((PFG * SHM) | (PFS * (M \\ SHM)))", "")]),
+    Mutant("async-events-in-po", "engine", "a bulk copy's events are in the issuing thread's po",
+           [(VOCAB, "            mask &= ~self.agents\n", "")]),
+    Mutant("mbarrier-tx-ignored", "engine",
+           "a phase completes when the arrivals are in, whatever the tx-count",
+           [("src/ptxmm/mbarrier.py",
+             'done = mk("land", mk("eq", pend, _c(0)), mk("eq", txc, _c(0)))',
+             'done = mk("eq", pend, _c(0))')]),
+]
+
+MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS
 
 
 # ====================================================================================== runner

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import mbarrier as mb
 from .errors import SemanticError, UnsupportedError
 from .program import (
     Addr,
@@ -27,11 +28,16 @@ from .program import (
     Atom,
     Barrier,
     Branch,
+    BulkCopy,
+    BulkGroup,
+    ClusterBarrier,
     Fence,
     Imm,
     Instruction,
     Label,
     Load,
+    Mapa,
+    MBarrier,
     Mov,
     Program,
     ProxyFence,
@@ -51,8 +57,12 @@ from .values import TRUE, Const, Expr, ReadVal, const, convert, mk, reads_of, su
 MAX_PATHS = 512
 # the cat models' proxy sets (Dat3M's tags); a proxy fence carries the tag of the proxy it bridges
 # with the generic one, an alias proxy fence the tag ALIAS
-PROXY_TAG = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "alias": "ALIAS"}
+PROXY_TAG = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "alias": "ALIAS",
+             "async": "ASYNC"}
 ADDR_BASE = 0x1000
+# `mapa` addresses: location i's copy in the CTA of rank k of the cluster is ADDR_BASE * (i + 1) +
+# RANK_STEP * (k + 1)
+RANK_STEP = 0x10
 ADDR_W = 64
 
 
@@ -73,6 +83,11 @@ class Event:
     tags: frozenset[str] = frozenset()
     instr: Instruction | None = None
     barrier: tuple | None = None  # (ids: tuple[Expr], count: int | None, occurrence) for B events
+    # events an asynchronous agent performs for the thread (cp.async.bulk): the id of the async
+    # operation (they are not in the thread's program order); -1 for the thread's own events
+    agent: int = -1
+    # mbarrier waits: the value condition "the wait observed the phase completion" (docs/hopper.md)
+    ok: Expr | None = None
 
     @property
     def label(self) -> str:
@@ -140,6 +155,8 @@ class _Proto:
     tags: frozenset[str] = frozenset()
     barrier: tuple | None = None
     paths: set[int] = field(default_factory=set)
+    agent: int = -1
+    ok: Expr | None = None
 
 
 @dataclass
@@ -190,27 +207,41 @@ class _Builder:
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
+        self.agents = 0  # asynchronous operations so far (Event.agent)
+        # the CTAs of each cluster by rank (%cluster_ctarank): in the order of their .cta numbers
+        self.ranks: dict[tuple, list[tuple]] = {}
+        for th in sorted(prog.threads, key=lambda th: th.placement.cta):
+            ctas = self.ranks.setdefault(th.placement.cluster_key, [])
+            if th.placement.cta_key not in ctas:
+                ctas.append(th.placement.cta_key)
 
     # -- locations ---------------------------------------------------------------------------
-    def place(self, name: str, t: Thread) -> tuple[str, str]:
-        """(virtual, physical) location of ``name`` as thread ``t`` sees it."""
+    def place(self, name: str, t: Thread, rank: int | None = None) -> tuple[str, str]:
+        """(virtual, physical) location of ``name`` as thread ``t`` sees it; ``rank``: the copy
+        in CTA ``rank`` of t's cluster (a ``mapa`` address; the same virtual address as the
+        owner's own, docs/hopper.md)."""
         loc = self.locs[name]
         root, virt = self.p.physical(name), self.p.virtual(name)
         if loc.space == "shared":
-            suffix = "@" + ".".join(map(str, t.placement.cta_key))
+            cta = t.placement.cta_key if rank is None else self.ranks[t.placement.cluster_key][rank]
+            suffix = "@" + ".".join(map(str, cta))
             return virt + suffix, root + suffix
         return virt, root
 
     def width_of(self, name: str) -> int:
         return type_width(self.locs[self.p.physical(name)].type)
 
-    def resolve(self, a: Addr, st: _State, ins: Instruction) -> tuple[str, frozenset[int]]:
+    def resolve(self, a: Addr, st: _State, ins: Instruction) -> tuple[str, int | None, frozenset[int]]:
+        """The location an address operand names, the CTA rank of a ``mapa`` address (None: the
+        thread's own copy), and the reads the address depends on."""
         if isinstance(a.base, Sym):
-            return a.base.name, frozenset()
+            return a.base.name, None, frozenset()
         e = st.regs.get(a.base.name)
         deps = st.deps.get(a.base.name, frozenset())
         if isinstance(e, Const) and e.v in self.name_of_addr:
-            return self.name_of_addr[e.v], deps
+            return self.name_of_addr[e.v], None, deps
+        if isinstance(e, Const) and e.v - e.v % ADDR_BASE in self.name_of_addr and e.v % RANK_STEP == 0:
+            return self.name_of_addr[e.v - e.v % ADDR_BASE], e.v % ADDR_BASE // RANK_STEP - 1, deps
         if e is not None and reads_of(e):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
                                    "ptxmm needs addresses it can compute statically; a fake "
@@ -305,10 +336,14 @@ class _Builder:
                 e = self.new_event(st, t, "F", ins, guard, sem=ins.sem, scope=ins.scope)
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
-                e = self.new_event(st, t, "F", ins, guard, tags=frozenset({"PROXY", PROXY_TAG[ins.kind]}))
+                space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
+                e = self.new_event(st, t, "F", ins, guard,
+                                   tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space))
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
+            case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa():
+                self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
         st.pc += 1
@@ -340,10 +375,11 @@ class _Builder:
                 raise UnsupportedError(f"instruction `{ins.text}`", ins.pos)
 
     def memory(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps) -> None:
-        name, adeps = self.resolve(ins.addr, st, ins)
-        vl, pl = self.place(name, t)
+        name, rank, adeps = self.resolve(ins.addr, st, ins)
+        vl, pl = self.place(name, t, rank)
         lw = self.width_of(name)
-        tags = frozenset({PROXY_TAG[ins.proxy]} | ({"VOL"} if getattr(ins, "volatile", False) else set()))
+        tags = frozenset({PROXY_TAG[ins.proxy]} | ({"VOL"} if getattr(ins, "volatile", False) else set())
+                         | self.space_tag(name))
         base = dict(scope=ins.scope, loc=pl, vloc=vl, w=lw)
         if isinstance(ins, Load):
             r = self.new_event(st, t, "R", ins, guard, sem=ins.sem, tags=tags, **base)
@@ -415,6 +451,165 @@ class _Builder:
             self.dep(bdeps, e, "addr")
             self.dep(gdeps, e, "ctrl")
 
+    # -- Hopper synchronization (docs/hopper.md) ----------------------------------------------
+    def hopper(self, t: Thread, ins, st: _State, guard, gdeps) -> None:
+        handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
+                   BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa}[type(ins)]
+        handler(t, ins, st, guard, gdeps)
+
+    def space_tag(self, name: str) -> set[str]:
+        """SHM for accesses to shared memory (fence.proxy.async.<space> covers one space)."""
+        return {"SHM"} if self.locs[self.p.physical(name)].space == "shared" else set()
+
+    def cluster_barrier(self, t: Thread, ins: ClusterBarrier, st: _State, guard, gdeps) -> None:
+        """The k-th arrive and the k-th wait of every thread of a cluster belong to phase k; a
+        wait in a thread that has not arrived in its phase waits for itself (HANG)."""
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos,
+                                   "every thread of the cluster arrives and waits unconditionally")
+        k = st.bars.get(("cluster", ins.kind), 0)
+        st.bars[("cluster", ins.kind)] = k + 1
+        tags = {"CBAR", "ARRIVE" if ins.kind == "arrive" else "WAIT"}
+        if ins.kind == "wait" and st.bars.get(("cluster", "arrive"), 0) <= k:
+            tags.add("HANG")
+        e = self.new_event(st, t, "B", ins, None, sem=ins.sem, scope="cluster", barrier=((), None, k),
+                           tags=frozenset(tags))
+        self.dep(gdeps, e, "ctrl")
+
+    def mbar_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[dict, frozenset[int]]:
+        """Location fields of an mbarrier operand (a .shared .b64 location)."""
+        name, rank, adeps = self.resolve(a, st, ins)
+        loc = self.locs[self.p.physical(name)]
+        if loc.space != "shared" or type_width(loc.type) != 64:
+            raise SemanticError(f"`{ins.text}`: mbarrier object {name} must be a .shared .b64 location",
+                                ins.pos, f"declare `.shared .b64 {name};`")
+        if rank is not None and isinstance(ins, MBarrier) and ins.op in ("init", "test_wait", "try_wait"):
+            raise UnsupportedError(f"`{ins.text}` on another CTA's mbarrier", ins.pos,
+                                   "init and waits act on the thread's own CTA's mbarrier (PTX ISA)")
+        vl, pl = self.place(name, t, rank)
+        return dict(loc=pl, vloc=vl, w=64), adeps
+
+    def mbar_rmw(self, st: _State, t: Thread, ins, guard, where: dict, sems: tuple[str, str],
+                 scope: str, change: tuple[Expr, bool, Expr], agent: int = -1) -> tuple[int, int]:
+        """One atomic update of an mbarrier word: (arrivals, drop, tx-count change)."""
+        tags = {"GEN", "MBAR", "SHM"} | ({"AOP"} if agent >= 0 else set())
+        r = self.new_event(st, t, "R", ins, guard, sem=sems[0], scope=scope, agent=agent,
+                           tags=frozenset(tags | {"RMW_R"}), **where)
+        new = mb.update(ReadVal(r, 64), *change)
+        w = self.new_event(st, t, "W", ins, guard, sem=sems[1], scope=scope, value=new, agent=agent,
+                           tags=frozenset(tags | {"RMW_W"}), **where)
+        self.edges |= {(r, w, "rmw"), (r, w, "data")}
+        return r, w
+
+    def mbarrier(self, t: Thread, ins: MBarrier, st: _State, guard, gdeps) -> None:
+        where, adeps = self.mbar_place(ins, ins.addr, st, t)
+        tags = frozenset({"GEN", "MBAR", "SHM"})
+        one = lambda o: self.val(o, st, "b64") if o is not None else (Const(1, 64), frozenset())  # noqa: E731
+        if ins.op == "init":
+            (n, ndeps) = one(ins.count)
+            e = self.new_event(st, t, "W", ins, guard, sem="weak", value=mb.init_word(n), tags=tags, **where)
+            self.dep(ndeps, e, "data")
+            events = [e]
+        elif ins.op in ("test_wait", "try_wait"):
+            e = self.new_event(st, t, "R", ins, guard, sem=ins.sem, scope=ins.scope,
+                               tags=tags | {"MBWAIT"}, **where)
+            sv, sdeps = one(ins.state)
+            ok = mb.wait_complete(ReadVal(e, 64), sv, ins.parity)
+            self.events[e].ok = ok
+            self.set_reg(st, ins.dst, ok, "pred", frozenset({e}) | sdeps, guard)
+            events = [e]
+        else:
+            arrive = ins.op in ("arrive", "arrive_drop")
+            n, ndeps = one(ins.count) if arrive else (Const(0, 64), frozenset())
+            tx, txdeps = one(ins.tx) if ins.tx is not None else (Const(0, 64), frozenset())
+            if ins.op == "complete_tx":
+                tx = mk("neg", tx)
+            r, w = self.mbar_rmw(st, t, ins, guard, where, _RMW_SEMS[ins.sem], ins.scope,
+                                 (n, ins.op == "arrive_drop", tx))
+            self.dep(ndeps | txdeps, w, "data")
+            if ins.dst is not None:
+                self.set_reg(st, ins.dst, ReadVal(r, 64), "b64", frozenset({r}), guard)
+            events = [r, w]
+        for e in events:
+            self.dep(adeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
+
+    def mapa(self, t: Thread, ins: Mapa, st: _State, guard, gdeps) -> None:
+        name, _, deps = self.resolve(Addr(ins.src), st, ins) if isinstance(ins.src, Reg) else \
+            (ins.src.name, None, frozenset())
+        rank, rdeps = self.val(ins.rank, st, "u32")
+        if not isinstance(rank, Const):
+            raise UnsupportedError("a CTA rank that depends on a loaded value", ins.pos)
+        if self.locs[self.p.physical(name)].space != "shared":
+            raise SemanticError(f"mapa maps shared memory; {name} is not a .shared location", ins.pos)
+        n = len(self.ranks[t.placement.cluster_key])
+        if rank.v >= n:
+            raise SemanticError(f"`{ins.text}`: the cluster of thread {t.name} has {n} CTA(s), ranks "
+                                f"0..{n - 1}", ins.pos, "place a thread in that CTA (.cluster C .cta K)")
+        v = Const(self.addr_of[name] + RANK_STEP * (rank.v + 1), ADDR_W)
+        self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
+
+    def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread):
+        name, rank, deps = self.resolve(a, st, ins)
+        loc = self.locs[self.p.physical(name)]
+        if loc.space != space or type_width(loc.type) != 32:
+            raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
+                                ins.pos, "cp.async.bulk copies one 32-bit word between the state "
+                                "spaces its qualifiers name")
+        vl, pl = self.place(name, t, rank)
+        return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps
+
+    def bulk_copy(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps) -> None:
+        """The async agent's events (agent = a fresh id, not in po): the read of src and the write
+        of dst through the async proxy; with an mbarrier, the implicit generic-async proxy fence
+        at completion and the complete-tx (release, cluster scope) on the mbarrier."""
+        agent = self.agents
+        self.agents += 1
+        src, stag, sdeps = self.async_place(ins, ins.src, ins.src_space, st, t)
+        dst, dtag, ddeps = self.async_place(ins, ins.dst, ins.dst_space, st, t)
+        aop = frozenset({"ASYNC", "AOP"})
+        r = self.new_event(st, t, "R", ins, guard, sem="weak", tags=aop | stag, agent=agent, **src)
+        w = self.new_event(st, t, "W", ins, guard, sem="weak", value=ReadVal(r, 32), tags=aop | dtag,
+                           agent=agent, **dst)
+        self.edges |= {(r, w, "data"), (r, w, "aint")}
+        self.dep(sdeps, r, "addr")
+        self.dep(ddeps, w, "addr")
+        for e in (r, w):
+            self.dep(gdeps, e, "ctrl")
+        if ins.mbar is None:
+            st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((r, w),)
+            return
+        where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
+        f = self.new_event(st, t, "F", ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
+        size, _ = self.val(ins.size, st, "b64")
+        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
+                               (Const(0, 64), False, mk("neg", size)), agent)
+        self.edges |= {(w, f, "aint"), (f, cr, "aint"), (cr, cw, "aint")}
+        for e in (cr, cw):
+            self.dep(bdeps, e, "addr")
+
+    def bulk_group(self, t: Thread, ins: BulkGroup, st: _State, guard, gdeps) -> None:
+        """commit_group closes the open bulk copies into a group; wait_group N waits for all
+        groups but the N most recent (``.read``: for their reads only). The wait is an event:
+        an async proxy fence (the implicit one at completion), after the copies it waits for."""
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos)
+        groups = st.bars.get(("bulk", "groups"), ())
+        if ins.kind == "commit":
+            st.bars[("bulk", "groups")] = groups + (st.bars.get(("bulk", "open"), ()),)
+            st.bars[("bulk", "open")] = ()
+            return
+        done = groups[:max(len(groups) - ins.n, 0)]
+        tags = {"PROXY", "BULKWAIT"} | (set() if ins.read else {"ASYNC"})
+        e = self.new_event(st, t, "F", ins, None, tags=frozenset(tags))
+        for grp in done:
+            for r, w in grp:
+                self.edges.add((r, e, "done"))
+                if not ins.read:
+                    self.edges.add((w, e, "done"))
+        if not ins.read:
+            st.bars[("bulk", "groups")] = groups[len(done):]
+
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:
         other = st.fork()
         other.assumes.append(mk("lnot", guard))
@@ -464,8 +659,10 @@ class _Builder:
 
     @staticmethod
     def side_effect_free(t: Thread, start: int, end: int) -> bool:
-        return all(isinstance(i, (Label, Load, Mov, Alu, Setp, Selp)) and i.guard is None
-                   for i in t.instrs[start:end])
+        """Only loads, mbarrier waits and register arithmetic (an await, see the module doc)."""
+        return all((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
+                    or (isinstance(i, MBarrier) and i.op in ("test_wait", "try_wait")))
+                   and i.guard is None for i in t.instrs[start:end])
 
 
 def build(prog: Program, unroll: int = 2) -> EventGraph:
@@ -510,8 +707,10 @@ def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGr
             bar = (tuple(substitute(x, f) for x in e.barrier[0]), *e.barrier[1:])
         events.append(Event(f(old), e.kind, e.thread, e.index, frozenset(e.paths), e.sem, e.scope,
                             e.loc, e.vloc, e.w, None if e.value is None else substitute(e.value, f),
-                            substitute(e.cond, f), e.tags, e.instr, bar))
-    edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": []}
+                            substitute(e.cond, f), e.tags, e.instr, bar, e.agent,
+                            None if e.ok is None else substitute(e.ok, f)))
+    edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": [],
+                                               "aint": [], "done": []}
     for a, c, k in sorted(b.edges):
         if a in remap and c in remap:
             edges[k].append((remap[a], remap[c]))

@@ -12,8 +12,9 @@ from .errors import SourcePos
 SCOPES = ("cta", "cluster", "gpu", "sys")
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
 # Memory proxies (PTX ISA "Memory Consistency Model" › proxies): the generic proxy, and the
-# texture, surface and constant proxies through which tld/tex, suld/sust and ld.const access memory.
-PROXIES = ("generic", "texture", "surface", "constant")
+# texture, surface and constant proxies through which tld/tex, suld/sust and ld.const access memory,
+# and the async proxy of the bulk asynchronous copies (cp.async.bulk, docs/hopper.md).
+PROXIES = ("generic", "texture", "surface", "constant", "async")
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,10 @@ class ProxyFence(Instr):
     """``fence.proxy.alias`` (virtual aliases of one physical location) or
     ``fence.proxy.texture|surface|constant`` (that proxy and the generic proxy)."""
 
-    kind: str  # "alias" | "texture" | "surface" | "constant"
+    kind: str  # "alias" | "texture" | "surface" | "constant" | "async"
+    # fence.proxy.async.global / .shared::cta / .shared::cluster: the state space it covers
+    # ("global" | "shared"; None: every state space)
+    space: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +204,76 @@ class Barrier(Instr):
     kind: str  # "sync" | "arrive"
     ids: tuple[Operand, ...]
     count: Operand | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterBarrier(Instr):
+    """``barrier.cluster.arrive{.release|.relaxed}{.aligned}`` / ``barrier.cluster.wait{.acquire}
+    {.aligned}`` (PTX ISA, barrier.cluster): every thread of the cluster arrives once per phase;
+    a wait completes once all non-exited threads of the cluster arrived (docs/hopper.md)."""
+
+    kind: str  # "arrive" | "wait"
+    sem: str  # arrive: "release" (default) | "relaxed"; wait: "acquire"
+    aligned: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class MBarrier(Instr):
+    """An mbarrier operation on a ``.shared .b64`` location (PTX ISA, mbarrier; docs/hopper.md):
+    ``init [a], count``; ``arrive`` / ``arrive_drop`` ``state, [a]{, count}`` (``expect_tx``:
+    ``state, [a], txCount``); ``expect_tx`` / ``complete_tx`` ``[a], txCount``; ``test_wait`` /
+    ``try_wait`` ``p, [a], state`` (``parity``: ``p, [a], phaseParity``)."""
+
+    op: str  # init arrive arrive_drop expect_tx complete_tx test_wait try_wait
+    addr: Addr
+    dst: Reg | None = None  # arrive: the state (None for `_`); waits: the predicate
+    count: Operand | None = None  # init: expected count; arrive: arrival count (None: 1)
+    tx: Operand | None = None  # expect_tx / complete_tx / arrive.expect_tx: transaction bytes
+    state: Operand | None = None  # waits: the state operand, or the phase parity
+    parity: bool = False
+    sem: str = "release"  # arrive: release | relaxed; waits: acquire | relaxed; tx ops: relaxed
+    scope: str = "cta"
+    space: str | None = "shared"
+
+    @property
+    def type(self) -> str:
+        """The type of the register it writes: the waits' predicate, the arrives' state."""
+        return "pred" if self.op in ("test_wait", "try_wait") else "b64"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mapa(Instr):
+    """``mapa{.shared::cluster}.type d, a, rank``: the address of location ``a`` (a name, or a
+    register holding its address) in the shared memory of CTA ``rank`` of the cluster."""
+
+    dst: Reg
+    src: Operand
+    rank: Operand
+    type: str = "u64"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkCopy(Instr):
+    """``cp.async.bulk`` of one word (litmus-sized; PTX ISA, cp.async.bulk): an asynchronous read
+    of ``src`` and write of ``dst`` through the async proxy, performed by the async agent on the
+    thread's behalf; ``mbar`` (global→shared) receives the complete-tx of ``size`` bytes,
+    without it (shared→global) completion is tracked by bulk async-groups."""
+
+    dst: Addr
+    src: Addr
+    size: Operand
+    mbar: Addr | None = None
+    dst_space: str = "shared"
+    src_space: str = "global"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkGroup(Instr):
+    """``cp.async.bulk.commit_group`` / ``cp.async.bulk.wait_group{.read} N``."""
+
+    kind: str  # "commit" | "wait"
+    n: int = 0
+    read: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -256,8 +330,8 @@ class Ret(Instr):
     pass
 
 
-Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, Mov, Alu, Setp, Selp,
-                    Branch, Label, Ret]
+Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
+                    Mapa, BulkCopy, BulkGroup, Mov, Alu, Setp, Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
@@ -274,12 +348,27 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.a, ins.b, ins.p)
         case Barrier():
             return ins.ids if ins.count is None else (*ins.ids, ins.count)
+        case MBarrier():
+            return tuple(o for o in (ins.count, ins.tx, ins.state) if o is not None)
+        case Mapa():
+            return (ins.src, ins.rank)
+        case BulkCopy():
+            return (ins.size,)
+    return ()
+
+
+def memory_operands(ins: Instruction) -> tuple[Addr, ...]:
+    """The memory operands ``[a]`` an instruction reads or writes through."""
+    if isinstance(ins, (*MEMORY_INSTRS, MBarrier)):
+        return (ins.addr,)
+    if isinstance(ins, BulkCopy):
+        return (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar is not None else ())
     return ()
 
 
 def operands(ins: Instruction) -> tuple[Operand, ...]:
-    """Every operand an instruction reads, in source order (its memory operand first)."""
-    return ((ins.addr,) if isinstance(ins, MEMORY_INSTRS) else ()) + value_operands(ins)
+    """Every operand an instruction reads, in source order (its memory operands first)."""
+    return memory_operands(ins) + value_operands(ins)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,17 @@ rf co fr (existential; co is a strict partial order per location, initial write 
 scorder (existential strict total order on fence.sc events), sync_fence (= scorder between SC
 fences in the same thread or mutually in scope), sync_barrier (barrier arrive → same-instance wait).
 
+Hopper (docs/hopper.md): sets ASYNC (async-proxy accesses and async proxy fences), AOP (events an
+asynchronous agent performs for a thread: not in po, and "same thread" (int) only with the events
+of the same asynchronous operation), SHM (accesses to shared memory), PFG/PFS (proxy fences
+limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT (mbarrier waits), MBOK (waits that
+observed their phase completed: depends on the value read), CBA/CBW (barrier.cluster arrive/wait),
+CB_HANG (cluster waits of a thread that has not arrived in that phase); relations async_int (within
+one asynchronous operation: read → write → implicit proxy fence → complete-tx), bulk_done (bulk
+copies → the cp.async.bulk.wait_group that waits for them), issue (a thread's events → the events
+of the asynchronous operations it issues later), sync_cluster_barrier (the k-th arrive of a thread
+→ the k-th wait of every other thread of its cluster).
+
 Static relations are row bitsets; only rf, co, scorder and barrier phases depend on the
 execution. A :class:`Choice` supplies those existential parts and each event's execution guard —
 solver terms for the Z3 engine, fixed booleans for a concrete candidate execution — so this module
@@ -136,6 +147,7 @@ class _Base:
             if e.thread >= 0:
                 self.thread_mask[e.thread] = self.thread_mask.get(e.thread, 0) | (1 << e.eid)
         self.mem = sum(1 << e.eid for e in ev if e.kind in "RW")
+        self.agents = sum(1 << e.eid for e in ev if e.agent >= 0)
 
     def eset(self, pred) -> ESet:
         return ESet(self.u, sum(1 << e.eid for e in self.eg.events if pred(e)) & self.u.live)
@@ -145,9 +157,11 @@ class _Base:
         return Rel(self.u, {a: r & live for a, r in rows.items() if (live >> a) & 1 and r & live})
 
     def po(self) -> Rel:
+        """Program order of each thread's own events (not those of its asynchronous agents)."""
         rows = {}
         ev = self.eg.events
         for t, mask in self.thread_mask.items():
+            mask &= ~self.agents
             es = sorted((ev[i] for i in bits(mask)), key=lambda e: e.index)
             if len(self.eg.paths[t]) == 1:  # one path: every later event, by suffix masks
                 later = 0
@@ -157,6 +171,34 @@ class _Base:
                 continue
             for a in es:
                 rows[a.eid] = sum(1 << b.eid for b in es if b.index > a.index and a.paths & b.paths)
+        return self.rel(rows)
+
+    def issue(self) -> Rel:
+        """A thread's own events → the asynchronous-agent events of an operation it issues later."""
+        ev = self.eg.events
+        rows: dict[int, int] = {}
+        for e in ev:
+            if e.agent < 0:
+                continue
+            for a in bits(self.thread_mask[e.thread] & ~self.agents):
+                if ev[a].index < e.index and ev[a].paths & e.paths:
+                    rows[a] = rows.get(a, 0) | (1 << e.eid)
+        return self.rel(rows)
+
+    def cluster_barrier(self) -> Rel:
+        """barrier.cluster: the k-th arrive of a thread → the k-th wait of each other thread of its
+        cluster (barrier.cluster.wait waits for all non-exited threads of the cluster: a thread
+        that ends without its k-th arrive has exited and is not waited for)."""
+        ev, threads = self.eg.events, self.eg.program.threads
+        rows: dict[int, int] = {}
+        for a in ev:
+            if not {"CBAR", "ARRIVE"} <= a.tags:
+                continue
+            for w in ev:
+                if {"CBAR", "WAIT"} <= w.tags and w.thread != a.thread and \
+                        w.barrier[2] == a.barrier[2] and \
+                        threads[w.thread].placement.cluster_key == threads[a.thread].placement.cluster_key:
+                    rows[a.eid] = rows.get(a.eid, 0) | (1 << w.eid)
         return self.rel(rows)
 
     def edges(self, label: str) -> Rel:
@@ -254,6 +296,13 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "CON": lambda: b.eset(tag("CON")),
         "PROXY": lambda: b.eset(tag("PROXY")),
         "ALIAS": lambda: b.eset(tag("ALIAS")),
+        **{name: (lambda n=name: b.eset(tag(n)))
+           for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT")},
+        "CBA": lambda: b.eset(lambda e: {"CBAR", "ARRIVE"} <= e.tags),
+        "CBW": lambda: b.eset(lambda e: {"CBAR", "WAIT"} <= e.tags),
+        "CB_HANG": lambda: b.eset(tag("HANG")),
+        "MBOK": lambda: ESet.of(u, {e.eid: u.and2(u.ex[e.eid], ch.cond(e.ok)) for e in ev
+                                    if e.ok is not None and u.ex[e.eid] is not False}),
     })
     for sem, name in SEM_TAG.items():
         lazy[name] = lambda s=sem: b.eset(lambda e: e.sem == s and e.thread >= 0)
@@ -262,9 +311,13 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     lazy["po"] = b.po
     for label in ("rmw", "addr", "data", "ctrl"):
         lazy[label] = lambda lb=label: b.edges(lb)
+    lazy["async_int"] = lambda: b.edges("aint")
+    lazy["bulk_done"] = lambda: b.edges("done")
+    lazy["issue"] = b.issue
+    lazy["sync_cluster_barrier"] = b.cluster_barrier
     lazy["loc"] = lambda: b.same(lambda e: e.loc, b.mem)
     lazy["vloc"] = lambda: b.same(lambda e: e.vloc, b.mem)
-    lazy["int"] = lambda: b.same(lambda e: e.thread, threaded)
+    lazy["int"] = lambda: b.same(lambda e: (e.thread, e.agent), threaded)
     lazy["ext"] = lambda: _ext(b)
     lazy["sr"] = b.sr
     lazy["scta"] = lambda: b.placed(lambda p: p.cta_key)
@@ -312,7 +365,7 @@ class Barriers:
 
     def __init__(self, eg: EventGraph, ch: Choice, u: Universe):
         self.eg, self.ch, self.u = eg, ch, u
-        self.bars = [e for e in eg.events if e.kind == "B" and u.ex[e.eid] is not False]
+        self.bars = [e for e in eg.events if "BAR" in e.tags and u.ex[e.eid] is not False]
         place = [t.placement for t in eg.program.threads]
         self.cta = lambda e: place[e.thread].cta_key
 

@@ -19,8 +19,9 @@ assembled by ``ptxas -arch=sm_90`` (CUDA 13.0, ``.version 8.0``; 64-bit ``sured.
     sured.b.add.1d.u32.trap [s, {0}], %r0;  sured.b.and.1d.b32.zero [s, {0}], 1;
     fence.proxy.alias;                      membar.proxy.alias;
 
-``fence.proxy.async{.global,.shared::cta,.shared::cluster}`` and ``fence.proxy.tensormap::*``
-assemble but are not modelled yet (UnsupportedError). ptxas rejects, and so do we:
+``fence.proxy.async{.global,.shared::cta,.shared::cluster}`` is modelled (docs/hopper.md);
+``fence.proxy.tensormap::*`` and the uni-directional ``fence.proxy.async::generic.*`` assemble
+but are not modelled yet (UnsupportedError). ptxas rejects, and so do we:
 ``ld.relaxed``/``ld.acquire``/``ld.volatile`` on ``.const``, ``st.const``, ``tex.1d.s32.s32``
 (needs .v4), ``tex.1d.v4.s32.u32`` (integer coordinates are .s32), ``suld``/``sust``/``sured``
 without a clamp mode, ``suld.p``, ``sust.b.1d.u32``, ``sust`` with ``.ca``, ``suld`` with ``.wb``,
@@ -42,11 +43,16 @@ from ..program import (
     Atom,
     Barrier,
     Branch,
+    BulkCopy,
+    BulkGroup,
+    ClusterBarrier,
     Fence,
     Guard,
     Imm,
     Instruction,
     Load,
+    Mapa,
+    MBarrier,
     Mov,
     Operand,
     ProxyFence,
@@ -72,9 +78,10 @@ ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", 
            "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
-         "selp bra ret exit bar barrier tex tld4 suld sust sured").split()
-# proxy fences: the ISA's fence.proxy.alias, and Dat3M's texture/surface/constant proxy fences
-PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant")
+         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp").split()
+# proxy fences: the ISA's fence.proxy.alias and fence.proxy.async, and Dat3M's
+# texture/surface/constant proxy fences
+PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")
 GEOMS = {"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms"}
 CLAMP = {"trap", "clamp", "zero"}
 SULD_COPS = {"ca", "cg", "cs", "cv"}
@@ -347,10 +354,11 @@ def _red(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 
 def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
-    """``fence.proxy.alias`` / ``membar.proxy.alias`` (PTX ISA) and ``fence.proxy.texture|
-    surface|constant`` (Dat3M's spelling; the ISA has none). The async proxy is not modelled."""
-    form = ("fence.proxy.alias | membar.proxy.alias | "
-            "fence.proxy.texture | fence.proxy.surface | fence.proxy.constant")
+    """``fence.proxy.alias`` / ``membar.proxy.alias``, ``fence.proxy.async{.global|.shared::cta|
+    .shared::cluster}`` (PTX ISA) and ``fence.proxy.texture|surface|constant`` (Dat3M's spelling;
+    the ISA has none). The tensormap proxy and the uni-directional async fences are not modelled."""
+    form = ("fence.proxy.alias | membar.proxy.alias | fence.proxy.async{.global|.shared::cta|"
+            ".shared::cluster} | fence.proxy.texture | fence.proxy.surface | fence.proxy.constant")
     kind = q.peek()
     if kind is None:
         q.fail(f"{base}.proxy needs a proxy kind", f"expected form: {form}")
@@ -358,10 +366,16 @@ def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instructi
     if base == "membar" and kind != "alias" and (
             kind in PROXY_FENCE_KINDS or root in ("async", "tensormap")):
         q.fail(f"membar.proxy.{kind} is not PTX", f"write fence.proxy.{kind}")
-    if root in ("async", "tensormap"):
+    if root in ("async", "tensormap") and kind != "async":
         q.fail(f"async-proxy fence `{q.mnemonic}`",
-               "the async proxy (cp.async.bulk, TMA, tensormap) is a separate issue; modelled: "
-               + form, unsupported=True)
+               "the tensormap proxy and the uni-directional async proxy fences are not modelled "
+               "yet; modelled: " + form, unsupported=True)
+    if kind == "async":
+        q.take()
+        space = q.take_if({"global", "shared::cta", "shared::cluster"})
+        q.done(form)
+        _operands(ops, "", q, form)
+        return ProxyFence(kind=kind, space=SPACES[space] if space else None, **c)
     if kind not in PROXY_FENCE_KINDS:
         close = difflib.get_close_matches(kind, PROXY_FENCE_KINDS, n=1)
         q.fail(f"unknown proxy kind .{kind} in `{q.mnemonic}`",
@@ -560,8 +574,11 @@ def _sured(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 def _bar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = f"{base}{{.cta}}.sync a{{, b}} | {base}{{.cta}}.arrive a, b"
+    if base == "barrier" and q.take_if({"cluster"}):
+        return _cluster_bar(q, ops, c)
     if q.peek() in ("warp", "cluster"):
-        q.fail(f"{base}.{q.peek()} barriers", "only CTA barriers are supported", unsupported=True)
+        q.fail(f"{base}.{q.peek()} barriers", "CTA barriers and barrier.cluster are supported",
+               unsupported=True)
     q.take_if({"cta"})
     kind = q.take_if({"sync", "arrive", "red"})
     if kind is None:
@@ -574,6 +591,154 @@ def _bar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         ops = ops[:2]  # Dat3M spelling `bar.cta.sync id, count, nthreads`: count is ops[1]
     ident, *count = _operands(ops, "vv" if kind == "arrive" else "vv?", q, form)
     return Barrier(kind=kind, ids=(ident,), count=count[0] if count else None, **c)
+
+
+def _cluster_bar(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``barrier.cluster.arrive{.release|.relaxed}{.aligned}`` and ``barrier.cluster.wait
+    {.acquire}{.aligned}`` (PTX ISA 8.0 semantics; default: release arrive, acquire wait)."""
+    form = "barrier.cluster.arrive{.release|.relaxed}{.aligned} | barrier.cluster.wait{.acquire}{.aligned}"
+    kind = q.take_if({"arrive", "wait"})
+    if kind is None:
+        q.fail("barrier.cluster needs .arrive or .wait", f"expected form: {form}")
+    sem = q.take_if({"release", "relaxed"} if kind == "arrive" else {"acquire"})
+    aligned = q.take_if({"aligned"}) is not None
+    q.done(form)
+    _operands(ops, "", q, form)
+    return ClusterBarrier(kind=kind, sem=sem or ("release" if kind == "arrive" else "acquire"),
+                          aligned=aligned, **c)
+
+
+# ----- mbarrier, mapa, cp.async.bulk (docs/hopper.md) --------------------------------------------
+
+MBAR_OPS = {"init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait"}
+_MBAR_FORMS = {
+    "init": "mbarrier.init{.shared{::cta}}.b64 [a], count",
+    "arrive": "mbarrier.arrive{.expect_tx}{.release|.relaxed}{.cta|.cluster}{.shared{::cta}|"
+              ".shared::cluster}.b64 state, [a]{, count}  (.expect_tx: state, [a], txCount)",
+    "expect_tx": "mbarrier.expect_tx{.relaxed}{.cta|.cluster}{.shared{::cta}|.shared::cluster}.b64 "
+                 "[a], txCount",
+    "test_wait": "mbarrier.test_wait{.parity}{.acquire|.relaxed}{.cta|.cluster}{.shared{::cta}}.b64 "
+                 "p, [a], state  (.parity: p, [a], phaseParity)",
+}
+_MBAR_FORMS["arrive_drop"] = _MBAR_FORMS["arrive"].replace("arrive", "arrive_drop", 1)
+_MBAR_FORMS["complete_tx"] = _MBAR_FORMS["expect_tx"].replace("expect_tx", "complete_tx", 1)
+_MBAR_FORMS["try_wait"] = _MBAR_FORMS["test_wait"].replace("test_wait", "try_wait", 1)
+
+
+def _mbar_tail(q: _Quals, form: str, sems: set[str], default: str, cluster_space: bool) -> dict:
+    """``{.sem}{.scope}{.space}.b64`` of an mbarrier instruction."""
+    sem = q.take_if(sems) or default
+    scope = q.take_if({"cta", "cluster"}) or "cta"
+    space = q.take_if({"shared", "shared::cta"} | ({"shared::cluster"} if cluster_space else set()))
+    if q.peek() in ("global", "local"):
+        q.fail(f"an mbarrier object lives in shared memory, not .{q.peek()}", f"expected form: {form}")
+    if q.take_if({"b64"}) is None:
+        q.fail("mbarrier operations end in .b64" + (f" (got .{q.peek()})" if q.peek() else ""),
+               f"expected form: {form}")
+    q.done(form)
+    return dict(sem=sem, scope=scope, space="shared" if space is None else SPACES[space])
+
+
+def _mbarrier(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    op = q.take_if(MBAR_OPS)
+    if op is None:
+        if q.peek() in ("inval", "pending_count", "arrive.noComplete"):
+            q.fail(f"mbarrier.{q.peek()}", "not modelled yet (docs/hopper.md)", unsupported=True)
+        q.fail("unknown mbarrier operation" + (f" .{q.peek()}" if q.peek() else ""),
+               "operations: " + ", ".join(sorted(MBAR_OPS)))
+    form = _MBAR_FORMS[op]
+    if op == "init":
+        q.take_if({"shared", "shared::cta"})
+        if q.take_if({"b64"}) is None:
+            q.fail("mbarrier.init ends in .b64", f"expected form: {form}")
+        q.done(form)
+        a, n = _operands(ops, "mv", q, form)
+        return MBarrier(op=op, addr=a, count=n, sem="weak", scope="cta", **c)
+    if op in ("arrive", "arrive_drop"):
+        return _mbar_arrive(op, q, ops, c, form)
+    if op in ("expect_tx", "complete_tx"):
+        f = _mbar_tail(q, form, {"relaxed"}, "relaxed", True)
+        a, n = _operands(ops, "mv", q, form)
+        return MBarrier(op=op, addr=a, tx=n, **f, **c)
+    parity = q.take_if({"parity"}) is not None
+    f = _mbar_tail(q, form, {"acquire", "relaxed"}, "acquire", False)
+    if len(ops) == 4:
+        raise UnsupportedError(f"the suspend-time hint of `{q.mnemonic}`", q.pos,
+                               "drop it: the model does not time waits")
+    p, a, st = _operands(ops, "rmv", q, form)
+    return MBarrier(op=op, addr=a, dst=p, state=st, parity=parity, **f, **c)
+
+
+def _mbar_arrive(op: str, q: _Quals, ops: list[Operand], c: dict, form: str) -> Instruction:
+    if q.peek() == "noComplete":
+        q.fail("mbarrier.arrive.noComplete", "not modelled yet (docs/hopper.md)", unsupported=True)
+    tx = q.take_if({"expect_tx"}) is not None
+    f = _mbar_tail(q, form, {"release", "relaxed"}, "release", True)
+    st, a, *rest = _operands(ops, "vmv?", q, form)
+    if not (isinstance(st, Reg) or st == SINK):
+        raise ParseError(f"the state operand of `{q.mnemonic}` is a register or `_`", q.pos,
+                         f"expected form: {form}")
+    if tx and not rest:
+        raise ParseError(f"`{q.mnemonic}` needs the transaction count", q.pos, f"expected form: {form}")
+    if f["space"] == "shared" and "shared::cluster" in q.mnemonic and st != SINK:
+        raise ParseError("an arrive on a .shared::cluster mbarrier returns no state", q.pos,
+                         "write `_` for the state")
+    return MBarrier(op=op, addr=a, dst=st if isinstance(st, Reg) else None,
+                    count=None if tx or not rest else rest[0], tx=rest[0] if tx else None, **f, **c)
+
+
+def _mapa(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    form = "mapa{.shared::cluster}.u32|.u64 d, a, rank"
+    q.take_if({"shared::cluster"})
+    ty = q.take_if({"u32", "u64"})
+    if ty is None:
+        q.fail("mapa needs .u32 or .u64", f"expected form: {form}")
+    q.done(form)
+    d, a, r = _operands(ops, "rvv", q, form)
+    if isinstance(a, Imm):
+        raise ParseError("mapa maps an address: name a .shared location or a register holding one",
+                         q.pos, f"expected form: {form}")
+    return Mapa(dst=d, src=a, rank=r, type=ty, **c)
+
+
+def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``cp.async.bulk`` (one word), ``cp.async.bulk.commit_group``, ``cp.async.bulk.wait_group``."""
+    g2s = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]"
+    s2g = "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size"
+    form = f"{g2s} | {s2g} | cp.async.bulk.commit_group | cp.async.bulk.wait_group{{.read}} N"
+    if q.take_if({"async"}) is None or q.take_if({"bulk"}) is None:
+        q.fail(f"`{q.mnemonic}`", "of the copies, the one-word cp.async.bulk forms are modelled: "
+               + form, unsupported=True)
+    if q.peek() in ("tensor", "prefetch"):
+        q.fail(f"cp.async.bulk.{q.peek()}", f"modelled: {form}", unsupported=True)
+    if q.take_if({"commit_group"}):
+        q.done(form)
+        _operands(ops, "", q, form)
+        return BulkGroup(kind="commit", **c)
+    if q.take_if({"wait_group"}):
+        read = q.take_if({"read"}) is not None
+        q.done(form)
+        (n,) = _operands(ops, "v", q, form)
+        if not isinstance(n, Imm):
+            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
+        return BulkGroup(kind="wait", n=n.value, read=read, **c)
+    dst = q.take_if({"shared::cluster", "shared::cta", "global"})
+    src = q.take_if({"global", "shared::cta"})
+    if (dst, src) not in (("shared::cluster", "global"), ("shared::cta", "global"),
+                          ("global", "shared::cta")):
+        q.fail(f"cp.async.bulk from {src or '?'} to {dst or '?'}", f"modelled: {form}",
+               unsupported=True)
+    want = "bulk_group" if dst == "global" else "mbarrier::complete_tx::bytes"
+    if q.take_if({want}) is None:
+        q.fail(f"`{q.mnemonic}` needs the completion mechanism .{want}", f"expected form: {form}")
+    if q.peek() is not None:
+        q.fail(f"qualifier .{q.peek()} of cp.async.bulk", f"modelled: {form}", unsupported=True)
+    d, s_, n, *bar = _operands(ops, "mmvm" if dst != "global" else "mmv", q, form)
+    if not isinstance(n, Imm) or n.value != 4:
+        raise UnsupportedError("a bulk copy of other than 4 bytes", q.pos,
+                               "a litmus location is one 32-bit word: copy 4 bytes")
+    return BulkCopy(dst=d, src=s_, size=n, mbar=bar[0] if bar else None,
+                    dst_space=SPACES[dst], src_space=SPACES[src], **c)
 
 
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -637,7 +802,8 @@ def _ret(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 _HANDLERS = {"ld": _ld, "st": _st, "atom": _atom, "red": _red, "fence": _fence, "membar": _membar,
              "bar": _bar, "barrier": _bar, "mov": _mov, "setp": _setp, "selp": _selp, "bra": _bra,
              "ret": _ret, "exit": _ret, "tex": _tex, "tld4": _tld4, "suld": _suld, "sust": _sust,
-             "sured": _sured, **{op: _alu for op in ALU_OPS}}
+             "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp,
+             **{op: _alu for op in ALU_OPS}}
 
 
 def decode(mnemonic: str, ops: list, pos: SourcePos | None, text: str = "",

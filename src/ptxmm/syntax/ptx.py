@@ -22,6 +22,7 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
+from .. import mbarrier
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..program import (
     MEMORY_INSTRS,
@@ -178,6 +179,8 @@ class _Builder:
                 expect_tok = self.expect(item, expect_tok)
             elif kind in ("location", "alias_location"):
                 locs.append(self.location(item))
+            elif kind == "mbar_location":
+                locs.append(self.mbar_location(item))
             elif kind == "thread":
                 threads.append(self.thread(item, len(threads)))
             elif kind == "condition":
@@ -221,6 +224,24 @@ class _Builder:
             check.check_init_value(init, ty[1:], f"location {name_tok}", at)
         return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
                         ty[1:], init, pos=self.pos(name_tok))
+
+    def mbar_location(self, item: Tree) -> Location:
+        """``.shared .b64 bar = mbarrier.init(N);``: an mbarrier object initialised before the
+        threads start, as if by ``mbarrier.init [bar], N`` ordered before every thread by the
+        CUDA API (docs/hopper.md)."""
+        space_tok, type_tok, name_tok, fn_tok, count = item.children
+        form = f"`.shared .b64 {name_tok} = mbarrier.init(N);`"
+        if str(fn_tok) != "mbarrier.init":
+            raise ParseError(f"unknown initialiser {fn_tok}(...)", self.pos(fn_tok),
+                             f"a location starts with an integer, or an mbarrier with {form}")
+        if not str(space_tok).startswith(".shared") or str(type_tok) != ".b64":
+            raise SemanticError(f"an mbarrier object is a .shared .b64 location, not "
+                                f"{space_tok} {type_tok}", self.pos(space_tok), f"write {form}")
+        n, at = _int_at(count, self.file)
+        if not 0 < n < 1 << 16:
+            raise SemanticError(f"mbarrier expected count {n} out of range", at,
+                                "ptxmm counts arrivals in 16 bits: 1 to 65535")
+        return Location(str(name_tok), "shared", "b64", mbarrier.init_count(n), pos=self.pos(name_tok))
 
     def proxy_declaration(self, item: Tree, proxy: str) -> None:
         """A texture/surface reference or a constant-bank name must alias a data location."""
