@@ -416,3 +416,4 @@ def models() -> None:
 
 if __name__ == "__main__":
     main()
+from . import cli_explain  # noqa: E402,F401  (registers explain, graph)

@@ -1,0 +1,64 @@
+"""`ptxmm explain` and `ptxmm graph` (registered on the main click group by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import load
+from .cli import _fail, main
+from .errors import PtxmmError
+
+
+@main.command()
+@click.argument("file")
+@click.option("--outcome", default=None,
+              help='the outcome to explain, e.g. "T1:%r0=1 T1:%r1=0" (default: the condition\'s)')
+@click.option("--model", "-m", default="ptx", show_default=True,
+              help="model name (see `ptxmm models`) or path to a .cat file")
+@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("--fix", is_flag=True, help="search the smallest strengthenings that forbid the outcome")
+@click.option("--fix-bound", type=click.IntRange(1), default=400, show_default=True,
+              help="at most this many engine checks for --fix")
+@click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
+def explain(file, outcome, model, unroll, fix, fix_bound, as_json) -> None:
+    """Why FILE's outcome is forbidden (violated axioms, shortest cycles) or allowed (a witness,
+    the missing ordering); with --fix, the smallest changes that forbid it."""
+    from .explain import explain as api_explain
+
+    try:
+        x = api_explain(load(file), model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound)
+    except PtxmmError as e:
+        _fail(e)
+    click.echo(json.dumps(x.to_json(), indent=2) if as_json else str(x))
+
+
+@main.command()
+@click.argument("file")
+@click.option("--outcome", default=None, help="the outcome whose execution to draw")
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("-o", "--output", default=None,
+              help="out.svg (drawn by ptxmm), out.dot (graphviz source), out.png (needs `dot`)")
+@click.option("--ascii", "as_ascii", is_flag=True, help="draw in the terminal")
+def graph(file, outcome, model, unroll, output, as_ascii) -> None:
+    """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
+    derived relations of the explanation, the violating cycle highlighted."""
+    from .explain import explain as api_explain
+    from .graph import ascii_art, render_file, svg
+
+    try:
+        x = api_explain(load(file), model, outcome=outcome, unroll=unroll)
+        if x.graph is None:
+            raise PtxmmError("no candidate execution produces this outcome", None,
+                             "the explanation lists why; nothing to draw")
+        if as_ascii:
+            click.echo(ascii_art(x.graph))
+        if output:
+            click.echo(f"wrote {render_file(x.graph, output)}", err=True)
+        elif not as_ascii:
+            sys.stdout.write(svg(x.graph) + "\n")
+    except PtxmmError as e:
+        _fail(e)

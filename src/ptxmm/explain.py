@@ -1,0 +1,778 @@
+"""``explain``: why an outcome is forbidden or allowed, in the model's own terms.
+
+Forbidden outcome: every candidate execution producing it (paths, rf, partial co, fence.sc
+order, final writes — as the brute-force engine builds them, but without filtering by the model)
+is evaluated with the concrete relation algebra; candidates that fail the same set of axioms form
+a group, and for one execution of each group every violated axiom gets its shortest witness (a
+cycle, a reflexive edge or a non-empty pair) written as a chain of instructions and named edges
+(:mod:`ptxmm.explain_eval`). Allowed outcome: the Z3 engine's witness execution, and, when the
+test's condition marks the outcome as the bug, the ordering that is missing: the cheapest
+single strengthening that forbids it (:mod:`ptxmm.fix`) is applied to the same execution, and the
+edge of its violation that the original execution lacks is unfolded into what does not hold.
+
+The API returns frozen dataclasses (:class:`Explanation`); :func:`render_text` prints them."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from .cat import axioms as ax
+from .cat.interp import run as interp
+from .cat.parser import Model, load_model
+from .engines.brute import ConcreteChoice, concrete_env
+from .errors import PtxmmError
+from .events import EventGraph, build
+from .explain_eval import Concrete, Step, text_of
+from .outcomes import canonical, observables, outcome_of, satisfies
+from .program import And, Cmp, CondExpr, Condition, MemRef, Not, Program, RegRef, cond_refs, format_ref
+from .result import Execution
+from .values import evaluate, reads_of
+from .vocab import Candidates, base_env, candidates
+
+MAX_CANDIDATES = 20000  # candidate executions examined for a forbidden outcome
+TIME_BUDGET_S = 0.7
+
+
+# ----- data ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventRef:
+    """An event as the user wrote it: thread, source line and instruction text."""
+
+    eid: int
+    thread: str  # thread name, or "init"
+    line: int | None
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.thread} {self.text}" + (f" (line {self.line})" if self.line else "")
+
+    def short(self) -> str:
+        return f"{self.thread} {self.text}"
+
+    def to_json(self) -> dict:
+        return {"event": self.eid, "thread": self.thread, "line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``src —rel→ dst``; ``via``: the derived relations unfolded to reach it (outermost first)."""
+
+    src: EventRef
+    dst: EventRef
+    rel: str
+    via: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"src": self.src.to_json(), "dst": self.dst.to_json(), "rel": self.rel,
+                "via": list(self.via)}
+
+
+@dataclass(frozen=True)
+class Unfolding:
+    """A derived edge of a chain one level down: its definition, the chain through it, words."""
+
+    edge: Edge
+    definition: str
+    chain: tuple[Edge, ...]
+    words: str
+
+    def to_json(self) -> dict:
+        return {"edge": self.edge.to_json(), "definition": self.definition,
+                "chain": [e.to_json() for e in self.chain], "words": self.words}
+
+
+@dataclass(frozen=True)
+class AxiomWitness:
+    axiom: str
+    check: str  # acyclic irreflexive empty
+    expression: str
+    kind: str  # cycle reflexive pair element
+    chain: tuple[Edge, ...]
+    unfoldings: tuple[Unfolding, ...] = ()
+    doc: str = ""
+
+    def to_json(self) -> dict:
+        return {"axiom": self.axiom, "check": self.check, "expression": self.expression,
+                "kind": self.kind, "chain": [e.to_json() for e in self.chain],
+                "unfoldings": [u.to_json() for u in self.unfoldings], "doc": self.doc}
+
+
+@dataclass(frozen=True)
+class Race:
+    flag: str
+    a: EventRef
+    b: EventRef
+
+    def to_json(self) -> dict:
+        return {"flag": self.flag, "a": self.a.to_json(), "b": self.b.to_json()}
+
+
+@dataclass(frozen=True)
+class ExecutionView:
+    """A candidate execution: the raw Execution and its rf / co edges as instructions."""
+
+    execution: Execution
+    rf: tuple[tuple[EventRef, EventRef, int], ...]  # (write, read, value)
+    co: tuple[tuple[EventRef, EventRef], ...]
+
+    def to_json(self) -> dict:
+        return {"rf": [{"write": w.to_json(), "read": r.to_json(), "value": v} for w, r, v in self.rf],
+                "co": [[a.to_json(), b.to_json()] for a, b in self.co],
+                "paths": list(self.execution.paths), "sc": list(self.execution.sc)}
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Candidate executions producing the outcome that fail exactly these axioms."""
+
+    axioms: tuple[str, ...]
+    count: int
+    example: ExecutionView
+    witnesses: tuple[AxiomWitness, ...]
+
+    def to_json(self) -> dict:
+        return {"axioms": list(self.axioms), "count": self.count, "example": self.example.to_json(),
+                "witnesses": [w.to_json() for w in self.witnesses]}
+
+
+@dataclass(frozen=True)
+class MissingOrder:
+    """What the bad outcome's execution lacks: ``wanted`` (a pair the fix orders, in relation
+    ``relation``), the edge that does not hold, and why, in words."""
+
+    wanted: tuple[EventRef, EventRef] | None
+    relation: str
+    missing: Edge | None
+    words: str
+    fix: str = ""
+
+    def to_json(self) -> dict:
+        return {"wanted": None if self.wanted is None else [x.to_json() for x in self.wanted],
+                "relation": self.relation, "missing": None if self.missing is None else
+                self.missing.to_json(), "words": self.words, "fix": self.fix}
+
+
+@dataclass(frozen=True, eq=False)
+class Explanation:
+    name: str
+    file: str
+    model: str
+    outcome: str  # the target, as text
+    allowed: bool
+    bad: bool | None  # whether the test's condition marks the outcome as the bug
+    groups: tuple[FailureGroup, ...] = ()
+    candidates: int = 0
+    bound_hit: bool = False
+    witness: ExecutionView | None = None
+    missing: tuple[MissingOrder, ...] = ()
+    races: tuple[Race, ...] = ()
+    fixes: object = None  # fix.FixReport
+    time_s: float = 0.0
+    graph: object = None  # explain_graph data (GraphData)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "file": self.file, "model": self.model, "outcome": self.outcome,
+                "verdict": "allowed" if self.allowed else "forbidden", "bad": self.bad,
+                "candidates": self.candidates, "bound_hit": self.bound_hit,
+                "groups": [g.to_json() for g in self.groups],
+                "witness": None if self.witness is None else self.witness.to_json(),
+                "missing": [m.to_json() for m in self.missing],
+                "races": [r.to_json() for r in self.races],
+                "fixes": None if self.fixes is None else self.fixes.to_json(),
+                "time_s": round(self.time_s, 4)}
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+    def _repr_svg_(self) -> str:
+        from .graph import svg
+
+        return svg(self.graph)
+
+
+# ----- targets -------------------------------------------------------------------------------
+
+_PAIR = re.compile(r"([^\s=,&()]+)\s*==?\s*(-?(?:0x[0-9a-fA-F]+|\d+))")
+
+
+def parse_outcome(text: str) -> CondExpr:
+    """``"T1:%r0=1 T1:%r1=0"`` (also ``==``, commas, ``&&``) → a conjunction of equalities."""
+    found = _PAIR.findall(text)
+    rest = _PAIR.sub("", text).replace("&&", "").replace(",", "").strip()
+    if not found or rest:
+        raise PtxmmError(f"cannot read outcome {text!r}", None,
+                         'write it as "T1:%r0=1 T1:%r1=0" (register or location = value)')
+    cmps = []
+    for ref, val in found:
+        r = RegRef(*ref.split(":", 1)) if ":" in ref else MemRef(ref)
+        cmps.append(Cmp("==", r, int(val, 0)))
+    return And(tuple(cmps)) if len(cmps) > 1 else cmps[0]
+
+
+@dataclass(frozen=True)
+class Target:
+    expr: CondExpr
+    text: str
+    default: bool  # the test's own condition
+
+
+def target_of(prog: Program, outcome: str | None) -> Target:
+    if outcome is None:
+        cond = prog.condition
+        if cond is None:
+            raise PtxmmError(f"{prog.name} has no condition", None,
+                             'name the outcome: --outcome "T1:%r0=1 T1:%r1=0"')
+        body = cond.text.split(" ", 1)[-1] if cond.text else "the condition"
+        if cond.quantifier == "forall":
+            return Target(Not(cond.expr), f"not {body}", True)
+        return Target(cond.expr, body, True)
+    return Target(parse_outcome(outcome), outcome, False)
+
+
+def with_target(prog: Program, t: Target) -> Program:
+    return replace(prog, condition=Condition("exists", t.expr, f"exists {t.text}"))
+
+
+def _validate(prog: Program, eg: EventGraph, t: Target) -> None:
+    if t.default:
+        return
+    keys = {o.key for o in observables(eg, "all")}
+    for r in cond_refs(t.expr):
+        try:
+            k = format_ref(canonical(prog, eg, r))
+        except PtxmmError:
+            k = None
+        if k not in keys:
+            raise PtxmmError(f"the outcome names {format_ref(r)}, which the test does not observe",
+                             None, "observables: " + ", ".join(sorted(keys)))
+
+
+# ----- events and executions as the user wrote them --------------------------------------------
+
+
+def event_ref(eg: EventGraph, e: int) -> EventRef:
+    ev = eg.events[e]
+    if ev.thread < 0:
+        return EventRef(e, "init", None, ev.label.removeprefix("init "))
+    line = ev.instr.pos.line if ev.instr is not None and ev.instr.pos is not None else None
+    return EventRef(e, eg.program.threads[ev.thread].name, line, ev.label)
+
+
+def view(eg: EventGraph, exe: Execution) -> ExecutionView:
+    vals = dict(exe.values)
+    return ExecutionView(exe, tuple((event_ref(eg, w), event_ref(eg, r), vals.get(r, 0))
+                                    for w, r in exe.rf),
+                         tuple((event_ref(eg, a), event_ref(eg, b)) for a, b in exe.co
+                               if eg.events[a].thread >= 0))
+
+
+def _edges(eg: EventGraph, steps: list[Step]) -> tuple[Edge, ...]:
+    return tuple(Edge(event_ref(eg, s.src), event_ref(eg, s.dst), s.rel, s.via) for s in steps)
+
+
+# ----- candidate executions --------------------------------------------------------------------
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _partial_orders(ws: list[int], tick=lambda: None) -> Iterator[set[tuple[int, int]]]:
+    pairs = list(itertools.combinations(ws, 2))
+    for k, choice in enumerate(itertools.product((0, 1, 2), repeat=len(pairs))):
+        if k % 512 == 0:
+            tick()
+        rel = set()
+        for (a, b), c in zip(pairs, choice):
+            if c:
+                rel.add((a, b) if c == 1 else (b, a))
+        if all((a, d) in rel for (a, b) in rel for (c, d) in rel if b == c):
+            yield rel
+
+
+def _values(eg: EventGraph, rf: dict[int, int], domain: list[int]) -> Iterator[dict[int, int]]:
+    """Values of the reads under rf. Reads whose value depends on itself through rf and data
+    (out of thin air) take every value of ``domain`` that is a fixed point."""
+    ev = eg.events
+    deps = {r: [x for x in reads_of(ev[w].value) if x in rf] for r, w in rf.items()}
+    order: list[int] = []
+    state: dict[int, int] = {}
+    cyclic: set[int] = set()
+
+    def visit(r: int) -> None:
+        state[r] = 1
+        for x in deps[r]:
+            if state.get(x) == 1:
+                cyclic.add(x)
+            elif x not in state:
+                visit(x)
+        state[r] = 2
+        order.append(r)
+
+    for r in rf:
+        if r not in state:
+            visit(r)
+    free = sorted(cyclic)
+    idle = {x: 0 for w in rf.values() for x in reads_of(ev[w].value) if x not in rf}
+    for guess in itertools.product(domain, repeat=len(free)):
+        vals: dict[int, int] = idle | dict(zip(free, guess))
+        for r in order:
+            if r not in cyclic:
+                vals[r] = evaluate(ev[rf[r]].value, vals)
+        if all(evaluate(ev[rf[r]].value, vals) == vals[r] for r in free):
+            yield vals
+
+
+def _domain(prog: Program, t: Target) -> list[int]:
+    vals = {0, 1} | {c.rhs for c in _cmps(t.expr) if isinstance(c.rhs, int)}
+    return sorted(v for v in vals if v >= 0)
+
+
+def _cmps(e) -> list[Cmp]:
+    if isinstance(e, Cmp):
+        return [e]
+    if isinstance(e, (And,)):
+        return [c for a in e.args for c in _cmps(a)]
+    if isinstance(e, Not):
+        return _cmps(e.arg)
+    return [c for a in getattr(e, "args", ()) for c in _cmps(a)]
+
+
+class _Search:
+    """Candidate executions of a program producing the target, each judged by the model."""
+
+    def __init__(self, prog: Program, eg: EventGraph, model: Model, t: Target):
+        self.prog, self.eg, self.model, self.t = prog, eg, model, t
+        self.cand: Candidates = candidates(eg)
+        self.obs = observables(eg, "condition")
+        self.tprog = with_target(prog, t)
+        self.fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
+        self.examined = 0
+        self.bound_hit = False
+        self.deadline = float("inf")
+
+    def tick(self) -> None:
+        if time.perf_counter() > self.deadline:
+            raise _OutOfTime
+
+    def produces(self, exe: Execution) -> bool:
+        return bool(satisfies(self.tprog, self.eg, outcome_of(self.eg, self.obs, exe), self.obs))
+
+    def executions(self, deadline: float) -> Iterator[Execution]:
+        self.deadline = deadline
+        try:
+            yield from self._executions()
+        except _OutOfTime:
+            self.bound_hit = True
+
+    def _executions(self) -> Iterator[Execution]:
+        eg, cand = self.eg, self.cand
+        ev = eg.events
+        domain = _domain(self.prog, self.t)
+        for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
+            active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
+            act_ids = {e.eid for e in active}
+            reads = [e.eid for e in active if e.kind == "R"]
+            opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
+            for rfc in itertools.product(*opts):
+                self.tick()
+                rf = {r: w for r, w in zip(reads, rfc) if w is not None}
+                for vals in _values(eg, rf, domain):
+                    for exe in self._with_values(paths, active, reads, rf, vals):
+                        self.examined += 1
+                        yield exe
+                        self.tick()
+                        if self.examined >= MAX_CANDIDATES:
+                            self.bound_hit = True
+                            return
+
+    def _with_values(self, paths, active, reads, rf, vals) -> Iterator[Execution]:
+        eg, cand, ev = self.eg, self.cand, self.eg.events
+        full = {r: vals.get(r, 0) for r in reads}
+        execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
+        if any((r in execd) != (r in rf) for r in reads) or any(w not in execd for w in rf.values()):
+            return
+        if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
+            return
+        rfp = tuple(sorted((w, r) for r, w in rf.items()))
+        vs = tuple(sorted(vals.items()))
+        if not self.fin_locs and not self.produces(Execution(paths, rfp, (), vs)):
+            return
+        per_loc = [list(_partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags], self.tick))
+                   for ws in cand.writes_at.values()]
+        scf = [f for f in cand.scf if f in execd]
+        for cos in itertools.product(*per_loc):
+            self.tick()
+            co = set().union(*cos) if cos else set()
+            for w in eg.init.values():
+                co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
+            maxes = [[w for w in cand.writes_at[p] if w in execd and not any((w, w2) in co for w2 in execd)]
+                     for p in self.fin_locs]
+            for fc in itertools.product(*maxes):
+                exe = Execution(paths, rfp, tuple(sorted(co)), vs, (), tuple(zip(self.fin_locs, fc)))
+                if self.fin_locs and not self.produces(exe):
+                    continue
+                for sc in itertools.permutations(scf):
+                    yield replace(exe, sc=tuple(sc))
+
+    def violated(self, exe: Execution) -> tuple[str, ...]:
+        execd = executed_of(self.eg, exe)
+        ch = ConcreteChoice(self.eg, execd, {r: w for w, r in exe.rf}, set(exe.co), list(exe.sc),
+                            dict(exe.values))
+        res = interp(self.model, base_env(self.eg, ch, self.cand), flags=False)
+        return tuple(st.name for st, v in res.axioms if not ax.holds(st.check, v))
+
+
+def executed_of(eg: EventGraph, exe: Execution) -> set[int]:
+    vals = dict(exe.values)
+    return {e.eid for e in eg.events
+            if e.thread < 0 or (exe.paths[e.thread] in e.paths and evaluate(e.cond, vals))}
+
+
+def concrete(eg: EventGraph, model: Model, exe: Execution, cand: Candidates | None = None) -> Concrete:
+    """The model evaluated on one execution, every named relation kept."""
+    cand = cand or candidates(eg)
+    execd = executed_of(eg, exe)
+    ch = ConcreteChoice(eg, execd, {r: w for w, r in exe.rf}, set(exe.co), list(exe.sc),
+                        dict(exe.values))
+    return Concrete(model, base_env(eg, ch, cand))
+
+
+# ----- witnesses in words ----------------------------------------------------------------------
+
+
+def witnesses(eg: EventGraph, c: Concrete) -> tuple[AxiomWitness, ...]:
+    out = []
+    for i, st, v in c.violated():
+        kind, steps = c.witness(i, st, v)
+        out.append(AxiomWitness(st.name, st.check, text_of(st.exprs[0]), kind, _edges(eg, steps),
+                                unfoldings(eg, c, steps), _axiom_doc(st)))
+    return tuple(out)
+
+
+def _axiom_doc(st) -> str:
+    from .explain_eval import comment_before
+
+    return comment_before(st)
+
+
+def unfoldings(eg: EventGraph, c: Concrete, steps: list[Step]) -> tuple[Unfolding, ...]:
+    out = []
+    seen = set()
+    for s in steps:
+        key = (s.src, s.dst, s.rel)
+        if key in seen:
+            continue
+        seen.add(key)
+        u = c.unfold(s)
+        if u is None:
+            continue
+        definition, chain = u
+        name = s.rel.removesuffix("^-1")
+        words = c.doc(name, s.at)
+        # a plain union of names unfolds to one of them: go one level further
+        depth = 0
+        while len(chain) == 1 and chain[0].rel != s.rel and depth < 2:
+            inner = c.unfold(chain[0])
+            if inner is None or not inner[1]:
+                break
+            extra = c.doc(chain[0].rel.removesuffix("^-1"), chain[0].at)
+            definition = f"{definition}, {chain[0].rel} = {inner[0]}"
+            words = f"{words} — {chain[0].rel}: {extra}" if words and extra else words or extra
+            chain = inner[1]
+            depth += 1
+        out.append(Unfolding(Edge(event_ref(eg, s.src), event_ref(eg, s.dst), s.rel, s.via),
+                             definition, _edges(eg, chain), _chain_words(chain, c, eg, words)))
+    return tuple(out)
+
+
+def _chain_words(chain: list[Step], c: Concrete, eg: EventGraph, head: str) -> str:
+    parts = []
+    for s in chain:
+        w = c.doc(s.rel.removesuffix("^-1"), s.at)
+        a, b = event_ref(eg, s.src).short(), event_ref(eg, s.dst).short()
+        rel = f"{s.rel} ({w})" if w else s.rel
+        parts.append(f"{a} is {rel} of itself" if s.src == s.dst else f"{a} —{rel}→ {b}")
+    body = "; ".join(parts)
+    return f"{head}: {body}" if head else body
+
+
+def races_of(eg: EventGraph, c: Concrete) -> tuple[Race, ...]:
+    out = []
+    for _, st, v in c.flags:
+        if ax.holds(st.check, v) == st.negated:
+            continue
+        from .explain_eval import pairs_of
+
+        seen = set()
+        for a, b in pairs_of(v):
+            if (b, a) in seen:
+                continue
+            seen.add((a, b))
+            out.append(Race(st.name, event_ref(eg, a), event_ref(eg, b)))
+    return tuple(out)
+
+
+def races_in(prog: Program, model: str | Model, exe: Execution, unroll: int = 2) -> tuple[Race, ...]:
+    """The pairs each raised flag (data-race) reports in one execution."""
+    m = load_model(model) if isinstance(model, str) else model
+    eg = build(prog, unroll=unroll)
+    return races_of(eg, concrete(eg, m, exe))
+
+
+# ----- explain ---------------------------------------------------------------------------------
+
+
+def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = None,
+            unroll: int = 2, fix: bool = False, fix_bound: int = 400) -> Explanation:
+    """Why ``outcome`` (default: the test's condition, or its negation for ``forall``) is
+    forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it."""
+    from .checker import check
+
+    t0 = time.perf_counter()
+    m = load_model(model) if isinstance(model, str) else model
+    t = target_of(prog, outcome)
+    eg = build(prog, unroll=unroll)
+    _validate(prog, eg, t)
+    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False)
+    allowed = bool(res.holds)
+    bad = True if t.default else _is_bad(prog, eg, res) if allowed else None
+    fixes = None
+    if fix or (allowed and bad):
+        from .fix import search
+
+        fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
+                       max_size=None if fix else 1)
+    if allowed:
+        exe = res.outcomes[0].witness
+        c = concrete(eg, m, exe)
+        missing = _missing(prog, eg, m, exe, fixes, unroll) if bad else ()
+        from .graph import graph_data
+
+        gd = graph_data(eg, exe, c, [], missing)
+        return Explanation(prog.name, prog.file, m.name, t.text, True, bad, witness=view(eg, exe),
+                           missing=missing, races=races_of(eg, c),
+                           fixes=fixes if fix else None, time_s=time.perf_counter() - t0, graph=gd)
+    groups, n, hit, gd = _forbidden(prog, eg, m, t)
+    return Explanation(prog.name, prog.file, m.name, t.text, False, bad, groups, n, hit,
+                       fixes=fixes, time_s=time.perf_counter() - t0, graph=gd)
+
+
+def _is_bad(prog: Program, eg: EventGraph, res) -> bool | None:
+    """Whether the test's own condition marks the witness's outcome as the bug."""
+    cond = prog.condition
+    if cond is None:
+        return None
+    obs = observables(eg, "condition")
+    sat = satisfies(prog, eg, outcome_of(eg, obs, res.outcomes[0].witness), obs)
+    return bool(sat) if cond.quantifier != "forall" else not sat
+
+
+def _forbidden(prog: Program, eg: EventGraph, m: Model, t: Target):
+    s = _Search(prog, eg, m, t)
+    groups: dict[tuple[str, ...], list] = {}
+    deadline = time.perf_counter() + TIME_BUDGET_S
+    for exe in s.executions(deadline):
+        key = s.violated(exe)
+        if key in groups:
+            groups[key][1] += 1
+        else:
+            groups[key] = [exe, 1]
+    out = []
+    gd = None
+    for key, (exe, n) in sorted(groups.items(), key=lambda kv: (len(kv[0]), -kv[1][1], kv[0])):
+        c = concrete(eg, m, exe, s.cand)
+        ws = witnesses(eg, c)
+        out.append(FailureGroup(key, n, view(eg, exe), ws))
+        if gd is None:
+            from .graph import graph_data
+
+            gd = graph_data(eg, exe, c, [w for w in ws], ())
+    return tuple(out), s.examined, s.bound_hit, gd
+
+
+# ----- the missing ordering of an allowed bad outcome ------------------------------------------
+
+
+def _missing(prog: Program, eg: EventGraph, m: Model, exe: Execution, fixes, unroll: int):
+    """Apply the cheapest single fix to this very execution: the edges of its violation that the
+    original lacks are the missing ordering."""
+    if fixes is None or not fixes.solutions:
+        return ()
+    from .fix import apply, event_map
+
+    sol = fixes.solutions[0]
+    prog2, inserted = apply(prog, sol.changes)
+    eg2 = build(prog2, unroll=unroll)
+    emap = event_map(eg, eg2, inserted)
+    exe2 = _map_execution(eg, eg2, exe, emap)
+    c1 = concrete(eg, m, exe)
+    c2 = concrete(eg2, m, exe2)
+    back = {v: k for k, v in emap.items()}
+    out = []
+    for i, st, v in c2.violated():
+        kind, steps = c2.witness(i, st, v)
+        for s in steps:
+            a, b = back.get(s.src), back.get(s.dst)
+            if a is not None and b is not None and c1.has(s.node, s.at, a, b):
+                continue
+            out.append(_why_not(eg, eg2, c1, c2, s, back, steps, sol.text))
+        if out:
+            break
+    return tuple(out[:1])
+
+
+def _map_execution(eg: EventGraph, eg2: EventGraph, exe: Execution, emap: dict[int, int]) -> Execution:
+    f = emap.__getitem__
+    return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
+                     tuple((f(a), f(b)) for a, b in exe.co), tuple((f(r), v) for r, v in exe.values),
+                     tuple(f(x) for x in exe.sc if x in emap),
+                     tuple((loc, f(w)) for loc, w in exe.final))
+
+
+def _why_not(eg, eg2, c1: Concrete, c2: Concrete, s: Step, back, chain, fix_text: str) -> MissingOrder:
+    """Words for an edge of the fixed execution's violation that the original lacks."""
+    def ref(x):
+        return event_ref(eg, back[x]) if x in back else event_ref(eg2, x)
+
+    src, dst = ref(s.src), ref(s.dst)
+    top = s.via[0] if s.via else s.rel
+    part = [x for x in chain if (x.via[:1] or (x.rel,)) == (top,)] or [s]
+    wanted = (ref(part[0].src), ref(part[-1].dst))
+    name = s.rel.removesuffix("^-1")
+    doc = c2.doc(name, s.at)
+    lacking, holding = [], []
+    u = c2.unfold(s)
+    depth = 0
+    while u is not None and len(u[1]) == 1 and u[1][0].rel != s.rel and depth < 2:
+        inner = c2.unfold(u[1][0])
+        if inner is None or not inner[1]:
+            break
+        u = inner
+        depth += 1
+    if u is not None:
+        expr_steps = u[1]
+        for x in expr_steps:
+            a, b = back.get(x.src), back.get(x.dst)
+            ok = a is not None and b is not None and c1.has(x.node, x.at, a, b)
+            (holding if ok else lacking).append(x)
+        holding += _conditions_holding(c1, c2, s, back)
+    words = _sentence(ref, c2, s, doc, holding, lacking, wanted, top)
+    return MissingOrder(wanted, top, Edge(src, dst, s.rel, s.via), words, fix_text)
+
+
+def _conditions_holding(c1: Concrete, c2: Concrete, s: Step, back) -> list[Step]:
+    """Named conditions of the edge's definition (``ms & ...``) that hold in the original."""
+    import lark
+
+    from .explain_eval import _kids, _name_of, _unwrap
+
+    name = s.rel.removesuffix("^-1")
+    expr, d = c2.definition(name, s.at)
+    out = []
+    if expr is None:
+        return out
+    e = _unwrap(expr)
+    if isinstance(e, lark.Tree) and e.data == "union":
+        for alt in _kids(e):
+            n = _name_of(alt)
+            if n is not None and c2.has(alt, d, s.src, s.dst):
+                expr, d = c2.definition(n, d)
+                e = _unwrap(expr) if expr is not None else e
+                break
+    if isinstance(e, lark.Tree) and e.data == "inter":
+        a, b = back.get(s.src), back.get(s.dst)
+        for op in _kids(e):
+            n = _name_of(op)
+            if n is not None and a is not None and b is not None and c1.has(op, d, a, b):
+                out.append(Step(s.src, s.dst, n, (), op, d))
+    return out
+
+
+def _sentence(ref, c2: Concrete, s: Step, doc: str, holding, lacking, wanted, top: str) -> str:
+    def named(x: Step) -> str:
+        w = c2.doc(x.rel.removesuffix("^-1"), x.at)
+        return f"{w} ({x.rel})" if w else x.rel
+
+    src, dst = ref(s.src).short(), ref(s.dst).short()
+    first = f"`{src}` and `{dst}` are not related by {named(s)}"
+    if holding:
+        hs = ", ".join(named(x) for x in holding if x.src != x.dst)
+        if hs:
+            first = f"`{src}` is {hs} with `{dst}`, but not {named(s)}"
+    why = []
+    for x in lacking:
+        w = c2.doc(x.rel.removesuffix("^-1"), x.at) or x.rel
+        if x.src == x.dst:
+            noun = re.sub(r"\s+pattern$", "", w)
+            why.append(f"`{ref(x.src).short()}` is not a {noun}: no {w} ({x.rel}) ends at it")
+        else:
+            why.append(f"no {w} ({x.rel}) from `{ref(x.src).short()}` to `{ref(x.dst).short()}`")
+    late = len(c2.model.stmts)
+    tail = f"; so nothing puts `{wanted[0].short()}` {c2.doc(top, late) or top} ({top})-before " \
+           f"`{wanted[1].short()}`" if wanted and wanted[0] != wanted[1] else ""
+    return first + (": " + "; ".join(why) if why else "") + tail
+
+
+# ----- text ------------------------------------------------------------------------------------
+
+
+def _chain_text(chain: tuple[Edge, ...], indent: str) -> list[str]:
+    if not chain:
+        return []
+    lines = [f"{indent}{chain[0].src}"]
+    for e in chain:
+        tag = f"—{e.rel}→"
+        lines.append(f"{indent}  {tag:<10s} {e.dst}")
+    if chain[0].src.eid == chain[-1].dst.eid and len(chain) > 0:
+        lines[-1] += "   (back to the start)"
+    return lines
+
+
+def render_text(x: Explanation) -> str:
+    out = [f"{x.name}  ({x.file})  model {x.model}", f"outcome  {x.outcome}"]
+    if x.allowed:
+        out.append("verdict  ALLOWED" + ("  — the test's condition marks it as the bad outcome"
+                                        if x.bad else ""))
+        if x.witness is not None:
+            out.append("witness execution:")
+            for w, r, v in x.witness.rf:
+                out.append(f"  {r.short()} reads {v} from {w.short()}")
+            for a, b in x.witness.co:
+                out.append(f"  co: {a.short()} before {b.short()}")
+        for m in x.missing:
+            out.append("missing ordering:")
+            out.append(f"  {m.words}")
+            if m.fix:
+                out.append(f"  (the cheapest fix, {m.fix}, adds it)")
+    else:
+        out.append(f"verdict  FORBIDDEN — {x.candidates} candidate execution(s) produce it, every one "
+                   "fails an axiom" + ("  [bound hit: more candidates exist]" if x.bound_hit else ""))
+        for g in x.groups:
+            out.append("")
+            out.append(f"{g.count} candidate(s) fail {', '.join(g.axioms)}; for example:")
+            for w in g.witnesses:
+                out.append(f"  {w.axiom}: {w.check} {w.expression}  — a {w.kind}")
+                out += _chain_text(w.chain, "    ")
+                for u in w.unfoldings:
+                    out.append(f"    {u.edge.rel} = {u.definition}")
+                    out.append(f"      {u.words}")
+    if x.races:
+        out.append("races:")
+        for r in x.races:
+            out.append(f"  {r.flag}: {r.a}  ~  {r.b}")
+    if x.fixes is not None:
+        out.append("")
+        out += x.fixes.lines()
+    return "\n".join(out)
+
+
+__all__ = ["explain", "Explanation", "AxiomWitness", "Edge", "EventRef", "FailureGroup",
+           "MissingOrder", "Race", "Unfolding", "ExecutionView", "races_in", "parse_outcome",
+           "render_text", "concrete_env"]
