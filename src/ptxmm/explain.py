@@ -526,6 +526,24 @@ def races_in(prog: Program, model: str | Model, exe: Execution, unroll: int = 2)
     return races_of(eg, concrete(eg, m, exe))
 
 
+def result_races(res) -> list[tuple[Race, ...]]:
+    """For each outcome of a CheckResult, the pairs its raised flags report (empty when none
+    raised, or when the result's model cannot be loaded by name)."""
+    out: list[tuple[Race, ...]] = [() for _ in res.outcomes]
+    if not any(o.flags for o in res.outcomes):
+        return out
+    try:
+        m = load_model(res.model_path or res.model)
+    except PtxmmError:
+        return out
+    eg = build(res.program, unroll=res.unroll)
+    cand = candidates(eg)
+    for i, o in enumerate(res.outcomes):
+        if o.flags:
+            out[i] = races_of(eg, concrete(eg, m, o.witness, cand))
+    return out
+
+
 # ----- explain ---------------------------------------------------------------------------------
 
 

@@ -62,6 +62,12 @@ def render(r: CheckResult, console: Console) -> None:
         row.append(", ".join(o.flags))
         table.add_row(*row)
     console.print(table)
+    pairs: dict[str, list[str]] = {}
+    for i, races in enumerate(r.races(), 1):
+        for x in races:
+            pairs.setdefault(f"{x.flag}: {x.a}  ~  {x.b}", []).append(str(i))
+    for text, nums in pairs.items():
+        console.print(Text(f"  {text}   (outcome {', '.join(nums)})", style="yellow"))
     console.print(f"{len(r.outcomes)} allowed outcome(s)")
     console.print(verdict_text(r))
     if not r.outcomes and r.status == "ok":

@@ -60,6 +60,8 @@ class CheckResult:
     # "no-execution" (no execution finishes within the unroll bound)
     status: str = "ok"
     timeout: float | None = None
+    model_path: str | None = None  # the model's file, for re-evaluating it (races, explanations)
+    _races: list | None = field(default=None, repr=False, compare=False)
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -94,8 +96,23 @@ class CheckResult:
     def outcome_set(self) -> set[Outcome]:
         return {o.outcome for o in self.outcomes}
 
+    def races(self) -> list:
+        """Per outcome, the racing pairs its flags report (explain.Race: flag, both events)."""
+        if self._races is None:
+            from .explain import result_races
+
+            self._races = result_races(self)
+        return self._races
+
+    def _repr_svg_(self) -> str:
+        """The witness of the first outcome satisfying the condition (else the first), in SVG."""
+        from .graph import result_graph, svg
+
+        return svg(result_graph(self))
+
     def to_json(self) -> dict:
         cond = self.program.condition
+        races = self.races()
         return {
             "name": self.name,
             "file": self.program.file,
@@ -110,10 +127,11 @@ class CheckResult:
             "observables": list(self.observables),
             "outcomes": [
                 {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
+                 "races": [r.to_json() for r in rs],
                  "witness": {"paths": list(o.witness.paths),
                              "rf": [list(p) for p in o.witness.rf],
                              "co": [list(p) for p in o.witness.co]}}
-                for o in self.outcomes
+                for o, rs in zip(self.outcomes, races)
             ],
             "n_outcomes": len(self.outcomes),
             "n_events": self.n_events,
