@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .checker import check
 from .errors import ModelError, ParseError, PtxmmError, SemanticError, SourcePos, UnsupportedError
+from .explain import Explanation, explain
 from .program import Program
 from .result import CheckResult, Execution, Outcome, OutcomeInfo
 
@@ -57,6 +58,7 @@ def load(path: str | Path, fmt: str | None = None) -> Program:
     return parse(text, str(p), fmt)
 
 
-__all__ = ["load", "parse", "check", "Program", "CheckResult", "Outcome", "OutcomeInfo",
+__all__ = ["load", "parse", "check", "explain", "Explanation", "Program", "CheckResult", "Outcome",
+           "OutcomeInfo",
            "Execution", "PtxmmError", "ParseError", "SemanticError", "UnsupportedError",
            "ModelError", "SourcePos"]

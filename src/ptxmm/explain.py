@@ -680,7 +680,7 @@ def _why_not(eg, eg2, c1: Concrete, c2: Concrete, s: Step, back, chain, fix_text
             a, b = back.get(x.src), back.get(x.dst)
             ok = a is not None and b is not None and c1.has(x.node, x.at, a, b)
             (holding if ok else lacking).append(x)
-        holding += _conditions_holding(c1, c2, s, back)
+        holding = _conditions_holding(c1, c2, s, back) + holding
     words = _sentence(ref, c2, s, doc, holding, lacking, wanted, top)
     return MissingOrder(wanted, top, Edge(src, dst, s.rel, s.via), words, fix_text)
 

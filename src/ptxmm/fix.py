@@ -87,7 +87,7 @@ class FixReport:
         else:
             n = len(self.solutions[0].changes)
             out = [f"fix: {len(self.solutions)} minimal fix(es) of {n} change(s), each re-checked "
-                   f"forbidden ({self.checked} checks, {self.time_s:.2f} s):"]
+                   f"forbidden ({self.checked} engine checks):"]
             out += [f"  {i}. {s.text}   (cost {s.cost})" for i, s in enumerate(self.solutions, 1)]
         if self.bound_hit:
             out.append(f"  [bound hit: stopped after {self.bound} checks; larger or other fixes "
