@@ -208,6 +208,7 @@ class _Builder:
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
         self.agents = 0  # asynchronous operations so far (Event.agent)
+        self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
         # the CTAs of each cluster by rank (%cluster_ctarank): in the order of their .cta numbers
         self.ranks: dict[tuple, list[tuple]] = {}
         for th in sorted(prog.threads, key=lambda th: th.placement.cta):
@@ -240,7 +241,7 @@ class _Builder:
         deps = st.deps.get(a.base.name, frozenset())
         if isinstance(e, Const) and e.v in self.name_of_addr:
             return self.name_of_addr[e.v], None, deps
-        if isinstance(e, Const) and e.v - e.v % ADDR_BASE in self.name_of_addr and e.v % RANK_STEP == 0:
+        if isinstance(e, Const) and e.v in self.mapa_addrs:
             return self.name_of_addr[e.v - e.v % ADDR_BASE], e.v % ADDR_BASE // RANK_STEP - 1, deps
         if e is not None and reads_of(e):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
@@ -547,6 +548,7 @@ class _Builder:
             raise SemanticError(f"`{ins.text}`: the cluster of thread {t.name} has {n} CTA(s), ranks "
                                 f"0..{n - 1}", ins.pos, "place a thread in that CTA (.cluster C .cta K)")
         v = Const(self.addr_of[name] + RANK_STEP * (rank.v + 1), ADDR_W)
+        self.mapa_addrs.add(v.v)
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
 
     def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread):
