@@ -306,9 +306,14 @@ def _device_exit(code: int, hung: bool) -> None:
 @click.option("--self-check/--no-self-check", default=True, show_default=True,
               help="first check that the harness exposes weak behaviour (SB relaxed) and that a "
                    "single-thread test shows no impossible value")
+@click.option("--hunt", is_flag=True, help="for every test with allowed-but-unseen outcomes, hunt them "
+              "on targeted environments (placement, strides, barrier probability, stress) and report "
+              "each as found (environment, rate) or not found within N instances")
+@click.option("--hunt-budget", type=float, default=10.0, show_default=True,
+              help="seconds of replay per test for --hunt, split over its environments")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
 def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed, timeout,
-             self_check, json_out) -> None:
+             self_check, hunt, hunt_budget, json_out) -> None:
     """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
     planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
     1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
@@ -335,7 +340,8 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
             console.print(ln)
         return 0 if ok else 1
 
-    camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console)
+    camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console,
+                             hunt_budget=hunt_budget if hunt else None)
     code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out), pre=pre)
     _device_exit(code, batch.hung)
 

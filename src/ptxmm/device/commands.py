@@ -114,21 +114,41 @@ def json_to_stdout(enabled: bool) -> Callable[[dict], None]:
 # -- the four commands -------------------------------------------------------------------------
 
 def crossval_campaign(env_for: Callable[[Program], Env], budget: float, iterations: int | None,
-                      seed: int, model: str, unroll: int, timeout: float, console: Console) -> Campaign:
+                      seed: int, model: str, unroll: int, timeout: float, console: Console,
+                      hunt_budget: float | None = None) -> Campaign:
+    """``hunt_budget``: seconds per test to hunt its allowed-unseen outcomes (``--hunt``), or None."""
     from .crossval import crossval
-    from .report import render_cross
+    from .hunt import Shape, hunt, plan_hunt, targets_of
+    from .report import render_cross, render_hunt
 
     def run_one(job: Job):
-        return crossval(job.prog, env_for(job.prog), budget, model, unroll, iterations, seed,
-                        prepared=(job.check, job.layout), timeout_s=timeout)
+        prepared = (job.check, job.layout)
+        cr = crossval(job.prog, env_for(job.prog), budget, model, unroll, iterations, seed,
+                      prepared=prepared, timeout_s=timeout)
+        targets = targets_of(cr)
+        if hunt_budget and targets:
+            def run_env(env: Env, seconds: float, s: int):
+                return crossval(job.prog, env, seconds, model, unroll, None, s, prepared=prepared,
+                                timeout_s=timeout)
+
+            cr.hunt = hunt(targets, plan_hunt(Shape.of(job.layout), hunt_budget), run_env, seed)
+        return cr
 
     def render(cr) -> None:
         render_cross(cr, console)
+        if cr.hunt is not None:
+            render_hunt(cr.hunt, console)
         console.print()
 
-    return Campaign("crossval", run_one, render, lambda cr: cr.to_json(), lambda cr: len(cr.violations),
-                    lambda cr: (cr.run.instances, cr.run.seconds), model=model, unroll=unroll,
-                    ready=device_error)
+    def violations(cr) -> int:
+        return len(cr.violations) + (cr.hunt.violations if cr.hunt is not None else 0)
+
+    def measure(cr) -> tuple[int, float]:
+        h = cr.hunt
+        return (cr.run.instances + (h.instances if h else 0), cr.run.seconds + (h.seconds if h else 0.0))
+
+    return Campaign("crossval", run_one, render, lambda cr: cr.to_json(), violations, measure,
+                    model=model, unroll=unroll, ready=device_error)
 
 
 def run_json(r) -> dict:

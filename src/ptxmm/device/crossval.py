@@ -17,6 +17,7 @@ from ..program import Program
 from ..result import CheckResult, Outcome
 from .env import Env
 from .harness import DeviceRun, Harness
+from .hunt import HuntResult
 from .layout import Layout, make_layout
 
 
@@ -36,6 +37,7 @@ class CrossResult:
     check: CheckResult
     run: DeviceRun
     rows: list[Row] = field(default_factory=list)
+    hunt: HuntResult | None = None  # crossval --hunt: what the hunt for the unseen outcomes found
 
     @property
     def violations(self) -> list[Row]:
@@ -60,7 +62,7 @@ class CrossResult:
                           "same_sm": r.same_sm, "satisfies": r.satisfies, "verdict": r.verdict,
                           "reproducibility": round(1 - math.exp(-r.count), 4)}
                          for r in self.rows],
-        }
+        } | ({"hunt": self.hunt.to_json()} if self.hunt is not None else {})
 
 
 def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckResult, Layout]:

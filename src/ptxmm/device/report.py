@@ -9,6 +9,7 @@ from rich.table import Table
 
 from .crossval import CrossResult
 from .harness import DeviceRun
+from .hunt import HuntResult
 
 
 def _fmt(o) -> str:
@@ -61,3 +62,24 @@ def render_cross(cr: CrossResult, console: Console) -> None:
                       f"{r.count:,} times; the model forbids it")
     if not run.checksum_ok:
         console.print("[bold red]histogram total differs from the instance count[/bold red]")
+
+
+def render_hunt(h: HuntResult, console: Console) -> None:
+    """Per allowed-unseen outcome: found (environment, count, rate) or not found within N instances."""
+    console.print(f"  hunt: {h.n_found} of {len(h.targets)} unseen outcome(s) found; "
+                  f"{len(h.trials)} environment(s), {h.instances:,} instances in {h.seconds:.1f} s "
+                  f"(budget {h.budget_s:g} s)")
+    t = Table("outcome", "cond", "hunted", "env", "count", "rate", "same SM", box=None)
+    for x in h.targets:
+        cond = "" if x.satisfies is None else ("✓" if x.satisfies else "")
+        b = x.best
+        if b is None:
+            t.add_row(_fmt(x.outcome), cond, f"[dim]not found in {h.instances:,}[/dim]", "", "",
+                      f"< {3 / h.instances:.1e}" if h.instances else "", "")
+        else:
+            t.add_row(_fmt(x.outcome), cond, "found", f"{b.env} ({b.knobs})", f"{b.count:,}",
+                      _rate(b.count, b.instances), f"{b.same_sm:,}")
+    console.print(t)
+    for env, r in h.violation_rows:
+        console.print(f"[bold red]VIOLATION[/bold red] (hunt, env {env}): observed {_fmt(r.outcome)} "
+                      f"{r.count:,} times; the model forbids it")
