@@ -425,3 +425,15 @@ exists (O:%s == 196611 && O:%w == %W)
 """
     assert _verdict(src.replace("%W", str((3 << 16) | 1))) is False
     assert _verdict(src.replace("%W", str((1 << 48) | (3 << 16) | 3))) is True
+
+
+def test_relaxed_wait_then_acquire_fence():
+    """try_wait.relaxed acquires nothing; followed by fence.acquire it forms an acquire pattern
+    (8.8: a strong read followed in program order by an acquire fence), as in the ISA's
+    examples of mbarrier.try_wait.relaxed."""
+    src = (ROOT / "examples" / "hopper" / "tma-load-mbarrier.ptx").read_text()
+    relaxed = src.replace("try_wait.parity.acquire.cta", "try_wait.parity.relaxed.cta")
+    assert _verdict(relaxed) is True
+    load = "    ld.shared.u32 %r0, [s];"
+    fenced = relaxed.replace(load, "    fence.acquire.cta;\n" + load)
+    assert _verdict(fenced) is False
