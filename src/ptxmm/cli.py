@@ -420,6 +420,11 @@ def models() -> None:
         click.echo(f"{name:14s} {first}")
 
 
-if __name__ == "__main__":
-    main()
 from . import cli_explain  # noqa: E402,F401  (registers explain, graph)
+
+if __name__ == "__main__":
+    # run as `python -m ptxmm.cli`: the commands are registered on ptxmm.cli's group (cli_explain
+    # imports that module), not on this __main__ copy of it
+    from ptxmm.cli import main as _main
+
+    _main()

@@ -1,0 +1,5 @@
+"""``python -m ptxmm``: the command line."""
+
+from .cli import main
+
+main()
