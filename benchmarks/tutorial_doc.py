@@ -51,8 +51,8 @@ the flag and still read the old data. ptxmm lists every outcome the model allows
     Section("Half a contract is no contract", """\
 A release fence on the producer alone, or an acquire fence on the consumer alone, changes
 nothing: synchronization needs a *release pattern* on one side whose flag write is read by an
-*acquire pattern* on the other (PTX ISA, memory consistency model: "release and acquire patterns",
-"synchronizes-with").""", (
+*acquire pattern* on the other (PTX ISA memory consistency model, §8.8 release and acquire
+patterns, §8.9.4 synchronizes-with).""", (
         Step("02-release-fence-only.ptx", "`fence.release` before the flag store, but a relaxed flag "
              "load with no `fence.acquire`: still allowed."),
         Step("03-acquire-fence-only.ptx", "`fence.acquire` after the flag load, but no release before "
@@ -104,8 +104,9 @@ The article pictures fences as one-way walls that stop reordering. The PTX model
 narrower: release and acquire fences order memory only *through a flag that is read* (a release
 pattern synchronizing with an acquire pattern). Two threads that each store, fence with
 `fence.acq_rel`, and load the other's location read no flag of each other in the bad outcome — so
-nothing synchronizes and both may read 0. Only `fence.sc`, whose instances are totally ordered
-(the model's Fence-SC axiom), forbids it.""", (
+nothing synchronizes and both may read 0 (§8.9.4: only a release pattern whose write is observed
+by an acquire pattern synchronizes). Only `fence.sc`, whose instances are totally ordered (§8.9.3
+Fence-SC order, §8.10.2 the Fence-SC axiom), forbids it.""", (
         Step("19-acq-rel-is-not-a-full-fence.ptx", "Store buffering with `fence.acq_rel`: allowed."),
         Step("20-fence-sc.ptx", "Store buffering with `fence.sc`: forbidden."),
     )),
@@ -114,8 +115,9 @@ The flag write must be a strong operation: a plain `st` after `fence.release` is
 pattern. The scope of both operations must include both threads: `.cta` between two CTAs
 synchronizes nothing, `.cta` inside one CTA is enough. One thread never needs a fence for its
 own same-address reads — *in the generic proxy*: the model departs from the article's "never"
-for texture, surface and constant accesses, where even one thread needs a proxy fence
-(examples/proxy/).""", (
+for texture, surface and constant accesses, where even one thread needs a proxy fence (§8.6
+proxies; examples/proxy/). The scope rule is the model's *morally strong* relation (§8.7): each
+operation's scope must include the other's thread.""", (
         Step("18-weak-flag-store.ptx", "`fence.release` + plain `st` flag: allowed, and a data race."),
         Step("15-scope-too-narrow.ptx", "`.cta` release/acquire between two CTAs: allowed."),
         Step("16-scope-cta-same-cta.ptx", "`.cta` release/acquire inside one CTA: forbidden."),
