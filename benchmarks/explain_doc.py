@@ -83,7 +83,7 @@ own terms, and `--fix` proposes the smallest change that makes a bad outcome imp
   bounded (`--fix-bound`, 400 checks by default; the report says when the bound was hit).
 * **Data races**: the `data-race` flag lists its racing pairs (both instructions, with lines) in
   `explain`, in `ptxmm check`'s report and in its JSON (`outcomes[].races`).
-* **Bounds**: a forbidden outcome's candidates are enumerated for at most 0.7 s or 20,000
+* **Bounds**: a forbidden outcome's candidates are enumerated for at most 0.5 s or 20,000
   executions; past that, the groups found so far are shown with `[bound hit]`.
 """
 

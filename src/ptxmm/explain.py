@@ -34,7 +34,7 @@ from .values import evaluate, reads_of
 from .vocab import Candidates, base_env, candidates
 
 MAX_CANDIDATES = 20000  # candidate executions examined for a forbidden outcome
-TIME_BUDGET_S = 0.7
+TIME_BUDGET_S = 0.5
 
 
 # ----- data ----------------------------------------------------------------------------------
@@ -566,7 +566,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         from .fix import search
 
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
-                       max_size=None if fix else 1)
+                       max_size=None if fix else 1, budget_s=9.0 if fix else 0.4)
     if allowed:
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)

@@ -74,14 +74,21 @@ class FixReport:
     bound_hit: bool
     max_size: int
     time_s: float
+    already: bool = False  # the outcome is forbidden as the program stands
+    budget_hit: bool = False  # stopped at the time budget
 
     def to_json(self) -> dict:
         return {"solutions": [s.to_json() for s in self.solutions], "singles": self.singles,
                 "checked": self.checked, "bound": self.bound, "bound_hit": self.bound_hit,
-                "max_size": self.max_size, "time_s": round(self.time_s, 4)}
+                "max_size": self.max_size, "already_forbidden": self.already,
+                "budget_hit": self.budget_hit, "time_s": round(self.time_s, 4)}
 
     def lines(self) -> list[str]:
-        if not self.solutions:
+        if self.already:
+            return ["fix: nothing to fix, the outcome is already forbidden"]
+        if not self.solutions and (self.bound_hit or self.budget_hit):
+            out = [f"fix: none found within the bound ({self.checked} checks)"]
+        elif not self.solutions:
             out = ["fix: no set of up to "
                    f"{self.max_size} change(s) forbids the outcome ({self.checked} checks)"]
         else:
@@ -91,6 +98,9 @@ class FixReport:
             out += [f"  {i}. {s.text}   (cost {s.cost})" for i, s in enumerate(self.solutions, 1)]
         if self.bound_hit:
             out.append(f"  [bound hit: stopped after {self.bound} checks; larger or other fixes "
+                       "were not tried]")
+        if self.budget_hit:
+            out.append(f"  [time budget hit after {self.checked} checks; larger or other fixes "
                        "were not tried]")
         return out
 
@@ -247,14 +257,18 @@ def _weaker(a: Change, b: Change) -> bool:
 
 
 def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int = 400,
-           max_size: int | None = None) -> FixReport:
-    """The minimal sets of changes that forbid ``target`` (see the module docstring)."""
+           max_size: int | None = None, budget_s: float = 9.0) -> FixReport:
+    """The minimal sets of changes that forbid ``target`` (see the module docstring); at most
+    ``bound`` engine checks and about ``budget_s`` seconds."""
     t0 = time.perf_counter()
     singles = single_changes(prog)
+    if forbids(prog, model, target, unroll):
+        return FixReport((), len(singles), 1, bound, False, max_size or 3, time.perf_counter() - t0,
+                         already=True)
     max_size = max_size or 3
     checked = 0
     found: list[Solution] = []
-    hit = False
+    hit = over = False
     for size in range(1, max_size + 1):
         combos = sorted(itertools.combinations(singles, size), key=lambda cs: sum(c.cost for c in cs))
         for cs in combos:
@@ -263,12 +277,16 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
             if checked >= bound:
                 hit = True
                 break
+            if time.perf_counter() - t0 > budget_s:
+                over = True
+                break
             checked += 1
             p2, _ = apply(prog, cs)
             if forbids(p2, model, target, unroll):
                 found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
-        if found or hit:
+        if found or hit or over:
             break
     found.sort(key=lambda s: (s.cost, s.text))
     kept = [s for s in found if not _dominated(s, found)]
-    return FixReport(tuple(kept), len(singles), checked, bound, hit, max_size, time.perf_counter() - t0)
+    return FixReport(tuple(kept), len(singles), checked, bound, hit, max_size, time.perf_counter() - t0,
+                     budget_hit=over)
