@@ -8,7 +8,8 @@ thread runs: the engines choose it (the Z3 engine with one selector per path ins
 formula, the brute-force engine by enumeration). An event's execution guard is "its thread runs
 one of its paths" and, for predicated instructions and the write of a ``cas``, a value condition.
 
-A side-effect-free spin loop (only loads and register arithmetic in its body) is reduced to an
+A side-effect-free spin loop (only loads and register arithmetic in its body), or a CAS retry loop
+that goes back only when its CAS failed (so a repeated iteration wrote nothing), is reduced to an
 *await*: one iteration whose exit condition is assumed, as Dat3M and GenMC do. Paths cut by the
 unrolling bound are dropped and counted, so reports can say the bound cut executions.
 
@@ -52,7 +53,7 @@ from .program import (
     type_signed,
     type_width,
 )
-from .values import TRUE, Const, Expr, ReadVal, const, convert, mk, reads_of, substitute, truth
+from .values import TRUE, Const, Expr, Op, ReadVal, const, convert, mk, reads_of, substitute, truth
 
 MAX_PATHS = 512
 # the cat models' proxy sets (Dat3M's tags); a proxy fence carries the tag of the proxy it bridges
@@ -632,7 +633,8 @@ class _Builder:
             g, deps = self.val(ins.guard[0], st, None)
             cond = mk("lnot", truth(g)) if ins.guard[1] else truth(g)
         backward = target <= st.pc
-        if backward and ins.guard is not None and self.side_effect_free(t, target, st.pc):
+        if backward and ins.guard is not None and (self.side_effect_free(t, target, st.pc)
+                                                    or self.cas_retry(t, target, st, cond)):
             self.awaits += 1  # await: assume the loop exits in this iteration
             st.assumes.append(mk("lnot", cond))
             st.ctrl = st.ctrl | deps
@@ -659,12 +661,40 @@ class _Builder:
             stack.append(taken)
         return st
 
+    def cas_retry(self, t: Thread, start: int, st: _State, cond: Expr) -> bool:
+        """A CAS retry loop (``L: atom.cas %r, [x], e, n; setp.ne %p, %r, e; @%p bra L``): the
+        body holds what an await allows plus unguarded atom.cas, and the loop goes back only
+        when every one of them failed — the branch condition is the negation of each CAS's write
+        condition. A repeated iteration then wrote nothing: it is read-only, as an await's
+        iterations are, and the loop becomes an await too (Dat3M's dynamic spin-loop detection
+        likewise counts an iteration whose stores did not execute as side-effect free)."""
+        body = t.instrs[start:st.pc]
+        cas = [i for i in body if isinstance(i, Atom)]
+        if not cas or not all(isinstance(i, (Label, Load, Mov, Alu, Setp, Selp, Atom)) and i.guard is None
+                              for i in body):
+            return False
+        for ins in cas:
+            w = next((e for e in reversed(st.events)
+                      if self.events[e].instr is ins and self.events[e].kind == "W"), None)
+            if ins.op != "cas" or w is None or not _negates(cond, self.events[w].cond):
+                return False
+        return True
+
     @staticmethod
     def side_effect_free(t: Thread, start: int, end: int) -> bool:
         """Only loads, mbarrier waits and register arithmetic (an await, see the module doc)."""
         return all((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
                     or (isinstance(i, MBarrier) and i.op in ("test_wait", "try_wait")))
                    and i.guard is None for i in t.instrs[start:end])
+
+
+def _negates(c: Expr, g: Expr) -> bool:
+    """Whether ``c`` is syntactically the negation of the equality ``g`` (ne a b, or not (eq a b))."""
+    if not (isinstance(g, Op) and g.op == "eq"):
+        return False
+    if isinstance(c, Op) and c.op == "lnot":
+        return c.args[0] == g
+    return isinstance(c, Op) and c.op == "ne" and c.args in (g.args, g.args[::-1])
 
 
 def build(prog: Program, unroll: int = 2) -> EventGraph:
