@@ -52,7 +52,8 @@ def test_cas_retry_spellings(branch):
     # compares with another value than the CAS expected: a repeated iteration may have written
     ("setp.ne.u32 %p0, %r0, 0;", "setp.ne.u32 %p0, %r0, 5;"),
     # an exchange always writes
-    ("atom.acquire.gpu.global.cas.b32 %r0, [lock], 0, 1;", "atom.acquire.gpu.global.exch.b32 %r0, [lock], 1;"),
+    ("atom.acquire.gpu.global.cas.b32 %r0, [lock], 0, 1;",
+     "atom.acquire.gpu.global.exch.b32 %r0, [lock], 1;"),
 ])
 def test_loops_that_write_when_repeating_are_unrolled(change):
     text = LOCK.replace(*change)
