@@ -875,11 +875,9 @@ def _ptx_locations(d: _Draw, lines: list[str]) -> list[_Loc]:
 
 
 # A branch (or a guarded ret) forks a thread's events into paths; a barrier placed after one is
-# a separate event on each path. The Z3 engine chains the phases of a thread's arrivals at one
-# barrier across paths that never run together, and finds no execution where brute force finds
-# one (tests/test_fuzz.py::test_barrier_after_branch_engines_agree, xfail until engines/z3.py
-# chains per path). Until then barriers go before a thread's first fork.
-BARRIERS_AFTER_FORKS = False
+# a separate event on each path; the Z3 engine chains a thread's barrier phases per path
+# (tests/test_fuzz.py::test_barrier_after_branch_engines_agree), so barriers may go anywhere.
+BARRIERS_AFTER_FORKS = True
 _FORK = re.compile(r"\bbra\b|\bret\b|\bexit\b|^\s*[\w$]+:\s*$|^(beq|bne|blt|ble|bgt|bge|goto)\b|:$")
 
 

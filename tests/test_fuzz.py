@@ -226,9 +226,6 @@ BARRIER_AFTER_BRANCH = (".global .u32 y = 0;\n.thread T0 .cta 0 {\n    ld.volati
                         ".thread T1 .cta 0 {\n    bar.sync 0, 2;\n}\n")
 
 
-@pytest.mark.xfail(strict=True, reason="engines/z3.py chains a thread's barrier phases across paths "
-                   "that never run together; Z3 finds no execution (not fixed here: engines/ is not "
-                   "the front end's)")
 def test_barrier_after_branch_engines_agree():
     """Found by test_valid_programs_parse_and_engines_agree (cut to its cause): both threads pass
     the barrier, so T0:%r0=0 is an outcome; brute force finds it, Z3 none."""
@@ -237,8 +234,6 @@ def test_barrier_after_branch_engines_agree():
     assert outcome_view(ptxmm.check(p, engine="z3")) == outcome_view(ptxmm.check(p, engine="brute"))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="engines/z3.py unpacks every observable "
-                   "as one integer through str(): over 4300 digits Python refuses (not fixed here)")
 def test_many_loads_do_not_crash_the_z3_engine():
     """Found by the mutation fuzzing (a row repeated 2000 times, cut to 450): a check must end
     with a result or a PtxmmError."""

@@ -368,9 +368,12 @@ class Z3Choice:
         for e in eg.events:
             if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None and e.eid in live:
                 v = z3.Int(f"ph{e.eid}")
-                key = (e.thread, tuple(map(repr, e.barrier[0])))
-                self.cs.append(v >= 0 if key not in last else v > last[key])
-                last[key] = v
+                self.cs.append(v >= 0)
+                for k in e.paths:  # phases grow along each path (paths never run together)
+                    key = (e.thread, tuple(map(repr, e.barrier[0])), k)
+                    if key in last:
+                        self.cs.append(v > last[key])
+                    last[key] = v
                 self.ph[e.eid] = v
 
     def _exec(self, e: Event) -> Guard:
@@ -482,7 +485,8 @@ class Z3Problem:
     def _unpack(self, m: z3.ModelRef) -> list[int]:
         if self._packed is None:
             return []
-        x = m.eval(self._packed, model_completion=True).as_long()
+        # in base 2: Python refuses decimal strings of over 4300 digits (as_long's route)
+        x = int(m.eval(self._packed, model_completion=True).as_binary_string(), 2)
         out = []
         for w in reversed(self._widths):
             out.append(x & ((1 << w) - 1))
