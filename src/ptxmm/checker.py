@@ -68,7 +68,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unro
     return CheckResult(prog, m.name, infos, holds, time.perf_counter() - t0, engine,
                        eg.cut_paths, eg.awaits, unroll, len(eg.events),
                        tuple(o.key for o in obs), max_outcomes if status == "stopped" else None,
-                       status=status, timeout=timeout)
+                       status=status, timeout=timeout, model_path=m.path)
 
 
 def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadline,
