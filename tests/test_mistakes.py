@@ -181,3 +181,15 @@ def test_unreachable_code_is_a_warning_shown_and_in_json(tmp_path):
     assert f"{f}:2:23: warning: unreachable code" in r.stderr
     (w,) = json.loads(r.stdout)["warnings"]
     assert w["position"] == f"{f}:2:23"
+
+
+def test_explain_batch_reports_every_file(tmp_path):
+    import json
+
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(CASES[0][1])
+    r = _cli("explain", "--json", "examples/mp-spin.ptx", str(bad), "examples/mp-relaxed-acquire.ptx")
+    assert r.exit_code == 2
+    rows = json.loads(r.stdout)
+    assert ["error" in x for x in rows] == [False, True, False]
+    assert rows[1]["error"]["position"] == f"{bad}:2:14"

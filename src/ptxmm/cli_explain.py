@@ -13,7 +13,7 @@ from .errors import PtxmmError
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True)
 @click.option("--outcome", default=None,
               help='the outcome to explain, e.g. "T1:%r0=1 T1:%r1=0" (default: the condition\'s)')
 @click.option("--model", "-m", default="ptx", show_default=True,
@@ -23,16 +23,38 @@ from .errors import PtxmmError
 @click.option("--fix-bound", type=click.IntRange(1), default=400, show_default=True,
               help="at most this many engine checks for --fix")
 @click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
-def explain(file, outcome, model, unroll, fix, fix_bound, as_json) -> None:
-    """Why FILE's outcome is forbidden (violated axioms, shortest cycles) or allowed (a witness,
-    the missing ordering); with --fix, the smallest changes that forbid it."""
+def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
+    """Why each of FILES' outcome is forbidden (violated axioms, shortest cycles) or allowed (a
+    witness, the missing ordering); with --fix, the smallest changes that forbid it.
+
+    Every file is reported: one that cannot be explained is an error (on stderr, and an object
+    with an "error" member in the JSON); the exit status is then 2."""
+    from .cli import error_json
     from .explain import explain as api_explain
 
+    out, failed, i = [], 0, 0
     try:
-        x = api_explain(load(file), model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound)
-    except PtxmmError as e:
-        _fail(e)
-    click.echo(json.dumps(x.to_json(), indent=2) if as_json else str(x))
+        for i, f in enumerate(files):
+            try:
+                x = api_explain(load(f), model, outcome=outcome, unroll=unroll, fix=fix,
+                                fix_bound=fix_bound)
+            except PtxmmError as e:
+                failed += 1
+                click.echo(str(e), err=True)
+                out.append(error_json(f, e.kind, e.message, e.pos, e.hint))
+                continue
+            if as_json:
+                out.append(x.to_json())
+            else:
+                click.echo(("\n" if i else "") + str(x))
+    except KeyboardInterrupt:
+        failed += 1
+        out += [error_json(f, "interrupted", "not explained: interrupted by the user (Ctrl-C)")
+                for f in files[i:]]
+        click.echo(f"interrupted: {i} of {len(files)} file(s) explained", err=True)
+    if as_json:
+        click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
+    sys.exit(2 if failed else 0)
 
 
 @main.command()
