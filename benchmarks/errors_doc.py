@@ -61,6 +61,8 @@ CASES = [
     Case(SYNTAX, "Qualifier out of place", ONE % "ld.global.u32.cg %r0, [x];"),
     Case(SYNTAX, "Misspelt qualifier", ONE % "st.relase.gpu.global.u32 [x], 1;"),
     Case(SYNTAX, "Unknown or missing type", ONE % "ld.global.u33 %r0, [x];"),
+    Case(SYNTAX, "Misspelt opcode (not PTX)", ONE % "lod.global.u32 %r0, [x];"),
+    Case(SYNTAX, "A qualifier category given twice", ONE % "st.global.cg.wb.u32 [x], 1;"),
     Case(SYNTAX, "Wrong number of operands", ONE % "st.global.u32 [x], 1, 2;"),
     Case(SYNTAX, "Operand of the wrong kind", ONE % "st.global.u32 1, [x];"),
     Case(SYNTAX, "Dat3M mnemonic in a .ptx file", ONE % "cold %r0, [x];"),
@@ -97,6 +99,9 @@ CASES = [
     Case(SEMANTIC, "Location declared twice", X + X + ".thread T0 { st.global.u32 [x], 1; }\n"),
     Case(SEMANTIC, "Condition nested too deep",
          X + ".thread T0 { st.global.u32 [x], 1; }\nexists (" + "!" * 120 + "(x == 1))\n"),
+    Case(SEMANTIC, "Condition nested in parentheses too deep",
+         X + ".thread T0 { st.global.u32 [x], 1; }\nexists " + "(" * 120 + "x == 1" + ")" * 120
+         + "\n"),
     Case(SEMANTIC, "Too many threads", X + HUGE_THREADS),
     Case(SEMANTIC, "Litmus: register never written",
          "PTX t\n{ x = 0; }\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu x, r1 ;\nexists (x = 1)\n", "litmus"),

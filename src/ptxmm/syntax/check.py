@@ -30,7 +30,7 @@ writes only on some paths (on the others the condition reads it as 0)."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from lark import Token, Tree
@@ -74,10 +74,16 @@ class Sources:
     dialect: str = "ptx"  # "ptx" | "litmus": how hints spell registers and initial values
 
 
-def did_you_mean(word: str, options: Iterable[str], prefix: str = "") -> str:
-    """``"did you mean `x`? "`` for the closest of ``options``, or ``""``."""
-    close = difflib.get_close_matches(word, sorted(set(options)), n=1, cutoff=0.6)
-    return f"did you mean `{prefix}{close[0]}`? " if close else ""
+def did_you_mean(word: str, options: Iterable[str], prefix: str = "",
+                 synonyms: Mapping[str, str] | None = None) -> str:
+    """``"did you mean `x`? "`` for the closest of ``options``, or ``""``; a closest word of
+    ``synonyms`` is suggested as what it stands for (``store`` as ``st``)."""
+    synonyms = synonyms or {}
+    close = difflib.get_close_matches(word, sorted({*options, *synonyms}), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    best = next((c for c in close if c.startswith(word)), close[0])  # .ad: .add before .and
+    return f"did you mean `{prefix}{synonyms.get(best, best)}`? "
 
 
 # ----- limits ---------------------------------------------------------------------------------------
@@ -97,23 +103,43 @@ def check_instr_count(n: int, thread: str, pos: SourcePos | None) -> None:
                             "bra) and --unroll")
 
 
-def check_depth(tree: Tree, file: str, ops: tuple[str, ...] = ("c_or", "c_and", "c_not")) -> None:
+def check_depth(tree: Tree, file: str, ops: tuple[str, ...] = ("c_or", "c_and", "c_not"),
+                parens: bool = False) -> None:
     """A condition's operators nest at most MAX_DEPTH deep (checked without recursion, before
-    anything recursive walks the tree)."""
+    anything recursive walks the tree). In a tree that keeps parentheses (``parens``: ``c_paren``,
+    the .ptx grammar), a pair of parentheses is one level and a ``c_or``/``c_and`` of one operand (the
+    grammar's wrapper of every parenthesised expression) none; the error points at the first
+    operator or parenthesis beyond the limit."""
     stack = [(tree, 0)]
     while stack:
         t, d = stack.pop()
         if not isinstance(t, Tree):
             continue
-        if t.data in ops:
+        what = _nesting(t, ops, parens)
+        if what:
             d += 1
             if d > MAX_DEPTH:
-                tok = _first_token(t)
-                pos = SourcePos(file, tok.line, tok.column) if tok is not None else None
-                raise SemanticError(f"the condition nests operators more than {MAX_DEPTH} deep",
-                                    pos, "write it flatter: !!e is e, and a chain of && or || "
-                                    "needs no parentheses")
+                _too_deep(t, what, file)
         stack += [(c, d) for c in t.children]
+
+
+def _nesting(t: Tree, ops: tuple[str, ...], parens: bool) -> str:
+    """"parentheses", "operators", or "" for a node that does not nest."""
+    if t.data == "c_paren":
+        return "parentheses"
+    if t.data not in ops:
+        return ""
+    if parens and t.data != "c_not" and sum(isinstance(c, Tree) for c in t.children) < 2:
+        return ""
+    return "operators"
+
+
+def _too_deep(t: Tree, what: str, file: str) -> None:
+    tok = _first_token(t)
+    pos = SourcePos(file, tok.line, tok.column) if tok is not None else None
+    hint = ("drop the redundant parentheses: (e) is e" if what == "parentheses" else
+            "write it flatter: !!e is e, and a chain of && or || needs no parentheses")
+    raise SemanticError(f"the condition nests {what} more than {MAX_DEPTH} deep", pos, hint)
 
 
 def _first_token(t: Tree) -> Token | None:

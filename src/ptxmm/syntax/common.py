@@ -47,7 +47,7 @@ def int_literal(text: str, pos: SourcePos | None = None) -> int:
 
 
 def build_cond(t, ref, num) -> object:
-    """Condition expression tree (rules c_or c_and c_not c_true c_cmp, shared by both condition
+    """Condition expression tree (rules c_or c_and c_not c_true c_cmp c_paren, shared by both condition
     grammars) → CondExpr. ``ref`` turns a reference subtree into a Ref, ``num`` a value token
     or subtree into an int."""
     if t.data in ("c_or", "c_and"):
@@ -57,6 +57,8 @@ def build_cond(t, ref, num) -> object:
         return (Or if t.data == "c_or" else And)(tuple(build_cond(k, ref, num) for k in kids))
     if t.data == "c_not":
         return Not(build_cond(t.children[1], ref, num))
+    if t.data == "c_paren":  # the .ptx grammar keeps parentheses: `(` and the expression
+        return build_cond(t.children[1], ref, num)
     if t.data == "c_true":
         return TrueC()
     lhs, op, rhs = t.children

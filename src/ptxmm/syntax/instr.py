@@ -64,6 +64,8 @@ from ..program import (
     Store,
     Sym,
 )
+from .check import did_you_mean
+from .ptx_isa import PTX_OPCODES
 
 SCOPES = {"cta", "cluster", "gpu", "sys"}
 SPACES = {"global": "global", "shared": "shared", "shared::cta": "shared",
@@ -140,9 +142,17 @@ class _Quals:
             return self.take()
         return None
 
-    def fail(self, message: str, hint: str | None = None, unsupported: bool = False):
+    def fail(self, message: str, hint: str | None = None, unsupported: bool = False,
+             typo: bool = False):
+        """Raise at the current qualifier (or just after the mnemonic). With ``typo`` (the
+        generic rejections: a missing type, scope or operation, a qualifier left over), a
+        qualifier that no instruction knows and that is close to one this instruction takes is
+        reported as a misspelling: ``st.relase.gpu`` → unknown qualifier `.relase`, did you mean
+        `.release`?"""
         off = self.items[0][1] if self.items else len(self.mnemonic)
         cls = UnsupportedError if unsupported else ParseError
+        if typo and self.items:
+            message, hint = _misspelt(self.mnemonic, self.items[0][0], message, hint)
         raise cls(message, self.at(off), hint)
 
     def done(self, what: str) -> None:
@@ -151,7 +161,8 @@ class _Quals:
             if q in ("v2", "v4", "v8"):
                 self.fail(f"vector access .{q} in `{self.mnemonic}`",
                           "write one scalar access per element", unsupported=True)
-            self.fail(f"unexpected qualifier .{q} in `{self.mnemonic}`", f"expected form: {what}")
+            self.fail(f"unexpected qualifier .{q} in `{self.mnemonic}`", f"expected form: {what}",
+                      typo=True)
 
 
 def split_mnemonic(m: str, pos: SourcePos | None) -> tuple[str, _Quals]:
@@ -203,7 +214,7 @@ def _type(q: _Quals, form: str) -> str:
             q.fail(f"qualifier .{nxt} is out of place in `{q.mnemonic}`",
                    f"expected order: {form}")
         q.fail(f"missing or unknown type in `{q.mnemonic}`" + (f" (got .{nxt})" if nxt else ""),
-               f"expected form: {form}; types are .u32 .s32 .b32 .u64 .s64 .b64 ...")
+               f"expected form: {form}; types are .u32 .s32 .b32 .u64 .s64 .b64 ...", typo=True)
     return t
 
 
@@ -265,7 +276,7 @@ def _explicit_sem(q: _Quals, allowed: set[str], default: str) -> tuple:
     if sc is None:
         if default == "weak":
             q.fail(f"`.{s}` needs a scope right after it",
-                   f"add one of .cta .cluster .gpu .sys, e.g. {base}.{s}.gpu")
+                   f"add one of .cta .cluster .gpu .sys, e.g. {base}.{s}.gpu", typo=True)
         sc = "gpu"
     return s, sc, False
 
@@ -333,7 +344,7 @@ def _rmw_quals(base: str, q: _Quals, sems: set[str], opset: set[str], form: str)
     op = q.take_if(opset)
     if op is None:
         q.fail(f"missing or unknown {base} operation" + (f" .{q.peek()}" if q.peek() else ""),
-               f"operations: {', '.join(sorted(opset))}")
+               f"operations: {', '.join(sorted(opset))}", typo=True)
     ty = _type(q, form)
     q.done(form)
     return dict(sem=sem, scope=scope, space=space, op=op, type=ty)
@@ -396,7 +407,7 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
                unsupported=True)
     scope = q.take_if(SCOPES)
     if scope is None:
-        q.fail("fence needs a scope", "add one of .cta .cluster .gpu .sys")
+        q.fail("fence needs a scope", "add one of .cta .cluster .gpu .sys", typo=True)
     q.done(form)
     _operands(ops, "", q, form)
     return Fence(sem=sem, scope=scope, **c)
@@ -408,7 +419,7 @@ def _membar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         return _proxy_fence(base, q, ops, c)
     lvl = q.take_if({"cta", "gl", "sys"})
     if lvl is None:
-        q.fail("membar needs a level", f"expected form: {form}")
+        q.fail("membar needs a level", f"expected form: {form}", typo=True)
     q.done(form)
     _operands(ops, "", q, form)
     return Fence(sem="sc", scope={"cta": "cta", "gl": "gpu", "sys": "sys"}[lvl], **c)
@@ -582,7 +593,7 @@ def _bar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     q.take_if({"cta"})
     kind = q.take_if({"sync", "arrive", "red"})
     if kind is None:
-        q.fail(f"{base} needs .sync or .arrive", f"expected form: {form}")
+        q.fail(f"{base} needs .sync or .arrive", f"expected form: {form}", typo=True)
     if kind == "red":
         q.fail("bar.red", "use bar.sync", unsupported=True)
     q.take_if({"aligned"})
@@ -645,7 +656,7 @@ def _mbarrier(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         if q.peek() in ("inval", "pending_count", "arrive.noComplete"):
             q.fail(f"mbarrier.{q.peek()}", "not modelled yet (docs/hopper.md)", unsupported=True)
         q.fail("unknown mbarrier operation" + (f" .{q.peek()}" if q.peek() else ""),
-               "operations: " + ", ".join(sorted(MBAR_OPS)))
+               "operations: " + ", ".join(sorted(MBAR_OPS)), typo=True)
     form = _MBAR_FORMS[op]
     if op == "init":
         q.take_if({"shared", "shared::cta"})
@@ -771,7 +782,8 @@ def _setp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "setp.cmp.type p, a, b"
     cmp = q.take_if(CMP_OPS)
     if cmp is None:
-        q.fail("setp needs a comparison", "one of .eq .ne .lt .le .gt .ge (.lo .ls .hi .hs)")
+        q.fail("setp needs a comparison", "one of .eq .ne .lt .le .gt .ge (.lo .ls .hi .hs)",
+               typo=True)
     ty = _type(q, form)
     q.done(form)
     p, a, b = _operands(ops, "rvv", q, form)
@@ -812,12 +824,103 @@ def decode(mnemonic: str, ops: list, pos: SourcePos | None, text: str = "",
     hold the front-end operands Vec and Handle, which only proxy instructions accept."""
     base, q = split_mnemonic(mnemonic, pos)
     handler = _HANDLERS.get(base)
+    if handler is None:
+        _unknown_opcode(base, pos)
+    _check_repeats(base, q)
+    return handler(base, q, ops, dict(pos=pos, text=text or mnemonic, guard=guard))
+
+
+# English words and other assemblers' spellings someone may type for an instruction ptxmm models
+_SYNONYMS = {"load": "ld", "store": "st", "atomic": "atom", "reduce": "red", "move": "mov",
+             "branch": "bra", "jump": "bra", "jmp": "bra", "return": "ret", "select": "selp",
+             "compare": "setp", "cmp": "setp"}
+
+
+def _unknown_opcode(base: str, pos: SourcePos | None) -> None:
+    """A mnemonic with no handler: another tool's spelling and anything that is not PTX are
+    syntax errors (with a did-you-mean from the instructions ptxmm models); real PTX that ptxmm
+    does not model is "not supported yet"."""
+    modelled = "ptxmm models " + " ".join(KNOWN)
     if base in FOREIGN:
         raise ParseError(f"`{base}` is not a PTX instruction", pos, FOREIGN[base])
-    if handler is None:
-        close = difflib.get_close_matches(base, KNOWN, n=1)
-        hint = f"did you mean `{close[0]}`?" if close else (
-            "supported: ld st atom red fence membar bar mov add sub mul and or xor setp selp bra "
-            "ret tex suld sust sured")
-        raise UnsupportedError(f"unknown instruction `{base}`", pos, hint)
-    return handler(base, q, ops, dict(pos=pos, text=text or mnemonic, guard=guard))
+    if base in PTX_OPCODES:
+        raise UnsupportedError(f"PTX instruction `{base}`", pos,
+                               f"{modelled}; express the test with those")
+    raise ParseError(f"unknown instruction `{base}`", pos,
+                     did_you_mean(base.lower(), KNOWN, synonyms=_SYNONYMS)
+                     + f"it is not a PTX instruction; {modelled}")
+
+
+# ----- qualifier categories: each at most once per instruction; the qualifiers each takes -------
+
+_COPS = {"ca", "cg", "cs", "lu", "cv", "wb", "wt"}
+_CATEGORY = {
+    **{s: "semantics" for s in (*_SEMS, "volatile")},
+    **{s: "scope" for s in SCOPES},
+    **{s: "state space" for s in (*SPACES, "const", "local", "param")},
+    **{t: "type" for t in TYPES},
+    **{c: "cache operator" for c in _COPS},
+    **{h: "L1 eviction priority" for h in CACHE_HINTS if h.startswith("L1::")},
+    **{h: "L2 eviction priority" for h in CACHE_HINTS if h.startswith("L2::evict")},
+    **{h: "L2 prefetch size" for h in ("L2::64B", "L2::128B", "L2::256B")},
+    "L2::cache_hint": "cache-policy operand",
+}
+# instructions whose forms name a category twice: tex's data and coordinate types, cp's
+# destination and source state spaces
+_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}}
+
+
+def _check_repeats(base: str, q: _Quals) -> None:
+    """``st.global.cg.wb.u32``, ``ld.relaxed.gpu.sys...``: a second qualifier of one category."""
+    seen: dict[str, str] = {}
+    allowed = _REPEATED.get(base, set())
+    for name, off in q.items:
+        cat = _CATEGORY.get(name)
+        if cat is None or cat in allowed:
+            continue
+        if cat in seen:
+            raise ParseError(f"a second {cat} `.{name}` in `{q.mnemonic}` (after `.{seen[cat]}`)",
+                             q.at(off), f"an instruction takes at most one {cat}: drop one")
+        seen[cat] = name
+
+
+_MEM_QUALS = ({*_SEMS, "volatile", "mmio", "const", "local", "param", "nc", "v2", "v4", "v8"}
+              | SCOPES | set(SPACES) | CACHE_HINTS | TYPES)
+_SU_QUALS = ({"b", "p", "v2", "v4", "b8", "b16", "b32", "b64"} | GEOMS | SULD_COPS | SUST_COPS
+             | CLAMP | set(SURED_TYPES) | set().union(*SURED_TYPES.values()))
+_TEX_QUALS = {"base", "level", "grad", "v4", "s32", "u32", "f32", "f16", "f16x2"} | GEOMS
+QUALIFIERS = {
+    "ld": _MEM_QUALS, "st": _MEM_QUALS, "atom": _MEM_QUALS | ATOM_OPS, "red": _MEM_QUALS | ATOM_OPS,
+    "fence": ({"sc", "acq_rel", "acquire", "release", "proxy", "op_restrict", "mbarrier_init",
+               "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global"}
+              | SCOPES | set(PROXY_FENCE_KINDS)),
+    "membar": {"cta", "gl", "sys", "proxy", "alias"},
+    "bar": {"cta", "sync", "arrive", "red", "aligned", "warp", "cluster", "wait", "release",
+            "relaxed", "acquire"},
+    "mov": TYPES, "setp": CMP_OPS | TYPES, "selp": TYPES, "bra": {"uni"}, "ret": set(),
+    "tex": _TEX_QUALS, "tld4": _TEX_QUALS, "suld": _SU_QUALS, "sust": _SU_QUALS,
+    "sured": _SU_QUALS,
+    "mbarrier": MBAR_OPS | {"parity", "expect_tx", "noComplete", "inval", "pending_count",
+                            "release", "relaxed", "acquire", "cta", "cluster", "shared",
+                            "shared::cta", "shared::cluster", "b64", "global", "local"},
+    "mapa": {"shared::cluster", "u32", "u64"},
+    "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
+           "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
+           "prefetch"},
+    **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
+}
+QUALIFIERS |= {"barrier": QUALIFIERS["bar"], "exit": QUALIFIERS["ret"]}
+_ALL_QUALIFIERS = set().union(*QUALIFIERS.values())
+
+
+def _misspelt(mnemonic: str, qual: str, message: str, hint: str | None) -> tuple[str, str | None]:
+    """(message, hint) of a rejection at ``qual``: the handler's own, unless ``qual`` is no
+    instruction's qualifier and close to one of this instruction's."""
+    if qual in _ALL_QUALIFIERS:
+        return message, hint
+    guess = did_you_mean(qual, QUALIFIERS.get(mnemonic.split(".")[0], _ALL_QUALIFIERS), ".")
+    if not guess:
+        return message, hint
+    if hint and "did you mean" in hint:  # the handler's own guess
+        guess = ""
+    return f"unknown qualifier `.{qual}` in `{mnemonic}`", guess + (hint or "")

@@ -61,7 +61,6 @@ which Dat3M's model gives no effect) and ``div`` are "not supported yet"."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -168,8 +167,7 @@ def _num(s: str) -> int:
 
 
 def _suggest(word: str, options) -> str:
-    close = difflib.get_close_matches(word.lower(), list(options), n=1)
-    return f"did you mean `{close[0]}`? " if close else ""
+    return check.did_you_mean(word.lower(), options)
 
 
 # ----- one instruction cell ------------------------------------------------------------------------

@@ -349,7 +349,7 @@ class _Builder:
 
     def condition(self, item: Tree) -> Condition:
         q = str(item.children[0])
-        check.check_depth(item.children[1], self.file)
+        check.check_depth(item.children[1], self.file, parens=True)
         expr = build_cond(item.children[1], self.ref, lambda t: _int(t, self.file))
         for node in item.iter_subtrees():
             if node.data == "c_cmp" and isinstance(node.children[2], Tree) and \
