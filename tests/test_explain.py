@@ -201,3 +201,13 @@ def test_cli_explain_text_json_fix():
     assert data["verdict"] == "allowed" and len(data["fixes"]["solutions"]) == 2
     r = CliRunner().invoke(main, ["explain", str(ROOT / "examples/nope.ptx")])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_fix_strengthens_an_existing_fence_to_sc():
+    """Store buffering with fence.acq_rel: only fence.sc forbids it, so --fix proposes raising both
+    fences (not inserting new ones next to them)."""
+    from ptxmm.explain import explain as api_explain
+
+    x = api_explain(ptxmm.load(ROOT / "examples/teaching/19-acq-rel-is-not-a-full-fence.ptx"), fix=True)
+    (sol,) = x.fixes.solutions
+    assert [(c.kind, c.sem) for c in sol.changes] == [("sem", "sc"), ("sem", "sc")]

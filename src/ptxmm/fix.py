@@ -138,12 +138,31 @@ def single_changes(prog: Program) -> list[Change]:
         for i, ins in enumerate(t.instrs):
             if isinstance(ins, MEMORY):
                 out += _access_changes(t, i, ins, need)
-            elif isinstance(ins, Fence) and SCOPES.index(ins.scope) < SCOPES.index(need):
-                for s in SCOPES[SCOPES.index(ins.scope) + 1:SCOPES.index(need) + 1]:
-                    out.append(Change("scope", t.index, i, ins.sem, s, SCOPES.index(s) - SCOPES.index(
-                        ins.scope), f"`{ins.text}` → `{_retext(ins.text, ins.sem, s)}`{_where(ins)}"))
+            elif isinstance(ins, Fence):
+                out += _existing_fence_changes(t, i, ins, need)
         if mem:
             out += _fence_changes(t, mem, need)
+    return out
+
+
+# a fence made stronger: release/acquire → acq_rel → sc (fence.acq_rel orders no store before a
+# later load of another location; only fence.sc does: store buffering)
+FENCE_LADDER = {"release": ("acq_rel", "sc"), "acquire": ("acq_rel", "sc"), "acq_rel": ("sc",)}
+
+
+def _existing_fence_changes(t: Thread, i: int, ins: Fence, need: str) -> list[Change]:
+    """A fence already in the program: a wider scope, or stronger semantics (at least its own
+    scope)."""
+    out = []
+    if SCOPES.index(ins.scope) < SCOPES.index(need):
+        for s in SCOPES[SCOPES.index(ins.scope) + 1:SCOPES.index(need) + 1]:
+            out.append(Change("scope", t.index, i, ins.sem, s, SCOPES.index(s) - SCOPES.index(
+                ins.scope), f"`{ins.text}` → `{_retext(ins.text, ins.sem, s)}`{_where(ins)}"))
+    scope = ins.scope if SCOPES.index(ins.scope) >= SCOPES.index(need) else need
+    for sem in FENCE_LADDER.get(ins.sem, ()):
+        cost = max(1, FENCE_COST[sem] - FENCE_COST[ins.sem])
+        out.append(Change("sem", t.index, i, sem, scope, cost,
+                          f"`{ins.text}` → `{_retext(ins.text, sem, scope)}`{_where(ins)}"))
     return out
 
 
