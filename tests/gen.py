@@ -611,7 +611,7 @@ class _Gen:
 
 
 @st.composite
-def rich_program(draw, max_threads: int = 3, max_events: int = 8, max_instrs: int = 5,
+def rich_program(draw, max_threads: int = 3, max_events: int = 8, max_instrs: int = 5,  # noqa: C901 (a draw per knob)
                  unroll: int = 1, max_writes: int = 3, max_sc: int = 2, loops: bool = True,
                  branches: bool = True, condition: bool = True, min_threads: int = 1) -> str:
     """A random .ptx program over typed machine integers.

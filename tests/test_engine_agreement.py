@@ -39,7 +39,7 @@ def _regs(text: str) -> list[str]:
     return re.findall(r"%\w+", text)
 
 
-def search_size(src: str, unroll: int) -> float:
+def search_size(src: str, unroll: int) -> float:  # noqa: C901 — one term per enumeration dimension
     """An upper estimate of the brute-force enumerator's work for ``src`` unrolled ``unroll``
     times: path combinations × rf choices × (co orders × SC-fence orders + co scan). Loops count
     ``unroll + 1`` iterations (side-effect-free spin loops one); a branch forks paths only when its
@@ -113,7 +113,7 @@ def search_size(src: str, unroll: int) -> float:
 _NO_DST = ("st", "red", "bra", "ret", "fence", "membar")
 
 
-def register_errors(src: str) -> list[str]:
+def register_errors(src: str) -> list[str]:  # noqa: C901 — a data-flow pass over each instruction kind
     """Reads of a register not written on every path to them (a must-be-defined data flow over
     the straight-line code, forward branches and loops of a thread), and registers used with two
     types (writes and ``.reg`` declarations)."""

@@ -164,7 +164,7 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
     return mask(_CONCRETE[e.op](*vals, e.w), e.w)
 
 
-def mk(op: str, *args: Expr, w: int | None = None) -> Expr:
+def mk(op: str, *args: Expr, w: int | None = None) -> Expr:  # noqa: C901 — one case per folding rule
     """Build an expression of width ``w`` (default: the first argument's; comparisons: 1),
     folding constants and the identities used to write fake dependencies (``xor r,r`` = 0,
     ``sub r,r`` = 0, ``and r,0`` = 0, ``mul r,0`` = 0, ``add r,0`` = r)."""

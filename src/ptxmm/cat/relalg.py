@@ -393,7 +393,7 @@ class Rel:
             return Rel(u, rows, {})
         return self._closure_guarded(nodes)
 
-    def _closure_guarded(self, nodes: int) -> Rel:
+    def _closure_guarded(self, nodes: int) -> Rel:  # noqa: C901 — Warshall's loops, static/guarded cases
         """Warshall on guarded pairs. Rows stay split: a path through pivot k between static
         pairs is static when k always executes or an end implies it, and those are propagated
         on bitsets; only pairs whose guard depends on the execution are built as terms."""
