@@ -254,3 +254,16 @@ def test_environment_shapes_are_checked():
     with pytest.raises(PtxmmError, match="power of two"):
         fit(replace(PRESETS["barrier"], blocks=100), 1, 1)
     assert fit(replace(PRESETS["barrier"], stress_blocks=3), 1, 2).stress_blocks == 4
+
+
+def test_reps_knob():
+    """Env.reps: each thread plays reps instance planes back to back; a power of two; shown as R=k."""
+    from dataclasses import replace
+
+    assert PRESETS["none"].reps == 4 and "R=4" in PRESETS["none"].short()
+    assert "R=" not in replace(PRESETS["none"], reps=1).short()
+    with pytest.raises(ptxmm.PtxmmError):
+        fit(replace(PRESETS["none"], reps=3), 1, 1)
+    src = generate(make_layout(ptxmm.load(ROOT / "examples" / "classic" / "SB-relaxed.ptx")))
+    assert "for (rep = 0; rep < reps; rep++)" in src and "+ rep * np;" in src
+    assert "il = i & (np - 1U)" in src  # the check finds the blocks of plane-local instance il

@@ -55,30 +55,33 @@ def main() -> None:
     ap.add_argument("--strides", default="1,4")
     ap.add_argument("--barriers", default="0,100")
     ap.add_argument("--ipg", default="10,40")
+    ap.add_argument("--reps", default="1", help="instances per thread per launch (Env.reps)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     rows, data = [], []
     for t in args.tests.split(","):
         prog = ptxmm.load(EX / f"{t}.ptx")
         res, lay = prepare(prog)
-        h = Harness(prog, PRESETS["none"], lay)
-        kt = kernel_times(h)
-        print(f"{t} stage µs/iteration ({h.n} instances): {kt}", flush=True)
-        data.append({"test": t, "kernel_us": kt, "instances": h.n})
-        for nb, s, bar, ipg in itertools.product(*(map(int, a.split(",")) for a in (
-                args.blocks, args.strides, args.barriers, args.ipg))):
-            env = replace(PRESETS["none"], blocks=nb, stride=s, barrier_pct=bar, iters_per_graph=ipg)
+        for reps in map(int, args.reps.split(",")):
+            h = Harness(prog, replace(PRESETS["none"], reps=reps), lay)
+            kt = kernel_times(h)
+            print(f"{t} R={reps} stage µs/iteration ({h.n} instances): {kt}", flush=True)
+            data.append({"test": t, "reps": reps, "kernel_us": kt, "instances": h.n})
+        for nb, s, bar, ipg, reps in itertools.product(*(map(int, a.split(",")) for a in (
+                args.blocks, args.strides, args.barriers, args.ipg, args.reps))):
+            env = replace(PRESETS["none"], blocks=nb, stride=s, barrier_pct=bar, iters_per_graph=ipg,
+                          reps=reps)
             cr = judge(prog, res, Harness(prog, env, lay).run(args.budget))
             r = cr.run
-            row = (f"| {t} | {nb} | {s} | {bar} | {ipg} | {r.per_s / 1e9:.2f} | {cr.weak / r.instances:.2e} "
-                   f"| {cr.weak / r.seconds / 1e6:.1f} |")
+            row = (f"| {t} | {nb} | {s} | {bar} | {ipg} | {reps} | {r.per_s / 1e9:.2f} | "
+                   f"{cr.weak / r.instances:.2e} | {cr.weak / r.seconds / 1e6:.1f} |")
             print(row, flush=True)
             rows.append(row)
-            data.append({"test": t, "blocks": nb, "stride": s, "barrier": bar, "ipg": ipg,
+            data.append({"test": t, "blocks": nb, "stride": s, "barrier": bar, "ipg": ipg, "reps": reps,
                          "G_inst_s": r.per_s / 1e9, "weak": cr.weak, "instances": r.instances,
                          "weak_per_s": cr.weak / r.seconds})
-    table = ["| test | blocks | stride | barrier % | iters/graph | G inst/s | weak rate | M weak/s |",
-             "|---|---|---|---|---|---|---|---|"] + rows
+    table = ["| test | blocks | stride | barrier % | iters/graph | reps | G inst/s | weak rate | M weak/s |",
+             "|---|---|---|---|---|---|---|---|---|"] + rows
     print("\n".join(table))
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -384,14 +384,15 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
         g = cta_of[(role.cg, role.rank)]
         writes = " ".join(f"shfin[(u64)i * NSHARED + {sl.shared_loc}] = "
                           f"sh[({sl.shared_loc} * NCTA + {g}) * bsz + li];" for sl in fin)
-        shared_final = ("    __syncthreads();\n    {\n" + _instance(role) + "\n                "
+        shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
+                        + _instance(role) + "\n                "
                         + writes + "\n    }\n")
     cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
     src.append(f"""
 extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
         u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
-        u32 stress_line_words) {{
+        u32 stress_line_words, u32 reps) {{
     extern __shared__ u32 sh[];
     const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
     if (b >= nb) {{  // memory stress blocks
@@ -402,7 +403,7 @@ extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         if (acc == 0x9e3779b9U) scratch[0] = acc;
         return;
     }}
-    const u32 n = nb * bsz, nc = nb / CS, c = b / CS, rho = b % CS;
+    const u32 np = nb * bsz, n = np * reps, nc = nb / CS, c = b / CS, rho = b % CS;
     const u32 qb = p->qb, ob = p->ob, d = p->d, pl = p->pl, ol = p->ol;
     u32 z[NZ];
     for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
@@ -415,11 +416,15 @@ extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         }}
         __syncthreads();
     }}
-    u32 rot = rotate ? (warp + b) % NROLES : 0U;
-    for (u32 j = 0; j < NROLES; j++) {{
-        u32 k = j + rot; if (k >= NROLES) k -= NROLES;
-        switch (k) {{
+    const u32 rot = rotate ? (warp + b) % NROLES : 0U;
+    u32 rep = 0;
+    // instance planes played back to back: plane rep holds instances [rep * np, (rep + 1) * np)
+    for (rep = 0; rep < reps; rep++) {{
+        for (u32 j = 0; j < NROLES; j++) {{
+            u32 k = j + rot; if (k >= NROLES) k -= NROLES;
+            switch (k) {{
 {chr(10).join(cases)}
+            }}
         }}
     }}
 {shared_final}}}
@@ -435,7 +440,7 @@ def _instance(role) -> str:
                 u32 ci = (cc * qb + ob) & (nc - 1U);
                 u32 ri = (rho + CS - {role.rank}U) % CS;
                 u32 li = (((lane + bsz - {32 * role.warp}U) & (bsz - 1U)) * pl + ol) & (bsz - 1U);
-                u32 i = (ci * CS + ri) * bsz + li;"""
+                u32 i = (ci * CS + ri) * bsz + li + rep * np;"""
 
 
 def _code(s, expr: str) -> str:
@@ -466,7 +471,8 @@ def _check_kernel(lay: Layout) -> str:
     blocks = {(r.cg, r.rank) for r in lay.roles}
     same = ""
     if len(blocks) > 1:  # the block that played each role of instance i: the litmus map inverted
-        same = ("    {\n        const u32 nc = n / (CS * bsz), ci = i / (CS * bsz), ri = (i / bsz) % CS;\n"
+        same = ("    {\n        const u32 il = i & (np - 1U), nc = np / (CS * bsz), ci = il / (CS * bsz);\n"
+                "        const u32 ri = (il / bsz) % CS;\n"
                 "        const u32 cc = ((ci + nc - p->ob) * p->qinv) & (nc - 1U);\n"
                 "        u32 s0 = 0xffffffffU, same = 1U;\n")
         for cg, rank in sorted(blocks):
@@ -479,7 +485,7 @@ def _check_kernel(lay: Layout) -> str:
     return f"""
 extern "C" __global__ void __launch_bounds__(256) ptxmm_check(const Params* __restrict__ p, u32* mem,
         const u64* res, const u32* bsm, u32* dnf, const u32* shfin, u64* hist, u32 n, u32 bsz,
-        u32 stride) {{
+        u32 stride, u32 np) {{
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     u32 key = 0;

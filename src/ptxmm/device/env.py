@@ -29,6 +29,7 @@ class Env:
     stress_lines: int = 8
     stress_line_words: int = 64
     iters_per_graph: int = 20  # iterations captured in one CUDA graph
+    reps: int = 1  # instances each thread plays back to back per role and launch (power of two)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -36,14 +37,15 @@ class Env:
     def short(self) -> str:
         s = f"{self.blocks}x{self.threads} S={self.stride} bar={self.barrier_pct}%"
         s += "" if self.rotate else " norot"
+        s += f" R={self.reps}" if self.reps > 1 else ""
         if self.stress_blocks:
             s += f" stress={self.stress_blocks}b/{self.stress_loops}l/{self.stress_lines}L"
         return s
 
 
 PRESETS: dict[str, Env] = {
-    "none": Env(blocks=1024, stride=1, barrier_pct=0),
-    "barrier": Env(stride=1),
+    "none": Env(blocks=1024, stride=1, barrier_pct=0, reps=4),
+    "barrier": Env(stride=1, reps=4),
     "light": Env(stress_blocks=16, stress_loops=32),
     "heavy": Env(stress_blocks=128, stress_loops=256),
 }
@@ -87,7 +89,7 @@ def random_env(rng: random.Random) -> Env:
 
 def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:
     """Adjust an environment to a test: enough warps per block, a grid of whole clusters."""
-    for what, v in (("blocks", env.blocks), ("threads", env.threads)):
+    for what, v in (("blocks", env.blocks), ("threads", env.threads), ("reps", env.reps)):
         if v < 1 or v & (v - 1):
             raise PtxmmError(f"--{what} {v} is not a power of two", None,
                              "the instance permutations need powers of two, e.g. 256, 512, 1024")

@@ -112,6 +112,10 @@ class Harness:
         self.lay = layout or make_layout(prog)
         self.timeout_s = timeout_s
         env = fit(env, self.lay.warps_per_cta, self.lay.cluster_size)
+        if self.lay.shared and env.reps > 1:  # shared locations hold one plane of instances per block
+            from dataclasses import replace
+
+            env = replace(env, reps=1)
         self.prog = prog
         lay = self.lay
         self.source = generate(lay)
@@ -124,7 +128,7 @@ class Harness:
         self.env = e = fit_co_resident(env, co_resident_blocks(self.k_litmus, env.threads, self.shared_bytes),
                                        lay.cluster_size)
         nb, bsz = e.blocks, e.threads
-        self.n = n = nb * bsz
+        self.n = n = nb * bsz * e.reps  # instances per iteration: reps planes of nb * bsz
         lg = lay.n_global_slots
         ipg = e.iters_per_graph
         self.params = cp.zeros(lay.params_words * ipg, dtype=cp.uint32)
@@ -159,13 +163,14 @@ class Harness:
                           (self.params[j * w:], self.mem, self.res, self.bsm, self.dnf, self.bar[j:],
                            self.scratch, self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride),
                            _u32(int(e.rotate)), _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
-                           _u32(max(1, e.stress_line_words))),
+                           _u32(max(1, e.stress_line_words)), _u32(e.reps)),
                           shared_mem=self.shared_bytes)
 
         def check(j: int):
             self.k_check((self.n // 256,), (256,), (self.params[j * w:], self.mem, self.res, self.bsm,
                                                     self.dnf, self.shfin, self.hist, _u32(self.n),
-                                                    _u32(e.threads), _u32(e.stride)))
+                                                    _u32(e.threads), _u32(e.stride),
+                                                    _u32(e.blocks * e.threads)))
 
         its = range(e.iters_per_graph)
         return {"bump": [bump], "litmus": [lambda j=j: litmus(j) for j in its],
