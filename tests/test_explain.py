@@ -211,3 +211,15 @@ def test_fix_strengthens_an_existing_fence_to_sc():
     x = api_explain(ptxmm.load(ROOT / "examples/teaching/19-acq-rel-is-not-a-full-fence.ptx"), fix=True)
     (sol,) = x.fixes.solutions
     assert [(c.kind, c.sem) for c in sol.changes] == [("sem", "sc"), ("sem", "sc")]
+
+
+def test_missing_ordering_of_a_two_change_bug():
+    """MP with plain accesses needs a release *and* an acquire: no single change forbids the stale
+    read, so the missing ordering comes from the cheapest pair of changes."""
+    from ptxmm.explain import explain as api_explain
+
+    x = api_explain(ptxmm.load(ROOT / "examples/classic/MP-weak.ptx"))
+    assert x.allowed and x.bad and x.missing
+    text = str(x)
+    assert "is not a release" in text and "is not an acquire" in text
+    assert "st.release.gpu.global.u32 [y], 1" in text and "ld.acquire.gpu.global.u32 %r0, [y]" in text

@@ -567,6 +567,10 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
 
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
                        max_size=None if fix else 1, budget_s=9.0 if fix else 0.4)
+        if not fix and not fixes.solutions and not fixes.already:
+            # no single change forbids it (e.g. both sides weak): the missing ordering is what
+            # the cheapest pair of changes adds
+            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=0.4)
     if allowed:
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)
@@ -643,7 +647,7 @@ def _missing(prog: Program, eg: EventGraph, m: Model, exe: Execution, fixes, unr
             out.append(_why_not(eg, eg2, c1, c2, s, back, steps, sol.text))
         if out:
             break
-    return tuple(out[:1])
+    return tuple(out[:len(sol.changes)])
 
 
 def _map_execution(eg: EventGraph, eg2: EventGraph, exe: Execution, emap: dict[int, int]) -> Execution:
@@ -729,7 +733,8 @@ def _sentence(ref, c2: Concrete, s: Step, doc: str, holding, lacking, wanted, to
         w = c2.doc(x.rel.removesuffix("^-1"), x.at) or x.rel
         if x.src == x.dst:
             noun = re.sub(r"\s+pattern$", "", w)
-            why.append(f"`{ref(x.src).short()}` is not a {noun}: no {w} ({x.rel}) ends at it")
+            art = "an" if noun[0] in "aeiou" else "a"
+            why.append(f"`{ref(x.src).short()}` is not {art} {noun}: no {w} ({x.rel}) ends at it")
         else:
             why.append(f"no {w} ({x.rel}) from `{ref(x.src).short()}` to `{ref(x.dst).short()}`")
     late = len(c2.model.stmts)
