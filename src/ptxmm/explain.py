@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
-from .engines.brute import ConcreteChoice, concrete_env
+from .engines.brute import concrete_env, partial_orders, rf_candidates, with_initial_writes
 from .errors import PtxmmError
 from .events import EventGraph, build
 from .explain_eval import Concrete, Step, text_of
@@ -31,7 +31,7 @@ from .outcomes import canonical, observables, outcome_of, satisfies
 from .program import And, Cmp, CondExpr, Condition, MemRef, Not, Program, RegRef, cond_refs, format_ref
 from .result import Execution
 from .values import evaluate, reads_of
-from .vocab import Candidates, base_env, candidates
+from .vocab import Candidates, candidates
 
 MAX_CANDIDATES = 20000  # candidate executions examined for a forbidden outcome
 TIME_BUDGET_S = 0.5
@@ -283,19 +283,6 @@ class _OutOfTime(Exception):
     pass
 
 
-def _partial_orders(ws: list[int], tick=lambda: None) -> Iterator[set[tuple[int, int]]]:
-    pairs = list(itertools.combinations(ws, 2))
-    for k, choice in enumerate(itertools.product((0, 1, 2), repeat=len(pairs))):
-        if k % 512 == 0:
-            tick()
-        rel = set()
-        for (a, b), c in zip(pairs, choice):
-            if c:
-                rel.add((a, b) if c == 1 else (b, a))
-        if all((a, d) in rel for (a, b) in rel for (c, d) in rel if b == c):
-            yield rel
-
-
 def _values(eg: EventGraph, rf: dict[int, int], domain: list[int]) -> Iterator[dict[int, int]]:
     """Values of the reads under rf. Reads whose value depends on itself through rf and data
     (out of thin air) take every value of ``domain`` that is a fixed point."""
@@ -373,24 +360,17 @@ class _Search:
 
     def _executions(self) -> Iterator[Execution]:
         eg, cand = self.eg, self.cand
-        ev = eg.events
         domain = _domain(self.prog, self.t)
-        for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
-            active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
-            act_ids = {e.eid for e in active}
-            reads = [e.eid for e in active if e.kind == "R"]
-            opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
-            for rfc in itertools.product(*opts):
-                self.tick()
-                rf = {r: w for r, w in zip(reads, rfc) if w is not None}
-                for vals in _values(eg, rf, domain):
-                    for exe in self._with_values(paths, active, reads, rf, vals):
-                        self.examined += 1
-                        yield exe
-                        self.tick()
-                        if self.examined >= MAX_CANDIDATES:
-                            self.bound_hit = True
-                            return
+        for paths, active, reads, rf in rf_candidates(eg, cand):
+            self.tick()
+            for vals in _values(eg, rf, domain):
+                for exe in self._with_values(paths, active, reads, rf, vals):
+                    self.examined += 1
+                    yield exe
+                    self.tick()
+                    if self.examined >= MAX_CANDIDATES:
+                        self.bound_hit = True
+                        return
 
     def _with_values(self, paths, active, reads, rf, vals) -> Iterator[Execution]:
         eg, cand, ev = self.eg, self.cand, self.eg.events
@@ -404,14 +384,12 @@ class _Search:
         vs = tuple(sorted(vals.items()))
         if not self.fin_locs and not self.produces(Execution(paths, rfp, (), vs)):
             return
-        per_loc = [list(_partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags], self.tick))
+        per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags], self.tick))
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
         for cos in itertools.product(*per_loc):
             self.tick()
-            co = set().union(*cos) if cos else set()
-            for w in eg.init.values():
-                co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
+            co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())
             maxes = [[w for w in cand.writes_at[p] if w in execd and not any((w, w2) in co for w2 in execd)]
                      for p in self.fin_locs]
             for fc in itertools.product(*maxes):
@@ -422,26 +400,13 @@ class _Search:
                     yield replace(exe, sc=tuple(sc))
 
     def violated(self, exe: Execution) -> tuple[str, ...]:
-        execd = executed_of(self.eg, exe)
-        ch = ConcreteChoice(self.eg, execd, {r: w for w, r in exe.rf}, set(exe.co), list(exe.sc),
-                            dict(exe.values))
-        res = interp(self.model, base_env(self.eg, ch, self.cand), flags=False)
+        res = interp(self.model, concrete_env(self.eg, exe, self.cand), flags=False)
         return tuple(st.name for st, v in res.axioms if not ax.holds(st.check, v))
-
-
-def executed_of(eg: EventGraph, exe: Execution) -> set[int]:
-    vals = dict(exe.values)
-    return {e.eid for e in eg.events
-            if e.thread < 0 or (exe.paths[e.thread] in e.paths and evaluate(e.cond, vals))}
 
 
 def concrete(eg: EventGraph, model: Model, exe: Execution, cand: Candidates | None = None) -> Concrete:
     """The model evaluated on one execution, every named relation kept."""
-    cand = cand or candidates(eg)
-    execd = executed_of(eg, exe)
-    ch = ConcreteChoice(eg, execd, {r: w for w, r in exe.rf}, set(exe.co), list(exe.sc),
-                        dict(exe.values))
-    return Concrete(model, base_env(eg, ch, cand))
+    return Concrete(model, concrete_env(eg, exe, cand or candidates(eg)))
 
 
 # ----- witnesses in words ----------------------------------------------------------------------

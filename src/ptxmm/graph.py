@@ -64,10 +64,10 @@ def graph_data(eg: EventGraph, exe: Execution, c=None, witnesses=(), missing=(),
                title: str = "") -> GraphData:
     """The graph of one execution; ``witnesses``: AxiomWitness objects whose first chain is
     highlighted and whose derived edges are drawn; ``missing``: MissingOrder edges (dashed)."""
-    from .explain import executed_of
+    from .engines.brute import executed
 
     prog = eg.program
-    execd = executed_of(eg, exe)
+    execd = executed(eg, exe)
     has_init = any(eg.events[w].thread < 0 for w, _ in exe.rf)
     cols = (["init"] if has_init else []) + [t.name for t in prog.threads]
     off = 1 if has_init else 0

@@ -75,10 +75,13 @@ def concrete_env(eg: EventGraph, ex: Execution, cand: Candidates):
     return base_env(eg, ch, cand)
 
 
-def _partial_orders(ws: list[int]) -> Iterator[set[tuple[int, int]]]:
-    """All strict partial orders on ws, as sets of pairs (transitively closed)."""
+def partial_orders(ws: list[int], tick=None) -> Iterator[set[tuple[int, int]]]:
+    """All strict partial orders on ws, as sets of pairs (transitively closed); ``tick()`` is
+    called every 512 choices (explain's time budget)."""
     pairs = list(itertools.combinations(ws, 2))
-    for choice in itertools.product((0, 1, 2), repeat=len(pairs)):
+    for k, choice in enumerate(itertools.product((0, 1, 2), repeat=len(pairs))):
+        if tick is not None and k % 512 == 0:
+            tick()
         rel = set()
         for (a, b), c in zip(pairs, choice):
             if c == 1:
@@ -87,6 +90,27 @@ def _partial_orders(ws: list[int]) -> Iterator[set[tuple[int, int]]]:
                 rel.add((b, a))
         if all((a, d) in rel for (a, b) in rel for (c, d) in rel if b == c):
             yield rel
+
+
+def rf_candidates(eg: EventGraph, cand: Candidates):
+    """Every choice of thread paths and of a source write (or none) for each read on them:
+    (paths, active events, their reads, rf as read → write)."""
+    ev = eg.events
+    for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
+        active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
+        act_ids = {e.eid for e in active}
+        reads = [e.eid for e in active if e.kind == "R"]
+        opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
+        for rfc in itertools.product(*opts):
+            yield paths, active, reads, {r: w for r, w in zip(reads, rfc) if w is not None}
+
+
+def with_initial_writes(eg: EventGraph, execd: set[int], co: set) -> set:
+    """co with each initial write before every executed write to its location."""
+    ev = eg.events
+    for w in eg.init.values():
+        co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
+    return co
 
 
 def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None:
@@ -141,15 +165,8 @@ class BruteProblem:
     def executions(self) -> Iterator[tuple[Execution, list[str]]]:
         """Every consistent execution (with the model's raised flags)."""
         eg, cand = self.eg, self.cand
-        ev = eg.events
-        for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
-            active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
-            act_ids = {e.eid for e in active}
-            reads = [e.eid for e in active if e.kind == "R"]
-            opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
-            for rfc in itertools.product(*opts):
-                yield from self._with_rf(paths, active, reads, dict((r, w) for r, w in zip(reads, rfc)
-                                                                     if w is not None))
+        for paths, active, reads, rf in rf_candidates(eg, cand):
+            yield from self._with_rf(paths, active, reads, rf)
 
     def _with_rf(self, paths, active, reads, rf):
         eg, cand, ev = self.eg, self.cand, self.eg.events
@@ -163,14 +180,12 @@ class BruteProblem:
             return
         if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
             return
-        per_loc = [list(_partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags]))
+        per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags]))
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
         for cos in itertools.product(*per_loc):
-            co = set().union(*cos) if cos else set()
-            for w in eg.init.values():
-                co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
+            co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())
             for sc in itertools.permutations(scf):
                 self.deadline.check()
                 ch = ConcreteChoice(eg, execd, rf, co, list(sc), full)
