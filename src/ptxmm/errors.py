@@ -16,6 +16,13 @@ class SourcePos:
         return f"{self.file}:{self.line}:{self.col}"
 
 
+def located(pos: SourcePos | None, kind: str, message: str, hint: str | None) -> str:
+    """``file:line:col: kind: message`` and, on its own line, the hint: how errors and warnings
+    print."""
+    text = f"{pos}: {kind}: {message}" if pos else f"{kind}: {message}"
+    return text + (f"\n  hint: {hint}" if hint else "")
+
+
 class PtxmmError(Exception):
     """Base class of every error caused by user input (program, model or command line)."""
 
@@ -28,11 +35,7 @@ class PtxmmError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        where = f"{self.pos}: " if self.pos else ""
-        text = f"{where}{self.kind}: {self.message}"
-        if self.hint:
-            text += f"\n  hint: {self.hint}"
-        return text
+        return located(self.pos, self.kind, self.message, self.hint)
 
 
 class ParseError(PtxmmError):
@@ -62,8 +65,4 @@ class Diagnostic:
     kind = "warning"
 
     def __str__(self) -> str:
-        where = f"{self.pos}: " if self.pos else ""
-        text = f"{where}{self.kind}: {self.message}"
-        if self.hint:
-            text += f"\n  hint: {self.hint}"
-        return text
+        return located(self.pos, self.kind, self.message, self.hint)
