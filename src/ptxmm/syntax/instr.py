@@ -534,15 +534,21 @@ def _su_type(q: _Quals, form: str) -> str:
     return ty
 
 
-def _suld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
-    """``suld.b.1d{.cop}.{b32,b64}.clamp {d}, [s, {x}]``: a weak read through the surface proxy."""
-    form = "suld.b.1d{.ca|.cg|.cs|.cv}.b32|.b64.trap|.clamp|.zero {d}, [s, {x}]"
+def _su_access(q: _Quals, form: str, cops: set[str]) -> str:
+    """The qualifiers of suld/sust — ``.b.1d{.cop}.{b32,b64}.clamp`` — and the data type."""
     _su_b(q, form)
     _geom(q, form)
-    q.take_if(SULD_COPS)
+    q.take_if(cops)
     ty = _su_type(q, form)
     _clamp(q, form)
     q.done(form)
+    return ty
+
+
+def _suld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``suld.b.1d{.cop}.{b32,b64}.clamp {d}, [s, {x}]``: a weak read through the surface proxy."""
+    form = "suld.b.1d{.ca|.cg|.cs|.cv}.b32|.b64.trap|.clamp|.zero {d}, [s, {x}]"
+    ty = _su_access(q, form, SULD_COPS)
     d, h = _operands(ops, "dh", q, form)
     return Load(sem="weak", scope=None, space=None, proxy="surface", type=ty, dst=d,
                 addr=_handle(h, q, form), **c)
@@ -551,12 +557,7 @@ def _suld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 def _sust(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     """``sust.b.1d{.cop}.{b32,b64}.clamp [s, {x}], {v}``: a weak write through the surface proxy."""
     form = "sust.b.1d{.wb|.cg|.cs|.wt}.b32|.b64.trap|.clamp|.zero [s, {x}], {v}"
-    _su_b(q, form)
-    _geom(q, form)
-    q.take_if(SUST_COPS)
-    ty = _su_type(q, form)
-    _clamp(q, form)
-    q.done(form)
+    ty = _su_access(q, form, SUST_COPS)
     h, v = _operands(ops, "hs", q, form)
     return Store(sem="weak", scope=None, space=None, proxy="surface", type=ty, src=v,
                  addr=_handle(h, q, form), **c)
