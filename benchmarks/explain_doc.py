@@ -17,30 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "explain.md"
 SVG = ROOT / "docs" / "img" / "mp-rel-acq.svg"
 
-LOST_UPDATE = """.test LostUpdate "two relaxed atomic increments"
-.global .u32 x = 0;
-.thread T0 .cta 0 {
-    atom.relaxed.gpu.global.add.u32 %r0, [x], 1;
-}
-.thread T1 .cta 1 {
-    atom.relaxed.gpu.global.add.u32 %r1, [x], 1;
-}
-exists (x == 1)
-"""
-
-LB_DEPS = """.test LB+data "load buffering with data dependencies"
-.global .u32 x = 0;
-.global .u32 y = 0;
-.thread T0 .cta 0 {
-    ld.relaxed.gpu.global.u32 %r0, [x];
-    st.relaxed.gpu.global.u32 [y], %r0;
-}
-.thread T1 .cta 1 {
-    ld.relaxed.gpu.global.u32 %r1, [y];
-    st.relaxed.gpu.global.u32 [x], %r1;
-}
-exists (T0:%r0 == 1 && T1:%r1 == 1)
-"""
+LOST_UPDATE = "examples/classic/LostUpdate-relaxed-atom.ptx"
+LB_DEPS = "examples/classic/LB-data-relaxed.ptx"
 
 INTRO = """# Explaining outcomes: `ptxmm explain`, `--fix` and `ptxmm graph`
 
@@ -132,7 +110,6 @@ def _section(title: str, cmd: str, out: str, note: str = "") -> str:
 
 def generate() -> tuple[str, str]:
     """(the markdown, the SVG), computed with the repository root as working directory."""
-    import tempfile
 
     from ptxmm import load
     from ptxmm.explain import explain
@@ -166,20 +143,17 @@ def generate() -> tuple[str, str]:
         for title, f, extra, note in ex:
             parts.append(_section(title, " ".join(["ptxmm explain", f, *extra]),
                                   _run(["explain", f, *extra]), note))
-        with tempfile.TemporaryDirectory() as d:
-            for title, name, text, note in [
-                ("A lost update: Atomicity", "lost-update.ptx", LOST_UPDATE,
-                 "Two relaxed `atom.add`s that both read 0 (file `lost-update.ptx`). Candidates "
-                 "are grouped by the axioms they fail; the group that fails only Atomicity comes "
-                 "first."),
-                ("Load buffering with data dependencies: No-Thin-Air", "lb-data.ptx", LB_DEPS,
-                 "The values 1 come from nowhere: the candidate's reads take each value that is "
-                 "a fixed point of the dependencies (file `lb-data.ptx`)."),
-            ]:
-                Path(d, name).write_text(text)
-                out = _run(["explain", str(Path(d, name))]).replace(str(Path(d)) + "/", "")
-                parts.append(_section(title, f"ptxmm explain {name}", out, note + "\n\n```\n"
-                                      + text.rstrip() + "\n```"))
+        for title, f, note in [
+            ("A lost update: Atomicity", LOST_UPDATE,
+             "Two relaxed `atom.add`s that both read 0. Candidates are grouped by the axioms they "
+             "fail; the group that fails only Atomicity comes first."),
+            ("Load buffering with data dependencies: No-Thin-Air", LB_DEPS,
+             "The values 1 come from nowhere: the candidate's reads take each value that is a "
+             "fixed point of the dependencies."),
+        ]:
+            text = (ROOT / f).read_text()
+            parts.append(_section(title, f"ptxmm explain {f}", _run(["explain", f]), note
+                                  + "\n\n```\n" + text.rstrip() + "\n```"))
         parts.append(_section("JSON", "ptxmm explain examples/classic/MP-rel-acq.ptx --json | head -30",
                               "\n".join(_run(["explain", "examples/classic/MP-rel-acq.ptx",
                                               "--json"]).splitlines()[:30]),

@@ -20,30 +20,8 @@ from ptxmm.fix import apply, forbids
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["ptx", "ptx-v7.5", "ptx-v6.0"]
 
-LOST_UPDATE = """.test LostUpdate "two relaxed atomic increments"
-.global .u32 x = 0;
-.thread T0 .cta 0 {
-    atom.relaxed.gpu.global.add.u32 %r0, [x], 1;
-}
-.thread T1 .cta 1 {
-    atom.relaxed.gpu.global.add.u32 %r1, [x], 1;
-}
-exists (x == 1)
-"""
-
-LB_DEPS = """.test LB+data "load buffering with data dependencies"
-.global .u32 x = 0;
-.global .u32 y = 0;
-.thread T0 .cta 0 {
-    ld.relaxed.gpu.global.u32 %r0, [x];
-    st.relaxed.gpu.global.u32 [y], %r0;
-}
-.thread T1 .cta 1 {
-    ld.relaxed.gpu.global.u32 %r1, [y];
-    st.relaxed.gpu.global.u32 [x], %r1;
-}
-exists (T0:%r0 == 1 && T1:%r1 == 1)
-"""
+LOST_UPDATE = ROOT / "examples/classic/LostUpdate-relaxed-atom.ptx"
+LB_DEPS = ROOT / "examples/classic/LB-data-relaxed.ptx"
 
 
 def _ex(name: str) -> ptxmm.Program:
@@ -103,7 +81,7 @@ def test_sb_fence_sc_through_fence_sc_order(model):
 
 @pytest.mark.parametrize("model", MODELS)
 def test_lost_update_names_atomicity(model):
-    x = explain(ptxmm.parse(LOST_UPDATE, "lost.ptx"), model)
+    x = explain(ptxmm.load(LOST_UPDATE), model)
     w = _witness(x, "Atomicity")
     assert w.kind == "pair" and [e.rel for e in w.chain] == ["fr", "co"]
     assert all("atom.relaxed.gpu.global.add" in e.src.text for e in w.chain)
@@ -111,7 +89,7 @@ def test_lost_update_names_atomicity(model):
 
 @pytest.mark.parametrize("model", MODELS)
 def test_lb_with_dependencies_names_no_thin_air(model):
-    x = explain(ptxmm.parse(LB_DEPS, "lb.ptx"), model)
+    x = explain(ptxmm.load(LB_DEPS), model)
     assert [g.axioms for g in x.groups] == [("No-Thin-Air",)]
     w = _witness(x, "No-Thin-Air")
     assert w.kind == "cycle" and [e.rel for e in w.chain] in (["rf", "data"] * 2, ["data", "rf"] * 2)
