@@ -8,6 +8,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
 
+def benchmark_module(name: str):
+    """A script of benchmarks/ imported as a module (the doc generators the staleness tests run)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def ptx_files() -> list[Path]:
     return sorted([*(ROOT / "tests" / "litmus").rglob("*.ptx"), *(ROOT / "examples").rglob("*.ptx")])
 

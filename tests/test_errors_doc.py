@@ -3,20 +3,16 @@ message makes it stale, and this test says so (regenerate: python benchmarks/err
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
+
+from conftest import benchmark_module
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("errors_doc", ROOT / "benchmarks" / "errors_doc.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["errors_doc"] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_module("errors_doc")
 
 
 def test_errors_doc_is_up_to_date():

@@ -4,20 +4,16 @@ test says so (regenerate: python benchmarks/tutorial_doc.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
+
+from conftest import benchmark_module
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("tutorial_doc", ROOT / "benchmarks" / "tutorial_doc.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["tutorial_doc"] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_module("tutorial_doc")
 
 
 def test_tutorial_is_up_to_date():
