@@ -3,34 +3,14 @@ iterations wrote nothing (the CAS failed)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import ptxmm
 
-LOCK = """.global .u32 lock = 0;
-.global .u32 count = 0;
-.thread T0 .cta 0 {
-ACQ:
-    atom.acquire.gpu.global.cas.b32 %r0, [lock], 0, 1;
-    setp.ne.u32 %p0, %r0, 0;
-    @%p0 bra ACQ;
-    ld.global.u32 %r1, [count];
-    add.u32 %r1, %r1, 1;
-    st.global.u32 [count], %r1;
-    st.release.gpu.global.u32 [lock], 0;
-}
-.thread T1 .cta 1 {
-ACQ:
-    atom.acquire.gpu.global.cas.b32 %r0, [lock], 0, 1;
-    setp.ne.u32 %p0, %r0, 0;
-    @%p0 bra ACQ;
-    ld.global.u32 %r1, [count];
-    add.u32 %r1, %r1, 1;
-    st.global.u32 [count], %r1;
-    st.release.gpu.global.u32 [lock], 0;
-}
-forall (count == 2)
-"""
+# two threads take a CAS spin lock, increment a counter and unlock with st.release
+LOCK = (Path(__file__).resolve().parents[1] / "examples" / "spinlock-cas.ptx").read_text()
 
 
 def test_cas_retry_loop_is_an_await():

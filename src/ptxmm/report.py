@@ -71,9 +71,9 @@ def render(r: CheckResult, console: Console) -> None:
     console.print(f"{len(r.outcomes)} allowed outcome(s)")
     console.print(verdict_text(r))
     if not r.outcomes and r.status == "ok":
-        console.print(Text("no execution finishes: every execution waits forever at a barrier "
-                           "(deadlock); the condition is judged over no execution, as herd7 and "
-                           "Dat3M do", style="yellow"))
+        console.print(Text("the model allows no execution (for instance, every one deadlocks at a "
+                           "barrier); the condition is judged over none, as herd7 and Dat3M do",
+                           style="yellow"))
     if r.status_text and p.condition is None:
         console.print(Text(r.status_text, style="yellow"))
     if r.cut_paths:
