@@ -9,6 +9,8 @@ Prints ONE table: case | before | after | ratio (before/after) | target.
 * "before" runs ``PYTHONPATH=<worktree>/src python -m ptxmm.cli ...`` in a git worktree of REV
   (default 4a4a59e, the last commit of the old engine), created as ``<repo>/../.bench-before-<REV>``
   when missing; "after" runs the current checkout (``PYTHONPATH=<repo>/src``, or ``--after-src``).
+* Children run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE`` is dropped from their
+  environment), as an installed ptxmm has it; the first of a case's runs may write the cache.
 * Every measurement is one whole process per run, timed by wall clock; a cell is the median of K
   runs (``--repeat``, default 5, for fast cases; ``--repeat-slow``, default 1, for slow ones; a fast
   case whose first run takes over 5 s is not repeated) with the peak RSS of the child
@@ -209,6 +211,7 @@ class Bench:
         if not (src / "ptxmm").is_dir():  # else python would fall back on an installed ptxmm
             raise LookupError(f"error: no ptxmm package under {src}")
         env = dict(os.environ, PYTHONPATH=str(src))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as after any install
         return [sys.executable, "-m", "ptxmm.cli", *argv], env
 
     def k(self, case: Case) -> int:
@@ -351,6 +354,9 @@ def make_cases(b: Bench) -> list[Case]:
     cases = [
         Case("mp", "check mp-relaxed-acquire.ptx (process)", "<= 150 ms", 0.150,
              cell=b.wall_cell(lambda: [str(ex / "mp-relaxed-acquire.ptx")], json_out=False)),
+        Case("mp-z3", "check --engine z3 mp-relaxed-acquire.ptx (process)", "<= 150 ms", 0.150,
+             cell=b.wall_cell(lambda: ["--engine", "z3", str(ex / "mp-relaxed-acquire.ptx")],
+                              json_out=False)),
         Case("dat3m", "test Dat3M -j1 ptx-v7.5 (median/test)", "<= 3 ms/test", 0.003, slow=True,
              cell=b.dat3m_cell),
         Case("sb3x3-cond", "SB 3x(3st+3ld) --observe condition", "<= 1 s", 1.0,

@@ -46,14 +46,14 @@ exists (T1:%r0 == 1)
 def test_parsed_model_cache_follows_edits(tmp_path, monkeypatch):
     """The on-disk cache of parsed models is keyed by the text of every file the model reads:
     editing an included file is seen at once."""
-    from ptxmm.cat.parser import load_model
+    from ptxmm.cat.parser import _load, load_model
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (tmp_path / "lib.cat").write_text("let r = po\n")
     model = tmp_path / "m.cat"
     model.write_text('include "lib.cat"\nacyclic r as A\n')
     for expected in (["A"], ["B", "A"]):  # included statements come first
-        load_model.cache_clear()
+        _load.cache_clear()  # the in-process cache of Model objects, by resolved path
         assert [s.name for s in load_model(str(model)).axioms] == expected
         (tmp_path / "lib.cat").write_text("let r = po\nacyclic rf as B\n")
     assert list((tmp_path / "cache" / "ptxmm" / "models").glob("*.pickle"))

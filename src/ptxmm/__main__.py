@@ -1,5 +1,5 @@
 """``python -m ptxmm``: the command line."""
 
-from .cli import main
+from .cli import entry
 
-main()
+entry()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from .cat.parser import Model, load_model, require_axioms
-from .engines import Deadline, TimedOut
+from .engines import Deadline, TimedOut, pick
 from .events import build
 from .outcomes import Observable, canonical, observables, outcome_of, satisfies, verdict
 from .program import Program, format_ref
@@ -21,12 +21,14 @@ from .vocab import candidates
 CO_ANALYSIS_MIN = 40
 
 
-def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unroll: int = 2,
+def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", unroll: int = 2,
           observe: str = "all", flags: bool = True, verdict_only: bool = False,
           max_outcomes: int | None = None, progress=None, timeout: float | None = None,
           allow_no_axioms: bool = False) -> CheckResult:
     """Enumerate every outcome of ``prog`` the model allows and judge its condition.
 
+    ``engine``: "z3", "brute", or "auto" (brute when the candidate space is tiny, else z3; the
+    result's ``engine`` names the one that ran).
     ``verdict_only``: decide the condition with one query (the Z3 engine) instead of enumerating;
     ``outcomes`` then holds at most that query's witness. ``max_outcomes``: stop enumerating
     after that many (the result says so). ``progress(n)`` is called after each outcome found.
@@ -42,6 +44,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "z3", unro
     obs = observables(eg, observe)
     want_flags = flags and any(st.kind == "flag" for st in m.stmts)
     cand = candidates(eg)
+    engine = pick(engine, eg, cand, verdict_only and prog.condition is not None)
     co_known: set[tuple[int, int]] = set()
     if engine == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
         from .knowledge import co_must

@@ -87,9 +87,14 @@ def require_axioms(model: Model) -> None:
                      f"({', '.join(builtin_models())}), or pass --allow-no-axioms")
 
 
-@cache
 def load_model(name_or_path: str) -> Model:
-    path = find_model(name_or_path)
+    """A model by built-in name or .cat path; one Model object per file and process (a name and
+    the path it resolves to give the same object)."""
+    return _load(find_model(name_or_path).resolve())
+
+
+@cache
+def _load(path: Path) -> Model:
     cached = _from_cache(path)
     if cached is not None:
         return cached

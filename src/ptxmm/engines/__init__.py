@@ -54,6 +54,45 @@ class Engine(Protocol):
         ...
 
 
+# ``auto`` enumerates (brute) when the candidate space is at most this many executions: below it
+# the enumerator answers before the solver library would even have loaded (importing z3 alone
+# costs ~40 ms; the enumerator evaluates a litmus-sized candidate in ~0.5 ms).
+AUTO_BRUTE_MAX = 16
+
+
+def candidate_space(eg, cand, limit: int) -> int | None:
+    """An upper bound on the candidate executions the brute-force engine streams (thread paths ×
+    an rf source or none per read × coherence orders × fence.sc orders), or None past ``limit``."""
+    import math
+
+    n = math.prod(len(p) for p in eg.paths)
+    reads: dict[int, int] = {}
+    for _, r in cand.rf:
+        reads[r] = reads.get(r, 1) + 1
+    for k in reads.values():
+        n *= k
+        if n > limit:
+            return None
+    iw = {w for w in eg.init.values()}
+    for ws in cand.writes_at.values():
+        k = len([w for w in ws if w not in iw])
+        n *= 3 ** (k * (k - 1) // 2)
+        if n > limit:
+            return None
+    n *= math.factorial(min(len(cand.scf), 8))
+    return n if n <= limit else None
+
+
+def pick(name: str, eg, cand, verdict_only: bool) -> str:
+    """The engine ``name`` names; ``auto``: brute for small candidate spaces (not for one-query
+    verdicts, which only the solver answers without enumerating), else z3."""
+    if name != "auto":
+        return name
+    if verdict_only:
+        return "z3"
+    return "brute" if candidate_space(eg, cand, AUTO_BRUTE_MAX) is not None else "z3"
+
+
 def engine(name: str):
     """The Problem class of an engine by name."""
     if name == "z3":
