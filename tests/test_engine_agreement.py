@@ -1,211 +1,42 @@
-"""Engine agreement on rich random programs (`gen.rich_program`: typed machine integers,
-wrap-around constants, signed and unsigned comparisons, predication, forward branches, bounded
-loops, RMWs, fences at every scope, CTAs / clusters / GPUs, conditions): the Z3 engine's outcome
-set and verdict equal the brute-force enumerator's, on 200 programs, or on 1,000 in the slow-marked
-variant that ``PTXMM_SLOW=1`` enables. Programs whose brute-force search would be too large are
-skipped by an estimate from their source text. Engine crashes that are known bugs are collected
-and reported as xfail naming the programs; every disagreement fails.
+"""Engine agreement on larger random programs than tests/test_fuzz.py draws (grammar_gen's
+``valid_ptx`` with up to 8 memory events, unrolled once or twice, under three models: typed
+machine integers, wrap-around constants, signed and unsigned comparisons, predication, branches,
+bounded loops, RMWs, fences and proxies at every scope, CTAs / clusters / GPUs, conditions): the Z3
+engine's outcome set and verdict equal the brute-force enumerator's, on 200 programs, or on 1,000
+in the slow-marked variant that ``PTXMM_SLOW=1`` enables. Programs whose candidate space
+(``engines.candidate_space``) is too large for brute force are skipped. Engine crashes that are
+known bugs are collected and reported as xfail naming the programs; every disagreement fails.
 
 Then hand-written programs whose outcomes depend on bit-precise PTX integer semantics, with the
 values the PTX ISA prescribes, and the bugs the generator found."""
 
 from __future__ import annotations
 
-import math
 import os
 import re
 
 import pytest
-from gen import rich_program
+from grammar_gen import valid_ptx
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
+from ptxmm.engines import candidate_space
+from ptxmm.events import build
+from ptxmm.vocab import candidates
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"
 
-# ----- how big is the brute-force search? (from the source text only) --------------------------
-
-_THREAD = re.compile(r"^\.thread\s+\S+([^{\n]*)\{\n(.*?)^\}", re.S | re.M)
-_LOCATION = re.compile(r"^\.(global|shared)\S*\s+\.\w+\s+(\w+)", re.M)
-_GUARD = re.compile(r"^@!?(%\w+)\s+")
-_PURE = ("ld", "mov", "add", "sub", "mul", "and", "or", "xor", "not", "shl", "shr", "min", "max",
-         "neg", "setp", "selp")
-# strict partial orders on n writes (what the enumerator keeps) and the 3^C(n,2) it scans for them
-_ORDERS = [1, 1, 3, 19, 219, 4231, 130023]
-
-
-def _regs(text: str) -> list[str]:
-    return re.findall(r"%\w+", text)
-
-
-def search_size(src: str, unroll: int) -> float:  # noqa: C901 — one term per enumeration dimension
-    """An upper estimate of the brute-force enumerator's work for ``src`` unrolled ``unroll``
-    times: path combinations × rf choices × (co orders × SC-fence orders + co scan). Loops count
-    ``unroll + 1`` iterations (side-effect-free spin loops one); a branch forks paths only when its
-    predicate depends on a loaded value."""
-    shared = {name for space, name in _LOCATION.findall(src) if space == "shared"}
-    writes: dict[str, int] = {}
-    reads: dict[str, int] = {}
-    paths_total, n_sc = 1, 0
-    for place, body in _THREAD.findall(src):
-        cta = re.sub(r"\.gpu 0\b", "", place).strip()  # a .shared location has one copy per CTA
-        lines = [ln.strip().rstrip(";") for ln in body.splitlines()]
-        lines = [ln for ln in lines if ln and not ln.startswith(".reg")]
-        labels = {ln[:-1]: i for i, ln in enumerate(lines) if ln.endswith(":")}
-        mult = [1] * len(lines)
-        paths = 1
-        tainted: set[str] = set()
-        for _ in range(2):  # registers that (transitively) hold loaded values; twice for loops
-            for ln in lines:
-                g = _GUARD.match(ln)
-                ins = ln[g.end():] if g else ln
-                regs = _regs(ins)
-                if not regs or ins.startswith(("st", "red", "bra", "fence", "membar")):
-                    continue
-                if ins.startswith(("ld", "atom")) or any(r in tainted for r in regs[1:]) or (
-                        g and g.group(1) in tainted):
-                    tainted.add(regs[0])
-        for j, ln in enumerate(lines):
-            g = _GUARD.match(ln)
-            ins = ln[g.end():] if g else ln
-            dynamic = g is not None and g.group(1) in tainted
-            if ins.startswith("bra"):
-                target = labels[ins.split()[1]]
-                if target < j:  # a loop
-                    body_lines = lines[target + 1:j]
-                    await_ = g is not None and all(
-                        ln2.endswith(":") or (not _GUARD.match(ln2) and ln2.startswith(_PURE))
-                        for ln2 in body_lines)
-                    if not await_:
-                        for k in range(target + 1, j):
-                            mult[k] *= unroll + 1
-                        if dynamic:
-                            paths *= unroll + 1
-                elif dynamic:
-                    paths *= 2
-            elif ins.startswith("ret") and dynamic:
-                paths *= 2
-        for ln, m in zip(lines, mult):
-            g = _GUARD.match(ln)
-            ins = ln[g.end():] if g else ln
-            loc = re.search(r"\[(\w+)\]", ins)
-            if loc is None:
-                if ins.startswith(("fence.sc", "membar")):
-                    n_sc += m
-                continue
-            x = loc.group(1) + ("@" + cta if loc.group(1) in shared else "")
-            if ins.startswith(("ld", "atom", "red")):
-                reads[x] = reads.get(x, 0) + m
-            if ins.startswith(("st", "atom", "red")):
-                writes[x] = writes.get(x, 0) + m
-        paths_total *= paths
-    rf = math.prod((writes.get(x, 0) + 1) ** n for x, n in reads.items())
-    if max(writes.values(), default=0) >= len(_ORDERS):
-        return math.inf
-    orders = math.prod(_ORDERS[w] for w in writes.values())
-    scan = sum(3 ** math.comb(w, 2) for w in writes.values())
-    return paths_total * rf * (orders * math.factorial(n_sc) + scan / 30)
-
-
-# ----- the generator's promises: registers written before read, one type each -------------------
-
-_NO_DST = ("st", "red", "bra", "ret", "fence", "membar")
-
-
-def register_errors(src: str) -> list[str]:  # noqa: C901 — a data-flow pass over each instruction kind
-    """Reads of a register not written on every path to them (a must-be-defined data flow over
-    the straight-line code, forward branches and loops of a thread), and registers used with two
-    types (writes and ``.reg`` declarations)."""
-    errors = []
-    for _place, body in _THREAD.findall(src):
-        state: set[str] | None = set()
-        pending: dict[str, list[set[str]]] = {}
-        seen: set[str] = set()
-        types: dict[str, str] = {}
-        for raw in body.splitlines():
-            ln = raw.strip().rstrip(";")
-            if not ln:
-                continue
-            if ln.startswith(".reg"):
-                _, ty, *regs = ln.replace(",", " ").split()
-                for r in regs:
-                    if types.setdefault(r, ty[1:]) != ty[1:]:
-                        errors.append(f"{r} declared twice with different types")
-                continue
-            if ln.endswith(":"):
-                lab = ln[:-1]
-                seen.add(lab)
-                ins = pending.pop(lab, []) + ([state] if state is not None else [])
-                state = set.intersection(*ins) if ins else None  # None: unreachable
-                continue
-            g = _GUARD.match(ln)
-            ins = ln[g.end():] if g else ln
-            mnemonic = ins.split()[0]
-            regs = _regs(ins)
-            dst = None if ins.startswith(_NO_DST) or not regs else regs[0]
-            reads = regs[1:] if dst else regs
-            if g:
-                reads.append(g.group(1))
-            if state is not None:
-                errors += [f"`{ln}` reads {r} before it is written" for r in reads if r not in state]
-            if mnemonic.startswith("bra"):
-                lab = ins.split()[1]
-                if lab not in seen and state is not None:
-                    pending.setdefault(lab, []).append(set(state))
-                if not g:
-                    state = None
-            elif mnemonic == "ret" and not g:
-                state = None
-            elif dst:
-                ty = "pred" if mnemonic.startswith("setp") else mnemonic.split(".")[-1]
-                if types.setdefault(dst, ty) != ty:
-                    errors.append(f"`{ln}` writes {dst} as .{ty}, elsewhere .{types[dst]}")
-                if not g and state is not None:
-                    state.add(dst)
-    return errors
-
-
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(src=st.integers(1, 2).flatmap(lambda k: rich_program(max_threads=3, max_events=10,
-                                                             unroll=k)))
-def test_rich_programs_are_well_formed(src):
-    """Every generated program parses, writes each register before reading it and keeps one type
-    per register (what Engine 2 requires)."""
-    ptxmm.parse(src)
-    assert register_errors(src) == [], src
-
-
-def test_register_check_catches_undefined_reads():
-    src = """.global .u32 x = 0;
-.thread T0 .cta 0 {
-    ld.global.u32 %r0, [x];
-    setp.eq.u32 %p0, %r0, 0;
-    @%p0 bra $L0;
-        mov.u32 %r1, 1;
-    $L0:
-    @%p0 mov.u32 %r2, 2;
-    add.u32 %r3, %r1, %r2;
-    mov.s32 %r0, 1;
-}
-"""
-    assert register_errors(src) == [
-        "`add.u32 %r3, %r1, %r2` reads %r1 before it is written",
-        "`add.u32 %r3, %r1, %r2` reads %r2 before it is written",
-        "`mov.s32 %r0, 1` writes %r0 as .s32, elsewhere .u32"]
-
-
 # ----- Z3 = brute force on random programs -------------------------------------------------------
 
-MAX_SEARCH = 1500  # search_size above which a program is skipped (tuned: under ~1 s of brute force)
+MAX_SPACE = 1500  # candidate executions above which a program is skipped (under ~1 s of brute force)
 MODELS = ["ptx"] * 6 + ["ptx-v6.0"] * 2 + ["sc"] * 2
 
 
 def _case():
     return st.integers(1, 2).flatmap(lambda k: st.tuples(
         st.just(k), st.sampled_from(MODELS),
-        rich_program(max_threads=3, max_events=8, max_instrs=5, unroll=k)))
+        valid_ptx(max_threads=3, max_events=8, unroll=k)))
 
 
 _SETTINGS = dict(deadline=None, derandomize=True, database=None,
@@ -234,8 +65,9 @@ def _z3_equals_brute(n: int) -> None:
     @given(case=_case())
     def agree(case):
         unroll, model, src = case
-        assume(search_size(src, unroll) <= MAX_SEARCH)
-        p = ptxmm.parse(src)
+        p = ptxmm.parse(src, "t.ptx")
+        eg = build(p, unroll=unroll)
+        assume(candidate_space(eg, candidates(eg), MAX_SPACE) is not None)
         try:
             z = ptxmm.check(p, model, engine="z3", flags=False, unroll=unroll)
             b = ptxmm.check(p, model, engine="brute", flags=False, unroll=unroll)
