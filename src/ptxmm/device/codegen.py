@@ -43,6 +43,7 @@ from ..program import (
     Thread,
     value_operands,
 )
+from . import codegen_sync as hs
 from .layout import Layout
 from .operands import dst
 
@@ -74,8 +75,12 @@ class _Role:
         self.n_access = 0
         self.regs: dict[str, bool] = {}  # C name → is 64-bit
         self.locs: list[str] = []
+        self.cluster_regs: dict[str, int] = {}  # mapa.shared::cluster results → their width
+        self.mapas: list[tuple[str, int]] = []  # (location, rank) of each mapa
+        self.idx = 0  # index of the instruction being emitted
         for ins in t.instrs:
             self.scan(ins)
+            hs.scan(self, ins)
         for name, v in t.init_regs:
             self.regs.setdefault(name, isinstance(v, str))
             if isinstance(v, str) and v not in self.locs:
@@ -114,6 +119,9 @@ class _Role:
         self.n_access += 1
         base = f"A_{ident(a.base.name)}" if isinstance(a.base, Sym) else f"((u32*){self.r(a.base.name)})"
         ptr = f"({base} + {z})"
+        cluster = hs.cluster_addr(self, a, z) if self.cluster_regs else None
+        if cluster is not None:
+            return cluster
         if space == "shared":
             return "r", f"(u32)__cvta_generic_to_shared({ptr})"
         return "l", ptr
@@ -128,7 +136,7 @@ class _Role:
         self.lines += body
 
     def instr(self, ins: Instruction) -> list[str]:
-        emit = _EMIT.get(type(ins))
+        emit = _EMIT.get(type(ins)) or hs.EMIT.get(type(ins))
         if emit is None:  # layout._check_supported rejected everything else
             raise AssertionError(ins)
         return emit(self, ins)
@@ -136,6 +144,8 @@ class _Role:
     @staticmethod
     def mem_quals(ins: Load | Store | Atom | Red) -> str:
         space = f".{ins.space}" if ins.space else ""
+        if ins.space == "shared" and "shared::cluster" in ins.text:  # DSMEM (mapa addresses)
+            space = ".shared::cluster"
         plain = isinstance(ins, (Load, Store))
         if plain and ins.volatile:
             return f".volatile{space}"
@@ -245,11 +255,12 @@ class _Role:
 
     # -- the whole role ------------------------------------------------------------------------
     def function(self) -> str:
-        for ins in self.t.instrs:
+        for k, ins in enumerate(self.t.instrs):
+            self.idx = k
             self.emit(ins)
         lay = self.lay
         params = ", ".join([f"u32* A_{ident(n)}" for n in self.locs] + [
-            "const u32* z", "u64* out", "u32* dnf"])
+            "const u32* z", "u64* out", "u32* dnf"] + hs.role_params(self))
         decl = []
         init = dict(self.t.init_regs)
         for name in self.regs:
@@ -265,7 +276,7 @@ class _Role:
         loops = any(isinstance(ins, Branch) for ins in self.t.instrs)
         has_ret = any(isinstance(ins, Ret) for ins in self.t.instrs)
         if not loops:
-            body += "\n    (void)dnf;"
+            body += "\n    (void)dnf; (void)z;" if lay.sync is not None else "\n    (void)dnf;"
         return (f"// role {self.k}: thread {self.t.name}\n"
                 f"__device__ __forceinline__ void ptxmm_role_{self.k}({params}) {{\n"
                 + "\n".join(decl) + ("\n    u32 steps = 0;\n" if loops else "\n")
@@ -354,6 +365,8 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
 }
 """)
     src += fns
+    if lay.sync is not None:
+        return _generate_sync(lay, roles, src)
     # litmus kernel: role dispatch
     cases = []
     for k, (role, rl) in enumerate(zip(lay.roles, roles)):
@@ -434,6 +447,102 @@ extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
     return "\n".join(src)
 
 
+def _role_args(lay: Layout, k: int, role, rl: _Role) -> list[str]:
+    """Arguments of role k's function in a synchronized test (16-byte chunks under bulk copies,
+    mbarrier objects in their own region)."""
+    prog, cta_of = lay.program, lay.ctas
+    mul = f" * {lay.chunk}U" if lay.chunk > 1 else ""
+
+    def shared_slot(name: str, g: int) -> str:
+        if name in lay.mbars:
+            return f"(u32*)(mb + ({lay.mbars.index(name)} * NCTA + {g}) * bsz + li)"
+        return f"sh + (({lay.shared.index(name)} * NCTA + {g}) * bsz + li){mul}"
+
+    args = []
+    for name in rl.locs:
+        if prog.location(name).space == "shared":
+            args.append(shared_slot(name, cta_of[(role.cg, role.rank)]))
+        else:
+            args.append(f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, i, n) * stride")
+    args += [f"z + {lay.access_base[k]}", "res + (u64)i * NRES", "dnf + i"]
+    return args + hs.role_args(lay, role, rl, cta_of, shared_slot)
+
+
+def _generate_sync(lay: Layout, roles: list[_Role], src: list[str]) -> str:
+    """The litmus kernel of a synchronized test (sync.py: step schedule, barriers, mbarriers,
+    DSMEM, bulk copies); the check and audit kernels as for any test."""
+    sp = lay.sync
+    mul = f" * {lay.chunk}U" if lay.chunk > 1 else ""
+    cases = []
+    for k, (role, rl) in enumerate(zip(lay.roles, roles)):
+        slot = (role.cg * lay.cluster_size + role.rank) * sp.mw + role.warp
+        cases.append((slot, f"{_instance(role)}\n                "
+                            f"ptxmm_role_{k}({', '.join(_role_args(lay, k, role, rl))});"))
+    shared_final = ""
+    fin = [sl for sl in lay.slots if sl.shared_loc >= 0]
+    if fin:  # final values of shared locations, read by the first role's slot of its CTA
+        role = lay.roles[0]
+        g = lay.ctas[(role.cg, role.rank)]
+        writes = " ".join(f"shfin[(u64)i * NSHARED + {sl.shared_loc}] = "
+                          f"sh[(({sl.shared_loc} * NCTA + {g}) * bsz + li){mul}];" for sl in fin)
+        shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
+                        + _instance(role) + "\n                " + writes + "\n    }\n")
+    cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
+    mbase = f"NSHARED * NCTA * bsz{mul}"
+    src.append(f"""#define MW {sp.mw}U
+#define NBARIDS {max(1, len(sp.bar_ids))}U
+extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
+        const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
+        u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
+        u32 stress_line_words, u32 reps) {{
+    extern __shared__ __align__(16) u32 sh[];
+    __shared__ u32 ptxmm_passed[16];  // quorum barriers: lanes that passed, per hardware barrier
+    u64* mb = (u64*)(sh + {mbase});  // mbarrier objects
+    (void)mb; (void)ptxmm_passed; (void)rotate;
+    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
+    if (b >= nb) {{  // memory stress blocks
+        u32 line = ptxmm_hash(p->iter * 977U + b) % stress_lines;
+        volatile u32* s = scratch + line * stress_line_words;
+        u32 acc = 0, w = lane % stress_line_words;
+        for (u32 k = 0; k < stress_loops; k++) {{ s[w] = k; acc += s[(w + 1) % stress_line_words]; }}
+        if (acc == 0x9e3779b9U) scratch[0] = acc;
+        return;
+    }}
+    const u32 np = nb * bsz, n = np * reps, nc = nb / CS, c = b / CS, rho = b % CS;
+    const u32 qb = p->qb, ob = p->ob, d = p->d, pl = p->pl, ol = p->ol;
+    u32 z[NZ];
+    for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
+    if (lane == 0U) bsm[b] = ptxmm_smid();
+{hs.prologue(lay, mul)}    if (p->use_bar) {{  // bounded barrier over the testing blocks
+        __syncthreads();
+        if (lane == 0U) {{
+            atomicAdd(bar, 1U);
+            for (u32 k = 0; k < 4096U && *(volatile u32*)bar < nb; k++) {{ }}
+        }}
+        __syncthreads();
+    }}
+{hs.step_loop(lay, cases, mul)}{shared_final}{hs.epilogue(lay)}}}
+""")
+    check_lay = lay
+    if sp.needs_dnf and not any(isinstance(i, Branch) for t in lay.program.threads for i in t.instrs):
+        check_lay = _with_dnf(lay)
+    src.append(_check_kernel(check_lay))
+    src += [_audit_kernel(lay, rl) for rl in roles]
+    return "\n".join(src)
+
+
+def _with_dnf(lay: Layout) -> Layout:
+    """The layout the check kernel reads when a test without loops can still not finish (a role
+    released from a quorum barrier by the pad warp): the check kernel counts "did not finish" for
+    programs with a branch, so it is shown one that never runs."""
+    from dataclasses import replace
+
+    prog = lay.program
+    t0 = prog.threads[0]
+    t0 = replace(t0, instrs=t0.instrs + (Branch(target="ptxmm_never"),))
+    return replace(lay, program=replace(prog, threads=(t0, *prog.threads[1:])))
+
+
 def _instance(role) -> str:
     """The instance (and its lane slot) whose role ``role`` this physical thread plays."""
     return f"""                u32 cc = (c + nc - ({role.cg}U * d) % nc) & (nc - 1U);
@@ -506,9 +615,11 @@ def _audit_kernel(lay: Layout, rl: _Role) -> str:
     SASS, the memory instructions before the marker are exactly the test's own."""
     nz = max(1, rl.n_access)
     n_out = max(1, lay.n_res)
+    extra = hs.role_params(rl)  # synchronized tests: barrier group, DSMEM peers (parameters here)
     params = ", ".join([f"u32* A_{ident(n)}" for n in rl.locs] + [f"u32 z{j}" for j in range(nz)]
-                       + ["u64* out", "u32* dnf"])
-    args = ", ".join([f"A_{ident(n)}" for n in rl.locs] + ["zz", "o", "&d"])
+                       + ["u64* out", "u32* dnf"] + extra)
+    args = ", ".join([f"A_{ident(n)}" for n in rl.locs] + ["zz", "o", "&d"]
+                     + [x.split()[-1] for x in extra])
     zs = ", ".join(f"z{j}" for j in range(nz))
     return (f'extern "C" __global__ void ptxmm_audit_{rl.k}({params}) {{\n'
             f"    const u32 zz[{nz}] = {{{zs}}};\n    u64 o[{n_out}] = {{0}};\n    u32 d = 0;\n"

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..checker import check
+from ..errors import UnsupportedError
 from ..events import build
 from ..outcomes import satisfies
 from ..program import Program
@@ -19,6 +20,7 @@ from .env import Env
 from .harness import DeviceRun, Harness
 from .hunt import HuntResult
 from .layout import Layout, make_layout
+from .sync import synchronized
 
 
 @dataclass
@@ -68,6 +70,10 @@ class CrossResult:
 def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckResult, Layout]:
     """The model's outcomes and a device layout whose value codes cover every allowed value."""
     res = check(prog, model, unroll=unroll, observe="all", flags=False)
+    if not res.outcomes and synchronized(prog):
+        raise UnsupportedError("a test the model lets no execution finish (it deadlocks at a "
+                               "barrier) on the device", None,
+                               "on the GPU it would hang: check it with the model only")
     lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
     if lay.observe != "all":
         res = check(prog, model, unroll=unroll, observe=lay.observe, flags=False)

@@ -103,6 +103,22 @@ def fit_co_resident(env: Env, capacity: int, cluster_size: int) -> Env:
     return replace(env, blocks=blocks) if blocks != env.blocks else env
 
 
+def fit_sync(env: Env, lay: Layout) -> Env:
+    """Adjust a fitted environment to a layout's memory and synchronization: one instance plane
+    per block when shared memory holds instances (.shared locations, mbarriers); at most
+    ``lay.max_threads`` per block (a hardware barrier per warp group); 16-byte global slots for
+    bulk copies."""
+    from dataclasses import replace
+
+    if (lay.shared or lay.mbars) and env.reps > 1:  # shared memory holds one plane per block
+        env = replace(env, reps=1)
+    if env.threads > lay.max_threads:
+        env = replace(env, threads=lay.max_threads)
+    if lay.min_stride > 1 and env.stride % lay.min_stride:
+        env = replace(env, stride=env.stride + lay.min_stride - env.stride % lay.min_stride)
+    return env
+
+
 class Harness:
     """Compiled kernels and device buffers for one (program, environment)."""
 
@@ -111,11 +127,7 @@ class Harness:
         cp = self.cp = cupy()
         self.lay = layout or make_layout(prog)
         self.timeout_s = timeout_s
-        env = fit(env, self.lay.warps_per_cta, self.lay.cluster_size)
-        if self.lay.shared and env.reps > 1:  # shared locations hold one plane of instances per block
-            from dataclasses import replace
-
-            env = replace(env, reps=1)
+        env = fit_sync(fit(env, self.lay.warps_per_cta, self.lay.cluster_size), self.lay)
         self.prog = prog
         lay = self.lay
         self.source = generate(lay)

@@ -29,6 +29,7 @@ from ..program import (
     Program,
     ProxyFence,
     Red,
+    Reg,
     Ret,
     Selp,
     Setp,
@@ -36,6 +37,8 @@ from ..program import (
     value_operands,
 )
 from .env import pow2
+from .sync import HOPPER, SyncPlan, mbarrier_locations, mbarrier_only
+from .sync import plan as sync_plan
 
 MAX_KEY_BITS = 22
 
@@ -78,6 +81,22 @@ class Layout:
     n_res: int  # registers recorded per instance
     key_bits: int  # bits of the outcome part of the key (flags come above it)
     observe: str = "all"  # which observables the key holds ("all" or "condition")
+    mbars: tuple[str, ...] = ()  # .shared .b64 mbarrier objects (a u64 region after `shared`)
+    sync: SyncPlan | None = None  # barriers / Hopper synchronization: the step schedule (sync.py)
+
+    @property
+    def chunk(self) -> int:
+        """32-bit words per .shared slot: 4 (16 bytes, aligned) when bulk copies move them."""
+        return 4 if self.sync is not None and self.sync.bulk else 1
+
+    @property
+    def max_threads(self) -> int:
+        return self.sync.max_threads if self.sync is not None else 1024
+
+    @property
+    def min_stride(self) -> int:
+        """Words between global slots: a bulk copy moves 16 aligned bytes, its own chunk."""
+        return 4 if self.sync is not None and self.sync.bulk else 1
 
     @property
     def n_global_slots(self) -> int:
@@ -109,7 +128,7 @@ class Layout:
         return 8 + 2 * self.n_global_slots + self.n_zero
 
     def shared_bytes(self, threads: int) -> int:
-        return 4 * len(self.shared) * len(self.ctas) * threads
+        return (4 * self.chunk * len(self.shared) + 8 * len(self.mbars)) * len(self.ctas) * threads
 
     @property
     def dnf_bit(self) -> int:
@@ -139,7 +158,13 @@ def _check_supported(prog: Program) -> None:
     for t in prog.threads:
         for ins in t.instrs:
             _check_instr(ins)
+    mbars = mbarrier_locations(prog)
     for loc in prog.locations:
+        if loc.name in mbars:
+            if loc.space != "shared" or loc.type != "b64" or not mbarrier_only(prog, loc.name):
+                _unsupported(f"mbarrier location `{loc.name}`", "an mbarrier is a .shared .b64 "
+                             "location that only mbarrier operations touch", loc.pos)
+            continue
         if loc.alias_of is not None:
             _unsupported(f"proxy: location alias `{loc.name}`", "check it with the model only",
                          loc.pos)
@@ -160,16 +185,13 @@ DEVICE_INSTRS = (Load, Store, Atom, Red, Fence, Mov, Alu, Setp, Selp, Branch, La
 
 
 def _check_instr(ins: Instruction) -> None:
-    if not isinstance(ins, (*DEVICE_INSTRS, Barrier, ProxyFence)):
-        hopper = type(ins).__name__ in ("MBarrier", "ClusterBarrier", "Mapa", "BulkCopy", "BulkGroup")
-        _unsupported(f"`{ins.text}`", "Hopper synchronization (mbarrier, barrier.cluster, mapa, "
-                     "cp.async.bulk) runs only in the model so far" if hopper else
-                     "the device harness does not run this instruction; check it with the model "
-                     "only", ins.pos)
-    if isinstance(ins, (Barrier, ProxyFence)):
-        what = "execution barrier" if isinstance(ins, Barrier) else "proxy: proxy fence"
-        _unsupported(f"{what} `{ins.text}`",
-                     "execution barriers and proxy fences run only in the model", ins.pos)
+    if not isinstance(ins, (*DEVICE_INSTRS, Barrier, ProxyFence, *HOPPER)):
+        _unsupported(f"`{ins.text}`", "the device harness does not run this instruction; check it "
+                     "with the model only", ins.pos)
+    if isinstance(ins, ProxyFence) and ins.kind != "async":
+        _unsupported(f"proxy: proxy fence `{ins.text}`",
+                     "only fence.proxy.async runs on the device; other proxy fences run only in "
+                     "the model", ins.pos)
     if isinstance(ins, MEMORY_INSTRS) and ins.proxy != "generic":
         _unsupported(f"proxy: {ins.proxy} access `{ins.text}`",
                      "texture, surface and constant accesses run only in the model", ins.pos)
@@ -196,12 +218,25 @@ def _place(prog: Program) -> tuple[tuple[Role, ...], int, int, int]:
         _unsupported(f"a cluster of {max_ranks} CTAs", "at most 8 CTAs per cluster")
     warps = 1
     for cg, ctas in enumerate(clusters.values()):
-        for rank, threads in enumerate(ctas.values()):
+        # ranks in the order of the .cta numbers (the model's mapa ranks, docs/hopper.md)
+        for rank, (_, threads) in enumerate(sorted(ctas.items(), key=lambda kv: kv[0][-1])):
             warps = max(warps, len(threads))
             for w, t in enumerate(threads):
                 roles.append(Role(t.index, t.name, cg, rank, w))
     roles.sort(key=lambda r: r.index)
     return tuple(roles), cs, len(clusters), warps
+
+
+def _check_observable_reg(prog: Program, o: Observable) -> None:
+    """An mbarrier state or a mapa address is the hardware's own encoding: not comparable with
+    the model's value of it."""
+    t = prog.threads[o.thread]
+    for ins in t.instrs:
+        waits = getattr(ins, "op", "") in ("test_wait", "try_wait")
+        if isinstance(ins, HOPPER) and getattr(ins, "dst", None) == Reg(o.ref.reg) and not waits:
+            _unsupported(f"observed register {o.ref.reg} holding `{ins.text}`", "the device's "
+                         "mbarrier states and DSMEM addresses are encoded differently from the "
+                         "model's: leave the register out of the condition", ins.pos)
 
 
 def _constants(prog: Program) -> set[int]:
@@ -220,10 +255,12 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
     model-allowed value has its own code and anything else lands in the "other" code."""
     _check_supported(prog)
     roles, cs, ngroups, warps = _place(prog)
+    sync = sync_plan(prog, roles, warps)
+    mbars = mbarrier_locations(prog)
     eg = build(prog, unroll=0)
     obs = observables(eg, observe)
     consts = _constants(prog)
-    shared = tuple(loc.name for loc in prog.locations if loc.space == "shared")
+    shared = tuple(loc.name for loc in prog.locations if loc.space == "shared" and loc.name not in mbars)
     globals_ = tuple(loc.name for loc in prog.locations if loc.space != "shared")
     slots: list[ObsSlot] = []
     shift = 0
@@ -232,6 +269,7 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
         values = tuple(sorted(consts | {out[o.key] for out in allowed or [] if o.key in out}))
         bits = max(1, len(values).bit_length())  # codes 0..K (K = other)
         if o.loc is None:
+            _check_observable_reg(prog, o)
             slots.append(ObsSlot(o, values, shift, bits, role=o.thread, reg=o.ref.reg,
                                  res_index=res_count))
             res_count += 1
@@ -248,4 +286,4 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
         _unsupported(f"an outcome key of {shift} bits", f"at most {MAX_KEY_BITS} bits")
     init = {loc.name: loc.init for loc in prog.locations}
     return Layout(prog, roles, cs, ngroups, warps, globals_, shared, init, tuple(slots), res_count,
-                  shift, observe)
+                  shift, observe, mbars, sync)

@@ -1,0 +1,299 @@
+"""How the device runs a test's synchronization (docs/hopper.md, "On the device"): CTA execution
+barriers (``bar.sync``/``barrier.sync``/``bar.arrive``), cluster barriers, mbarrier objects,
+``mapa`` (DSMEM) and the bulk asynchronous copies. Pure Python (no CuPy).
+
+Such a test runs on a *step schedule* instead of the free role rotation: a CTA of the program gets
+``mw`` warp slots (a power of two >= its roles), a cluster ``cs`` CTA ranks, and the testing thread
+in warp w of block rank rho plays, at step (jg, jr, jw), the slot (cluster group jg, rank
+(jr + rho) % cs, warp offset (jw + w) % mw). Every role of one instance in one cluster then runs
+in the same step, in warps (base .. base + mw - 1) of its blocks: the partners a barrier waits for
+are there. Slots with no role are *pad* warps: they take the cluster barriers' phases and rescue
+quorum barriers (below).
+
+CTA barriers: each warp group of mw warps (one instance group, 32 instances of it, one per lane)
+gets its own hardware barrier per barrier id of the program (``1 + g * nids + u``; 0 stays
+``__syncthreads``, which separates steps), with the thread count of the program times 32 (one warp
+per role: the hardware counts whole warps). A barrier with a quorum smaller than its arrivals
+(Dat3M's ``quorum*`` tests) leaves arrivals that no phase completes; the model lets such a thread
+finish only when nothing follows its barrier. A pad warp waits until the completed phases have
+passed, then arrives for the missing threads; a role released that way with events after its
+barrier makes its instance "did not finish" (the execution the model says never ends), so it is
+never compared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from ..program import (
+    MEMORY_INSTRS,
+    Alu,
+    Barrier,
+    Branch,
+    BulkCopy,
+    BulkGroup,
+    ClusterBarrier,
+    Imm,
+    Label,
+    Mapa,
+    MBarrier,
+    Mov,
+    Program,
+    ProxyFence,
+    Reg,
+    Ret,
+    Selp,
+    Setp,
+    Sym,
+)
+from .env import pow2
+
+HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup)
+SYNC = (Barrier, *HOPPER)
+BULK_BYTES = 16  # the hardware's unit: one model word (4 bytes) of a bulk copy is 16 bytes here
+TX_SCALE = BULK_BYTES // 4
+NO_EVENT = (Mov, Alu, Setp, Selp, Label, Ret, Branch)  # instructions that make no memory event
+
+
+@dataclass(frozen=True)
+class BarUse:
+    """One CTA barrier instruction as the device runs it."""
+
+    u: int  # index of its barrier id in SyncPlan.bar_ids
+    threads: int  # hardware thread count (32 per participating role)
+    sync: bool  # bar.sync (else bar.arrive)
+    rescue_at: int = -1  # quorum rescue: passing lanes counted at or beyond this were rescued
+    dnf_after: bool = False  # ... and a rescued role has events after the barrier
+
+
+@dataclass(frozen=True)
+class Rescue:
+    """A pad warp of CTA (cg, rank) arrives once at barrier id u after ``wait_for`` lanes passed."""
+
+    cg: int
+    rank: int
+    u: int
+    wait_for: int
+    threads: int
+    pads: int  # how many pad warps arrive (each once)
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    mw: int  # warp slots per CTA (power of two)
+    bar_ids: tuple[tuple[int, ...], ...]  # CTA barrier ids (values), index u
+    bars: dict  # (role, instruction index) -> BarUse
+    rescues: tuple[Rescue, ...]
+    cluster_phases: int  # barrier.cluster arrive/wait pairs every role (and pad) takes per step
+    dsmem: bool  # mapa: cluster-wide sync around the test so peers' shared memory is live
+    bulk: bool  # bulk copies: 16-byte chunks for the locations involved
+
+    @property
+    def max_threads(self) -> int:
+        """Threads per block such that every warp group has its own hardware barriers (<= 15)."""
+        if not self.bar_ids:
+            return 1024
+        groups = 15 // len(self.bar_ids)
+        p = 1
+        while p * 2 <= groups:
+            p *= 2
+        return min(1024, 32 * self.mw * p)
+
+    @property
+    def needs_dnf(self) -> bool:
+        return any(b.dnf_after for b in self.bars.values())
+
+
+def _unsupported(what: str, hint: str, pos=None):
+    raise UnsupportedError(f"{what} on the device", pos, hint)
+
+
+def synchronized(prog: Program) -> bool:
+    """Whether the test needs the step schedule (any barrier or Hopper synchronization)."""
+    return any(isinstance(i, SYNC) for t in prog.threads for i in t.instrs)
+
+
+def _imm(o, ins, what: str) -> int:
+    if not isinstance(o, Imm):
+        _unsupported(f"{what} from a register in `{ins.text}`", "write it as a constant", ins.pos)
+    return o.value
+
+
+def _straight_prefix(t) -> int:
+    """Index of a thread's first branch or ret: barriers must come before it (each runs once)."""
+    for k, ins in enumerate(t.instrs):
+        if isinstance(ins, (Branch, Ret)):
+            return k
+    return len(t.instrs)
+
+
+def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper form, each one line
+    """Forms the device runs; everything else a located 'not supported … on the device'."""
+    for t in prog.threads:
+        first_branch = _straight_prefix(t)
+        for k, ins in enumerate(t.instrs):
+            if isinstance(ins, (Barrier, ClusterBarrier)):
+                if ins.guard is not None:
+                    _unsupported(f"predicated barrier `{ins.text}`", "barriers run unpredicated",
+                                 ins.pos)
+                if k > first_branch:
+                    _unsupported(f"barrier after a branch `{ins.text}`", "the device runs barriers "
+                                 "that come before every branch of their thread (each runs once)",
+                                 ins.pos)
+            if isinstance(ins, MBarrier):
+                if "shared::cluster" in ins.text:
+                    _unsupported(f"mbarrier of another CTA `{ins.text}`", "use the CTA's own "
+                                 "mbarrier (.shared::cta)", ins.pos)
+                if not isinstance(ins.addr.base, Sym) or ins.addr.offset:
+                    _unsupported(f"mbarrier address `{ins.text}`", "name the mbarrier", ins.pos)
+                for o in (ins.count, ins.tx):
+                    if o is not None:
+                        _imm(o, ins, "count")
+                if ins.op in ("test_wait", "try_wait") and not ins.parity and not isinstance(
+                        ins.state, Reg):
+                    _unsupported(f"wait on a constant state `{ins.text}`",
+                                 "use .parity, or the state an arrive returned", ins.pos)
+            if isinstance(ins, Mapa):
+                if "shared::cluster" not in ins.text:
+                    _unsupported(f"generic `{ins.text}`", "use mapa.shared::cluster", ins.pos)
+                if not isinstance(ins.src, Sym):
+                    _unsupported(f"mapa of a register `{ins.text}`", "name the location", ins.pos)
+                _imm(ins.rank, ins, "rank")
+            if isinstance(ins, BulkCopy):
+                for a in (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar else ()):
+                    if not isinstance(a.base, Sym) or a.offset:
+                        _unsupported(f"bulk copy address `{ins.text}`", "name the locations",
+                                     ins.pos)
+                if _imm(ins.size, ins, "size") != 4:
+                    _unsupported(f"bulk copy of {ins.size.value} bytes `{ins.text}`",
+                                 "the device runs one-word copies", ins.pos)
+            if isinstance(ins, ProxyFence) and ins.kind != "async":
+                _unsupported(f"proxy: proxy fence `{ins.text}`",
+                             "only fence.proxy.async runs on the device", ins.pos)
+
+
+def _cluster_phases(prog: Program) -> int:
+    """Every thread takes the same number of arrive/wait pairs, in that order (the hardware
+    barrier counts every thread of the cluster)."""
+    counts = set()
+    for t in prog.threads:
+        seq = [i for i in t.instrs if isinstance(i, ClusterBarrier)]
+        for n, ins in enumerate(seq):
+            if ins.kind != ("arrive" if n % 2 == 0 else "wait"):
+                _unsupported(f"cluster barrier order at `{ins.text}`",
+                             "alternate barrier.cluster.arrive and .wait, arrive first", ins.pos)
+        if len(seq) % 2:
+            _unsupported(f"thread {t.name} ends without barrier.cluster.wait",
+                         "close every arrive with a wait", t.pos)
+        counts.add(len(seq) // 2)
+    if len(counts) > 1:
+        _unsupported("threads taking different numbers of cluster-barrier phases",
+                     "the hardware barrier waits for every thread of the cluster: give every "
+                     "thread the same arrive/wait pairs", prog.threads[0].pos)
+    return counts.pop() if counts else 0
+
+
+def _events_after(t, k: int) -> bool:
+    return any(not isinstance(i, NO_EVENT) for i in t.instrs[k + 1:])
+
+
+def _cta_barriers(prog: Program, roles, mw: int):  # noqa: C901 - per CTA, per barrier id
+    """Barrier ids, each barrier instruction's BarUse, and the quorum rescues."""
+    bar_ids: list[tuple[int, ...]] = []
+    uses: dict = {}
+    rescues: list[Rescue] = []
+    by_cta: dict = {}
+    for r in roles:
+        by_cta.setdefault((r.cg, r.rank), []).append(r)
+    for (cg, rank), rs in by_cta.items():
+        found: dict[tuple, list] = {}  # barrier id -> [(role, index, instruction)]
+        for r in rs:
+            t = prog.threads[r.index]
+            for k, ins in enumerate(t.instrs):
+                if isinstance(ins, Barrier):
+                    ident = tuple(_imm(o, ins, "barrier id") for o in ins.ids)
+                    found.setdefault(ident, []).append((r, k, ins))
+        for ident, items in found.items():
+            if ident not in bar_ids:
+                bar_ids.append(ident)
+            u = bar_ids.index(ident)
+            parts = {r.index for r, _, _ in items}
+            counts = {None if ins.count is None else _imm(ins.count, ins, "thread count")
+                      for _, _, ins in items}
+            first = items[0][2]
+            if len(counts) > 1:
+                _unsupported(f"barrier {ident} with different thread counts", "give every "
+                             "instruction of one barrier the same count", first.pos)
+            c = counts.pop()
+            per_role = {p: sum(1 for r, _, _ in items if r.index == p) for p in parts}
+            if c is None or c == len(parts):  # every participant, every phase
+                mixed = max(per_role.values()) > 1 and any(i.kind != "sync" for _, _, i in items)
+                if len(set(per_role.values())) > 1 or mixed:
+                    _unsupported(f"barrier {ident} taken a different number of times by its threads",
+                                 "every thread of the CTA takes it equally often", first.pos)
+                for r, k, ins in items:
+                    uses[(r.index, k)] = BarUse(u, 32 * len(parts), ins.kind == "sync")
+                continue
+            if max(per_role.values()) > 1:
+                _unsupported(f"barrier {ident} with a quorum, taken twice by one thread",
+                             "one quorum barrier per thread", first.pos)
+            arrivals = len(items)
+            if c > arrivals or c < 1:
+                _unsupported(f"barrier {ident} waiting for {c} threads of {arrivals}",
+                             "no phase of it can complete: the test can only hang", first.pos)
+            left = arrivals % c
+            if not left:
+                for r, k, ins in items:
+                    uses[(r.index, k)] = BarUse(u, 32 * c, ins.kind == "sync")
+                continue
+            pads = mw - len(rs)
+            if any(ins.kind != "sync" for _, _, ins in items) or c - left > pads or any(
+                    x.cg == cg and x.rank == rank for x in rescues):
+                _unsupported(f"quorum barrier {ident} ({c} of {arrivals} threads) leaving "
+                             f"{left} thread(s) waiting", "the device rescues one such barrier "
+                             "of bar.sync per CTA when it has enough spare warps", first.pos)
+            at = 32 * (arrivals - left)
+            rescues.append(Rescue(cg, rank, u, at, 32 * c, c - left))
+            for r, k, _ins in items:
+                t = prog.threads[r.index]
+                uses[(r.index, k)] = BarUse(u, 32 * c, True, at, _events_after(t, k))
+    return tuple(bar_ids), uses, tuple(rescues)
+
+
+def plan(prog: Program, roles, warps_per_cta: int) -> SyncPlan | None:
+    """The synchronization plan of a test, or None when it has no barrier and no Hopper form."""
+    if not synchronized(prog):
+        return None
+    _check_forms(prog)
+    mw = pow2(warps_per_cta)
+    bar_ids, uses, rescues = _cta_barriers(prog, roles, mw)
+    ins_all = [i for t in prog.threads for i in t.instrs]
+    return SyncPlan(mw, bar_ids, uses, rescues, _cluster_phases(prog),
+                    any(isinstance(i, Mapa) for i in ins_all),
+                    any(isinstance(i, BulkCopy) for i in ins_all))
+
+
+def mbarrier_locations(prog: Program) -> tuple[str, ...]:
+    """The .shared .b64 locations used as mbarrier objects."""
+    names: list[str] = []
+    for t in prog.threads:
+        for ins in t.instrs:
+            addrs = [ins.addr] if isinstance(ins, MBarrier) else (
+                [ins.mbar] if isinstance(ins, BulkCopy) and ins.mbar is not None else [])
+            for a in addrs:
+                if isinstance(a.base, Sym) and a.base.name not in names:
+                    names.append(a.base.name)
+    return tuple(n for n in (loc.name for loc in prog.locations) if n in names)
+
+
+def mbarrier_only(prog: Program, name: str) -> bool:
+    """Whether every access to location ``name`` is an mbarrier operation."""
+    for t in prog.threads:
+        for ins in t.instrs:
+            if isinstance(ins, MEMORY_INSTRS) and isinstance(ins.addr.base, Sym) \
+                    and ins.addr.base.name == name:
+                return False
+            if isinstance(ins, BulkCopy) and any(isinstance(a.base, Sym) and a.base.name == name
+                                                 for a in (ins.dst, ins.src)):
+                return False
+    return True
