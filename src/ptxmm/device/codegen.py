@@ -562,19 +562,35 @@ def _code(s, expr: str) -> str:
     return "(" + " : ".join(parts + [f"{len(s.values)}U"]) + ")"
 
 
-def _check_kernel(lay: Layout) -> str:
+def _check_kernel(lay: Layout, exchange: str = "all") -> str:
+    """One thread per instance: its outcome key, histogrammed (warp-aggregated), and its memory reset.
+
+    A global location's final value is read and reset to its initial value by one ``atomicExch``
+    (``exchange="all"``): the slots of one instance are scattered by the permutations, so a plain
+    load then store costs two 32-byte sector transactions per slot and the exchange one (the litmus
+    kernel has finished: nothing else touches the slot). ``"perm"`` exchanges every location but
+    the first, ``"none"`` loads and stores (the older code, kept for benchmarks)."""
     lines = []
     resets = []
     for s in lay.slots:
         if s.loc >= 0:
-            expr = f"(u64)mem[ptxmm_slot(p, {s.loc}, i, n) * stride]"
+            if exchange == "all" or (exchange == "perm" and s.loc > 0):
+                expr = f"(u64)fin{s.loc}"
+            else:
+                expr = f"(u64)mem[ptxmm_slot(p, {s.loc}, i, n) * stride]"
         elif s.shared_loc >= 0:
             expr = f"(u64)shfin[(u64)i * NSHARED + {s.shared_loc}]"
         else:
             expr = f"res[(u64)i * NRES + {s.res_index}]"
         lines.append(f"    key |= {_code(s, expr)} << {s.shift};")
+    fins = []
     for m, name in enumerate(lay.globals_):
-        resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {lay.init[name] & 0xffffffff}U;")
+        init = lay.init[name] & 0xffffffff
+        if exchange == "all" or (exchange == "perm" and m > 0):
+            slot = f"&mem[ptxmm_slot(p, {m}, i, n) * stride]"
+            fins.append(f"    const u32 fin{m} = atomicExch({slot}, {init}U);")
+        else:
+            resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {init}U;")
     loops = any(isinstance(ins, Branch) for t in lay.program.threads for ins in t.instrs)
     dnf = f"    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}\n" if loops else ""
     blocks = {(r.cg, r.rank) for r in lay.roles}
@@ -597,6 +613,7 @@ extern "C" __global__ void __launch_bounds__(256) ptxmm_check(const Params* __re
         u32 stride, u32 np) {{
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
+{chr(10).join(fins)}
     u32 key = 0;
 {chr(10).join(lines)}
 {dnf}{same}{chr(10).join(resets)}
