@@ -88,3 +88,108 @@ def audit(prog: Program, lay, cubin: Path) -> list[RoleAudit]:
             note = "" if ok else "order or count differs"
         out.append(RoleAudit(k, t.name, exp, body, ok, note))
     return out
+
+
+# -- what orders a role's memory accesses in the machine code -----------------------------------
+# Each SASS instruction is 128 bits; cuobjdump prints the low and the high 64-bit word as two
+# comments. The high word carries the scheduling controls (Volta and later, Hopper included):
+# bits 46-48 the scoreboard a variable-latency instruction (a load) sets when its data returns,
+# bits 52-57 the scoreboards an instruction waits for before it issues. Instructions issue in
+# order, so a memory access B issues after load A's value came back exactly when an instruction
+# between them (B included) waits on A's scoreboard; a MEMBAR between them waits for every earlier
+# access to be performed at its scope. Stores set no completion scoreboard: only a MEMBAR orders
+# a store before a later access.
+_HEX = re.compile(r"/\*\s*(0x[0-9a-f]{16})\s*\*/")
+_INS = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+
+
+@dataclass
+class SassIns:
+    text: str  # e.g. "LDG.E.STRONG.GPU R4, desc[UR4][R4.64]"
+    hi: int = 0  # the high 64-bit word (scheduling controls)
+
+    @property
+    def op(self) -> str:
+        words = self.text.split()
+        if words and words[0].startswith("@"):  # a predicate guard
+            words = words[1:]
+        return words[0] if words else ""
+
+    @property
+    def sets(self) -> int | None:
+        """The scoreboard this instruction sets when its result returns (None: none)."""
+        b = self.hi >> 46 & 7
+        return None if b == 7 else b
+
+    @property
+    def waits(self) -> int:
+        return self.hi >> 52 & 0x3F
+
+    @property
+    def mem(self) -> str | None:
+        c = _CLASS.get(self.op.split(".")[0])
+        return None if c in (None, "fence") else c
+
+
+def parse_sass_full(out: str) -> dict[str, list[SassIns]]:
+    """cuobjdump -sass text → instructions with their control words, per function."""
+    funcs: dict[str, list[SassIns]] = {}
+    cur: list[SassIns] | None = None
+    for line in out.splitlines():
+        m = _FUNC.search(line)
+        if m:
+            cur = funcs.setdefault(m.group(1), [])
+            continue
+        if cur is None:
+            continue
+        m = _INS.search(line)
+        if m:
+            cur.append(SassIns(m.group(2)))
+            continue
+        h = _HEX.findall(line)
+        if h and cur and not _INS.search(line):
+            cur[-1].hi = int(h[-1], 16)
+    return funcs
+
+
+@dataclass
+class Gap:
+    """What the machine code puts between two consecutive memory accesses of a role."""
+
+    first: str  # the two accesses, e.g. "STG.E.STRONG.SM"
+    second: str
+    between: list[str]  # ordering instructions between them (MEMBAR..., CCTL..., ERRBAR)
+    load_wait: bool  # the first is a load and the second issues only after its value returned
+
+    @property
+    def kind(self) -> str:
+        """'membar.gpu' | 'membar.cta' | 'load-wait' | 'none' — the strongest ordering found."""
+        bars = [b for b in self.between if b.startswith("MEMBAR")]
+        if any(not b.endswith(".CTA") for b in bars):
+            return "membar.gpu"
+        if self.load_wait:
+            return "load-wait"
+        return "membar.cta" if bars else "none"
+
+
+def gaps(ins: list[SassIns]) -> list[Gap]:
+    """The gaps between consecutive memory accesses before the audit marker."""
+    marks = [i for i, x in enumerate(ins) if x.op == "NANOSLEEP"]
+    body = ins[:marks[-1]] if marks else ins
+    mem = [i for i, x in enumerate(body) if x.mem]
+    out = []
+    for a, b in zip(mem, mem[1:]):
+        sb = body[a].sets if body[a].mem == "ld" else None
+        wait = sb is not None and any(body[j].waits >> sb & 1 for j in range(a + 1, b + 1))
+        between = [body[j].op for j in range(a + 1, b)
+                   if body[j].op.split(".")[0] in ("MEMBAR", "CCTL", "ERRBAR", "CGAERRBAR", "FENCE")]
+        out.append(Gap(body[a].op, body[b].op, between, wait))
+    return out
+
+
+def role_gaps(cubin: Path, n_roles: int) -> list[list[Gap]]:
+    """Per role of a compiled test (its audit kernel), the gaps between its memory accesses."""
+    out = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True,
+                         check=True).stdout
+    funcs = parse_sass_full(out)
+    return [gaps(funcs.get(f"ptxmm_audit_{k}", [])) for k in range(n_roles)]
