@@ -32,7 +32,7 @@ def test_shape_of_examples():
 
 def test_order_depends_on_shape():
     two_ctas = order(Shape(2, 2, 2, False))
-    assert two_ctas[:4] == ["none", "barrier", "spread", "packed"]
+    assert two_ctas[:4] == ["none", "light", "spread", "packed"]
     one_cta = order(Shape(1, 2, 2, False))
     assert "spread" not in one_cta and one_cta[2:4] == ["lines", "sectors"]
     iriw = order(Shape(4, 4, 2, False))
