@@ -1,7 +1,8 @@
 """Litmus families for device coverage: shapes x access qualifiers x fences x placement, as .ptx.
 
     python benchmarks/families.py OUT_DIR [--per-family N] [--seed S]
-    python benchmarks/families.py coverage CROSSVAL_JSON MANIFEST_JSON [HUNT_JSON] [--out MD]
+    python benchmarks/families.py coverage XVAL[,..] MANIFEST [HUNT[,..]] [--sass DIR] [--out MD]
+    python benchmarks/families.py unseen CROSSVAL_JSON   (files whose allowed weak outcome was not seen)
 
 Shapes: MP, SB, LB, IRIW, ISA2, RWC, WRC, WWC, 2+2W, 3.2W, Z6.3, WRW+2W (herd's definitions, each
 with its weak outcome as the ``exists`` condition). Per variant, each access is relaxed, acquire
@@ -222,26 +223,68 @@ def _weak_seen(t: dict | None) -> bool:
                                                  for o in hunt.get("outcomes", []))
 
 
+GPU_ORDERED = ("membar.gpu", "load-wait")  # sass.Gap.kind values that order a pair at .gpu
+
+
+def hw_class(m: dict, gaps: list[list[str]]) -> str:
+    """What the machine code leaves unordered, and where: ``gaps[t]`` is the ``sass.Gap.kind`` of
+    each gap of thread t (its audit kernel). A pair is weakly ordered when no MEMBAR.*.GPU sits
+    between its accesses and the second does not wait for the first (a load's) value."""
+    if m["ctas"] == 1:
+        return "one CTA"
+    ctas = [int(c) for c in m["tag"].split("@ctas ")[1]]
+    weak = [t for t, g in enumerate(gaps) if any(k not in GPU_ORDERED for k in g)]
+    if not weak:
+        return "across CTAs, every pair ordered at .gpu in SASS"
+    if any(ctas.count(ctas[t]) == 1 for t in weak):
+        return "across CTAs, a weakly ordered thread alone in its CTA"
+    return "across CTAs, weakly ordered threads share a CTA"
+
+
+def sass_gaps(fam: Path, manifest: list[dict]) -> dict[str, list[list[str]]]:
+    """Per variant, per thread, the kinds of its gaps (needs nvcc and cuobjdump)."""
+    import ptxmm
+    from ptxmm.device import sass
+    from ptxmm.device.build import compile_cubin
+    from ptxmm.device.codegen import generate
+    from ptxmm.device.layout import make_layout
+
+    out = {}
+    for m in manifest:
+        prog = ptxmm.load(fam / m["file"])
+        cubin = compile_cubin(generate(make_layout(prog)))
+        out[m["name"]] = [[g.kind for g in r] for r in sass.role_gaps(cubin, len(prog.threads))]
+    return out
+
+
 def _row(key: str) -> dict:
     return {"family": key, "variants": 0, "ran": 0, "allowed": 0, "seen": 0, "hunted": 0,
             "forbidden": 0, "violations": 0, "missed": []}
 
 
+def _key(m: dict, by: str, gaps: dict | None) -> str:
+    if by == "family":
+        return m["family"]
+    return hw_class(m, gaps[m["name"]]) if by == "hw" and gaps else kind_of(m)
+
+
 def coverage(xval: dict, manifest: list[dict], hunted: dict | None = None,
-             by: str = "family") -> list[dict]:
-    """Per family (or per ``kind_of`` with by="kind"): variants, ran, weak outcome allowed by the
-    model, seen within the run's budget, and found later by ``crossval --hunt`` (``hunted``: that
-    run's JSON over the missed variants)."""
+             by: str = "family", gaps: dict | None = None) -> list[dict]:
+    """Per family (or per ``kind_of`` with by="kind", per ``hw_class`` with by="hw" and ``gaps``):
+    variants, ran, weak outcome allowed by the model, seen within the run's budget, and found later
+    by ``crossval --hunt`` (``hunted``: that run's JSON over the missed variants). Tests are matched
+    by name, or by file name for rows that did not run."""
     by_name = {m["name"]: m for m in manifest}
-    later = {t.get("name"): t for t in (hunted or {}).get("tests", [])}
+    by_file = {Path(m["file"]).name: m for m in manifest}
+    later = {_name(t, by_file): t for t in (hunted or {}).get("tests", [])}
     rows: dict[str, dict] = {}
     for m in manifest:
-        rows.setdefault(m["family"] if by == "family" else kind_of(m), _row(""))
+        rows.setdefault(_key(m, by, gaps), _row(""))
     for t in xval["tests"]:
-        m = by_name.get(t.get("name", ""))
+        m = by_name.get(_name(t, by_file))
         if m is None or t.get("status") != "ran":
             continue
-        r = rows[m["family"] if by == "family" else kind_of(m)]
+        r = rows[_key(m, by, gaps)]
         r["variants"] += 1
         r["ran"] += 1
         r["violations"] += t["violations"]
@@ -249,7 +292,7 @@ def coverage(xval: dict, manifest: list[dict], hunted: dict | None = None,
             r["forbidden"] += 1
             continue
         r["allowed"] += 1
-        if t["condition_instances"]:
+        if _weak_seen(t):  # in the run, or by its own hunt (both inside the per-test budget)
             r["seen"] += 1
         elif _weak_seen(later.get(m["name"])):
             r["hunted"] += 1
@@ -258,6 +301,28 @@ def coverage(xval: dict, manifest: list[dict], hunted: dict | None = None,
     for k, r in rows.items():
         r["family"] = k
     return list(rows.values())
+
+
+def _name(t: dict, by_file: dict) -> str:
+    if t.get("name"):
+        return t["name"]
+    m = by_file.get(Path(t.get("file", "")).name)
+    return m["name"] if m else ""
+
+
+def merge(runs: list[dict], union: bool = True) -> dict:
+    """Several crossval JSONs as one: per test (by file), the first row that ran; with ``union``
+    its weak outcome counts as seen if any run saw it (the condition count summed)."""
+    out: dict[str, dict] = {}
+    for run in runs:
+        for t in run["tests"]:
+            k = Path(t.get("file", "")).name
+            if k not in out or out[k].get("status") != "ran":
+                out[k] = t
+            elif union and t.get("status") == "ran" and _weak_seen(t) and not _weak_seen(out[k]):
+                out[k] = out[k] | {"hunt": t.get("hunt") or {}, "condition_instances":
+                                   out[k]["condition_instances"] + t["condition_instances"]}
+    return {"tests": list(out.values())}
 
 
 def _pct(a: int, b: int) -> str:
@@ -296,15 +361,28 @@ def main() -> None:
     ap.add_argument("--per-family", type=int, default=12)
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--sass", default=None, help="coverage: the families' directory; classify the "
+                    "variants by what their SASS leaves unordered (needs nvcc and cuobjdump)")
     ap.add_argument("--header", default="# Coverage of the generated families")
     a = ap.parse_args()
+    if a.args[0] == "unseen":
+        for t in json.loads(Path(a.args[1]).read_text())["tests"]:
+            if t.get("status") == "ran" and t["condition_holds_in_model"] and not _weak_seen(t):
+                print(t["file"])
+        return
     if a.args[0] == "coverage":
-        xval = json.loads(Path(a.args[1]).read_text())
+        def runs(arg: str, union: bool) -> dict:
+            return merge([json.loads(Path(f).read_text()) for f in arg.split(",")], union)
+
+        xval = runs(a.args[1], False)  # a test's row from the first file that ran it
         manifest = json.loads(Path(a.args[2]).read_text())
-        hunted = json.loads(Path(a.args[3]).read_text()) if len(a.args) > 3 else None
+        hunted = runs(a.args[3], True) if len(a.args) > 3 else None
+        gaps = sass_gaps(Path(a.sass), manifest) if a.sass else None
         text = coverage_md(coverage(xval, manifest, hunted), a.header)
-        kinds = coverage(xval, manifest, hunted, by="kind")
-        text += "\n" + coverage_md(kinds, "By placement and local ordering:", "kind")
+        by = "hw" if gaps else "kind"
+        kinds = coverage(xval, manifest, hunted, by=by, gaps=gaps)
+        first = "what the SASS leaves unordered, and where" if gaps else "kind"
+        text += "\n" + coverage_md(kinds, "By placement and machine-code ordering:", first)
         text += "\nAllowed, seen neither within 1 s nor by the hunt:\n\n" + missed_md(kinds)
         if a.out:
             Path(a.out).write_text(text)
