@@ -10,16 +10,18 @@ mkdir -p $OUT/a $OUT/b1 $OUT/b2 $OUT/c
 trap 'cd $OUT && tar czf all.tgz a b1 b2 c && rm -rf a b1 b2 c' EXIT  # at most 8 files come back
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee $OUT/log.txt
 B="python benchmarks/device/targets.py"
-old() { (cd build/before772 && PYTHONPATH=$PWD/src:$DEPS python ../../benchmarks/device/targets.py "$@"); }
+# the 'before' rows: `timeout old ...` could not run a shell function (so the first call of
+# 2026-11-24 has none); run_i14b.sh takes them through bash -c
+OLD="cd build/before772 && PYTHONPATH=\$PWD/src:$DEPS python ../../benchmarks/device/targets.py"
 # (b) check-kernel styles and grid knobs, 2-thread tests under none
 timeout 60 $B check --exchange none,perm,all --envs none --out $OUT/b1 2>&1 | tail -12 | tee -a $OUT/log.txt
 timeout 50 $B check --exchange all --envs none:reps=8,none:iters_per_graph=50,none:blocks=2048 \
   --out $OUT/b2 2>&1 | tail -14 | tee -a $OUT/log.txt
 # (a) SB+relaxed: before (772da46, its barrier preset) and after, one run
-timeout 30 old sb --label before --envs barrier --out $OUT/a 2>&1 | tail -1 | tee -a $OUT/log.txt
+timeout 30 bash -c "$OLD sb --label before --envs barrier --out $OUT/a" 2>&1 | tail -1 | tee -a $OUT/log.txt
 timeout 80 $B sb --label after --repeat 3 --envs barrier,barrier:reps=2,barrier:reps=8,barrier:blocks=256,\
 barrier:blocks=256/reps=8,barrier:threads=512,barrier:iters_per_graph=50 --out $OUT/a 2>&1 | tail -20 | tee -a $OUT/log.txt
-timeout 30 old sb --label before2 --envs barrier --out $OUT/a 2>&1 | tail -1 | tee -a $OUT/log.txt
+timeout 30 bash -c "$OLD sb --label before2 --envs barrier --out $OUT/a" 2>&1 | tail -1 | tee -a $OUT/log.txt
 # (c) family coverage: 1 s per test (0.4 s barrier + 0.6 s hunt), then 2.5 s of hunting on what stays unseen
 timeout -s INT 200 python -m ptxmm crossval $(cat build/fam/across.txt) --budget 0.4 --hunt --hunt-budget 0.6 \
   --no-self-check --json $OUT/c/cov1.json > $OUT/c/cov1.txt 2>&1; tail -3 $OUT/c/cov1.txt | tee -a $OUT/log.txt
