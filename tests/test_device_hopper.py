@@ -195,3 +195,12 @@ def test_synchronized_tests_compile_for_sm90(path, tmp_path, monkeypatch):
     monkeypatch.setenv("PTXMM_CACHE", str(tmp_path))
     cubin = compile_cubin(generate(lay_of(path)))
     assert cubin.stat().st_size > 1000
+
+
+def test_mapa_to_a_rank_outside_the_cluster_is_refused_at_layout():
+    prog = ptxmm.parse(""".shared .u32 x = 0;
+.thread T0 .cluster 0 .cta 0 { mapa.shared::cluster.u64 %rd1, x, 1; st.shared::cluster.u32 [%rd1], 1; }
+exists (x == 1)""", "m.ptx")
+    with pytest.raises(UnsupportedError, match="mapa to rank 1") as e:
+        make_layout(prog)
+    assert e.value.pos.line == 2 and "1 CTA(s)" in e.value.hint

@@ -158,7 +158,11 @@ def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper fo
                     _unsupported(f"generic `{ins.text}`", "use mapa.shared::cluster", ins.pos)
                 if not isinstance(ins.src, Sym):
                     _unsupported(f"mapa of a register `{ins.text}`", "name the location", ins.pos)
-                _imm(ins.rank, ins, "rank")
+                ctas = {u.placement.cta_key for u in prog.threads
+                        if u.placement.cluster_key == t.placement.cluster_key}
+                if not 0 <= _imm(ins.rank, ins, "rank") < len(ctas):
+                    _unsupported(f"mapa to rank {ins.rank.value} `{ins.text}`", f"the cluster has "
+                                 f"{len(ctas)} CTA(s) in the test", ins.pos)
             if isinstance(ins, BulkCopy):
                 for a in (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar else ()):
                     if not isinstance(a.base, Sym) or a.offset:
