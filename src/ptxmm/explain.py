@@ -23,7 +23,14 @@ from dataclasses import dataclass, replace
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
-from .engines.brute import concrete_env, partial_orders, rf_candidates, with_initial_writes
+from .engines.brute import (
+    concrete_env,
+    counted_arrivals,
+    partial_orders,
+    phase_choices,
+    rf_candidates,
+    with_initial_writes,
+)
 from .errors import PtxmmError
 from .events import EventGraph, build
 from .explain_eval import Concrete, Step, text_of
@@ -387,6 +394,7 @@ class _Search:
         per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags], self.tick))
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
+        phases = list(phase_choices(eg, counted_arrivals(eg, execd)))
         for cos in itertools.product(*per_loc):
             self.tick()
             co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())
@@ -396,8 +404,8 @@ class _Search:
                 exe = Execution(paths, rfp, tuple(sorted(co)), vs, (), tuple(zip(self.fin_locs, fc)))
                 if self.fin_locs and not self.produces(exe):
                     continue
-                for sc in itertools.permutations(scf):
-                    yield replace(exe, sc=tuple(sc))
+                for sc, ph in itertools.product(itertools.permutations(scf), phases):
+                    yield replace(exe, sc=tuple(sc), phases=tuple(sorted(ph.items())))
 
     def violated(self, exe: Execution) -> tuple[str, ...]:
         res = interp(self.model, concrete_env(self.eg, exe, self.cand), flags=False)
@@ -620,7 +628,8 @@ def _map_execution(eg: EventGraph, eg2: EventGraph, exe: Execution, emap: dict[i
     return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
                      tuple((f(a), f(b)) for a, b in exe.co), tuple((f(r), v) for r, v in exe.values),
                      tuple(f(x) for x in exe.sc if x in emap),
-                     tuple((loc, f(w)) for loc, w in exe.final))
+                     tuple((loc, f(w)) for loc, w in exe.final),
+                     tuple((f(a), p) for a, p in exe.phases if a in emap))
 
 
 def _why_not(eg, eg2, c1: Concrete, c2: Concrete, s: Step, back, chain, fix_text: str) -> MissingOrder:

@@ -10,7 +10,8 @@ from .program import Program
 @dataclass(frozen=True)
 class Execution:
     """One candidate execution: which path each thread took, rf (read → write), co edges, the
-    values reads returned and the order of fence.sc events."""
+    values reads returned, the order of fence.sc events and the phase each arrival at a counted
+    barrier (``bar.sync a, n``) joined."""
 
     paths: tuple[int, ...]
     rf: tuple[tuple[int, int], ...]  # (write, read)
@@ -18,6 +19,7 @@ class Execution:
     values: tuple[tuple[int, int], ...]  # (read, value)
     sc: tuple[int, ...] = ()  # SC fences in scorder
     final: tuple[tuple[str, int], ...] = ()  # physical location → the write FIN reads
+    phases: tuple[tuple[int, int], ...] = ()  # (counted barrier arrival, its phase)
 
 
 @dataclass(frozen=True)

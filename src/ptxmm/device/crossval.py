@@ -69,19 +69,14 @@ class CrossResult:
 
 def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckResult, Layout]:
     """The model's outcomes and a device layout whose value codes cover every allowed value."""
-    # barrier tests take the Z3 engine: the brute-force engine misses the executions where a
-    # quorum barrier leaves a thread waiting at its last instruction (Dat3M's quorum*-pass tests:
-    # 1 outcome where Z3, the Dat3M verdicts and the H100 have 2 to 4)
-    sync = synchronized(prog)
-    kw = {"engine": "z3"} if sync else {}
-    res = check(prog, model, unroll=unroll, observe="all", flags=False, **kw)
-    if not res.outcomes and sync:
+    res = check(prog, model, unroll=unroll, observe="all", flags=False)
+    if not res.outcomes and synchronized(prog):
         raise UnsupportedError("a test the model lets no execution finish (it deadlocks at a "
                                "barrier) on the device", None,
                                "on the GPU it would hang: check it with the model only")
     lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
     if lay.observe != "all":
-        res = check(prog, model, unroll=unroll, observe=lay.observe, flags=False, **kw)
+        res = check(prog, model, unroll=unroll, observe=lay.observe, flags=False)
     return res, lay
 
 

@@ -62,7 +62,8 @@ AUTO_BRUTE_MAX = 16
 
 def candidate_space(eg, cand, limit: int) -> int | None:
     """An upper bound on the candidate executions the brute-force engine streams (thread paths ×
-    an rf source or none per read × coherence orders × fence.sc orders), or None past ``limit``."""
+    an rf source or none per read × coherence orders × fence.sc orders × barrier phases), or None
+    past ``limit``."""
     import math
 
     n = math.prod(len(p) for p in eg.paths)
@@ -80,6 +81,8 @@ def candidate_space(eg, cand, limit: int) -> int | None:
         if n > limit:
             return None
     n *= math.factorial(min(len(cand.scf), 8))
+    arrivals = sum(1 for e in eg.events if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None)
+    n *= arrivals ** min(arrivals, 8)  # the phase each arrival at a counted barrier joins
     return n if n <= limit else None
 
 

@@ -36,9 +36,10 @@ class ConcreteChoice:
     lg = ConcreteLogic()
 
     def __init__(self, eg: EventGraph, execd: set[int], rf: dict[int, int], co: set[tuple[int, int]],
-                 sc: list[int], values: dict[int, int]):
+                 sc: list[int], values: dict[int, int], phases: dict[int, int] | None = None):
         self.eg, self.execd, self.rfm, self.cos, self.values = eg, execd, rf, co, values
         self.rank = {f: i for i, f in enumerate(sc)}
+        self.phases = phases or {}
 
     def exec(self, e: int) -> Guard:
         return e in self.execd
@@ -56,10 +57,14 @@ class ConcreteChoice:
         return bool(evaluate(e, self.values))
 
     def same_phase(self, a: int, b: int) -> Guard:
-        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]  # k-th arrivals
+        pa, pb = self.phases.get(a), self.phases.get(b)
+        if pa is None or pb is None:
+            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]  # k-th arrivals
+        return pa == pb
 
     def count(self, guards: list[Guard], op: str, q: int) -> Guard:
-        return sum(1 for g in guards if g) >= q
+        """A counted barrier phase completes with exactly q arrivals (as in the Z3 engine)."""
+        return sum(1 for g in guards if g) == q
 
 
 def executed(eg: EventGraph, ex: Execution) -> set[int]:
@@ -71,7 +76,7 @@ def executed(eg: EventGraph, ex: Execution) -> set[int]:
 def concrete_env(eg: EventGraph, ex: Execution, cand: Candidates):
     """The base environment of one concrete execution (for flags and explanations)."""
     ch = ConcreteChoice(eg, executed(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.sc),
-                        dict(ex.values))
+                        dict(ex.values), dict(ex.phases))
     return base_env(eg, ch, cand)
 
 
@@ -103,6 +108,33 @@ def rf_candidates(eg: EventGraph, cand: Candidates):
         opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
         for rfc in itertools.product(*opts):
             yield paths, active, reads, {r: w for r, w in zip(reads, rfc) if w is not None}
+
+
+def counted_arrivals(eg: EventGraph, execd: set[int]) -> list[int]:
+    """The executed arrivals at barriers with a thread count (``bar.sync a, n``): the phase each
+    joins is chosen, as the Z3 engine's ``ph`` variables are."""
+    return [e.eid for e in eg.events if e.eid in execd and e.kind == "B" and "ARRIVE" in e.tags
+            and e.barrier[1] is not None]
+
+
+def phase_choices(eg: EventGraph, arrivals: list[int]) -> Iterator[dict[int, int]]:
+    """Every assignment of a phase number (0 … n-1 for n arrivals) to each counted arrival, the
+    phases of one thread's arrivals at one barrier strictly increasing (the Z3 engine's constraint:
+    a thread's k-th arrival cannot join a phase before its (k-1)-th). Only which arrivals share a
+    phase matters; every such grouping has a numbering below n."""
+    ev = eg.events
+    key = {a: (ev[a].thread, tuple(map(repr, ev[a].barrier[0]))) for a in arrivals}
+    for choice in itertools.product(range(len(arrivals)), repeat=len(arrivals)):
+        ph = dict(zip(arrivals, choice))
+        last: dict[tuple, int] = {}
+        ok = True
+        for a in arrivals:  # event order is program order within a thread
+            if key[a] in last and ph[a] <= last[key[a]]:
+                ok = False
+                break
+            last[key[a]] = ph[a]
+        if ok:
+            yield ph
 
 
 def with_initial_writes(eg: EventGraph, execd: set[int], co: set) -> set:
@@ -184,11 +216,12 @@ class BruteProblem:
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
+        phases = list(phase_choices(eg, counted_arrivals(eg, execd)))
         for cos in itertools.product(*per_loc):
             co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())
-            for sc in itertools.permutations(scf):
+            for sc, ph in itertools.product(itertools.permutations(scf), phases):
                 self.deadline.check()
-                ch = ConcreteChoice(eg, execd, rf, co, list(sc), full)
+                ch = ConcreteChoice(eg, execd, rf, co, list(sc), full, ph)
                 res = interp(self.model, base_env(eg, ch, cand), flags=self.flags)
                 if not all(ax.holds(st.check, v) for st, v in res.axioms):
                     continue
@@ -198,4 +231,4 @@ class BruteProblem:
                 for fc in itertools.product(*maxes):
                     yield Execution(paths, tuple(sorted((w, r) for r, w in rf.items())),
                                     tuple(sorted(co)), tuple(sorted(vals.items())), sc,
-                                    tuple(zip(fin_locs, fc))), raised
+                                    tuple(zip(fin_locs, fc)), tuple(sorted(ph.items()))), raised

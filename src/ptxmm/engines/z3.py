@@ -687,7 +687,9 @@ class Z3Problem:
             sc = tuple(sorted((f for f in ch.rank if ex[f]),
                               key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
         final = tuple((loc, next(w for w in fv if truth[("fin", (loc, w))])) for loc, fv in self.fin.items())
-        return Execution(paths, rf, tuple(sorted(co)), vals, sc, final)
+        phases = tuple((a, m.eval(v, model_completion=True).as_long())
+                       for a, v in sorted(ch.ph.items()) if ex[a])
+        return Execution(paths, rf, tuple(sorted(co)), vals, sc, final, phases)
 
 
 def _fit(t: z3.BitVecRef, w: int) -> z3.BitVecRef:
