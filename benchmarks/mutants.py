@@ -3,9 +3,10 @@
     python benchmarks/mutants.py [--repo PATH] [--only NAME...] [--jobs N]
                                  [--list] [--apply-only] [--equivalent] [--no-baseline]
 
-For each mutant below, a scratch copy of the repository (src/ grammar/ models/ examples/ tests/
-pyproject.toml only) is made next to it (/work/.mutant-<name>-*, removed afterwards; so the tests'
-``ROOT.parent / "shared"`` still finds ../shared), the mutant's text patches are applied, the copy
+For each mutant below, a scratch copy of the repository (``COPY``: the sources, models,
+examples, tests, and the docs and generators the doc-staleness tests read) is made next to it
+(/work/.mutant-<name>-*, removed afterwards; so the tests' ``ROOT.parent / "shared"`` still finds
+../shared), the mutant's text patches are applied, the copy
 must still import and check a two-event program under every model (else: error, not a kill),
 and the fast suite runs in the copy:
 
@@ -42,7 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-COPY = ["src", "grammar", "models", "examples", "tests", "pyproject.toml"]
+COPY = ["src", "grammar", "models", "examples", "tests", "docs", "benchmarks", "README.md", "pyproject.toml"]
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not gpu",
           "tests/"]
 TIMEOUT_S = 900  # per pytest run; the fast suite takes ~25 s unmutated (a full run ~8 min, --jobs 2)
