@@ -11,7 +11,7 @@ trap 'cd $OUT && tar czf all.tgz a b1 b2 c && rm -rf a b1 b2 c' EXIT  # at most 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee $OUT/log.txt
 B="python benchmarks/device/targets.py"
 # the 'before' rows: `timeout old ...` could not run a shell function (so the first call of
-# 2026-11-24 has none); run_i14b.sh takes them through bash -c
+# the first call's log has none); run_i14b.sh takes them through bash -c
 OLD="cd build/before772 && PYTHONPATH=\$PWD/src:$DEPS python ../../benchmarks/device/targets.py"
 # (b) check-kernel styles and grid knobs, 2-thread tests under none
 timeout 60 $B check --exchange none,perm,all --envs none --out $OUT/b1 2>&1 | tail -12 | tee -a $OUT/log.txt
