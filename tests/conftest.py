@@ -20,6 +20,16 @@ def benchmark_module(name: str):
     return mod
 
 
+def gpu_test_marks() -> list:
+    """pytestmark for a module of GPU tests: skipped (visibly) without CuPy or without a device."""
+    cp = pytest.importorskip("cupy")
+    try:
+        have = cp.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no driver, no device: CuPy raises its own runtime errors
+        have = False
+    return [pytest.mark.gpu, pytest.mark.skipif(not have, reason="no CUDA device")]
+
+
 def ptx_files() -> list[Path]:
     return sorted([*(ROOT / "tests" / "litmus").rglob("*.ptx"), *(ROOT / "examples").rglob("*.ptx")])
 

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-from conftest import ROOT
+from conftest import ROOT, gpu_test_marks
 
 import ptxmm
 
-cp = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cp.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="no CUDA device")]
+pytestmark = gpu_test_marks()
 
 EX = ROOT / "examples"
 

@@ -6,14 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHARED
+from conftest import ROOT, SHARED, gpu_test_marks
 
-cp = pytest.importorskip("cupy")
-try:
-    HAVE_GPU = cp.cuda.runtime.getDeviceCount() > 0
-except Exception:
-    HAVE_GPU = False
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="no CUDA device")]
+pytestmark = gpu_test_marks()
 
 # the Dat3M barrier tests: ../shared beside a checkout, or a copy in build/barrier-tests (the
 # device machine gets only the repository)

@@ -400,48 +400,19 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
         shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
                         + _instance(role) + "\n                "
                         + writes + "\n    }\n")
-    cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
-    src.append(f"""
-extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
-        const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
-        u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
-        u32 stress_line_words, u32 reps) {{
-    extern __shared__ u32 sh[];
-    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
-    if (b >= nb) {{  // memory stress blocks
-        u32 line = ptxmm_hash(p->iter * 977U + b) % stress_lines;
-        volatile u32* s = scratch + line * stress_line_words;
-        u32 acc = 0, w = lane % stress_line_words;
-        for (u32 k = 0; k < stress_loops; k++) {{ s[w] = k; acc += s[(w + 1) % stress_line_words]; }}
-        if (acc == 0x9e3779b9U) scratch[0] = acc;
-        return;
-    }}
-    const u32 np = nb * bsz, n = np * reps, nc = nb / CS, c = b / CS, rho = b % CS;
-    const u32 qb = p->qb, ob = p->ob, d = p->d, pl = p->pl, ol = p->ol;
-    u32 z[NZ];
-    for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
-    if (lane == 0U) bsm[b] = ptxmm_smid();
-{shared_init}    if (p->use_bar) {{  // bounded barrier over the testing blocks: one arrival per block
-        __syncthreads();
-        if (lane == 0U) {{
-            atomicAdd(bar, 1U);
-            for (u32 k = 0; k < 4096U && *(volatile u32*)bar < nb; k++) {{ }}
-        }}
-        __syncthreads();
-    }}
+    src.append("\n" + _kernel_head(lay, "    extern __shared__ u32 sh[];\n", shared_init) + """\
     const u32 rot = rotate ? (warp + b) % NROLES : 0U;
     u32 rep = 0;
     // instance planes played back to back: plane rep holds instances [rep * np, (rep + 1) * np)
-    for (rep = 0; rep < reps; rep++) {{
-        for (u32 j = 0; j < NROLES; j++) {{
+    for (rep = 0; rep < reps; rep++) {
+        for (u32 j = 0; j < NROLES; j++) {
             u32 k = j + rot; if (k >= NROLES) k -= NROLES;
-            switch (k) {{
-{chr(10).join(cases)}
-            }}
-        }}
-    }}
-{shared_final}}}
-""")
+            switch (k) {
+""" + "\n".join(cases) + """
+            }
+        }
+    }
+""" + shared_final + "}\n")
     src.append(_check_kernel(lay))
     src += [_audit_kernel(lay, rl) for rl in roles]
     return "\n".join(src)
@@ -487,19 +458,29 @@ def _generate_sync(lay: Layout, roles: list[_Role], src: list[str]) -> str:
                           f"sh[(({sl.shared_loc} * NCTA + {g}) * bsz + li){mul}];" for sl in fin)
         shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
                         + _instance(role) + "\n                " + writes + "\n    }\n")
-    cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
     mbase = f"NSHARED * NCTA * bsz{mul}"
-    src.append(f"""#define MW {sp.mw}U
-#define NBARIDS {max(1, len(sp.bar_ids))}U
-extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
+    decl = ("    extern __shared__ __align__(16) u32 sh[];\n"
+            "    __shared__ u32 ptxmm_passed[16];  // quorum barriers: lanes that passed, per barrier\n"
+            f"    u64* mb = (u64*)(sh + {mbase});  // mbarrier objects\n"
+            "    (void)mb; (void)ptxmm_passed; (void)rotate;\n")
+    src.append(f"#define MW {sp.mw}U\n#define NBARIDS {max(1, len(sp.bar_ids))}U\n"
+               + _kernel_head(lay, decl, hs.prologue(lay, mul))
+               + hs.step_loop(lay, cases, mul) + shared_final + hs.epilogue(lay) + "}\n")
+    src.append(_check_kernel(lay, dnf=sp.needs_dnf or None))
+    src += [_audit_kernel(lay, rl) for rl in roles]
+    return "\n".join(src)
+
+
+def _kernel_head(lay: Layout, shared_decl: str, prologue: str) -> str:
+    """The litmus kernel's signature and first part, shared by every test: the memory stress
+    blocks, the permutation parameters, the zero offsets, then ``prologue`` (shared memory set-up)
+    and the bounded barrier over the testing blocks (one arrival per block)."""
+    cluster = f"__cluster_dims__({lay.cluster_size}, 1, 1) " if lay.cluster_size > 1 else ""
+    return f"""extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
         u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
         u32 stress_line_words, u32 reps) {{
-    extern __shared__ __align__(16) u32 sh[];
-    __shared__ u32 ptxmm_passed[16];  // quorum barriers: lanes that passed, per hardware barrier
-    u64* mb = (u64*)(sh + {mbase});  // mbarrier objects
-    (void)mb; (void)ptxmm_passed; (void)rotate;
-    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
+{shared_decl}    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
     if (b >= nb) {{  // memory stress blocks
         u32 line = ptxmm_hash(p->iter * 977U + b) % stress_lines;
         volatile u32* s = scratch + line * stress_line_words;
@@ -513,7 +494,7 @@ extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
     u32 z[NZ];
     for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
     if (lane == 0U) bsm[b] = ptxmm_smid();
-{hs.prologue(lay, mul)}    if (p->use_bar) {{  // bounded barrier over the testing blocks
+{prologue}    if (p->use_bar) {{  // bounded barrier over the testing blocks: one arrival per block
         __syncthreads();
         if (lane == 0U) {{
             atomicAdd(bar, 1U);
@@ -521,26 +502,7 @@ extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         }}
         __syncthreads();
     }}
-{hs.step_loop(lay, cases, mul)}{shared_final}{hs.epilogue(lay)}}}
-""")
-    check_lay = lay
-    if sp.needs_dnf and not any(isinstance(i, Branch) for t in lay.program.threads for i in t.instrs):
-        check_lay = _with_dnf(lay)
-    src.append(_check_kernel(check_lay))
-    src += [_audit_kernel(lay, rl) for rl in roles]
-    return "\n".join(src)
-
-
-def _with_dnf(lay: Layout) -> Layout:
-    """The layout the check kernel reads when a test without loops can still not finish (a role
-    released from a quorum barrier by the pad warp): the check kernel counts "did not finish" for
-    programs with a branch, so it is shown one that never runs."""
-    from dataclasses import replace
-
-    prog = lay.program
-    t0 = prog.threads[0]
-    t0 = replace(t0, instrs=t0.instrs + (Branch(target="ptxmm_never"),))
-    return replace(lay, program=replace(prog, threads=(t0, *prog.threads[1:])))
+"""
 
 
 def _instance(role) -> str:
@@ -562,7 +524,7 @@ def _code(s, expr: str) -> str:
     return "(" + " : ".join(parts + [f"{len(s.values)}U"]) + ")"
 
 
-def _check_kernel(lay: Layout, exchange: str = "all") -> str:
+def _check_kernel(lay: Layout, exchange: str = "all", dnf: bool | None = None) -> str:
     """One thread per instance: its outcome key, histogrammed (warp-aggregated), and its memory reset.
 
     A global location's final value is read and reset to its initial value by one ``atomicExch``
@@ -591,8 +553,9 @@ def _check_kernel(lay: Layout, exchange: str = "all") -> str:
             fins.append(f"    const u32 fin{m} = atomicExch({slot}, {init}U);")
         else:
             resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {init}U;")
-    loops = any(isinstance(ins, Branch) for t in lay.program.threads for ins in t.instrs)
-    dnf = f"    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}\n" if loops else ""
+    if dnf is None:  # an instance can fail to finish when some thread loops
+        dnf = any(isinstance(ins, Branch) for t in lay.program.threads for ins in t.instrs)
+    dnf_line = f"    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}\n" if dnf else ""
     blocks = {(r.cg, r.rank) for r in lay.roles}
     same = ""
     if len(blocks) > 1:  # the block that played each role of instance i: the litmus map inverted
@@ -616,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(256) ptxmm_check(const Params* __re
 {chr(10).join(fins)}
     u32 key = 0;
 {chr(10).join(lines)}
-{dnf}{same}{chr(10).join(resets)}
+{dnf_line}{same}{chr(10).join(resets)}
     u32 mask = __match_any_sync(__activemask(), key);
     // copy (warp mod HCOPIES) of the histogram: most instances share an outcome, and one counter
     // taking every warp's atomic serialises the kernel
