@@ -376,8 +376,8 @@ ENGINE_MUTANTS = [
            "the initial write is not co-before the program's writes to its location",
            [(VOCAB, "        known[w] = known.get(w, 0) | sum(1 << x for x in "
                     "cand.writes_at.get(ev[w].loc, []) if x != w)\n", "        pass\n"),
-            (BRUTE, '                co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and '
-                    'ev[b].loc == ev[w].loc}\n', "                pass\n")]),
+            (BRUTE, '        co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and '
+                    'ev[b].loc == ev[w].loc}\n', "        pass\n")]),
     Mutant("await-wrong-exit", "engine",
            "the await reduction of a side-effect-free spin loop assumes the loop condition holds "
            "(the branch is taken) instead of the exit",
@@ -433,9 +433,10 @@ ENGINE_MUTANTS = [
     Mutant("scorder-not-total", "engine",
            "fence-SC order need not be total (Z3 ranks may tie; brute force may leave fences out)",
            [(Z3E, "            self.cs.append(z3.Distinct(*self.rank.values()))\n", "            pass\n"),
-            (BRUTE, "            for sc in itertools.permutations(scf):",
-             "            for sc in (p for k in range(len(scf) + 1)\n"
-             "                       for p in itertools.permutations(scf, k)):")]),
+            (BRUTE, "            for sc, ph in itertools.product(itertools.permutations(scf), phases):",
+             "            for sc, ph in itertools.product(\n"
+             "                    (p for k in range(len(scf) + 1) for p in itertools.permutations(scf, k)),\n"
+             "                    phases):")]),
     Mutant("wraparound-lost", "engine",
            "concrete arithmetic does not wrap at the register width (the old engine's unbounded "
            "values; constant folding and brute force)",
