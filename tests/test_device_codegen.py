@@ -275,3 +275,12 @@ def test_hopper_examples_lay_out_on_the_device(name):
     (tests/test_device_hopper.py checks their code); every example gets a synchronization plan."""
     lay = make_layout(ptxmm.load(ROOT / "examples" / "hopper" / name))
     assert lay.sync is not None
+
+
+def test_docs_list_every_preset_with_its_knobs():
+    """docs/device.md's preset table names every preset of env.py with the knobs it has."""
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "device.md").read_text()
+    for name, env in PRESETS.items():
+        assert f"| `{name}` | " in text and f" | {env.short()} |" in text, name
