@@ -48,6 +48,14 @@ def _raw(fn):
 
 _LT, _EQ, _NOT = _raw(z3.Z3_mk_lt), _raw(z3.Z3_mk_eq), _raw(z3.Z3_mk_not)
 _ASSERT = _raw(z3.Z3_solver_assert)
+_ATMOST = _raw(z3.Z3_mk_atmost)
+
+
+def _at_most_one(vs: list) -> z3.BoolRef:
+    """z3.AtMost(*vs, 1) without the per-argument coercion (vs: Bool constants of one context)."""
+    ctx = vs[0].ctx
+    arr = (z3.Ast * len(vs))(*[v.as_ast() for v in vs])
+    return z3.BoolRef(_ATMOST(ctx.ref(), len(vs), arr, 1), ctx)
 
 # The same C entry points with plain pointer (int) arguments and results, unchecked: the
 # Logic's terms are Bool terms of one context, built bottom-up, which cannot fail.
@@ -133,6 +141,8 @@ class Z3Logic:
         self._ids: dict = {}  # (op, kids) | (LEAF, pointer) → id
         self._owned: list[int] = []
         weakref.finalize(self, _release, self.ctx, self._owned)
+        self._tf = (z3.BoolVal(True, self.ctx), z3.BoolVal(False, self.ctx))  # kept alive
+        self._consts = {self._tf[0].as_ast().value: True, self._tf[1].as_ast().value: False}
 
     def leaf(self, t: z3.BoolRef) -> Guard:
         """The term of a Z3 Bool (True/False for the constants)."""
@@ -140,8 +150,8 @@ class Z3Logic:
         key = (_LEAF, p)
         i = self._ids.get(key)
         if i is None:
-            if z3.is_true(t) or z3.is_false(t):
-                return z3.is_true(t)
+            if p in self._consts:  # Z3 hash-conses terms: true and false have one pointer each
+                return self._consts[p]
             i = self._ids[key] = len(self.op)
             self.op.append(_LEAF)
             self.kids.append(t)
@@ -457,14 +467,15 @@ class Z3Problem:
                 _assert(self.s, c)
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
-        self._packing()
+        self._bools: list | None = None  # built by _packing at the first witness read
 
     def _packing(self) -> None:
         """Everything a leaf of the enumeration reads, packed into two bit-vectors so that one
         model evaluation each gives an outcome and its witness (evaluating term by term through
-        the Python API costs more than the solving)."""
+        the Python API costs more than the solving). Built at the first witness read: a query
+        answered "no" needs none."""
         ch = self.ch
-        self._bools: list = []  # (kind, key, term) of every Boolean a witness records
+        self._bools = []  # (kind, key, term) of every Boolean a witness records
         for i, g in enumerate(ch.ex):
             if g is not True and g is not False:
                 self._bools.append(("ex", i, g))
@@ -483,6 +494,8 @@ class Z3Problem:
         self._widths = [1] * len(bits_) + [w.size() for w in words]
 
     def _unpack(self, m: z3.ModelRef) -> list[int]:
+        if self._bools is None:
+            self._packing()
         if self._packed is None:
             return []
         # in base 2: Python refuses decimal strings of over 4300 digits (as_long's route)
@@ -510,7 +523,7 @@ class Z3Problem:
             vs = [ch.rft[(w, e.eid)] for w in ws]
             cs.append(u.any([u.not1(ch.ex[e.eid])] + vs))
             if len(vs) > 1:
-                cs.append(z3.AtMost(*[ch.rfv[(w, e.eid)] for w in ws], 1))
+                cs.append(_at_most_one([ch.rfv[(w, e.eid)] for w in ws]))
             for w, v in zip(ws, vs):
                 same = ch.lg.leaf(_eq(ch.vals[e.eid], ch.values.bv(ev[w].value)))
                 cs.append(u.any([u.not1(v), u.all([ch.ex[w], ch.ex[e.eid], same])]))
