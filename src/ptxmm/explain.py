@@ -394,7 +394,7 @@ class _Search:
         per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags], self.tick))
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
-        phases = list(phase_choices(eg, counted_arrivals(eg, execd)))
+        phases = list(phase_choices(eg, counted_arrivals(eg, execd), self.tick))
         for cos in itertools.product(*per_loc):
             self.tick()
             co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())

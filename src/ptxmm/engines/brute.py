@@ -117,14 +117,17 @@ def counted_arrivals(eg: EventGraph, execd: set[int]) -> list[int]:
             and e.barrier[1] is not None]
 
 
-def phase_choices(eg: EventGraph, arrivals: list[int]) -> Iterator[dict[int, int]]:
+def phase_choices(eg: EventGraph, arrivals: list[int], tick=None) -> Iterator[dict[int, int]]:
     """Every assignment of a phase number (0 … n-1 for n arrivals) to each counted arrival, the
     phases of one thread's arrivals at one barrier strictly increasing (the Z3 engine's constraint:
     a thread's k-th arrival cannot join a phase before its (k-1)-th). Only which arrivals share a
-    phase matters; every such grouping has a numbering below n."""
+    phase matters; every such grouping has a numbering below n. ``tick()`` is called every 4096
+    assignments (a deadline: n arrivals give n^n of them)."""
     ev = eg.events
     key = {a: (ev[a].thread, tuple(map(repr, ev[a].barrier[0]))) for a in arrivals}
-    for choice in itertools.product(range(len(arrivals)), repeat=len(arrivals)):
+    for k, choice in enumerate(itertools.product(range(len(arrivals)), repeat=len(arrivals))):
+        if tick is not None and k % 4096 == 0:
+            tick()
         ph = dict(zip(arrivals, choice))
         last: dict[tuple, int] = {}
         ok = True
@@ -216,7 +219,7 @@ class BruteProblem:
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
-        phases = list(phase_choices(eg, counted_arrivals(eg, execd)))
+        phases = list(phase_choices(eg, counted_arrivals(eg, execd), self.deadline.check))
         for cos in itertools.product(*per_loc):
             co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())
             for sc, ph in itertools.product(itertools.permutations(scf), phases):
