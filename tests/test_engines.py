@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from grammar_gen import valid_ptx
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.events import build
@@ -33,3 +34,35 @@ def test_sc_outcomes_are_ptx_outcomes(src):
     sc = ptxmm.check(p, "sc", flags=False).outcome_set
     ptx = ptxmm.check(p, "ptx", flags=False).outcome_set
     assert sc and sc <= ptx, src
+
+
+def _exhaustive_phase_groupings(keys: list[tuple]) -> set:
+    """Every integer phase numbering (0..n-1) of the arrivals, a key's arrivals strictly
+    increasing, as the set of groupings it gives (the Z3 engine's constraint, by brute force)."""
+    import itertools
+
+    n, out = len(keys), set()
+    for choice in itertools.product(range(n), repeat=n):
+        if all(choice[i] < choice[j] for i in range(n) for j in range(i + 1, n) if keys[i] == keys[j]):
+            out.add(frozenset(frozenset(a for a in range(n) if choice[a] == p) for p in set(choice)))
+    return out
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"])), min_size=1, max_size=6))
+def test_phase_choices_are_the_z3_engines_groupings_once_each(arrivals):
+    """The enumerator's barrier phase choices: each grouping the Z3 engine's phase integers allow,
+    exactly once, numbered in an order that keeps every thread's arrivals increasing."""
+    from types import SimpleNamespace
+
+    from ptxmm.engines.brute import phase_choices
+
+    evs = [SimpleNamespace(thread=t, barrier=((b,), 2, 0)) for t, b in arrivals]
+    eg = SimpleNamespace(events=evs)
+    ids = list(range(len(evs)))
+    got = []
+    for ph in phase_choices(eg, ids):
+        assert all(ph[i] < ph[j] for i in ids for j in ids if i < j and arrivals[i] == arrivals[j])
+        got.append(frozenset(frozenset(a for a in ids if ph[a] == p) for p in set(ph.values())))
+    assert len(got) == len(set(got))
+    assert set(got) == _exhaustive_phase_groupings(arrivals)

@@ -60,6 +60,9 @@ class Engine(Protocol):
 AUTO_BRUTE_MAX = 16
 
 
+_BELL = (1, 1, 2, 5, 15, 52, 203, 877, 4140, 21147, 115975)  # set partitions of n elements
+
+
 def candidate_space(eg, cand, limit: int) -> int | None:
     """An upper bound on the candidate executions the brute-force engine streams (thread paths ×
     an rf source or none per read × coherence orders × fence.sc orders × barrier phases), or None
@@ -82,7 +85,7 @@ def candidate_space(eg, cand, limit: int) -> int | None:
             return None
     n *= math.factorial(min(len(cand.scf), 8))
     arrivals = sum(1 for e in eg.events if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None)
-    n *= arrivals ** min(arrivals, 8)  # the phase each arrival at a counted barrier joins
+    n *= _BELL[min(arrivals, len(_BELL) - 1)]  # groupings of counted barrier arrivals into phases
     return n if n <= limit else None
 
 

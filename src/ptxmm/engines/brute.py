@@ -118,26 +118,64 @@ def counted_arrivals(eg: EventGraph, execd: set[int]) -> list[int]:
 
 
 def phase_choices(eg: EventGraph, arrivals: list[int], tick=None) -> Iterator[dict[int, int]]:
-    """Every assignment of a phase number (0 … n-1 for n arrivals) to each counted arrival, the
-    phases of one thread's arrivals at one barrier strictly increasing (the Z3 engine's constraint:
-    a thread's k-th arrival cannot join a phase before its (k-1)-th). Only which arrivals share a
-    phase matters; every such grouping has a numbering below n. ``tick()`` is called every 4096
-    assignments (a deadline: n arrivals give n^n of them)."""
+    """Every way to group the counted arrivals into barrier phases, as the Z3 engine's integer
+    ``ph`` variables allow: a thread's arrivals at one barrier are in distinct phases, each later
+    than the one before (its k-th arrival cannot join a phase before its (k-1)-th). Only which
+    arrivals share a phase matters, so each grouping (a set partition, drawn once as a restricted
+    growth string) is yielded once, numbered in an order of its phases that respects every
+    thread's order; groupings with no such order are skipped. ``tick()`` is called now and then
+    (a deadline)."""
     ev = eg.events
-    key = {a: (ev[a].thread, tuple(map(repr, ev[a].barrier[0]))) for a in arrivals}
-    for k, choice in enumerate(itertools.product(range(len(arrivals)), repeat=len(arrivals))):
-        if tick is not None and k % 4096 == 0:
-            tick()
-        ph = dict(zip(arrivals, choice))
-        last: dict[tuple, int] = {}
-        ok = True
-        for a in arrivals:  # event order is program order within a thread
-            if key[a] in last and ph[a] <= last[key[a]]:
-                ok = False
-                break
-            last[key[a]] = ph[a]
-        if ok:
-            yield ph
+    key = [(ev[a].thread, tuple(map(repr, ev[a].barrier[0]))) for a in arrivals]
+    after = [max((j for j in range(i) if key[j] == key[i]), default=None) for i in range(len(arrivals))]
+    blocks: list[set] = []  # keys present in each phase
+    label = [0] * len(arrivals)
+    count = [0]
+
+    def grow(i: int) -> Iterator[dict[int, int]]:
+        if i == len(arrivals):
+            count[0] += 1
+            if tick is not None and count[0] % 1024 == 0:
+                tick()
+            rank = _phase_order(len(blocks), [(label[p], label[q]) for q, p in enumerate(after)
+                                              if p is not None])
+            if rank is not None:
+                yield {a: rank[label[k]] for k, a in enumerate(arrivals)}
+            return
+        for b in range(len(blocks) + 1):
+            if b < len(blocks) and key[i] in blocks[b]:
+                continue  # one thread's arrivals at one barrier never share a phase
+            if b == len(blocks):
+                blocks.append(set())
+            blocks[b].add(key[i])
+            label[i] = b
+            yield from grow(i + 1)
+            blocks[b].discard(key[i])
+            if not blocks[b] and b == len(blocks) - 1:
+                blocks.pop()
+
+    yield from grow(0)
+
+
+def _phase_order(n: int, edges: list[tuple[int, int]]) -> list[int] | None:
+    """A numbering of n phases with a < b for every edge (a, b), or None when they form a cycle."""
+    succ: dict[int, list[int]] = {}
+    indeg = [0] * n
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+        indeg[b] += 1
+    ready = [x for x in range(n) if indeg[x] == 0]
+    rank = [0] * n
+    for k in range(n):
+        if not ready:
+            return None
+        x = ready.pop()
+        rank[x] = k
+        for y in succ.get(x, ()):
+            indeg[y] -= 1
+            if indeg[y] == 0:
+                ready.append(y)
+    return rank
 
 
 def with_initial_writes(eg: EventGraph, execd: set[int], co: set) -> set:
