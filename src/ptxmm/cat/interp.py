@@ -79,7 +79,8 @@ class _Scope(dict):
         self.base = base
 
     def __missing__(self, k):
-        return self.base[k]
+        v = self[k] = self.base[k]  # kept: the next lookup of a base name is one dict hit
+        return v
 
     def __contains__(self, k) -> bool:
         return dict.__contains__(self, k) or k in self.base
@@ -225,8 +226,10 @@ class _Eval:
     def lookup(self, node, name: str) -> Value:
         if name == "id":
             return identity(self.env["_"].u)
-        if name in self.env:
+        try:
             return self.env[name]
+        except KeyError:
+            pass
         import difflib
 
         close = difflib.get_close_matches(name, self.env.names(), n=3)
