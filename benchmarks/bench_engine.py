@@ -354,7 +354,8 @@ def make_cases(b: Bench) -> list[Case]:
     cases = [
         Case("mp", "check mp-relaxed-acquire.ptx (process)", "<= 150 ms", 0.150,
              cell=b.wall_cell(lambda: [str(ex / "mp-relaxed-acquire.ptx")], json_out=False)),
-        Case("mp-z3", "check --engine z3 mp-relaxed-acquire.ptx (process)", "<= 150 ms", 0.150,
+        # the same check with the solver forced: what the default's enumeration of tiny spaces saves
+        Case("mp-z3", "check --engine z3 mp-relaxed-acquire.ptx (process)", "-", None,
              cell=b.wall_cell(lambda: ["--engine", "z3", str(ex / "mp-relaxed-acquire.ptx")],
                               json_out=False)),
         Case("dat3m", "test Dat3M -j1 ptx-v7.5 (median/test)", "<= 3 ms/test", 0.003, slow=True,
