@@ -77,7 +77,7 @@ def candidate_space(eg, cand, limit: int) -> int | None:
         n *= k
         if n > limit:
             return None
-    iw = {w for w in eg.init.values()}
+    iw = set(eg.init.values())
     for ws in cand.writes_at.values():
         k = len([w for w in ws if w not in iw])
         n *= 3 ** (k * (k - 1) // 2)
