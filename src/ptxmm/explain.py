@@ -25,6 +25,7 @@ from .cat.interp import run as interp
 from .cat.parser import Model, load_model
 from .engines.brute import (
     concrete_env,
+    consistent_execd,
     counted_arrivals,
     partial_orders,
     phase_choices,
@@ -381,11 +382,8 @@ class _Search:
 
     def _with_values(self, paths, active, reads, rf, vals) -> Iterator[Execution]:
         eg, cand, ev = self.eg, self.cand, self.eg.events
-        full = {r: vals.get(r, 0) for r in reads}
-        execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
-        if any((r in execd) != (r in rf) for r in reads) or any(w not in execd for w in rf.values()):
-            return
-        if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
+        execd = consistent_execd(eg, paths, active, reads, rf, {r: vals.get(r, 0) for r in reads})
+        if execd is None:
             return
         rfp = tuple(sorted((w, r) for r, w in rf.items()))
         vs = tuple(sorted(vals.items()))

@@ -110,6 +110,19 @@ def rf_candidates(eg: EventGraph, cand: Candidates):
             yield paths, active, reads, {r: w for r, w in zip(reads, rfc) if w is not None}
 
 
+def consistent_execd(eg: EventGraph, paths, active, reads: list[int], rf: dict[int, int],
+                     full: dict[int, int]) -> set[int] | None:
+    """The events that run under these paths and read values (``full``: read → value), or None
+    when the choice is inconsistent: a read runs without an rf source (or the reverse), a source
+    write does not run, or a path's branch assumptions fail."""
+    execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
+    if any((r in execd) != (r in rf) for r in reads) or any(w not in execd for w in rf.values()):
+        return None
+    if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
+        return None
+    return execd
+
+
 def counted_arrivals(eg: EventGraph, execd: set[int]) -> list[int]:
     """The executed arrivals at barriers with a thread count (``bar.sync a, n``): the phase each
     joins is chosen, as the Z3 engine's ``ph`` variables are."""
@@ -248,10 +261,8 @@ class BruteProblem:
         if vals is None:
             return
         full = {r: vals.get(r, 0) for r in reads}
-        execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
-        if any((r in execd) != (r in rf) for r in reads) or any(w not in execd for w in rf.values()):
-            return
-        if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
+        execd = consistent_execd(eg, paths, active, reads, rf, full)
+        if execd is None:
             return
         per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags]))
                    for ws in cand.writes_at.values()]
