@@ -74,3 +74,33 @@ def test_bad_model_file(tmp_path):
 def test_models_listed():
     r = run("models")
     assert "ptx " in r.output and "sc " in r.output
+
+
+def test_ctrl_c_in_a_batch_keeps_what_finished(monkeypatch):
+    """Ctrl-C during the second of three files: the first file's result, an 'interrupted' row
+    for each file not done, exit 2 — for check and explain alike."""
+    import importlib
+
+    import ptxmm.cli
+
+    explain_module = importlib.import_module("ptxmm.explain")  # the attribute is the function
+
+    def second_call_interrupts(real):
+        calls = []
+
+        def f(*a, **kw):
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return real(*a, **kw)
+        return f
+
+    monkeypatch.setattr(ptxmm.cli, "api_check", second_call_interrupts(ptxmm.cli.api_check))
+    monkeypatch.setattr(explain_module, "explain", second_call_interrupts(explain_module.explain))
+    for cmd in ("check", "explain"):
+        r = run(cmd, EX, EX, EX, "--json")
+        assert r.exit_code == 2, r.output
+        out = json.loads(r.stdout)
+        assert "error" not in out[0]
+        assert [o["error"]["kind"] for o in out[1:]] == ["interrupted", "interrupted"]
+        assert "interrupted: 1 of 3 file(s)" in r.stderr

@@ -157,10 +157,22 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
                     out_w.line()
                 render(res, out_w)
     except KeyboardInterrupt:
-        failed += 1
-        out += [error_json(f, "interrupted", "not checked: interrupted by the user (Ctrl-C)")
-                for f in files[i:]]
-        click.echo(f"interrupted: {i} of {len(files)} file(s) checked", err=True)
+        failed += interrupted(out, files, i, "checked")
+    finish_batch(out, failed, as_json)
+
+
+def interrupted(out: list, files, done: int, verb: str) -> int:
+    """Ctrl-C in a batch over files: an error row for each file not done (it counts as one
+    failure); the caller still prints what finished."""
+    out += [error_json(f, "interrupted", f"not {verb}: interrupted by the user (Ctrl-C)")
+            for f in files[done:]]
+    click.echo(f"interrupted: {done} of {len(files)} file(s) {verb}", err=True)
+    return 1
+
+
+def finish_batch(out: list, failed: int, as_json: bool) -> None:
+    """The end of a batch over files: its JSON (one object for one file) and the exit status
+    (2 when some file failed)."""
     if as_json:
         click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
     sys.exit(2 if failed else 0)

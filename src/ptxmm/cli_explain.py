@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -29,7 +28,7 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
 
     Every file is reported: one that cannot be explained is an error (on stderr, and an object
     with an "error" member in the JSON); the exit status is then 2."""
-    from .cli import error_json
+    from .cli import error_json, finish_batch, interrupted
     from .explain import explain as api_explain
 
     out, failed, i = [], 0, 0
@@ -48,13 +47,8 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
             else:
                 click.echo(("\n" if i else "") + str(x))
     except KeyboardInterrupt:
-        failed += 1
-        out += [error_json(f, "interrupted", "not explained: interrupted by the user (Ctrl-C)")
-                for f in files[i:]]
-        click.echo(f"interrupted: {i} of {len(files)} file(s) explained", err=True)
-    if as_json:
-        click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
-    sys.exit(2 if failed else 0)
+        failed += interrupted(out, files, i, "explained")
+    finish_batch(out, failed, as_json)
 
 
 @main.command()
