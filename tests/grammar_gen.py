@@ -300,16 +300,12 @@ class _PtxGen(_Draw):
         self.b.stored.setdefault(loc.root, []).append((self.th.index, v))
         return imm_text(v, t)
 
-    def ld(self, ind: int, mult: int, guard: str = "", loc: _Loc | None = None) -> str | None:
-        loc = loc or self.loc_for("generic", False, mult)
-        if loc is None:
-            return None
-        t = self.same_width(loc.type)
-        d = self.dst(t, bool(guard))
-        if d is None:
-            return None
-        sem = self.pick(["", ".weak", ".relaxed.S", ".acquire.S", ".volatile", ".mmio.relaxed.sys",
-                         "", ".relaxed.S", ".acquire.S"]).replace("S", self.pick(SCOPES))
+    def access_quals(self, loc: _Loc, strong: str, cops: list[str], evict: list[str]):
+        """The semantics, state space and cache hint of a ld (``strong`` = ".acquire") or st
+        (".release"): `.mmio` only on .global (else `.volatile`), hints only on .global accesses,
+        cache operators only on weak ones."""
+        sem = self.pick(["", ".weak", ".relaxed.S", f"{strong}.S", ".volatile", ".mmio.relaxed.sys",
+                         "", ".relaxed.S", f"{strong}.S"]).replace("S", self.pick(SCOPES))
         space = self.space(loc)
         if sem.startswith(".mmio"):
             if loc.space != "global":
@@ -320,9 +316,20 @@ class _PtxGen(_Draw):
         if loc.space != "global":
             pass
         elif sem in ("", ".weak") and self.chance(1, 5):
-            hint = self.pick(LD_COPS)
+            hint = self.pick(cops)
         elif not sem.startswith((".mmio", ".volatile")) and self.chance(1, 8):
-            hint = self.pick(EVICT)
+            hint = self.pick(evict)
+        return sem, space, hint
+
+    def ld(self, ind: int, mult: int, guard: str = "", loc: _Loc | None = None) -> str | None:
+        loc = loc or self.loc_for("generic", False, mult)
+        if loc is None:
+            return None
+        t = self.same_width(loc.type)
+        d = self.dst(t, bool(guard))
+        if d is None:
+            return None
+        sem, space, hint = self.access_quals(loc, ".acquire", LD_COPS, EVICT)
         addr = self.address(loc, ind)
         self.emit(f"{guard}ld{sem}{space}{hint}.{t} {d}, {addr}", ind)
         self._events(mult)
@@ -340,21 +347,7 @@ class _PtxGen(_Draw):
         if src is None:
             regs = self.th.regs.regs(w=w)
             src = self.pick(regs) if regs and self.chance(1, 3) else self.store_value(loc, t)
-        sem = self.pick(["", ".weak", ".relaxed.S", ".release.S", ".volatile", ".mmio.relaxed.sys",
-                         "", ".relaxed.S", ".release.S"]).replace("S", self.pick(SCOPES))
-        space = self.space(loc)
-        if sem.startswith(".mmio"):
-            if loc.space != "global":
-                sem = ".volatile"
-            else:
-                space = ".global"
-        hint = ""
-        if loc.space != "global":
-            pass
-        elif sem in ("", ".weak") and self.chance(1, 5):
-            hint = self.pick(ST_COPS)
-        elif not sem.startswith((".mmio", ".volatile")) and self.chance(1, 8):
-            hint = self.pick(EVICT[:5])
+        sem, space, hint = self.access_quals(loc, ".release", ST_COPS, EVICT[:5])
         addr = self.address(loc, ind)
         self.emit(f"{guard}st{sem}{space}{hint}.{t} {addr}, {src}", ind)
         self._events(mult, loc, mult)
