@@ -321,6 +321,14 @@ class _PtxGen(_Draw):
             hint = self.pick(evict)
         return sem, space, hint
 
+    def loaded(self, d: str, guard: str, mult: int) -> str:
+        """After emitting a read into ``d``: its events, ``d`` defined (maybe only under the
+        guard) and known to hold a loaded value."""
+        self._events(mult)
+        self.define(d, bool(guard))
+        self.th.regs.loaded.add(d)
+        return d
+
     def ld(self, ind: int, mult: int, guard: str = "", loc: _Loc | None = None) -> str | None:
         loc = loc or self.loc_for("generic", False, mult)
         if loc is None:
@@ -332,10 +340,7 @@ class _PtxGen(_Draw):
         sem, space, hint = self.access_quals(loc, ".acquire", LD_COPS, EVICT)
         addr = self.address(loc, ind)
         self.emit(f"{guard}ld{sem}{space}{hint}.{t} {d}, {addr}", ind)
-        self._events(mult)
-        self.define(d, bool(guard))
-        self.th.regs.loaded.add(d)
-        return d
+        return self.loaded(d, guard, mult)
 
     def st(self, ind: int, mult: int, guard: str = "", src: str | None = None,
            loc: _Loc | None = None) -> bool:
@@ -397,10 +402,7 @@ class _PtxGen(_Draw):
             return None
         head = self.pick(["ld.const", "ld.const", "ld.weak.const", "ld.const.ca", "ld.weak.const.cg"])
         self.emit(f"{guard}{head}.{t} {d}, [{loc.name}]", ind)
-        self._events(mult)
-        self.define(d, bool(guard))
-        self.th.regs.loaded.add(d)
-        return d
+        return self.loaded(d, guard, mult)
 
     def tex(self, ind: int, mult: int, guard: str = "") -> str | None:
         loc = self.loc_for("texture", False, mult)
@@ -416,10 +418,7 @@ class _PtxGen(_Draw):
         base = ".base" if self.chance(1, 4) else ""
         self.emit(f"{guard}tex{base}.1d.v4.{t}.s32 {{{', '.join([d, *rest])}}}, [{loc.name}, {coord}]",
                   ind)
-        self._events(mult)
-        self.define(d, bool(guard))
-        self.th.regs.loaded.add(d)
-        return d
+        return self.loaded(d, guard, mult)
 
     def suld(self, ind: int, mult: int, guard: str = "") -> str | None:
         loc = self.loc_for("surface", False, mult)
@@ -434,10 +433,7 @@ class _PtxGen(_Draw):
         out = f"{{{d}}}" if self.chance(1, 2) else d
         coord = self.coordinate(ind)
         self.emit(f"{guard}suld.b.1d{cop}.{t}.{clamp} {out}, [{loc.name}, {coord}]", ind)
-        self._events(mult)
-        self.define(d, bool(guard))
-        self.th.regs.loaded.add(d)
-        return d
+        return self.loaded(d, guard, mult)
 
     def sust(self, ind: int, mult: int, guard: str = "") -> bool:
         loc = self.loc_for("surface", True, mult)
