@@ -6,7 +6,7 @@ on the GPU has a deadline (DeviceTimeout), so a hung kernel ends the run instead
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import PtxmmError
 from ..program import Program
@@ -95,8 +95,6 @@ def co_resident_blocks(kernel, threads: int, shared_bytes: int) -> int:
 def fit_co_resident(env: Env, capacity: int, cluster_size: int) -> Env:
     """With a barrier, every testing and stress block must be resident at once, or the barrier
     waits out its bound: halve the testing blocks until they fit."""
-    from dataclasses import replace
-
     blocks = env.blocks
     while capacity and env.barrier_pct and blocks > cluster_size and blocks + env.stress_blocks > capacity:
         blocks //= 2
@@ -108,8 +106,6 @@ def fit_sync(env: Env, lay: Layout) -> Env:
     per block when shared memory holds instances (.shared locations, mbarriers); at most
     ``lay.max_threads`` per block (a hardware barrier per warp group); 16-byte global slots for
     bulk copies."""
-    from dataclasses import replace
-
     if (lay.shared or lay.mbars) and env.reps > 1:  # shared memory holds one plane per block
         env = replace(env, reps=1)
     if env.threads > lay.max_threads:
