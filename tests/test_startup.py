@@ -91,3 +91,14 @@ def test_the_ptxmm_program_exits_quickly_with_every_line_and_the_right_code(tmp_
     res = run("check", str(MP), str(bad), "--json")
     assert res.returncode == 2 and '"error"' in res.stdout and "relase" in res.stderr
     assert run("nosuchcommand").returncode == 2
+
+
+def test_a_parallel_batch_exits_and_closes_its_output():
+    """`ptxmm test -j 2` shuts its worker pool down before the quick exit: with the pool left to
+    interpreter teardown, os._exit could leave workers holding the output pipe (a reader such as
+    `| tail` then waited forever) or hang in multiprocessing's exit handler."""
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-m", "ptxmm", "test", str(ROOT / "examples" / "classic"),
+                            "-j", "2"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "agree" in r.stdout and "Exception" not in r.stderr

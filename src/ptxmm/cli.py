@@ -34,10 +34,13 @@ def entry() -> None:
     """The ``ptxmm`` program: ``main`` then a quick exit. Once a command is done and its output
     flushed, Python's own teardown (freeing every module and object one by one) would add ~15 ms
     to each run — a tenth of a litmus check — for memory the OS reclaims anyway. Exit handlers
-    (atexit: logging, worker pools, temporary files) still run. ``main`` itself, as called from
-    Python or by click's test runner, exits normally."""
+    (atexit: logging, temporary files) still run. While other threads or worker processes are
+    alive (a batch interrupted by Ctrl-C), the exit is Python's own: their shutdown belongs to its
+    teardown, and skipping it could leave workers holding the output pipe open. ``main`` itself,
+    as called from Python or by click's test runner, exits normally."""
     import atexit
     import os
+    import threading
 
     try:
         main()
@@ -46,6 +49,9 @@ def entry() -> None:
         code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
         if isinstance(e.code, str):
             print(e.code, file=sys.stderr)
+    mp = sys.modules.get("multiprocessing")
+    if threading.active_count() > 1 or (mp is not None and mp.active_children()):
+        sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

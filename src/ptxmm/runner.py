@@ -129,8 +129,10 @@ def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = N
                 results.append(r)
                 if progress:
                     progress()
-        finally:  # on Ctrl-C: cancel what has not started, do not wait for the rest
+        except BaseException:  # Ctrl-C: cancel what has not started, do not wait for the rest
             ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)  # every result is in: the workers exit now, not at interpreter exit
     return results
 
 
