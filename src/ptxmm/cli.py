@@ -105,12 +105,14 @@ class _Ticker:
 
     def close(self) -> None:
         with self.lock:
-            if self.timer is not None:
-                self.timer.cancel()
-                self.timer = None
+            timer, self.timer = self.timer, None
+            if timer is not None:
+                timer.cancel()
             if self.prog is not None:
                 self.prog.stop()
                 self.prog = None
+        if timer is not None:  # outside the lock (_start takes it): no thread outlives the check
+            timer.join()
 
 
 @main.command()
