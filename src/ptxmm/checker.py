@@ -11,6 +11,7 @@ import time
 from .cat.parser import Model, load_model, require_axioms
 from .engines import Deadline, TimedOut, pick
 from .events import build
+from .gcpause import no_gc
 from .outcomes import Observable, canonical, observables, outcome_of, satisfies, verdict
 from .program import Program, format_ref
 from .result import CheckResult, Outcome, OutcomeInfo
@@ -35,6 +36,13 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     ``timeout``: seconds for the whole check; past it the result's status is "timeout" and its
     verdict None (unknown), never a guess. A model with no axiom is refused (it would allow
     everything) unless ``allow_no_axioms``."""
+    with no_gc():
+        return _check(prog, model, engine, unroll, observe, flags, verdict_only, max_outcomes,
+                      progress, timeout, allow_no_axioms)
+
+
+def _check(prog, model, engine, unroll, observe, flags, verdict_only, max_outcomes, progress,
+           timeout, allow_no_axioms) -> CheckResult:
     t0 = time.perf_counter()
     deadline = Deadline.after(timeout)
     m = load_model(model) if isinstance(model, str) else model
@@ -84,13 +92,16 @@ def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadlin
     from .engines.z3 import Z3Problem
 
     pb = Z3Problem(eg, m, obs, cand, flags=False, co_known=co_known, deadline=deadline)
-    cond = prog.condition
-    c = pb.condition(cond.expr, lambda r: format_ref(canonical(prog, eg, r)))
-    wit = pb.find(c, negate=cond.quantifier == "forall")
-    if wit is not None:
-        found.append((outcome_of(eg, obs, wit), wit, []))
-    elif eg.cut_paths and pb.find() is None:
-        return None, "no-execution"
+    try:
+        cond = prog.condition
+        c = pb.condition(cond.expr, lambda r: format_ref(canonical(prog, eg, r)))
+        wit = pb.find(c, negate=cond.quantifier == "forall")
+        if wit is not None:
+            found.append((outcome_of(eg, obs, wit), wit, []))
+        elif eg.cut_paths and pb.find() is None:
+            return None, "no-execution"
+    finally:
+        pb.close()
     return {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier], "ok"
 
 
@@ -101,10 +112,13 @@ def _enumerate(name, eg, m, obs: list[Observable], cand, co_known, want_flags, m
     from .engines import engine
 
     pb = engine(name)(eg, m, obs, cand, flags=want_flags, co_known=co_known, deadline=deadline)
-    for values, wit, fl in pb.outcomes():
-        found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
-        if progress:
-            progress(len(found))
-        if max_outcomes is not None and len(found) >= max_outcomes:
-            return "stopped"
-    return "ok"
+    try:
+        for values, wit, fl in pb.outcomes():
+            found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
+            if progress:
+                progress(len(found))
+            if max_outcomes is not None and len(found) >= max_outcomes:
+                return "stopped"
+        return "ok"
+    finally:
+        pb.close()

@@ -36,11 +36,11 @@ def entry() -> None:
     to each run — a tenth of a litmus check — for memory the OS reclaims anyway. Exit handlers
     (atexit: logging, temporary files) still run. While other threads or worker processes are
     alive (a batch interrupted by Ctrl-C), the exit is Python's own: their shutdown belongs to its
-    teardown, and skipping it could leave workers holding the output pipe open. ``main`` itself,
-    as called from Python or by click's test runner, exits normally."""
+    teardown, and skipping it could leave workers holding the output pipe open. Daemon threads
+    (rich's display refresh, which rich stops without joining) do not count. ``main`` itself, as
+    called from Python or by click's test runner, exits normally."""
     import atexit
     import os
-    import threading
 
     try:
         main()
@@ -49,8 +49,7 @@ def entry() -> None:
         code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
         if isinstance(e.code, str):
             print(e.code, file=sys.stderr)
-    mp = sys.modules.get("multiprocessing")
-    if threading.active_count() > 1 or (mp is not None and mp.active_children()):
+    if _others_alive():
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
@@ -59,6 +58,15 @@ def entry() -> None:
         except (OSError, ValueError):  # a closed pipe (`ptxmm ... | head`): nothing left to say
             code = code or 1
     os._exit(code)
+
+
+def _others_alive() -> bool:
+    """Whether a non-daemon thread besides this one, or a worker process, is still running."""
+    import threading
+
+    mp = sys.modules.get("multiprocessing")
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    return bool(others) or (mp is not None and bool(mp.active_children()))
 
 
 def _fail(e: PtxmmError) -> None:

@@ -28,6 +28,7 @@ knows no solver."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -115,6 +116,15 @@ def _level(eg: EventGraph, ta: int, tb: int) -> int:
     return _LEVEL[pa.level_with(pb)]
 
 
+@dataclass(frozen=True)
+class Derived:
+    """A base entry computed from other entries (named, so no thunk refers to the environment:
+    a cycle would leave the environment, and its solver terms, to the cyclic collector)."""
+
+    uses: tuple[str, ...]
+    fn: Callable
+
+
 class LazyEnv(dict):
     """The base environment: an entry is computed on first use (a model names only some)."""
 
@@ -126,7 +136,7 @@ class LazyEnv(dict):
         f = self.later.pop(k, None)
         if f is None:
             raise KeyError(k)
-        v = self[k] = f()
+        v = self[k] = f.fn(*(self[n] for n in f.uses)) if isinstance(f, Derived) else f()
         return v
 
     def __contains__(self, k) -> bool:
@@ -335,7 +345,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     env["co"] = co
     lazy["fr"] = lambda: _fr(rf, co)
     env["scorder"] = Rel.of(u, {(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
-    lazy["sync_fence"] = lambda: env["scorder"] & (env["sr"] | env["int"])
+    lazy["sync_fence"] = Derived(("scorder", "sr", "int"), lambda so, sr, int_: so & (sr | int_))
     bars = Barriers(eg, ch, u)
     lazy["sync_barrier"] = bars.sync
     lazy["QUORUM_UNMET"] = bars.quorum_unmet

@@ -53,6 +53,10 @@ class Engine(Protocol):
         """Every allowed outcome, each once."""
         ...
 
+    def close(self) -> None:
+        """Done: give back what the problem holds (the Z3 engine's solver)."""
+        ...
+
 
 # ``auto`` enumerates (brute) when the candidate space is at most this many executions: below it
 # the enumerator answers before the solver library would even have loaded (importing z3 alone

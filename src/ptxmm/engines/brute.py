@@ -238,6 +238,9 @@ class BruteProblem:
         self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
         self.deadline = deadline
 
+    def close(self) -> None:
+        """Nothing held."""
+
     def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
         """Every allowed outcome once (the first execution found for it as witness)."""
         seen: set[tuple[int, ...]] = set()

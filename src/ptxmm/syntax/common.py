@@ -1,30 +1,14 @@
-"""What both front ends share: integer literals, condition trees, expectations, and parsing
-without the cyclic garbage collector (the semantic checks are in :mod:`.check`)."""
+"""What both front ends share: integer literals, condition trees and expectations (the semantic
+checks are in :mod:`.check`)."""
 
 from __future__ import annotations
 
 import difflib
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from lark import Token, Tree
 
 from ..errors import ParseError, SemanticError, SourcePos
 from ..program import And, Cmp, Condition, Not, Or, TrueC
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Parsing allocates a tree node per token and frees nothing cyclic: the collector's passes
-    over the growing heap would take a third of the time on a large file."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def int_literal(text: str, pos: SourcePos | None = None) -> int:

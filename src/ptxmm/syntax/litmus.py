@@ -70,6 +70,7 @@ import lark
 from lark import Token, Tree
 
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
+from ..gcpause import no_gc
 from ..program import (
     MEMORY_INSTRS,
     Addr,
@@ -107,7 +108,6 @@ from ..program import (
 )
 from ..resources import data_dir
 from . import check, lark_errors
-from .common import no_gc
 
 TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")

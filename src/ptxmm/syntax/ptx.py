@@ -24,6 +24,7 @@ from lark import Token, Tree
 
 from .. import mbarrier
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
+from ..gcpause import no_gc
 from ..program import (
     MEMORY_INSTRS,
     Addr,
@@ -46,7 +47,7 @@ from ..program import (
 )
 from ..resources import data_dir
 from . import check, lark_errors
-from .common import build_cond, expectation, int_literal, no_gc
+from .common import build_cond, expectation, int_literal
 from .instr import Handle, Vec, decode
 
 
