@@ -5,6 +5,7 @@ explanations) or Z3 terms (the SMT engine): that is the relation algebra's busin
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import lark
@@ -159,25 +160,24 @@ class _Eval:
 
     def compile(self, node):  # noqa: C901 — one branch per operator of the cat grammar, side by side
         """A closure evaluating ``node``: the tree is dispatched on once per model, not per run."""
-        if isinstance(node, lark.Token):
-            name = str(node)
-            return lambda ev: ev.lookup(node, name)
+        if isinstance(node, lark.Token) or node.data == "name":
+            return self._name(node, str(node if isinstance(node, lark.Token) else node.children[0]))
         k = node.data
         ch = node.children
-        if k == "name":
-            name = str(ch[0])
-            return lambda ev: ev.lookup(node, name)
         if k in ("union", "inter", "diff", "seq", "cart") and len(ch) == 1:
             return self.compile(ch[0])
         subs = [self.compile(c) if isinstance(c, (lark.Tree, lark.Token)) else None for c in ch]
         if k in ("union", "inter", "diff"):
+            op = {"union": operator.or_, "inter": operator.and_, "diff": operator.sub}[k]
+
             def setop(ev):
                 vals = [f(ev) for f in subs]
-                if len({type(v) for v in vals}) > 1:
+                t = type(vals[0])
+                if any(type(v) is not t for v in vals):
                     vals = [ev.rel(node, v) for v in vals]
                 out = vals[0]
                 for v in vals[1:]:
-                    out = out | v if k == "union" else out & v if k == "inter" else out - v
+                    out = op(out, v)
                 return out
             return setop
         if k == "seq":
@@ -222,6 +222,18 @@ class _Eval:
             return lambda ev: (lambda v: v.domain() if fn == "domain" else v.range())(
                 ev.rel(node, subs[1](ev)))
         raise self.err(node, f"unsupported construct {k}")
+
+    @staticmethod
+    def _name(node, name: str):
+        if name == "id":
+            return lambda ev: identity(ev.env["_"].u)
+
+        def lookup(ev):
+            try:
+                return ev.env[name]
+            except KeyError:
+                return ev.lookup(node, name)
+        return lookup
 
     def lookup(self, node, name: str) -> Value:
         if name == "id":

@@ -45,8 +45,10 @@ def _parser() -> lark.Lark:
                      propagate_positions=True)
 
 
+@cache
 def builtin_files() -> dict[str, Path]:
-    """Every .cat file of the models directory: the models and the libraries they include."""
+    """Every .cat file of the models directory: the models and the libraries they include (listed
+    once per process: a batch names its model once per test)."""
     return {p.stem: p for p in sorted(data_dir("models").glob("*.cat"))}
 
 

@@ -76,6 +76,8 @@ _P_NOT = _proto(z3.Z3_mk_not, _VP, _VP, _VP)
 _P_INC = _proto(z3.Z3_inc_ref, None, _VP, _VP)
 _P_DEC = _proto(z3.Z3_dec_ref, None, _VP, _VP)
 _P_ASSERT = _proto(z3.Z3_solver_assert, None, _VP, _VP, _VP)
+_P_ITE = _proto(z3.Z3_mk_ite, _VP, _VP, _VP, _VP, _VP)
+_P_CONCAT = _proto(z3.Z3_mk_concat, _VP, _VP, _VP, _VP)
 
 
 def _assert(s: z3.Solver, c) -> None:
@@ -222,6 +224,30 @@ class Z3Logic:
         if self.op[g] == _LEAF:
             return self.kids[g]
         return z3.BoolRef(z3.Ast.from_buffer_copy(_VP(self.ast(g))), self.ctx)
+
+    def pack(self, bools: list, words: list[z3.BitVecRef]) -> z3.BitVecRef | None:
+        """One bit-vector: a bit per Boolean (a guard or a Z3 Bool) then the words, built through
+        the C API (the Python API's If and Concat coerce and wrap every intermediate term)."""
+        ctx = self.ctx.ref().value
+        self._bit = (z3.BitVecVal(1, 1, self.ctx), z3.BitVecVal(0, 1, self.ctx))  # kept alive
+        one, zero = (b.as_ast().value for b in self._bit)
+        parts = []
+        for t in bools:
+            c = self.ast(t) if type(t) is int else self._tf[0 if t is True else 1].as_ast().value \
+                if type(t) is bool else t.as_ast().value
+            parts.append(self._own(ctx, _P_ITE(ctx, c, one, zero)))
+        parts += [w.as_ast().value for w in words]
+        if not parts:
+            return None
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = self._own(ctx, _P_CONCAT(ctx, acc, p))
+        return z3.BitVecRef(z3.Ast.from_buffer_copy(_VP(acc)), self.ctx)
+
+    def _own(self, ctx: int, p: int) -> int:
+        _P_INC(ctx, p)  # a fresh AST of an rc context is not yet owned
+        self._owned.append(p)
+        return p
 
     def equivalent(self, a, b) -> bool:
         if a == b:
@@ -501,12 +527,9 @@ class Z3Problem:
         self._bools += [("co", p, v) for p, v in ch.cov.items()]
         self._bools += [("fin", (loc, w), v) for loc, fv in self.fin.items() for w, v in fv.items()]
         self._bools += [("flag", name, t) for name, t in self.flag_terms if t is not True and t is not False]
-        one, zero = z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)
-        z = self.lg.z3
-        bits_ = [z3.If(z(t), one, zero) for _, _, t in self._bools]
         words = list(self.terms) + [ch.vals[r] for r in sorted(ch.vals)]
-        self._packed = z3.Concat(*(bits_ + words)) if len(bits_ + words) > 1 else (bits_ + words or [None])[0]
-        self._widths = [1] * len(bits_) + [w.size() for w in words]
+        self._widths = [1] * len(self._bools) + [w.size() for w in words]
+        self._packed = self.lg.pack([t for _, _, t in self._bools], words)
 
     def _unpack(self, m: z3.ModelRef) -> list[int]:
         if self._bools is None:
