@@ -662,7 +662,8 @@ class Z3Problem:
         s, self.s = self.s, None
         if s is not None:
             s.pop(s.num_scopes())
-            s.set("timeout", _NO_TIMEOUT)
+            if self.deadline.at is not None:  # _sat set one
+                s.set("timeout", _NO_TIMEOUT)
             s.lg = None
             if s.served < _REUSES:
                 _POOL.append(s)
