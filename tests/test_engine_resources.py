@@ -108,3 +108,27 @@ def test_the_quick_exit_waits_for_worker_threads_but_not_for_daemons():
     worker.join()
     daemon.join()
     assert not _others_alive()
+
+
+def test_only_small_problems_share_a_solver():
+    """Scoped assertions miss Z3's base-level preprocessing: a problem with many rf/co choices
+    gets a fresh solver at base level, which is not pooled afterwards."""
+    from ptxmm.cat.parser import load_model
+    from ptxmm.events import build
+    from ptxmm.outcomes import observables
+    from ptxmm.vocab import candidates
+
+    def problem(src: str):
+        eg = build(ptxmm.parse(src, "t.ptx"))
+        return z3engine.Z3Problem(eg, load_model("sc"), observables(eg, "all"), candidates(eg))
+
+    stores = lambda n: ".global .u32 x = 0;\n.thread T0 {\n" + "".join(  # noqa: E731
+        f"    st.global.u32 [x], {i + 1};\n" for i in range(n)) + "}\n"
+    small, big = problem(stores(3)), problem(stores(12))  # 3·2 and 12·11 co choices
+    assert small.pooled and small.s.num_scopes() == 1
+    assert not big.pooled and big.s.num_scopes() == 0
+    s_big = big.s
+    big.close()
+    small.close()
+    assert all(s is not s_big for s in z3engine._POOL)
+    assert small.pooled and any(s.served for s in z3engine._POOL)

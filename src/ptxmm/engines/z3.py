@@ -462,16 +462,22 @@ class Z3Choice:
         return self.lg.leaf(total == q)
 
 
-# Solvers of finished problems, for the next problem to push a scope on: a solver's first check
-# sets up its SMT kernel (~0.2 ms, a tenth of a litmus check), a popped scope leaves it clean.
-# A popped solver still keeps a few KB per problem it served, so each serves at most _REUSES.
+# Small problems share solvers: a finished problem's solver, its scope popped, serves the next one
+# (a fresh solver's first check sets up its SMT kernel, ~0.3 ms: a tenth of a litmus check).
+# Assertions in a scope miss Z3's base-level preprocessing, which pays off once a problem has more
+# than about 48 rf/co choices (measured over the Dat3M corpus and the scale shapes): those get a
+# fresh solver of their own. A popped solver keeps a few KB per problem, so each serves at most
+# _REUSES problems.
 _POOL: list[z3.Solver] = []
+_POOL_MAX_CHOICES = 48
 _REUSES = 100
 _NO_TIMEOUT = 4294967295  # Z3's default: none
 
 
-def _borrow() -> z3.Solver:
-    s = _POOL.pop() if _POOL else z3.SimpleSolver()  # incremental, no tactic preprocessing
+def _borrow(pooled: bool) -> z3.Solver:
+    if not pooled:
+        return z3.SimpleSolver()  # incremental, no tactic preprocessing
+    s = _POOL.pop() if _POOL else z3.SimpleSolver()
     s.served = getattr(s, "served", 0) + 1
     s.push()
     return s
@@ -485,9 +491,10 @@ class Z3Problem:
                  deadline: Deadline = NO_DEADLINE):
         self.eg, self.obs, self.deadline = eg, obs, deadline
         self.lg = Z3Logic()
-        self.s = _borrow()
-        self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
         ch = self.ch = Z3Choice(eg, cand, self.lg)
+        self.pooled = len(ch.rfv) + len(ch.cov) <= _POOL_MAX_CHOICES
+        self.s = _borrow(self.pooled)
+        self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
         self.unsat = False
@@ -657,10 +664,10 @@ class Z3Problem:
         return t
 
     def close(self) -> None:
-        """Done with queries: the solver goes back to the pool, its scope popped. A problem never
-        closed keeps its solver, which is freed with it."""
+        """Done with queries: a pooled solver goes back, its scope popped. A problem never closed
+        keeps its solver, which is freed with it."""
         s, self.s = self.s, None
-        if s is not None:
+        if s is not None and self.pooled:
             s.pop(s.num_scopes())
             if self.deadline.at is not None:  # _sat set one
                 s.set("timeout", _NO_TIMEOUT)
