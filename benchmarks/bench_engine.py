@@ -14,9 +14,11 @@ Prints ONE table: case | before | after | ratio (before/after) | target.
 * Every measurement is one whole process per run, timed by wall clock; a cell is the median of K
   runs (``--repeat``, default 5, for fast cases; ``--repeat-slow``, default 1, for slow ones; a fast
   case whose first run takes over 5 s is not repeated) with the peak RSS of the child
-  (``os.wait4``'s ``ru_maxrss``, the largest over the runs). A run past ``--timeout`` (default 60 s)
-  is killed and prints ">60 s"; a run that fails prints "error: <first line of stderr>" (for a
-  Python traceback, its last line, the exception).
+  (``os.wait4``'s ``ru_maxrss``, the largest over the runs). Children are forked by a small
+  launcher process, which times and reaps them: a child forked by the benchmark itself would
+  report at least the benchmark's own RSS, which Linux carries across exec. A run past
+  ``--timeout`` (default 60 s) is killed and prints ">60 s"; a run that fails prints
+  "error: <first line of stderr>" (for a Python traceback, its last line, the exception).
 * Rows whose metric is not the process wall time say so: "engine" is ``time_s`` of
   ``ptxmm check --json`` (parse excluded), "dat3m" the median per-test ``time_s`` of
   ``ptxmm test -j 1 --json`` over the tests that ran (the unsupported proxy tests excluded).
@@ -42,7 +44,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,12 +68,35 @@ class Run:
     data: dict = field(default_factory=dict)  # what the case's collector read from the run
 
 
+# A child's ru_maxrss starts at the RSS of the process it was forked from (Linux keeps the
+# high-water mark across exec), so children are forked by this small launcher rather than by the
+# benchmark, whose own RSS grows as it reads results: it forks, times and reaps the command, and
+# writes "<wall seconds> <maxrss KiB>".
+_LAUNCH = """import os, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(cmd[0], cmd)
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+with open(out, "w") as f:
+    f.write(f"{time.perf_counter() - t0} {ru.ru_maxrss}")
+code = os.waitstatus_to_exitcode(status)
+os._exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_once(cmd: list[str], env: dict[str, str] | None, timeout: float, cwd: Path) -> Run:
-    """One child process: wall time, peak RSS (ru_maxrss, KiB on Linux), stdout/stderr via files
-    (no pipe can fill up), killed with its process group after ``timeout`` seconds."""
-    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+    """One child process: wall time and peak RSS (ru_maxrss, KiB on Linux) as the launcher
+    measured them, stdout/stderr via files (no pipe can fill up), killed with its process group
+    after ``timeout`` seconds."""
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe, \
+            tempfile.NamedTemporaryFile(suffix=".rusage") as fr:
+        p = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCH, fr.name, *cmd], stdout=fo,
+                             stderr=fe, stdin=subprocess.DEVNULL, env=env, cwd=cwd,
                              start_new_session=True)
         fired = threading.Event()
 
@@ -86,16 +110,15 @@ def run_once(cmd: list[str], env: dict[str, str] | None, timeout: float, cwd: Pa
         timer = threading.Timer(timeout, kill)
         timer.start()
         try:
-            _, status, ru = os.wait4(p.pid, 0)
+            p.wait()
         finally:
             timer.cancel()
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting
+        wall, rss_kb = (float(x) for x in (Path(fr.name).read_text().split() or ["nan", "nan"]))
         fo.seek(0)
         fe.seek(0)
         out = fo.read().decode(errors="replace")
         err = fe.read().decode(errors="replace")
-    return Run(wall, ru.ru_maxrss / 1024, p.returncode, out, err, timed_out=fired.is_set())
+    return Run(wall, rss_kb / 1024, p.returncode, out, err, timed_out=fired.is_set())
 
 
 def first_error_line(err: str) -> str:
