@@ -16,6 +16,7 @@ constraints of its own branch."""
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import weakref
 from collections.abc import Callable, Iterator
@@ -231,11 +232,7 @@ class Z3Logic:
         ctx = self.ctx.ref().value
         self._bit = (z3.BitVecVal(1, 1, self.ctx), z3.BitVecVal(0, 1, self.ctx))  # kept alive
         one, zero = (b.as_ast().value for b in self._bit)
-        parts = []
-        for t in bools:
-            c = self.ast(t) if type(t) is int else self._tf[0 if t is True else 1].as_ast().value \
-                if type(t) is bool else t.as_ast().value
-            parts.append(self._own(ctx, _P_ITE(ctx, c, one, zero)))
+        parts = [self._own(ctx, _P_ITE(ctx, self._ptr(t), one, zero)) for t in bools]
         parts += [w.as_ast().value for w in words]
         if not parts:
             return None
@@ -243,6 +240,12 @@ class Z3Logic:
         for p in parts[1:]:
             acc = self._own(ctx, _P_CONCAT(ctx, acc, p))
         return z3.BitVecRef(z3.Ast.from_buffer_copy(_VP(acc)), self.ctx)
+
+    def _ptr(self, g) -> int:
+        """The Z3 AST pointer of a guard (True, False, a term) or of a Z3 Bool."""
+        if type(g) is bool:
+            return self._tf[0 if g else 1].as_ast().value
+        return self.ast(g) if type(g) is int else g.as_ast().value
 
     def _own(self, ctx: int, p: int) -> int:
         _P_INC(ctx, p)  # a fresh AST of an rc context is not yet owned
@@ -469,6 +472,7 @@ class Z3Choice:
 # fresh solver of their own. A popped solver keeps a few KB per problem, so each serves at most
 # _REUSES problems.
 _POOL: list[z3.Solver] = []
+atexit.register(_POOL.clear)  # freed while Z3's context still exists, not in module teardown
 _POOL_MAX_CHOICES = 48
 _REUSES = 100
 _NO_TIMEOUT = 4294967295  # Z3's default: none
