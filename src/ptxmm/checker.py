@@ -41,8 +41,9 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
                       progress, timeout, allow_no_axioms)
 
 
-def _check(prog, model, engine, unroll, observe, flags, verdict_only, max_outcomes, progress,
-           timeout, allow_no_axioms) -> CheckResult:
+def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe: str, flags: bool,
+           verdict_only: bool, max_outcomes: int | None, progress, timeout: float | None,
+           allow_no_axioms: bool) -> CheckResult:
     t0 = time.perf_counter()
     deadline = Deadline.after(timeout)
     m = load_model(model) if isinstance(model, str) else model

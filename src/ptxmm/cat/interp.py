@@ -236,8 +236,6 @@ class _Eval:
         return lookup
 
     def lookup(self, node, name: str) -> Value:
-        if name == "id":
-            return identity(self.env["_"].u)
         try:
             return self.env[name]
         except KeyError:
