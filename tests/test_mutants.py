@@ -1,6 +1,7 @@
 """Mutation testing (benchmarks/mutants.py): every model and engine mutant must make the fast suite
-fail. Takes about 8 minutes on two cores (83 mutants), so besides the `slow` marker it only runs when
-PTXMM_MUTANTS=1 is set (CI runs `python -m pytest -q`, which does not deselect slow tests):
+fail. Takes about 35 minutes on two cores (98 mutants, each running the fast suite until its first
+failure), so besides the `slow` marker it only runs when PTXMM_MUTANTS=1 is set (CI runs `python -m
+pytest -q`, which does not deselect slow tests):
 
     PTXMM_MUTANTS=1 python -m pytest -q -m slow tests/test_mutants.py
 """
@@ -18,7 +19,7 @@ from conftest import ROOT
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(os.environ.get("PTXMM_MUTANTS") != "1",
-                       reason="mutation run takes ~8 min: set PTXMM_MUTANTS=1 to run it"),
+                       reason="mutation run takes ~35 min on 2 cores: set PTXMM_MUTANTS=1 to run it"),
 ]
 
 
