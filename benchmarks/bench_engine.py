@@ -28,9 +28,6 @@ Prints ONE table: case | before | after | ratio (before/after) | target.
   states (its ``locations`` line names every register and location, so it counts what ptxmm's
   n_outcomes counts) and after/herd.
 
-* A "machine speed" line gives the time of a fixed pure-Python loop taken right after the runs: this
-  machine's speed varies between runs (up to 2x on the shared 2-core VM), and the absolute rows with it.
-
 Generated litmus files go to a temporary directory. Cases (``--list``): see CASES below."""
 
 from __future__ import annotations
@@ -47,7 +44,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,18 +194,6 @@ class Measure:
                 break
         self.memo[key] = res
         return res
-
-
-def speed_probe() -> float:
-    """Seconds for a fixed pure-Python loop (median of 5): shared and virtual machines change
-    speed from one run to the next, so a table records the speed it was made at."""
-    def once() -> float:
-        t0 = time.perf_counter()
-        s = 0
-        for i in range(3_000_000):
-            s += i * i
-        return time.perf_counter() - t0
-    return statistics.median(once() for _ in range(5))
 
 
 # ---- cases -----------------------------------------------------------------------------------------
@@ -469,8 +453,6 @@ def main() -> None:
               f"   after: {b.src['after']}   herd7: {b.herd or 'not found'}")
         print(f"whole-process wall time, median of {args.repeat} runs ({args.repeat_slow} for slow cases),"
               f" peak RSS; timeout {args.timeout:g} s; {os.cpu_count()} cores")
-        print(f"machine speed: a fixed pure-Python loop took {speed_probe() * 1000:.0f} ms (median of 5) "
-              "right after the runs; absolute times scale with it, the ratios much less")
         print_table(rows, ["case", "before", "after", "ratio", "target"])
     finally:
         shutil.rmtree(b.tmp, ignore_errors=True)
