@@ -97,16 +97,17 @@ def test_the_cyclic_collector_is_paused_during_a_check_and_restored_after():
 def test_the_quick_exit_waits_for_worker_threads_but_not_for_daemons():
     stop = threading.Event()
     daemon = threading.Thread(target=stop.wait, daemon=True)
+    worker = threading.Thread(target=stop.wait)
     daemon.start()
     try:
         assert not _others_alive()
-        worker = threading.Thread(target=stop.wait)
         worker.start()
         assert _others_alive()
     finally:
         stop.set()
-    worker.join()
-    daemon.join()
+        daemon.join()
+        if worker.is_alive():
+            worker.join()
     assert not _others_alive()
 
 
