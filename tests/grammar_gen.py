@@ -20,6 +20,7 @@ ones a program uses (tests/test_fuzz.py checks that a sample covers them all).""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
@@ -329,14 +330,22 @@ class _PtxGen(_Draw):
         self.th.regs.loaded.add(d)
         return d
 
-    def ld(self, ind: int, mult: int, guard: str = "", loc: _Loc | None = None) -> str | None:
-        loc = loc or self.loc_for("generic", False, mult)
+    def reading(self, kind: str, mult: int, guard: str, type_of: Callable[[_Loc], str],
+                loc: _Loc | None = None) -> tuple[_Loc, str, str] | None:
+        """Before emitting a read: a location of ``kind`` to read, the read's type and its
+        destination register; None when there is none."""
+        loc = loc or self.loc_for(kind, False, mult)
         if loc is None:
             return None
-        t = self.same_width(loc.type)
+        t = type_of(loc)
         d = self.dst(t, bool(guard))
-        if d is None:
+        return None if d is None else (loc, t, d)
+
+    def ld(self, ind: int, mult: int, guard: str = "", loc: _Loc | None = None) -> str | None:
+        r = self.reading("generic", mult, guard, lambda lc: self.same_width(lc.type), loc)
+        if r is None:
             return None
+        loc, t, d = r
         sem, space, hint = self.access_quals(loc, ".acquire", LD_COPS, EVICT)
         addr = self.address(loc, ind)
         self.emit(f"{guard}ld{sem}{space}{hint}.{t} {d}, {addr}", ind)
@@ -393,25 +402,19 @@ class _PtxGen(_Draw):
         return d
 
     def ld_const(self, ind: int, mult: int, guard: str = "") -> str | None:
-        loc = self.loc_for("constant", False, mult)
-        if loc is None:
+        r = self.reading("constant", mult, guard, lambda lc: self.same_width(lc.type))
+        if r is None:
             return None
-        t = self.same_width(loc.type)
-        d = self.dst(t, bool(guard))
-        if d is None:
-            return None
+        loc, t, d = r
         head = self.pick(["ld.const", "ld.const", "ld.weak.const", "ld.const.ca", "ld.weak.const.cg"])
         self.emit(f"{guard}{head}.{t} {d}, [{loc.name}]", ind)
         return self.loaded(d, guard, mult)
 
     def tex(self, ind: int, mult: int, guard: str = "") -> str | None:
-        loc = self.loc_for("texture", False, mult)
-        if loc is None:
+        r = self.reading("texture", mult, guard, lambda lc: self.pick(["s32", "u32"]))
+        if r is None:
             return None
-        t = self.pick(["s32", "u32"])
-        d = self.dst(t, bool(guard))
-        if d is None:
-            return None
+        loc, t, d = r
         # the other channels: `_`, or registers nothing reads (their values are unspecified)
         rest = ["_" if self.chance(3, 4) else self.th.regs.fresh(t, "%tx") for _ in range(3)]
         coord = self.coordinate(ind)
@@ -421,13 +424,10 @@ class _PtxGen(_Draw):
         return self.loaded(d, guard, mult)
 
     def suld(self, ind: int, mult: int, guard: str = "") -> str | None:
-        loc = self.loc_for("surface", False, mult)
-        if loc is None:
+        r = self.reading("surface", mult, guard, lambda lc: f"b{width(lc.type)}")
+        if r is None:
             return None
-        t = f"b{width(loc.type)}"
-        d = self.dst(t, bool(guard))
-        if d is None:
-            return None
+        loc, t, d = r
         cop = self.pick(["", "", ".ca", ".cg", ".cs", ".cv"])
         clamp = self.pick(["trap", "clamp", "zero"])
         out = f"{{{d}}}" if self.chance(1, 2) else d
