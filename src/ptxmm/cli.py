@@ -250,7 +250,7 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out
     console = consoles()[0]
     t0 = time.perf_counter()
     results: list = []
-    interrupted, n = False, 0
+    stopped, n = False, 0
     try:
         require_axioms_unless(model, False)
         n = len(collect(list(paths)))
@@ -261,10 +261,10 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out
     except PtxmmError as e:
         _fail(e)
     except KeyboardInterrupt:
-        interrupted = True
+        stopped = True
         console.print(f"[yellow]interrupted: {len(results)} of {n} test(s) finished[/yellow]")
     _test_summary(console, results, model, time.perf_counter() - t0, json_out)
-    failed = any(r.status not in ("agree", "unrated", "DISAGREE") for r in results) or interrupted
+    failed = any(r.status not in ("agree", "unrated", "DISAGREE") for r in results) or stopped
     sys.exit(1 if any(r.status == "DISAGREE" for r in results) else 2 if failed else 0)
 
 
