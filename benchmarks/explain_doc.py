@@ -60,7 +60,7 @@ own terms, and `--fix` proposes the smallest change that makes a bad outcome imp
   solution is dropped when another one makes a weaker change at the same sites. The search is
   bounded (`--fix-bound`, 400 checks by default; the report says when the bound was hit).
 * **Data races**: the `data-race` flag lists its racing pairs (both instructions, with lines) in
-  `explain`, in `ptxmm check`'s report and in its JSON (`outcomes[].races`).
+  `explain`, in `ptxmm check`'s report and in its JSON (`findings`, each pair with a witness execution).
 * **Bounds**: a forbidden outcome's candidates are enumerated for at most 0.5 s or 20,000
   executions; past that, the groups found so far are shown with `[bound hit]`.
 """
@@ -79,8 +79,9 @@ that the explanation is about:
 
 How each format is made:
 * **SVG** is drawn by ptxmm itself. The layout is a grid, so no layout engine is needed, and the
-  file is the same on every machine. Jupyter shows `CheckResult` and `Explanation` objects this
-  way (`_repr_svg_`).
+  file is the same on every machine. Jupyter shows `Explanation` objects this way
+  (`_repr_svg_`); a `CheckResult` is a plain record: draw its witness with
+  `ptxmm.graph.svg(ptxmm.graph.result_graph(res))`.
 * **`.dot`** is Graphviz source, built with the `graphviz` Python package.
 * **`.png`** (or any other format of Graphviz) goes through the `dot` program. When `dot` is not
   installed, you get an error message with a hint, not a traceback.

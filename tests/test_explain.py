@@ -163,8 +163,12 @@ def test_races_in_check_json_and_explain():
     prog = _ex("mp-relaxed-acquire.ptx")
     res = ptxmm.check(prog)
     js = res.to_json()
-    races = [r for o in js["outcomes"] for r in o["races"]]
-    assert races and {races[0]["a"]["line"], races[0]["b"]["line"]} == {13, 18}
+    races = [f for f in js["findings"] if f["kind"] == "race"]
+    assert len(races) == 1 and {e["line"] for e in races[0]["events"]} == {13, 18}
+    assert races[0]["name"] == "data-race" and js["findings_status"] == "ok"
+    # the witness's outcome is one of the enumerated outcomes, and raises the flag
+    (o,) = [o for o in js["outcomes"] if o["values"] == races[0]["outcome"]]
+    assert "data-race" in o["flags"]
     x = explain(prog)
     assert [(r.a.text, r.b.text) for r in x.races] == [("st.global.u32 [data], 42",
                                                         "ld.global.u32 %r1, [data]")]

@@ -39,8 +39,15 @@ def test_graph_contents_and_highlight():
 
 
 def test_check_result_renders_svg():
+    """A CheckResult is a plain record: graph.result_graph draws its witness from the event graph
+    the check built (no second build), and svg() renders it."""
+    from ptxmm.graph import result_graph, svg
+
     res = ptxmm.check(ptxmm.load(ROOT / "examples/mp-relaxed-acquire.ptx"))
-    xml.dom.minidom.parseString(res._repr_svg_())
+    assert res.graph is not None and res.graph.program is res.program
+    doc = xml.dom.minidom.parseString(svg(result_graph(res)))
+    assert doc.documentElement.tagName == "svg"
+    assert not hasattr(res, "_repr_svg_") and not hasattr(res, "races")
 
 
 def test_files_and_png_without_dot(tmp_path, monkeypatch):

@@ -2,15 +2,20 @@
 
 Questions are asked as narrowly as they can be: with ``verdict_only`` the test's condition is one
 satisfiability query (exists: an allowed execution satisfying it; forall: one violating it) plus
-its witness; otherwise every allowed outcome is enumerated, projected on the observables."""
+its witness; otherwise every allowed outcome is enumerated, projected on the observables. Either
+way the model's flags (data races) are findings: queries on the same problem, each answered with a
+witness (:mod:`ptxmm.findings`), never a re-evaluation per outcome."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from .cat.parser import Model, load_model, require_axioms
-from .engines import Deadline, TimedOut, pick
-from .events import build
+from .engines import Deadline, TimedOut, engine, pick
+from .events import EventGraph, build
+from .findings import Finding, of_raised
 from .gcpause import no_gc
 from .outcomes import Observable, canonical, observables, outcome_of, satisfies, verdict
 from .program import Program, format_ref
@@ -22,10 +27,25 @@ from .vocab import candidates
 CO_ANALYSIS_MIN = 40
 
 
+@dataclass(frozen=True)
+class CheckOptions:
+    """How a check runs (see :func:`check` for each field's meaning)."""
+
+    engine: str = "auto"
+    unroll: int = 2
+    observe: str = "all"
+    flags: bool = True
+    verdict_only: bool = False
+    max_outcomes: int | None = None
+    progress: Callable[[int], None] | None = None
+    timeout: float | None = None
+    allow_no_axioms: bool = False
+
+
 def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", unroll: int = 2,
           observe: str = "all", flags: bool = True, verdict_only: bool = False,
           max_outcomes: int | None = None, progress=None, timeout: float | None = None,
-          allow_no_axioms: bool = False) -> CheckResult:
+          allow_no_axioms: bool = False, graph: EventGraph | None = None) -> CheckResult:
     """Enumerate every outcome of ``prog`` the model allows and judge its condition.
 
     ``engine``: "z3", "brute", or "auto" (brute when the candidate space is tiny, else z3; the
@@ -33,93 +53,126 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     ``verdict_only``: decide the condition with one query (the Z3 engine) instead of enumerating;
     ``outcomes`` then holds at most that query's witness. ``max_outcomes``: stop enumerating
     after that many (the result says so). ``progress(n)`` is called after each outcome found.
-    ``timeout``: seconds for the whole check; past it the result's status is "timeout" and its
-    verdict None (unknown), never a guess. A model with no axiom is refused (it would allow
-    everything) unless ``allow_no_axioms``."""
+    ``flags``: look for the model's flags (data races) as findings. ``timeout``: seconds for the
+    whole check; past it the result's status is "timeout" and its verdict None (unknown), never a
+    guess. A model with no axiom is refused (it would allow everything) unless
+    ``allow_no_axioms``. ``graph``: ``prog``'s event graph at ``unroll``, when the caller built it
+    already (it is built once per check and handed on)."""
+    opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
+                        allow_no_axioms)
     with no_gc():
-        return _check(prog, model, engine, unroll, observe, flags, verdict_only, max_outcomes,
-                      progress, timeout, allow_no_axioms)
+        return run(prog, model, opts, graph)
 
 
-def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe: str, flags: bool,
-           verdict_only: bool, max_outcomes: int | None, progress, timeout: float | None,
-           allow_no_axioms: bool) -> CheckResult:
+@dataclass
+class _Run:
+    """One check under way: what every stage reads and what it found so far."""
+
+    prog: Program
+    eg: EventGraph
+    model: Model
+    obs: list[Observable]
+    opts: CheckOptions
+    deadline: Deadline
+    found: list
+    findings: tuple[Finding, ...] = ()
+
+
+def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None = None) -> CheckResult:
+    """:func:`check` with its options as one record."""
     t0 = time.perf_counter()
-    deadline = Deadline.after(timeout)
     m = load_model(model) if isinstance(model, str) else model
-    if not allow_no_axioms:
+    if not opts.allow_no_axioms:
         require_axioms(m)
-    eg = build(prog, unroll=unroll)
-    obs = observables(eg, observe)
-    want_flags = flags and any(st.kind == "flag" for st in m.stmts)
+    eg = _graph(prog, eg, opts.unroll)
+    r = _Run(prog, eg, m, observables(eg, opts.observe), opts, Deadline.after(opts.timeout), [])
+    one_query = opts.verdict_only and prog.condition is not None
     cand = candidates(eg)
-    engine = pick(engine, eg, cand, verdict_only and prog.condition is not None)
+    name = pick(opts.engine, eg, cand, one_query)
     co_known: set[tuple[int, int]] = set()
-    if engine == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
+    if name == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
         from .knowledge import co_must
 
         co_known = co_must(eg, m, cand)
         cand = candidates(eg, co_known)
-    holds = None
-    status = "stopped"
-    found: list = []
+    want_flags = opts.flags and any(st.kind == "flag" for st in m.stmts)
+    pb = engine(name)(eg, m, r.obs, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
     try:
-        if verdict_only and prog.condition is not None and engine == "z3":
-            holds, status = _query(prog, eg, m, obs, cand, co_known, deadline, found)
-        else:
-            status = _enumerate(engine, eg, m, obs, cand, co_known, want_flags, max_outcomes,
-                                progress, deadline, found)
+        try:
+            holds, status = _query(r, pb) if one_query else (None, _enumerate(r, pb))
+        except TimedOut:
+            holds, status = None, "timeout"
+        findings_status = _findings(r, pb, want_flags, status)
+    finally:
+        pb.close()
+    return _result(r, name, holds, status, findings_status, time.perf_counter() - t0)
+
+
+def _findings(r: _Run, pb, want_flags: bool, status: str) -> str:
+    """The model's flags as findings into ``r.findings``; what became of the question."""
+    if not r.opts.flags:
+        return "not checked"
+    if not want_flags:
+        return "no flags in model"
+    if status not in ("ok", "stopped"):
+        return "not checked"
+    try:
+        r.findings = of_raised(r.eg, pb.raised(), lambda exe: outcome_of(r.eg, r.obs, exe))
     except TimedOut:
-        holds, status = None, "timeout"
-    infos = [OutcomeInfo(o, satisfies(prog, eg, o, obs), exe, fl) for o, exe, fl in found]
+        return "timeout"
+    return "ok"
+
+
+def _graph(prog: Program, eg: EventGraph | None, unroll: int) -> EventGraph:
+    """The event graph handed on when it is ``prog``'s (the same threads and locations at the same
+    bound: a program with another condition shares it), else a new one."""
+    if eg is None or eg.unroll != unroll or eg.program.threads != prog.threads \
+            or eg.program.locations != prog.locations:
+        return build(prog, unroll=unroll)
+    return eg if eg.program is prog else replace(eg, program=prog)
+
+
+def _result(r: _Run, name: str, holds: bool | None, status: str, findings_status: str,
+            elapsed: float) -> CheckResult:
+    prog, eg, opts = r.prog, r.eg, r.opts
+    infos = [OutcomeInfo(o, satisfies(prog, eg, o, r.obs), exe, fl) for o, exe, fl in r.found]
     infos.sort(key=lambda i: i.outcome.values)
-    if status == "ok" and not infos and not verdict_only and eg.cut_paths:
+    if status == "ok" and not infos and not opts.verdict_only and eg.cut_paths:
         status = "no-execution"
     if prog.condition is not None and holds is None and status == "ok":
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
-    return CheckResult(prog, m.name, infos, holds, time.perf_counter() - t0, engine,
-                       eg.cut_paths, eg.awaits, unroll, len(eg.events),
-                       tuple(o.key for o in obs), max_outcomes if status == "stopped" else None,
-                       status=status, timeout=timeout, model_path=m.path)
+    return CheckResult(prog, r.model.name, infos, holds, elapsed, name, eg.cut_paths, eg.awaits,
+                       opts.unroll, len(eg.events), tuple(o.key for o in r.obs),
+                       opts.max_outcomes if status == "stopped" else None, status=status,
+                       timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
+                       findings_status=findings_status, graph=eg)
 
 
-def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadline,
-           found: list) -> tuple[bool | None, str]:
+def _query(r: _Run, pb) -> tuple[bool | None, str]:
     """The condition as one query: exists/~exists — an allowed execution satisfying it; forall —
     one violating it. Without a witness, when the unroll bound cut paths, a second query asks
     whether any execution finishes within the bound at all (else "no-execution"). A program whose
     every execution deadlocks at a barrier has no execution either, and its condition is judged
     vacuously, as herd7 and Dat3M do (the Dat3M corpus's deadlock tests expect it)."""
-    from .engines.z3 import Z3Problem
-
-    pb = Z3Problem(eg, m, obs, cand, flags=False, co_known=co_known, deadline=deadline)
-    try:
-        cond = prog.condition
-        c = pb.condition(cond.expr, lambda r: format_ref(canonical(prog, eg, r)))
-        wit = pb.find(c, negate=cond.quantifier == "forall")
-        if wit is not None:
-            found.append((outcome_of(eg, obs, wit), wit, []))
-        elif eg.cut_paths and pb.find() is None:
-            return None, "no-execution"
-    finally:
-        pb.close()
+    prog, eg = r.prog, r.eg
+    cond = prog.condition
+    c = pb.condition(cond.expr, lambda ref: format_ref(canonical(prog, eg, ref)))
+    wit = pb.find(c, negate=cond.quantifier == "forall")
+    if wit is not None:
+        r.found.append((outcome_of(eg, r.obs, wit), wit, []))
+    elif eg.cut_paths and pb.find() is None:
+        return None, "no-execution"
     return {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier], "ok"
 
 
-def _enumerate(name, eg, m, obs: list[Observable], cand, co_known, want_flags, max_outcomes,
-               progress, deadline: Deadline, found: list) -> str:
-    """Every allowed outcome into ``found`` (kept when the deadline passes); "ok", or "stopped"
+def _enumerate(r: _Run, pb) -> str:
+    """Every allowed outcome into ``r.found`` (kept when the deadline passes); "ok", or "stopped"
     at ``max_outcomes``."""
-    from .engines import engine
-
-    pb = engine(name)(eg, m, obs, cand, flags=want_flags, co_known=co_known, deadline=deadline)
-    try:
-        for values, wit, fl in pb.outcomes():
-            found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
-            if progress:
-                progress(len(found))
-            if max_outcomes is not None and len(found) >= max_outcomes:
-                return "stopped"
-        return "ok"
-    finally:
-        pb.close()
+    found, obs, opts = r.found, r.obs, r.opts
+    for values, wit, fl in pb.outcomes():
+        found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
+        if opts.progress:
+            opts.progress(len(found))
+        if opts.max_outcomes is not None and len(found) >= opts.max_outcomes:
+            return "stopped"
+    return "ok"

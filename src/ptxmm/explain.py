@@ -32,12 +32,13 @@ from .engines.brute import (
     rf_candidates,
     with_initial_writes,
 )
-from .errors import PtxmmError
 from .events import EventGraph, build
 from .explain_eval import Concrete, Step, text_of
-from .outcomes import canonical, observables, outcome_of, satisfies
-from .program import And, Cmp, CondExpr, Condition, MemRef, Not, Program, RegRef, cond_refs, format_ref
+from .findings import EventRef, event_ref
+from .outcomes import observables, outcome_of, satisfies
+from .program import And, Cmp, Not, Program
 from .result import Execution
+from .targets import Target, parse_outcome, target_of, validate, with_target
 from .values import evaluate, reads_of
 from .vocab import Candidates, candidates
 
@@ -46,25 +47,6 @@ TIME_BUDGET_S = 0.5
 
 
 # ----- data ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EventRef:
-    """An event as the user wrote it: thread, source line and instruction text."""
-
-    eid: int
-    thread: str  # thread name, or "init"
-    line: int | None
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.thread} {self.text}" + (f" (line {self.line})" if self.line else "")
-
-    def short(self) -> str:
-        return f"{self.thread} {self.text}"
-
-    def to_json(self) -> dict:
-        return {"event": self.eid, "thread": self.thread, "line": self.line, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -204,72 +186,7 @@ class Explanation:
         return svg(self.graph)
 
 
-# ----- targets -------------------------------------------------------------------------------
-
-_PAIR = re.compile(r"([^\s=,&()]+)\s*==?\s*(-?(?:0x[0-9a-fA-F]+|\d+))")
-
-
-def parse_outcome(text: str) -> CondExpr:
-    """``"T1:%r0=1 T1:%r1=0"`` (also ``==``, commas, ``&&``) → a conjunction of equalities."""
-    found = _PAIR.findall(text)
-    rest = _PAIR.sub("", text).replace("&&", "").replace(",", "").strip()
-    if not found or rest:
-        raise PtxmmError(f"cannot read outcome {text!r}", None,
-                         'write it as "T1:%r0=1 T1:%r1=0" (register or location = value)')
-    cmps = []
-    for ref, val in found:
-        r = RegRef(*ref.split(":", 1)) if ":" in ref else MemRef(ref)
-        cmps.append(Cmp("==", r, int(val, 0)))
-    return And(tuple(cmps)) if len(cmps) > 1 else cmps[0]
-
-
-@dataclass(frozen=True)
-class Target:
-    expr: CondExpr
-    text: str
-    default: bool  # the test's own condition
-
-
-def target_of(prog: Program, outcome: str | None) -> Target:
-    if outcome is None:
-        cond = prog.condition
-        if cond is None:
-            raise PtxmmError(f"{prog.name} has no condition", None,
-                             'name the outcome: --outcome "T1:%r0=1 T1:%r1=0"')
-        body = cond.text.split(" ", 1)[-1] if cond.text else "the condition"
-        if cond.quantifier == "forall":
-            return Target(Not(cond.expr), f"not {body}", True)
-        return Target(cond.expr, body, True)
-    return Target(parse_outcome(outcome), outcome, False)
-
-
-def with_target(prog: Program, t: Target) -> Program:
-    return replace(prog, condition=Condition("exists", t.expr, f"exists {t.text}"))
-
-
-def _validate(prog: Program, eg: EventGraph, t: Target) -> None:
-    if t.default:
-        return
-    keys = {o.key for o in observables(eg, "all")}
-    for r in cond_refs(t.expr):
-        try:
-            k = format_ref(canonical(prog, eg, r))
-        except PtxmmError:
-            k = None
-        if k not in keys:
-            raise PtxmmError(f"the outcome names {format_ref(r)}, which the test does not observe",
-                             None, "observables: " + ", ".join(sorted(keys)))
-
-
 # ----- events and executions as the user wrote them --------------------------------------------
-
-
-def event_ref(eg: EventGraph, e: int) -> EventRef:
-    ev = eg.events[e]
-    if ev.thread < 0:
-        return EventRef(e, "init", None, ev.label.removeprefix("init "))
-    line = ev.instr.pos.line if ev.instr is not None and ev.instr.pos is not None else None
-    return EventRef(e, eg.program.threads[ev.thread].name, line, ev.label)
 
 
 def view(eg: EventGraph, exe: Execution) -> ExecutionView:
@@ -497,24 +414,6 @@ def races_in(prog: Program, model: str | Model, exe: Execution, unroll: int = 2)
     return races_of(eg, concrete(eg, m, exe))
 
 
-def result_races(res) -> list[tuple[Race, ...]]:
-    """For each outcome of a CheckResult, the pairs its raised flags report (empty when none
-    raised, or when the result's model cannot be loaded by name)."""
-    out: list[tuple[Race, ...]] = [() for _ in res.outcomes]
-    if not any(o.flags for o in res.outcomes):
-        return out
-    try:
-        m = load_model(res.model_path or res.model)
-    except PtxmmError:
-        return out
-    eg = build(res.program, unroll=res.unroll)
-    cand = candidates(eg)
-    for i, o in enumerate(res.outcomes):
-        if o.flags:
-            out[i] = races_of(eg, concrete(eg, m, o.witness, cand))
-    return out
-
-
 # ----- explain ---------------------------------------------------------------------------------
 
 
@@ -528,8 +427,8 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     m = load_model(model) if isinstance(model, str) else model
     t = target_of(prog, outcome)
     eg = build(prog, unroll=unroll)
-    _validate(prog, eg, t)
-    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False)
+    validate(prog, eg, t)
+    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg)
     allowed = bool(res.holds)
     bad = True if t.default else _is_bad(prog, eg, res) if allowed else None
     fixes = None

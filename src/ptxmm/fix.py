@@ -17,8 +17,10 @@ import time
 from dataclasses import dataclass, replace
 
 from .cat.parser import Model
+from .checker import check
 from .events import EventGraph
 from .program import SCOPES, Atom, Fence, Label, Load, Program, Red, Store, Thread
+from .targets import with_target
 
 SEM_LADDER = {
     Load: {"weak": ("relaxed", "acquire"), "relaxed": ("acquire",)},
@@ -245,9 +247,6 @@ def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict
 
 def forbids(prog: Program, model: Model, target, unroll: int = 2) -> bool:
     """Whether the engine finds the target outcome forbidden (one verdict query)."""
-    from .checker import check
-    from .explain import with_target
-
     res = check(with_target(prog, target), model, unroll=unroll, verdict_only=True, flags=False)
     return res.holds is False
 

@@ -7,7 +7,7 @@ Three renderings of one :class:`GraphData`:
    needs Graphviz's ``dot`` binary (its absence is a :class:`PtxmmError` with a hint);
  - SVG drawn by ptxmm itself (:func:`svg`): the layout is a grid — a column per thread, a row per
    program-order position — so no layout engine is needed, the output is the same on every
-   machine (docs and tests rely on that), and Jupyter gets it through ``_repr_svg_``;
+   machine (docs and tests rely on that), and Jupyter gets it through ``Explanation._repr_svg_``;
  - ASCII for the terminal (:func:`ascii_art`)."""
 
 from __future__ import annotations
@@ -318,12 +318,9 @@ def ascii_art(g: GraphData) -> str:
 def result_graph(res, index: int | None = None) -> GraphData | None:
     """The graph of a CheckResult's witness (the first outcome satisfying the condition, else the
     first outcome): base relations only."""
-    from .events import build
-
     if not res.outcomes:
         return None
     if index is None:
         index = next((i for i, o in enumerate(res.outcomes) if o.satisfies), 0)
     o = res.outcomes[index]
-    eg = build(res.program, unroll=res.unroll)
-    return graph_data(eg, o.witness, title=f"{res.name}: {o.outcome}")
+    return graph_data(res.graph, o.witness, title=f"{res.name}: {o.outcome}")

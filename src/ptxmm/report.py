@@ -34,15 +34,22 @@ def render(r: CheckResult, out: Writer) -> None:
         out.line(f"condition  {p.condition.quantifier} {p.condition.text.split(' ', 1)[-1]}"
                  if p.condition.text else "condition")
     _outcome_table(r, out)
-    pairs: dict[str, list[str]] = {}
-    for i, races in enumerate(r.races(), 1):
-        for x in races:
-            pairs.setdefault(f"{x.flag}: {x.a}  ~  {x.b}", []).append(str(i))
-    for text, nums in pairs.items():
-        out.line((f"  {text}   (outcome {', '.join(nums)})", "yellow"))
+    _findings(r, out)
     out.line(f"{len(r.outcomes)} allowed outcome(s)")
     out.line(*verdict_segments(r))
     _notes(r, out)
+
+
+def _findings(r: CheckResult, out: Writer) -> None:
+    """Each finding (a racing pair) with the outcome of its witness execution."""
+    index = {o.outcome: i for i, o in enumerate(r.outcomes, 1)}
+    for f in r.findings:
+        i = index.get(f.outcome)
+        where = f"e.g. outcome {i}" if i is not None else f"e.g. {f.outcome}"
+        out.line((f"  {f}   ({where})", "yellow"))
+    if r.findings_status == "timeout":
+        out.line(("  the model's flags were not all decided before the time limit: races may be "
+                  "missing from this list", "yellow"))
 
 
 def _outcome_table(r: CheckResult, out: Writer) -> None:

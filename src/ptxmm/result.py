@@ -1,10 +1,17 @@
-"""Result objects of the public API: outcomes, witness executions, check results."""
+"""Result objects of the public API: outcomes, witness executions, check results — plain records
+(they compute nothing: explanations and drawings take a result, :mod:`ptxmm.explain`,
+:mod:`ptxmm.graph`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from .program import Program
+
+if TYPE_CHECKING:
+    from .events import EventGraph
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,53 @@ class Outcome:
         return " ".join(f"{k}={v}" for k, v in self.values)
 
 
+class FindingKind(StrEnum):
+    RACE = "race"
+    FLAG = "flag"  # a model flag that is not a race: reported under the flag's name
+    ASSERT_FAILS = "assert-fails"
+    HANG = "hang"
+    OUT_OF_BOUNDS = "out-of-bounds"
+
+
+@dataclass(frozen=True)
+class EventRef:
+    """An event as the user wrote it: thread, source line and instruction text."""
+
+    eid: int
+    thread: str  # thread name, or "init"
+    line: int | None
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.thread} {self.text}" + (f" (line {self.line})" if self.line else "")
+
+    def short(self) -> str:
+        return f"{self.thread} {self.text}"
+
+    def to_json(self) -> dict:
+        return {"event": self.eid, "thread": self.thread, "line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: FindingKind
+    name: str  # the model's name for it (the flag's name)
+    events: tuple[EventRef, ...]
+    witness: Execution
+    outcome: Outcome | None = None  # the witness's outcome, projected on the check's observables
+
+    def __str__(self) -> str:
+        return f"{self.name}: " + "  ~  ".join(str(e) for e in self.events)
+
+    def to_json(self) -> dict:
+        w = self.witness
+        return {"kind": str(self.kind), "name": self.name,
+                "events": [e.to_json() for e in self.events],
+                "outcome": None if self.outcome is None else self.outcome.as_dict(),
+                "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
+                            "co": [list(p) for p in w.co]}}
+
+
 @dataclass
 class OutcomeInfo:
     outcome: Outcome
@@ -62,8 +116,12 @@ class CheckResult:
     # "no-execution" (no execution finishes within the unroll bound)
     status: str = "ok"
     timeout: float | None = None
-    model_path: str | None = None  # the model's file, for re-evaluating it (races, explanations)
-    _races: list | None = field(default=None, repr=False, compare=False)
+    model_path: str | None = None  # the model's file, for re-evaluating it (explanations)
+    findings: tuple[Finding, ...] = ()  # data races (later: assertions, hangs), each with a witness
+    # "ok" (every finding query answered), "timeout", "not checked" (flags off, or the check did not
+    # finish), "no flags in model"
+    findings_status: str = "ok"
+    graph: EventGraph | None = field(default=None, repr=False, compare=False)  # the one it built
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -98,23 +156,8 @@ class CheckResult:
     def outcome_set(self) -> set[Outcome]:
         return {o.outcome for o in self.outcomes}
 
-    def races(self) -> list:
-        """Per outcome, the racing pairs its flags report (explain.Race: flag, both events)."""
-        if self._races is None:
-            from .explain import result_races
-
-            self._races = result_races(self)
-        return self._races
-
-    def _repr_svg_(self) -> str:
-        """The witness of the first outcome satisfying the condition (else the first), in SVG."""
-        from .graph import result_graph, svg
-
-        return svg(result_graph(self))
-
     def to_json(self) -> dict:
         cond = self.program.condition
-        races = self.races()
         return {
             "name": self.name,
             "file": self.program.file,
@@ -129,12 +172,13 @@ class CheckResult:
             "observables": list(self.observables),
             "outcomes": [
                 {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
-                 "races": [r.to_json() for r in rs],
                  "witness": {"paths": list(o.witness.paths),
                              "rf": [list(p) for p in o.witness.rf],
                              "co": [list(p) for p in o.witness.co]}}
-                for o, rs in zip(self.outcomes, races)
+                for o in self.outcomes
             ],
+            "findings": [f.to_json() for f in self.findings],
+            "findings_status": self.findings_status,
             "n_outcomes": len(self.outcomes),
             "n_events": self.n_events,
             "stopped_at": self.stopped_at,

@@ -109,3 +109,30 @@ def encode(check: str, v: Rel | ESet) -> list[Guard]:
     if rest:
         out += u.lg.acyclic(rest)
     return out
+
+
+def offending(check: str, v: Rel | ESet) -> dict[tuple[int, ...], Guard]:
+    """The elements whose presence makes an ``empty`` or ``irreflexive`` check fail, each with the
+    guard of its presence (both events executed): a pair (a, b) of a relation, (e,) of a set.
+    Concrete relations give True guards only; a solver's give terms. The same description serves
+    the brute-force engine (which keeps the True ones) and the Z3 engine (which queries them)."""
+    u = v.u
+    if check == "empty":
+        if isinstance(v, ESet):
+            return {(e,): u.and2(u.ex[e], g) for e, g in v.items() if g is not False}
+        return {(a, b): _pair_guard(u, v, a, b) for (a, b), g in v.items() if g is not False}
+    if check == "irreflexive":
+        assert isinstance(v, Rel)
+        return {(a, a): u.and2(u.ex[a], v.guard(a, a)) for a in _edges(v) if v.guard(a, a) is not False}
+    raise ValueError(f"no elements for a {check} check")
+
+
+def merge_symmetric(elements: dict[tuple[int, ...], Guard], either) -> dict[tuple[int, ...], Guard]:
+    """Pairs (a, b) and (b, a) of a flag's relation report one unordered pair (a race of a with b
+    is a race of b with a): their guards are joined with ``either(g1, g2)``."""
+    out: dict[tuple[int, ...], Guard] = {}
+    for k, g in elements.items():
+        if len(k) == 2 and k[0] > k[1]:
+            k = (k[1], k[0])
+        out[k] = g if k not in out else either(out[k], g)
+    return out

@@ -27,6 +27,7 @@ from ..program import Program
 from ..result import CheckResult
 from .build import CompileTimeout, compile_cubin
 from .codegen import generate
+from .harness import DeviceTimeout
 from .layout import Layout, make_layout
 
 # why a file did not run (the JSON's "reason"; the table's "not run" column)
@@ -41,12 +42,6 @@ INTERRUPTED = "interrupted"
 HUNG = "not run: the device hung"
 NO_DEVICE = "device or tools missing"
 INTERNAL = "internal error"  # a ptxmm bug; please report it
-
-
-class DeviceTimeout(PtxmmError):
-    """A launch did not finish within its deadline: a kernel that never ends (no watchdog here)."""
-
-    kind = "timeout"
 
 
 @dataclass

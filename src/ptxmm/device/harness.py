@@ -67,11 +67,15 @@ def _u32(x: int):
     return np.uint32(x)
 
 
+class DeviceTimeout(PtxmmError):
+    """A launch did not finish within its deadline: a kernel that never ends (no watchdog here)."""
+
+    kind = "timeout"
+
+
 def _wait(ev, deadline: float, what: str) -> None:
     """Wait for a recorded event, or raise DeviceTimeout at the deadline (a kernel that never ends:
     this GPU has no watchdog, every loop of the generated code is bounded, so this means a bug)."""
-    from .batch import DeviceTimeout
-
     while not ev.done:
         if time.perf_counter() > deadline:
             raise DeviceTimeout(f"{what} did not finish in time: the kernel seems hung", None,

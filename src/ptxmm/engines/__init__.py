@@ -17,6 +17,17 @@ from ..result import Execution
 Found = tuple[tuple[int, ...], Execution, list[str]]
 
 
+@dataclass(frozen=True)
+class Raised:
+    """One element of a model flag that an allowed execution raises: the flag's name, the events
+    of the element (a pair of a relation, one event of a set, none for a flag on the whole
+    execution) and that execution."""
+
+    flag: str
+    events: tuple[int, ...]
+    witness: Execution
+
+
 class TimedOut(Exception):
     """The engine ran past its deadline: the question is not answered (checker reports "unknown")."""
 
@@ -49,8 +60,15 @@ NO_DEADLINE = Deadline()
 
 
 class Engine(Protocol):
+    """A program under a model, encoded (Z3) or ready to enumerate (brute force)."""
+
     def outcomes(self) -> Iterator[Found]:
         """Every allowed outcome, each once."""
+        ...
+
+    def raised(self) -> Iterator[Raised]:
+        """Every element of a model flag some allowed execution raises, each once, with one such
+        execution (the race query)."""
         ...
 
     def close(self) -> None:

@@ -7,18 +7,19 @@ test oracle of the Z3 engine."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..cat.relalg import Guard
 from ..events import EventGraph
-from ..outcomes import Observable, value_expr
+from ..outcomes import Observable, eval_cond, value_expr
+from ..program import CondExpr
 from ..result import Execution
 from ..values import Expr, evaluate, reads_of
 from ..vocab import Candidates, base_env
-from . import NO_DEADLINE, Deadline
+from . import NO_DEADLINE, Deadline, Raised
 
 
 class ConcreteLogic:
@@ -232,6 +233,21 @@ def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None
     return vals
 
 
+def _raised_elements(flags) -> list[tuple[str, tuple[int, ...]]]:
+    """(flag name, events) of every element a concretely evaluated flag raises."""
+    out = []
+    for st, v in flags:
+        if ax.holds(st.check, v) == st.negated:
+            continue
+        if st.negated and st.check in ("empty", "irreflexive"):
+            elems = ax.merge_symmetric({k: g for k, g in ax.offending(st.check, v).items() if g is True},
+                                       lambda a, b: True)
+            out += [(st.name, k) for k in elems]
+        else:
+            out.append((st.name, ()))
+    return out
+
+
 class BruteProblem:
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set | None = None, deadline: Deadline = NO_DEADLINE):
@@ -250,6 +266,38 @@ class BruteProblem:
             if key not in seen:
                 seen.add(key)
                 yield key, exe, raised
+
+    def condition(self, e: CondExpr, key: Callable) -> Callable[[Execution], bool]:
+        """A test condition over the observables, as a predicate on executions (``key(ref)``
+        names a reference's observable)."""
+        by_key = {o.key: o for o in self.obs}
+
+        def holds(exe: Execution) -> bool:
+            vals = dict(exe.values)
+
+            def value(r) -> int:
+                o = by_key[key(r)]
+                return o.shown(evaluate(value_expr(self.eg, o, exe), vals))
+
+            return eval_cond(e, value, lambda r: by_key[key(r)])
+
+        return holds
+
+    def find(self, goal: Callable[[Execution], bool] | None = None, negate: bool = False) -> Execution | None:
+        """One allowed execution satisfying ``goal`` (or violating it), or None."""
+        return next((exe for exe, _ in self.executions() if goal is None or goal(exe) != negate), None)
+
+    def raised(self) -> Iterator[Raised]:
+        """For every element of a model flag some allowed execution raises, the first such
+        execution: the executions raising a flag are evaluated again to name its elements."""
+        found: dict[tuple[str, tuple[int, ...]], Execution] = {}
+        for exe, names in self.executions():
+            if names:
+                res = interp(self.model, concrete_env(self.eg, exe, self.cand), flags=True)
+                for key in _raised_elements(res.flags):
+                    found.setdefault(key, exe)
+        for (name, events), exe in found.items():
+            yield Raised(name, events, exe)
 
     def executions(self) -> Iterator[tuple[Execution, list[str]]]:
         """Every consistent execution (with the model's raised flags)."""

@@ -35,7 +35,7 @@ from ..program import And, Cmp, CondExpr, Not, Or
 from ..result import Execution
 from ..values import BOOL_OPS, Const, Expr, Op, ReadVal
 from ..vocab import Barriers, Candidates, base_env
-from . import NO_DEADLINE, Deadline, TimedOut
+from . import NO_DEADLINE, Deadline, Raised, TimedOut
 
 
 # Z3's Python And/Or/Not coerce and sort-check every argument; guards are Bool terms of one
@@ -507,6 +507,7 @@ class Z3Problem:
         for st, v in ev.axioms:
             cs += ax.encode(st.check, v)
         self.flag_terms = []  # (name, guard): a flag is raised when its check holds ≠ negated
+        self.flag_values = ev.flags  # (statement, value): the elements each flag raises
         for st, v in ev.flags:
             if st.check == "acyclic":
                 raise ModelError("`flag acyclic` is not supported", st.pos, "use flag ~empty")
@@ -695,6 +696,22 @@ class Z3Problem:
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
         return self._extract(self.s.model()) if self._sat(q) else None
 
+    def raised(self) -> Iterator[Raised]:
+        """For every element of a model flag that some allowed execution raises (a racing pair),
+        one such execution: each query asks for an allowed execution raising any element not yet
+        found, and its witness settles every element it raises."""
+        terms = {} if self.unsat else _raised_terms(self)
+        while terms:
+            q = mk_bool(f"query{next(self.lg._tag)}")
+            self.s.add(z3.Implies(q, z3.Or(list(terms.values()))))
+            if not self._sat(q):
+                return
+            m = self.s.model()
+            exe = self._extract(m)
+            for k in [k for k, t in terms.items() if z3.is_true(m.eval(t, model_completion=True))]:
+                del terms[k]
+                yield Raised(k[0], k[1], exe)
+
     def _sat(self, *assumptions) -> bool:
         """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
         ms = self.deadline.left_ms()
@@ -764,6 +781,22 @@ class Z3Problem:
         phases = tuple((a, m.eval(v, model_completion=True).as_long())
                        for a, v in sorted(ch.ph.items()) if ex[a])
         return Execution(paths, rf, tuple(sorted(co)), vals, sc, final, phases)
+
+
+def _raised_terms(pb: Z3Problem) -> dict[tuple[str, tuple[int, ...]], z3.BoolRef]:
+    """Every element a model flag may raise (its events: a pair, one event, or none for a flag
+    on the whole execution), with the Z3 term of its being raised."""
+    out = {}
+    for (st, v), (name, term) in zip(pb.flag_values, pb.flag_terms):
+        if st.negated and st.check in ("empty", "irreflexive"):
+            u = v.u
+            elems = ax.merge_symmetric(ax.offending(st.check, v), lambda a, b, u=u: u.any([a, b]))
+        else:
+            elems = {(): term}
+        for k, g in elems.items():
+            if g is not False:
+                out[(name, k)] = pb.lg.z3(g)
+    return out
 
 
 def _fit(t: z3.BitVecRef, w: int) -> z3.BitVecRef:
