@@ -469,7 +469,31 @@ HOPPER_MUTANTS = [
              'done = mk("eq", pend, _c(0))')]),
 ]
 
-MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS
+# Findings (Engine 3): the race query on the one formula; killed by tests/test_findings.py and
+# tests/test_explain.py
+AXIOMS = "src/ptxmm/cat/axioms.py"
+RACE_MUTANTS = [
+    Mutant("race-query-one-witness", "engine",
+           "the Z3 race query stops after its first witness (races needing another execution are lost)",
+           [(Z3E, "                yield Raised(k[0], k[1], exe)\n",
+             "                yield Raised(k[0], k[1], exe)\n            terms = {}\n")]),
+    Mutant("race-pair-ignores-execution", "engine",
+           "a flag's pair is raised whether or not its events execute (races on paths never taken)",
+           [(AXIOMS, "(a, b): _pair_guard(u, v, a, b) for (a, b), g in v.items()",
+             "(a, b): g for (a, b), g in v.items()")]),
+    Mutant("race-pair-twice", "engine", "a racing pair is reported once per direction",
+           [(AXIOMS, "        if len(k) == 2 and k[0] > k[1]:", "        if False:")]),
+    Mutant("findings-only-when-enumerating", "engine",
+           "a one-query verdict (--observe condition) looks for no races",
+           [("src/ptxmm/checker.py", '    if status not in ("ok", "stopped"):',
+             '    if status not in ("ok", "stopped") or r.opts.verdict_only:')]),
+    Mutant("race-query-in-enumeration-scope", "engine",
+           "after an enumeration stopped at --max-outcomes, the race query runs under the "
+           "enumeration's blocking constraints",
+           [(Z3E, "            self.s.pop(self.s.num_scopes() - base)\n", "            pass\n")]),
+]
+
+MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
 
 
 # ====================================================================================== runner

@@ -169,10 +169,14 @@ def _enumerate(r: _Run, pb) -> str:
     """Every allowed outcome into ``r.found`` (kept when the deadline passes); "ok", or "stopped"
     at ``max_outcomes``."""
     found, obs, opts = r.found, r.obs, r.opts
-    for values, wit, fl in pb.outcomes():
-        found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
-        if opts.progress:
-            opts.progress(len(found))
-        if opts.max_outcomes is not None and len(found) >= opts.max_outcomes:
-            return "stopped"
-    return "ok"
+    it = pb.outcomes()
+    try:
+        for values, wit, fl in it:
+            found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
+            if opts.progress:
+                opts.progress(len(found))
+            if opts.max_outcomes is not None and len(found) >= opts.max_outcomes:
+                return "stopped"
+        return "ok"
+    finally:
+        it.close()  # an enumeration stopped early gives its solver scopes back

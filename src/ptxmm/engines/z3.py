@@ -726,7 +726,11 @@ class Z3Problem:
         """Every allowed outcome once: (observable values as unsigned ints, witness, flags)."""
         if self.unsat or not self._sat():
             return
-        yield from self._dfs(0, self.s.model())
+        base = self.s.num_scopes()
+        try:
+            yield from self._dfs(0, self.s.model())
+        finally:  # stopped early (--max-outcomes): later queries see the whole program again
+            self.s.pop(self.s.num_scopes() - base)
 
     def _dfs(self, level: int, m: z3.ModelRef):
         s, terms = self.s, self.terms
