@@ -631,32 +631,7 @@ def _chain_text(chain: tuple[Edge, ...], indent: str) -> list[str]:
 
 def render_text(x: Explanation) -> str:
     out = [f"{x.name}  ({x.file})  model {x.model}", f"outcome  {x.outcome}"]
-    if x.allowed:
-        out.append("verdict  ALLOWED" + ("  — the test's condition marks it as the bad outcome"
-                                        if x.bad else ""))
-        if x.witness is not None:
-            out.append("witness execution:")
-            for w, r, v in x.witness.rf:
-                out.append(f"  {r.short()} reads {v} from {w.short()}")
-            for a, b in x.witness.co:
-                out.append(f"  co: {a.short()} before {b.short()}")
-        for m in x.missing:
-            out.append("missing ordering:")
-            out.append(f"  {m.words}")
-            if m.fix:
-                out.append(f"  (the cheapest fix, {m.fix}, adds it)")
-    else:
-        out.append(f"verdict  FORBIDDEN — {x.candidates} candidate execution(s) produce it, every one "
-                   "fails an axiom" + ("  [bound hit: more candidates exist]" if x.bound_hit else ""))
-        for g in x.groups:
-            out.append("")
-            out.append(f"{g.count} candidate(s) fail {', '.join(g.axioms)}; for example:")
-            for w in g.witnesses:
-                out.append(f"  {w.axiom}: {w.check} {w.expression}  — a {w.kind}")
-                out += _chain_text(w.chain, "    ")
-                for u in w.unfoldings:
-                    out.append(f"    {u.edge.rel} = {u.definition}")
-                    out.append(f"      {u.words}")
+    out += _allowed_text(x) if x.allowed else _forbidden_text(x)
     if x.races:
         out.append("races:")
         for r in x.races:
@@ -665,6 +640,37 @@ def render_text(x: Explanation) -> str:
         out.append("")
         out += x.fixes.lines()
     return "\n".join(out)
+
+
+def _allowed_text(x: Explanation) -> list[str]:
+    out = ["verdict  ALLOWED" + ("  — the test's condition marks it as the bad outcome" if x.bad else "")]
+    if x.witness is not None:
+        out.append("witness execution:")
+        for w, r, v in x.witness.rf:
+            out.append(f"  {r.short()} reads {v} from {w.short()}")
+        for a, b in x.witness.co:
+            out.append(f"  co: {a.short()} before {b.short()}")
+    for m in x.missing:
+        out.append("missing ordering:")
+        out.append(f"  {m.words}")
+        if m.fix:
+            out.append(f"  (the cheapest fix, {m.fix}, adds it)")
+    return out
+
+
+def _forbidden_text(x: Explanation) -> list[str]:
+    out = [f"verdict  FORBIDDEN — {x.candidates} candidate execution(s) produce it, every one "
+           "fails an axiom" + ("  [bound hit: more candidates exist]" if x.bound_hit else "")]
+    for g in x.groups:
+        out.append("")
+        out.append(f"{g.count} candidate(s) fail {', '.join(g.axioms)}; for example:")
+        for w in g.witnesses:
+            out.append(f"  {w.axiom}: {w.check} {w.expression}  — a {w.kind}")
+            out += _chain_text(w.chain, "    ")
+            for u in w.unfoldings:
+                out.append(f"    {u.edge.rel} = {u.definition}")
+                out.append(f"      {u.words}")
+    return out
 
 
 __all__ = ["explain", "Explanation", "AxiomWitness", "Edge", "EventRef", "FailureGroup",

@@ -283,12 +283,7 @@ class Concrete:
         if k == "lift":
             return []
         if k == "union":
-            best = None
-            for c in ch:
-                s = self.steps(c, at, a, b, inside, via)
-                if s is not None and (best is None or len(s) < len(best)):
-                    best = s
-            return best
+            return self._union_steps(ch, at, a, b, inside, via)
         if k == "seq":
             return self._seq_steps(ch, at, a, b, inside, via)
         if k in ("inter", "diff"):
@@ -300,10 +295,19 @@ class Concrete:
             return self._closure_steps(ch[0], at, a, b, k == "opt", via)
         if k == "inverse":
             inner = self.steps(ch[0], at, b, a, inside, via)
-            if inner is None:
-                return None
-            return [Step(s.dst, s.src, s.rel + "^-1", s.via, t, at) for s in reversed(inner)]
+            return None if inner is None else \
+                [Step(s.dst, s.src, s.rel + "^-1", s.via, t, at) for s in reversed(inner)]
         return [Step(a, b, text_of(t), via, t, at)]
+
+    def _union_steps(self, ch: list, at: int, a: int, b: int, inside: bool,
+                     via: tuple[str, ...]) -> list[Step] | None:
+        """The shortest chain of any branch of a union."""
+        best = None
+        for c in ch:
+            s = self.steps(c, at, a, b, inside, via)
+            if s is not None and (best is None or len(s) < len(best)):
+                best = s
+        return best
 
     def _name_steps(self, t, n: str, at: int, a: int, b: int, inside: bool,
                     via: tuple[str, ...]) -> list[Step]:
