@@ -290,3 +290,31 @@ def test_z3_terms_seq_and_closure(data):
 def test_bits():
     assert list(bits(0)) == []
     assert list(bits(0b101001)) == [0, 3, 5]
+
+
+def test_every_logic_and_engine_completes_its_protocol():
+    """The relation algebra and the axioms call only the Logic protocol's methods, the checker only
+    the Engine protocol's: each implementation provides all of them."""
+    import ptxmm
+    from ptxmm.cat.relalg import Logic
+    from ptxmm.engines import Engine, engine
+    from ptxmm.engines.brute import ConcreteLogic
+    from ptxmm.engines.z3 import Z3Logic
+    from ptxmm.knowledge import FreeLogic
+    from ptxmm.outcomes import observables
+    from ptxmm.vocab import candidates
+
+    for lg in (Z3Logic(), ConcreteLogic(), FreeLogic()):
+        assert isinstance(lg, Logic), type(lg).__name__
+    prog = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)", "t.ptx")
+    from ptxmm.cat.parser import load_model
+    from ptxmm.events import build
+
+    eg = build(prog)
+    for name in ("z3", "brute"):
+        pb = engine(name)(eg, load_model("ptx"), observables(eg), candidates(eg), flags=True)
+        try:
+            assert isinstance(pb, Engine), name
+            assert pb.find(pb.condition(prog.condition.expr, lambda r: r.loc)) is not None
+        finally:
+            pb.close()

@@ -15,16 +15,31 @@ Terms are opaque here: a :class:`Logic` supplied by the engine builds them (``an
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 Term = Any  # an engine's Boolean term
 Guard = Any  # True | False | Term
 
 
+@runtime_checkable
 class Logic(Protocol):
+    """How an engine builds Boolean terms: the relation algebra and the axioms call nothing else.
+    Z3Logic builds solver terms, brute force's ConcreteLogic never sees a term (every guard of a
+    concrete execution is True or False), knowledge's FreeLogic builds meaningless ones."""
+
     def and_(self, terms: list[Term]) -> Term: ...
     def or_(self, terms: list[Term]) -> Term: ...
     def not_(self, t: Term) -> Term: ...
+
+    def equivalent(self, a: Guard, b: Guard) -> bool:
+        """Whether two guards are known to mean the same (``let rec``'s fixed-point test)."""
+        ...
+
+    def simplify(self, g: Guard) -> Guard: ...
+
+    def acyclic(self, edges: list[tuple[int, int, Guard]]) -> list[Guard]:
+        """Constraints saying that the guarded edges form no cycle."""
+        ...
 
 
 def bits(x: int) -> Iterator[int]:

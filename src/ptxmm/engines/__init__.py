@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..result import Execution
 
@@ -59,6 +59,7 @@ class Deadline:
 NO_DEADLINE = Deadline()
 
 
+@runtime_checkable
 class Engine(Protocol):
     """A program under a model, encoded (Z3) or ready to enumerate (brute force)."""
 
@@ -69,6 +70,14 @@ class Engine(Protocol):
     def raised(self) -> Iterator[Raised]:
         """Every element of a model flag some allowed execution raises, each once, with one such
         execution (the race query)."""
+        ...
+
+    def condition(self, e, key) -> Any:
+        """A test condition as the engine's goal (``key(ref)`` names a reference's observable)."""
+        ...
+
+    def find(self, goal=None, negate: bool = False) -> Execution | None:
+        """One allowed execution satisfying ``goal`` (violating it with ``negate``), or None."""
         ...
 
     def close(self) -> None:

@@ -28,7 +28,13 @@ class ConcreteLogic:
     def and_(self, terms):  # pragma: no cover - never reached with static guards
         raise AssertionError("symbolic term in a concrete execution")
 
-    or_ = not_ = and_
+    or_ = not_ = acyclic = and_
+
+    def equivalent(self, a, b) -> bool:
+        return a is b
+
+    def simplify(self, g):
+        return g
 
 
 class ConcreteChoice:
