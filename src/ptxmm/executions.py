@@ -506,3 +506,33 @@ class ExecutionSpace:
                 for sc, ph in itertools.product(itertools.permutations(scf), phases):
                     yield Candidate(replace(exe, sc=tuple(sc), phases=tuple(sorted(ph.items()))),
                                     frozen, source_of, fco, full)
+
+
+def violations(eg: EventGraph, cand: Candidates, exe: Execution) -> list[str]:
+    """Which parts of the well-formedness statement a concrete execution breaks ("rf", "co",
+    "co-transitive", "final"): the check a test applies to every candidate the enumerator
+    yields, with the very functions the Z3 engine asserts."""
+    ch = concrete_choice(eg, exe)
+    u = concrete_universe(eg, ch.execd)
+    full = dict(exe.values)
+    ev, out = eg.events, []
+
+    def same_value(w: int, r: int) -> bool:
+        return evaluate(ev[w].value, full) == full.get(r, 0)
+
+    if not holds(rf_wellformed(eg, u, {p: ch.rf(*p) for p in cand.rf}, same_value)):
+        out.append("rf")
+    if not holds(co_wellformed(u, {p: ch.co(*p) for p in cand.co})):
+        out.append("co")
+    pairs = [(a, b) for ws in cand.writes_at.values() for a in ws for b in ws if a != b]
+    both = lambda a, b: u.all((u.ex[a], u.ex[b], ch.co(a, b)))  # noqa: E731
+    if not holds(co_transitive(eg, u, cand.writes_at, pairs, both)):
+        out.append("co-transitive")
+    must: dict[int, int] = {}
+    for a, b in ch.cos:
+        must[a] = must.get(a, 0) | (1 << b)
+    for loc, w in exe.final:
+        ws = final_candidates(u, cand.writes_at[loc], lambda x: must.get(x, 0))
+        if w not in ws or not holds(final_wellformed(u, {x: x == w for x in ws}, ch.co)):
+            out.append("final")
+    return out
