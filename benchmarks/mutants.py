@@ -328,7 +328,7 @@ EV = "src/ptxmm/events.py"
 VOCAB = "src/ptxmm/vocab.py"
 VAL = "src/ptxmm/values.py"
 Z3E = "src/ptxmm/engines/z3.py"
-BRUTE = "src/ptxmm/engines/brute.py"
+EXE = "src/ptxmm/executions.py"
 
 ENGINE_MUTANTS = [
     Mutant("unroll-off-by-one", "engine",
@@ -368,15 +368,15 @@ ENGINE_MUTANTS = [
              "c.rf += [(w, r.eid) for ws in c.writes_at.values() for w in ws if ev[w].w == r.w\n"
              "                     and not exclusive(r, ev[w])]")]),
     Mutant("co-not-transitive", "engine",
-           "coherence order need not be transitive (Z3 constraint dropped; brute force keeps "
-           "non-transitive orders)",
-           [(Z3E, "        cs += self._transitive(cand, co, u)\n", ""),
-            (BRUTE, "if all((a, d) in rel for (a, b) in rel for (c, d) in rel if b == c):", "if True:")]),
+           "coherence order need not be transitive (the one statement of transitivity, which the "
+           "Z3 engine asserts and the enumerator filters by, states nothing)",
+           [(EXE, "                out.append(u.any((u.not1(ab), u.not1(bc), ac)))\n",
+             "                pass\n")]),
     Mutant("init-not-co-first", "engine",
            "the initial write is not co-before the program's writes to its location",
            [(VOCAB, "        known[w] = known.get(w, 0) | sum(1 << x for x in "
                     "cand.writes_at.get(ev[w].loc, []) if x != w)\n", "        pass\n"),
-            (BRUTE, '        co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and '
+            (EXE, '        co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and '
                     'ev[b].loc == ev[w].loc}\n', "        pass\n")]),
     Mutant("await-wrong-exit", "engine",
            "the await reduction of a side-effect-free spin loop assumes the loop condition holds "
@@ -397,8 +397,8 @@ ENGINE_MUTANTS = [
            "barrier arrivals of different phases (k-th and j-th use of one barrier) synchronize",
            [(Z3E, "            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]\n",
              "            return True\n"),
-            (BRUTE, "        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]"
-                    "  # k-th arrivals",
+            (EXE, "        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]"
+                  "  # k-th arrivals",
              "        return True")]),
     Mutant("barrier-cta-ignored", "engine",
            "barriers of different CTAs with the same id synchronize",
@@ -406,11 +406,9 @@ ENGINE_MUTANTS = [
              "if len(a.barrier[0]) != len(w.barrier[0]):")]),
     Mutant("final-not-co-maximal", "engine",
            "a location's final value may come from any executed write, not only a co-maximal one",
-           [(Z3E, "                _assert(self.s, u.any([u.not1(v), u.all([ch.ex[w]] + "
-                  "[u.not1(x) for x in later])]))",
-             "                _assert(self.s, u.any([u.not1(v), ch.ex[w]]))"),
-            (Z3E, "                  and not co.must.get(w, 0) & u.sure]", "]"),
-            (BRUTE, "not any((w, w2) in co for w2 in execd)]", "True]")]),
+           [(EXE, "        cs.append(u.any([u.not1(v), u.all([u.ex[w]] + [u.not1(x) for x in after])]))",
+             "        cs.append(u.any([u.not1(v), u.ex[w]]))"),
+            (EXE, "if u.ex[w] is not False and not co_must(w) & u.sure]", "if u.ex[w] is not False]")]),
     Mutant("po-immediate-only", "engine", "program order only relates consecutive events",
            [(VOCAB, "                    rows[a.eid] = later\n",
              "                    rows[a.eid] = later & -later\n"),
@@ -433,10 +431,11 @@ ENGINE_MUTANTS = [
     Mutant("scorder-not-total", "engine",
            "fence-SC order need not be total (Z3 ranks may tie; brute force may leave fences out)",
            [(Z3E, "            self.cs.append(z3.Distinct(*self.rank.values()))\n", "            pass\n"),
-            (BRUTE, "            for sc, ph in itertools.product(itertools.permutations(scf), phases):",
-             "            for sc, ph in itertools.product(\n"
-             "                    (p for k in range(len(scf) + 1) for p in itertools.permutations(scf, k)),\n"
-             "                    phases):")]),
+            (EXE, "                for sc, ph in itertools.product(itertools.permutations(scf), phases):",
+             "                for sc, ph in itertools.product(\n"
+             "                        (p for k in range(len(scf) + 1)\n"
+             "                         for p in itertools.permutations(scf, k)),\n"
+             "                        phases):")]),
     Mutant("wraparound-lost", "engine",
            "concrete arithmetic does not wrap at the register width (the old engine's unbounded "
            "values; constant folding and brute force)",

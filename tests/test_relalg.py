@@ -298,8 +298,8 @@ def test_every_logic_and_engine_completes_its_protocol():
     import ptxmm
     from ptxmm.cat.relalg import Logic
     from ptxmm.engines import Engine, engine
-    from ptxmm.engines.brute import ConcreteLogic
     from ptxmm.engines.z3 import Z3Logic
+    from ptxmm.executions import ConcreteLogic
     from ptxmm.knowledge import FreeLogic
     from ptxmm.outcomes import observables
     from ptxmm.vocab import candidates

@@ -14,33 +14,23 @@ The API returns frozen dataclasses (:class:`Explanation`); :func:`render_text` p
 
 from __future__ import annotations
 
-import itertools
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
-from .engines.brute import (
-    concrete_env,
-    consistent_execd,
-    counted_arrivals,
-    partial_orders,
-    phase_choices,
-    rf_candidates,
-    with_initial_writes,
-)
 from .events import EventGraph, build
+from .executions import Candidate, ExecutionSpace, concrete_env
 from .explain_eval import Concrete, Step, text_of
 from .findings import EventRef, event_ref
 from .outcomes import observables, outcome_of, satisfies
 from .program import And, Cmp, Not, Program
 from .result import Execution
 from .targets import Target, parse_outcome, target_of, validate, with_target
-from .values import evaluate, reads_of
-from .vocab import Candidates, candidates
+from .vocab import Candidates, base_env, candidates
 
 MAX_CANDIDATES = 20000  # candidate executions examined for a forbidden outcome
 TIME_BUDGET_S = 0.5
@@ -208,39 +198,6 @@ class _OutOfTime(Exception):
     pass
 
 
-def _values(eg: EventGraph, rf: dict[int, int], domain: list[int]) -> Iterator[dict[int, int]]:
-    """Values of the reads under rf. Reads whose value depends on itself through rf and data
-    (out of thin air) take every value of ``domain`` that is a fixed point."""
-    ev = eg.events
-    deps = {r: [x for x in reads_of(ev[w].value) if x in rf] for r, w in rf.items()}
-    order: list[int] = []
-    state: dict[int, int] = {}
-    cyclic: set[int] = set()
-
-    def visit(r: int) -> None:
-        state[r] = 1
-        for x in deps[r]:
-            if state.get(x) == 1:
-                cyclic.add(x)
-            elif x not in state:
-                visit(x)
-        state[r] = 2
-        order.append(r)
-
-    for r in rf:
-        if r not in state:
-            visit(r)
-    free = sorted(cyclic)
-    idle = {x: 0 for w in rf.values() for x in reads_of(ev[w].value) if x not in rf}
-    for guess in itertools.product(domain, repeat=len(free)):
-        vals: dict[int, int] = idle | dict(zip(free, guess))
-        for r in order:
-            if r not in cyclic:
-                vals[r] = evaluate(ev[rf[r]].value, vals)
-        if all(evaluate(ev[rf[r]].value, vals) == vals[r] for r in free):
-            yield vals
-
-
 def _domain(prog: Program, t: Target) -> list[int]:
     vals = {0, 1} | {c.rhs for c in _cmps(t.expr) if isinstance(c.rhs, int)}
     return sorted(v for v in vals if v >= 0)
@@ -276,54 +233,21 @@ class _Search:
     def produces(self, exe: Execution) -> bool:
         return bool(satisfies(self.tprog, self.eg, outcome_of(self.eg, self.obs, exe), self.obs))
 
-    def executions(self, deadline: float) -> Iterator[Execution]:
+    def executions(self, deadline: float) -> Iterator[Candidate]:
+        """The candidate executions producing the target (at most MAX_CANDIDATES, within the
+        deadline; ``bound_hit`` says when either cut them)."""
         self.deadline = deadline
+        space = ExecutionSpace(self.eg, self.cand, fin_locs=self.fin_locs, domain=_domain(self.prog, self.t),
+                               tick=self.tick, keep=self.produces, limit=MAX_CANDIDATES)
         try:
-            yield from self._executions()
+            yield from space
         except _OutOfTime:
             self.bound_hit = True
+        self.examined = space.examined
+        self.bound_hit = self.bound_hit or space.bound_hit
 
-    def _executions(self) -> Iterator[Execution]:
-        eg, cand = self.eg, self.cand
-        domain = _domain(self.prog, self.t)
-        for paths, active, reads, rf in rf_candidates(eg, cand):
-            self.tick()
-            for vals in _values(eg, rf, domain):
-                for exe in self._with_values(paths, active, reads, rf, vals):
-                    self.examined += 1
-                    yield exe
-                    self.tick()
-                    if self.examined >= MAX_CANDIDATES:
-                        self.bound_hit = True
-                        return
-
-    def _with_values(self, paths, active, reads, rf, vals) -> Iterator[Execution]:
-        eg, cand, ev = self.eg, self.cand, self.eg.events
-        execd = consistent_execd(eg, paths, active, reads, rf, {r: vals.get(r, 0) for r in reads})
-        if execd is None:
-            return
-        rfp = tuple(sorted((w, r) for r, w in rf.items()))
-        vs = tuple(sorted(vals.items()))
-        if not self.fin_locs and not self.produces(Execution(paths, rfp, (), vs)):
-            return
-        per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags], self.tick))
-                   for ws in cand.writes_at.values()]
-        scf = [f for f in cand.scf if f in execd]
-        phases = list(phase_choices(eg, counted_arrivals(eg, execd), self.tick))
-        for cos in itertools.product(*per_loc):
-            self.tick()
-            co = with_initial_writes(eg, execd, set().union(*cos) if cos else set())
-            maxes = [[w for w in cand.writes_at[p] if w in execd and not any((w, w2) in co for w2 in execd)]
-                     for p in self.fin_locs]
-            for fc in itertools.product(*maxes):
-                exe = Execution(paths, rfp, tuple(sorted(co)), vs, (), tuple(zip(self.fin_locs, fc)))
-                if self.fin_locs and not self.produces(exe):
-                    continue
-                for sc, ph in itertools.product(itertools.permutations(scf), phases):
-                    yield replace(exe, sc=tuple(sc), phases=tuple(sorted(ph.items())))
-
-    def violated(self, exe: Execution) -> tuple[str, ...]:
-        res = interp(self.model, concrete_env(self.eg, exe, self.cand), flags=False)
+    def violated(self, c: Candidate) -> tuple[str, ...]:
+        res = interp(self.model, base_env(self.eg, c.choice(self.eg), self.cand), flags=False)
         return tuple(st.name for st, v in res.axioms if not ax.holds(st.check, v))
 
 
@@ -470,12 +394,12 @@ def _forbidden(prog: Program, eg: EventGraph, m: Model, t: Target):
     s = _Search(prog, eg, m, t)
     groups: dict[tuple[str, ...], list] = {}
     deadline = time.perf_counter() + TIME_BUDGET_S
-    for exe in s.executions(deadline):
-        key = s.violated(exe)
+    for c in s.executions(deadline):
+        key = s.violated(c)
         if key in groups:
             groups[key][1] += 1
         else:
-            groups[key] = [exe, 1]
+            groups[key] = [c.execution, 1]
     out = []
     gd = None
     for key, (exe, n) in sorted(groups.items(), key=lambda kv: (len(kv[0]), -kv[1][1], kv[0])):

@@ -64,7 +64,7 @@ def graph_data(eg: EventGraph, exe: Execution, c=None, witnesses=(), missing=(),
                title: str = "") -> GraphData:
     """The graph of one execution; ``witnesses``: AxiomWitness objects whose first chain is
     highlighted and whose derived edges are drawn; ``missing``: MissingOrder edges (dashed)."""
-    from .engines.brute import executed
+    from .executions import executed
 
     prog = eg.program
     execd = executed(eg, exe)

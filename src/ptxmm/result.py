@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Execution:
-    """One candidate execution: which path each thread took, rf (read → write), co edges, the
+    """One candidate execution: which path each thread took, rf ((write, read) pairs), co edges, the
     values reads returned, the order of fence.sc events and the phase each arrival at a counted
     barrier (``bar.sync a, n``) joined."""
 

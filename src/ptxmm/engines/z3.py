@@ -24,6 +24,7 @@ from itertools import count
 
 import z3
 
+from .. import executions
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
@@ -557,37 +558,32 @@ class Z3Problem:
         return out[::-1]
 
     def _wellformed(self, cand: Candidates, env) -> list:
-        """rf: every executed read reads from exactly one executed write, with its value; co:
-        only between executed writes, antisymmetric and transitive; counted barrier phases fill
-        in arrival order."""
-        ch, ev, cs = self.ch, self.eg.events, []
+        """Well-formedness as :mod:`ptxmm.executions` states it (rf, co, transitivity), each
+        cardinality constraint in Z3's own form; counted barrier phases fill in arrival order."""
+        ch, ev = self.ch, self.eg.events
         co = env["co"]
         u = co.u
-        by_read: dict[int, list[int]] = {}
-        for w, r in ch.rfv:
-            by_read.setdefault(r, []).append(w)
-        for e in ev:
-            if e.kind != "R" or ch.ex[e.eid] is False:
-                continue
-            ws = by_read.get(e.eid, [])
-            vs = [ch.rft[(w, e.eid)] for w in ws]
-            cs.append(u.any([u.not1(ch.ex[e.eid])] + vs))
-            if len(vs) > 1:
-                cs.append(_at_most_one([ch.rfv[(w, e.eid)] for w in ws]))
-            for w, v in zip(ws, vs):
-                same = ch.lg.leaf(_eq(ch.vals[e.eid], ch.values.bv(ev[w].value)))
-                cs.append(u.any([u.not1(v), u.all([ch.ex[w], ch.ex[e.eid], same])]))
-        for (a, b), v in ch.cot.items():
-            cs.append(u.any([u.not1(v), u.and2(ch.ex[a], ch.ex[b])]))
-            if (b, a) in ch.cot and a < b:
-                cs.append(u.not1(u.and2(v, ch.cot[(b, a)])))
+
+        def same_value(w: int, r: int):
+            return ch.lg.leaf(_eq(ch.vals[r], ch.values.bv(ev[w].value)))
+
+        cs = executions.rf_wellformed(self.eg, u, ch.rft, same_value)
+        cs += executions.co_wellformed(u, ch.cot)
         cs += self._transitive(cand, co, u)
         cs += self._phases()
-        return cs
+        return [self._lower(c) for c in cs]
+
+    def _lower(self, c):
+        """A constraint of :mod:`ptxmm.executions` as a guard or a Z3 Bool."""
+        if isinstance(c, executions.AtMostOne):
+            return _at_most_one([self.lg.z3(g) for g in c.guards])
+        if isinstance(c, executions.ExactlyOne):
+            return z3.PbEq([(self.lg.z3(g), 1) for g in c.guards], 1)
+        return c
 
     def _transitive(self, cand: Candidates, co, u) -> list:
         """co(a,b) ∧ co(b,c) → co(a,c) for every triple with an undecided pair."""
-        ev, cot = self.eg.events, self.ch.cot
+        cot = self.ch.cot
 
         def g(a, b):  # co(a, b) with both executed; a co variable implies that already (above)
             v = cot.get((a, b))
@@ -595,20 +591,7 @@ class Z3Problem:
                 return v
             return u.and2(u.ex[a], u.ex[b]) if co.guard(a, b) is True else False
 
-        out = []
-        seen = set()
-        for p in self.ch.cov:
-            loc = ev[p[0]].loc
-            for m in cand.writes_at[loc]:
-                for a, b, c in ((p[0], p[1], m), (m, p[0], p[1]), (p[0], m, p[1])):
-                    if len({a, b, c}) < 3 or (a, b, c) in seen:
-                        continue
-                    seen.add((a, b, c))
-                    ab, bc, ac = g(a, b), g(b, c), g(a, c)
-                    if ab is False or bc is False or ac is True:
-                        continue
-                    out.append(u.any((u.not1(ab), u.not1(bc), ac)))
-        return out
+        return executions.co_transitive(self.eg, u, cand.writes_at, self.ch.cov, g)
 
     def _phases(self) -> list:
         """At most q arrivals per phase; phase p > 0 only once phase p-1 has its q arrivals."""
@@ -633,19 +616,15 @@ class Z3Problem:
         return out
 
     def _final_values(self, cand: Candidates, co) -> dict[str, dict[int, Guard]]:
-        """Final-state observers read a co-maximal executed write."""
+        """Final-state observers read a co-maximal executed write (:mod:`ptxmm.executions`)."""
         ch, u, fin = self.ch, co.u, {}
         for o in self.obs:
             if o.loc is None or o.loc in fin:
                 continue
-            # a write with a co-successor that always executes is never the final one
-            ws = [w for w in cand.writes_at[o.loc] if ch.ex[w] is not False
-                  and not co.must.get(w, 0) & u.sure]
+            ws = executions.final_candidates(u, cand.writes_at[o.loc], lambda w: co.must.get(w, 0))
             fv = {w: ch.lg.leaf(mk_bool(f"fin_{o.loc}_{w}")) for w in ws}
-            _assert(self.s, z3.PbEq([(ch.lg.z3(v), 1) for v in fv.values()], 1))
-            for w, v in fv.items():
-                later = [u.all((u.ex[w2], co.guard(w, w2))) for w2 in ws if w2 != w]
-                _assert(self.s, u.any([u.not1(v), u.all([ch.ex[w]] + [u.not1(x) for x in later])]))
+            for c in executions.final_wellformed(u, fv, co.guard):
+                _assert(self.s, self._lower(c))
             fin[o.loc] = fv
         return fin
 
