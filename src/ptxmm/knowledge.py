@@ -28,6 +28,7 @@ candidate pairs (building a term per pair would cost more than the analysis save
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import repeat
 
 from lark import Token, Tree
 
@@ -36,7 +37,7 @@ from .cat.parser import Model
 from .cat.relalg import Rel, bits
 from .events import EventGraph
 from .values import TRUE, Expr
-from .vocab import Candidates, base_env, co_rows
+from .vocab import Candidates, base_env, co_rows, ones
 
 
 class _Opaque:
@@ -248,4 +249,10 @@ def co_must(eg: EventGraph, model: Model, cand: Candidates) -> set[tuple[int, in
         return set()
     fwd = _forward(model, base_env(eg, FreeChoice(eg), replace(cand, co=[])), f)
     rows = {a: r for a, row in co_rows(eg, cand.writes_at).items() if (r := row & fwd.get(a, 0))}
-    return {(a, b) for a, row in rows.items() for b in bits(row) if not (rows.get(b, 0) >> a) & 1}
+    both: set[tuple[int, int]] = set()  # forced both ways: no execution runs the two together
+    for b, row in rows.items():
+        for a in bits(row & ((1 << b) - 1)):  # (b, a) with a < b: is (a, b) forced too?
+            if (rows.get(a, 0) >> b) & 1:
+                both |= {(a, b), (b, a)}
+    out = {p for a, row in rows.items() for p in zip(repeat(a), ones(row))}
+    return out - both if both else out
