@@ -79,6 +79,8 @@ T0_ORDER = {(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)}
     (FR + TOTAL + "acyclic ((po & (R * R)) | rf | co | fr) as SC\n", set()),
     # po rebound to reads only
     (FR + TOTAL + "let po = po & (R * M)\nacyclic (po | rf | co) as SC\n", set()),
+    # the acyclic axiom lacks po
+    (FR + TOTAL + "acyclic (rf | co | fr) as no-po\n", set()),
     # co not an operand of the union
     (FR + TOTAL + "acyclic (po | rf | fr) as SC\n", set()),
     (FR + TOTAL + "acyclic ((po | co) \\ (W * W)) as SC\n", set()),

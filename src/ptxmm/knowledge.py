@@ -206,9 +206,9 @@ def _facts(model: Model) -> _Facts:
     return f
 
 
-def _rows(model: Model, env, members: list[_Member], rows: dict[int, int] | None = None) -> dict[int, int]:
-    """The union of the must parts of ``members``, as row bitsets (added to ``rows``)."""
-    out = {} if rows is None else rows
+def _rows(model: Model, env, members: list[_Member]) -> dict[int, int]:
+    """The union of the must parts of ``members``, as row bitsets."""
+    out: dict[int, int] = {}
     for m in members:
         r = evaluate_expr(model, env, m.tree, m.at)
         if isinstance(r, Rel):
@@ -249,7 +249,8 @@ def co_must(eg: EventGraph, model: Model, cand: Candidates) -> set[tuple[int, in
         return set()
     fwd = _forward(model, base_env(eg, FreeChoice(eg), replace(cand, co=[])), f)
     rows = {a: r for a, row in co_rows(eg, cand.writes_at).items() if (r := row & fwd.get(a, 0))}
-    both: set[tuple[int, int]] = set()  # forced both ways: no execution runs the two together
+    both: set[tuple[int, int]] = set()  # forced both ways (no consistent execution runs the two
+    # together): left to the solver
     for b, row in rows.items():
         for a in bits(row & ((1 << b) - 1)):  # (b, a) with a < b: is (a, b) forced too?
             if (rows.get(a, 0) >> b) & 1:
