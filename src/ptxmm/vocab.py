@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import Protocol
 
 from .cat.relalg import ESet, Guard, Logic, Rel, Universe, bits
@@ -81,17 +82,47 @@ def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> 
     for r in ev:
         if r.kind == "R":
             c.rf += [(w, r.eid) for w in c.writes_at.get(r.loc, []) if not exclusive(r, ev[w])]
-    known = co_known or set()
-    for ws in c.writes_at.values():
-        for a in ws:
-            for b in ws:
-                if a != b and ev[a].thread >= 0 and ev[b].thread >= 0 and not exclusive(ev[a], ev[b]) \
-                        and (a, b) not in known and (b, a) not in known:
-                    c.co.append((a, b))
+    known: dict[int, int] = {}  # both directions
+    for a, b in co_known or ():
+        known[a] = known.get(a, 0) | (1 << b)
+        known[b] = known.get(b, 0) | (1 << a)
+    for a, row in co_rows(eg, c.writes_at).items():
+        row &= ~known.get(a, 0)
+        if row:
+            c.co += zip(repeat(a), ones(row))
     c.scf = [e.eid for e in ev if e.kind == "F" and e.sem == "sc"]
     return c
 
 
+_BIT = bytes.maketrans(b"01", b"\x00\x01")
+
+
+def ones(x: int) -> list[int]:
+    """``list(bits(x))``, by C-level string work when x is dense (a row of co candidates: five
+    times faster than bit by bit)."""
+    if x.bit_count() * 8 < x.bit_length():
+        return list(bits(x))
+    s = bin(x)[:1:-1].encode().translate(_BIT)
+    return list(compress(range(len(s)), s))
+
+
+def co_rows(eg: EventGraph, writes_at: dict[str, list[int]]) -> dict[int, int]:
+    """Each write of a thread → the writes it may be co-related with, as a bitset: the other
+    writes of threads to its location, less those of its own thread on paths disjoint from its
+    own (``exclusive``). Rows come by location, then write, in event order."""
+    ev = eg.events
+    rows: dict[int, int] = {}
+    for ws in writes_at.values():
+        threaded = [w for w in ws if ev[w].thread >= 0]
+        mask = sum(1 << w for w in threaded)
+        apart: dict[tuple, int] = {}  # (thread, paths) → the writes it never runs with
+        for a in threaded:
+            e = ev[a]
+            key = (e.thread, e.paths)
+            if key not in apart:
+                apart[key] = sum(1 << w for w in threaded if exclusive(e, ev[w]))
+            rows[a] = mask & ~(1 << a) & ~apart[key]
+    return rows
 def implied_execution(eg: EventGraph, ex: list[Guard]) -> list[int]:
     """For each event, the events that execute whenever it does: the unconditional ones, and
     those of its thread that lie on all of its paths and have no value condition."""
