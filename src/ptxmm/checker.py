@@ -113,9 +113,12 @@ def _enumerate(name, eg, m, obs: list[Observable], cand, co_known, want_flags, m
     from .engines import engine
 
     pb = engine(name)(eg, m, obs, cand, flags=want_flags, co_known=co_known, deadline=deadline)
+    # Observable.shown, bound once per observable (an unsigned value shows as its low bits)
+    keys = [o.key for o in obs]
+    shown = [o.shown if o.signed else ((1 << o.width) - 1).__and__ for o in obs]
     try:
         for values, wit, fl in pb.outcomes():
-            found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
+            found.append((Outcome(tuple(zip(keys, map(_call, shown, values)))), wit, fl))
             if progress:
                 progress(len(found))
             if max_outcomes is not None and len(found) >= max_outcomes:
@@ -123,3 +126,7 @@ def _enumerate(name, eg, m, obs: list[Observable], cand, co_known, want_flags, m
         return "ok"
     finally:
         pb.close()
+
+
+def _call(f, v):
+    return f(v)
