@@ -21,7 +21,7 @@ import ctypes
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import count
+from itertools import count, product
 
 import z3
 
@@ -83,6 +83,11 @@ _P_CONCAT = _proto(z3.Z3_mk_concat, _VP, _VP, _VP, _VP)
 _P_EVAL = _proto(z3.Z3_model_eval, ctypes.c_bool, _VP, _VP, _VP, ctypes.c_bool, ctypes.POINTER(_VP))
 _P_BINARY = _proto(z3.Z3_get_numeral_binary_string, ctypes.c_char_p, _VP, _VP)
 _P_CHECK = _proto(z3.Z3_solver_check, ctypes.c_int, _VP, _VP)
+_P_AST_KIND = _proto(z3.Z3_get_ast_kind, ctypes.c_uint, _VP, _VP)
+_P_NUM_ARGS = _proto(z3.Z3_get_app_num_args, ctypes.c_uint, _VP, _VP)
+_P_APP_ARG = _proto(z3.Z3_get_app_arg, _VP, _VP, _VP, ctypes.c_uint)
+_P_APP_DECL = _proto(z3.Z3_get_app_decl, _VP, _VP, _VP)
+_P_DECL_KIND = _proto(z3.Z3_get_decl_kind, ctypes.c_uint, _VP, _VP)
 _P_DECIMAL = _proto(z3.Z3_get_numeral_string, ctypes.c_char_p, _VP, _VP)
 _DECIMAL_MAX_BITS = 14000  # 10^4300 > 2^14284: Python's int() reads a numeral this wide in decimal
 
@@ -483,6 +488,9 @@ _POOL_MAX_CHOICES = 48
 _REUSES = 100
 _NO_TIMEOUT = 4294967295  # Z3's default: none
 _RELEVANCY = 2  # Z3's default
+# An enumeration looks for parts of the formula that share no variable once it has found this
+# many outcomes: the look costs about as much as a few outcomes, and pays off only on many.
+_SPLIT_AFTER = 64
 
 
 def _borrow(pooled: bool) -> z3.Solver:
@@ -573,26 +581,33 @@ class Z3Problem:
         self._layout = _Layout(at, ex_bit, path_bits, sorted(rf_bits), co_bits, fin_bits, flag_bits,
                                spans[:nt], list(zip(reads, spans[nt:])), sorted(self.co_known), init_co)
         self._packed = self.lg.pack(bools, words)
+        # (first digit, end, AST pointer) of every packed part: what the split into parts reads
+        self._elements = [(k, k + 1, self.lg._ptr(t)) for k, t in enumerate(bools)]
+        self._elements += [(i, j, w.as_ast().value) for (i, j), w in zip(spans, words)]
 
-    def _digits(self, m: z3.ModelRef) -> str:
-        """The packed term's value in the model, as ``_layout.width`` binary digits. Read in
-        decimal: Z3 writes a numeral in binary about a hundred times slower (0.09 ms for 726 bits);
-        past what Python converts from decimal (4300 digits), in binary."""
+    def _number(self, m: z3.ModelRef) -> int:
+        """The packed term's value in the model. Read in decimal: Z3 writes a numeral in binary
+        about a hundred times slower (0.09 ms for 726 bits); past what Python converts from
+        decimal (4300 digits), in binary."""
         if self._layout is None:
             self._packing()
-        lay = self._layout
         if self._packed is None:  # nothing to read: no Boolean, no observable, no read
-            return ""
+            return 0
         ctx = self.lg.ctx.ref().value
         out = _VP()
         _P_EVAL(ctx, m.model.value, self._packed.as_ast().value, True, ctypes.byref(out))
         _P_INC(ctx, out.value)
-        if lay.width <= _DECIMAL_MAX_BITS:
-            digits = format(int(_P_DECIMAL(ctx, out.value)), "b")
+        if self._layout.width <= _DECIMAL_MAX_BITS:
+            x = int(_P_DECIMAL(ctx, out.value))
         else:
-            digits = _P_BINARY(ctx, out.value).decode()
+            x = int(_P_BINARY(ctx, out.value), 2)
         _P_DEC(ctx, out.value)
-        return digits.rjust(lay.width, "0")
+        return x
+
+    def _digits(self, m: z3.ModelRef) -> str:
+        """The packed term's value in the model, as ``_layout.width`` binary digits."""
+        x = self._number(m)
+        return format(x, "b").rjust(self._layout.width, "0")
 
     def _wellformed(self, cand: Candidates, env) -> list:
         """rf: every executed read reads from exactly one executed write, with its value; co:
@@ -736,16 +751,19 @@ class Z3Problem:
 
     def _sat(self, *assumptions) -> bool:
         """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
+        return self._solve(self.s, *assumptions)
+
+    def _solve(self, s: z3.Solver, *assumptions) -> bool:
         ms = self.deadline.left_ms()
         if ms is not None:
-            self.s.set("timeout", ms)
+            s.set("timeout", ms)
         if assumptions or _P_CHECK is None:
-            r = self.s.check(*assumptions)
+            r = s.check(*assumptions)
             if r == z3.unknown:
                 raise TimedOut
             return r == z3.sat
         ctx = self.lg.ctx.ref()
-        r = _P_CHECK(ctx.value, self.s.solver.value)  # the unchecked call: a tenth of a check less
+        r = _P_CHECK(ctx.value, s.solver.value)  # the unchecked call: a tenth of a check less
         if r == 0:  # undef: out of time, unless Z3 reports an error
             if z3.Z3_get_error_code(ctx) != z3.Z3_OK:
                 raise z3.Z3Exception(z3.Z3_get_error_msg(ctx, z3.Z3_get_error_code(ctx)))
@@ -757,52 +775,122 @@ class Z3Problem:
 
         Each model gives one outcome; a clause then excludes it (one atom ``term = value`` per
         observable, the atoms shared between clauses) and the next check finds an outcome not yet
-        seen, until none is left. The clauses live in a scope popped at the end."""
+        seen, until none is left. The clauses live in a scope popped at the end. Past
+        ``_SPLIT_AFTER`` outcomes, a formula that falls into parts sharing no variable is
+        enumerated part by part (:meth:`_parts`)."""
         if self.unsat:
             return
         s = self.s
+        base = s.assertions()  # the problem's (a copy: the blocking clauses come after)
         s.push()
         # every atom relevant: a check of the enumeration runs ~40% faster; models not compacted
         # (a global parameter, restored at the end): a model is built ~15% faster
         s.set("relevancy", 0)
         compact = z3.get_param("model.compact")
         z3.set_param("model.compact", False)
+        seen: set[tuple[int, ...]] = set()
         try:
             while self._sat():
-                out = self._leaf(s.model())
-                self._block(out[0])
+                m = s.model()
+                x = self._number(m)
+                out = self._read(x, m)
+                self._block(s, out[0], range(len(self.terms)))
                 yield out
+                seen.add(out[0])
+                if len(seen) == _SPLIT_AFTER:
+                    parts = self._parts(base)
+                    if parts:
+                        yield from self._product(parts, x, seen)
+                        return
         finally:
             z3.set_param("model.compact", compact)
             if self.s is s:  # not yet closed (close() pops every scope of a pooled solver)
                 s.set("relevancy", _RELEVANCY)
                 s.pop()
 
-    def _block(self, values: tuple[int, ...]) -> None:
-        """Assert that the observables do not take ``values`` all at once."""
+    def _block(self, s: z3.Solver, values: tuple[int, ...], which) -> None:
+        """Assert in ``s`` that the observables ``which`` do not take ``values`` all at once."""
         ctx = self.lg.ctx.ref().value
         atoms = self._atoms
         lits = []
-        for i, v in enumerate(values):
+        for i, v in zip(which, values):
             a = atoms.get((i, v))
             if a is None:
                 t = self.terms[i]
                 a = atoms[(i, v)] = self.lg._own(ctx, _not(_eq(t, z3.BitVecVal(v, t.size()))).as_ast().value)
             lits.append(a)
         c = _P_OR(ctx, len(lits), (_VP * len(lits))(*lits))
-        _P_ASSERT(ctx, self.s.solver.value, c)
+        _P_ASSERT(ctx, s.solver.value, c)
 
-    def _leaf(self, m: z3.ModelRef):
-        b = self._digits(m)
+    def _read(self, x: int, m: z3.ModelRef | None):
+        """(values, witness, flags) of the packed value ``x`` (``m``: its model, which only
+        fence.sc ranks and barrier phases are read from)."""
         lay = self._layout
+        b = format(x, "b").rjust(lay.width, "0")
         values = tuple(int(b[i:j], 2) for i, j in lay.terms)
         flags = [name for name, k in lay.flags if k is True or (k is not False and b[k] == _ONE)]
         return values, self._execution(m, b), flags
 
+    # -- a formula in parts that share no variable ----------------------------------------------
+    def _parts(self, base: z3.AstVector) -> list[tuple[list[int], list[int], int]] | None:
+        """The problem's assertions (``base``) and packed parts grouped
+        by the variables they share, when there are at least two groups: (assertions, observables,
+        digit mask) per group. The models of the whole are then exactly the unions of one model
+        per group, and every observable and witness digit depends on one group only, so the
+        outcomes are the product of each group's outcomes. None when the formula is one group or
+        the witness reads integers (fence.sc ranks, barrier phases) from a model."""
+        if self.ch.rank or self.ch.ph:
+            return None
+        ctx = self.lg.ctx.ref().value
+        asserts = [a.as_ast().value for a in base]
+        reps = _groups(ctx, asserts + [p for _, _, p in self._elements])
+        groups: dict[int | None, tuple[list[int], list[int], list[int]]] = {}
+        for a, r in zip(asserts, reps):
+            groups.setdefault(r, ([], [], [0]))[0].append(a)
+        width, nb = self._layout.width, len(self._elements) - len(self.terms) - len(self._layout.reads)
+        for k, ((i, j, _), r) in enumerate(zip(self._elements, reps[len(asserts):])):
+            g = groups.setdefault(r, ([], [], [0]))
+            g[2][0] |= ((1 << (j - i)) - 1) << (width - j)
+            if nb <= k < nb + len(self.terms):
+                g[1].append(k - nb)
+        ground = groups.pop(None, ([], [], [0]))
+        if len(groups) < 2:
+            return None
+        return [(a, o, mk[0]) for a, o, mk in groups.values()] + [([], [], ground[2][0])]
+
+    def _product(self, parts, x: int, seen: set[tuple[int, ...]]):
+        """Every outcome not in ``seen``: one per choice of an outcome in each part (``x``: a
+        packed value of the whole, which gives the ground digits)."""
+        *parts, (_, _, ground) = parts
+        each = [self._part_outcomes(a, o, mask) for a, o, mask in parts]
+        base = x & ground
+        for choice in product(*each):
+            out = self._read(base + sum(choice), None)
+            if out[0] not in seen:
+                yield out
+
+    def _part_outcomes(self, asserts: list[int], obs: list[int], mask: int) -> list[int]:
+        """The packed digits (masked to the part's own) of one model per outcome of the part."""
+        s = z3.SimpleSolver()
+        s.set("relevancy", 0)
+        ctx = self.lg.ctx.ref().value
+        for a in asserts:
+            _P_ASSERT(ctx, s.solver.value, a)
+        lay, out = self._layout, []
+        while self._solve(s):
+            x = self._number(s.model()) & mask
+            out.append(x)
+            if not obs:
+                break
+            values = [(x >> (lay.width - lay.terms[i][1])) & ((1 << (lay.terms[i][1] - lay.terms[i][0])) - 1)
+                      for i in obs]
+            self._block(s, values, obs)
+        return out
+
     def _extract(self, m: z3.ModelRef) -> Execution:
         return self._execution(m, self._digits(m))
 
-    def _execution(self, m: z3.ModelRef, b: str) -> Execution:
+    def _execution(self, m: z3.ModelRef | None, b: str) -> Execution:
         """The witness the model's packed digits ``b`` describe."""
         ch, lay = self.ch, self._layout
         ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
@@ -842,6 +930,69 @@ class _Layout:
     reads: list  # (read, (start, end)), by read
     co_known: list  # co pairs known beforehand: in co when both ends execute
     init_co: list  # (initial write, write of its location): in co when the write executes
+
+
+def _groups(ctx: int, roots: list[int]) -> list[int | None]:
+    """For each root term (an AST pointer): the group of the constants it mentions (two roots that
+    mention one constant are in one group), or None for a ground root. Groups are found by
+    union-find over the constants; every term is visited once, iteratively."""
+    uf = _UnionFind()
+    rep: dict[int, int | None] = {}  # AST pointer → a constant under it, None: ground
+    out = [_group_of(ctx, root, rep, uf) for root in roots]
+    return [None if r is None else uf.find(r) for r in out]
+
+
+def _group_of(ctx: int, root: int, rep: dict[int, int | None], uf: _UnionFind) -> int | None:
+    stack = [root]
+    while stack:
+        a = stack[-1]
+        if a in rep:
+            stack.pop()
+            continue
+        n = _P_NUM_ARGS(ctx, a) if _P_AST_KIND(ctx, a) == z3.Z3_APP_AST else 0  # numerals: 0
+        if n == 0:
+            const = _P_AST_KIND(ctx, a) == z3.Z3_APP_AST and \
+                _P_DECL_KIND(ctx, _P_APP_DECL(ctx, a)) == z3.Z3_OP_UNINTERPRETED
+            rep[a] = uf.add(a) if const else None
+            stack.pop()
+            continue
+        kids = [_P_APP_ARG(ctx, a, i) for i in range(n)]
+        missing = [k for k in kids if k not in rep]
+        if missing:
+            stack += missing
+            continue
+        rep[a] = uf.join([rep[k] for k in kids])
+        stack.pop()
+    return rep[root]
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def add(self, x: int) -> int:
+        self.parent.setdefault(x, x)
+        return x
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def join(self, xs: list[int | None]) -> int | None:
+        """One group of every x that is not None (None when there is none)."""
+        r = None
+        for x in xs:
+            if x is None:
+                continue
+            x = self.find(x)
+            if r is None:
+                r = x
+            elif x != r:
+                self.parent[x] = r
+        return r
 
 
 def _fit(t: z3.BitVecRef, w: int) -> z3.BitVecRef:
