@@ -132,3 +132,22 @@ def test_parts_equal_brute_force_on_random_programs(case):
     assert len(z.outcomes) == len(z.outcome_set)
     assert z.holds == b.holds
     _witnesses_hold(prog, z, model, unroll=1)
+
+
+def test_an_enumeration_closed_early_gives_back_a_clean_pooled_solver():
+    """A consumer that stops and closes the problem before the generator ends: the solver goes
+    back to the pool with no blocking clause and the default relevancy."""
+    prog = ptxmm.parse(shapes.iriw(2).ptx(), "iriw.ptx")
+    eg = build(prog)
+    cand = candidates(eg)
+    pb = z3engine.Z3Problem(eg, load_model("ptx"), observables(eg, "all"), cand)
+    assert pb.pooled
+    gen = pb.outcomes()
+    next(gen)
+    s = pb.s
+    pb.close()
+    gen.close()
+    assert s.num_scopes() == 0 and len(s.assertions()) == 0
+    pb2 = z3engine.Z3Problem(eg, load_model("ptx"), observables(eg, "all"), cand)
+    assert len(list(pb2.outcomes())) == 16
+    pb2.close()

@@ -536,6 +536,7 @@ class Z3Problem:
         self.terms = [self._term(o) for o in obs]
         self._layout: _Layout | None = None  # built by _packing at the first witness read
         self._atoms: dict[tuple[int, int], int] = {}  # (observable, value) → ¬(term = value)
+        self._enumerating = False  # inside outcomes(): the solver's relevancy is off
 
     def _packing(self) -> None:
         """Everything a leaf of the enumeration reads, packed into one bit-vector so that one
@@ -729,6 +730,8 @@ class Z3Problem:
             s.pop(s.num_scopes())
             if self.deadline.at is not None:  # _sat set one
                 s.set("timeout", _NO_TIMEOUT)
+            if self._enumerating:  # closed inside outcomes(): its parameter goes too
+                s.set("relevancy", _RELEVANCY)
             s.lg = None
             if s.served < _REUSES:
                 _POOL.append(s)
@@ -786,6 +789,7 @@ class Z3Problem:
         # every atom relevant: a check of the enumeration runs ~40% faster; models not compacted
         # (a global parameter, restored at the end): a model is built ~15% faster
         s.set("relevancy", 0)
+        self._enumerating = True
         compact = z3.get_param("model.compact")
         z3.set_param("model.compact", False)
         seen: set[tuple[int, ...]] = set()
@@ -807,6 +811,7 @@ class Z3Problem:
             if self.s is s:  # not yet closed (close() pops every scope of a pooled solver)
                 s.set("relevancy", _RELEVANCY)
                 s.pop()
+            self._enumerating = False
 
     def _block(self, s: z3.Solver, values: tuple[int, ...], which) -> None:
         """Assert in ``s`` that the observables ``which`` do not take ``values`` all at once."""
