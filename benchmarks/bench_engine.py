@@ -7,7 +7,7 @@
 Prints ONE table: case | before | after | ratio (before/after) | target.
 
 * "before" runs ``PYTHONPATH=<worktree>/src python -m ptxmm.cli ...`` in a git worktree of REV
-  (default 4a4a59e, the last commit of the old engine), created as ``<repo>/../.bench-before-<REV>``
+  (default a3d8f0f, Engine 2 before issue 23's work), created as ``<repo>/../.bench-before-<REV>``
   when missing; "after" runs the current checkout (``PYTHONPATH=<repo>/src``, or ``--after-src``).
 * Children run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE`` is dropped from their
   environment), as an installed ptxmm has it; the first of a case's runs may write the cache.
@@ -365,6 +365,7 @@ def make_cases(b: Bench) -> list[Case]:
     sb33 = shapes.sb(3, 3, 3)
     sb8 = shapes.sb(8, 1, 1)
     w100, w1000 = shapes.stores(100), shapes.stores(1000)
+    iriw7 = shapes.iriw(7)
 
     def gen(name: str, sh, model: list[str] | None = None, observe: bool = False):
         def argv() -> list[str]:
@@ -385,8 +386,15 @@ def make_cases(b: Bench) -> list[Case]:
              cell=b.dat3m_cell),
         Case("sb3x3-cond", "SB 3x(3st+3ld) --observe condition", "<= 1 s", 1.0,
              cell=b.wall_cell(gen("sb3x3", sb33, observe=True))),
-        Case("sb3x3-all", "SB 3x(3st+3ld) all outcomes", "<= 10 s", 10.0, slow=True,
+        Case("sb3x3-all", "SB 3x(3st+3ld) all outcomes", "<= 5 s", 5.0, slow=True,
              cell=b.wall_cell(gen("sb3x3", sb33))),
+        # the same runs' engine time_s: the enumeration without start-up, race report and JSON
+        Case("sb3x3-all:engine", "SB 3x(3st+3ld) all outcomes (engine time_s)", "-", None, slow=True,
+             cell=b.wall_cell(gen("sb3x3", sb33), engine=True)),
+        Case("iriw7-ptx", "IRIW 7 readers, ptx, all outcomes", "<= 6 s", 6.0, slow=True,
+             cell=b.wall_cell(gen("iriw7", iriw7))),
+        Case("iriw7-ptx:engine", "IRIW 7 readers, ptx (engine time_s)", "-", None, slow=True,
+             cell=b.wall_cell(gen("iriw7", iriw7), engine=True)),
         Case("sb8-all", "SB 8x(1st+1ld) all outcomes", "<= 1 s", 1.0, cell=b.wall_cell(gen("sb8", sb8))),
         Case("stores100", "1 thread x 100 stores to x", "<= 1 s, <= 300 MB", 1.0, 300,
              cell=b.wall_cell(gen("w100", w100))),
@@ -406,6 +414,7 @@ def make_cases(b: Bench) -> list[Case]:
                 ("sc-sb", "SC: SB", shapes.sb(), False),
                 ("sc-mp", "SC: MP", shapes.mp(), False),
                 ("sc-iriw", "SC: IRIW", shapes.iriw(), False),
+                ("sc-iriw7", "SC: IRIW 7 readers", iriw7, True),
                 ("sc-sb8", "SC: SB 8x(1st+1ld)", sb8, False),
                 ("sc-sb3x3", "SC: SB 3x(3st+3ld)", sb33, True),
                 ("sc-stores8", "SC: 1 thread x 8 stores", shapes.stores(8), False),
@@ -427,7 +436,7 @@ def print_table(rows: list[list[str]], header: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--before", default="4a4a59e", help="git revision of the old engine (default 4a4a59e)")
+    ap.add_argument("--before", default="a3d8f0f", help="git revision of the old engine (default a3d8f0f)")
     ap.add_argument("--after-src", default=None,
                     help="src/ dir of the 'after' engine (default: this checkout)")
     ap.add_argument("--repeat", type=int, default=5, help="runs per fast case (median; default 5)")

@@ -146,10 +146,15 @@ def sb(n: int = 2, s: int = 1, l: int = 1) -> Shape:
     return Shape(name, threads, cond, "exists")
 
 
-def iriw() -> Shape:
-    """IRIW: two writers, two readers disagreeing on the order of the writes."""
-    return Shape("IRIW", [[St("x", 1)], [St("y", 1)], [Ld(0, "x"), Ld(1, "y")], [Ld(0, "y"), Ld(1, "x")]],
-                 [(2, 0, 1), (2, 1, 0), (3, 0, 1), (3, 1, 0)])
+def iriw(readers: int = 2) -> Shape:
+    """IRIW: two writers (x, y), then ``readers`` readers of both locations, alternately x-then-y
+    and y-then-x; the condition: the first two readers disagree on the order of the writes.
+    ``readers=2`` is IRIW itself; with R readers there are 2^(2R) register valuations."""
+    if readers < 2:
+        raise ValueError("iriw needs at least 2 readers")
+    rd = [[Ld(0, "x"), Ld(1, "y")] if i % 2 == 0 else [Ld(0, "y"), Ld(1, "x")] for i in range(readers)]
+    name = "IRIW" if readers == 2 else f"IRIW{readers}"
+    return Shape(name, [[St("x", 1)], [St("y", 1)], *rd], [(2, 0, 1), (2, 1, 0), (3, 0, 1), (3, 1, 0)])
 
 
 def mp() -> Shape:

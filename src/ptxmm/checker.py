@@ -169,10 +169,13 @@ def _enumerate(r: _Run, pb) -> str:
     """Every allowed outcome into ``r.found`` (kept when the deadline passes); "ok", or "stopped"
     at ``max_outcomes``."""
     found, obs, opts = r.found, r.obs, r.opts
+    # Observable.shown, bound once per observable (an unsigned value shows as its low bits)
+    keys = [o.key for o in obs]
+    shown = [o.shown if o.signed else ((1 << o.width) - 1).__and__ for o in obs]
     it = pb.outcomes()
     try:
         for values, wit, fl in it:
-            found.append((Outcome(tuple((o.key, o.shown(v)) for o, v in zip(obs, values))), wit, fl))
+            found.append((Outcome(tuple(zip(keys, map(_call, shown, values)))), wit, fl))
             if opts.progress:
                 opts.progress(len(found))
             if opts.max_outcomes is not None and len(found) >= opts.max_outcomes:
@@ -180,3 +183,7 @@ def _enumerate(r: _Run, pb) -> str:
         return "ok"
     finally:
         it.close()  # an enumeration stopped early gives its solver scopes back
+
+
+def _call(f, v):
+    return f(v)

@@ -11,8 +11,8 @@
 
 Queries: :meth:`Z3Problem.find` answers "is there an allowed execution satisfying this?" with one
 call (plus its witness); :meth:`Z3Problem.outcomes` enumerates the allowed outcomes projected on
-the observables, depth first with push/pop, so every check sees only the few blocking
-constraints of its own branch."""
+the observables: each model gives one outcome and its witness, and one clause over shared
+equality atoms then excludes that outcome (one check, one model and one evaluation per outcome)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ import atexit
 import ctypes
 import weakref
 from collections.abc import Callable, Iterator
-from itertools import count
+from dataclasses import dataclass
+from itertools import count, product
 
 import z3
 
@@ -80,6 +81,16 @@ _P_DEC = _proto(z3.Z3_dec_ref, None, _VP, _VP)
 _P_ASSERT = _proto(z3.Z3_solver_assert, None, _VP, _VP, _VP)
 _P_ITE = _proto(z3.Z3_mk_ite, _VP, _VP, _VP, _VP, _VP)
 _P_CONCAT = _proto(z3.Z3_mk_concat, _VP, _VP, _VP, _VP)
+_P_EVAL = _proto(z3.Z3_model_eval, ctypes.c_bool, _VP, _VP, _VP, ctypes.c_bool, ctypes.POINTER(_VP))
+_P_BINARY = _proto(z3.Z3_get_numeral_binary_string, ctypes.c_char_p, _VP, _VP)
+_P_CHECK = _proto(z3.Z3_solver_check, ctypes.c_int, _VP, _VP)
+_P_AST_KIND = _proto(z3.Z3_get_ast_kind, ctypes.c_uint, _VP, _VP)
+_P_NUM_ARGS = _proto(z3.Z3_get_app_num_args, ctypes.c_uint, _VP, _VP)
+_P_APP_ARG = _proto(z3.Z3_get_app_arg, _VP, _VP, _VP, ctypes.c_uint)
+_P_APP_DECL = _proto(z3.Z3_get_app_decl, _VP, _VP, _VP)
+_P_DECL_KIND = _proto(z3.Z3_get_decl_kind, ctypes.c_uint, _VP, _VP)
+_P_DECIMAL = _proto(z3.Z3_get_numeral_string, ctypes.c_char_p, _VP, _VP)
+_DECIMAL_MAX_BITS = 14000  # 10^4300 > 2^14284: Python's int() reads a numeral this wide in decimal
 
 
 def _assert(s: z3.Solver, c) -> None:
@@ -477,6 +488,10 @@ atexit.register(_POOL.clear)  # freed while Z3's context still exists, not in mo
 _POOL_MAX_CHOICES = 48
 _REUSES = 100
 _NO_TIMEOUT = 4294967295  # Z3's default: none
+_RELEVANCY = 2  # Z3's default
+# An enumeration looks for parts of the formula that share no variable once it has found this
+# many outcomes: the look costs about as much as a few outcomes, and pays off only on many.
+_SPLIT_AFTER = 64
 
 
 def _borrow(pooled: bool) -> z3.Solver:
@@ -521,41 +536,81 @@ class Z3Problem:
                 _assert(self.s, c)
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
-        self._bools: list | None = None  # built by _packing at the first witness read
+        self._layout: _Layout | None = None  # built by _packing at the first witness read
+        self._atoms: dict[tuple[int, int], int] = {}  # (observable, value) → ¬(term = value)
+        self._enumerating = False  # inside outcomes(): the solver's relevancy is off
 
     def _packing(self) -> None:
-        """Everything a leaf of the enumeration reads, packed into two bit-vectors so that one
-        model evaluation each gives an outcome and its witness (evaluating term by term through
-        the Python API costs more than the solving). Built at the first witness read: a query
-        answered "no" needs none."""
+        """Everything a leaf of the enumeration reads, packed into one bit-vector so that one
+        model evaluation gives an outcome and its witness (evaluating term by term through the
+        Python API costs more than the solving), and where each part lies in its binary digits
+        (:class:`_Layout`). Built at the first witness read: a query answered "no" needs none."""
         ch = self.ch
-        self._bools = []  # (kind, key, term) of every Boolean a witness records
-        for i, g in enumerate(ch.ex):
+        bools: list = []  # the term of every Boolean a witness records; its bit: its index
+        ex_bit: list = []
+        for g in ch.ex:
+            ex_bit.append(g if g is True or g is False else len(bools))
             if g is not True and g is not False:
-                self._bools.append(("ex", i, g))
-        for t, sel in enumerate(ch.sel):
-            for k, v in enumerate(sel or ()):
-                self._bools.append(("path", (t, k), v))
-        self._bools += [("rf", p, v) for p, v in ch.rfv.items()]
-        self._bools += [("co", p, v) for p, v in ch.cov.items()]
-        self._bools += [("fin", (loc, w), v) for loc, fv in self.fin.items() for w, v in fv.items()]
-        self._bools += [("flag", name, t) for name, t in self.flag_terms if t is not True and t is not False]
-        words = list(self.terms) + [ch.vals[r] for r in sorted(ch.vals)]
-        self._widths = [1] * len(self._bools) + [w.size() for w in words]
-        self._packed = self.lg.pack([t for _, _, t in self._bools], words)
+                bools.append(g)
+        path_bits = []
+        for sel in ch.sel:
+            path_bits.append(None if sel is None else list(range(len(bools), len(bools) + len(sel))))
+            bools += sel or ()
+        rf_bits = [(p, len(bools) + k) for k, p in enumerate(ch.rfv)]
+        bools += ch.rfv.values()
+        co_bits = [(p, len(bools) + k) for k, p in enumerate(ch.cov)]
+        bools += ch.cov.values()
+        fin_bits = []
+        for loc, fv in self.fin.items():
+            fin_bits.append((loc, [(w, len(bools) + k) for k, w in enumerate(fv)]))
+            bools += fv.values()
+        flag_bits = []
+        for name, t in self.flag_terms:
+            if t is True or t is False:
+                flag_bits.append((name, t))
+            else:
+                flag_bits.append((name, len(bools)))
+                bools.append(t)
+        reads = sorted(ch.vals)
+        words = list(self.terms) + [ch.vals[r] for r in reads]
+        spans, at = [], len(bools)
+        for w in words:
+            spans.append((at, at + w.size()))
+            at += w.size()
+        nt = len(self.terms)
+        ev = self.eg.events
+        init_co = [(w, b) for w in self.eg.init.values() for b in range(len(ev))
+                   if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc]
+        self._layout = _Layout(at, ex_bit, path_bits, sorted(rf_bits), co_bits, fin_bits, flag_bits,
+                               spans[:nt], list(zip(reads, spans[nt:])), sorted(self.co_known), init_co)
+        self._packed = self.lg.pack(bools, words)
+        # (first digit, end, AST pointer) of every packed part: what the split into parts reads
+        self._elements = [(k, k + 1, self.lg._ptr(t)) for k, t in enumerate(bools)]
+        self._elements += [(i, j, w.as_ast().value) for (i, j), w in zip(spans, words)]
 
-    def _unpack(self, m: z3.ModelRef) -> list[int]:
-        if self._bools is None:
+    def _number(self, m: z3.ModelRef) -> int:
+        """The packed term's value in the model. Read in decimal: Z3 writes a numeral in binary
+        about a hundred times slower (0.09 ms for 726 bits); past what Python converts from
+        decimal (4300 digits), in binary."""
+        if self._layout is None:
             self._packing()
-        if self._packed is None:
-            return []
-        # in base 2: Python refuses decimal strings of over 4300 digits (as_long's route)
-        x = int(m.eval(self._packed, model_completion=True).as_binary_string(), 2)
-        out = []
-        for w in reversed(self._widths):
-            out.append(x & ((1 << w) - 1))
-            x >>= w
-        return out[::-1]
+        if self._packed is None:  # nothing to read: no Boolean, no observable, no read
+            return 0
+        ctx = self.lg.ctx.ref().value
+        out = _VP()
+        _P_EVAL(ctx, m.model.value, self._packed.as_ast().value, True, ctypes.byref(out))
+        _P_INC(ctx, out.value)
+        if self._layout.width <= _DECIMAL_MAX_BITS:
+            x = int(_P_DECIMAL(ctx, out.value))
+        else:
+            x = int(_P_BINARY(ctx, out.value), 2)
+        _P_DEC(ctx, out.value)
+        return x
+
+    def _digits(self, m: z3.ModelRef) -> str:
+        """The packed term's value in the model, as ``_layout.width`` binary digits."""
+        x = self._number(m)
+        return format(x, "b").rjust(self._layout.width, "0")
 
     def _wellformed(self, cand: Candidates, env) -> list:
         """Well-formedness as :mod:`ptxmm.executions` states it (rf, co, transitivity), each
@@ -655,6 +710,8 @@ class Z3Problem:
             s.pop(s.num_scopes())
             if self.deadline.at is not None:  # _sat set one
                 s.set("timeout", _NO_TIMEOUT)
+            if self._enumerating:  # closed inside outcomes(): its parameter goes too
+                s.set("relevancy", _RELEVANCY)
             s.lg = None
             if s.served < _REUSES:
                 _POOL.append(s)
@@ -693,74 +750,163 @@ class Z3Problem:
 
     def _sat(self, *assumptions) -> bool:
         """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
+        return self._solve(self.s, *assumptions)
+
+    def _solve(self, s: z3.Solver, *assumptions) -> bool:
         ms = self.deadline.left_ms()
         if ms is not None:
-            self.s.set("timeout", ms)
-        r = self.s.check(*assumptions)
-        if r == z3.unknown:
+            s.set("timeout", ms)
+        if assumptions or _P_CHECK is None:
+            r = s.check(*assumptions)
+            if r == z3.unknown:
+                raise TimedOut
+            return r == z3.sat
+        ctx = self.lg.ctx.ref()
+        r = _P_CHECK(ctx.value, s.solver.value)  # the unchecked call: a tenth of a check less
+        if r == 0:  # undef: out of time, unless Z3 reports an error
+            if z3.Z3_get_error_code(ctx) != z3.Z3_OK:
+                raise z3.Z3Exception(z3.Z3_get_error_msg(ctx, z3.Z3_get_error_code(ctx)))
             raise TimedOut
-        return r == z3.sat
+        return r > 0
 
     def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
-        """Every allowed outcome once: (observable values as unsigned ints, witness, flags)."""
-        if self.unsat or not self._sat():
-            return
-        base = self.s.num_scopes()
-        try:
-            yield from self._dfs(0, self.s.model())
-        finally:  # stopped early (--max-outcomes): later queries see the whole program again
-            self.s.pop(self.s.num_scopes() - base)
+        """Every allowed outcome once: (observable values as unsigned ints, witness, flags).
 
-    def _dfs(self, level: int, m: z3.ModelRef):
-        s, terms = self.s, self.terms
-        if level == len(terms):
-            yield self._leaf(m)
+        Each model gives one outcome; a clause then excludes it (one atom ``term = value`` per
+        observable, the atoms shared between clauses) and the next check finds an outcome not yet
+        seen, until none is left. The clauses live in a scope popped at the end. Past
+        ``_SPLIT_AFTER`` outcomes, a formula that falls into parts sharing no variable is
+        enumerated part by part (:meth:`_parts`)."""
+        if self.unsat:
             return
+        s = self.s
+        base = s.assertions()  # the problem's (a copy: the blocking clauses come after)
         s.push()
-        while True:
-            v = m.eval(terms[level], model_completion=True)
-            s.push()
-            _assert(s, _eq(terms[level], v))
-            yield from self._dfs(level + 1, m)
-            s.pop()
-            _assert(s, _not(_eq(terms[level], v)))
-            if not self._sat():
-                break
-            m = s.model()
-        s.pop()
+        # every atom relevant: a check of the enumeration runs ~40% faster; models not compacted
+        # (a global parameter, restored at the end): a model is built ~15% faster
+        s.set("relevancy", 0)
+        self._enumerating = True
+        compact = z3.get_param("model.compact")
+        z3.set_param("model.compact", False)
+        seen: set[tuple[int, ...]] = set()
+        try:
+            while self._sat():
+                m = s.model()
+                x = self._number(m)
+                out = self._read(x, m)
+                self._block(s, out[0], range(len(self.terms)))
+                yield out
+                seen.add(out[0])
+                if len(seen) == _SPLIT_AFTER:
+                    parts = self._parts(base)
+                    if parts:
+                        yield from self._product(parts, x, seen)
+                        return
+        finally:
+            z3.set_param("model.compact", compact)
+            if self.s is s:  # not yet closed (close() pops every scope of a pooled solver)
+                s.set("relevancy", _RELEVANCY)
+                s.pop()
+            self._enumerating = False
 
-    def _leaf(self, m: z3.ModelRef):
-        vals = self._unpack(m)
-        nb, nt = len(self._bools), len(self.terms)
-        values = tuple(vals[nb:nb + nt])
-        truth = {(k, key): bool(v) for (k, key, _), v in zip(self._bools, vals)}
-        flags = [name for name, t in self.flag_terms if t is True or truth.get(("flag", name))]
-        reads = dict(zip(sorted(self.ch.vals), vals[nb + nt:]))
-        return values, self._execution(m, truth, reads), flags
+    def _block(self, s: z3.Solver, values: tuple[int, ...], which) -> None:
+        """Assert in ``s`` that the observables ``which`` do not take ``values`` all at once."""
+        ctx = self.lg.ctx.ref().value
+        atoms = self._atoms
+        lits = []
+        for i, v in zip(which, values):
+            a = atoms.get((i, v))
+            if a is None:
+                t = self.terms[i]
+                a = atoms[(i, v)] = self.lg._own(ctx, _not(_eq(t, z3.BitVecVal(v, t.size()))).as_ast().value)
+            lits.append(a)
+        c = _P_OR(ctx, len(lits), (_VP * len(lits))(*lits))
+        _P_ASSERT(ctx, s.solver.value, c)
+
+    def _read(self, x: int, m: z3.ModelRef | None):
+        """(values, witness, flags) of the packed value ``x`` (``m``: its model, which only
+        fence.sc ranks and barrier phases are read from)."""
+        lay = self._layout
+        b = format(x, "b").rjust(lay.width, "0")
+        values = tuple(int(b[i:j], 2) for i, j in lay.terms)
+        flags = [name for name, k in lay.flags if k is True or (k is not False and b[k] == _ONE)]
+        return values, self._execution(m, b), flags
+
+    # -- a formula in parts that share no variable ----------------------------------------------
+    def _parts(self, base: z3.AstVector) -> list[tuple[list[int], list[int], int]] | None:
+        """The problem's assertions (``base``) and packed parts grouped
+        by the variables they share, when there are at least two groups: (assertions, observables,
+        digit mask) per group. The models of the whole are then exactly the unions of one model
+        per group, and every observable and witness digit depends on one group only, so the
+        outcomes are the product of each group's outcomes. None when the formula is one group or
+        the witness reads integers (fence.sc ranks, barrier phases) from a model."""
+        if self.ch.rank or self.ch.ph:
+            return None
+        ctx = self.lg.ctx.ref().value
+        asserts = [a.as_ast().value for a in base]
+        reps = _groups(ctx, asserts + [p for _, _, p in self._elements])
+        groups: dict[int | None, tuple[list[int], list[int], list[int]]] = {}
+        for a, r in zip(asserts, reps):
+            groups.setdefault(r, ([], [], [0]))[0].append(a)
+        width, nb = self._layout.width, len(self._elements) - len(self.terms) - len(self._layout.reads)
+        for k, ((i, j, _), r) in enumerate(zip(self._elements, reps[len(asserts):])):
+            g = groups.setdefault(r, ([], [], [0]))
+            g[2][0] |= ((1 << (j - i)) - 1) << (width - j)
+            if nb <= k < nb + len(self.terms):
+                g[1].append(k - nb)
+        ground = groups.pop(None, ([], [], [0]))
+        if len(groups) < 2:
+            return None
+        return [(a, o, mk[0]) for a, o, mk in groups.values()] + [([], [], ground[2][0])]
+
+    def _product(self, parts, x: int, seen: set[tuple[int, ...]]):
+        """Every outcome not in ``seen``: one per choice of an outcome in each part (``x``: a
+        packed value of the whole, which gives the ground digits)."""
+        *parts, (_, _, ground) = parts
+        each = [self._part_outcomes(a, o, mask) for a, o, mask in parts]
+        base = x & ground
+        for choice in product(*each):
+            out = self._read(base + sum(choice), None)
+            if out[0] not in seen:
+                yield out
+
+    def _part_outcomes(self, asserts: list[int], obs: list[int], mask: int) -> list[int]:
+        """The packed digits (masked to the part's own) of one model per outcome of the part."""
+        s = z3.SimpleSolver()
+        s.set("relevancy", 0)
+        ctx = self.lg.ctx.ref().value
+        for a in asserts:
+            _P_ASSERT(ctx, s.solver.value, a)
+        lay, out = self._layout, []
+        while self._solve(s):
+            x = self._number(s.model()) & mask
+            out.append(x)
+            if not obs:
+                break
+            values = [(x >> (lay.width - lay.terms[i][1])) & ((1 << (lay.terms[i][1] - lay.terms[i][0])) - 1)
+                      for i in obs]
+            self._block(s, values, obs)
+        return out
 
     def _extract(self, m: z3.ModelRef) -> Execution:
-        vals = self._unpack(m)
-        nb, nt = len(self._bools), len(self.terms)
-        truth = {(k, key): bool(v) for (k, key, _), v in zip(self._bools, vals)}
-        return self._execution(m, truth, dict(zip(sorted(self.ch.vals), vals[nb + nt:])))
+        return self._execution(m, self._digits(m))
 
-    def _execution(self, m: z3.ModelRef, truth: dict, reads: dict[int, int]) -> Execution:
-        ch, ev = self.ch, self.eg.events
-        ex = [g is True or (g is not False and truth[("ex", i)]) for i, g in enumerate(ch.ex)]
-        paths = tuple(0 if sel is None else next(k for k in range(len(sel)) if truth[("path", (t, k))])
-                      for t, sel in enumerate(ch.sel))
-        rf = tuple(sorted(p for p in ch.rfv if truth[("rf", p)]))
-        co = {p for p in ch.cov if truth[("co", p)]}
-        co |= {(a, b) for a, b in self.co_known if ex[a] and ex[b]}
-        for w in self.eg.init.values():
-            co |= {(w, b) for b in range(len(ev)) if ex[b] and ev[b].kind == "W" and b != w
-                   and ev[b].loc == ev[w].loc}
-        vals = tuple((r, v) for r, v in sorted(reads.items()) if ex[r])
+    def _execution(self, m: z3.ModelRef | None, b: str) -> Execution:
+        """The witness the model's packed digits ``b`` describe."""
+        ch, lay = self.ch, self._layout
+        ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
+        paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
+                      for ks in lay.paths)
+        rf = tuple(p for p, k in lay.rf if b[k] == _ONE)
+        co = {p for p, k in lay.co if b[k] == _ONE}
+        co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
+        co.update(p for p in lay.init_co if ex[p[1]])
+        vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
         sc = ()
-        if self.ch.rank:
+        if ch.rank:
             sc = tuple(sorted((f for f in ch.rank if ex[f]),
                               key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
-        final = tuple((loc, next(w for w in fv if truth[("fin", (loc, w))])) for loc, fv in self.fin.items())
+        final = tuple((loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin)
         phases = tuple((a, m.eval(v, model_completion=True).as_long())
                        for a, v in sorted(ch.ph.items()) if ex[a])
         return Execution(paths, rf, tuple(sorted(co)), vals, sc, final, phases)
@@ -780,6 +926,90 @@ def _raised_terms(pb: Z3Problem) -> dict[tuple[str, tuple[int, ...]], z3.BoolRef
             if g is not False:
                 out[(name, k)] = pb.lg.z3(g)
     return out
+
+
+_ONE = "1"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where a witness's parts lie in the packed term's binary digits (most significant first):
+    a digit per Boolean, then the observables' words, then the reads' values."""
+
+    width: int  # digits in all
+    ex: list  # per event: True, False, or the digit of its execution guard
+    paths: list  # per thread: None (one path) or the digit of each path's selector
+    rf: list  # ((write, read), digit), sorted
+    co: list  # ((a, b), digit)
+    fin: list  # (location, [(write, digit)]): the write its final value comes from
+    flags: list  # (name, True | False | digit)
+    terms: list  # (start, end) of each observable's word
+    reads: list  # (read, (start, end)), by read
+    co_known: list  # co pairs known beforehand: in co when both ends execute
+    init_co: list  # (initial write, write of its location): in co when the write executes
+
+
+def _groups(ctx: int, roots: list[int]) -> list[int | None]:
+    """For each root term (an AST pointer): the group of the constants it mentions (two roots that
+    mention one constant are in one group), or None for a ground root. Groups are found by
+    union-find over the constants; every term is visited once, iteratively."""
+    uf = _UnionFind()
+    rep: dict[int, int | None] = {}  # AST pointer → a constant under it, None: ground
+    out = [_group_of(ctx, root, rep, uf) for root in roots]
+    return [None if r is None else uf.find(r) for r in out]
+
+
+def _group_of(ctx: int, root: int, rep: dict[int, int | None], uf: _UnionFind) -> int | None:
+    stack = [root]
+    while stack:
+        a = stack[-1]
+        if a in rep:
+            stack.pop()
+            continue
+        n = _P_NUM_ARGS(ctx, a) if _P_AST_KIND(ctx, a) == z3.Z3_APP_AST else 0  # numerals: 0
+        if n == 0:
+            const = _P_AST_KIND(ctx, a) == z3.Z3_APP_AST and \
+                _P_DECL_KIND(ctx, _P_APP_DECL(ctx, a)) == z3.Z3_OP_UNINTERPRETED
+            rep[a] = uf.add(a) if const else None
+            stack.pop()
+            continue
+        kids = [_P_APP_ARG(ctx, a, i) for i in range(n)]
+        missing = [k for k in kids if k not in rep]
+        if missing:
+            stack += missing
+            continue
+        rep[a] = uf.join([rep[k] for k in kids])
+        stack.pop()
+    return rep[root]
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def add(self, x: int) -> int:
+        self.parent.setdefault(x, x)
+        return x
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def join(self, xs: list[int | None]) -> int | None:
+        """One group of every x that is not None (None when there is none)."""
+        r = None
+        for x in xs:
+            if x is None:
+                continue
+            x = self.find(x)
+            if r is None:
+                r = x
+            elif x != r:
+                self.parent[x] = r
+        return r
 
 
 def _fit(t: z3.BitVecRef, w: int) -> z3.BitVecRef:
