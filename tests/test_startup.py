@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import ptxmm
 from ptxmm.engines import AUTO_BRUTE_MAX, candidate_space, pick
 from ptxmm.events import build
@@ -102,3 +106,127 @@ def test_a_parallel_batch_exits_and_closes_its_output():
                             "-j", "2"], capture_output=True, text=True, cwd=ROOT, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "agree" in r.stdout and "Exception" not in r.stderr
+
+
+# ----- program.py's @record: the same classes as @dataclass(frozen=True), cheaper to create -------
+
+def _dataclass_twin_module():
+    """program.py with every ``@record`` written back as ``@dataclass(frozen=True)``."""
+    import ptxmm.program as mod
+
+    src = Path(mod.__file__).read_text()
+    src = src.replace("@record(kw_only=True)\n", "@dataclass(frozen=True, kw_only=True)\n")
+    src = src.replace("@record\n", "@dataclass(frozen=True)\n")
+    assert "\n@record" not in src
+    ns: dict = {"__name__": "ptxmm.program_twin", "__package__": "ptxmm"}
+    sys.modules["ptxmm.program_twin"] = type(sys)("ptxmm.program_twin")  # dataclass looks it up
+    sys.modules["ptxmm.program_twin"].__dict__.update(ns)
+    exec(compile(src, "program_twin.py", "exec"), sys.modules["ptxmm.program_twin"].__dict__)
+    return sys.modules["ptxmm.program_twin"]
+
+
+def _records() -> list[str]:
+    import dataclasses
+
+    import ptxmm.program as mod
+
+    return sorted(n for n, c in vars(mod).items() if isinstance(c, type) and dataclasses.is_dataclass(c)
+                  and c.__module__ == mod.__name__)
+
+
+def test_every_class_of_the_program_ir_is_a_record():
+    import ptxmm.program as mod
+
+    names = _records()
+    assert len(names) >= 36 and {"Program", "Load", "Instr", "TrueC", "Reg"} <= set(names)
+    assert mod.Load.__init__.__qualname__ == "Load.__init__"  # record's, not dataclass's exec'd one
+    assert mod.Program.__doc__ == ("Program(name: 'str', threads: 'tuple[Thread, ...]', locations: "
+                                   "'tuple[Location, ...]', condition: 'Condition | None', description:"
+                                   " 'str' = '', expect: 'bool | None' = None, file: 'str' = '<string>', "
+                                   "format: 'str' = 'ptx', meta: 'dict', warnings: 'tuple' = ())")
+    assert mod.Atom.__doc__.startswith("``atom.op``")  # a class's own docstring stays
+
+
+def _field_spec(cls) -> list[tuple]:
+    import dataclasses
+
+    return [(f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.compare, f.hash, f.kw_only)
+            for f in dataclasses.fields(cls)]
+
+
+# field values: hashable, some equal to each other, some equal to a default
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from(["", "u32", "x", "gpu"]),
+                    st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"])))
+
+
+@pytest.mark.parametrize("name", _records())
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_record_behaves_as_the_frozen_dataclass(name, data):
+    """Fields, __match_args__, __init__ (positional and keyword, defaults, factories, the errors),
+    repr, ==, hash (the same values), immutability, dataclasses.replace and pickling: as
+    @dataclass(frozen=True) on the same class body."""
+    import dataclasses
+    import pickle
+
+    import ptxmm.program as mod
+
+    twin = _TWIN.__dict__[name]
+    rec = getattr(mod, name)
+    assert _field_spec(rec) == _field_spec(twin)
+    assert rec.__match_args__ == twin.__match_args__
+    flds = dataclasses.fields(rec)
+
+    def kwargs(drop: bool) -> dict:
+        kw = {}
+        for f in flds:
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if (required and not drop) or data.draw(st.booleans()):
+                kw[f.name] = data.draw(_VALUES)
+        return kw
+
+    def build(cls, kw: dict, n_pos: int):
+        pos = [kw.pop(n) for n in cls.__match_args__[:n_pos] if n in kw]
+        return cls(*pos, **kw)
+
+    def both(kw: dict, n_pos: int):
+        out = []
+        for cls in (rec, twin):
+            try:
+                out.append(build(cls, dict(kw), n_pos))
+            except TypeError:
+                out.append(TypeError)
+        return out
+
+    n_pos = data.draw(st.integers(0, len(rec.__match_args__) + 1))
+    r1, t1 = both(kwargs(drop=data.draw(st.booleans())), n_pos)
+    assert (r1 is TypeError) == (t1 is TypeError)
+    if r1 is TypeError:
+        return
+    assert repr(r1) == repr(t1) and hash(r1) == hash(t1)
+    assert vars(r1) == vars(t1) and list(vars(r1)) == list(vars(t1))
+    r2, t2 = both(kwargs(drop=False), 0)
+    assert (r1 == r2) == (t1 == t2) and (r1 != r2) == (t1 != t2)
+    assert r1 == build(rec, dict(vars(r1)), 0) and r1 != t1  # another class is never equal
+    assert (r1 == 5) is False
+    with pytest.raises(TypeError):
+        rec(**vars(r1), nosuchfield=1)
+    with pytest.raises(TypeError):
+        rec(*range(len(rec.__match_args__) + 1))
+    for obj in (r1, t1):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            obj.not_a_field = 1
+    for f in flds:
+        for obj in (r1, t1):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(obj, f.name, 1)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                delattr(obj, f.name)
+        v = data.draw(_VALUES)  # one field changed: equal and hash equal exactly when the twin's are
+        r3, t3 = dataclasses.replace(r1, **{f.name: v}), dataclasses.replace(t1, **{f.name: v})
+        assert repr(r3) == repr(t3) and (r3 == r1) == (t3 == t1) and hash(r3) == hash(t3)
+    assert pickle.loads(pickle.dumps(r1)) == r1
+
+
+_TWIN = _dataclass_twin_module()
