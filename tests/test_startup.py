@@ -4,6 +4,7 @@ exit of the ptxmm program, and nothing heavy imported on the check path."""
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +231,96 @@ def test_a_record_behaves_as_the_frozen_dataclass(name, data):
 
 
 _TWIN = _dataclass_twin_module()
+
+
+# ----- the front ends' parsers: lexer regexes compiled once per Python, not once per process -------
+
+from ptxmm.syntax import lark_build  # noqa: E402
+
+_ATOMS = st.sampled_from(["a", "ab", "[0-9]+", r"\.", r"%r[0-9]+", "x|y", "(?:ab)*c", r"\w+", "[^;]", "é"])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(atoms=st.lists(_ATOMS, min_size=1, max_size=6), flags=st.sampled_from([0, re.M, re.I]),
+       probes=st.lists(st.text(alphabet="abcxy0129.%r;é_ ", max_size=8), max_size=8))
+def test_a_stored_regex_is_the_pattern_re_compiles(tmp_path_factory, atoms, flags, probes):
+    """A pattern compiled from the store in another process (here: another store reading the
+    file) is equal to re.compile's — CPython compares flags, code and text — and matches alike."""
+    path = tmp_path_factory.mktemp("rx") / "g.pickle"
+    pattern = "|".join(f"(?P<T{i}>{a})" for i, a in enumerate(atoms))
+    first = lark_build.RegexStore(path)
+    assert first.compile(pattern, flags) == re.compile(pattern, flags) and first.added == 1
+    first.save()
+    second = lark_build.RegexStore(path)
+    got, want = second.compile(pattern, flags), re.compile(pattern, flags)
+    assert second.hits == 1 and second.added == 0
+    assert got == want and got.groups == want.groups and got.groupindex == want.groupindex
+    for s in probes:
+        m, n = got.match(s), want.match(s)
+        assert (m and (m.group(0), m.lastgroup)) == (n and (n.group(0), n.lastgroup))
+
+
+def test_a_store_of_another_python_or_damaged_is_not_used(tmp_path):
+    import pickle
+
+    path = tmp_path / "g.pickle"
+    store = lark_build.RegexStore(path)
+    store.compile("a+|b", 0)
+    store.save()
+    header, codes = pickle.loads(path.read_bytes())
+    path.write_bytes(pickle.dumps((("2.7.18",) + header[1:], codes)))
+    assert lark_build.RegexStore(path).codes == {}
+    path.write_bytes(b"not a pickle")
+    assert lark_build.RegexStore(path).codes == {}
+    bad = {k: (v[0], [0, 1, 2], *v[2:]) for k, v in codes.items()}  # code _sre refuses
+    path.write_bytes(pickle.dumps((header, bad)))
+    store = lark_build.RegexStore(path)
+    assert store.compile("a+|b", 0) == re.compile("a+|b") and store.hits == 0
+    with pytest.raises(re.error):  # errors are re's own
+        store.compile("(", 0)
+
+
+def _corpus() -> list[Path]:
+    shared = ROOT.parent / "shared" / "conformance"
+    return sorted([*(ROOT / "tests" / "litmus").rglob("*.ptx"), *(ROOT / "examples").rglob("*.ptx"),
+                   *shared.rglob("*.litmus")])
+
+
+@pytest.mark.parametrize("grammar, options", [
+    ("ptx.lark", {"parser": "lalr", "maybe_placeholders": False}),
+    ("litmus.lark", {"parser": "lalr", "propagate_positions": True, "lexer": "contextual"})])
+def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, grammar, options):
+    """Every bundled .ptx test, every .litmus of the conformance corpus, and each cut short (a
+    syntax error): the same tree, or the same error at the same place, with the lexers' regexes
+    from a warm store as with Lark alone."""
+    import lark
+
+    from ptxmm.resources import data_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    suffix = ".ptx" if grammar == "ptx.lark" else ".litmus"
+    files = [f for f in _corpus() if f.suffix == suffix]
+    assert len(files) > 100 or (suffix == ".litmus" and not files)
+    plain = lark.Lark((data_dir("grammar") / grammar).read_text(), cache=True, **options)
+    cold = lark_build.build(grammar, **options)
+    for f in files[:20]:
+        _parse(cold, f.read_text())
+    for store in {id(lx.re): lx.re for lx in lark_build._basic_lexers(cold)}.values():
+        store.save()
+    warm = lark_build.build(grammar, **options)
+    for f in files:
+        text = f.read_text()
+        for t in (text, text[: len(text) // 2]):
+            assert _parse(warm, t) == _parse(plain, t), f
+    store = lark_build._basic_lexers(warm)[0].re
+    assert isinstance(store, lark_build.RegexStore) and store.hits > 0
+    assert all(lx.re is store for lx in lark_build._basic_lexers(warm))
+
+
+def _parse(parser, text: str):
+    import lark
+
+    try:
+        return parser.parse(text)
+    except lark.exceptions.LarkError as e:
+        return type(e).__name__, getattr(e, "line", None), getattr(e, "column", None)
