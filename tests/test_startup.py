@@ -324,3 +324,62 @@ def _parse(parser, text: str):
         return parser.parse(text)
     except lark.exceptions.LarkError as e:
         return type(e).__name__, getattr(e, "line", None), getattr(e, "column", None)
+
+
+# ----- what `ptxmm check` imports, and ptxmm.explain loaded on first use ---------------------------
+
+RACE_FREE = ROOT / "examples" / "classic" / "2+2W-relaxed.ptx"  # no outcome raises a flag
+
+
+def _modules_after(code: str, *args: str) -> set[str]:
+    code += "\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return set(out.stdout.strip().splitlines()[-1].split())
+
+
+def test_a_check_without_races_loads_neither_explain_nor_the_other_commands():
+    code = ("import sys; from ptxmm.cli import main\n"
+            "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass")
+    mods = _modules_after(code, str(RACE_FREE))
+    assert "ptxmm.checker" in mods and "ptxmm.syntax.ptx" in mods  # it did check
+    assert not mods & {"ptxmm.explain", "ptxmm.explain_eval", "ptxmm.cli_explain", "ptxmm.graph",
+                       "ptxmm.fix", "ptxmm.jsonout", "json", "rich", "z3"}
+    assert not _modules_after("import ptxmm") & {"ptxmm.explain", "ptxmm.cli", "click"}
+
+
+def test_ptxmm_explain_is_the_function_whoever_loads_the_module_first():
+    code = ("import sys, ptxmm\n"
+            "assert 'ptxmm.explain' not in sys.modules and 'explain' in dir(ptxmm)\n"
+            "from ptxmm.explain import result_races\n"  # the submodule first, by another name
+            "assert callable(ptxmm.explain) and ptxmm.explain.__module__ == 'ptxmm.explain'\n"
+            "from ptxmm import Explanation, explain\n"
+            "assert explain is sys.modules['ptxmm.explain'].explain\n"
+            "assert Explanation is sys.modules['ptxmm.explain'].Explanation\n"
+            "x = ptxmm.explain(ptxmm.load(sys.argv[1]))\n"
+            "assert type(x) is Explanation and x.allowed")
+    assert "ptxmm.explain" in _modules_after(code, str(MP))
+    code = "import ptxmm\ntry:\n    ptxmm.nosuchname\nexcept AttributeError:\n    pass"
+    assert "ptxmm.explain" not in _modules_after(code)
+
+
+def test_explain_and_graph_are_commands_loaded_when_named():
+    from click.testing import CliRunner
+
+    from ptxmm.cli import main
+
+    r = CliRunner().invoke(main, ["--help"])
+    assert r.exit_code == 0 and "explain" in r.output and "graph" in r.output
+    r = CliRunner().invoke(main, ["explain", str(MP)])
+    assert r.exit_code == 0 and "ALLOWED" in r.output
+    r = CliRunner().invoke(main, ["graph", "--ascii", str(MP)])
+    assert r.exit_code == 0, r.output
+    assert CliRunner().invoke(main, ["nosuch"]).exit_code == 2
+
+
+def test_python_m_ptxmm_cli_builds_the_commands_once():
+    """`python -m ptxmm.cli` runs the module ptxmm.cli's program, not a second copy as __main__."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "ptxmm.cli", "check", str(MP)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("✓ agrees")
+    assert [ln.split("|")[-1].strip() for ln in r.stderr.splitlines()].count("ptxmm.cli") == 1

@@ -100,6 +100,8 @@ class CheckResult:
 
     def races(self) -> list:
         """Per outcome, the racing pairs its flags report (explain.Race: flag, both events)."""
+        if self._races is None and not any(o.flags for o in self.outcomes):
+            self._races = [() for _ in self.outcomes]  # no flag raised, no race: explain not loaded
         if self._races is None:
             from .explain import result_races
 
