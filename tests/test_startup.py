@@ -383,3 +383,138 @@ def test_python_m_ptxmm_cli_builds_the_commands_once():
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("✓ agrees")
     assert [ln.split("|")[-1].strip() for ln in r.stderr.splitlines()].count("ptxmm.cli") == 1
+
+
+# ----- `check --json`: each outcome written as it comes, the same JSON as CheckResult.to_json() ---
+
+from ptxmm.jsonout import BatchWriter, write_result  # noqa: E402
+
+UNREACHABLE = ".global .u32 x = 0;\n.thread T0 { bra END; st.global.u32 [x], 1; END: }\nexists (x == 1)\n"
+
+
+def _written(res, pad: str = "") -> str:
+    buf = io.StringIO()
+    write_result(res, buf, pad)
+    return buf.getvalue()
+
+
+def _same_json(text: str, want: dict) -> None:
+    import json
+
+    got = json.loads(text)
+    assert got == want
+    assert list(got) == list(want)  # the fields in to_json's order
+    for g, w in zip(got["outcomes"], want["outcomes"]):
+        assert list(g) == list(w)
+
+
+def test_the_written_json_is_to_json_for_every_bundled_example():
+    files = sorted((ROOT / "examples").rglob("*.ptx"))
+    assert len(files) > 30
+    for f in files:
+        res = ptxmm.check(ptxmm.load(str(f)))
+        text = _written(res)
+        _same_json(text, res.to_json())
+        head, _, rest = text.partition('\n  "outcomes": ')
+        assert head.startswith("{\n") and len(rest.splitlines()) > len(res.outcomes)  # one line each
+        for line in rest.splitlines()[1:len(res.outcomes) + 1]:
+            assert line.startswith('    {"values": ')
+
+
+@pytest.mark.parametrize("kw", [{"observe": "condition", "verdict_only": True}, {"model": "sc"},
+                                {"max_outcomes": 2}, {"engine": "z3"}])
+def test_the_written_json_is_to_json_under_every_option(kw):
+    for prog in (ptxmm.load(str(MP)), ptxmm.load(str(SPIN)), ptxmm.parse(UNREACHABLE, "u.ptx")):
+        res = ptxmm.check(prog, **kw)
+        _same_json(_written(res), res.to_json())
+        _same_json(_written(res, "  ").replace("\n  ", "\n"), res.to_json())  # inside a list
+
+
+def test_a_batch_is_one_object_for_one_file_else_a_list_in_order():
+    import json
+
+    res = [ptxmm.check(ptxmm.load(str(f))) for f in (MP, SPIN)]
+    err = {"file": "x.ptx", "error": {"kind": "syntax error", "message": "m", "position": None,
+                                      "hint": None}}
+    for items in ([res[0]], [err], [res[0], err, res[1]], [err, err]):
+        buf = io.StringIO()
+        w = BatchWriter(buf, len(items))
+        for it in items:
+            w.add(it)
+        w.close()
+        want = [it if isinstance(it, dict) else it.to_json() for it in items]
+        assert json.loads(buf.getvalue()) == (want[0] if len(items) == 1 else want)
+        assert buf.getvalue().endswith("}\n" if len(items) == 1 else "}\n]\n") and w.written == len(items)
+    w = BatchWriter(buf := io.StringIO(), 3)
+    w.close()  # nothing done (Ctrl-C before the first file): still JSON
+    assert json.loads(buf.getvalue()) == []
+
+
+class _Sink(io.TextIOBase):
+    """A stream that counts what it is given and keeps none of it."""
+
+    def __init__(self):
+        self.n = 0
+
+    def write(self, s: str) -> int:
+        self.n += len(s)
+        return len(s)
+
+
+def test_writing_holds_one_outcome_at_a_time_in_memory():
+    """A result of 4,000 outcomes: encoding it whole (to_json, then json.dumps) holds MBs; writing
+    it holds about one outcome (the check's own objects are there either way)."""
+    import json
+    import tracemalloc
+    from dataclasses import replace
+
+    base = ptxmm.check(ptxmm.load(str(MP)))
+    big = replace(base, outcomes=base.outcomes * 1000, _races=base.races() * 1000)
+    tracemalloc.start()
+    try:
+        sink = _Sink()
+        write_result(big, sink)
+        streamed = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        whole = len(json.dumps(big.to_json(), indent=2))
+        built = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sink.n > 1_000_000 and whole > sink.n  # ~1.5 MB written, one line per outcome
+    assert streamed < 100_000 and built > 50 * streamed
+
+
+def test_ctrl_c_while_a_result_is_written_waits_for_its_end():
+    import os
+    import signal
+
+    from ptxmm.jsonout import _sigint_deferred
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with _sigint_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("after the signal")
+    assert done == ["after the signal"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with _sigint_deferred():  # no signal: nothing raised
+        done.append("quiet")
+    assert done[-1] == "quiet"
+
+
+def test_check_json_in_a_pipe_is_the_api_json(tmp_path):
+    import json
+
+    bad = tmp_path / "bad.ptx"
+    bad.write_text("garbage\n")
+    r = subprocess.run([sys.executable, "-m", "ptxmm", "check", "--json", str(MP), str(bad), str(SPIN)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2
+    got = json.loads(r.stdout)
+    assert [g.get("name") for g in got] == ["MP+relaxed+acquire", None, ptxmm.load(str(SPIN)).name]
+    assert got[1]["error"]["kind"] == "syntax error"
+    for g, f in ((got[0], MP), (got[2], SPIN)):
+        want = ptxmm.check(ptxmm.load(str(f))).to_json()
+        for d in (g, want):
+            d.pop("time_s")
+        assert g == want

@@ -177,27 +177,32 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
         require_axioms_unless(model, allow_no_axioms)
     except PtxmmError as e:
         _fail(e)
-    out, failed, i = [], 0, 0
+    if as_json:  # each file's JSON is written once it is checked (jsonout.py)
+        from .jsonout import BatchWriter
+
+        js = BatchWriter(sys.stdout, len(files))
+    failed, i = 0, 0
     try:
         for i, f in enumerate(files):
             res = _check_one(f, model=model, engine=engine, unroll=unroll,
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
                              allow_no_axioms=allow_no_axioms)
-            if isinstance(res, dict):
-                failed += 1
-                out.append(res)
-                continue
-            failed += res.status in ("timeout", "no-execution")
+            failed += isinstance(res, dict) or res.status in ("timeout", "no-execution")
             if as_json:
-                out.append(res.to_json())
-            else:
+                js.add(res)
+            elif not isinstance(res, dict):
                 if i:
                     out_w.line()
                 render(res, out_w)
     except KeyboardInterrupt:
-        failed += interrupted(out, files, i, "checked")
-    finish_batch(out, failed, as_json)
+        rows: list = []
+        failed += interrupted(rows, files, js.written if as_json else i, "checked")
+        for row in rows if as_json else ():
+            js.add(row)
+    if as_json:
+        js.close()
+    sys.exit(2 if failed else 0)
 
 
 def interrupted(out: list, files, done: int, verb: str) -> int:
