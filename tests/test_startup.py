@@ -291,8 +291,9 @@ def _corpus() -> list[Path]:
     ("litmus.lark", {"parser": "lalr", "propagate_positions": True, "lexer": "contextual"})])
 def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, grammar, options):
     """Every bundled .ptx test, every .litmus of the conformance corpus, and each cut short (a
-    syntax error): the same tree, or the same error at the same place, with the lexers' regexes
-    from a warm store as with Lark alone."""
+    syntax error): the same tree, or the same error at the same place and with the same expected
+    terminals, with the parser loaded from its pickle and the lexers' regexes from a warm store as
+    with Lark alone."""
     import lark
 
     from ptxmm.resources import data_dir
@@ -307,10 +308,17 @@ def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, g
         _parse(cold, f.read_text())
     for store in {id(lx.re): lx.re for lx in lark_build._basic_lexers(cold)}.values():
         store.save()
-    warm = lark_build.build(grammar, **options)
+
+    def not_built(*args, **kw):
+        raise AssertionError("the parser was built, not loaded")
+
+    with monkeypatch.context() as m:
+        m.setattr(lark.Lark, "__init__", not_built)
+        warm = lark_build.build(grammar, **options)  # the pickle of the parser cold was built as
+    assert len(list((tmp_path / "ptxmm" / "parsers").glob("*.pickle"))) == 1
     for f in files:
         text = f.read_text()
-        for t in (text, text[: len(text) // 2]):
+        for t in (text, text[: len(text) // 2], text[: len(text) // 3]):
             assert _parse(warm, t) == _parse(plain, t), f
     store = lark_build._basic_lexers(warm)[0].re
     assert isinstance(store, lark_build.RegexStore) and store.hits > 0
@@ -323,7 +331,9 @@ def _parse(parser, text: str):
     try:
         return parser.parse(text)
     except lark.exceptions.LarkError as e:
-        return type(e).__name__, getattr(e, "line", None), getattr(e, "column", None)
+        expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or ()
+        return (type(e).__name__, getattr(e, "line", None), getattr(e, "column", None),
+                sorted(expected), str(getattr(e, "token", "")))
 
 
 # ----- what `ptxmm check` imports, and ptxmm.explain loaded on first use ---------------------------
@@ -518,3 +528,22 @@ def test_check_json_in_a_pipe_is_the_api_json(tmp_path):
         for d in (g, want):
             d.pop("time_s")
         assert g == want
+
+
+def test_a_damaged_parser_pickle_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = lark_build.build("ptx.lark", parser="lalr", maybe_placeholders=False)
+    (path,) = (tmp_path / "ptxmm" / "parsers").glob("*.pickle")
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) // 2])
+    again = lark_build.build("ptx.lark", parser="lalr", maybe_placeholders=False)
+    text = MP.read_text()
+    assert again.parse(text) == first.parse(text)
+    import lark
+
+    with monkeypatch.context() as m:  # the damaged file was written anew: the next build loads it
+        m.setattr(lark.Lark, "__init__", lambda *a, **kw: pytest.fail("built, not loaded"))
+        assert lark_build.build("ptx.lark", parser="lalr", maybe_placeholders=False).parse(text) == \
+            first.parse(text)
+    other = lark_build.build("ptx.lark", parser="lalr", maybe_placeholders=True)  # another option
+    assert len(list(path.parent.glob("*.pickle"))) == 2 and other.parse(text)

@@ -1,4 +1,5 @@
-"""The front ends' Lark parsers, built with the regular expressions of their lexers cached.
+"""The front ends' Lark parsers, loaded as pickles of the objects Lark built (see "the parser
+object, pickled" below), with the regular expressions of their lexers cached.
 
 Lark (``cache=True``) keeps a grammar's LALR tables in a temporary file, but its contextual lexer
 compiles, at the first parse of each process, one regular expression per parser state it meets:
@@ -16,9 +17,12 @@ as before. A stored entry can never be stale: its key is the whole pattern text 
 
 from __future__ import annotations
 
+import importlib
 import os
+import pickle  # (Lark imports it too)
 import re
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +32,84 @@ from ..resources import cache_dir, data_dir
 
 
 def build(grammar: str, **options: Any) -> lark.Lark:
-    """The Lark parser of ``grammar/<grammar>`` (LALR tables from Lark's own cache), its lexers'
-    regular expressions served by a :class:`RegexStore`."""
+    """The Lark parser of ``grammar/<grammar>`` (a pickle of it as Lark built it, else Lark's own
+    cache of its tables), its lexers' regular expressions served by a :class:`RegexStore`."""
     text = (data_dir("grammar") / grammar).read_text()
-    parser = lark.Lark(text, cache=True, **options)
+    parser = _unpickled(text, options)
     store = RegexStore(cache_dir("lexer") / f"{Path(grammar).stem}-{sys.implementation.cache_tag}.pickle")
     for lexer in _basic_lexers(parser):
         if getattr(lexer, "re", None) is re:
             lexer.re = store
     return parser
+
+
+# ----- the parser object, pickled ----------------------------------------------------------------
+# Lark's cache keeps the grammar's tables in Lark's own serialized form, which it turns back into
+# objects in Python at every start (4 ms for ptx.lark); the objects themselves, pickled as Lark
+# built them (before any parse: no lexer has compiled a pattern yet), load in a third of that.
+# Modules and Lark's module-level objects (the parser actions Shift and Reduce, which the parser
+# compares by identity) are pickled by name, so the loaded parser refers to the very same ones.
+# The file's name is a hash of the grammar's text, the options, Lark's version and Python's:
+# another grammar, option, Lark or Python reads another file, or builds and writes it.
+
+
+def _unpickled(text: str, options: dict) -> lark.Lark:
+    import hashlib
+
+    key = hashlib.sha256(repr((text, sorted(options.items()), lark.__version__, sys.version)).encode())
+    path = cache_dir("parsers") / f"{key.hexdigest()[:32]}.pickle"
+    try:
+        with open(path, "rb") as f:
+            parser = _Unpickler(f).load()
+        if isinstance(parser, lark.Lark):
+            return parser
+    except Exception:  # no file yet, or a partial one: build the parser
+        pass
+    parser = lark.Lark(text, cache=True, **options)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            _Pickler(f).dump(parser)
+        os.replace(tmp, path)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):  # no cache: no error
+        tmp.unlink(missing_ok=True)
+    return parser
+
+
+def _lark_globals() -> dict[int, tuple[str, str, object]]:
+    """id → (module, name, object) of the objects Lark's modules hold at module level (not the
+    classes and functions, which pickle refers to by name anyway)."""
+    plain = (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, str, int, float,
+             bool, tuple, frozenset, bytes, type(None))
+    out: dict[int, tuple[str, str, object]] = {}
+    for name, mod in list(sys.modules.items()):
+        if name == "lark" or name.startswith("lark."):
+            for attr, obj in vars(mod).items():
+                if not isinstance(obj, plain):
+                    out.setdefault(id(obj), (name, attr, obj))
+    return out
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a Lark parser with modules and Lark's module-level objects by name."""
+
+    def __init__(self, f):
+        super().__init__(f, protocol=pickle.HIGHEST_PROTOCOL)
+        self.known = _lark_globals()
+
+    def persistent_id(self, obj: object) -> tuple | None:
+        if isinstance(obj, types.ModuleType):
+            return ("module", obj.__name__, "")
+        hit = self.known.get(id(obj))
+        return ("global", hit[0], hit[1]) if hit is not None and hit[2] is obj else None
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: tuple) -> object:
+        kind, module, name = pid
+        mod = importlib.import_module(module)
+        return mod if kind == "module" else getattr(mod, name)
 
 
 def _basic_lexers(parser: lark.Lark) -> list:
@@ -70,8 +143,6 @@ class RegexStore:
         return (sys.version, getattr(_sre, "MAGIC", None), getattr(_sre, "CODESIZE", None))
 
     def _read(self) -> dict:
-        import pickle
-
         try:
             header, codes = pickle.loads(self.path.read_bytes())
         except Exception:  # no file yet, or a partial or foreign one: start empty
@@ -115,8 +186,6 @@ class RegexStore:
         """Write the store (at exit, when a pattern was added): atomically, so a process that
         reads it meanwhile sees the old file or the new one; a cache that cannot be written is
         no error."""
-        import pickle
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
