@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-import json
+if __name__ == "__main__":
+    # run as `python -m ptxmm.cli`: the commands are those of the module ptxmm.cli, not of a second
+    # copy of it built here as __main__ (cli_explain registers its commands on ptxmm.cli's group)
+    from ptxmm.cli import entry
+
+    entry()
+
 import sys
 import time
 from pathlib import Path
@@ -74,7 +80,24 @@ def _fail(e: PtxmmError) -> None:
     sys.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; the commands of another module are loaded when named or listed
+    (``ptxmm check`` does without them)."""
+
+    ELSEWHERE = {"explain": "cli_explain", "graph": "cli_explain"}  # command → module registering it
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.ELSEWHERE})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.ELSEWHERE:
+            from importlib import import_module
+
+            import_module(f"{__package__}.{self.ELSEWHERE[name]}")
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ptxmm")
 def main() -> None:
     """ptxmm — which outcomes does the PTX memory model allow, and why?"""
@@ -154,27 +177,32 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
         require_axioms_unless(model, allow_no_axioms)
     except PtxmmError as e:
         _fail(e)
-    out, failed, i = [], 0, 0
+    if as_json:  # each file's JSON is written once it is checked (jsonout.py)
+        from .jsonout import BatchWriter
+
+        js = BatchWriter(sys.stdout, len(files))
+    failed, i = 0, 0
     try:
         for i, f in enumerate(files):
             res = _check_one(f, model=model, engine=engine, unroll=unroll,
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
                              allow_no_axioms=allow_no_axioms)
-            if isinstance(res, dict):
-                failed += 1
-                out.append(res)
-                continue
-            failed += res.status in ("timeout", "no-execution")
+            failed += isinstance(res, dict) or res.status in ("timeout", "no-execution")
             if as_json:
-                out.append(res.to_json())
-            else:
+                js.add(res)
+            elif not isinstance(res, dict):
                 if i:
                     out_w.line()
                 render(res, out_w)
     except KeyboardInterrupt:
-        failed += interrupted(out, files, i, "checked")
-    finish_batch(out, failed, as_json)
+        rows: list = []
+        failed += interrupted(rows, files, js.written if as_json else i, "checked")
+        for row in rows if as_json else ():
+            js.add(row)
+    if as_json:
+        js.close()
+    sys.exit(2 if failed else 0)
 
 
 def interrupted(out: list, files, done: int, verb: str) -> int:
@@ -190,6 +218,8 @@ def finish_batch(out: list, failed: int, as_json: bool) -> None:
     """The end of a batch over files: its JSON (one object for one file) and the exit status
     (2 when some file failed)."""
     if as_json:
+        import json
+
         click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
     sys.exit(2 if failed else 0)
 
@@ -290,6 +320,8 @@ def _test_summary(console: Console, results: list, model: str, wall: float, json
     console.print(f"wall {wall:.2f} s, median {times[len(times) // 2] * 1000:.1f} ms/test, "
                   f"max {times[-1] * 1000:.1f} ms/test (tests that ran)")
     if json_out:
+        import json
+
         Path(json_out).write_text(json.dumps([r.__dict__ | {"status": r.status} for r in results],
                                              indent=2))
 
@@ -484,13 +516,3 @@ def models() -> None:
     for name, path in builtin_models().items():
         first = path.read_text().splitlines()[0] if path.stat().st_size else ""
         click.echo(f"{name:14s} {first}")
-
-
-from . import cli_explain  # noqa: E402,F401  (registers explain, graph)
-
-if __name__ == "__main__":
-    # run as `python -m ptxmm.cli`: the commands are registered on ptxmm.cli's group (cli_explain
-    # imports that module), not on this __main__ copy of it
-    from ptxmm.cli import entry as _entry
-
-    _entry()

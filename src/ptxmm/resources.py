@@ -1,4 +1,5 @@
-"""Locate the data directories (grammar/, models/, examples/) in a source checkout or a wheel."""
+"""Locate the data directories (grammar/, models/, examples/) in a source checkout or a wheel, and
+ptxmm's directory in the user's cache."""
 
 from __future__ import annotations
 
@@ -14,3 +15,11 @@ def data_dir(name: str) -> Path:
         if cand.is_dir():
             return cand
     raise FileNotFoundError(f"ptxmm data directory '{name}' not found (broken install?)")
+
+
+def cache_dir(name: str) -> Path:
+    """``name`` in ptxmm's user cache directory ($XDG_CACHE_HOME/ptxmm, else ~/.cache/ptxmm); it
+    may not exist yet."""
+    import os
+
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxmm" / name

@@ -170,13 +170,7 @@ class CheckResult:
             "expected": self.expected,
             "agrees": self.agrees,
             "observables": list(self.observables),
-            "outcomes": [
-                {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
-                 "witness": {"paths": list(o.witness.paths),
-                             "rf": [list(p) for p in o.witness.rf],
-                             "co": [list(p) for p in o.witness.co]}}
-                for o in self.outcomes
-            ],
+            "outcomes": [outcome_json(o) for o in self.outcomes],
             "findings": [f.to_json() for f in self.findings],
             "findings_status": self.findings_status,
             "n_outcomes": len(self.outcomes),
@@ -188,3 +182,11 @@ class CheckResult:
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
         }
+
+
+def outcome_json(o: OutcomeInfo) -> dict:
+    """One element of a result's JSON ``outcomes`` (docs/json-schema.md)."""
+    w = o.witness
+    return {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
+            "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
+                        "co": [list(p) for p in w.co]}}

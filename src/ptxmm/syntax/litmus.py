@@ -106,7 +106,6 @@ from ..program import (
     TrueC,
     operands,
 )
-from ..resources import data_dir
 from . import check, lark_errors
 
 TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
@@ -135,8 +134,9 @@ RE_COMMENT = re.compile(r"\(\*[\s\S]*?\*\)|//[^\n]*")
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr", cache=True,
-                     propagate_positions=True, lexer="contextual")
+    from .lark_build import build
+
+    return build("litmus.lark", parser="lalr", propagate_positions=True, lexer="contextual")
 
 
 def parse(text: str, file: str = "<string>") -> Program:

@@ -45,7 +45,6 @@ from ..program import (
     operands,
     value_operands,
 )
-from ..resources import data_dir
 from . import check, lark_errors
 from .common import build_cond, expectation, int_literal
 from .instr import Handle, Vec, decode
@@ -53,8 +52,9 @@ from .instr import Handle, Vec, decode
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "ptx.lark").read_text(), parser="lalr", cache=True,
-                     maybe_placeholders=False)
+    from .lark_build import build
+
+    return build("ptx.lark", parser="lalr", maybe_placeholders=False)
 
 
 def parse(text: str, file: str = "<string>") -> Program:
