@@ -7,13 +7,23 @@ its witness; otherwise every allowed outcome is enumerated, projected on the obs
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from .cat.parser import Model, load_model, require_axioms
 from .engines import Deadline, TimedOut, pick
+from .errors import Diagnostic
 from .events import build
 from .gcpause import no_gc
-from .outcomes import Observable, canonical, observables, outcome_of, satisfies, verdict
-from .program import Program, format_ref
+from .outcomes import (
+    Observable,
+    canonical,
+    observables,
+    outcome_of,
+    satisfies,
+    unspecified_observables,
+    verdict,
+)
+from .program import Program, cond_refs, format_ref
 from .result import CheckResult, Outcome, OutcomeInfo
 from .vocab import candidates
 
@@ -53,7 +63,10 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
     obs = observables(eg, observe)
     want_flags = flags and any(st.kind == "flag" for st in m.stmts)
     cand = candidates(eg)
-    engine = pick(engine, eg, cand, verdict_only and prog.condition is not None)
+    # a value the ISA leaves unspecified: only the solver can leave it free (brute refuses it)
+    engine = "z3" if eg.unspecified and engine == "auto" else \
+        pick(engine, eg, cand, verdict_only and prog.condition is not None)
+    prog, obs, listed, by_query = _unspecified(prog, eg, obs, verdict_only)
     co_known: set[tuple[int, int]] = set()
     if engine == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
         from .knowledge import co_must
@@ -67,11 +80,15 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
         if verdict_only and prog.condition is not None and engine == "z3":
             holds, status = _query(prog, eg, m, obs, cand, co_known, deadline, found)
         else:
-            status = _enumerate(engine, eg, m, obs, cand, co_known, want_flags, max_outcomes,
-                                progress, deadline, found)
+            if by_query:  # the condition names a value too free to list: one query decides it
+                holds, status = _query(prog, eg, m, obs, cand, co_known, deadline, [])
+            if status != "no-execution":
+                status = _enumerate(engine, eg, m, listed, cand, co_known, want_flags, max_outcomes,
+                                    progress, deadline, found)
     except TimedOut:
         holds, status = None, "timeout"
-    infos = [OutcomeInfo(o, satisfies(prog, eg, o, obs), exe, fl) for o, exe, fl in found]
+    infos = [OutcomeInfo(o, None if by_query else satisfies(prog, eg, o, listed), exe, fl)
+             for o, exe, fl in found]
     infos.sort(key=lambda i: i.outcome.values)
     if status == "ok" and not infos and not verdict_only and eg.cut_paths:
         status = "no-execution"
@@ -79,8 +96,29 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
     return CheckResult(prog, m.name, infos, holds, time.perf_counter() - t0, engine,
                        eg.cut_paths, eg.awaits, unroll, len(eg.events),
-                       tuple(o.key for o in obs), max_outcomes if status == "stopped" else None,
+                       tuple(o.key for o in listed), max_outcomes if status == "stopped" else None,
                        status=status, timeout=timeout, model_path=m.path)
+
+
+def _unspecified(prog: Program, eg, obs: list[Observable], verdict_only: bool):
+    """Values the PTX ISA leaves unspecified (division by zero): the program with the event
+    graph's warnings, the observables, those an enumeration lists (not the ones that may carry
+    an unspecified value: up to 2^w values each), and whether the condition names one of those
+    (then one solver query decides it, exactly)."""
+    if not eg.unspecified:
+        return prog, obs, obs, False
+    free = set() if verdict_only else unspecified_observables(eg, obs)
+    notes = tuple(eg.warnings)
+    if free:
+        names = ", ".join(o.key for o in obs if o.key in free)
+        notes += (Diagnostic(f"{names} may hold a value the PTX ISA leaves unspecified: left out of "
+                             "the listed outcomes (it may be any value)", None,
+                             "the condition is decided by one solver query; --observe condition "
+                             "shows one witness with its value"),)
+    keys = {format_ref(canonical(prog, eg, r)) for r in cond_refs(prog.condition.expr)} \
+        if prog.condition is not None else set()
+    return (replace(prog, warnings=tuple(prog.warnings) + notes), obs,
+            [o for o in obs if o.key not in free], bool(keys & free))
 
 
 def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadline,

@@ -33,7 +33,7 @@ from ..events import Event, EventGraph, final_reg
 from ..outcomes import Observable
 from ..program import And, Cmp, CondExpr, Not, Or
 from ..result import Execution
-from ..values import BOOL_OPS, Const, Expr, Op, ReadVal
+from ..values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
 from ..vocab import Barriers, Candidates, base_env
 from . import NO_DEADLINE, Deadline, TimedOut
 
@@ -280,11 +280,19 @@ class Z3Logic:
 
 
 class Values:
-    """:mod:`ptxmm.values` expressions as Z3 bit-vectors (comparisons and logic as Bools)."""
+    """:mod:`ptxmm.values` expressions as Z3 bit-vectors (comparisons and logic as Bools). An
+    unspecified value is a fresh constant, unconstrained: the solver chooses it (``unspec``)."""
 
     def __init__(self, read: Callable[[int], z3.BitVecRef]):
         self.read = read
         self._bv: dict[Expr, z3.ExprRef] = {}
+        self.unspec: dict[int, z3.BitVecRef] = {}  # Unspec.uid → its constant
+
+    def chosen(self, m: z3.ModelRef) -> tuple[tuple[int, int], ...]:
+        """The unspecified values model ``m`` chose, as an execution's values
+        (:func:`ptxmm.values.unspec_key` → value)."""
+        return tuple((unspec_key(u), m.eval(c, model_completion=True).as_long())
+                     for u, c in sorted(self.unspec.items()))
 
     def bv(self, e: Expr) -> z3.BitVecRef:
         t = self._bv.get(e)
@@ -304,6 +312,9 @@ class Values:
             return z3.BitVecVal(e.v, e.w)
         if isinstance(e, ReadVal):
             return self.read(e.eid)
+        if isinstance(e, Unspec):
+            c = self.unspec[e.uid] = z3.BitVec(f"unspec{e.uid}", e.w)
+            return c
         if e.op in BOOL_OPS:
             return z3.If(self._cmp(e), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
         if e.op == "ite":
@@ -755,7 +766,7 @@ class Z3Problem:
         for w in self.eg.init.values():
             co |= {(w, b) for b in range(len(ev)) if ex[b] and ev[b].kind == "W" and b != w
                    and ev[b].loc == ev[w].loc}
-        vals = tuple((r, v) for r, v in sorted(reads.items()) if ex[r])
+        vals = tuple(sorted(ch.values.chosen(m) + tuple((r, v) for r, v in reads.items() if ex[r])))
         sc = ()
         if self.ch.rank:
             sc = tuple(sorted((f for f in ch.rank if ex[f]),
