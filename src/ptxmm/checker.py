@@ -90,7 +90,7 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
     infos = [OutcomeInfo(o, None if by_query else satisfies(prog, eg, o, listed), exe, fl)
              for o, exe, fl in found]
     infos.sort(key=lambda i: i.outcome.values)
-    if status == "ok" and not infos and not verdict_only and eg.cut_paths:
+    if status == "ok" and not infos and not verdict_only and (eg.cut_paths or eg.awaits):
         status = "no-execution"
     if prog.condition is not None and holds is None and status == "ok":
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
@@ -124,8 +124,9 @@ def _unspecified(prog: Program, eg, obs: list[Observable], verdict_only: bool):
 def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadline,
            found: list) -> tuple[bool | None, str]:
     """The condition as one query: exists/~exists — an allowed execution satisfying it; forall —
-    one violating it. Without a witness, when the unroll bound cut paths, a second query asks
-    whether any execution finishes within the bound at all (else "no-execution"). A program whose
+    one violating it. Without a witness, when the unroll bound cut paths (or an await dropped the
+    executions that spin forever, as the bound would), a second query asks whether any execution
+    finishes within the bound at all (else "no-execution"). A program whose
     every execution deadlocks at a barrier has no execution either, and its condition is judged
     vacuously, as herd7 and Dat3M do (the Dat3M corpus's deadlock tests expect it)."""
     from .engines.z3 import Z3Problem
@@ -137,7 +138,7 @@ def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadlin
         wit = pb.find(c, negate=cond.quantifier == "forall")
         if wit is not None:
             found.append((outcome_of(eg, obs, wit), wit, []))
-        elif eg.cut_paths and pb.find() is None:
+        elif (eg.cut_paths or eg.awaits) and pb.find() is None:
             return None, "no-execution"
     finally:
         pb.close()
