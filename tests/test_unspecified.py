@@ -168,3 +168,12 @@ def test_unspecified_is_the_union_of_every_choice(ty, op, a, d, tail, k, v, c):
         chosen = chosen - (1 << 32) if ty == "s32" and chosen >> 31 else chosen
         again = _prop(ty, op, a, d, tail, k, v, div=f"mov.TY %r2, {chosen};")
         assert ptxmm.check(again, engine="brute").holds
+
+
+def test_device_crossval_refuses_a_value_the_model_leaves_free():
+    """Cross-validation would find every device value of %r2 outside the model's (unlisted)
+    values and call it a violation: it refuses the program instead (no GPU needed to plan)."""
+    from ptxmm.device.crossval import prepare
+
+    with pytest.raises(ptxmm.UnsupportedError, match="T0:%r2: a value the PTX ISA leaves unspecified"):
+        prepare(_div0("div", "exists (T0:%r2 == 7)"))
