@@ -177,3 +177,31 @@ def test_device_crossval_refuses_a_value_the_model_leaves_free():
 
     with pytest.raises(ptxmm.UnsupportedError, match="T0:%r2: a value the PTX ISA leaves unspecified"):
         prepare(_div0("div", "exists (T0:%r2 == 7)"))
+
+
+MP_DIV = """.global .u32 data = 0;
+.global .u32 flag = 0;
+.global .u32 out = 0;
+.thread T0 { st.global.u32 [data], 42; st.global.u32 [flag], 1; }
+.thread T1 {
+    ld.global.u32 %r0, [flag];
+    ld.global.u32 %r1, [data];
+    div.u32 %r2, 84, %r1;
+    st.global.u32 [out], %r2;
+}
+exists (COND)
+"""
+
+
+def test_explain_and_fix_with_an_unspecified_value():
+    """The witness carries the value the solver chose; --fix maps it onto the fixed program
+    (it raised KeyError). Explaining a forbidden outcome enumerates concrete candidates: where
+    one would need the free value, a typed "not supported yet", never a traceback."""
+    from ptxmm.explain import explain
+
+    x = explain(ptxmm.parse(MP_DIV.replace("COND", "T1:%r0 == 1 /\\ T1:%r1 == 0"), "mp.ptx"), fix=True)
+    assert x.allowed and x.fixes.solutions
+    fixed = MP_DIV.replace("st.global.u32 [flag]", "st.release.gpu.global.u32 [flag]").replace(
+        "ld.global.u32 %r0", "ld.acquire.gpu.global.u32 %r0")
+    with pytest.raises(ptxmm.UnsupportedError, match="cannot leave it free"):
+        explain(ptxmm.parse(fixed.replace("COND", "T1:%r0 == 1 /\\ T1:%r1 == 0 /\\ out == 5"), "mp.ptx"))

@@ -66,7 +66,7 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
     # a value the ISA leaves unspecified: only the solver can leave it free (brute refuses it)
     engine = "z3" if eg.unspecified and engine == "auto" else \
         pick(engine, eg, cand, verdict_only and prog.condition is not None)
-    prog, obs, listed, by_query = _unspecified(prog, eg, obs, verdict_only)
+    prog, listed, by_query = _unspecified(prog, eg, obs, verdict_only and prog.condition is not None)
     co_known: set[tuple[int, int]] = set()
     if engine == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
         from .knowledge import co_must
@@ -100,14 +100,15 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
                        status=status, timeout=timeout, model_path=m.path)
 
 
-def _unspecified(prog: Program, eg, obs: list[Observable], verdict_only: bool):
+def _unspecified(prog: Program, eg, obs: list[Observable], one_query: bool):
     """Values the PTX ISA leaves unspecified (division by zero): the program with the event
-    graph's warnings, the observables, those an enumeration lists (not the ones that may carry
-    an unspecified value: up to 2^w values each), and whether the condition names one of those
-    (then one solver query decides it, exactly)."""
+    graph's warnings, the observables an enumeration lists (not the ones that may carry an
+    unspecified value: up to 2^w values each; all of them for ``one_query``, whose witness shows
+    its values), and whether the condition names one left out (then one solver query decides
+    it, exactly)."""
     if not eg.unspecified:
-        return prog, obs, obs, False
-    free = set() if verdict_only else unspecified_observables(eg, obs)
+        return prog, obs, False
+    free = set() if one_query else unspecified_observables(eg, obs)
     notes = tuple(eg.warnings)
     if free:
         names = ", ".join(o.key for o in obs if o.key in free)
@@ -117,8 +118,8 @@ def _unspecified(prog: Program, eg, obs: list[Observable], verdict_only: bool):
                              "shows one witness with its value"),)
     keys = {format_ref(canonical(prog, eg, r)) for r in cond_refs(prog.condition.expr)} \
         if prog.condition is not None else set()
-    return (replace(prog, warnings=tuple(prog.warnings) + notes), obs,
-            [o for o in obs if o.key not in free], bool(keys & free))
+    return (replace(prog, warnings=tuple(prog.warnings) + notes), [o for o in obs if o.key not in free],
+            bool(keys & free))
 
 
 def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadline,

@@ -195,10 +195,9 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
         v = reads.get(unspec_key(e.uid))
         if v is None:
             raise UnsupportedError(
-                f"{e.where or 'a value'} is unspecified (PTX ISA: division by zero) and this "
-                "evaluation enumerates concrete values", None,
-                "check it with the Z3 engine (`--engine z3`, the default picks it): the solver "
-                "lets the value be anything")
+                f"{e.where or 'a value'} is unspecified (PTX ISA: division by zero): a concrete "
+                "enumeration (explaining a forbidden outcome, --engine brute) cannot leave it free",
+                None, "`ptxmm check` answers with the Z3 engine, which lets the value be anything")
         return mask(v, e.w)
     if e.op == "ite":
         return evaluate(e.args[1] if evaluate(e.args[0], reads) else e.args[2], reads)
