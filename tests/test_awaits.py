@@ -4,13 +4,16 @@ iterations wrote nothing (the CAS failed)."""
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
+
+SLOW = os.environ.get("PTXMM_SLOW") == "1"  # PTXMM_SLOW=1: the properties run 500 examples
 
 # two threads take a CAS spin lock, increment a counter and unlock with st.release
 LOCK = (Path(__file__).resolve().parents[1] / "examples" / "spinlock-cas.ptx").read_text()
@@ -152,7 +155,7 @@ def _spin(writer: list[str], head: str, body: list[str], exit_: str, after: list
         "exists (T1:%r2 == 2 \\/ T1:%r7 == 1)", ""])  # the counter and the accumulator are observed
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=500 if SLOW else 30, deadline=None)
 @given(writer=st.lists(st.sampled_from(WRITER), min_size=1, max_size=3),
        head=st.sampled_from(["ld.global.u32 %r0, [flag];", "ld.acquire.gpu.global.u32 %r0, [flag];",
                              "ld.relaxed.gpu.global.u32 %r0, [flag];"]),
@@ -183,7 +186,7 @@ def test_reduction_equals_plain_unrolling(writer, head, body, exit_, after, cas)
     assert plain.awaits == 0
     if any(effect for _, effect in body):
         assert reduced.awaits == 0, text
-    note(f"awaits={reduced.awaits}")
+    event(f"awaits={reduced.awaits}")
     assert reduced.outcome_set == plain.outcome_set, text
     if reduced.outcomes:
         assert reduced.holds == plain.holds

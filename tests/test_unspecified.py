@@ -8,12 +8,16 @@ values to try and refuses such programs; ``auto`` picks Z3."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.values import unspec_key
+
+SLOW = os.environ.get("PTXMM_SLOW") == "1"  # PTXMM_SLOW=1: the properties run 500 examples
 
 DIV0 = """.test DIV0
 .global .u32 x = 0;
@@ -139,7 +143,7 @@ def _prop(ty, op, a, d, tail, k, v, div=None):
 small = st.sampled_from([0, 1, 2, 3, 7, -1, -7, 0x7FFFFFFF, -(2**31)])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=500 if SLOW else 40, deadline=None)
 @given(ty=st.sampled_from(["u32", "s32"]), op=st.sampled_from(["div", "rem"]), a=small,
        d=st.sampled_from([0, 0, 1, 3, -2]), tail=st.sampled_from(TAILS), k=small,
        v=st.sampled_from([0, 1, 2, 3, 7]), c=small)

@@ -734,7 +734,10 @@ class _Builder:
         computes the same function of the registers it finds at the head — which no iteration
         changes — and of its own reads: an execution that iterates k times ends in the state of
         one that exits at once with the reads of its last iteration (the issue-24 counter
-        ``add %r2, %r2, 1`` carries %r2 and keeps its loop unrolled)."""
+        ``add %r2, %r2, 1`` carries %r2 and keeps its loop unrolled). What remains assumed, as
+        Dat3M and GenMC assume it, is that dropping the earlier iterations' reads keeps an
+        execution consistent; tests/test_awaits.py compares the reduction with the plain
+        unrolling on generated loops."""
         body = t.instrs[start:end + 1]
         inner = {i.name for i in body[1:] if isinstance(i, Label)}
         if any(isinstance(i, Branch) and i.target in inner for i in t.instrs):
