@@ -209,3 +209,19 @@ def test_explain_and_fix_with_an_unspecified_value():
         "ld.global.u32 %r0", "ld.acquire.gpu.global.u32 %r0")
     with pytest.raises(ptxmm.UnsupportedError, match="cannot leave it free"):
         explain(ptxmm.parse(fixed.replace("COND", "T1:%r0 == 1 /\\ T1:%r1 == 0 /\\ out == 5"), "mp.ptx"))
+
+
+def test_cli_names_the_line_and_says_how_it_decided(tmp_path):
+    from click.testing import CliRunner
+
+    from ptxmm.cli import main
+
+    f = tmp_path / "div0.ptx"
+    f.write_text(DIV0.replace("OP", "div").replace("COND", "exists (T0:%r2 == 7)"))
+    r = CliRunner().invoke(main, ["check", str(f)])
+    assert r.exit_code == 0
+    assert f"{f}:5:5: warning: `div.u32 %r2, %r1, 0` divides by zero" in r.output
+    assert "ALLOWED — decided by one solver query" in r.output
+    assert "T0:%r2 may hold a value the PTX ISA leaves unspecified" in r.output
+    r = CliRunner().invoke(main, ["check", "--engine", "brute", str(f)])
+    assert r.exit_code == 2 and "not supported yet: the brute-force engine cannot enumerate" in r.output
