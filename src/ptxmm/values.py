@@ -127,7 +127,11 @@ def _div(kind: str):
     dividend's sign). Division by zero is unspecified in PTX: the event builder never lets this
     result be used then (it selects an :class:`Unspec` when the divisor is 0, see
     :func:`division`); the value below (SMT-LIB's, as Z3 computes it) only keeps the function
-    total for the arm an ``ite`` does not select."""
+    total for the arm an ``ite`` does not select. (It was the answer before issue 24, and not
+    even the machine's: an H100, CUDA 13.0, gave -1 / 0xFFFFFFFF for div and rem by zero alike,
+    where SMT-LIB gives rem the dividend and div.s of a negative 1. The same run truncated
+    div.s/rem.s of negative operands and gave INT_MIN / -1 = INT_MIN, as below; the ISA's rem
+    note calls negative operands machine-dependent, which ptxmm does not model.)"""
     def f(a: int, b: int, w: int) -> int:
         if kind[0] == "s":
             a, b = to_signed(a, w), to_signed(b, w)
