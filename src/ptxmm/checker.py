@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from .cat.parser import Model, load_model, require_axioms
 from .engines import Deadline, TimedOut, engine, pick
+from .errors import Diagnostic
 from .events import EventGraph, build
 from .findings import Finding, of_raised
 from .gcpause import no_gc
-from .outcomes import Observable, canonical, observables, outcome_of, satisfies, verdict
-from .program import Program, format_ref
+from .outcomes import (
+    Observable,
+    canonical,
+    observables,
+    outcome_of,
+    satisfies,
+    unspecified_observables,
+    verdict,
+)
+from .program import Program, cond_refs, format_ref
 from .result import CheckResult, Outcome, OutcomeInfo
 from .vocab import candidates
 
@@ -76,6 +85,7 @@ class _Run:
     deadline: Deadline
     found: list
     findings: tuple[Finding, ...] = ()
+    listed: list[Observable] = field(default_factory=list)  # what an enumeration lists (see _unspecified)
 
 
 def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None = None) -> CheckResult:
@@ -88,7 +98,9 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
     r = _Run(prog, eg, m, observables(eg, opts.observe), opts, Deadline.after(opts.timeout), [])
     one_query = opts.verdict_only and prog.condition is not None
     cand = candidates(eg)
-    name = pick(opts.engine, eg, cand, one_query)
+    # a value the ISA leaves unspecified: only the solver can leave it free (brute refuses it)
+    name = "z3" if eg.unspecified and opts.engine == "auto" else pick(opts.engine, eg, cand, one_query)
+    r.prog, r.listed, by_query = _unspecified(prog, eg, r.obs, one_query)
     co_known: set[tuple[int, int]] = set()
     if name == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
         from .knowledge import co_must
@@ -96,16 +108,33 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         co_known = co_must(eg, m, cand)
         cand = candidates(eg, co_known)
     want_flags = opts.flags and any(st.kind == "flag" for st in m.stmts)
-    pb = engine(name)(eg, m, r.obs, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
+    pb = engine(name)(eg, m, r.listed, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
     try:
         try:
-            holds, status = _query(r, pb) if one_query else (None, _enumerate(r, pb))
+            holds, status = None, "ok"
+            if one_query:
+                holds, status = _query(r, pb)
+            else:
+                if by_query:  # the condition names a value too free to list: one query decides it
+                    holds, status = _decide(r, m, cand, co_known, name)
+                if status != "no-execution":
+                    status = _enumerate(r, pb)
         except TimedOut:
             holds, status = None, "timeout"
         findings_status = _findings(r, pb, want_flags, status)
     finally:
         pb.close()
-    return _result(r, name, holds, status, findings_status, time.perf_counter() - t0)
+    return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
+
+
+def _decide(r: _Run, m: Model, cand, co_known, name: str) -> tuple[bool | None, str]:
+    """The condition by one query on a problem that observes every observable (the enumeration
+    lists fewer): its witness is not listed."""
+    pb = engine(name)(r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline)
+    try:
+        return _query(r, pb, record=False)
+    finally:
+        pb.close()
 
 
 def _findings(r: _Run, pb, want_flags: bool, status: str) -> str:
@@ -117,7 +146,7 @@ def _findings(r: _Run, pb, want_flags: bool, status: str) -> str:
     if status not in ("ok", "stopped"):
         return "not checked"
     try:
-        r.findings = of_raised(r.eg, pb.raised(), lambda exe: outcome_of(r.eg, r.obs, exe))
+        r.findings = of_raised(r.eg, pb.raised(), lambda exe: outcome_of(r.eg, r.listed, exe))
     except TimedOut:
         return "timeout"
     return "ok"
@@ -132,35 +161,59 @@ def _graph(prog: Program, eg: EventGraph | None, unroll: int) -> EventGraph:
     return eg if eg.program is prog else replace(eg, program=prog)
 
 
-def _result(r: _Run, name: str, holds: bool | None, status: str, findings_status: str,
+def _result(r: _Run, name: str, holds: bool | None, status: str, findings_status: str, by_query: bool,
             elapsed: float) -> CheckResult:
     prog, eg, opts = r.prog, r.eg, r.opts
-    infos = [OutcomeInfo(o, satisfies(prog, eg, o, r.obs), exe, fl) for o, exe, fl in r.found]
+    infos = [OutcomeInfo(o, None if by_query else satisfies(prog, eg, o, r.listed), exe, fl)
+             for o, exe, fl in r.found]
     infos.sort(key=lambda i: i.outcome.values)
-    if status == "ok" and not infos and not opts.verdict_only and eg.cut_paths:
+    if status == "ok" and not infos and not opts.verdict_only and (eg.cut_paths or eg.awaits):
         status = "no-execution"
     if prog.condition is not None and holds is None and status == "ok":
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
     return CheckResult(prog, r.model.name, infos, holds, elapsed, name, eg.cut_paths, eg.awaits,
-                       opts.unroll, len(eg.events), tuple(o.key for o in r.obs),
+                       opts.unroll, len(eg.events), tuple(o.key for o in r.listed),
                        opts.max_outcomes if status == "stopped" else None, status=status,
                        timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
                        findings_status=findings_status, graph=eg)
 
 
-def _query(r: _Run, pb) -> tuple[bool | None, str]:
+def _unspecified(prog: Program, eg, obs: list[Observable], one_query: bool):
+    """Values the PTX ISA leaves unspecified (division by zero): the program with the event
+    graph's warnings, the observables an enumeration lists (not the ones that may carry an
+    unspecified value: up to 2^w values each; all of them for ``one_query``, whose witness shows
+    its values), and whether the condition names one left out (then one solver query decides
+    it, exactly)."""
+    if not eg.unspecified:
+        return prog, obs, False
+    free = set() if one_query else unspecified_observables(eg, obs)
+    notes = tuple(eg.warnings)
+    if free:
+        names = ", ".join(o.key for o in obs if o.key in free)
+        notes += (Diagnostic(f"{names} may hold a value the PTX ISA leaves unspecified: left out of "
+                             "the listed outcomes (it may be any value)", None,
+                             "the condition is decided by one solver query; --observe condition "
+                             "shows one witness with its value"),)
+    keys = {format_ref(canonical(prog, eg, r)) for r in cond_refs(prog.condition.expr)} \
+        if prog.condition is not None else set()
+    return (replace(prog, warnings=tuple(prog.warnings) + notes), [o for o in obs if o.key not in free],
+            bool(keys & free))
+
+
+def _query(r: _Run, pb, record: bool = True) -> tuple[bool | None, str]:
     """The condition as one query: exists/~exists — an allowed execution satisfying it; forall —
-    one violating it. Without a witness, when the unroll bound cut paths, a second query asks
-    whether any execution finishes within the bound at all (else "no-execution"). A program whose
+    one violating it. Without a witness, when the unroll bound cut paths (or an await dropped the
+    executions that spin forever, as the bound would), a second query asks whether any execution
+    finishes within the bound at all (else "no-execution"). A program whose
     every execution deadlocks at a barrier has no execution either, and its condition is judged
     vacuously, as herd7 and Dat3M do (the Dat3M corpus's deadlock tests expect it)."""
     prog, eg = r.prog, r.eg
     cond = prog.condition
     c = pb.condition(cond.expr, lambda ref: format_ref(canonical(prog, eg, ref)))
     wit = pb.find(c, negate=cond.quantifier == "forall")
-    if wit is not None:
+    if wit is not None and record:
         r.found.append((outcome_of(eg, r.obs, wit), wit, []))
-    elif eg.cut_paths and pb.find() is None:
+    elif wit is None and (eg.cut_paths or eg.awaits) and pb.find() is None:
         return None, "no-execution"
     return {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier], "ok"
 
@@ -168,7 +221,7 @@ def _query(r: _Run, pb) -> tuple[bool | None, str]:
 def _enumerate(r: _Run, pb) -> str:
     """Every allowed outcome into ``r.found`` (kept when the deadline passes); "ok", or "stopped"
     at ``max_outcomes``."""
-    found, obs, opts = r.found, r.obs, r.opts
+    found, obs, opts = r.found, r.listed, r.opts
     # Observable.shown, bound once per observable (an unsigned value shows as its low bits)
     keys = [o.key for o in obs]
     shown = [o.shown if o.signed else ((1 << o.width) - 1).__and__ for o in obs]

@@ -243,7 +243,10 @@ def _check_one(f: str, **kw):
         prog = load(f)
         for w in prog.warnings:
             click.echo(str(w), err=True)
-        return api_check(prog, progress=ticker, **kw)
+        res = api_check(prog, progress=ticker, **kw)
+        for w in res.program.warnings[len(prog.warnings):]:  # found while checking (unspecified values)
+            click.echo(str(w), err=True)
+        return res
     except PtxmmError as e:
         click.echo(str(e), err=True)
         return error_json(f, e.kind, e.message, e.pos, e.hint)

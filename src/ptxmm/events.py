@@ -10,8 +10,13 @@ one of its paths" and, for predicated instructions and the write of a ``cas``, a
 
 A side-effect-free spin loop (only loads and register arithmetic in its body), or a CAS retry loop
 that goes back only when its CAS failed (so a repeated iteration wrote nothing), is reduced to an
-*await*: one iteration whose exit condition is assumed, as Dat3M and GenMC do. Paths cut by the
-unrolling bound are dropped and counted, so reports can say the bound cut executions.
+*await*: one iteration whose exit condition is assumed, as Dat3M and GenMC do — but only where that
+provably changes no outcome (:meth:`_Builder.await_sound`): the body is entered only at its head
+and carries no register from one iteration to the next, so the state after the loop is the same
+function of the last iteration's reads however often it ran, and the earlier iterations, which
+wrote nothing, leave no trace. A loop that counts its iterations in a register is unrolled.
+``build(..., awaits=False)`` turns the reduction off (the tests compare the two). Paths cut by
+the unrolling bound are dropped and counted, so reports can say the bound cut executions.
 
 Values are machine integers (:mod:`ptxmm.values`): a register has the width of the instruction
 that wrote it, a memory event the width of its location; conversions follow the instruction
@@ -22,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import mbarrier as mb
-from .errors import SemanticError, UnsupportedError
+from .errors import Diagnostic, SemanticError, UnsupportedError
 from .program import (
     Addr,
     Alu,
@@ -50,10 +55,25 @@ from .program import (
     Store,
     Sym,
     Thread,
+    operands,
     type_signed,
     type_width,
 )
-from .values import TRUE, Const, Expr, Op, ReadVal, const, convert, mk, reads_of, substitute, truth
+from .values import (
+    TRUE,
+    Const,
+    Expr,
+    Op,
+    ReadVal,
+    Unspec,
+    const,
+    convert,
+    division,
+    mk,
+    reads_of,
+    substitute,
+    truth,
+)
 
 MAX_PATHS = 512
 # the cat models' proxy sets (Dat3M's tags); a proxy fence carries the tag of the proxy it bridges
@@ -122,6 +142,10 @@ class EventGraph:
     awaits: int = 0
     unroll: int = 2
     loc_of_name: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name → physical copies
+    # values the PTX ISA leaves unspecified (division by zero), one per dynamic instance, and a
+    # warning per instruction that may produce one
+    unspecified: tuple[Unspec, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def n(self) -> int:
@@ -198,9 +222,10 @@ def _cmp_op(cmp: str, ty: str) -> str:
 
 
 class _Builder:
-    def __init__(self, prog: Program, unroll: int):
+    def __init__(self, prog: Program, unroll: int, awaits: bool = True):
         self.p = prog
         self.unroll = unroll
+        self.reduce = awaits  # reduce spin loops to awaits where that is sound
         self.events: list[_Proto] = []
         self.edges: set[tuple[int, int, str]] = set()
         self.cut = 0
@@ -209,6 +234,8 @@ class _Builder:
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
         self.agents = 0  # asynchronous operations so far (Event.agent)
+        self.unspecs: list[Unspec] = []
+        self.warned: dict[int, Diagnostic] = {}  # id(instruction) → its warning
         self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
         # the CTAs of each cluster by rank (%cluster_ctarank): in the order of their .cta numbers
         self.ranks: dict[tuple, list[tuple]] = {}
@@ -362,7 +389,10 @@ class _Builder:
                 vals = [self.val(s, st, ins.type) for s in ins.srcs]
                 if op in ("shl", "shr", "sar"):  # the shift amount is a .u32 operand
                     vals[1] = self.val(ins.srcs[1], st, "u32")
-                v = mk(op, *(x[0] for x in vals), w=w)
+                if op in ("udiv", "sdiv", "urem", "srem"):
+                    v = division(op, vals[0][0], vals[1][0], w, lambda: self.unspec(ins, w, vals[1][0]))
+                else:
+                    v = mk(op, *(x[0] for x in vals), w=w)
                 self.set_reg(st, ins.dst, v, ins.type, frozenset().union(*(x[1] for x in vals)), guard)
             case Setp():
                 (a, da), (b, db) = self.val(ins.a, st, ins.type), self.val(ins.b, st, ins.type)
@@ -375,6 +405,21 @@ class _Builder:
                 pass
             case _:
                 raise UnsupportedError(f"instruction `{ins.text}`", ins.pos)
+
+    def unspec(self, ins: Instruction, w: int, divisor: Expr) -> Unspec:
+        """A fresh unspecified value for this instance of ``ins`` (a division whose divisor may
+        be 0), and the instruction's warning."""
+        line = ins.pos.line if ins.pos is not None else "?"
+        u = Unspec(len(self.unspecs), w, f"the result of `{ins.text}` (line {line})")
+        self.unspecs.append(u)
+        if id(ins) not in self.warned:
+            when = "divides by zero" if isinstance(divisor, Const) else "may divide by zero"
+            self.warned[id(ins)] = Diagnostic(
+                f"`{ins.text}` {when}: the PTX ISA leaves the result unspecified, so ptxmm lets it "
+                "be any value", ins.pos,
+                "no verdict depends on a made-up value; the brute-force engine cannot enumerate "
+                "it (the Z3 engine checks this program)")
+        return u
 
     def memory(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps) -> None:
         name, rank, adeps = self.resolve(ins.addr, st, ins)
@@ -633,8 +678,8 @@ class _Builder:
             g, deps = self.val(ins.guard[0], st, None)
             cond = mk("lnot", truth(g)) if ins.guard[1] else truth(g)
         backward = target <= st.pc
-        if backward and ins.guard is not None and (self.side_effect_free(t, target, st.pc)
-                                                    or self.cas_retry(t, target, st, cond)):
+        if backward and ins.guard is not None and self.reduce and self.await_sound(t, target, st.pc) \
+                and (self.side_effect_free(t, target, st.pc) or self.cas_retry(t, target, st, cond)):
             self.awaits += 1  # await: assume the loop exits in this iteration
             st.assumes.append(mk("lnot", cond))
             st.ctrl = st.ctrl | deps
@@ -681,6 +726,34 @@ class _Builder:
         return True
 
     @staticmethod
+    def await_sound(t: Thread, start: int, end: int) -> bool:
+        """Whether the loop ``start .. end`` (a straight-line body, the backward branch at
+        ``end``) may become an await: no branch enters it but at its head, and no register
+        carries from one iteration to the next (none is read in the body, the branch's guard
+        included, before the body writes it, and also written by the body). Then each iteration
+        computes the same function of the registers it finds at the head — which no iteration
+        changes — and of its own reads: an execution that iterates k times ends in the state of
+        one that exits at once with the reads of its last iteration (the issue-24 counter
+        ``add %r2, %r2, 1`` carries %r2 and keeps its loop unrolled). What remains assumed, as
+        Dat3M and GenMC assume it, is that dropping the earlier iterations' reads keeps an
+        execution consistent; tests/test_awaits.py compares the reduction with the plain
+        unrolling on generated loops."""
+        body = t.instrs[start:end + 1]
+        inner = {i.name for i in body[1:] if isinstance(i, Label)}
+        if any(isinstance(i, Branch) and i.target in inner for i in t.instrs):
+            return False
+        written: set[str] = set()
+        carried: set[str] = set()
+        for ins in body:
+            regs = [o.base if isinstance(o, Addr) else o for o in operands(ins)]
+            regs += [ins.guard[0]] if ins.guard is not None else []
+            carried |= {r.name for r in regs if isinstance(r, Reg) and r.name not in written}
+            dst = getattr(ins, "dst", None)
+            if isinstance(dst, Reg):
+                written.add(dst.name)
+        return not carried & written
+
+    @staticmethod
     def side_effect_free(t: Thread, start: int, end: int) -> bool:
         """Only loads, mbarrier waits and register arithmetic (an await, see the module doc)."""
         return all((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
@@ -697,9 +770,10 @@ def _negates(c: Expr, g: Expr) -> bool:
     return isinstance(c, Op) and c.op == "ne" and c.args in (g.args, g.args[::-1])
 
 
-def build(prog: Program, unroll: int = 2) -> EventGraph:
-    """Unroll every thread of ``prog`` and build its event graph."""
-    b = _Builder(prog, unroll)
+def build(prog: Program, unroll: int = 2, awaits: bool = True) -> EventGraph:
+    """Unroll every thread of ``prog`` and build its event graph (``awaits=False``: no spin loop
+    is reduced to an await, every loop is unrolled — for tests of the reduction)."""
+    b = _Builder(prog, unroll, awaits)
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
     ctas: dict = {}
     for t in prog.threads:
@@ -752,7 +826,8 @@ def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGr
                         for p in ps) for ps in all_paths)
     return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
                       {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
-                      {k: tuple(v) for k, v in loc_of_name.items()})
+                      {k: tuple(v) for k, v in loc_of_name.items()}, tuple(b.unspecs),
+                      tuple(b.warned.values()))
 
 
 def final_reg(eg: EventGraph, thread: int, reg: str, path: int) -> Expr:

@@ -446,8 +446,9 @@ def _missing(prog: Program, eg: EventGraph, m: Model, exe: Execution, fixes, unr
 
 def _map_execution(eg: EventGraph, eg2: EventGraph, exe: Execution, emap: dict[int, int]) -> Execution:
     f = emap.__getitem__
+    vals = tuple((f(r) if r >= 0 else r, v) for r, v in exe.values)  # r < 0: an unspecified value
     return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
-                     tuple((f(a), f(b)) for a, b in exe.co), tuple((f(r), v) for r, v in exe.values),
+                     tuple((f(a), f(b)) for a, b in exe.co), vals,
                      tuple(f(x) for x in exe.sc if x in emap),
                      tuple((loc, f(w)) for loc, w in exe.final),
                      tuple((f(a), p) for a, p in exe.phases if a in emap))

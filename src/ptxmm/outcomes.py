@@ -31,7 +31,7 @@ from .program import (
     type_width,
 )
 from .result import Execution, Outcome
-from .values import Expr, evaluate, mask, to_signed
+from .values import BOOL_OPS, Expr, Op, ReadVal, Unspec, evaluate, mask, to_signed
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,47 @@ def observables(eg: EventGraph, scope: str = "all") -> list[Observable]:
                                 "read it into a register in one thread instead")
         root = p.location(p.physical(r.loc))
         out.append(Observable(r.loc, r, root.type, loc=plocs[0]))
+    return out
+
+
+def _carries(e: Expr, tainted: set[int]) -> bool:
+    """Whether the value of ``e`` may be (a function of) an unspecified value: through its data
+    operands and the reads in ``tainted``. An ``ite``'s condition and a comparison only choose
+    among finitely many values, so they do not carry one."""
+    if isinstance(e, Unspec):
+        return True
+    if isinstance(e, ReadVal):
+        return e.eid in tainted
+    if not isinstance(e, Op) or e.op in BOOL_OPS:
+        return False
+    args = e.args[1:] if e.op == "ite" else e.args
+    return any(_carries(a, tainted) for a in args)
+
+
+def unspecified_observables(eg: EventGraph, obs: list[Observable]) -> set[str]:
+    """The observables whose value may carry a value the PTX ISA leaves unspecified (division by
+    zero) — possibly any of 2^w values, too many to list. An over-approximation: a read is
+    tainted when some write to its location may carry one (followed to a fixed point), a
+    register when its final value on some path may, a location when some write to it may."""
+    if not eg.unspecified:
+        return set()
+    tainted: set[int] = set()
+    writes = [e for e in eg.events if e.kind == "W" and e.value is not None]
+    while True:
+        locs = {w.loc for w in writes if _carries(w.value, tainted)}
+        more = {e.eid for e in eg.events if e.kind == "R" and e.loc in locs} - tainted
+        if not more:
+            break
+        tainted |= more
+    out = set()
+    for o in obs:
+        if o.loc is not None:
+            hit = o.loc in locs
+        else:
+            hit = any(_carries(final_reg(eg, o.thread, o.ref.reg, k), tainted)
+                      for k in range(len(eg.paths[o.thread])))
+        if hit:
+            out.add(o.key)
     return out
 
 

@@ -14,6 +14,8 @@ def verdict_segments(r: CheckResult) -> list[Segment]:
         return [(f"Unknown  {r.status_text or 'not decided'}", "bold yellow")]
     n_sat = sum(1 for o in r.outcomes if o.satisfies)
     why = f"{n_sat} of {len(r.outcomes)} allowed outcomes satisfy the condition"
+    if any(o.satisfies is None for o in r.outcomes):  # it names a value too free to list
+        why = "decided by one solver query (the condition names a value the ISA leaves unspecified)"
     q = cond.quantifier
     if q == "exists":
         word = "ALLOWED" if r.holds else "FORBIDDEN"
@@ -60,7 +62,7 @@ def _outcome_table(r: CheckResult, out: Writer) -> None:
         vals = o.outcome.as_dict()
         row: list[Segment] = [(str(i), "dim"), *(str(vals[k]) for k in r.observables)]
         if has_cond:
-            row.append(("✓", "green") if o.satisfies else "·")
+            row.append(("✓", "green") if o.satisfies else "?" if o.satisfies is None else "·")
         row.append((", ".join(o.flags), "yellow"))
         rows.append(row)
     out.table(header, rows, "r" * (1 + len(r.observables)) + ("c" if has_cond else "") + "l")

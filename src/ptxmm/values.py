@@ -2,15 +2,23 @@
 
 Every expression has a width (1 for predicates, 8..64 for PTX types). Arithmetic wraps at the
 width; comparisons are explicitly signed (``slt``…) or unsigned (``ult``…) and give a 1-bit value;
-``shl``/``shr``/``sar`` by an amount ≥ the width give 0 (``sar``: the sign). One small AST, two
-interpretations: :func:`evaluate` (Python ints) for the brute-force engine and explanations, and
-the Z3 bit-vector translation in :mod:`ptxmm.engines.z3`."""
+``shl``/``shr``/``sar`` by an amount ≥ the width give 0 (``sar``: the sign), as the PTX ISA
+clamps them. One small AST, two interpretations: :func:`evaluate` (Python ints) for the
+brute-force engine and explanations, and the Z3 bit-vector translation in :mod:`ptxmm.engines.z3`.
+
+A value the PTX ISA leaves unspecified (``div`` and ``rem`` by zero: "an unspecified,
+machine-specific value") is an :class:`Unspec` leaf: a free choice of the execution, one per
+dynamic instance of the instruction. The Z3 engine gives it a fresh bit-vector constant; a
+concrete evaluation takes its value from the execution (``values`` keyed by
+:func:`unspec_key`), and has no value to invent when the execution does not give one."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
+
+from .errors import UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,23 @@ class Op:
     w: int
 
 
-Expr = Union[Const, ReadVal, Op]
+@dataclass(frozen=True)
+class Unspec:
+    """A value the PTX ISA leaves unspecified, chosen freely by each execution: ``uid`` numbers
+    the dynamic instance (an unrolled instruction on one path), ``where`` says which instruction
+    (for messages; not part of the identity)."""
+
+    uid: int
+    w: int = 32
+    where: str = field(default="", compare=False)
+
+
+Expr = Union[Const, ReadVal, Op, Unspec]
+
+
+def unspec_key(uid: int) -> int:
+    """The key of unspecified value ``uid`` among an execution's values (reads have keys ≥ 0)."""
+    return -1 - uid
 
 CMP_OPS = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}
 BOOL_OPS = CMP_OPS | {"land", "lor", "lnot"}
@@ -68,6 +92,18 @@ def reads_of(e: Expr) -> frozenset[int]:
     return frozenset()
 
 
+def unspecs_of(e: Expr) -> frozenset[Unspec]:
+    """The unspecified values an expression names."""
+    if isinstance(e, Unspec):
+        return frozenset({e})
+    if isinstance(e, Op):
+        out: frozenset[Unspec] = frozenset()
+        for a in e.args:
+            out |= unspecs_of(a)
+        return out
+    return frozenset()
+
+
 def _inc(r: int, b: int, w: int) -> int:
     return 0 if r >= b else r + 1
 
@@ -88,9 +124,14 @@ def _shift(kind: str):
 
 def _div(kind: str):
     """PTX div/rem (.u: unsigned; .s: signed, truncating toward zero, the remainder taking the
-    dividend's sign). Division by zero is unspecified in PTX; ptxmm gives it SMT-LIB's value
-    (div: all ones for .u, -1 or 1 by the dividend's sign for .s; rem: the dividend), so both
-    engines agree and a program that divides by zero gets one arbitrary but fixed answer."""
+    dividend's sign). Division by zero is unspecified in PTX: the event builder never lets this
+    result be used then (it selects an :class:`Unspec` when the divisor is 0, see
+    :func:`division`); the value below (SMT-LIB's, as Z3 computes it) only keeps the function
+    total for the arm an ``ite`` does not select. (It was the answer before issue 24, and not
+    even the machine's: an H100, CUDA 13.0, gave -1 / 0xFFFFFFFF for div and rem by zero alike,
+    where SMT-LIB gives rem the dividend and div.s of a negative 1. The same run truncated
+    div.s/rem.s of negative operands and gave INT_MIN / -1 = INT_MIN, as below; the ISA's rem
+    note calls negative operands machine-dependent, which ptxmm does not model.)"""
     def f(a: int, b: int, w: int) -> int:
         if kind[0] == "s":
             a, b = to_signed(a, w), to_signed(b, w)
@@ -154,6 +195,14 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
         return e.v
     if isinstance(e, ReadVal):
         return mask(reads[e.eid], e.w)
+    if isinstance(e, Unspec):
+        v = reads.get(unspec_key(e.uid))
+        if v is None:
+            raise UnsupportedError(
+                f"{e.where or 'a value'} is unspecified (PTX ISA: division by zero): a concrete "
+                "enumeration (explaining a forbidden outcome, --engine brute) cannot leave it free",
+                None, "`ptxmm check` answers with the Z3 engine, which lets the value be anything")
+        return mask(v, e.w)
     if e.op == "ite":
         return evaluate(e.args[1] if evaluate(e.args[0], reads) else e.args[2], reads)
     vals = [evaluate(a, reads) for a in e.args]
@@ -200,6 +249,18 @@ def mk(op: str, *args: Expr, w: int | None = None) -> Expr:  # noqa: C901 — on
     return Op(op, args, w)
 
 
+def division(op: str, a: Expr, b: Expr, w: int, unspec: Callable[[], Unspec]) -> Expr:
+    """``a op b`` for op in udiv sdiv urem srem at width ``w``: when the divisor may be 0, an
+    ``ite`` that selects a fresh unspecified value (``unspec()``) for a zero divisor (PTX ISA,
+    div and rem: "Division by zero yields an unspecified, machine-specific value")."""
+    if isinstance(b, Const) and b.v != 0:
+        return mk(op, a, b, w=w)
+    u = unspec()
+    if isinstance(b, Const):
+        return u
+    return mk("ite", mk("eq", b, Const(0, b.w)), u, mk(op, a, b, w=w))
+
+
 def convert(e: Expr, w: int, signed: bool = False) -> Expr:
     """``e`` at width ``w``: truncated, or zero-/sign-extended."""
     if e.w == w:
@@ -218,6 +279,6 @@ def substitute(e: Expr, f: Callable[[int], int]) -> Expr:
     """Rename the read events of an expression."""
     if isinstance(e, ReadVal):
         return ReadVal(f(e.eid), e.w)
-    if isinstance(e, Const):
+    if isinstance(e, (Const, Unspec)):
         return e
     return Op(e.op, tuple(substitute(a, f) for a in e.args), e.w)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..checker import check
 from ..errors import UnsupportedError
 from ..events import build
-from ..outcomes import satisfies
+from ..outcomes import observables, satisfies, unspecified_observables
 from ..program import Program
 from ..result import CheckResult, Outcome
 from .env import Env
@@ -69,6 +69,12 @@ class CrossResult:
 
 def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckResult, Layout]:
     """The model's outcomes and a device layout whose value codes cover every allowed value."""
+    eg = build(prog, unroll=unroll)
+    free = unspecified_observables(eg, observables(eg, "all"))
+    if free:  # the model lists no value for them: every device value would look impossible
+        raise UnsupportedError(f"{', '.join(sorted(free))}: a value the PTX ISA leaves unspecified "
+                               "(division by zero), compared with the device", eg.warnings[0].pos,
+                               "the model lets it be any value: check it with the model only")
     res = check(prog, model, unroll=unroll, observe="all", flags=False)
     if not res.outcomes and synchronized(prog):
         raise UnsupportedError("a test the model lets no execution finish (it deadlocks at a "

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
+from ..errors import UnsupportedError
 from ..events import EventGraph
 from ..executions import ExecutionSpace, concrete_env
 from ..outcomes import Observable, eval_cond, value_expr
@@ -36,11 +37,23 @@ def _raised_elements(flags) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
+def refuse_unspecified(eg: EventGraph) -> None:
+    """Concrete enumeration has no finite set of values to try for a value the PTX ISA leaves
+    unspecified (any of 2^w): such a program is not for this engine (the Z3 engine lets the
+    solver choose the value)."""
+    if eg.unspecified:
+        raise UnsupportedError("the brute-force engine cannot enumerate a value the PTX ISA leaves "
+                               f"unspecified: {eg.unspecified[0].where} (division by zero)",
+                               eg.warnings[0].pos if eg.warnings else None,
+                               "use --engine z3 (or auto): the solver lets the value be anything")
+
+
 class BruteProblem:
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set | None = None, deadline: Deadline = NO_DEADLINE):
         self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
         self.deadline = deadline
+        refuse_unspecified(eg)
 
     def close(self) -> None:
         """Nothing held."""

@@ -35,7 +35,7 @@ from ..events import Event, EventGraph, final_reg
 from ..outcomes import Observable
 from ..program import And, Cmp, CondExpr, Not, Or
 from ..result import Execution
-from ..values import BOOL_OPS, Const, Expr, Op, ReadVal
+from ..values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
 from ..vocab import Barriers, Candidates, base_env
 from . import NO_DEADLINE, Deadline, Raised, TimedOut
 
@@ -292,11 +292,19 @@ class Z3Logic:
 
 
 class Values:
-    """:mod:`ptxmm.values` expressions as Z3 bit-vectors (comparisons and logic as Bools)."""
+    """:mod:`ptxmm.values` expressions as Z3 bit-vectors (comparisons and logic as Bools). An
+    unspecified value is a fresh constant, unconstrained: the solver chooses it (``unspec``)."""
 
     def __init__(self, read: Callable[[int], z3.BitVecRef]):
         self.read = read
         self._bv: dict[Expr, z3.ExprRef] = {}
+        self.unspec: dict[int, z3.BitVecRef] = {}  # Unspec.uid → its constant
+
+    def chosen(self, m: z3.ModelRef) -> tuple[tuple[int, int], ...]:
+        """The unspecified values model ``m`` chose, as an execution's values
+        (:func:`ptxmm.values.unspec_key` → value)."""
+        return tuple((unspec_key(u), m.eval(c, model_completion=True).as_long())
+                     for u, c in sorted(self.unspec.items()))
 
     def bv(self, e: Expr) -> z3.BitVecRef:
         t = self._bv.get(e)
@@ -316,6 +324,9 @@ class Values:
             return z3.BitVecVal(e.v, e.w)
         if isinstance(e, ReadVal):
             return self.read(e.eid)
+        if isinstance(e, Unspec):
+            c = self.unspec[e.uid] = z3.BitVec(f"unspec{e.uid}", e.w)
+            return c
         if e.op in BOOL_OPS:
             return z3.If(self._cmp(e), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
         if e.op == "ite":
@@ -839,8 +850,9 @@ class Z3Problem:
         digit mask) per group. The models of the whole are then exactly the unions of one model
         per group, and every observable and witness digit depends on one group only, so the
         outcomes are the product of each group's outcomes. None when the formula is one group or
-        the witness reads integers (fence.sc ranks, barrier phases) from a model."""
-        if self.ch.rank or self.ch.ph:
+        the witness reads integers (fence.sc ranks, barrier phases) or unspecified values from a
+        model."""
+        if self.ch.rank or self.ch.ph or self.ch.values.unspec:
             return None
         ctx = self.lg.ctx.ref().value
         asserts = [a.as_ast().value for a in base]
@@ -902,6 +914,8 @@ class Z3Problem:
         co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
         co.update(p for p in lay.init_co if ex[p[1]])
         vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
+        if m is not None and ch.values.unspec:  # the values the ISA leaves to the solver
+            vals = tuple(sorted(ch.values.chosen(m) + vals))
         sc = ()
         if ch.rank:
             sc = tuple(sorted((f for f in ch.rank if ex[f]),
