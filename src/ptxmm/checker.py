@@ -80,7 +80,8 @@ def _check(prog: Program, model: str | Model, engine: str, unroll: int, observe:
     return CheckResult(prog, m.name, infos, holds, time.perf_counter() - t0, engine,
                        eg.cut_paths, eg.awaits, unroll, len(eg.events),
                        tuple(o.key for o in obs), max_outcomes if status == "stopped" else None,
-                       status=status, timeout=timeout, model_path=m.path)
+                       status=status, timeout=timeout, model_path=m.path,
+                       enumerated=not (verdict_only and prog.condition is not None and engine == "z3"))
 
 
 def _query(prog, eg, m, obs: list[Observable], cand, co_known, deadline: Deadline,

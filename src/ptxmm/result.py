@@ -63,6 +63,10 @@ class CheckResult:
     status: str = "ok"
     timeout: float | None = None
     model_path: str | None = None  # the model's file, for re-evaluating it (races, explanations)
+    # False when the condition was answered by one query (``verdict_only``, --observe condition):
+    # ``outcomes`` then holds at most that query's witness, and neither the number of allowed
+    # outcomes nor their races were computed
+    enumerated: bool = True
     _races: list | None = field(default=None, repr=False, compare=False)
 
     STATUS_TEXT = {
@@ -128,14 +132,16 @@ class CheckResult:
             "agrees": self.agrees,
             "observables": list(self.observables),
             "outcomes": [
-                {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
-                 "races": [r.to_json() for r in rs],
+                {"values": o.outcome.as_dict(), "satisfies": o.satisfies,
+                 "flags": o.flags if self.enumerated else None,  # None: not looked for
+                 "races": [r.to_json() for r in rs] if self.enumerated else None,
                  "witness": {"paths": list(o.witness.paths),
                              "rf": [list(p) for p in o.witness.rf],
                              "co": [list(p) for p in o.witness.co]}}
                 for o, rs in zip(self.outcomes, races)
             ],
-            "n_outcomes": len(self.outcomes),
+            "n_outcomes": len(self.outcomes) if self.enumerated else None,
+            "enumerated": self.enumerated,
             "n_events": self.n_events,
             "stopped_at": self.stopped_at,
             "status": self.status,
