@@ -98,3 +98,45 @@ def test_deadlock_note_stays_for_an_enumeration():
     buf = io.StringIO()
     render(ptxmm.check(ptxmm.parse(text, "t.ptx"), verdict_only=True), Writer(buf, colour=False))
     assert "allows no execution" not in buf.getvalue()
+
+
+# ----- explain and check agree on programs with no finished execution -----------------------------
+
+NO_EXIT = ".global .u32 x = 0;\n.thread T0 { L: ld.global.u32 %r0, [x]; bra L; }\nexists (x == 0)\n"
+
+
+def test_explain_of_a_loop_that_never_exits_is_unknown_as_check_says():
+    p = ptxmm.parse(NO_EXIT, "t.ptx")
+    res = ptxmm.check(p)
+    x = ptxmm.explain(p)
+    assert res.holds is None and x.unknown == res.status_text
+    assert "no execution finishes within --unroll 2" in x.unknown
+    assert not x.groups and x.witness is None and x.fixes is None
+    text = str(x)
+    assert "UNKNOWN" in text and "FORBIDDEN" not in text and "fails an axiom" not in text
+    assert x.to_json()["verdict"] == "unknown"
+    # a bound that lets the loop... still never exit: the same answer at any unroll
+    assert ptxmm.explain(p, unroll=4).unknown is not None
+
+
+def test_explain_cli_unknown_exits_2_and_fix_claims_nothing(tmp_path):
+    f = _file(tmp_path, NO_EXIT)
+    r = run("explain", "--fix", f)
+    assert r.exit_code == 2, r.output
+    assert "UNKNOWN" in r.output and "FORBIDDEN" not in r.output
+    assert "no set of up to" not in r.output  # --fix did not search a program without a verdict
+    check = run("check", f)
+    assert check.exit_code == 2 and "Unknown" in check.output
+    r = run("explain", "--json", f)
+    assert r.exit_code == 2 and json.loads(r.stdout)["verdict"] == "unknown"
+    r = run("graph", "--ascii", f)
+    assert r.exit_code == 2 and "no execution finishes" in r.output and "Traceback" not in r.output
+
+
+def test_explain_still_explains_a_loop_that_exits():
+    """The same loop with an exit: explain gives a verdict, as check does."""
+    text = (".global .u32 x = 0;\n.thread T0 { L: ld.global.u32 %r0, [x]; setp.eq.u32 %p0, %r0, 1;\n"
+            "@%p0 bra L; }\nexists (T0:%r0 == 0)\n")
+    p = ptxmm.parse(text, "t.ptx")
+    x = ptxmm.explain(p)
+    assert x.unknown is None and x.allowed is bool(ptxmm.check(p).holds) is True

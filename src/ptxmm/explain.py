@@ -183,10 +183,12 @@ class Explanation:
     fixes: object = None  # fix.FixReport
     time_s: float = 0.0
     graph: object = None  # explain_graph data (GraphData)
+    unknown: str | None = None  # why there is no verdict (as check says: no execution finishes)
 
     def to_json(self) -> dict:
         return {"name": self.name, "file": self.file, "model": self.model, "outcome": self.outcome,
-                "verdict": "allowed" if self.allowed else "forbidden", "bad": self.bad,
+                "verdict": "unknown" if self.unknown else "allowed" if self.allowed else "forbidden",
+                **({"unknown": self.unknown} if self.unknown else {}), "bad": self.bad,
                 "candidates": self.candidates, "bound_hit": self.bound_hit,
                 "groups": [g.to_json() for g in self.groups],
                 "witness": None if self.witness is None else self.witness.to_json(),
@@ -530,6 +532,9 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     eg = build(prog, unroll=unroll)
     _validate(prog, eg, t)
     res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False)
+    if res.holds is None:  # no execution finishes within the bound: unknown, as check says
+        return Explanation(prog.name, prog.file, m.name, t.text, False, None,
+                           time_s=time.perf_counter() - t0, unknown=res.status_text)
     allowed = bool(res.holds)
     bad = True if t.default else _is_bad(prog, eg, res) if allowed else None
     fixes = None
@@ -732,6 +737,9 @@ def _chain_text(chain: tuple[Edge, ...], indent: str) -> list[str]:
 
 def render_text(x: Explanation) -> str:
     out = [f"{x.name}  ({x.file})  model {x.model}", f"outcome  {x.outcome}"]
+    if x.unknown:
+        return "\n".join(out + [f"verdict  UNKNOWN — {x.unknown}",
+                                "nothing to explain or fix: no verdict (ptxmm check says the same)"])
     if x.allowed:
         out.append("verdict  ALLOWED" + ("  — the test's condition marks it as the bad outcome"
                                         if x.bad else ""))
