@@ -148,7 +148,8 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
 
     Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
     with an "error" member). Exit status: 0 when every file was checked and decided, 2 when some
-    file had an error or an unknown verdict (timeout, no execution within --unroll)."""
+    file had an error or an undecided check (--timeout passed, --max-outcomes reached, no
+    execution within --unroll) or the batch was interrupted."""
     out_w = Writer()
     try:
         require_axioms_unless(model, allow_no_axioms)
@@ -165,7 +166,7 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
                 failed += 1
                 out.append(res)
                 continue
-            failed += res.status in ("timeout", "no-execution")
+            failed += res.status != "ok"  # stopped, timeout, no-execution: not decided
             if as_json:
                 out.append(res.to_json())
             else:
