@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from .api_args import check_args
 from .cat.parser import Model, load_model, require_axioms
 from .engines import Deadline, TimedOut, pick
 from .events import build
@@ -36,6 +37,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     ``timeout``: seconds for the whole check; past it the result's status is "timeout" and its
     verdict None (unknown), never a guess. A model with no axiom is refused (it would allow
     everything) unless ``allow_no_axioms``."""
+    prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
     with no_gc():
         return _check(prog, model, engine, unroll, observe, flags, verdict_only, max_outcomes,
                       progress, timeout, allow_no_axioms)

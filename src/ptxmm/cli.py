@@ -196,7 +196,9 @@ def finish_batch(out: list, failed: int, as_json: bool) -> None:
 
 
 def require_axioms_unless(model: str, allow: bool) -> None:
-    m = load_model(model)
+    from .api_args import model_arg
+
+    m = load_model(model_arg(model))  # a name the file system refuses is an error, not a traceback
     if not allow:
         require_axioms(m)
 

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from .api_args import explain_args
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
@@ -198,6 +199,10 @@ class Explanation:
                 "time_s": round(self.time_s, 4)}
 
     def __str__(self) -> str:
+        if self.unknown:  # no verdict (as check says): nothing to explain or fix
+            return "\n".join([f"{self.name}  ({self.file})  model {self.model}",
+                              f"outcome  {self.outcome}", f"verdict  UNKNOWN — {self.unknown}",
+                              "nothing to explain or fix without a verdict (ptxmm check says the same)"])
         return render_text(self)
 
     def _repr_svg_(self) -> str:
@@ -524,6 +529,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
             unroll: int = 2, fix: bool = False, fix_bound: int = 400) -> Explanation:
     """Why ``outcome`` (default: the test's condition, or its negation for ``forall``) is
     forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it."""
+    prog, model = explain_args(**locals())  # typed errors in the CLI's words; a path is loaded
     from .checker import check
 
     t0 = time.perf_counter()
@@ -737,9 +743,6 @@ def _chain_text(chain: tuple[Edge, ...], indent: str) -> list[str]:
 
 def render_text(x: Explanation) -> str:
     out = [f"{x.name}  ({x.file})  model {x.model}", f"outcome  {x.outcome}"]
-    if x.unknown:
-        return "\n".join(out + [f"verdict  UNKNOWN — {x.unknown}",
-                                "nothing to explain or fix: no verdict (ptxmm check says the same)"])
     if x.allowed:
         out.append("verdict  ALLOWED" + ("  — the test's condition marks it as the bad outcome"
                                         if x.bad else ""))
