@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
 from .result import CheckResult
 from .termtext import Segment, Writer
 
@@ -40,7 +43,11 @@ def _why(r: CheckResult, q: str) -> str:
     return what + "; one solver query, outcomes not enumerated"
 
 
-def render(r: CheckResult, out: Writer) -> None:
+def render(r: CheckResult, out: Writer, until: float | None = None) -> None:
+    """The report of one check. A timed-out check lists at most ``SHOWN_ON_TIMEOUT`` of the
+    outcomes it found (and says how many it leaves out); with ``until`` (a ``perf_counter``
+    time: --timeout's end, see :func:`race_deadline`) the racing pairs are looked up only until
+    then, and the report says for which outcomes they were not."""
     p = r.program
     out.line((p.name, "bold cyan"), (f"  ({p.file})", "dim"), f"  {p.description}" if p.description else "")
     out.line("model ", (r.model, "bold"), f"   engine {r.engine}   events {r.n_events}   "
@@ -48,11 +55,12 @@ def render(r: CheckResult, out: Writer) -> None:
     if p.condition is not None:
         out.line(f"condition  {p.condition.quantifier} {p.condition.text.split(' ', 1)[-1]}"
                  if p.condition.text else "condition")
-    if r.outcomes or r.enumerated:
-        _outcome_table(r, out)
-    if r.enumerated:
-        _race_lines(r, out)
-        out.line(f"{len(r.outcomes)} allowed outcome(s)")
+    shown, left_out = bounded(r)
+    if shown.outcomes or shown.enumerated:
+        _outcome_table(shown, out)
+    if shown.enumerated:
+        _race_lines(shown, races_within(shown, until), out)
+        out.line(_count_line(r, left_out))
     else:
         out.line(("outcomes: not enumerated (--observe condition asks one query; --observe all "
                   "lists every allowed outcome)", "dim"))
@@ -61,13 +69,105 @@ def render(r: CheckResult, out: Writer) -> None:
     _notes(r, out)
 
 
-def _race_lines(r: CheckResult, out: Writer) -> None:
-    pairs: dict[str, list[str]] = {}
-    for i, races in enumerate(r.races(), 1):
-        for x in races:
-            pairs.setdefault(f"{x.flag}: {x.a}  ~  {x.b}", []).append(str(i))
+# a timed-out check's report lists at most this many of the outcomes found (the rest are counted)
+SHOWN_ON_TIMEOUT = 50
+RACE_GRACE = 0.03  # race lookups may run this share of --timeout past its end (then they stop)
+
+
+def bounded(r: CheckResult, cap: int = SHOWN_ON_TIMEOUT) -> tuple[CheckResult, int]:
+    """``r`` itself, or for a timed-out check with more than ``cap`` outcomes a copy holding
+    ``cap`` of them (those satisfying the condition first, then the first others, in their
+    order), and how many were left out."""
+    if r.status != "timeout" or len(r.outcomes) <= cap:
+        return r, 0
+    sat = [i for i, o in enumerate(r.outcomes) if o.satisfies][:cap]
+    rest = [i for i, o in enumerate(r.outcomes) if not o.satisfies][:cap - len(sat)]
+    keep = sorted(sat + rest)
+    return replace(r, outcomes=[r.outcomes[i] for i in keep], _races=None), len(r.outcomes) - cap
+
+
+def race_deadline(started: float, timeout: float | None) -> float | None:
+    """When race lookups stop: --timeout's end (``started`` + ``timeout``), or a short grace
+    (``RACE_GRACE`` of it) from now when that has passed; None without a timeout."""
+    if timeout is None:
+        return None
+    return max(started + timeout, time.perf_counter() + RACE_GRACE * timeout)
+
+
+def races_within(r: CheckResult, until: float | None) -> list[tuple | None]:
+    """The racing pairs of each outcome (``CheckResult.races``), looked up batch by batch while
+    the time the last batch took per outcome says the next fits before ``until``; None for an
+    outcome whose pairs were not looked up."""
+    if until is None:
+        return list(r.races())
+    out: list[tuple | None] = []
+    size, each = 4, 0.0  # outcomes in the next batch; seconds per outcome so far
+    while len(out) < len(r.outcomes):
+        now = time.perf_counter()
+        if each:
+            size = min(2 * size, int((until - now) / each))
+        if size < 1 or now >= until:
+            break
+        part = replace(r, outcomes=r.outcomes[len(out):len(out) + size], _races=None)
+        out += part.races()
+        each = max(each, (time.perf_counter() - now) / len(part.outcomes))
+    return out + [None] * (len(r.outcomes) - len(out))
+
+
+def json_of(r: CheckResult, until: float | None = None) -> dict:
+    """``CheckResult.to_json()`` bounded as the text report is: a timed-out check's outcomes
+    capped (``outcomes_left_out`` counts the rest, ``n_outcomes`` all found) and the racing
+    pairs looked up until ``until`` (an outcome's ``races`` is null when they were not)."""
+    shown, left_out = bounded(r)
+    races = races_within(shown, until)
+    shown = replace(shown, _races=[x if x is not None else () for x in races])
+    d = shown.to_json()
+    for o, x in zip(d["outcomes"], races):
+        if x is None:
+            o["races"] = None
+    if r.enumerated:
+        d["n_outcomes"] = len(r.outcomes)
+    d["outcomes_left_out"] = left_out
+    return d
+
+
+def _count_line(r: CheckResult, left_out: int) -> str:
+    n = len(r.outcomes)
+    if r.status != "timeout":
+        return f"{n} allowed outcome(s)"
+    text = f"{n} allowed outcome(s) found before the timeout"
+    if r.program.condition is not None:
+        text += f" ({sum(1 for o in r.outcomes if o.satisfies)} satisfy the condition)"
+    if left_out:
+        text += f"; {n - left_out} listed, {left_out} left out"
+    return text
+
+
+def _race_lines(r: CheckResult, races: list[tuple | None], out: Writer) -> None:
+    pairs: dict[str, list[int]] = {}
+    for i, found in enumerate(races, 1):
+        for x in found or ():
+            pairs.setdefault(f"{x.flag}: {x.a}  ~  {x.b}", []).append(i)
     for text, nums in pairs.items():
-        out.line((f"  {text}   (outcome {', '.join(nums)})", "yellow"))
+        out.line((f"  {text}   (outcome {_numbers(nums)})", "yellow"))
+    missing = [i for i, found in enumerate(races, 1) if found is None and r.outcomes[i - 1].flags]
+    if missing:
+        out.line((f"  racing pairs of outcome {_numbers(missing)} not looked up: past --timeout "
+                  "(the flags column marks their races)", "yellow"))
+
+
+def _numbers(nums: list[int]) -> str:
+    """Outcome numbers, ascending: up to ten one by one, more as ranges (``1-40, 42``)."""
+    if len(nums) <= 10:
+        return ", ".join(map(str, nums))
+    runs: list[list[int]] = []
+    for k in nums:
+        if runs and k == runs[-1][1] + 1:
+            runs[-1][1] = k
+        else:
+            runs.append([k, k])
+    text = [f"{a}-{b}" if b > a else str(a) for a, b in runs]
+    return ", ".join(text if len(text) <= 10 else text[:10] + [f"... ({len(nums)} outcomes)"])
 
 
 def _outcome_table(r: CheckResult, out: Writer) -> None:

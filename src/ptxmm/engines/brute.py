@@ -206,30 +206,35 @@ def _resolve_values(eg: EventGraph, rf: dict[int, int]) -> dict[int, int] | None
     are rejected by the caller)."""
     vals: dict[int, int] = {}
     busy: set[int] = set()
-
-    def val_of(r: int) -> int | None:
-        if r in vals:
-            return vals[r]
-        if r not in rf:  # a read that did not run: only an unselected ite arm can name it
-            return 0
-        if r in busy:
-            return None
-        busy.add(r)
-        w = eg.events[rf[r]]
-        sub = {}
-        for x in reads_of(w.value):
-            v = val_of(x)
-            if v is None:
-                return None
-            sub[x] = v
-        vals[r] = evaluate(w.value, sub)
-        busy.discard(r)
-        return vals[r]
-
     for r in rf:
-        if val_of(r) is None:
+        if _value_of(eg, rf, vals, busy, r) is None:
             return None
     return vals
+
+
+def _value_of(eg: EventGraph, rf: dict[int, int], vals: dict[int, int], busy: set[int],
+              r: int) -> int | None:
+    """The value read ``r`` returns (memoised in ``vals``; None: rf runs in a cycle). A plain
+    function, not a closure: a closure calling itself is a reference cycle, which only the cyclic
+    collector frees, and a check runs with it paused (a million of them cost a second at the
+    end of a long check)."""
+    if r in vals:
+        return vals[r]
+    if r not in rf:  # a read that did not run: only an unselected ite arm can name it
+        return 0
+    if r in busy:
+        return None
+    busy.add(r)
+    w = eg.events[rf[r]]
+    sub = {}
+    for x in reads_of(w.value):
+        v = _value_of(eg, rf, vals, busy, x)
+        if v is None:
+            return None
+        sub[x] = v
+    vals[r] = evaluate(w.value, sub)
+    busy.discard(r)
+    return vals[r]
 
 
 class BruteProblem:
@@ -267,7 +272,8 @@ class BruteProblem:
         execd = consistent_execd(eg, paths, active, reads, rf, full)
         if execd is None:
             return
-        per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags]))
+        per_loc = [list(partial_orders([w for w in ws if w in execd and "IW" not in ev[w].tags],
+                                       self.deadline.check))  # 3^(n(n-1)/2) choices: watch the clock
                    for ws in cand.writes_at.values()]
         scf = [f for f in cand.scf if f in execd]
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})

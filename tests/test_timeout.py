@@ -1,0 +1,144 @@
+"""Issue 24, item 5: --timeout is honoured (within 10 %) with bounded output, and a long check
+shows progress on a terminal and a final line when it stops.
+
+The issue's input: 4 threads × (2 stores + 2 loads) on one location. Before: `--timeout 5` took
+12.8 s and printed 2.7 MB (with --json: 20.8 s, 142 MB) — the racing pairs of thousands of
+outcomes were looked up after the deadline, and the brute-force engine's closures piled up for
+the paused collector. Wall-time assertions leave a little slack for a loaded machine."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import ptxmm
+from ptxmm.cli import _Ticker, main
+from ptxmm.report import SHOWN_ON_TIMEOUT, _numbers, bounded, races_within, render
+from ptxmm.termtext import Writer
+
+
+def four_threads() -> str:
+    lines = [".global .u32 x = 0;"]
+    for t in range(4):
+        lines += [f".thread T{t} {{", f"    st.global.u32 [x], {2 * t + 1};",
+                  "    ld.global.u32 %r0, [x];", f"    st.global.u32 [x], {2 * t + 2};",
+                  "    ld.global.u32 %r1, [x];", "}"]
+    return "\n".join(lines + ["exists (T0:%r0 == 8)", ""])
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    f = tmp_path_factory.mktemp("t") / "four.ptx"
+    f.write_text(four_threads())
+    return f
+
+
+def _within(t: float, timeout: float) -> bool:
+    return t <= timeout * 1.1 + 0.2  # 10 %, and a little for a loaded machine
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_the_check_stops_at_the_deadline(big, engine):
+    """brute: 3^28 coherence-order choices of eight writes were listed without looking at the
+    clock, and a million self-referencing closures were left to the collector (+60 %)."""
+    prog = ptxmm.load(big)
+    t0 = time.perf_counter()
+    res = ptxmm.check(prog, engine=engine, timeout=2.0)
+    took = time.perf_counter() - t0
+    assert res.status == "timeout" and res.holds is None
+    assert _within(took, 2.0), took
+
+
+def test_text_report_of_a_timeout_is_bounded_and_on_time(big):
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["check", "--timeout", "2", str(big)])
+    took = time.perf_counter() - t0
+    assert r.exit_code == 2
+    assert _within(took, 2.0), took
+    assert len(r.output) < 60_000, len(r.output)  # was 2.7 MB at --timeout 5
+    assert "found before the timeout" in r.output and "left out" in r.output
+    rows = [ln for ln in r.output.splitlines() if ln.strip()[:1].isdigit() and "data-race" in ln]
+    assert len(rows) <= SHOWN_ON_TIMEOUT
+    assert "Unknown  timed out after 2.0 s" in r.output
+
+
+def test_json_of_a_timeout_is_bounded_and_on_time(big):
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["check", "--json", "--timeout", "2", str(big)])
+    took = time.perf_counter() - t0
+    assert r.exit_code == 2
+    assert _within(took, 2.0), took
+    assert len(r.stdout) < 3_000_000, len(r.stdout)  # was 142 MB at --timeout 5
+    d = json.loads(r.stdout)
+    assert d["status"] == "timeout" and len(d["outcomes"]) <= SHOWN_ON_TIMEOUT
+    assert d["n_outcomes"] == len(d["outcomes"]) + d["outcomes_left_out"]
+    # the racing pairs are listed where they were looked up, null where time ran out
+    assert all(o["races"] is None or o["races"] for o in d["outcomes"])
+
+
+def test_outcomes_shown_on_timeout_keep_the_satisfying_ones():
+    prog = ptxmm.parse(four_threads().replace("T0:%r0 == 8", "T3:%r1 == 1"), "t.ptx")
+    res = ptxmm.check(prog, timeout=1.5)
+    assert res.status == "timeout"
+    shown, left = bounded(res, cap=5)
+    assert len(shown.outcomes) == min(5, len(res.outcomes))
+    assert left == len(res.outcomes) - len(shown.outcomes)
+    n_sat = sum(1 for o in res.outcomes if o.satisfies)
+    assert sum(1 for o in shown.outcomes if o.satisfies) == min(5, n_sat)
+    assert bounded(ptxmm.check(prog, max_outcomes=3), cap=1)[1] == 0  # only timeouts are cut
+
+
+def test_race_lookups_stop_at_the_deadline():
+    res = ptxmm.check(ptxmm.load("examples/mp-relaxed-acquire.ptx"))
+    assert all(o.flags for o in res.outcomes)
+    assert races_within(res, None) == list(res.races())
+    assert races_within(res, until=0.0) == [None] * len(res.outcomes)  # long past
+    buf = io.StringIO()
+    render(res, Writer(buf, colour=False), until=0.0)
+    assert "racing pairs of outcome 1, 2, 3, 4 not looked up: past --timeout" in buf.getvalue()
+    assert "  data-race: " not in buf.getvalue()
+
+
+def test_outcome_numbers_are_compact():
+    assert _numbers([1, 2, 4]) == "1, 2, 4"
+    assert _numbers(list(range(1, 4411))) == "1-4410"
+    assert _numbers([*range(1, 21), 25, 30]) == "1-20, 25, 30"
+    many = list(range(1, 100, 2))
+    assert _numbers(many).endswith("... (50 outcomes)")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_then_a_final_line():
+    term = _Terminal()
+    t = _Ticker("four.ptx", stream=term, delay=0.0)
+    deadline = time.monotonic() + 5
+    while t.live is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    t(1234)
+    t.close("--timeout passed")
+    out = term.getvalue()
+    assert "four.ptx: 1,234 outcomes found" in out
+    assert out.rstrip().endswith("four.ptx: 1,234 outcome(s) found in "
+                                 f"{out.rstrip().rsplit(' in ', 1)[1]}")
+    assert "stopped: --timeout passed" in out
+
+
+def test_no_progress_off_a_terminal_or_under_a_second():
+    quiet = io.StringIO()
+    t = _Ticker("f", stream=quiet, delay=0.0)
+    t(5)
+    t.close("--timeout passed")
+    assert quiet.getvalue() == ""
+    term = _Terminal()
+    t = _Ticker("f", stream=term, delay=1.0)
+    t(5)
+    t.close()  # done before the second passed: nothing shown, no final line
+    assert term.getvalue() == ""
