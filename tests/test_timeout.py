@@ -142,3 +142,72 @@ def test_no_progress_off_a_terminal_or_under_a_second():
     t(5)
     t.close()  # done before the second passed: nothing shown, no final line
     assert term.getvalue() == ""
+
+
+# ----- where the deadline did not reach -----------------------------------------------------------
+
+def test_value_resolution_leaves_no_cycle_for_the_paused_collector():
+    """A check runs with the cyclic collector paused; the brute-force engine resolved each
+    candidate's values with a self-calling closure, a cycle per candidate (a second's collection
+    at the end of a five-second check)."""
+    import gc
+    import itertools
+
+    from ptxmm.engines.brute import _resolve_values, rf_candidates
+    from ptxmm.events import build
+    from ptxmm.vocab import candidates
+
+    eg = build(ptxmm.load("examples/mp-relaxed-acquire.ptx"))
+    rfs = [rf for *_, rf in itertools.islice(rf_candidates(eg, candidates(eg)), 64) if rf]
+    assert rfs
+    gc.collect()
+    gc.disable()
+    try:
+        for rf in rfs:
+            _resolve_values(eg, rf)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_coherence_orders_are_listed_with_the_clock_watched():
+    """Six stores to one location and no load: the first candidate already lists the partial
+    orders of six writes, 3^15 choices (half a minute), which did not look at the clock."""
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline, TimedOut
+    from ptxmm.engines.brute import BruteProblem
+    from ptxmm.events import build
+    from ptxmm.outcomes import observables
+    from ptxmm.vocab import candidates
+
+    text = ".global .u32 x = 0;\n" + "".join(
+        f".thread T{t} {{ st.global.u32 [x], {2 * t + 1}; st.global.u32 [x], {2 * t + 2}; }}\n"
+        for t in range(3)) + "exists (x == 1)\n"
+    eg = build(ptxmm.parse(text, "t.ptx"))
+    pb = BruteProblem(eg, load_model("ptx"), observables(eg), candidates(eg),
+                      deadline=Deadline.after(0.3))
+    t0 = time.perf_counter()
+    with pytest.raises(TimedOut):
+        for _ in pb.outcomes():
+            pass
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_encoding_stops_between_phases_once_past_the_deadline(monkeypatch):
+    """The Z3 encoding of a large program takes seconds; past the deadline it stops before
+    interpreting the model (the first query was the only check before)."""
+    import ptxmm.engines.z3 as z3e
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline, TimedOut
+    from ptxmm.events import build
+    from ptxmm.outcomes import observables
+    from ptxmm.vocab import candidates
+
+    def interp_not_expected(*a, **kw):
+        raise AssertionError("the model was interpreted past the deadline")
+
+    monkeypatch.setattr(z3e, "interp", interp_not_expected)
+    eg = build(ptxmm.parse(four_threads(), "t.ptx"))
+    with pytest.raises(TimedOut):
+        z3e.Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg),
+                      deadline=Deadline(at=0.0))
