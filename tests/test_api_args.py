@@ -159,3 +159,12 @@ def test_model_names_the_file_system_refuses(prog, model):
 def test_program_path_with_a_nul_is_an_argument_error():
     with pytest.raises(ArgumentError, match="is not a valid path"):
         ptxmm.check("x\x00.ptx")
+
+
+def test_a_path_with_a_brace_is_still_a_path(tmp_path):
+    d = tmp_path / "a{b}"
+    d.mkdir()
+    (d / "m.ptx").write_text(TINY)
+    assert ptxmm.check(str(d / "m.ptx")).holds is True
+    with pytest.raises(ArgumentError, match="looks like program text"):
+        ptxmm.check(TINY.replace("\n", " "))  # one-line program text, no such file

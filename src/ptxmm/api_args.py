@@ -63,7 +63,7 @@ def program(x: Any) -> Program:
     does."""
     if isinstance(x, Program):
         return x
-    if isinstance(x, str) and ("\n" in x or "{" in x):
+    if isinstance(x, str) and ("\n" in x or "{" in x and not os.path.exists(x)):
         raise ArgumentError("a Program or the path of a .ptx or .litmus file is expected; this "
                             "string looks like program text", None,
                             "parse text first: ptxmm.check(ptxmm.parse(text))")
