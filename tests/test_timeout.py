@@ -37,8 +37,8 @@ def big(tmp_path_factory):
     return f
 
 
-def _within(t: float, timeout: float) -> bool:
-    return t <= timeout * 1.1 + 0.2  # 10 %, and a little for a loaded machine
+def _within(t: float, timeout: float, slack: float = 0.2) -> bool:
+    return t <= timeout * 1.1 + slack  # 10 %, and a little for a loaded machine
 
 
 @pytest.mark.parametrize("engine", ["z3", "brute"])
@@ -58,7 +58,9 @@ def test_text_report_of_a_timeout_is_bounded_and_on_time(big):
     r = CliRunner().invoke(main, ["check", "--timeout", "2", str(big)])
     took = time.perf_counter() - t0
     assert r.exit_code == 2
-    assert _within(took, 2.0), took
+    # before: the racing pairs of every outcome found, looked up after the deadline (+100 %);
+    # the slack is for a machine running the suite on every core (the report's 50 rows crawl)
+    assert _within(took, 2.0, slack=1.0), took
     assert len(r.output) < 60_000, len(r.output)  # was 2.7 MB at --timeout 5
     assert "found before the timeout" in r.output and "left out" in r.output
     rows = [ln for ln in r.output.splitlines() if ln.strip()[:1].isdigit() and "data-race" in ln]
@@ -71,7 +73,7 @@ def test_json_of_a_timeout_is_bounded_and_on_time(big):
     r = CliRunner().invoke(main, ["check", "--json", "--timeout", "2", str(big)])
     took = time.perf_counter() - t0
     assert r.exit_code == 2
-    assert _within(took, 2.0), took
+    assert _within(took, 2.0, slack=1.0), took
     assert len(r.stdout) < 3_000_000, len(r.stdout)  # was 142 MB at --timeout 5
     d = json.loads(r.stdout)
     assert d["status"] == "timeout" and len(d["outcomes"]) <= SHOWN_ON_TIMEOUT
@@ -211,3 +213,23 @@ def test_encoding_stops_between_phases_once_past_the_deadline(monkeypatch):
     with pytest.raises(TimedOut):
         z3e.Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg),
                       deadline=Deadline(at=0.0))
+
+
+def test_a_timed_out_report_looks_up_races_of_the_listed_outcomes_only(big, monkeypatch):
+    import importlib
+
+    explain_module = importlib.import_module("ptxmm.explain")  # the attribute is the function
+    res = ptxmm.check(ptxmm.load(big), timeout=1.5)
+    assert res.status == "timeout" and len(res.outcomes) > SHOWN_ON_TIMEOUT
+    asked = []
+    real = explain_module.result_races
+
+    def counting(r):
+        asked.append(len(r.outcomes))
+        return real(r)
+
+    monkeypatch.setattr(explain_module, "result_races", counting)
+    buf = io.StringIO()
+    render(res, Writer(buf, colour=False))  # no deadline: every listed outcome's pairs
+    assert sum(asked) == SHOWN_ON_TIMEOUT  # was: every outcome found (thousands)
+    assert f"{SHOWN_ON_TIMEOUT} listed, {len(res.outcomes) - SHOWN_ON_TIMEOUT} left out" in buf.getvalue()
