@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from .api_args import check_args
 from .cat.parser import Model, load_model, require_axioms
 from .engines import Deadline, TimedOut, engine, pick
 from .errors import Diagnostic
@@ -67,6 +68,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     guess. A model with no axiom is refused (it would allow everything) unless
     ``allow_no_axioms``. ``graph``: ``prog``'s event graph at ``unroll``, when the caller built it
     already (it is built once per check and handed on)."""
+    prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
     opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
                         allow_no_axioms)
     with no_gc():
@@ -108,7 +110,10 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         co_known = co_must(eg, m, cand)
         cand = candidates(eg, co_known)
     want_flags = opts.flags and any(st.kind == "flag" for st in m.stmts)
-    pb = engine(name)(eg, m, r.listed, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
+    try:  # the encoding watches the deadline too
+        pb = engine(name)(eg, m, r.listed, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
+    except TimedOut:
+        return _result(r, name, None, "timeout", "not checked", by_query, time.perf_counter() - t0)
     try:
         try:
             holds, status = None, "ok"
@@ -175,7 +180,8 @@ def _result(r: _Run, name: str, holds: bool | None, status: str, findings_status
                        opts.unroll, len(eg.events), tuple(o.key for o in r.listed),
                        opts.max_outcomes if status == "stopped" else None, status=status,
                        timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
-                       findings_status=findings_status, graph=eg)
+                       findings_status=findings_status, graph=eg,
+                       enumerated=not (opts.verdict_only and prog.condition is not None))
 
 
 def _unspecified(prog: Program, eg, obs: list[Observable], one_query: bool):

@@ -20,7 +20,7 @@ from . import check as api_check
 from . import load
 from .cat.parser import builtin_models, load_model, require_axioms
 from .errors import PtxmmError
-from .report import render
+from .report import SHOWN_ON_TIMEOUT, json_of, render
 from .termtext import Writer
 
 if TYPE_CHECKING:
@@ -104,17 +104,23 @@ def main() -> None:
 
 
 class _Ticker:
-    """A progress line on a terminal for checks that run longer than a second (stderr,
-    transient): a spinner from the first second on (encoding shows signs of life too), then the
-    number of outcomes found."""
+    """Progress on a terminal for checks that run longer than a second (stderr): a spinner with
+    the outcomes found and the time elapsed (encoding shows signs of life too), cleared when the
+    check ends; then one final line — how many outcomes in how long, and why it stopped when it
+    did not finish (timeout, --max-outcomes, Ctrl-C)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, stream=None, delay: float = 1.0):
         import threading
 
         self.name = name
-        self.prog = self.task = None
+        self.stream = sys.stderr if stream is None else stream
+        self.live = None  # (rich Progress, its task) while shown
+        self.n = 0
+        self.t0 = time.monotonic()  # rich's clock
+        self.shown = False
         self.lock = threading.Lock()
-        self.timer = threading.Timer(1.0, self._start) if sys.stderr.isatty() else None
+        tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.timer = threading.Timer(delay, self._start) if tty else None
         if self.timer is not None:
             self.timer.daemon = True
             self.timer.start()
@@ -124,26 +130,47 @@ class _Ticker:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         with self.lock:
-            if self.prog is None and self.timer is not None:
-                self.prog = Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-                self.prog.start()
-                self.task = self.prog.add_task(f"{self.name}: checking")
+            if self.live is None and self.timer is not None:
+                prog = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), transient=True,
+                                console=Console(file=self.stream, force_terminal=True))
+                prog.start()
+                task = prog.add_task(self._text())
+                prog.tasks[-1].start_time = self.t0  # elapsed: since the check began
+                # published whole, once ready: the checking thread may call in at any moment
+                self.live = (prog, task)
+                self.shown = True
+
+    def _text(self) -> str:
+        return f"{self.name}: {self.n:,} outcomes found" if self.n else f"{self.name}: checking"
 
     def __call__(self, n: int) -> None:
-        if self.prog is not None:
-            self.prog.update(self.task, description=f"{self.name}: {n:,} outcomes")
+        self.n = n
+        live = self.live
+        if live is not None:
+            live[0].update(live[1], description=self._text())
 
-    def close(self) -> None:
+    def close(self, stopped: str | None = None) -> None:
+        """Clear the progress; if it was shown, the final line (``stopped``: why the check
+        ended early)."""
         with self.lock:
             timer, self.timer = self.timer, None
             if timer is not None:
                 timer.cancel()
-            if self.prog is not None:
-                self.prog.stop()
-                self.prog = None
+            if self.live is not None:
+                self.live[0].stop()
+                self.live = None
         if timer is not None:  # outside the lock (_start takes it): no thread outlives the check
             timer.join()
+        if self.shown:
+            self.shown = False
+            self.stream.write(f"{self.name}: {self.n:,} outcome(s) found in "
+                              f"{time.monotonic() - self.t0:.1f} s"
+                              + (f"; stopped: {stopped}" if stopped else "") + "\n")
+            self.stream.flush()
+
+
+STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
 
 
 @main.command()
@@ -161,7 +188,9 @@ class _Ticker:
 @click.option("--max-outcomes", type=click.IntRange(1), default=None,
               help="stop enumerating after this many outcomes")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="seconds per file; past it the verdict is reported unknown, never guessed")
+              help="seconds per file (reading it included); past it the verdict is reported "
+              f"unknown, never guessed, and at most {SHOWN_ON_TIMEOUT} of the outcomes found are "
+              "listed")
 @click.option("--allow-no-axioms", is_flag=True,
               help="accept a .cat file that states no axiom (it allows every execution)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
@@ -171,7 +200,8 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
 
     Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
     with an "error" member). Exit status: 0 when every file was checked and decided, 2 when some
-    file had an error or an unknown verdict (timeout, no execution within --unroll)."""
+    file had an error or an undecided check (--timeout passed, --max-outcomes reached, no
+    execution within --unroll) or the batch was interrupted."""
     out_w = Writer()
     try:
         require_axioms_unless(model, allow_no_axioms)
@@ -184,13 +214,14 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
     failed, i = 0, 0
     try:
         for i, f in enumerate(files):
-            res = _check_one(f, model=model, engine=engine, unroll=unroll,
+            started = time.perf_counter()
+            res = _check_one(f, started, model=model, engine=engine, unroll=unroll,
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
                              allow_no_axioms=allow_no_axioms)
-            failed += isinstance(res, dict) or res.status in ("timeout", "no-execution")
-            if as_json:
-                js.add(res)
+            failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
+            if as_json:  # a timed-out check's outcomes are capped, as in the text report
+                js.add(json_of(res) if not isinstance(res, dict) and res.status == "timeout" else res)
             elif not isinstance(res, dict):
                 if i:
                     out_w.line()
@@ -225,7 +256,9 @@ def finish_batch(out: list, failed: int, as_json: bool) -> None:
 
 
 def require_axioms_unless(model: str, allow: bool) -> None:
-    m = load_model(model)
+    from .api_args import model_arg
+
+    m = load_model(model_arg(model))  # a name the file system refuses is an error, not a traceback
     if not allow:
         require_axioms(m)
 
@@ -236,16 +269,23 @@ def error_json(file: str, kind: str, message: str, pos=None, hint: str | None = 
                                          "position": str(pos) if pos else None, "hint": hint}}
 
 
-def _check_one(f: str, **kw):
-    """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked."""
+def _check_one(f: str, started: float, **kw):
+    """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked.
+    --timeout counts from ``started``, the file's start: reading it is part of its time."""
     ticker = _Ticker(str(f))
+    stopped = "interrupted (Ctrl-C)"
     try:
         prog = load(f)
         for w in prog.warnings:
             click.echo(str(w), err=True)
+        limit = kw["timeout"]
+        if limit is not None:
+            kw["timeout"] = max(limit - (time.perf_counter() - started), 0.001)
         res = api_check(prog, progress=ticker, **kw)
         for w in res.program.warnings[len(prog.warnings):]:  # found while checking (unspecified values)
             click.echo(str(w), err=True)
+        res.timeout = limit  # the file's limit, as the user gave it, in the report
+        stopped = STOPPED.get(res.status)
         return res
     except PtxmmError as e:
         click.echo(str(e), err=True)
@@ -255,7 +295,7 @@ def _check_one(f: str, **kw):
         click.echo(f"{f}: error: {msg}", err=True)
         return error_json(f, "limit", msg, None, "simplify the program")
     finally:
-        ticker.close()
+        ticker.close(stopped)
 
 
 @main.command("test")

@@ -27,7 +27,8 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
     witness, the missing ordering); with --fix, the smallest changes that forbid it.
 
     Every file is reported: one that cannot be explained is an error (on stderr, and an object
-    with an "error" member in the JSON); the exit status is then 2."""
+    with an "error" member in the JSON); the exit status is then 2, as it is when a verdict is
+    unknown (no execution finishes within --unroll)."""
     from .cli import error_json, finish_batch, interrupted
     from .explain import explain as api_explain
 
@@ -42,6 +43,7 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
                 click.echo(str(e), err=True)
                 out.append(error_json(f, e.kind, e.message, e.pos, e.hint))
                 continue
+            failed += x.unknown is not None  # no verdict: exit 2, as check does
             if as_json:
                 out.append(x.to_json())
             else:
@@ -67,6 +69,8 @@ def graph(file, outcome, model, unroll, output, as_ascii) -> None:
 
     try:
         x = api_explain(load(file), model, outcome=outcome, unroll=unroll)
+        if x.unknown:
+            raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
         if x.graph is None:
             raise PtxmmError("no candidate execution produces this outcome", None,
                              "the explanation lists why; nothing to draw")

@@ -54,6 +54,16 @@ class ModelError(PtxmmError):
     kind = "model error"
 
 
+class ArgumentError(PtxmmError, ValueError):
+    """A Python API argument with a value the command line would refuse too (the same words)."""
+
+    kind = "argument error"
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """A Python API argument of the wrong type (``check(None)``, ``model=123``)."""
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """A non-fatal finding about a program (``Program.warnings``): printed as

@@ -259,19 +259,9 @@ def read_values(eg: EventGraph, source_of: dict[int, int], domain: list[int] | N
     state: dict[int, int] = {}
     cyclic: set[int] = set()
 
-    def visit(r: int) -> None:
-        state[r] = 1
-        for x in deps[r]:
-            if state.get(x) == 1:
-                cyclic.add(x)
-            elif x not in state:
-                visit(x)
-        state[r] = 2
-        order.append(r)
-
     for r in source_of:
         if r not in state:
-            visit(r)
+            _visit(r, deps, state, cyclic, order)
     free = sorted(cyclic)
     if free and not domain:
         return
@@ -282,6 +272,21 @@ def read_values(eg: EventGraph, source_of: dict[int, int], domain: list[int] | N
             if r not in cyclic:
                 vals[r] = evaluate(ev[source_of[r]].value, vals)
         yield vals
+
+
+def _visit(r: int, deps: dict[int, list[int]], state: dict[int, int], cyclic: set[int],
+           order: list[int]) -> None:
+    """Depth-first order of the reads by their data dependencies through rf, marking the reads
+    that depend on themselves. A plain function, not a closure: a closure calling itself is a
+    reference cycle, which only the cyclic collector frees, and a check runs with it paused."""
+    state[r] = 1
+    for x in deps[r]:
+        if state.get(x) == 1:
+            cyclic.add(x)
+        elif x not in state:
+            _visit(x, deps, state, cyclic, order)
+    state[r] = 2
+    order.append(r)
 
 
 def orientations(ws: list[int], tick: Callable[[], None] = _no_tick) -> Iterator[set[tuple[int, int]]]:

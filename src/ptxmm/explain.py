@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .api_args import explain_args
 from .cat import axioms as ax
 from .cat.interp import run as interp
 from .cat.parser import Model, load_model
@@ -155,10 +156,12 @@ class Explanation:
     fixes: object = None  # fix.FixReport
     time_s: float = 0.0
     graph: object = None  # explain_graph data (GraphData)
+    unknown: str | None = None  # why there is no verdict (as check says: no execution finishes)
 
     def to_json(self) -> dict:
         return {"name": self.name, "file": self.file, "model": self.model, "outcome": self.outcome,
-                "verdict": "allowed" if self.allowed else "forbidden", "bad": self.bad,
+                "verdict": "unknown" if self.unknown else "allowed" if self.allowed else "forbidden",
+                **({"unknown": self.unknown} if self.unknown else {}), "bad": self.bad,
                 "candidates": self.candidates, "bound_hit": self.bound_hit,
                 "groups": [g.to_json() for g in self.groups],
                 "witness": None if self.witness is None else self.witness.to_json(),
@@ -168,6 +171,10 @@ class Explanation:
                 "time_s": round(self.time_s, 4)}
 
     def __str__(self) -> str:
+        if self.unknown:  # no verdict (as check says): nothing to explain or fix
+            return "\n".join([f"{self.name}  ({self.file})  model {self.model}",
+                              f"outcome  {self.outcome}", f"verdict  UNKNOWN — {self.unknown}",
+                              "nothing to explain or fix without a verdict (ptxmm check says the same)"])
         return render_text(self)
 
     def _repr_svg_(self) -> str:
@@ -345,6 +352,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
             unroll: int = 2, fix: bool = False, fix_bound: int = 400) -> Explanation:
     """Why ``outcome`` (default: the test's condition, or its negation for ``forall``) is
     forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it."""
+    prog, model = explain_args(**locals())  # typed errors in the CLI's words; a path is loaded
     from .checker import check
 
     t0 = time.perf_counter()
@@ -353,6 +361,9 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     eg = build(prog, unroll=unroll)
     validate(prog, eg, t)
     res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg)
+    if res.holds is None:  # no execution finishes within the bound: unknown, as check says
+        return Explanation(prog.name, prog.file, m.name, t.text, False, None,
+                           time_s=time.perf_counter() - t0, unknown=res.status_text)
     allowed = bool(res.holds)
     bad = True if t.default else _is_bad(prog, eg, res) if allowed else None
     fixes = None

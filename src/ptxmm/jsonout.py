@@ -46,7 +46,7 @@ def write_result(res: CheckResult, out: TextIO, pad: str = "") -> None:
     the line the object starts on (inside a batch's list)."""
     # every field but the outcomes, in to_json's order, from the result without outcomes
     fields = replace(res, outcomes=[]).to_json()
-    if "n_outcomes" in fields:
+    if res.enumerated:
         fields["n_outcomes"] = len(res.outcomes)
     inner = pad + "  "
     out.write("{")
@@ -65,7 +65,7 @@ def _write_outcomes(res: CheckResult, out: TextIO, pad: str) -> None:
         return
     out.write("[")
     for i, o in enumerate(res.outcomes):
-        out.write(("\n" if i == 0 else ",\n") + pad + "  " + json.dumps(outcome_json(o)))
+        out.write(("\n" if i == 0 else ",\n") + pad + "  " + json.dumps(outcome_json(o, res.enumerated)))
     out.write("\n" + pad + "]")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .result import CheckResult
 from .termtext import Segment, Writer
 
@@ -12,10 +14,6 @@ def verdict_segments(r: CheckResult) -> list[Segment]:
         return [("no condition", "dim")]
     if r.holds is None:
         return [(f"Unknown  {r.status_text or 'not decided'}", "bold yellow")]
-    n_sat = sum(1 for o in r.outcomes if o.satisfies)
-    why = f"{n_sat} of {len(r.outcomes)} allowed outcomes satisfy the condition"
-    if any(o.satisfies is None for o in r.outcomes):  # it names a value too free to list
-        why = "decided by one solver query (the condition names a value the ISA leaves unspecified)"
     q = cond.quantifier
     if q == "exists":
         word = "ALLOWED" if r.holds else "FORBIDDEN"
@@ -24,10 +22,32 @@ def verdict_segments(r: CheckResult) -> list[Segment]:
     else:
         word = "REQUIRED (always)" if r.holds else "not required"
     return [("Ok" if r.holds else "No", "bold green" if r.holds else "bold red"),
-            (f"  {word}", "bold"), f" — {why}"]
+            (f"  {word}", "bold"), f" — {_why(r, q)}"]
+
+
+def _why(r: CheckResult, q: str) -> str:
+    """What the verdict rests on, in the terms of what was computed: the count of satisfying
+    outcomes after an enumeration; after one query (--observe condition), only whether an
+    execution satisfying (forall: violating) the condition exists."""
+    if r.enumerated and any(o.satisfies is None for o in r.outcomes):  # a value too free to list
+        return "decided by one solver query (the condition names a value the ISA leaves unspecified)"
+    if r.enumerated:
+        n_sat = sum(1 for o in r.outcomes if o.satisfies)
+        return f"{n_sat} of {len(r.outcomes)} allowed outcomes satisfy the condition"
+    found = bool(r.outcomes)
+    if q == "forall":
+        what = ("an allowed execution violates the condition (witness above)" if found else
+                "no allowed execution violates the condition")
+    else:
+        what = ("the condition is reachable: an allowed execution satisfies it (witness above)"
+                if found else "the condition is unreachable: no allowed execution satisfies it")
+    return what + "; one solver query, outcomes not enumerated"
 
 
 def render(r: CheckResult, out: Writer) -> None:
+    """The report of one check. A timed-out check lists at most ``SHOWN_ON_TIMEOUT`` of the
+    outcomes it found (and says how many it leaves out); the findings (racing pairs) follow the
+    table, each with its witness's outcome."""
     p = r.program
     out.line((p.name, "bold cyan"), (f"  ({p.file})", "dim"), f"  {p.description}" if p.description else "")
     out.line("model ", (r.model, "bold"), f"   engine {r.engine}   events {r.n_events}   "
@@ -35,15 +55,61 @@ def render(r: CheckResult, out: Writer) -> None:
     if p.condition is not None:
         out.line(f"condition  {p.condition.quantifier} {p.condition.text.split(' ', 1)[-1]}"
                  if p.condition.text else "condition")
-    _outcome_table(r, out)
-    _findings(r, out)
-    out.line(f"{len(r.outcomes)} allowed outcome(s)")
+    shown, left_out = bounded(r)
+    if shown.outcomes or shown.enumerated:
+        _outcome_table(shown, out)
+    _findings(shown, out)
+    if shown.enumerated:
+        out.line(_count_line(r, left_out))
+    else:
+        out.line(("outcomes: not enumerated (--observe condition asks one query; --observe all "
+                  "lists every allowed outcome)", "dim"))
     out.line(*verdict_segments(r))
     _notes(r, out)
 
 
+# a timed-out check's report lists at most this many of the outcomes found (the rest are counted)
+SHOWN_ON_TIMEOUT = 50
+
+
+def bounded(r: CheckResult, cap: int = SHOWN_ON_TIMEOUT) -> tuple[CheckResult, int]:
+    """``r`` itself, or for a timed-out check with more than ``cap`` outcomes a copy holding
+    ``cap`` of them (those satisfying the condition first, then the first others, in their
+    order), and how many were left out."""
+    if r.status != "timeout" or len(r.outcomes) <= cap:
+        return r, 0
+    sat = [i for i, o in enumerate(r.outcomes) if o.satisfies][:cap]
+    rest = [i for i, o in enumerate(r.outcomes) if not o.satisfies][:cap - len(sat)]
+    keep = sorted(sat + rest)
+    return replace(r, outcomes=[r.outcomes[i] for i in keep]), len(r.outcomes) - cap
+
+
+def json_of(r: CheckResult) -> dict:
+    """``CheckResult.to_json()`` bounded as the text report is: a timed-out check's outcomes
+    capped (``outcomes_left_out`` counts the rest, ``n_outcomes`` all found)."""
+    shown, left_out = bounded(r)
+    d = shown.to_json()
+    if r.enumerated:
+        d["n_outcomes"] = len(r.outcomes)
+    d["outcomes_left_out"] = left_out
+    return d
+
+
+def _count_line(r: CheckResult, left_out: int) -> str:
+    n = len(r.outcomes)
+    if r.status != "timeout":
+        return f"{n} allowed outcome(s)"
+    text = f"{n} allowed outcome(s) found before the timeout"
+    if r.program.condition is not None:
+        text += f" ({sum(1 for o in r.outcomes if o.satisfies)} satisfy the condition)"
+    if left_out:
+        text += f"; {n - left_out} listed, {left_out} left out"
+    return text
+
+
 def _findings(r: CheckResult, out: Writer) -> None:
-    """Each finding (a racing pair) with the outcome of its witness execution."""
+    """Each finding (a racing pair) with the outcome of its witness execution, and what became of
+    the question when it was not answered whole."""
     index = {o.outcome: i for i, o in enumerate(r.outcomes, 1)}
     for f in r.findings:
         i = index.get(f.outcome)
@@ -52,24 +118,30 @@ def _findings(r: CheckResult, out: Writer) -> None:
     if r.findings_status == "timeout":
         out.line(("  the model's flags were not all decided before the time limit: races may be "
                   "missing from this list", "yellow"))
+    elif r.findings_status == "ok" and not r.findings and not r.enumerated:
+        out.line(("data races: none (the race query found no allowed execution with one)", "dim"))
 
 
 def _outcome_table(r: CheckResult, out: Writer) -> None:
+    """One row per outcome; after a single query (not enumerated) the one row is its witness,
+    without a flags column (flags are not looked for then)."""
     has_cond = r.program.condition is not None
-    header = ["#", *r.observables] + (["cond"] if has_cond else []) + ["flags"]
+    header = ["#" if r.enumerated else "witness", *r.observables] + (["cond"] if has_cond else [])
+    header += ["flags"] if r.enumerated else []
     rows: list[list[Segment]] = []
     for i, o in enumerate(r.outcomes, 1):
         vals = o.outcome.as_dict()
         row: list[Segment] = [(str(i), "dim"), *(str(vals[k]) for k in r.observables)]
         if has_cond:
             row.append(("✓", "green") if o.satisfies else "?" if o.satisfies is None else "·")
-        row.append((", ".join(o.flags), "yellow"))
+        if r.enumerated:
+            row.append((", ".join(o.flags), "yellow"))
         rows.append(row)
     out.table(header, rows, "r" * (1 + len(r.observables)) + ("c" if has_cond else "") + "l")
 
 
 def _notes(r: CheckResult, out: Writer) -> None:
-    if not r.outcomes and r.status == "ok":
+    if not r.outcomes and r.status == "ok" and r.enumerated:
         out.line(("the model allows no execution (for instance, every one deadlocks at a "
                   "barrier); the condition is judged over none, as herd7 and Dat3M do", "yellow"))
     if r.status_text and r.program.condition is None:

@@ -122,6 +122,10 @@ class CheckResult:
     # finish), "no flags in model"
     findings_status: str = "ok"
     graph: EventGraph | None = field(default=None, repr=False, compare=False)  # the one it built
+    # False when the condition was answered by one query (``verdict_only``, --observe condition):
+    # ``outcomes`` then holds at most that query's witness, and neither the number of allowed
+    # outcomes nor the flags of each were computed (the findings were: they are queries of their own)
+    enumerated: bool = True
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -170,10 +174,11 @@ class CheckResult:
             "expected": self.expected,
             "agrees": self.agrees,
             "observables": list(self.observables),
-            "outcomes": [outcome_json(o) for o in self.outcomes],
+            "outcomes": [outcome_json(o, self.enumerated) for o in self.outcomes],
             "findings": [f.to_json() for f in self.findings],
             "findings_status": self.findings_status,
-            "n_outcomes": len(self.outcomes),
+            "n_outcomes": len(self.outcomes) if self.enumerated else None,
+            "enumerated": self.enumerated,
             "n_events": self.n_events,
             "stopped_at": self.stopped_at,
             "status": self.status,
@@ -184,9 +189,11 @@ class CheckResult:
         }
 
 
-def outcome_json(o: OutcomeInfo) -> dict:
-    """One element of a result's JSON ``outcomes`` (docs/json-schema.md)."""
+def outcome_json(o: OutcomeInfo, enumerated: bool = True) -> dict:
+    """One element of a result's JSON ``outcomes`` (docs/json-schema.md); the flags are None when
+    they were not looked for (a one-query verdict's witness)."""
     w = o.witness
-    return {"values": o.outcome.as_dict(), "satisfies": o.satisfies, "flags": o.flags,
+    return {"values": o.outcome.as_dict(), "satisfies": o.satisfies,
+            "flags": o.flags if enumerated else None,
             "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
                         "co": [list(p) for p in w.co]}}

@@ -529,8 +529,11 @@ class Z3Problem:
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
         self.unsat = False
-        cs = list(ch.cs) + self._wellformed(cand, env)
+        deadline.check()  # encoding a large program takes seconds: the deadline is checked
+        cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at
+        deadline.check()  # the first query
         ev = interp(model, env, flags=flags)
+        deadline.check()
         for st, v in ev.axioms:
             cs += ax.encode(st.check, v)
         self.flag_terms = []  # (name, guard): a flag is raised when its check holds ≠ negated
@@ -540,11 +543,13 @@ class Z3Problem:
                 raise ModelError("`flag acyclic` is not supported", st.pos, "use flag ~empty")
             holds = v.u.all(ax.encode(st.check, v))
             self.flag_terms.append((st.name, v.u.not1(holds) if st.negated else holds))
-        for c in cs:
+        for i, c in enumerate(cs):
             if c is False:
                 self.unsat = True
             elif c is not True:
                 _assert(self.s, c)
+            if i % 256 == 255:
+                deadline.check()
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
         self._layout: _Layout | None = None  # built by _packing at the first witness read

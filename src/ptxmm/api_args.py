@@ -1,0 +1,182 @@
+"""The Python API's arguments, checked as the command line checks its options.
+
+``check()`` and ``explain()`` call :func:`check_args` / :func:`explain_args` first: a wrong type
+or a value out of range is an :class:`~ptxmm.errors.ArgumentError` (a ``ValueError``; for a wrong
+type an :class:`~ptxmm.errors.ArgumentTypeError`, also a ``TypeError``) whose words are the CLI's
+(``-1 is not in the range 0<=x<=64.``), never an AttributeError from deep inside. Where a user
+would expect it, a path (``str`` or ``os.PathLike``) stands for the program it holds, and a
+model may be a name, a .cat path (``str`` or ``Path``) or a loaded Model."""
+
+from __future__ import annotations
+
+import math
+import operator
+import os
+from pathlib import Path
+from typing import Any
+
+from .cat.parser import Model
+from .errors import ArgumentError, ArgumentTypeError, PtxmmError, SourcePos
+from .program import Program
+
+# the command line's ranges and choices (cli.py states the same in its click options)
+UNROLL_MAX = 64
+ENGINES = ("auto", "z3", "brute")
+OBSERVE = ("all", "condition")
+
+
+def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unroll: Any = 2,
+               observe: Any = "all", flags: Any = True, verdict_only: Any = False,
+               max_outcomes: Any = None, progress: Any = None, timeout: Any = None,
+               allow_no_axioms: Any = False, **_rest: Any) -> tuple[Program, str | Model]:
+    """``check()``'s arguments checked; the program (loaded when given as a path) and the model
+    (a name, path text or Model) returned. Other keywords are left to ``check()``."""
+    choice("engine", engine, ENGINES)
+    choice("observe", observe, OBSERVE)
+    int_range("unroll", unroll, 0, UNROLL_MAX)
+    if max_outcomes is not None:
+        int_range("max_outcomes", max_outcomes, 1, None)
+    if timeout is not None:
+        seconds("timeout", timeout)
+    if progress is not None and not callable(progress):
+        raise _type("progress", progress, "a function", "progress(n) is called with the number "
+                    "of outcomes found so far")
+    for name, v in (("flags", flags), ("verdict_only", verdict_only),
+                    ("allow_no_axioms", allow_no_axioms)):
+        boolean(name, v)
+    return program(prog), model_arg(model)
+
+
+def explain_args(prog: Any = None, model: Any = "ptx", outcome: Any = None, unroll: Any = 2,
+                 fix: Any = False, fix_bound: Any = 400, **_rest: Any) -> tuple[Program, str | Model]:
+    """``explain()``'s arguments checked, as :func:`check_args` does."""
+    if outcome is not None and not isinstance(outcome, str):
+        raise _type("outcome", outcome, "text", 'an outcome as text, e.g. "T1:%r0=1 T1:%r1=0"')
+    int_range("unroll", unroll, 0, UNROLL_MAX)
+    boolean("fix", fix)
+    int_range("fix_bound", fix_bound, 1, None)
+    return program(prog), model_arg(model)
+
+
+def program(x: Any) -> Program:
+    """A Program as it is; a path (``str`` or ``os.PathLike``) read and parsed, as ``ptxmm.load``
+    does."""
+    if isinstance(x, Program):
+        return x
+    if isinstance(x, str) and ("\n" in x or "{" in x and not os.path.exists(x)):
+        raise ArgumentError("a Program or the path of a .ptx or .litmus file is expected; this "
+                            "string looks like program text", None,
+                            "parse text first: ptxmm.check(ptxmm.parse(text))")
+    if isinstance(x, (str, os.PathLike)):
+        return read_program(Path(os.fspath(x)))
+    raise _type("prog", x, "a Program or a file path",
+                'ptxmm.check("file.ptx"), ptxmm.check(ptxmm.load(path)) or ptxmm.check(ptxmm.parse(text))')
+
+
+def read_program(p: Path) -> Program:
+    """The program in file ``p``: the format from its suffix, else from its text (a herd/Dat3M
+    test starts with ``PTX <name>``); unreadable files are located errors (as ``ptxmm.load``)."""
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise PtxmmError(f"no such file: {p}", SourcePos(str(p), 1, 1), "check the path") from None
+    except IsADirectoryError:
+        raise PtxmmError(f"{p} is a directory", SourcePos(str(p), 1, 1),
+                         "name a .ptx or .litmus file") from None
+    except UnicodeDecodeError:
+        raise PtxmmError(f"{p} is not a text file", SourcePos(str(p), 1, 1),
+                         "name a .ptx or .litmus file") from None
+    except OSError as e:
+        raise PtxmmError(f"cannot read {p}: {e.strerror}", SourcePos(str(p), 1, 1)) from None
+    except ValueError:  # a NUL in the name
+        raise ArgumentError(f"{_shown(str(p))} is not a valid path", None,
+                            "name a .ptx or .litmus file") from None
+    if p.suffix == ".litmus" or (p.suffix != ".ptx" and text.lstrip().startswith("PTX")):
+        from .syntax import litmus
+
+        return litmus.parse(text, str(p))
+    from .syntax import ptx
+
+    return ptx.parse(text, str(p))
+
+
+def model_arg(m: Any) -> str | Model:
+    """A model name or .cat path as text, or a loaded Model."""
+    if isinstance(m, Model):
+        return m
+    if isinstance(m, os.PathLike):
+        return model_arg(os.fspath(m)) if isinstance(os.fspath(m), str) else _bad_model(m)
+    if isinstance(m, str) and m and "\x00" not in m:
+        return _usable_path(m) if m.endswith(".cat") or "/" in m else m
+    return _bad_model(m)
+
+
+def _usable_path(m: str) -> str:
+    """A model path the file system can look up (a name too long for it is refused here, as a
+    missing file is by the model loader)."""
+    try:
+        Path(m).is_file()
+    except OSError as e:
+        raise ArgumentError(f"invalid value for model: {_shown(m)} cannot be a path ({e.strerror})",
+                            None, "name a .cat file, or a built-in model (`ptxmm models`)") from None
+    return m
+
+
+def _bad_model(m: Any) -> str:
+    if isinstance(m, str):
+        raise ArgumentError(f"invalid value for model: {_shown(m)} names no model", None,
+                            "a model name (ptx, sc, ... : `ptxmm models`) or a .cat path")
+    raise _type("model", m, "a model name, a .cat path or a Model",
+                "`ptxmm models` lists the names (ptx, sc, ...); a path ends in .cat")
+
+
+def choice(name: str, v: Any, options: tuple[str, ...]) -> None:
+    if not isinstance(v, str):
+        raise _type(name, v, "text", "one of " + ", ".join(map(repr, options)))
+    if v not in options:
+        raise ArgumentError(f"invalid value for {name}: {v!r} is not one of "
+                            f"{', '.join(map(repr, options))}.", None,
+                            f"as --{name.replace('_', '-')} takes")
+
+
+def int_range(name: str, v: Any, lo: int, hi: int | None) -> None:
+    try:
+        n = operator.index(v)  # an int, or what stands for one (numpy's integers)
+    except TypeError:
+        n = None
+    if n is None or isinstance(v, bool):
+        raise _type(name, v, "an int", f"as --{name.replace('_', '-')} takes")
+    if n < lo or (hi is not None and n > hi):
+        rng = f"{lo}<=x<={hi}" if hi is not None else f"x>={lo}"
+        raise ArgumentError(f"invalid value for {name}: {n} is not in the range {rng}.", None,
+                            f"as --{name.replace('_', '-')} takes")
+
+
+def seconds(name: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _type(name, v, "a number", "seconds, as --timeout takes (None: no limit)")
+    try:
+        f = float(v)
+    except OverflowError:  # an int past any float
+        f = math.inf
+    if math.isnan(f) or f <= 0:
+        raise ArgumentError(f"invalid value for {name}: {f} is not in the range x>0.", None,
+                            f"as --{name} takes (None: no limit)")
+    if math.isinf(f):
+        raise ArgumentError(f"invalid value for {name}: {_shown(v)} is not a finite number of seconds",
+                            None, "None: no limit")
+
+
+def boolean(name: str, v: Any) -> None:
+    if not isinstance(v, bool):
+        raise _type(name, v, "a bool", "True or False")
+
+
+def _type(name: str, v: Any, expected: str, hint: str) -> ArgumentTypeError:
+    return ArgumentTypeError(f"invalid value for {name}: {_shown(v)} ({type(v).__name__}) is not "
+                             f"{expected}", None, hint)
+
+
+def _shown(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
