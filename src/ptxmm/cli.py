@@ -4,7 +4,7 @@ from __future__ import annotations
 
 if __name__ == "__main__":
     # run as `python -m ptxmm.cli`: the commands are those of the module ptxmm.cli, not of a second
-    # copy of it built here as __main__ (cli_explain registers its commands on ptxmm.cli's group)
+    # copy of it built here as __main__
     from ptxmm.cli import entry
 
     entry()
@@ -19,6 +19,7 @@ import click
 from . import check as api_check
 from . import load
 from .cat.parser import builtin_models, load_model, require_axioms
+from .cli_common import _fail, error_json, interrupted
 from .errors import PtxmmError
 from .report import SHOWN_ON_TIMEOUT, json_of, render
 from .termtext import Writer
@@ -75,11 +76,6 @@ def _others_alive() -> bool:
     return bool(others) or (mp is not None and bool(mp.active_children()))
 
 
-def _fail(e: PtxmmError) -> None:
-    click.echo(str(e), err=True)
-    sys.exit(2)
-
-
 class _Commands(click.Group):
     """The command group; the commands of another module are loaded when named or listed
     (``ptxmm check`` does without them)."""
@@ -93,7 +89,7 @@ class _Commands(click.Group):
         if name not in self.commands and name in self.ELSEWHERE:
             from importlib import import_module
 
-            import_module(f"{__package__}.{self.ELSEWHERE[name]}")
+            self.add_command(getattr(import_module(f"{__package__}.{self.ELSEWHERE[name]}"), name))
         return super().get_command(ctx, name)
 
 
@@ -236,37 +232,12 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
     sys.exit(2 if failed else 0)
 
 
-def interrupted(out: list, files, done: int, verb: str) -> int:
-    """Ctrl-C in a batch over files: an error row for each file not done (it counts as one
-    failure); the caller still prints what finished."""
-    out += [error_json(f, "interrupted", f"not {verb}: interrupted by the user (Ctrl-C)")
-            for f in files[done:]]
-    click.echo(f"interrupted: {done} of {len(files)} file(s) {verb}", err=True)
-    return 1
-
-
-def finish_batch(out: list, failed: int, as_json: bool) -> None:
-    """The end of a batch over files: its JSON (one object for one file) and the exit status
-    (2 when some file failed)."""
-    if as_json:
-        import json
-
-        click.echo(json.dumps(out if len(out) != 1 else out[0], indent=2))
-    sys.exit(2 if failed else 0)
-
-
 def require_axioms_unless(model: str, allow: bool) -> None:
     from .api_args import model_arg
 
     m = load_model(model_arg(model))  # a name the file system refuses is an error, not a traceback
     if not allow:
         require_axioms(m)
-
-
-def error_json(file: str, kind: str, message: str, pos=None, hint: str | None = None) -> dict:
-    """The JSON object of a file that could not be checked (docs/json-schema.md, "errors")."""
-    return {"file": str(file), "error": {"kind": kind, "message": message,
-                                         "position": str(pos) if pos else None, "hint": hint}}
 
 
 def _check_one(f: str, started: float, **kw):

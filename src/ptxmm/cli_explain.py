@@ -1,4 +1,4 @@
-"""`ptxmm explain` and `ptxmm graph` (registered on the main click group by cli.py)."""
+"""`ptxmm explain` and `ptxmm graph` (cli.py adds them to the command group when they are named)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import sys
 import click
 
 from . import load
-from .cli import _fail, main
+from .cli_common import _fail, error_json, finish_batch, interrupted
 from .errors import PtxmmError
 
 
-@main.command()
+@click.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("--outcome", default=None,
               help='the outcome to explain, e.g. "T1:%r0=1 T1:%r1=0" (default: the condition\'s)')
@@ -29,7 +29,6 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
     Every file is reported: one that cannot be explained is an error (on stderr, and an object
     with an "error" member in the JSON); the exit status is then 2, as it is when a verdict is
     unknown (no execution finishes within --unroll)."""
-    from .cli import error_json, finish_batch, interrupted
     from .explain import explain as api_explain
 
     out, failed, i = [], 0, 0
@@ -53,7 +52,7 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
     finish_batch(out, failed, as_json)
 
 
-@main.command()
+@click.command()
 @click.argument("file")
 @click.option("--outcome", default=None, help="the outcome whose execution to draw")
 @click.option("--model", "-m", default="ptx", show_default=True)
