@@ -395,6 +395,10 @@ def make_cases(b: Bench) -> list[Case]:
              cell=b.wall_cell(gen("iriw7", iriw7))),
         Case("iriw7-ptx:engine", "IRIW 7 readers, ptx (engine time_s)", "-", None, slow=True,
              cell=b.wall_cell(gen("iriw7", iriw7), engine=True)),
+        # weak accesses race: Engine 2 re-evaluated the model per outcome for the racing pairs (3.3 s
+        # of race reports against 2.9 s of enumeration); Engine 3 asks the solver (findings)
+        Case("iriw6-races", "IRIW 6 readers, ptx, all outcomes and racing pairs", "-", None, slow=True,
+             cell=b.wall_cell(gen("iriw6r", shapes.iriw(6)))),
         Case("sb8-all", "SB 8x(1st+1ld) all outcomes", "<= 1 s", 1.0, cell=b.wall_cell(gen("sb8", sb8))),
         Case("stores100", "1 thread x 100 stores to x", "<= 1 s, <= 300 MB", 1.0, 300,
              cell=b.wall_cell(gen("w100", w100))),
