@@ -136,7 +136,7 @@ def test_parts_equal_brute_force_on_random_programs(case):
 
 def test_an_enumeration_closed_early_gives_back_a_clean_pooled_solver():
     """A consumer that stops and closes the problem before the generator ends: the solver goes
-    back to the pool with no blocking clause and the default relevancy."""
+    back to the pool with no blocking clause, and serves the next problem rightly."""
     prog = ptxmm.parse(shapes.iriw(2).ptx(), "iriw.ptx")
     eg = build(prog)
     cand = candidates(eg)
@@ -151,3 +151,32 @@ def test_an_enumeration_closed_early_gives_back_a_clean_pooled_solver():
     pb2 = z3engine.Z3Problem(eg, load_model("ptx"), observables(eg, "all"), cand)
     assert len(list(pb2.outcomes())) == 16
     pb2.close()
+
+
+def test_a_fresh_solver_enumerates_what_brute_force_finds():
+    """Found by test_fuzz: the first problem of a process (a fresh solver) got 66 outcomes for 3
+    when the enumeration switched Z3's relevancy off on a solver already holding assertions."""
+    text = """PTX fuzz_1
+"a generated test"
+{ x = 01;
+y = 0x0;
+data = 16;
+P0:r0 = -1 };
+ 0@cta 1,gpu 0 | P1@cta 0,gpu 1 ;
+ ld.relaxed.gpu r0, y | ld r0, 0     ;
+ st.mmio.relaxed.sys data, r0 | L0:          ;
+              | st.weak data, r0 ;
+              | add r0, r0, 1 ;
+              | blt r0, 1, L0 ;
+              | red.acquire.cta.dec y, r0 ;
+              | mul r1, r0, 3 ;
+              | beq r0, -2147483648, LC11 ;
+              | tld r2, 3    ;
+              | LC11:        ;
+exists (x <= 1)
+"""
+    p = ptxmm.parse(text, "t.litmus", "litmus")
+    z3engine._POOL.clear()  # the first problem of a process: a fresh solver
+    z = ptxmm.check(p, engine="z3")
+    assert z.outcome_set == ptxmm.check(p, engine="brute").outcome_set
+    assert len(z.outcomes) == len(z.outcome_set)

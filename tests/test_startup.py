@@ -169,6 +169,7 @@ def test_a_record_behaves_as_the_frozen_dataclass(name, data):
     repr, ==, hash (the same values), immutability, dataclasses.replace and pickling: as
     @dataclass(frozen=True) on the same class body."""
     import dataclasses
+    import inspect
     import pickle
 
     import ptxmm.program as mod
@@ -177,6 +178,7 @@ def test_a_record_behaves_as_the_frozen_dataclass(name, data):
     rec = getattr(mod, name)
     assert _field_spec(rec) == _field_spec(twin)
     assert rec.__match_args__ == twin.__match_args__
+    assert inspect.signature(rec) == inspect.signature(twin)
     flds = dataclasses.fields(rec)
 
     def kwargs(drop: bool) -> dict:

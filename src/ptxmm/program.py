@@ -115,6 +115,24 @@ def _methods(cls: type) -> dict[str, Any]:
             "__hash__": __hash__, "__setattr__": __setattr__, "__delattr__": __delattr__}
 
 
+class _InitSignature:
+    """``inspect.signature`` of a record class (its __init__ takes ``*args, **kw``): the
+    parameters dataclass's __init__ would have, built when asked for."""
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        import dataclasses
+        import inspect
+
+        P = inspect.Parameter
+        factory = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", P.empty)  # shown as <factory>
+        flds = sorted(fields(owner), key=lambda f: f.kw_only)  # positional ones first
+        return inspect.Signature(
+            [P(f.name, P.KEYWORD_ONLY if f.kw_only else P.POSITIONAL_OR_KEYWORD,
+               default=f.default if f.default is not MISSING else
+               factory if f.default_factory is not MISSING else P.empty, annotation=f.type)
+             for f in flds], return_annotation=None)
+
+
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def record(cls: type | None = None, /, *, kw_only: bool = False) -> Any:
     """``@record`` / ``@record(kw_only=True)``: ``@dataclass(frozen=True)`` at a fraction of the cost
@@ -128,6 +146,7 @@ def record(cls: type | None = None, /, *, kw_only: bool = False) -> Any:
         for name, fn in _methods(c).items():
             fn.__qualname__ = f"{c.__qualname__}.{name}"
             setattr(c, name, fn)
+        c.__signature__ = _InitSignature()
         if not own_doc:
             c.__doc__ = c.__name__ + "(" + ", ".join(
                 f"{f.name}: {f.type!r}" + ("" if f.default is MISSING else f" = {f.default!r}")
