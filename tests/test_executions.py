@@ -60,7 +60,7 @@ def _key(exe: Execution, execd) -> tuple:
     """What identifies an execution: paths, rf, co, the executed reads' values, fence.sc order,
     final writes (the reads of an event that did not run have no value)."""
     vals = tuple((r, v) for r, v in exe.values if r in execd)
-    return exe.paths, exe.rf, exe.co, vals, exe.sc, tuple(sorted(exe.final))
+    return exe.paths, exe.rf, exe.co, vals, exe.scorder, tuple(sorted(exe.final))
 
 
 def generated(eg, cand, fin_locs) -> list[tuple]:
@@ -127,7 +127,7 @@ def test_violations_name_what_is_broken():
     exe = next(iter(ExecutionSpace(eg, cand, fin_locs=fin_locs))).execution
     assert violations(eg, cand, exe) == []
     (w, r), *rest = exe.rf
-    assert "rf" in violations(eg, cand, exe.__class__(exe.paths, tuple(rest), exe.co, exe.values, exe.sc,
+    assert "rf" in violations(eg, cand, exe.__class__(exe.paths, tuple(rest), exe.co, exe.values, exe.scorder,
                                                      exe.final))
     eg3, cand3, fin3 = _space(THREE_WRITES)
     w1, w2, w3 = cand3.writes_at["x"][1:]
@@ -136,12 +136,13 @@ def test_violations_name_what_is_broken():
         if (w1, w2) in e3.co and (w2, w3) in e3.co:
             break
     assert violations(eg3, cand3, e3) == []
-    both_ways = e3.__class__(e3.paths, e3.rf, e3.co + ((w2, w1),), e3.values, e3.sc, e3.final)
+    both_ways = e3.__class__(e3.paths, e3.rf, e3.co + ((w2, w1),), e3.values, e3.scorder, e3.final)
     assert "co" in violations(eg3, cand3, both_ways)
-    gap = e3.__class__(e3.paths, e3.rf, tuple(p for p in e3.co if p != (w1, w3)), e3.values, e3.sc, e3.final)
+    gap = e3.__class__(e3.paths, e3.rf, tuple(p for p in e3.co if p != (w1, w3)), e3.values, e3.scorder,
+                       e3.final)
     assert violations(eg3, cand3, gap) == ["co-transitive"]
     final = tuple((loc, eg.init[loc]) for loc, _ in exe.final)
-    bad = exe.__class__(exe.paths, exe.rf, exe.co, exe.values, exe.sc, final)
+    bad = exe.__class__(exe.paths, exe.rf, exe.co, exe.values, exe.scorder, final)
     assert "final" in violations(eg, cand, bad)
 
 

@@ -25,6 +25,7 @@ type. Syntactic dependencies (addr, data, ctrl) are tracked alongside."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from . import mbarrier as mb
 from .errors import Diagnostic, SemanticError, UnsupportedError
@@ -87,10 +88,21 @@ RANK_STEP = 0x10
 ADDR_W = 64
 
 
+class Kind(StrEnum):
+    """What an event is, named as the cat files' base sets name it: a read (``R``), a write
+    (``W``), a memory or proxy fence (``F``), a barrier arrival or wait (``B``). An rmw is a read
+    and a write joined by ``rmw``."""
+
+    R = "R"
+    W = "W"
+    F = "F"
+    B = "B"
+
+
 @dataclass(frozen=True)
 class Event:
     eid: int
-    kind: str  # R W F (memory or proxy fence) B (barrier)
+    kind: Kind
     thread: int  # -1 for initial writes
     index: int = 0  # position in its thread's program order (along any of its paths)
     paths: frozenset[int] = frozenset({0})  # the thread's paths this event lies on
@@ -166,7 +178,7 @@ class EventGraph:
 class _Proto:
     """An event under construction (mutable until the graph is frozen)."""
 
-    kind: str
+    kind: Kind
     thread: int
     index: int
     instr: Instruction | None = None
@@ -295,7 +307,7 @@ class _Builder:
             return e, st.deps.get(o.name, frozenset())
         raise AssertionError(o)
 
-    def new_event(self, st: _State, t: Thread, kind: str, ins: Instruction, guard: Expr | None,
+    def new_event(self, st: _State, t: Thread, kind: Kind, ins: Instruction, guard: Expr | None,
                   **kw) -> int:
         eid = len(self.events)
         self.events.append(_Proto(kind, t.index, len(st.events), ins, cond=guard or TRUE, **kw))
@@ -362,11 +374,11 @@ class _Builder:
             case Load() | Store() | Atom() | Red():
                 self.memory(t, ins, st, guard, gdeps)
             case Fence():
-                e = self.new_event(st, t, "F", ins, guard, sem=ins.sem, scope=ins.scope)
+                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope)
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
                 space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
-                e = self.new_event(st, t, "F", ins, guard,
+                e = self.new_event(st, t, Kind.F, ins, guard,
                                    tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space))
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
@@ -429,7 +441,7 @@ class _Builder:
                          | self.space_tag(name))
         base = dict(scope=ins.scope, loc=pl, vloc=vl, w=lw)
         if isinstance(ins, Load):
-            r = self.new_event(st, t, "R", ins, guard, sem=ins.sem, tags=tags, **base)
+            r = self.new_event(st, t, Kind.R, ins, guard, sem=ins.sem, tags=tags, **base)
             self.dep(adeps, r, "addr")
             self.dep(gdeps, r, "ctrl")
             v = convert(ReadVal(r, lw), type_width(ins.type), type_signed(ins.type))
@@ -437,7 +449,7 @@ class _Builder:
             return
         if isinstance(ins, Store):
             v, vdeps = self.val(ins.src, st, ins.type)
-            w = self.new_event(st, t, "W", ins, guard, sem=ins.sem, value=convert(v, lw), tags=tags,
+            w = self.new_event(st, t, Kind.W, ins, guard, sem=ins.sem, value=convert(v, lw), tags=tags,
                                **base)
             self.dep(adeps, w, "addr")
             self.dep(gdeps, w, "ctrl")
@@ -450,7 +462,7 @@ class _Builder:
         lw, iw = base["w"], type_width(ins.type)
         proxy = PROXY_TAG[ins.proxy]
         rtags = frozenset({"RMW_R", proxy} | ({"RedR"} if isinstance(ins, Red) else set()))
-        r = self.new_event(st, t, "R", ins, guard, sem=rsem, tags=rtags, **base)
+        r = self.new_event(st, t, Kind.R, ins, guard, sem=rsem, tags=rtags, **base)
         self.dep(adeps, r, "addr")
         self.dep(gdeps, r, "ctrl")
         old = convert(ReadVal(r, lw), iw, type_signed(ins.type))
@@ -468,7 +480,7 @@ class _Builder:
             new = mk("sub", old, args[0][0])
         else:
             new = mk(op, old, *(a[0] for a in args), w=iw)
-        w = self.new_event(st, t, "W", ins, wguard, sem=wsem, value=convert(new, lw),
+        w = self.new_event(st, t, Kind.W, ins, wguard, sem=wsem, value=convert(new, lw),
                            tags=frozenset({"RMW_W", proxy}), **base)
         self.dep(adeps, w, "addr")
         self.dep(gdeps, w, "ctrl")
@@ -493,7 +505,7 @@ class _Builder:
         info = (tuple(convert(x[0], 64) for x in ident), None if cnt is None else cnt.v, k)
         bdeps = frozenset().union(*(x[1] for x in ident))
         for part in ("ARRIVE", "WAIT") if ins.kind != "arrive" else ("ARRIVE",):
-            e = self.new_event(st, t, "B", ins, guard, scope="cta", barrier=info,
+            e = self.new_event(st, t, Kind.B, ins, guard, scope="cta", barrier=info,
                                tags=frozenset({"BAR", part}))
             self.dep(bdeps, e, "addr")
             self.dep(gdeps, e, "ctrl")
@@ -519,7 +531,7 @@ class _Builder:
         tags = {"CBAR", "ARRIVE" if ins.kind == "arrive" else "WAIT"}
         if ins.kind == "wait" and st.bars.get(("cluster", "arrive"), 0) <= k:
             tags.add("HANG")
-        e = self.new_event(st, t, "B", ins, None, sem=ins.sem, scope="cluster", barrier=((), None, k),
+        e = self.new_event(st, t, Kind.B, ins, None, sem=ins.sem, scope="cluster", barrier=((), None, k),
                            tags=frozenset(tags))
         self.dep(gdeps, e, "ctrl")
 
@@ -540,10 +552,10 @@ class _Builder:
                  scope: str, change: tuple[Expr, bool, Expr], agent: int = -1) -> tuple[int, int]:
         """One atomic update of an mbarrier word: (arrivals, drop, tx-count change)."""
         tags = {"GEN", "MBAR", "SHM"} | ({"AOP"} if agent >= 0 else set())
-        r = self.new_event(st, t, "R", ins, guard, sem=sems[0], scope=scope, agent=agent,
+        r = self.new_event(st, t, Kind.R, ins, guard, sem=sems[0], scope=scope, agent=agent,
                            tags=frozenset(tags | {"RMW_R"}), **where)
         new = mb.update(ReadVal(r, 64), *change)
-        w = self.new_event(st, t, "W", ins, guard, sem=sems[1], scope=scope, value=new, agent=agent,
+        w = self.new_event(st, t, Kind.W, ins, guard, sem=sems[1], scope=scope, value=new, agent=agent,
                            tags=frozenset(tags | {"RMW_W"}), **where)
         self.edges |= {(r, w, "rmw"), (r, w, "data")}
         return r, w
@@ -554,11 +566,12 @@ class _Builder:
         one = lambda o: self.val(o, st, "b64") if o is not None else (Const(1, 64), frozenset())  # noqa: E731
         if ins.op == "init":
             (n, ndeps) = one(ins.count)
-            e = self.new_event(st, t, "W", ins, guard, sem="weak", value=mb.init_word(n), tags=tags, **where)
+            e = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=mb.init_word(n), tags=tags,
+                               **where)
             self.dep(ndeps, e, "data")
             events = [e]
         elif ins.op in ("test_wait", "try_wait"):
-            e = self.new_event(st, t, "R", ins, guard, sem=ins.sem, scope=ins.scope,
+            e = self.new_event(st, t, Kind.R, ins, guard, sem=ins.sem, scope=ins.scope,
                                tags=tags | {"MBWAIT"}, **where)
             sv, sdeps = one(ins.state)
             ok = mb.wait_complete(ReadVal(e, 64), sv, ins.parity)
@@ -616,8 +629,8 @@ class _Builder:
         src, stag, sdeps = self.async_place(ins, ins.src, ins.src_space, st, t)
         dst, dtag, ddeps = self.async_place(ins, ins.dst, ins.dst_space, st, t)
         aop = frozenset({"ASYNC", "AOP"})
-        r = self.new_event(st, t, "R", ins, guard, sem="weak", tags=aop | stag, agent=agent, **src)
-        w = self.new_event(st, t, "W", ins, guard, sem="weak", value=ReadVal(r, 32), tags=aop | dtag,
+        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=aop | stag, agent=agent, **src)
+        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32), tags=aop | dtag,
                            agent=agent, **dst)
         self.edges |= {(r, w, "data"), (r, w, "aint")}
         self.dep(sdeps, r, "addr")
@@ -628,7 +641,7 @@ class _Builder:
             st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((r, w),)
             return
         where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
-        f = self.new_event(st, t, "F", ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
+        f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
         size, _ = self.val(ins.size, st, "b64")
         cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
                                (Const(0, 64), False, mk("neg", size)), agent)
@@ -649,7 +662,7 @@ class _Builder:
             return
         done = groups[:max(len(groups) - ins.n, 0)]
         tags = {"PROXY", "BULKWAIT"} | (set() if ins.read else {"ASYNC"})
-        e = self.new_event(st, t, "F", ins, None, tags=frozenset(tags))
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset(tags))
         for grp in done:
             for r, w in grp:
                 self.edges.add((r, e, "done"))
@@ -720,7 +733,7 @@ class _Builder:
             return False
         for ins in cas:
             w = next((e for e in reversed(st.events)
-                      if self.events[e].instr is ins and self.events[e].kind == "W"), None)
+                      if self.events[e].instr is ins and self.events[e].kind == Kind.W), None)
             if ins.op != "cas" or w is None or not _negates(cond, self.events[w].cond):
                 return False
         return True
@@ -788,7 +801,7 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True) -> EventGraph:
             if loc.alias_of is None and pl not in init:
                 w = type_width(loc.type)
                 init[pl] = len(b.events)
-                b.events.append(_Proto("W", -1, 0, None, loc=pl, vloc=vl, w=w,
+                b.events.append(_Proto(Kind.W, -1, 0, None, loc=pl, vloc=vl, w=w,
                                        value=const(loc.init, w), tags=frozenset({"IW"}), paths={0}))
     all_paths = []
     for t in prog.threads:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from .cat.relalg import Guard, Universe
-from .events import EventGraph
+from .events import EventGraph, Kind
 from .result import Execution
 from .values import evaluate, reads_of
 from .vocab import Candidates, base_env
@@ -76,7 +76,7 @@ class ConcreteChoice:
     def co(self, a: int, b: int) -> Guard:
         return (a, b) in self.cos
 
-    def sc(self, f: int, g: int) -> Guard:
+    def scorder(self, f: int, g: int) -> Guard:
         return f in self.rank and g in self.rank and self.rank[f] < self.rank[g]
 
     def cond(self, e) -> Guard:
@@ -104,7 +104,7 @@ def executed(eg: EventGraph, ex: Execution) -> set[int]:
 
 
 def concrete_choice(eg: EventGraph, ex: Execution) -> ConcreteChoice:
-    return ConcreteChoice(eg, executed(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.sc),
+    return ConcreteChoice(eg, executed(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.scorder),
                           dict(ex.values), dict(ex.phases))
 
 
@@ -165,7 +165,7 @@ def rf_wellformed(eg: EventGraph, u: Universe, rf: Mapping[tuple[int, int], Guar
     for w, r in rf:
         by_read.setdefault(r, []).append(w)
     for e in ev:
-        if e.kind != "R":
+        if e.kind != Kind.R:
             continue
         r = e.eid
         ws = by_read.get(r, [])
@@ -241,7 +241,7 @@ def rf_choices(eg: EventGraph, cand: Candidates):
     for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
         active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
         act_ids = {e.eid for e in active}
-        reads = [e.eid for e in active if e.kind == "R"]
+        reads = [e.eid for e in active if e.kind == Kind.R]
         opts = [[None] + [w for w, r2 in cand.rf if r2 == r and w in act_ids] for r in reads]
         for rfc in itertools.product(*opts):
             yield paths, active, reads, {r: w for r, w in zip(reads, rfc) if w is not None}
@@ -322,7 +322,7 @@ def coherence_orders(eg: EventGraph, u: Universe, loc: str, ws: list[int],
 def counted_arrivals(eg: EventGraph, execd: set[int]) -> list[int]:
     """The executed arrivals at barriers with a thread count (``bar.sync a, n``): the phase each
     joins is chosen, as the Z3 engine's ``ph`` variables are."""
-    return [e.eid for e in eg.events if e.eid in execd and e.kind == "B" and "ARRIVE" in e.tags
+    return [e.eid for e in eg.events if e.eid in execd and e.kind == Kind.B and "ARRIVE" in e.tags
             and e.barrier[1] is not None]
 
 
@@ -391,7 +391,7 @@ def with_initial_writes(eg: EventGraph, execd: set[int], co: set) -> set:
     """co with each initial write before every executed write to its location."""
     ev = eg.events
     for w in eg.init.values():
-        co |= {(w, b) for b in execd if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc}
+        co |= {(w, b) for b in execd if ev[b].kind == Kind.W and b != w and ev[b].loc == ev[w].loc}
     return co
 
 
@@ -408,7 +408,7 @@ class Candidate:
 
     def choice(self, eg: EventGraph) -> ConcreteChoice:
         exe = self.execution
-        return ConcreteChoice(eg, set(self.execd), self.source_of, set(self.co), list(exe.sc),
+        return ConcreteChoice(eg, set(self.execd), self.source_of, set(self.co), list(exe.scorder),
                               self.values, dict(exe.phases))
 
 
@@ -515,7 +515,7 @@ class ExecutionSpace:
                 if self.keep is not None and self.fin_locs and not self.keep(exe):
                     continue
                 for sc, ph in itertools.product(itertools.permutations(scf), phases):
-                    yield Candidate(replace(exe, sc=tuple(sc), phases=tuple(sorted(ph.items()))),
+                    yield Candidate(replace(exe, scorder=tuple(sc), phases=tuple(sorted(ph.items()))),
                                     frozen, source_of, fco, full)
 
 

@@ -105,7 +105,7 @@ class ExecutionView:
     def to_json(self) -> dict:
         return {"rf": [{"write": w.to_json(), "read": r.to_json(), "value": v} for w, r, v in self.rf],
                 "co": [[a.to_json(), b.to_json()] for a, b in self.co],
-                "paths": list(self.execution.paths), "sc": list(self.execution.sc)}
+                "paths": list(self.execution.paths), "scorder": list(self.execution.scorder)}
 
 
 @dataclass(frozen=True)
@@ -460,7 +460,7 @@ def _map_execution(eg: EventGraph, eg2: EventGraph, exe: Execution, emap: dict[i
     vals = tuple((f(r) if r >= 0 else r, v) for r, v in exe.values)  # r < 0: an unspecified value
     return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
                      tuple((f(a), f(b)) for a, b in exe.co), vals,
-                     tuple(f(x) for x in exe.sc if x in emap),
+                     tuple(f(x) for x in exe.scorder if x in emap),
                      tuple((loc, f(w)) for loc, w in exe.final),
                      tuple((f(a), p) for a, p in exe.phases if a in emap))
 

@@ -87,7 +87,7 @@ class FreeChoice:
     def co(self, a, b):
         return _TERM
 
-    def sc(self, f, g):
+    def scorder(self, f, g):
         return _TERM
 
     def cond(self, e: Expr):

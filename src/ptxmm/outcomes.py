@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import SemanticError
-from .events import EventGraph, final_reg, reg_type
+from .events import EventGraph, Kind, final_reg, reg_type
 from .program import (
     And,
     Atom,
@@ -126,10 +126,10 @@ def unspecified_observables(eg: EventGraph, obs: list[Observable]) -> set[str]:
     if not eg.unspecified:
         return set()
     tainted: set[int] = set()
-    writes = [e for e in eg.events if e.kind == "W" and e.value is not None]
+    writes = [e for e in eg.events if e.kind == Kind.W and e.value is not None]
     while True:
         locs = {w.loc for w in writes if _carries(w.value, tainted)}
-        more = {e.eid for e in eg.events if e.kind == "R" and e.loc in locs} - tainted
+        more = {e.eid for e in eg.events if e.kind == Kind.R and e.loc in locs} - tainted
         if not more:
             break
         tainted |= more

@@ -24,7 +24,7 @@ class Execution:
     rf: tuple[tuple[int, int], ...]  # (write, read)
     co: tuple[tuple[int, int], ...]
     values: tuple[tuple[int, int], ...]  # (read, value)
-    sc: tuple[int, ...] = ()  # SC fences in scorder
+    scorder: tuple[int, ...] = ()  # the fence.sc events in the cat files' scorder
     final: tuple[tuple[str, int], ...] = ()  # physical location → the write FIN reads
     phases: tuple[tuple[int, int], ...] = ()  # (counted barrier arrival, its phase)
 

@@ -34,7 +34,7 @@ from itertools import compress, repeat
 from typing import Protocol
 
 from .cat.relalg import ESet, Guard, Logic, Rel, Universe, bits
-from .events import Event, EventGraph
+from .events import Event, EventGraph, Kind
 from .program import SCOPES
 from .values import TRUE, Expr, mk
 
@@ -50,7 +50,7 @@ class Choice(Protocol):
     def exec(self, e: int) -> Guard: ...
     def rf(self, w: int, r: int) -> Guard: ...
     def co(self, a: int, b: int) -> Guard: ...
-    def sc(self, f: int, g: int) -> Guard: ...
+    def scorder(self, f: int, g: int) -> Guard: ...
     def cond(self, e: Expr) -> Guard: ...
     def same_phase(self, a: int, b: int) -> Guard: ...
     def count(self, guards: list[Guard], op: str, q: int) -> Guard: ...
@@ -77,10 +77,10 @@ def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> 
     c = Candidates()  # the initial write is co-first statically: never a candidate pair
     ev = eg.events
     for e in ev:
-        if e.kind == "W":
+        if e.kind == Kind.W:
             c.writes_at.setdefault(e.loc, []).append(e.eid)
     for r in ev:
-        if r.kind == "R":
+        if r.kind == Kind.R:
             c.rf += [(w, r.eid) for w in c.writes_at.get(r.loc, []) if not exclusive(r, ev[w])]
     known: dict[int, int] = {}  # both directions
     for a, b in co_known or ():
@@ -90,7 +90,7 @@ def candidates(eg: EventGraph, co_known: set[tuple[int, int]] | None = None) -> 
         row &= ~known.get(a, 0)
         if row:
             c.co += zip(repeat(a), ones(row))
-    c.scf = [e.eid for e in ev if e.kind == "F" and e.sem == "sc"]
+    c.scf = [e.eid for e in ev if e.kind == Kind.F and e.sem == "sc"]
     return c
 
 
@@ -320,18 +320,18 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     tag = lambda t: (lambda e: t in e.tags)  # noqa: E731
     lazy.update({
         "_": lambda: ESet(u, u.live),
-        "R": lambda: b.eset(lambda e: e.kind == "R"),
-        "W": lambda: b.eset(lambda e: e.kind == "W"),
+        "R": lambda: b.eset(lambda e: e.kind == Kind.R),
+        "W": lambda: b.eset(lambda e: e.kind == Kind.W),
         "M": lambda: b.eset(lambda e: e.kind in "RW"),
-        "F": lambda: b.eset(lambda e: e.kind == "F"),
-        "B": lambda: b.eset(lambda e: e.kind == "B"),
+        "F": lambda: b.eset(lambda e: e.kind == Kind.F),
+        "B": lambda: b.eset(lambda e: e.kind == Kind.B),
         "IW": lambda: b.eset(tag("IW")),
         "RMW": lambda: b.eset(lambda e: bool({"RMW_R", "RMW_W"} & e.tags)),
         "RedR": lambda: b.eset(tag("RedR")),
         "VOL": lambda: b.eset(tag("VOL")),
         # generic proxy: generic memory operations, initial writes, memory fences, barriers
-        "GEN": lambda: b.eset(lambda e: bool({"GEN", "IW"} & e.tags) or e.kind == "B"
-                              or (e.kind == "F" and "PROXY" not in e.tags)),
+        "GEN": lambda: b.eset(lambda e: bool({"GEN", "IW"} & e.tags) or e.kind == Kind.B
+                              or (e.kind == Kind.F and "PROXY" not in e.tags)),
         "TEX": lambda: b.eset(tag("TEX")),
         "SUR": lambda: b.eset(tag("SUR")),
         "CON": lambda: b.eset(tag("CON")),
@@ -375,7 +375,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     env["rf"] = rf
     env["co"] = co
     lazy["fr"] = lambda: _fr(rf, co)
-    env["scorder"] = Rel.of(u, {(f, g): ch.sc(f, g) for f in cand.scf for g in cand.scf if f != g})
+    env["scorder"] = Rel.of(u, {(f, g): ch.scorder(f, g) for f in cand.scf for g in cand.scf if f != g})
     lazy["sync_fence"] = Derived(("scorder", "sr", "int"), lambda so, sr, int_: so & (sr | int_))
     bars = Barriers(eg, ch, u)
     lazy["sync_barrier"] = bars.sync

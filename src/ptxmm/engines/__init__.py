@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ..events import Kind
 from ..result import Execution
 
 # one allowed outcome: the observables' values (unsigned, at their widths), a witness
@@ -115,7 +116,8 @@ def candidate_space(eg, cand, limit: int) -> int | None:
         if n > limit:
             return None
     n *= math.factorial(min(len(cand.scf), 8))
-    arrivals = sum(1 for e in eg.events if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None)
+    arrivals = sum(1 for e in eg.events
+                   if e.kind == Kind.B and "ARRIVE" in e.tags and e.barrier[1] is not None)
     n *= _BELL[min(arrivals, len(_BELL) - 1)]  # groupings of counted barrier arrivals into phases
     return n if n <= limit else None
 

@@ -114,7 +114,7 @@ class BruteProblem:
             if (exe.paths, exe.rf, exe.values, exe.co) != frame:
                 frame = (exe.paths, exe.rf, exe.values, exe.co)
                 verdicts.clear()
-            key = (exe.sc, exe.phases)
+            key = (exe.scorder, exe.phases)
             if key not in verdicts:
                 res = interp(self.model, base_env(eg, c.choice(eg), cand), flags=self.flags)
                 verdicts[key] = None if not all(ax.holds(st.check, v) for st, v in res.axioms) else \

@@ -31,7 +31,7 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..cat.relalg import Guard, Universe
 from ..errors import ModelError
-from ..events import Event, EventGraph, final_reg
+from ..events import Event, EventGraph, Kind, final_reg
 from ..outcomes import Observable
 from ..program import And, Cmp, CondExpr, Not, Or
 from ..result import Execution
@@ -403,7 +403,7 @@ class Z3Choice:
     def __init__(self, eg: EventGraph, cand: Candidates, lg: Z3Logic):
         self.eg, self.lg = eg, lg
         self.cs: list = []  # well-formedness constraints
-        self.vals = {e.eid: z3.BitVec(f"v{e.eid}", e.w) for e in eg.events if e.kind == "R"}
+        self.vals = {e.eid: z3.BitVec(f"v{e.eid}", e.w) for e in eg.events if e.kind == Kind.R}
         self.values = Values(self.vals.__getitem__)
         self.sel: list[list[z3.BoolRef] | None] = []
         for t, paths in enumerate(eg.paths):
@@ -428,7 +428,7 @@ class Z3Choice:
         self.ph: dict[int, z3.ArithRef] = {}
         last: dict[tuple, z3.ArithRef] = {}
         for e in eg.events:
-            if e.kind == "B" and "ARRIVE" in e.tags and e.barrier[1] is not None and e.eid in live:
+            if e.kind == Kind.B and "ARRIVE" in e.tags and e.barrier[1] is not None and e.eid in live:
                 v = z3.Int(f"ph{e.eid}")
                 self.cs.append(v >= 0)
                 for k in e.paths:  # phases grow along each path (paths never run together)
@@ -466,7 +466,7 @@ class Z3Choice:
     def co(self, a: int, b: int) -> Guard:
         return self.cot.get((a, b), False)
 
-    def sc(self, f: int, g: int) -> Guard:
+    def scorder(self, f: int, g: int) -> Guard:
         if f in self.rank and g in self.rank:
             return self.lg.leaf(z3.BoolRef(_LT(self.rank[f].ctx.ref(), self.rank[f].as_ast(),
                                                self.rank[g].as_ast()), self.rank[f].ctx))
@@ -594,7 +594,7 @@ class Z3Problem:
         nt = len(self.terms)
         ev = self.eg.events
         init_co = [(w, b) for w in self.eg.init.values() for b in range(len(ev))
-                   if ev[b].kind == "W" and b != w and ev[b].loc == ev[w].loc]
+                   if ev[b].kind == Kind.W and b != w and ev[b].loc == ev[w].loc]
         self._layout = _Layout(at, ex_bit, path_bits, sorted(rf_bits), co_bits, fin_bits, flag_bits,
                                spans[:nt], list(zip(reads, spans[nt:])), sorted(self.co_known), init_co)
         self._packed = self.lg.pack(bools, words)
