@@ -30,6 +30,7 @@ writes only on some paths (on the others the condition reads it as 0)."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -39,22 +40,33 @@ from ..errors import Diagnostic, ParseError, SemanticError, SourcePos, Unsupport
 from ..program import (
     MEMORY_INSTRS,
     Addr,
+    Alu,
+    Atom,
     Branch,
     Cmp,
+    Imm,
     Instruction,
     Label,
+    Load,
     Location,
     MemRef,
+    Mov,
+    Operand,
     Program,
+    Red,
     Reg,
     RegRef,
     Ret,
+    Selp,
+    Setp,
+    Store,
     Sym,
     Thread,
     cond_refs,
     operands,
     type_width,
 )
+from .ptx_isa import ATOM_TYPES, INSTR_TYPES, SETP_TYPES, register_fits
 
 MAX_THREADS = 64
 MAX_INSTRS = 50_000  # per thread, labels included
@@ -71,6 +83,7 @@ class Sources:
     refs: dict = field(default_factory=dict)  # RegRef | MemRef -> SourcePos
     consts: list = field(default_factory=list)  # (RegRef | MemRef, int, SourcePos)
     extra_reads: dict = field(default_factory=dict)  # id(instruction) -> [Reg]
+    spots: dict = field(default_factory=dict)  # id(instruction) -> [(operand, SourcePos)]
     dialect: str = "ptx"  # "ptx" | "litmus": how hints spell registers and initial values
 
 
@@ -197,6 +210,217 @@ def check_immediate(value: int, pos: SourcePos | None) -> None:
                          "PTX integer constants are 64-bit: at most 0xFFFFFFFFFFFFFFFF")
 
 
+# ----- operands, as ptxas checks them (the .ptx front end) -----------------------------------------
+# Instruction types, register types (PTX ISA "Operand Type Information"), integer constants,
+# addresses as values and state spaces: ptxas -arch=sm_90 rejects what these reject (the tables
+# are in ptx_isa.py; tests/test_ptxas_diff.py compares with ptxas). Registers without a `.reg`
+# declaration (a litmus convenience) take the type of the instruction that uses them. One
+# departure: ptxas truncates an integer constant too large for its operand without a word
+# (`mov.u32 %r0, 0x1FFFFFFFF`); here it is an error, since the truncated value is not the one
+# the test's author wrote.
+
+_BIT_MOVES = (Mov, Selp, Load, Store)  # the instructions that move floating-point bits unchanged
+_NTH = ("source", "first source", "second source", "third source")
+
+
+def check_operands(p: Program, src: Sources) -> None:
+    """Raise the first operand error (or unmodelled operand form) of a .ptx program."""
+    locs = {loc.name: loc for loc in p.locations}
+    for t in p.threads:
+        types = {name: (ty, None) for name, ty in t.reg_types}
+        for ins in t.instrs:
+            dst = getattr(ins, "dst", None)
+            if isinstance(dst, Reg) and dst.name not in types:
+                types[dst.name] = ("pred" if isinstance(ins, Setp) else getattr(ins, "type", ""),
+                                   ins)
+        for ins in t.instrs:
+            _Operands(ins, types, locs, src.spots.get(id(ins), [])).run()
+
+
+def _declared(reg: str, ty: str, writer: Instruction | None) -> str:
+    """How a register got its type, for a message."""
+    if writer is None:
+        return f"{reg} is a .{ty} register"
+    return f"{reg} holds a .{ty} (`{writer.text}`, line {_line(writer.pos)}, writes it)"
+
+
+_GUARDED = re.compile(r"\s*(?:@\s*!?\s*%[\w$]+\s*)?([^\s,;]+)")
+
+
+def _mnemonic(ins: Instruction) -> str:
+    """The instruction's mnemonic as written (without its guard)."""
+    m = _GUARDED.match(ins.text)
+    return m.group(1) if m else ins.text
+
+
+def _slots(ins: Instruction) -> tuple[tuple[str, ...], list[tuple[Operand, str, bool, str]]] | None:
+    """The instruction types ``ins`` may have, and its operands: (operand, the type it is read or
+    written at, whether ld/st's relaxed size rule applies, what it is). None: not checked here."""
+    match ins:
+        case Mov():
+            return INSTR_TYPES["mov"], [(ins.dst, ins.type, False, "destination"),
+                                        (ins.src, ins.type, False, "source")]
+        case Alu():
+            shift = ins.op in ("shl", "shr")
+            srcs = [(o, "u32" if shift and k == 1 else ins.type, False,
+                     "shift amount" if shift and k == 1 else _NTH[k + 1])
+                    for k, o in enumerate(ins.srcs)]
+            return INSTR_TYPES[ins.op], [(ins.dst, ins.type, False, "destination"), *srcs]
+        case Setp():
+            return SETP_TYPES[ins.cmp], [(ins.dst, "pred", False, "destination"),
+                                         (ins.a, ins.type, False, "first source"),
+                                         (ins.b, ins.type, False, "second source")]
+        case Selp():
+            return INSTR_TYPES["selp"], [(ins.dst, ins.type, False, "destination"),
+                                         (ins.a, ins.type, False, "first source"),
+                                         (ins.b, ins.type, False, "second source"),
+                                         (ins.p, "pred", False, "selector")]
+    if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
+        return None
+    match ins:
+        case Load():
+            return INSTR_TYPES["ld"], [(ins.dst, ins.type, True, "destination")]
+        case Store():
+            return INSTR_TYPES["st"], [(ins.src, ins.type, True, "source")]
+        case Atom():
+            return ATOM_TYPES[ins.op], [(ins.dst, ins.type, False, "destination"),
+                                        *[(o, ins.type, False, _NTH[k + 1])
+                                          for k, o in enumerate(ins.srcs)]]
+        case Red():
+            return ATOM_TYPES[ins.op], [(ins.src, ins.type, False, "source")]
+    return None
+
+
+def _takes(ty: str) -> str:
+    """The registers an operand of type ``ty`` takes, in words."""
+    w = type_width(ty)
+    if ty == "pred":
+        return "a .pred register"
+    if ty[0] == "b":
+        return f"a {w}-bit register (.b{w}, .u{w}, .s{w}" + (f", .f{w})" if w >= 32 else ")")
+    if ty[0] == "f":
+        return f"an .f{w} or .b{w} register"
+    return f"a .u{w}, .s{w} or .b{w} register"
+
+
+@dataclass
+class _Operands:
+    """The operand checks of one instruction."""
+
+    ins: Instruction
+    types: dict[str, tuple[str, Instruction | None]]  # register → type, the write that gave it
+    locs: dict[str, Location]
+    spots: list
+
+    def at(self, op: object) -> SourcePos | None:
+        return next((pos for o, pos in self.spots if o == op), self.ins.pos)
+
+    def run(self) -> None:
+        self.guard()
+        found = _slots(self.ins)
+        if found is None:
+            return
+        allowed, slots = found
+        ty = getattr(self.ins, "type", "")
+        mn = _mnemonic(self.ins)
+        if ty not in allowed:
+            raise SemanticError(f"`{mn}` does not take the type .{ty}", self.ins.pos,
+                                f"`{mn.rsplit('.', 1)[0]}` takes "
+                                + " ".join("." + t for t in allowed))
+        if ty[0] == "f" and not isinstance(self.ins, _BIT_MOVES):
+            raise UnsupportedError(f"floating-point `{mn}`", self.ins.pos,
+                                   "ptxmm models integer values: floating-point arithmetic, "
+                                   "comparisons and atomics are not modelled yet")
+        for op, slot, relaxed, what in slots:
+            if isinstance(op, Reg):
+                self.register(op, slot, relaxed, what, mn)
+            elif isinstance(op, Imm):
+                self.constant(op, slot, what, mn)
+            elif isinstance(op, Sym) and op.name in self.locs:
+                self.address(op, slot, what, mn)
+        self.space()
+
+    def guard(self) -> None:
+        if self.ins.guard is None:
+            return
+        r = self.ins.guard[0]
+        rt, writer = self.types.get(r.name, ("pred", None))
+        if rt != "pred":
+            cmp = f"setp.ne.{rt} %p0, {r.name}, 0;" if rt[:1] in ("u", "s", "b") else "setp"
+            raise SemanticError(f"the guard {r.name} is not a .pred: {_declared(r.name, rt, writer)}",
+                                self.at(r),
+                                f"a guard is a predicate: set one with `{cmp}` and write `@%p0`")
+
+    def register(self, r: Reg, slot: str, relaxed: bool, what: str, mn: str) -> None:
+        rt, writer = self.types.get(r.name, ("", None))
+        if writer is not None and writer is not self.ins and (rt == "pred") != (slot == "pred"):
+            raise SemanticError(  # an undeclared register: only predicate or not is known
+                f"{_declared(r.name, rt, writer)}; the {what} of `{mn}` is a .{slot}", self.at(r),
+                f"it takes {_takes(slot)}: use another register")
+        if writer is not None or not rt:
+            return
+        if not register_fits(slot, rt, relaxed):
+            raise SemanticError(
+                f"{r.name} is a .{rt} register; the {what} of `{mn}` is a .{slot}", self.at(r),
+                f"it takes {_takes(slot)}" + (" (or a wider integer one)" if relaxed else "")
+                + f": declare {r.name} `.reg .{slot}`, or use a register of that type")
+        if type_width(rt) > type_width(slot):
+            raise UnsupportedError(
+                f"{r.name} (.{rt}) as the {what} of the {type_width(slot)}-bit access `{mn}`",
+                self.at(r), "ptxas extends a loaded value to the register's width (or stores its "
+                "low bits); ptxmm does not model that yet: use a register as wide as the access")
+
+    def constant(self, c: Imm, slot: str, what: str, mn: str) -> None:
+        if slot[0] == "f":
+            raise SemanticError(f"the integer constant {c.value} as the .{slot} {what} of `{mn}`",
+                                self.at(c), "a floating-point operand takes a floating-point "
+                                "constant (0f3F800000), which ptxmm does not model yet")
+        if slot == "pred" and isinstance(self.ins, Selp) and c.value in (0, 1):
+            raise UnsupportedError(f"the constant selector {c.value} of `{mn}`", self.at(c),
+                                   "write the operand it selects: selp with a constant "
+                                   "selector is a mov")
+        lo, hi = (0, 1) if slot == "pred" else (-(1 << (type_width(slot) - 1)),
+                                                (1 << type_width(slot)) - 1)
+        if not lo <= c.value <= hi:
+            w = type_width(slot)
+            cut = c.value % (1 << w)
+            raise SemanticError(
+                f"{c.value}{f' (0x{c.value:X})' if c.value > 9 else ''} does not fit the .{slot} "
+                f"{what} of `{mn}`", self.at(c),
+                (f"a {w}-bit constant is {lo}..{hi} (read signed or unsigned); ptxas would truncate it "
+                 f"to {cut} (0x{cut:X}) without a word: write that if it is what you mean")
+                if slot != "pred" else "a .pred constant is 0 or 1")
+
+    def address(self, s: Sym, slot: str, what: str, mn: str) -> None:
+        loc = self.locs[s.name]
+        if not isinstance(self.ins, Mov):
+            raise SemanticError(f"the address of {s.name} as the {what} of `{mn}`", self.at(s),
+                                f"ptxas takes an address only in mov: `mov.u64 %rd0, {s.name};`, "
+                                "then use %rd0")
+        if slot[0] in "usb" and type_width(slot) == 64:
+            return
+        if loc.space == "global" or slot[0] not in "usb":
+            raise SemanticError(f"the address of .global location {s.name} in a .{slot}"
+                                if loc.space == "global" else
+                                f"the address of {s.name} in a .{slot}", self.at(s),
+                                f"an address has 64 bits: `mov.u64 %rd0, {s.name};`")
+        raise UnsupportedError(f"the {type_width(slot)}-bit address of .shared location {s.name}",
+                               self.at(s), f"take the 64-bit address: `mov.u64 %rd0, {s.name};`")
+
+    def space(self) -> None:
+        ins = self.ins
+        if not isinstance(ins, MEMORY_INSTRS) or ins.space is None or \
+                not isinstance(ins.addr.base, Sym):
+            return
+        loc = self.locs.get(ins.addr.base.name)
+        if loc is not None and loc.space != ins.space:
+            raise SemanticError(
+                f"`{_mnemonic(ins)}` accesses {loc.name}, a .{loc.space} location, in the "
+                f".{ins.space} state space", self.at(ins.addr.base),
+                f"write .{loc.space} (or no state space: a generic access), or access a "
+                f".{ins.space} location")
+
+
 # ----- the pass -------------------------------------------------------------------------------------
 
 
@@ -304,7 +528,7 @@ def _check_access(ins, locs: dict[str, Location]) -> None:
     loc = locs[ins.addr.base.name]
     if type_width(loc.type) != type_width(ins.type):
         w = type_width(loc.type)
-        raise SemanticError(
+        raise UnsupportedError(
             f"`{ins.text}` accesses {loc.name} with {type_width(ins.type)} bits, but {loc.name} "
             f"is a .{loc.type} ({w} bits)", ins.pos,
             f"mixed-size accesses are outside the memory model: access {loc.name} as "
