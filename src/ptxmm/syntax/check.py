@@ -254,8 +254,9 @@ def _mnemonic(ins: Instruction) -> str:
 
 
 def _slots(ins: Instruction) -> tuple[tuple[str, ...], list[tuple[Operand, str, bool, str]]] | None:
-    """The instruction types ``ins`` may have, and its operands: (operand, the type it is read or
-    written at, whether ld/st's relaxed size rule applies, what it is). None: not checked here."""
+    """The instruction types ``ins`` may have, and its operands in source order, a memory operand
+    as None: (operand, the type it is read or written at, whether ld/st's relaxed size rule
+    applies, what it is). None: not checked here."""
     match ins:
         case Mov():
             return INSTR_TYPES["mov"], [(ins.dst, ins.type, False, "destination"),
@@ -277,17 +278,22 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...], list[tuple[Operand, str, 
                                          (ins.p, "pred", False, "selector")]
     if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
         return None
+    return _memory_slots(ins)
+
+
+def _memory_slots(ins: Instruction) -> tuple[tuple[str, ...], list] | None:
+    mem = (None, "", False, "address")
     match ins:
         case Load():
-            return INSTR_TYPES["ld"], [(ins.dst, ins.type, True, "destination")]
+            return INSTR_TYPES["ld"], [(ins.dst, ins.type, True, "destination"), mem]
         case Store():
-            return INSTR_TYPES["st"], [(ins.src, ins.type, True, "source")]
+            return INSTR_TYPES["st"], [mem, (ins.src, ins.type, True, "source")]
         case Atom():
-            return ATOM_TYPES[ins.op], [(ins.dst, ins.type, False, "destination"),
+            return ATOM_TYPES[ins.op], [(ins.dst, ins.type, False, "destination"), mem,
                                         *[(o, ins.type, False, _NTH[k + 1])
                                           for k, o in enumerate(ins.srcs)]]
         case Red():
-            return ATOM_TYPES[ins.op], [(ins.src, ins.type, False, "source")]
+            return ATOM_TYPES[ins.op], [mem, (ins.src, ins.type, False, "source")]
     return None
 
 
@@ -311,8 +317,12 @@ class _Operands:
     types: dict[str, tuple[str, Instruction | None]]  # register → type, the write that gave it
     locs: dict[str, Location]
     spots: list
+    index: int | None = None  # the operand being checked, in source order
 
-    def at(self, op: object) -> SourcePos | None:
+    def at(self, op: object, index: int | None = None) -> SourcePos | None:
+        """Where operand ``op`` (the ``index``-th in source order, if known) is written."""
+        if index is not None and index < len(self.spots) and self.spots[index][0] == op:
+            return self.spots[index][1]
         return next((pos for o, pos in self.spots if o == op), self.ins.pos)
 
     def run(self) -> None:
@@ -331,7 +341,8 @@ class _Operands:
             raise UnsupportedError(f"floating-point `{mn}`", self.ins.pos,
                                    "ptxmm models integer values: floating-point arithmetic, "
                                    "comparisons and atomics are not modelled yet")
-        for op, slot, relaxed, what in slots:
+        for k, (op, slot, relaxed, what) in enumerate(slots):
+            self.index = k
             if isinstance(op, Reg):
                 self.register(op, slot, relaxed, what, mn)
             elif isinstance(op, Imm):
@@ -355,28 +366,28 @@ class _Operands:
         rt, writer = self.types.get(r.name, ("", None))
         if writer is not None and writer is not self.ins and (rt == "pred") != (slot == "pred"):
             raise SemanticError(  # an undeclared register: only predicate or not is known
-                f"{_declared(r.name, rt, writer)}; the {what} of `{mn}` is a .{slot}", self.at(r),
+                f"{_declared(r.name, rt, writer)}; the {what} of `{mn}` is a .{slot}", self.at(r, self.index),
                 f"it takes {_takes(slot)}: use another register")
         if writer is not None or not rt:
             return
         if not register_fits(slot, rt, relaxed):
             raise SemanticError(
-                f"{r.name} is a .{rt} register; the {what} of `{mn}` is a .{slot}", self.at(r),
+                f"{r.name} is a .{rt} register; the {what} of `{mn}` is a .{slot}", self.at(r, self.index),
                 f"it takes {_takes(slot)}" + (" (or a wider integer one)" if relaxed else "")
                 + f": declare {r.name} `.reg .{slot}`, or use a register of that type")
         if type_width(rt) > type_width(slot):
             raise UnsupportedError(
                 f"{r.name} (.{rt}) as the {what} of the {type_width(slot)}-bit access `{mn}`",
-                self.at(r), "ptxas extends a loaded value to the register's width (or stores its "
+                self.at(r, self.index), "ptxas extends a loaded value to the register's width (or stores its "
                 "low bits); ptxmm does not model that yet: use a register as wide as the access")
 
     def constant(self, c: Imm, slot: str, what: str, mn: str) -> None:
         if slot[0] == "f":
             raise SemanticError(f"the integer constant {c.value} as the .{slot} {what} of `{mn}`",
-                                self.at(c), "a floating-point operand takes a floating-point "
+                                self.at(c, self.index), "a floating-point operand takes a floating-point "
                                 "constant (0f3F800000), which ptxmm does not model yet")
         if slot == "pred" and isinstance(self.ins, Selp) and c.value in (0, 1):
-            raise UnsupportedError(f"the constant selector {c.value} of `{mn}`", self.at(c),
+            raise UnsupportedError(f"the constant selector {c.value} of `{mn}`", self.at(c, self.index),
                                    "write the operand it selects: selp with a constant "
                                    "selector is a mov")
         lo, hi = (0, 1) if slot == "pred" else (-(1 << (type_width(slot) - 1)),
@@ -386,7 +397,7 @@ class _Operands:
             cut = c.value % (1 << w)
             raise SemanticError(
                 f"{c.value}{f' (0x{c.value:X})' if c.value > 9 else ''} does not fit the .{slot} "
-                f"{what} of `{mn}`", self.at(c),
+                f"{what} of `{mn}`", self.at(c, self.index),
                 (f"a {w}-bit constant is {lo}..{hi} (read signed or unsigned); ptxas would truncate it "
                  f"to {cut} (0x{cut:X}) without a word: write that if it is what you mean")
                 if slot != "pred" else "a .pred constant is 0 or 1")
@@ -394,7 +405,7 @@ class _Operands:
     def address(self, s: Sym, slot: str, what: str, mn: str) -> None:
         loc = self.locs[s.name]
         if not isinstance(self.ins, Mov):
-            raise SemanticError(f"the address of {s.name} as the {what} of `{mn}`", self.at(s),
+            raise SemanticError(f"the address of {s.name} as the {what} of `{mn}`", self.at(s, self.index),
                                 f"ptxas takes an address only in mov: `mov.u64 %rd0, {s.name};`, "
                                 "then use %rd0")
         if slot[0] in "usb" and type_width(slot) == 64:
@@ -402,10 +413,10 @@ class _Operands:
         if loc.space == "global" or slot[0] not in "usb":
             raise SemanticError(f"the address of .global location {s.name} in a .{slot}"
                                 if loc.space == "global" else
-                                f"the address of {s.name} in a .{slot}", self.at(s),
+                                f"the address of {s.name} in a .{slot}", self.at(s, self.index),
                                 f"an address has 64 bits: `mov.u64 %rd0, {s.name};`")
         raise UnsupportedError(f"the {type_width(slot)}-bit address of .shared location {s.name}",
-                               self.at(s), f"take the 64-bit address: `mov.u64 %rd0, {s.name};`")
+                               self.at(s, self.index), f"take the 64-bit address: `mov.u64 %rd0, {s.name};`")
 
     def space(self) -> None:
         ins = self.ins
