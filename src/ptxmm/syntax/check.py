@@ -20,8 +20,13 @@ Errors (SemanticError unless noted):
   by its thread (or initialised), every constant fits the type it is compared with; nesting at
   most :data:`MAX_DEPTH` deep;
 - literals: a location's or register's initial value fits its type (``.u32``: 0..0xFFFFFFFF,
-  ``.s32``: -2^31..2^31-1, ``.b32`` either); an instruction's immediate follows ptxas: any integer
-  whose magnitude fits in 64 bits, taken modulo the instruction type's width.
+  ``.s32``: -2^31..2^31-1, ``.b32`` either); an integer constant in an instruction is at most 64
+  bits (ptxas's "Constant overflow"), and in a ``.ptx`` test it fits its operand's type read
+  signed or unsigned (ptxas would truncate it without a word; see :func:`check_operands`);
+- operands of a ``.ptx`` test, as ``ptxas -arch=sm_90`` checks them (:func:`check_operands`):
+  the instruction types each opcode takes, register types (a ``.pred`` guard; sizes and kinds by
+  the ISA's operand-type rules), addresses as values only in a 64-bit ``mov``, the state space of
+  ``[x]`` the one x is declared in.
 
 Warnings (``Program.warnings``, not fatal): code no path reaches (after an unconditional ``bra``
 or ``ret`` with no label a branch targets), and a register the condition names that its thread
@@ -203,8 +208,8 @@ IMM_LIMIT = 1 << 64
 
 
 def check_immediate(value: int, pos: SourcePos | None) -> None:
-    """ptxas takes any integer constant whose magnitude fits in 64 bits in an instruction (and
-    uses it modulo the instruction type's width); a larger one is its "Constant overflow"."""
+    """An integer constant in an instruction fits in 64 bits (a larger one is ptxas's "Constant
+    overflow"); in a .ptx test, :func:`check_operands` then asks it to fit its operand's type."""
     if abs(value) >= IMM_LIMIT:
         raise ParseError(f"integer constant {value} overflows 64 bits", pos,
                          "PTX integer constants are 64-bit: at most 0xFFFFFFFFFFFFFFFF")
