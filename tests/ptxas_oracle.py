@@ -179,6 +179,10 @@ class _Gen:
         return self.pick(list(LOCS))
 
     def loc(self, ty: str, space: str) -> str:
+        """A location for ``[...]``, or sometimes a register holding an address (0 here: the
+        property is about the operand, not the access)."""
+        if self.chance(1, 10):
+            return self.pick(["%rd0", "%rd1", "%bd0", "%r0", "%s0", "%h0", "%f0", "%p0", "%fd0"])
         sp = "shared" if "shared" in space else "global" if space else None
         ok = [n for n, (s, t) in LOCS.items() if (sp is None or s == sp) and width(t) == width(ty)
               ] if ty != "pred" else []

@@ -71,6 +71,14 @@ RULES = [
     ("add.u64 %rd0, x, 1;", SemanticError, "the address of x as the first source of `add.u64`", 17),
     ("shl.b32 %r0, 1, 4294967296;", SemanticError, "does not fit the .u32 shift amount", 19),
     ("mov.u32 %r0, 019;", ParseError, "malformed integer constant `019`", 16),
+    (".reg .f32 %f0 = 0; ld.global.u32 %r0, [%f0];", SemanticError,
+     "%f0 is a .f32 register, not an address", 42),
+    (".reg .u32 %r1 = 0; st.global.u32 [%r1], 1;", SemanticError,
+     "%r1 is a 32-bit register: the address of `st.global.u32`", 37),
+    (".reg .u32 %r1 = 0; ld.u32 %r0, [%r1];", SemanticError, "%r1 is a 32-bit register", 35),
+    (".reg .u32 %r0; .reg .u64 %r0;", SemanticError,
+     "register %r0 is declared twice (.u32, then .u64)", 28),
+    (".reg .u32 %r<3>, %r2;", SemanticError, "register %r2 is declared twice", 20),
 ]
 
 UNSUPPORTED = [
@@ -82,6 +90,7 @@ UNSUPPORTED = [
     ("st.global.u64 [x], 1;", "accesses x with 64 bits, but x is a .u32", 3),
     ("mov.u32 %r0, y;", "the 32-bit address of .shared location y", 16),
     ("selp.u32 %r0, 1, 2, 1;", "the constant selector 1 of `selp.u32`", 23),
+    (".reg .u16 %h0 = 0; ld.shared.u32 %r0, [%h0];", "the 16-bit address %h0", 42),
 ]
 
 
@@ -114,6 +123,7 @@ def test_oversized_constant_hint_says_what_ptxas_makes_of_it():
     ".reg .u32 %r1 = 0; shl.b64 %rd0, 1, %r1;", "ld.u32 %r0, [y]; st.shared::cta.u32 [y], %r0;",
     "ld.global.u32 %r0, [x]; setp.ne.u32 %p0, %r0, 0; @%p0 bra L; L:",
     "atom.global.cas.b32 %r0, [x], 0, 1;", "red.shared.add.u32 [y], -1;",
+    ".reg .u32 %r1 = 0; ld.shared.u32 %r0, [%r1];", "mov.u64 %rd1, x; ld.global.u32 %r0, [%rd1];",
 ])
 def test_what_ptxas_accepts_is_accepted(body):
     _ok(body)

@@ -424,9 +424,15 @@ class _Operands:
                                self.at(s, self.index), f"take the 64-bit address: `mov.u64 %rd0, {s.name};`")
 
     def space(self) -> None:
+        """``[x]`` in the state space x is declared in; ``[%r]`` through an integer register of
+        64 bits (32 will do for .shared)."""
         ins = self.ins
-        if not isinstance(ins, MEMORY_INSTRS) or ins.space is None or \
-                not isinstance(ins.addr.base, Sym):
+        if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
+            return
+        if isinstance(ins.addr.base, Reg):
+            self.address_register(ins.addr.base, ins.space)
+            return
+        if ins.space is None or not isinstance(ins.addr.base, Sym):
             return
         loc = self.locs.get(ins.addr.base.name)
         if loc is not None and loc.space != ins.space:
@@ -435,6 +441,24 @@ class _Operands:
                 f".{ins.space} state space", self.at(ins.addr.base),
                 f"write .{loc.space} (or no state space: a generic access), or access a "
                 f".{ins.space} location")
+
+
+    def address_register(self, r: Reg, space: str | None) -> None:
+        rt, writer = self.types.get(r.name, ("", None))
+        mn, where = _mnemonic(self.ins), self.at(getattr(self.ins, "addr", r))
+        if rt in ("pred", "f16", "f32", "f64"):
+            raise SemanticError(f"{_declared(r.name, rt, writer)}, not an address: the address of "
+                                f"`{mn}`", where, "an address register is a .u64 (or .b64, .s64)")
+        if writer is not None or not rt or type_width(rt) == 64:
+            return
+        if type_width(rt) == 32 and space == "shared":
+            return
+        if type_width(rt) == 32:
+            raise SemanticError(f"{r.name} is a 32-bit register: the address of `{mn}`", where,
+                                "sm_90 addresses .global (and generic) memory with 64 bits: use "
+                                "a .u64 register")
+        raise UnsupportedError(f"the {type_width(rt)}-bit address {r.name} of `{mn}`", where,
+                               "use a .u64 address register")
 
 
 # ----- the pass -------------------------------------------------------------------------------------

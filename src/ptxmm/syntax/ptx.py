@@ -141,6 +141,14 @@ def _reg_decl(node: Tree, file: str) -> tuple[list[tuple[str, str]], list[tuple[
     return out, init
 
 
+def _declares(item: str, reg: str) -> bool:
+    """Whether the item ``%r`` or ``%r<4>`` of a ``.reg`` declaration declares ``reg``."""
+    if "<" not in item:
+        return item == reg
+    base, n = item[:-1].split("<")
+    return reg.startswith(base) and reg[len(base):].isdigit() and int(reg[len(base):]) < int(n)
+
+
 def _span(node: Tree) -> tuple[Token, Token]:
     """The first and the last token of a subtree (without recursion)."""
     first = last = None
@@ -293,11 +301,23 @@ class _Builder:
                 instrs.append(self.instr(ch, str(name_tok)))
             elif ch.data == "reg_decl":
                 regs, values = _reg_decl(ch, self.file)
+                self.redeclared(ch, regs, dict(reg_types))
                 reg_types += regs
                 self.reg_init(ch, values, init)
         return Thread(str(name_tok), index, Placement(**place), tuple(instrs),
                       init_regs=tuple(init.items()), pos=self.pos(name_tok),
                       reg_types=tuple(reg_types))
+
+    def redeclared(self, node: Tree, regs: list[tuple[str, str]], before: dict[str, str]) -> None:
+        """A register is declared once (ptxas: "Duplicate definition")."""
+        seen = dict(before)
+        for reg, ty in regs:
+            if reg in seen:
+                tok = next((i.children[0] for i in reversed(node.children[1:])
+                            if _declares(str(i.children[0]), reg)), node.children[0])
+                raise SemanticError(f"register {reg} is declared twice (.{seen[reg]}, then .{ty})",
+                                    self.pos(tok), "declare each register once")
+            seen[reg] = ty
 
     def reg_init(self, node: Tree, values: list[tuple[str, int]], init: dict[str, int]) -> None:
         for reg, value in values:
