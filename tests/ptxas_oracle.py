@@ -8,7 +8,7 @@ one-thread ``.ptx`` litmus test for ptxmm, every register starting at 0 (so that
 "read before written" rule, which ptxas does not have, never fires).
 
 :func:`body` is a hypothesis strategy for bodies near the valid ones: instructions of every form
-the front end models (mov, the ALU operations, setp, selp, ld, st, atom, red, a guarded bra), with
+the front end models (mov, the ALU operations, setp, selp, ld, st, atom, red, bar, a guarded bra), with
 instruction types, register types, literals (decimal, hexadecimal, octal, binary, ``U`` suffixes,
 signs, floating-point spellings, boundary values) and state spaces drawn so that about half of the
 bodies are wrong in one place. It also says where ptxmm departs from ptxas on purpose
@@ -248,13 +248,27 @@ class _Gen:
         srcs = [self.value(t)] + ([self.value(t)] if op == "cas" else [])
         return f"atom{sem}{sp}.{op}.{t} {self.reg(t)}, {a}, {', '.join(srcs)}"
 
+    def bar(self) -> str:
+        """A CTA barrier; its thread count a multiple of 32, since a litmus test counts its own
+        threads there (``bar.sync 0, 2``), where ptxas wants whole warps."""
+        a = self.pick(["0", "1", "15", "16", "0x10", "-1", "4294967296"]) if self.chance(2, 3) \
+            else self.reg("u32")
+        b = "" if self.chance(1, 2) else ", " + (self.pick(["32", "64", "0"]) if self.chance(2, 3)
+                                                   else self.reg("u32"))
+        if a[0] in "-0123456789" and not fits(int(a, 0), "u32"):
+            self.oversized.append(a)
+        if self.chance(1, 4):
+            return f"bar{self.pick(['', '.cta'])}.arrive {a}, {self.pick(['32', '64'])}"
+        return self.pick(["bar.sync", "barrier.sync", "bar.cta.sync",
+                          "barrier.cta.sync.aligned"]) + f" {a}{b}"
+
     def bra(self) -> str:
         return "bra $Lend" if self.chance(1, 4) else "bra.uni $Lend"
 
     def instr(self) -> str:
-        k = self.draw(st.integers(0, 9))
+        k = self.draw(st.integers(0, 10))
         form = [self.mov, self.alu, self.alu, self.setp, self.selp, self.ld, self.st,
-                lambda: self.atom(False), lambda: self.atom(True), self.bra][k]()
+                lambda: self.atom(False), lambda: self.atom(True), self.bra, self.bar][k]()
         return self.guard() + form + ";"
 
 

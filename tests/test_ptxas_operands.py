@@ -79,6 +79,9 @@ RULES = [
     (".reg .u32 %r0; .reg .u64 %r0;", SemanticError,
      "register %r0 is declared twice (.u32, then .u64)", 28),
     (".reg .u32 %r<3>, %r2;", SemanticError, "register %r2 is declared twice", 20),
+    ("bar.sync 16;", SemanticError, "barrier 16 of `bar.sync` out of range", 12),
+    ("barrier.cta.sync.aligned -1;", SemanticError, "barrier -1 of", 28),
+    (".reg .u64 %rd0 = 0; bar.sync %rd0;", SemanticError, "the barrier of `bar.sync` is a .u32", 32),
 ]
 
 UNSUPPORTED = [
@@ -124,6 +127,7 @@ def test_oversized_constant_hint_says_what_ptxas_makes_of_it():
     "ld.global.u32 %r0, [x]; setp.ne.u32 %p0, %r0, 0; @%p0 bra L; L:",
     "atom.global.cas.b32 %r0, [x], 0, 1;", "red.shared.add.u32 [y], -1;",
     ".reg .u32 %r1 = 0; ld.shared.u32 %r0, [%r1];", "mov.u64 %rd1, x; ld.global.u32 %r0, [%rd1];",
+    "bar.sync 15;", "bar.sync 0, 2;",  # a litmus test counts its threads, where ptxas wants warps
 ])
 def test_what_ptxas_accepts_is_accepted(body):
     _ok(body)

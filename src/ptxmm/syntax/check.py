@@ -47,6 +47,7 @@ from ..program import (
     Addr,
     Alu,
     Atom,
+    Barrier,
     Branch,
     Cmp,
     Imm,
@@ -56,7 +57,6 @@ from ..program import (
     Location,
     MemRef,
     Mov,
-    Operand,
     Program,
     Red,
     Reg,
@@ -258,7 +258,7 @@ def _mnemonic(ins: Instruction) -> str:
     return m.group(1) if m else ins.text
 
 
-def _slots(ins: Instruction) -> tuple[tuple[str, ...], list[tuple[Operand, str, bool, str]]] | None:
+def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
     """The instruction types ``ins`` may have, and its operands in source order, a memory operand
     as None: (operand, the type it is read or written at, whether ld/st's relaxed size rule
     applies, what it is). None: not checked here."""
@@ -281,6 +281,9 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...], list[tuple[Operand, str, 
                                          (ins.a, ins.type, False, "first source"),
                                          (ins.b, ins.type, False, "second source"),
                                          (ins.p, "pred", False, "selector")]
+    if isinstance(ins, Barrier):  # untyped: its operands are .u32
+        return None, [(o, "u32", False, "barrier" if k == 0 else "thread count")
+                      for k, o in enumerate((*ins.ids, ins.count)) if o is not None]
     if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
         return None
     return _memory_slots(ins)
@@ -338,11 +341,11 @@ class _Operands:
         allowed, slots = found
         ty = getattr(self.ins, "type", "")
         mn = _mnemonic(self.ins)
-        if ty not in allowed:
+        if allowed is not None and ty not in allowed:
             raise SemanticError(f"`{mn}` does not take the type .{ty}", self.ins.pos,
                                 f"`{mn.rsplit('.', 1)[0]}` takes "
                                 + " ".join("." + t for t in allowed))
-        if ty[0] == "f" and not isinstance(self.ins, _BIT_MOVES):
+        if ty[:1] == "f" and not isinstance(self.ins, _BIT_MOVES):
             raise UnsupportedError(f"floating-point `{mn}`", self.ins.pos,
                                    "ptxmm models integer values: floating-point arithmetic, "
                                    "comparisons and atomics are not modelled yet")
@@ -355,6 +358,16 @@ class _Operands:
             elif isinstance(op, Sym) and op.name in self.locs:
                 self.address(op, slot, what, mn)
         self.space()
+        if isinstance(self.ins, Barrier):
+            self.barrier(mn)
+
+    def barrier(self, mn: str) -> None:
+        """ptxas: a barrier number is 0..15. (Its thread count must also be a multiple of the warp
+        size, but a litmus test counts its own threads there: `bar.sync 0, 2` is two threads.)"""
+        ident = self.ins.ids[0]
+        if isinstance(ident, Imm) and not 0 <= ident.value <= 15:
+            raise SemanticError(f"barrier {ident.value} of `{mn}` out of range", self.at(ident, 0),
+                                "a CTA has 16 barriers: 0..15")
 
     def guard(self) -> None:
         if self.ins.guard is None:
