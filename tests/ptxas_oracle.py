@@ -7,8 +7,9 @@ does not take), the labels stay, and a ``ret`` ends it. :func:`litmus` wraps the
 one-thread ``.ptx`` litmus test for ptxmm, every register starting at 0 (so that ptxmm's own
 "read before written" rule, which ptxas does not have, never fires).
 
-:func:`body` is a hypothesis strategy for bodies near the valid ones: instructions of every form
-the front end models (mov, the ALU operations, setp, selp, ld, st, atom, red, bar, a guarded bra), with
+:func:`body` is a hypothesis strategy for bodies near the valid ones: instructions of the forms
+the front end models (mov, the ALU operations, setp, selp, ld, st, atom, red, bar, mbarrier,
+mapa, a guarded bra), with
 instruction types, register types, literals (decimal, hexadecimal, octal, binary, ``U`` suffixes,
 signs, floating-point spellings, boundary values) and state spaces drawn so that about half of the
 bodies are wrong in one place. It also says where ptxmm departs from ptxas on purpose
@@ -44,7 +45,7 @@ REGS = {
 # the locations: name → (state space, type)
 LOCS = {"gx": ("global", "u32"), "gy": ("global", "s32"), "gz": ("global", "b32"),
         "gw": ("global", "u64"), "gh": ("global", "u16"), "sx": ("shared", "u32"),
-        "sw": ("shared", "u64")}
+        "sw": ("shared", "u64"), "mb": ("shared", "b64")}
 
 
 def kernel(lines: list[str]) -> str:
@@ -262,13 +263,32 @@ class _Gen:
         return self.pick(["bar.sync", "barrier.sync", "bar.cta.sync",
                           "barrier.cta.sync.aligned"]) + f" {a}{b}"
 
+    def mbarrier(self) -> str:
+        op = self.pick(["init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait",
+                        "try_wait", "test_wait.parity"])
+        a = "mb" if self.chance(3, 4) else self.pick(list(LOCS) + ["%rd0", "%r0"])
+        if op == "init" or op.endswith("_tx"):
+            return f"mbarrier.{op}.shared.b64 [{a}], {self.value('u32')}"
+        if op.startswith("arrive"):
+            st_ = "_" if self.chance(1, 4) else self.reg("b64")
+            n = f", {self.value('u32')}" if self.chance(1, 3) else ""
+            return f"mbarrier.{op}.shared.b64 {st_}, [{a}]{n}"
+        state = self.value("u32" if op.endswith("parity") else "b64")
+        return f"mbarrier.{op}.shared.b64 {self.reg('pred')}, [{a}], {state}"
+
+    def mapa(self) -> str:
+        t = self.pick(["u32", "u64"])
+        src = self.pick(["sx", "sw", "mb", "gx", self.reg(t)])
+        return f"mapa.shared::cluster.{t} {self.reg(t)}, {src}, {self.value('u32')}"
+
     def bra(self) -> str:
         return "bra $Lend" if self.chance(1, 4) else "bra.uni $Lend"
 
     def instr(self) -> str:
-        k = self.draw(st.integers(0, 10))
+        k = self.draw(st.integers(0, 12))
         form = [self.mov, self.alu, self.alu, self.setp, self.selp, self.ld, self.st,
-                lambda: self.atom(False), lambda: self.atom(True), self.bra, self.bar][k]()
+                lambda: self.atom(False), lambda: self.atom(True), self.bra, self.bar,
+                self.mbarrier, self.mapa][k]()
         return self.guard() + form + ";"
 
 

@@ -10,7 +10,8 @@ import pytest
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
 
-X = ".global .u32 x = 0;\n.shared .u32 y = 0;\n"
+X = ".global .u32 x = 0;\n.shared .u32 y = 0;\n.shared .b64 bar = mbarrier.init(1);\n"
+L = 5  # the line of the thread's body
 
 
 def _err(body: str) -> PtxmmError:
@@ -23,7 +24,7 @@ def _ok(body: str):
     return ptxmm.parse(X + ".thread T0 {\n  " + body + "\n}\n", "t.ptx")
 
 
-# (input, error class, message fragment, column on line 4)
+# (input, error class, message fragment, column on the line of the body)
 ISSUE = [
     ("mov.u32 %r0, 0x1FFFFFFFF;", SemanticError, "8589934591 (0x1FFFFFFFF) does not fit the .u32 "
      "source of `mov.u32`", 16),
@@ -34,11 +35,11 @@ ISSUE = [
     (".reg .u32 %r0 = 1; @%r0 bra L; L:", SemanticError,
      "the guard %r0 is not a .pred: %r0 is a .u32 register", 23),
     ("ld.global.u32 %r0, [x]; @%r0 bra L; L:", SemanticError,
-     "the guard %r0 is not a .pred: %r0 holds a .u32 (`ld.global.u32 %r0, [x]`, line 4", 28),
+     "the guard %r0 is not a .pred: %r0 holds a .u32 (`ld.global.u32 %r0, [x]`, line 5", 28),
     (".reg .pred %p0 = 0; add.u32 %r1, %p0, 1;", SemanticError,
      "%p0 is a .pred register; the first source of `add.u32` is a .u32", 36),
     ("ld.global.u32 %r0, [x]; setp.eq.u32 %p0, %r0, 1; add.u32 %r1, %p0, 1;", SemanticError,
-     "%p0 holds a .pred (`setp.eq.u32 %p0, %r0, 1`, line 4, writes it); the first source", 65),
+     "%p0 holds a .pred (`setp.eq.u32 %p0, %r0, 1`, line 5, writes it); the first source", 65),
     ("st.global.u32 [y], 1;", SemanticError,
      "`st.global.u32` accesses y, a .shared location, in the .global state space", 18),
 ]
@@ -82,6 +83,18 @@ RULES = [
     ("bar.sync 16;", SemanticError, "barrier 16 of `bar.sync` out of range", 12),
     ("barrier.cta.sync.aligned -1;", SemanticError, "barrier -1 of", 28),
     (".reg .u64 %rd0 = 0; bar.sync %rd0;", SemanticError, "the barrier of `bar.sync` is a .u32", 32),
+    (".reg .u32 %r0 = 0; mbarrier.arrive.shared.b64 %r0, [bar];", SemanticError,
+     "%r0 is a .u32 register; the state of `mbarrier.arrive.shared.b64` is a .b64", 49),
+    (".reg .u64 %rd0 = 0; mbarrier.init.shared.b64 [bar], %rd0;", SemanticError,
+     "the expected count of `mbarrier.init.shared.b64` is a .u32", 55),
+    (".reg .u32 %r0 = 0; mbarrier.test_wait.shared.b64 %p0, [bar], %r0;", SemanticError,
+     "the state of `mbarrier.test_wait.shared.b64` is a .b64", 64),
+    ("mbarrier.arrive.shared.b64 _, [x];", SemanticError,
+     "`mbarrier.arrive.shared.b64` on x, a .global location", 34),
+    ("mapa.shared::cluster.u64 %rd0, x, 1;", SemanticError,
+     "mapa maps a .shared address: x is not a .shared location (it is .global)", 34),
+    (".reg .u64 %rd1 = 0; mapa.shared::cluster.u64 %rd0, y, %rd1;", SemanticError,
+     "the rank of `mapa.shared::cluster.u64` is a .u32", 57),
 ]
 
 UNSUPPORTED = [
@@ -101,7 +114,7 @@ UNSUPPORTED = [
 def test_operand_error_is_located(body, cls, message, col):
     e = _err(body)
     assert type(e) is cls and message in e.message, str(e)
-    assert (e.pos.file, e.pos.line, e.pos.col) == ("t.ptx", 4, col), str(e)
+    assert (e.pos.file, e.pos.line, e.pos.col) == ("t.ptx", L, col), str(e)
     assert e.hint, str(e)
 
 
@@ -109,7 +122,7 @@ def test_operand_error_is_located(body, cls, message, col):
 def test_unmodelled_operand_is_not_supported_yet(body, message, col):
     e = _err(body)
     assert isinstance(e, UnsupportedError) and message in e.message, str(e)
-    assert (e.pos.line, e.pos.col) == (4, col) and e.hint, str(e)
+    assert (e.pos.line, e.pos.col) == (L, col) and e.hint, str(e)
 
 
 def test_oversized_constant_hint_says_what_ptxas_makes_of_it():

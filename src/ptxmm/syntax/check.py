@@ -55,6 +55,8 @@ from ..program import (
     Label,
     Load,
     Location,
+    Mapa,
+    MBarrier,
     MemRef,
     Mov,
     Program,
@@ -281,12 +283,31 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
                                          (ins.a, ins.type, False, "first source"),
                                          (ins.b, ins.type, False, "second source"),
                                          (ins.p, "pred", False, "selector")]
+    if isinstance(ins, MBarrier):
+        return None, _mbar_slots(ins)
+    if isinstance(ins, Mapa):
+        return None, [(ins.dst, ins.type, False, "destination"), (ins.src, ins.type, False, "address"),
+                      (ins.rank, "u32", False, "rank")]
     if isinstance(ins, Barrier):  # untyped: its operands are .u32
         return None, [(o, "u32", False, "barrier" if k == 0 else "thread count")
                       for k, o in enumerate((*ins.ids, ins.count)) if o is not None]
     if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
         return None
     return _memory_slots(ins)
+
+
+def _mbar_slots(ins: MBarrier) -> list:
+    """The operands of an mbarrier instruction in source order (the object's address as None)."""
+    mem = (None, "", False, "address")
+    if ins.op == "init":
+        return [mem, (ins.count, "u32", False, "expected count")]
+    if ins.op in ("expect_tx", "complete_tx"):
+        return [mem, (ins.tx, "u32", False, "transaction count")]
+    if ins.op in ("arrive", "arrive_drop"):
+        n = ins.tx if ins.tx is not None else ins.count
+        return [(ins.dst, "b64", False, "state"), mem, *([(n, "u32", False, "count")] if n else [])]
+    return [(ins.dst, "pred", False, "destination"), mem,
+            (ins.state, "u32", False, "phase parity") if ins.parity else (ins.state, "b64", False, "state")]
 
 
 def _memory_slots(ins: Instruction) -> tuple[tuple[str, ...], list] | None:
@@ -422,6 +443,12 @@ class _Operands:
 
     def address(self, s: Sym, slot: str, what: str, mn: str) -> None:
         loc = self.locs[s.name]
+        if isinstance(self.ins, Mapa):
+            if loc.space != "shared":
+                raise SemanticError(f"mapa maps a .shared address: {s.name} is not a .shared "
+                                    f"location (it is .{loc.space})", self.at(s, self.index),
+                                    "map a .shared location to the other CTA's copy")
+            return
         if not isinstance(self.ins, Mov):
             raise SemanticError(f"the address of {s.name} as the {what} of `{mn}`", self.at(s, self.index),
                                 f"ptxas takes an address only in mov: `mov.u64 %rd0, {s.name};`, "
@@ -440,6 +467,9 @@ class _Operands:
         """``[x]`` in the state space x is declared in; ``[%r]`` through an integer register of
         64 bits (32 will do for .shared)."""
         ins = self.ins
+        if isinstance(ins, MBarrier):
+            self.mbarrier_object(ins)
+            return
         if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
             return
         if isinstance(ins.addr.base, Reg):
@@ -455,6 +485,16 @@ class _Operands:
                 f"write .{loc.space} (or no state space: a generic access), or access a "
                 f".{ins.space} location")
 
+
+    def mbarrier_object(self, ins: MBarrier) -> None:
+        base = ins.addr.base
+        loc = self.locs.get(base.name) if isinstance(base, Sym) else None
+        if loc is not None and loc.space != "shared":
+            raise SemanticError(f"`{_mnemonic(ins)}` on {loc.name}, a .{loc.space} location",
+                                self.at(base), "an mbarrier object lives in shared memory: "
+                                f"declare it `.shared .b64 {loc.name}`")
+        if isinstance(base, Reg):
+            self.address_register(base, "shared")
 
     def address_register(self, r: Reg, space: str | None) -> None:
         rt, writer = self.types.get(r.name, ("", None))
