@@ -453,15 +453,18 @@ class _Operands:
             raise SemanticError(f"the address of {s.name} as the {what} of `{mn}`", self.at(s, self.index),
                                 f"ptxas takes an address only in mov: `mov.u64 %rd0, {s.name};`, "
                                 "then use %rd0")
-        if slot[0] in "usb" and type_width(slot) == 64:
+        w = type_width(slot)
+        if slot[0] in "usb" and w == 64:
             return
-        if loc.space == "global" or slot[0] not in "usb":
-            raise SemanticError(f"the address of .global location {s.name} in a .{slot}"
-                                if loc.space == "global" else
-                                f"the address of {s.name} in a .{slot}", self.at(s, self.index),
+        # ptxas: no address in a .f or .pred mov, nor a 32-bit .global one ("32-Bit addressing is
+        # not supported on sm_90"); a 16-bit one, and a 32-bit .shared one, it truncates
+        if slot[0] not in "usb" or (w == 32 and loc.space == "global"):
+            raise SemanticError(f"the address of .{loc.space} location {s.name} in a .{slot}",
+                                self.at(s, self.index),
                                 f"an address has 64 bits: `mov.u64 %rd0, {s.name};`")
-        raise UnsupportedError(f"the {type_width(slot)}-bit address of .shared location {s.name}",
-                               self.at(s, self.index), f"take the 64-bit address: `mov.u64 %rd0, {s.name};`")
+        raise UnsupportedError(f"the {w}-bit address of .{loc.space} location {s.name}",
+                               self.at(s, self.index),
+                               f"take the 64-bit address: `mov.u64 %rd0, {s.name};`")
 
     def space(self) -> None:
         """``[x]`` in the state space x is declared in; ``[%r]`` through an integer register of
