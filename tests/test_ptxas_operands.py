@@ -89,6 +89,8 @@ RULES = [
      "the expected count of `mbarrier.init.shared.b64` is a .u32", 55),
     (".reg .u32 %r0 = 0; mbarrier.test_wait.shared.b64 %p0, [bar], %r0;", SemanticError,
      "the state of `mbarrier.test_wait.shared.b64` is a .b64", 64),
+    ("mbarrier.test_wait.parity.shared.b64 %p0, [bar], 2;", SemanticError,
+     "phase parity 2 of `mbarrier.test_wait.parity.shared.b64`", 52),
     ("mbarrier.arrive.shared.b64 _, [x];", SemanticError,
      "`mbarrier.arrive.shared.b64` on x, a .global location", 34),
     ("mapa.shared::cluster.u64 %rd0, x, 1;", SemanticError,

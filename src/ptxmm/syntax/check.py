@@ -381,6 +381,10 @@ class _Operands:
         self.space()
         if isinstance(self.ins, Barrier):
             self.barrier(mn)
+        if isinstance(self.ins, MBarrier) and self.ins.parity and isinstance(self.ins.state, Imm) \
+                and self.ins.state.value not in (0, 1):
+            raise SemanticError(f"phase parity {self.ins.state.value} of `{mn}`",
+                                self.at(self.ins.state, 2), "a phase parity is 0 or 1")
 
     def barrier(self, mn: str) -> None:
         """ptxas: a barrier number is 0..15. (Its thread count must also be a multiple of the warp
@@ -540,18 +544,31 @@ def check(p: Program, src: Sources | None = None,
         seen[t.name] = t
         check_instr_count(len(t.instrs), t.name, t.pos)
     locs = _check_locations(p)
-    for t in p.threads:
-        _check_thread(t, locs)
+    unsupported = _check_threads(p, locs)
     if p.condition is not None:
         _check_condition_names(p, locs, src)
     if front_end is not None:
         front_end(p)
+    if unsupported is not None:
+        raise unsupported
     warnings: list[Diagnostic] = []
     for t in p.threads:
         warnings += _Flow(t, src).run()
     if p.condition is not None:
         warnings += _check_condition_registers(p, src)
     return replace(p, warnings=tuple(p.warnings) + tuple(warnings))
+
+
+def _check_threads(p: Program, locs: dict[str, Location]) -> UnsupportedError | None:
+    """Check each thread; the first "not supported yet" is returned, not raised, so that an
+    error the front end finds (a program that is wrong, not only unmodelled) is the one reported."""
+    first = None
+    for t in p.threads:
+        try:
+            _check_thread(t, locs)
+        except UnsupportedError as e:
+            first = first or e
+    return first
 
 
 def _line(pos: SourcePos | None) -> str:
