@@ -297,7 +297,8 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
 
 
 def _mbar_slots(ins: MBarrier) -> list:
-    """The operands of an mbarrier instruction in source order (the object's address as None)."""
+    """The operands of an mbarrier instruction in source order (the object's address as None);
+    the state is a 64-bit integer (ptxas: no .f64 register)."""
     mem = (None, "", False, "address")
     if ins.op == "init":
         return [mem, (ins.count, "u32", False, "expected count")]
@@ -305,9 +306,9 @@ def _mbar_slots(ins: MBarrier) -> list:
         return [mem, (ins.tx, "u32", False, "transaction count")]
     if ins.op in ("arrive", "arrive_drop"):
         n = ins.tx if ins.tx is not None else ins.count
-        return [(ins.dst, "b64", False, "state"), mem, *([(n, "u32", False, "count")] if n else [])]
+        return [(ins.dst, "u64", False, "state"), mem, *([(n, "u32", False, "count")] if n else [])]
     return [(ins.dst, "pred", False, "destination"), mem,
-            (ins.state, "u32", False, "phase parity") if ins.parity else (ins.state, "b64", False, "state")]
+            (ins.state, "u32", False, "phase parity") if ins.parity else (ins.state, "u64", False, "state")]
 
 
 def _memory_slots(ins: Instruction) -> tuple[tuple[str, ...], list] | None:
@@ -381,10 +382,17 @@ class _Operands:
         self.space()
         if isinstance(self.ins, Barrier):
             self.barrier(mn)
-        if isinstance(self.ins, MBarrier) and self.ins.parity and isinstance(self.ins.state, Imm) \
-                and self.ins.state.value not in (0, 1):
-            raise SemanticError(f"phase parity {self.ins.state.value} of `{mn}`",
-                                self.at(self.ins.state, 2), "a phase parity is 0 or 1")
+        if isinstance(self.ins, MBarrier):
+            self.mbarrier_constants(self.ins, mn)
+
+    def mbarrier_constants(self, ins: MBarrier, mn: str) -> None:
+        """ptxas: a phase parity is 0 or 1, an arrival count positive."""
+        if ins.parity and isinstance(ins.state, Imm) and ins.state.value not in (0, 1):
+            raise SemanticError(f"phase parity {ins.state.value} of `{mn}`", self.at(ins.state, 2),
+                                "a phase parity is 0 or 1")
+        if ins.op.startswith("arrive") and isinstance(ins.count, Imm) and ins.count.value <= 0:
+            raise SemanticError(f"arrival count {ins.count.value} of `{mn}`", self.at(ins.count, 2),
+                                "an arrive counts at least one arrival: 1 or more")
 
     def barrier(self, mn: str) -> None:
         """ptxas: a barrier number is 0..15. (Its thread count must also be a multiple of the warp
@@ -447,13 +455,13 @@ class _Operands:
 
     def address(self, s: Sym, slot: str, what: str, mn: str) -> None:
         loc = self.locs[s.name]
-        if isinstance(self.ins, Mapa):
+        if isinstance(self.ins, Mapa) and what == "address":
             if loc.space != "shared":
                 raise SemanticError(f"mapa maps a .shared address: {s.name} is not a .shared "
                                     f"location (it is .{loc.space})", self.at(s, self.index),
                                     "map a .shared location to the other CTA's copy")
             return
-        if not isinstance(self.ins, Mov):
+        if not isinstance(self.ins, Mov):  # ptxas: "must be register"
             raise SemanticError(f"the address of {s.name} as the {what} of `{mn}`", self.at(s, self.index),
                                 f"ptxas takes an address only in mov: `mov.u64 %rd0, {s.name};`, "
                                 "then use %rd0")
