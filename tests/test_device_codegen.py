@@ -55,8 +55,8 @@ def test_every_instruction_is_one_asm_with_its_qualifiers():
 def test_signedness_comes_from_the_type():
     """min/max and setp keep PTX's names in the IR; the emitted PTX takes signedness from the type."""
     prog = ptxmm.parse(""".global .u32 x = 0;
-.thread T0 { ld.global.u32 %r0, [x]; min.u32 %r1, %r0, 5; max.s32 %r2, %r0, 5; max.b32 %r3, %r0, 5;
-  setp.lo.u32 %p0, %r0, 3; setp.lt.u32 %p1, %r0, 3; setp.lt.s32 %p2, %r0, 3; setp.hs.s32 %p3, %r0, 3;
+.thread T0 { ld.global.u32 %r0, [x]; min.u32 %r1, %r0, 5; max.s32 %r2, %r0, 5; max.u32 %r3, %r0, 5;
+  setp.lo.u32 %p0, %r0, 3; setp.lt.u32 %p1, %r0, 3; setp.lt.s32 %p2, %r0, 3; setp.hs.u32 %p3, %r0, 3;
   setp.eq.b32 %p4, %r0, 3; }
 exists (T0:%r1 == 0)""", "s.ptx")
     src = generate(make_layout(prog))

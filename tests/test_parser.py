@@ -53,7 +53,7 @@ def test_parses_mp():
 @pytest.mark.parametrize("text,expect", [
     ("ld.u32 %r0, [x]", (Load, "weak", None, False)),
     ("ld.weak.global.u32 %r0, [x]", (Load, "weak", None, False)),
-    ("ld.relaxed.cluster.shared::cta.u32 %r0, [x]", (Load, "relaxed", "cluster", False)),
+    ("ld.relaxed.cluster.shared::cta.u32 %r0, [s]", (Load, "relaxed", "cluster", False)),
     ("ld.volatile.global.u32 %r0, [x]", (Load, "relaxed", "sys", True)),
     ("ld.mmio.relaxed.sys.global.u32 %r0, [x]", (Load, "relaxed", "sys", True)),
     ("ld.global.ca.u32 %r0, [x]", (Load, "weak", None, False)),
@@ -66,7 +66,7 @@ def test_parses_mp():
     ("fence.acquire.cluster", (Fence, "acquire", "cluster", False)),
 ])
 def test_qualifiers(text, expect):
-    p = ptxmm.parse(f".global .u32 x = 0;\n.thread T0 {{ {text}; }}\n")
+    p = ptxmm.parse(f".global .u32 x = 0;\n.shared .u32 s = 0;\n.thread T0 {{ {text}; }}\n")
     i = p.threads[0].instrs[0]
     assert (type(i), i.sem, i.scope, getattr(i, "volatile", False)) == expect
 
@@ -97,7 +97,7 @@ def test_qualifiers(text, expect):
     ("bar.arrive 2, %r1", Barrier, {"kind": "arrive", "ids": (Imm(2),), "count": Reg("%r1")}),
     ("mov.u32 %r0, 7", Mov, {"dst": Reg("%r0"), "src": Imm(7), "type": "u32"}),
     ("mov.u64 %rd0, x", Mov, {"src": Sym("x"), "type": "u64"}),
-    ("add.s64 %r0, %r1, -1", Alu, {"op": "add", "srcs": (Reg("%r1"), Imm(-1)), "type": "s64"}),
+    ("add.s32 %r0, %r1, -1", Alu, {"op": "add", "srcs": (Reg("%r1"), Imm(-1)), "type": "s32"}),
     ("mul.lo.u32 %r0, %r1, 3", Alu, {"op": "mul", "type": "u32"}),
     ("neg.s32 %r0, %r1", Alu, {"op": "neg", "dst": Reg("%r0"), "srcs": (Reg("%r1"),)}),
     ("max.u32 %r0, %r1, 2", Alu, {"op": "max", "type": "u32"}),  # signedness is in the type

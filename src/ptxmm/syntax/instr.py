@@ -769,7 +769,9 @@ def _alu(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         if q.peek() in ("hi", "wide"):
             q.fail(f"`mul.{q.peek()}`", "the value language has the low half of a product only: "
                    "mul.lo", unsupported=True)
-        q.take_if({"lo"})
+        if q.take_if({"lo"}) is None and q.peek() in TYPES and q.peek()[0] in "usb":
+            q.fail(f"`mul.{q.peek()}` needs .lo", f"write mul.lo.{q.peek()} (the low half of "
+                   "the product; .hi and .wide are not modelled)")
     if base in ("add", "sub") and q.peek() == "sat":
         q.fail(f"`{base}.sat` (saturating arithmetic)", f"use {base}.s32 (wraps around)",
                unsupported=True)
@@ -795,7 +797,7 @@ def _selp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "selp.type d, a, b, p"
     ty = _type(q, form)
     q.done(form)
-    d, a, b, p = _operands(ops, "rvvr", q, form)
+    d, a, b, p = _operands(ops, "rvvv", q, form)  # check.py: a constant selector
     return Selp(type=ty, dst=d, a=a, b=b, p=p, **c)
 
 

@@ -98,7 +98,12 @@ def _int_at(tok_tree, file: str) -> tuple[int, SourcePos | None]:
     pos = SourcePos(file, last.line, last.column) if getattr(last, "line", None) else None
     first = toks[0]
     start = SourcePos(file, first.line, first.column) if getattr(first, "line", None) else pos
-    return sign * int_literal(str(last), pos), start
+    return sign * int_literal(_digits(str(last)), pos), start
+
+
+def _digits(text: str) -> str:
+    """An integer constant without PTX's unsigned suffix ``U`` (``1U``, ``0xFFU``)."""
+    return text[:-1] if text.endswith("U") else text
 
 
 def _tok_pos(file: str, tok: Token) -> SourcePos:
@@ -134,6 +139,14 @@ def _reg_decl(node: Tree, file: str) -> tuple[list[tuple[str, str]], list[tuple[
             check.check_init_value(value, ty[1:], f"register {d}", pos)
             init.append((d, value))
     return out, init
+
+
+def _declares(item: str, reg: str) -> bool:
+    """Whether the item ``%r`` or ``%r<4>`` of a ``.reg`` declaration declares ``reg``."""
+    if "<" not in item:
+        return item == reg
+    base, n = item[:-1].split("<")
+    return reg.startswith(base) and reg[len(base):].isdigit() and int(reg[len(base):]) < int(n)
 
 
 def _span(node: Tree) -> tuple[Token, Token]:
@@ -198,7 +211,13 @@ class _Builder:
         prog = Program(name=name, description=desc, threads=tuple(threads), locations=tuple(locs),
                        condition=cond, expect=expect, file=self.file, format="ptx")
         prog = _with_handle_types(prog)
-        return check.check(prog, self.sources, lambda p: _check_proxies(p, self.notes))
+        return check.check(prog, self.sources, self.front_end)
+
+    def front_end(self, p: Program) -> None:
+        """The .ptx front end's own checks, once names resolve: the proxies (their messages are
+        the more specific), then operands as ptxas checks them."""
+        _check_proxies(p, self.notes)
+        check.check_operands(p, self.sources)
 
     def expect(self, item: Tree, before: Token | None) -> Token:
         tok = item.children[0]
@@ -274,7 +293,7 @@ class _Builder:
         init: dict[str, int] = {}
         for ch in rest:
             if ch.data == "placement":
-                place[str(ch.children[0])[1:]] = int(ch.children[1])
+                place[str(ch.children[0])[1:]] = int(_digits(str(ch.children[1])))
             elif ch.data == "label":
                 tok = ch.children[0]
                 instrs.append(Label(name=str(tok), pos=self.pos(tok), text=f"{tok}:"))
@@ -282,11 +301,23 @@ class _Builder:
                 instrs.append(self.instr(ch, str(name_tok)))
             elif ch.data == "reg_decl":
                 regs, values = _reg_decl(ch, self.file)
+                self.redeclared(ch, regs, dict(reg_types))
                 reg_types += regs
                 self.reg_init(ch, values, init)
         return Thread(str(name_tok), index, Placement(**place), tuple(instrs),
                       init_regs=tuple(init.items()), pos=self.pos(name_tok),
                       reg_types=tuple(reg_types))
+
+    def redeclared(self, node: Tree, regs: list[tuple[str, str]], before: dict[str, str]) -> None:
+        """A register is declared once (ptxas: "Duplicate definition")."""
+        seen = dict(before)
+        for reg, ty in regs:
+            if reg in seen:
+                tok = next((i.children[0] for i in reversed(node.children[1:])
+                            if _declares(str(i.children[0]), reg)), node.children[0])
+                raise SemanticError(f"register {reg} is declared twice (.{seen[reg]}, then .{ty})",
+                                    self.pos(tok), "declare each register once")
+            seen[reg] = ty
 
     def reg_init(self, node: Tree, values: list[tuple[str, int]], init: dict[str, int]) -> None:
         for reg, value in values:
@@ -303,14 +334,25 @@ class _Builder:
             g = ch.pop(0)
             guard = (Reg(str(g.children[-1])), len(g.children) == 3)
         mn: Token = ch[0]
-        ops = [self.operand(o) for o in (ch[1].children if len(ch) > 1 else [])]
+        trees = ch[1].children if len(ch) > 1 else []
+        ops = [self.operand(o) for o in trees]
         # the instruction's own text (several may share a line), without its `;`
         first, last = _span(node)
         end = self.text.find(";", last.end_pos)
         text = " ".join(self.text[first.start_pos:end if end >= 0 else last.end_pos].split())
         ins = decode(str(mn), ops, self.pos(mn), text, guard)
         self.note(thread, ins, ops)
+        self.sources.spots[id(ins)] = self.spots(ins, ops, trees, node)
         return ins
+
+    def spots(self, ins: Instruction, ops: list, trees: list, node: Tree) -> list:
+        """Where each operand (and the guard's register) is written, for located operand errors."""
+        out = [(op, self.pos(_span(t)[0])) for op, t in zip(ops, trees)]
+        out += [(op.base, pos) for op, pos in out if isinstance(op, Addr)]  # `[x]`: x's position
+        if ins.guard is not None:
+            g = node.children[0]
+            out.append((ins.guard[0], self.pos(g.children[-1])))
+        return out
 
     def note(self, thread: str, ins: Instruction, ops: list) -> None:
         """Keep what the IR drops of a texture/surface instruction (see _ThreadNotes)."""
@@ -333,13 +375,18 @@ class _Builder:
             return Imm(value)
         if o.data == "sym":
             return Sym(str(o.children[0]))
+        if o.data == "fimm":
+            raise UnsupportedError(f"floating-point constant {''.join(map(str, o.children))}",
+                                   _tok_pos(self.file, o.children[0]),
+                                   "ptxmm models integer values: floating-point constants and "
+                                   "arithmetic are not modelled yet")
         if o.data == "vector":
             return Vec(tuple(self.operand(c) for c in o.children))
         base_tok, *rest = o.children[0].children
         base = Reg(str(base_tok)) if str(base_tok).startswith("%") else Sym(str(base_tok))
         offset = 0
         if rest and isinstance(rest[0], Token) and rest[0].type == "SIGN":
-            offset = int(str(rest[1])) * (-1 if rest[0] == "-" else 1)
+            offset = int_literal(_digits(str(rest[1]))) * (-1 if rest[0] == "-" else 1)
             rest = rest[2:]
         if not rest:
             return Addr(base, offset)
