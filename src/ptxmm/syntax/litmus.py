@@ -109,7 +109,7 @@ from ..program import (
 from ..resources import data_dir
 from . import check, lark_errors
 
-TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
+TYPE = "s64"  # Dat3M's litmus values: its 64-bit arch type (TypeFactory.getArchType), signed compares
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
 SCOPES = ("cta", "gpu", "sys", "cluster")
 LOADS = {"ld": "generic", "tld": "texture", "suld": "surface", "cold": "constant"}
@@ -130,40 +130,224 @@ COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, 
 RE_NUM = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+")
 RE_REG = re.compile(r"r[0-9]+")
 RE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-RE_COMMENT = re.compile(r"\(\*[\s\S]*?\*\)|//[^\n]*")
+
+
+# ----- Dat3M's lexer -------------------------------------------------------------------------------
+# BaseLexer.g4, LitmusAssertions.g4 and LitmusPTX.g4 as ANTLR combines them: at each point the
+# longest match wins, and of equally long matches the rule listed first (LitmusPTX's own rules,
+# then LitmusAssertions', then BaseLexer's). Every keyword precedes Identifier, so a word is a
+# keyword exactly when the whole word is one; `r7` is a Register, `LC00` a Label, `P01` a
+# ThreadIdentifier (thread 1), `_x` an Identifier but `_1` an underscore and a number.
+
+_WORD_TYPES = {
+    "locations": "LOCATIONS", "exists": "EXISTS", "forall": "FORALL", "final": "FINAL",
+    "filter": "FILTER", "not": "NOT", "with": "WITH", "cta": "CTA", "gpu": "GPU",
+    "aliases": "ALIASES", "PTX": "LANG", "ptx": "LANG", "true": "TRUE",
+    **dict.fromkeys(("tso", "cc", "optic", "default"), "EXPECT"),
+    **dict.fromkeys(("generic", "constant", "surface", "texture"), "PROXYKIND"),
+    **dict.fromkeys((
+        "ld", "tld", "suld", "cold", "st", "sust", "atom", "suatom", "red", "sured", "fence", "bar",
+        "sync", "arrive", "sys", "weak", "relaxed", "acquire", "release", "acq_rel", "sc", "add",
+        "sub", "mul", "div", "and", "or", "xor", "cas", "exch", "proxy", "alias", "beq", "bne",
+        "blt", "bgt", "ble", "bge", "goto"), "KEYWORD"),
+}
+_PUNCT = {"{": "LBRACE", "}": "RBRACE", ";": "SEMI", ":": "COLON", "=": "EQUALS", "@": "AT",
+          "&": "AMP", "|": "BAR", ",": "COMMA", ".": "PERIOD", "(": "LPAR", ")": "RPAR",
+          "[": "LBRACKET", "]": "RBRACKET", "~": "TILDE", "-": "MINUS", "!": "EXCL",
+          "==": "CMPOP", "!=": "CMPOP", "<=": "CMPOP", ">=": "CMPOP", "<": "CMPOP", ">": "CMPOP",
+          "/\\": "ANDOP", "\\/": "OROP", **dict.fromkeys("\"#$%'*+/?\\^_", "PUNCT")}
+_RE_TOKEN = re.compile(r"""
+    (?P<skip>[ \t]+|\r\n?|\n|\(\*[\s\S]*?\*\)|<<[\s\S]*?>>)
+  | (?P<line>//[^\n]*)
+  | (?P<word>_*[A-Za-z][A-Za-z0-9_]*)
+  | (?P<hex>0x[0-9a-fA-F]+)
+  | (?P<num>[0-9]+)
+  | (?P<punct>==|!=|<=|>=|/\\|\\/|[{};:=@&|,.()\[\]~\-!<>"\#$%'*+/?\\^_])
+""", re.VERBOSE)
+_RE_WORD_KIND = re.compile(r"(?P<REGISTER>r[0-9]+)|(?P<LABEL>LC[0-9]+)|(?P<THREADID>P[0-9]+)")
+
+
+class _LexError(Exception):
+    def __init__(self, line: int, col: int, message: str, hint: str):
+        super().__init__(message)
+        self.line, self.col, self.message, self.hint = line, col, message, hint
+
+
+def _word_type(word: str) -> str:
+    kind = _WORD_TYPES.get(word)
+    if kind is None:
+        m = _RE_WORD_KIND.fullmatch(word)
+        kind = m.lastgroup if m else "IDENT"
+    return kind  # type: ignore[return-value]
+
+
+def dat3m_tokens(text: str) -> list[Token]:
+    """``text`` as Dat3M's lexer splits it (skipped tokens left out), except that everything from
+    the leading ``PTX`` up to the init block's ``{`` is one HEADER token, its comments blanked
+    out, and that ``//`` line comments (a ptxmm extension) are skipped after the header."""
+    out: list[Token] = []
+    pos, line, col, n = 0, 1, 1, len(text)
+    header: int | None = None  # index in out of the LANG token while the header is open
+    while pos < n:
+        m = _RE_TOKEN.match(text, pos)
+        if m is None:
+            raise _LexError(line, col, f"character {text[pos]!r} is not part of Dat3M's litmus "
+                            "dialect", "Dat3M's lexer (BaseLexer.g4, LitmusPTX.g4) has no token "
+                            "for it; comments are (* ... *)")
+        kind, value, end = m.lastgroup, m.group(), m.end()
+        if kind == "line" and (header is not None or not out):
+            kind, value, end = "punct", "/", pos + 1  # Dat3M: in the header `//` is two slashes
+        if kind not in ("skip", "line"):
+            tt = (_word_type(value) if kind == "word" else "HEX" if kind == "hex"
+                  else "DIGITS" if kind == "num" else _PUNCT[value])
+            out.append(Token(tt, value, pos, line, col, *_end(value, line, col), end))
+            if tt == "LANG" and len(out) == 1:
+                header = 0
+            elif tt == "LBRACE" and header is not None:
+                out[header:-1] = [_header_token(text, out[header], out[-2])]
+                header = None
+        line, col = _end(value, line, col)
+        pos = end
+    if header is not None:
+        out[header:] = [_header_token(text, out[header], out[-1])]
+    return out
+
+
+def _end(value: str, line: int, col: int) -> tuple[int, int]:
+    nl = value.count("\n")
+    return (line + nl, len(value) - value.rfind("\n")) if nl else (line, col + len(value))
+
+
+def _header_token(text: str, first: Token, last: Token) -> Token:
+    raw = text[first.start_pos:last.end_pos]
+    body = re.sub(r"\(\*[\s\S]*?\*\)|<<[\s\S]*?>>", " ", raw)  # skipped, as Dat3M skips them
+    return Token("HEADER", body, first.start_pos, first.line, first.column, last.end_line,
+                 last.end_column, last.end_pos)
+
+
+class _Dat3mLexer(lark.lexer.Lexer):
+    """Feeds Lark the tokens of :func:`dat3m_tokens`."""
+
+    def __init__(self, lexer_conf) -> None:
+        pass
+
+    def lex(self, text, *_):  # Lark hands a custom lexer the whole text
+        return iter(dat3m_tokens(text))
 
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr", cache=True,
-                     propagate_positions=True, lexer="contextual")
+    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr",
+                     propagate_positions=True, lexer=_Dat3mLexer)
 
 
 def parse(text: str, file: str = "<string>") -> Program:
     with no_gc():
         try:
             tree = _parser().parse(text)
+        except _LexError as e:
+            raise ParseError(e.message, SourcePos(file, e.line, e.col), e.hint) from None
         except lark.exceptions.LarkError as e:
             raise _syntax_error(e, file, text) from None
         return _Builder(file, text).build(tree)
 
 
+_EXPECTED = {"SEMI": "';'", "BAR": "'|'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'",
+             "COLON": "':'", "EQUALS": "'='", "AT": "'@'", "AMP": "'&'", "LPAR": "'('",
+             "RPAR": "')'", "LBRACKET": "'['", "RBRACKET": "']'", "MINUS": "'-'",
+             "IDENT": "a name", "REGISTER": "a register like r0", "THREADID": "a thread like P0",
+             "DIGITS": "a number", "HEX": "a number", "CMPOP": "a comparison",
+             "ANDOP": "/\\", "OROP": "\\/", "TILDE": "~", "EXCL": "!", "PROXYKIND":
+             "generic/texture/surface/constant", "EXISTS": "exists", "FORALL": "forall",
+             "FINAL": "final", "FILTER": "filter", "LOCATIONS": "locations", "NOT": "not",
+             "CTA": "cta", "GPU": "gpu", "ALIASES": "aliases", "WITH": "with", "TRUE": "true",
+             "EXPECT": "tso/cc/optic/default"}
+
+
 def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
-    err = lark_errors.convert(e, file, text)
-    expected = getattr(e, "allowed", None) or getattr(e, "expected", None) or ()
-    if "ROW" in expected:
-        return ParseError("instruction row not terminated", err.pos,
-                          "end every row of instructions with ';' (cells are separated by '|'); "
-                          "a condition starts with exists, ~exists, not exists, forall or final")
-    if not text.lstrip().startswith(("PTX", "ptx", "(*")):
-        return ParseError("a PTX litmus test starts with `PTX <name>`", SourcePos(file, 1, 1),
-                          "first line: PTX MP (then the init block { ... })")
-    return err
+    expected = set(getattr(e, "allowed", None) or getattr(e, "expected", None) or ())
+    tok = getattr(e, "token", None)
+    if tok is not None and tok.type == "$END" and not text.strip():
+        tok = None
+    if isinstance(e, lark.exceptions.UnexpectedToken) and tok is not None:
+        pos = SourcePos(file, tok.line, tok.column)
+        if "SEMI" in expected and "BAR" in expected and tok.type in _TAIL_TYPES:
+            return _unterminated(_after_previous(text, tok, file))
+        if tok.type == "HEADER" or (tok.line == 1 and tok.column == 1 and tok.type != "LANG"
+                                    and "HEADER" in expected):
+            return _no_header(file)
+        if "HEADER" in expected:
+            return _no_header(file)
+        got = "end of file" if tok.type == "$END" else repr(str(tok))
+        hint = "expected " + ", ".join(sorted({_EXPECTED.get(x, x.lower()) for x in expected}))
+        if tok.type in ("KEYWORD", "CTA", "GPU", "PROXYKIND", "ALIASES", "WITH", "EXPECT",
+                        "LANG", "TRUE", "NOT") and "IDENT" in expected:
+            hint = (f"`{tok}` is a keyword of Dat3M's litmus dialect (LitmusPTX.g4, "
+                    f"LitmusAssertions.g4): it cannot name a location; " + hint)
+        return ParseError(f"unexpected {got}", pos, hint)
+    if not text.strip() or isinstance(e, lark.exceptions.UnexpectedEOF):
+        return _no_header(file)
+    return lark_errors.convert(e, file, text)
+
+
+_TAIL_TYPES = ("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NOT", "TILDE", "$END")
+
+
+def _after_previous(text: str, tok: Token, file: str) -> SourcePos:
+    """Just after the token before ``tok``: where a missing ';' belongs."""
+    end = len(text) if tok.type == "$END" else tok.start_pos
+    prev = [t for t in dat3m_tokens(text) if t.end_pos <= end]
+    return SourcePos(file, prev[-1].end_line, prev[-1].end_column) if prev else SourcePos(file, 1, 1)
+
+
+def _unterminated(pos: SourcePos) -> ParseError:
+    return ParseError("instruction row not terminated", pos,
+                      "end every row of instructions with ';' (cells are separated by '|'); "
+                      "a condition starts with exists, ~exists, not exists, forall or final")
+
+
+def _no_header(file: str) -> ParseError:
+    return ParseError("a PTX litmus test starts with `PTX <name>`", SourcePos(file, 1, 1),
+                      "first line: PTX MP (then the init block { ... })")
 
 
 def _num(s: str) -> int:
     """Dat3M's constants: decimal (leading zeros allowed, optional minus) or 0x hexadecimal."""
     return int(s, 16) if s[:2].lower() == "0x" else int(s, 10)
+
+
+def _word64(v: int, pos: SourcePos) -> int:
+    """A constant as Dat3M builds it: an IntLiteral of its 64-bit arch type, which holds
+    -2^63 <= v < 2^64 (IntegerType.canContain); the value is that bit pattern, read signed."""
+    if not -(1 << 63) <= v < 1 << 64:
+        raise ParseError(f"constant {v} does not fit in 64 bits", pos,
+                         "Dat3M's litmus values are 64-bit words: -9223372036854775808 to "
+                         "18446744073709551615 (2^64 - 1 reads as -1)")
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _const(tree: Tree, file: str) -> int:
+    """Dat3M's ``constant``: ``Minus? DigitSequence | HexDigitSequence`` (``- 1`` is -1)."""
+    toks = tree.children
+    return _word64(_num("".join(map(str, toks))), SourcePos(file, toks[0].line, toks[0].column))
+
+
+def _tid(tree: Tree) -> Token:
+    return tree.children[0]
+
+
+_NO_SPACE_AFTER = ("LPAR", "LBRACKET", "COLON", "TILDE", "EXCL", "MINUS")
+_NO_SPACE_BEFORE = ("RPAR", "RBRACKET", "COLON", "SEMI")
+
+
+def _cond_text(toks: list[Token]) -> str:
+    """A condition's tokens as canonical text: ``(P1:r0 == 1 /\\ ~(x[0] = -1))``."""
+    out = ""
+    for prev, t in zip([None, *toks], toks):
+        glued = prev is None or prev.type in _NO_SPACE_AFTER or t.type in _NO_SPACE_BEFORE or (
+            (prev.type, t.type) in (("IDENT", "LBRACKET"), ("AMP", "AMP"), ("BAR", "BAR")))
+        out += ("" if glued else " ") + str(t)
+    return out
 
 
 def _suggest(word: str, options) -> str:
@@ -183,6 +367,7 @@ class _Cell:
     quals: list[tuple[str, SourcePos]]
     ops: list[tuple[str, SourcePos]]
     end: SourcePos  # just after the mnemonic
+    label: str | None = None  # a label cell `LC00:`
 
     @property
     def mnemonic(self) -> str:
@@ -234,16 +419,19 @@ _KIND = {"r": "a register like r0", "v": "a register (r0) or a constant", "c": "
 
 def _operand(kind: str, s: str, pos: SourcePos, mn: str, form: str) -> Operand | str:
     if kind in "vc" and RE_NUM.fullmatch(s):
-        return Imm(_num(s))
+        return Imm(_word64(_num(s), pos))
     if kind in "rv" and RE_REG.fullmatch(s):
         return Reg(s)
-    if kind == "l" and RE_NAME.fullmatch(s) and not RE_REG.fullmatch(s):
+    if kind == "l" and RE_NAME.fullmatch(s) and _word_type(s) == "IDENT":
         return Sym(s)
     if kind == "L" and RE_NAME.fullmatch(s):
         return s
     hint = f"expected form: {form}"
     if kind == "l" and RE_REG.fullmatch(s):
         hint = "this dialect addresses memory by location name only (no register-indirect access)"
+    elif kind == "l" and RE_NAME.fullmatch(s):
+        hint = (f"`{s}` is a keyword of Dat3M's litmus dialect (LitmusPTX.g4): a location name is "
+                "an Identifier")
     elif kind == "c" and RE_REG.fullmatch(s):
         hint = "Dat3M's barriers take a constant first: bar.cta.sync 0, r1"
     elif kind in "vc" and RE_NAME.fullmatch(s):
@@ -253,51 +441,54 @@ def _operand(kind: str, s: str, pos: SourcePos, mn: str, form: str) -> Operand |
     raise ParseError(f"`{s}` in `{mn}`: expected {_KIND[kind]}", pos, hint)
 
 
-class _Source:
-    """Maps offsets in one ROW token back to file positions."""
+_WORDISH = frozenset(("IDENT", "KEYWORD", "REGISTER", "LABEL", "THREADID", "CTA", "GPU",
+                      "ALIASES", "PROXYKIND", "WITH", "EXPECT", "TRUE", "LANG"))
+_ALNUM = _WORDISH | {"DIGITS", "HEX"}
 
-    def __init__(self, file: str, tok: Token):
-        self.file, self.tok, self.text = file, tok, str(tok)
 
-    def at(self, k: int) -> SourcePos:
-        nl = self.text.rfind("\n", 0, k)
-        line = self.tok.line + self.text.count("\n", 0, k)
-        col = self.tok.column + k if nl < 0 else k - nl
-        return SourcePos(self.file, line, col)
+def _render(toks: list[Token]) -> str:
+    """Tokens as one canonical string: a space only between two words or numbers."""
+    out = ""
+    for prev, t in zip([None, *toks], toks):
+        sep = " " if prev is not None and prev.type in _ALNUM and t.type in _ALNUM else ""
+        out += sep + str(t)
+    return out
 
-    def cells(self) -> list[tuple[str, int]]:
-        """The row's cells (comments blanked out) with their offsets; drops the final ';'."""
-        body = RE_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), self.text[:-1])
-        out, start = [], 0
-        for i, ch in enumerate(body + "|"):
-            if ch == "|":
-                out.append((body[start:i], start))
-                start = i + 1
-        return out
 
-    def cell(self, text: str, off: int) -> _Cell | None:
-        """Split one cell into mnemonic, qualifiers and operands; None when it is empty."""
-        lead = len(text) - len(text.lstrip())
-        body = text.strip()
-        if not body:
-            return None
-        k0 = off + lead
-        mn = body.split(None, 1)[0]
-        parts = mn.split(".")
-        quals, k = [], k0 + len(parts[0]) + 1
-        for p in parts[1:]:
-            quals.append((p, self.at(k)))
-            k += len(p) + 1
-        ops = []
-        rest_off = k0 + len(mn)
-        rest = body[len(mn):]
-        if rest.strip():
-            pieces = rest.split(",")
-            k = rest_off
-            for piece in pieces:
-                ops.append((piece.strip(), self.at(k + len(piece) - len(piece.lstrip()))))
-                k += len(piece) + 1
-        return _Cell(" ".join(body.split()), self.at(k0), parts[0], quals, ops, self.at(k0 + len(mn)))
+def _cell(file: str, toks: list[Token]) -> _Cell | None:
+    """One cell's tokens as mnemonic, qualifiers (each `.word`, whitespace and comments allowed
+    around the dot, as Dat3M's lexer allows them) and comma-separated operands."""
+    if not toks:
+        return None
+    at = lambda t: SourcePos(file, t.line, t.column)  # noqa: E731
+    first = toks[0]
+    if len(toks) == 2 and toks[1].type == "COLON" and first.type in _WORDISH:
+        text = f"{first}:"
+        return _Cell(text, at(first), text, [], [], at(toks[1]), label=str(first))
+    quals, i = [], 1
+    while i < len(toks) and toks[i].type == "PERIOD":
+        if i + 1 >= len(toks) or toks[i + 1].type not in _ALNUM:
+            break
+        quals.append((str(toks[i + 1]), at(toks[i + 1])))
+        i += 2
+    rest = toks[i:]
+    if first.type not in _WORDISH or (rest and rest[0].type in ("PERIOD", "COLON")):
+        raise ParseError(f"malformed instruction `{_render(toks)}`", at(first),
+                         "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x; a label "
+                         "(LC00:) is a cell of its own")
+    ops: list[tuple[str, SourcePos]] = []
+    if rest:
+        group: list[Token] = []
+        for t in [*rest, None]:
+            if t is None or t.type == "COMMA":
+                ops.append((_render(group), at(group[0]) if group else at(t or rest[-1])))
+                group = []
+            else:
+                group.append(t)
+    head = str(first) + "".join(f".{q}" for q, _ in quals)
+    text = head + (" " + ", ".join(o for o, _ in ops) if ops else "")
+    end = SourcePos(file, first.end_line, first.end_column)
+    return _Cell(text, at(first), str(first), quals, ops, end)
 
 
 # ----- the builder -----------------------------------------------------------------------------------
@@ -318,8 +509,8 @@ class _Builder:
         name, docs = self.header(header)
         decls = self.threads(threads)
         self.init(init)
-        rows = [t for t in rest if isinstance(t, Token)]
-        tail = {t.data: t for t in rest if isinstance(t, Tree)}
+        rows = [t for t in rest if t.data == "row"]
+        tail = {t.data: t for t in rest if t.data != "row"}
         code = self.code(rows, len(decls))
         out = []
         for i, (pname, placement, pos) in enumerate(decls):
@@ -351,8 +542,9 @@ class _Builder:
 
     def threads(self, tree: Tree) -> list[tuple[str, Placement, SourcePos]]:
         out = []
-        for i, d in enumerate(tree.children):
-            tid, cta, gpu = d.children
+        for i, d in enumerate(t for t in tree.children if isinstance(t, Tree)):
+            tid = _tid(d.children[0])
+            cta, gpu = (c for c in d.children if isinstance(c, Token) and c.type == "DIGITS")
             name = self.thread_name(tid)
             if name != f"P{i}":
                 raise ParseError(f"thread {tid} out of order (expected P{i})", self.pos(tid),
@@ -364,7 +556,8 @@ class _Builder:
 
     @staticmethod
     def thread_name(tid: str) -> str:
-        return str(tid) if tid.startswith("P") else f"P{int(tid)}"
+        """Dat3M's threadId: the number after an optional P (``P01`` is thread 1)."""
+        return f"P{int(tid.removeprefix('P'))}"
 
     def thread_index(self, tid: str, pos: SourcePos) -> int:
         name = self.thread_name(tid.strip())
@@ -385,8 +578,8 @@ class _Builder:
         self.locs[loc.name] = loc
 
     def init_loc(self, d: Tree, pos: SourcePos) -> None:
-        name, val = d.children
-        self.declare(Location(str(name), type=TYPE, init=_num(val), pos=pos), name)
+        name, _, val = d.children
+        self.declare(Location(str(name), type=TYPE, init=_const(val, self.file), pos=pos), name)
 
     def target(self, tok: Token, what: str) -> Location:
         """The location a declaration refers to; Dat3M requires it declared earlier."""
@@ -399,20 +592,20 @@ class _Builder:
     def init_loc_loc(self, d: Tree, pos: SourcePos) -> None:
         """``y = x`` / ``y = &x``: Dat3M's initVirLocEqLoc makes y a location of its own whose
         initial value is x's (not an alias of x, not x's address)."""
-        name, tgt = (c for c in d.children if c.type == "WORD")
+        name, tgt = d.children[0], d.children[-1].children[0]
         src = self.target(tgt, f"the initialisation of {name}")
         self.declare(Location(str(name), type=TYPE, init=src.init, pos=pos), name)
 
     def init_alias(self, d: Tree, pos: SourcePos) -> None:
         """``y @ P aliases x``: a virtual alias of x through proxy P (Dat3M's
         initVirLocEqLocAlias{Gen,Proxy}); x may itself be an alias."""
-        name, proxy, tgt = d.children
+        name, _, proxy, _, tgt = d.children
         src = self.target(tgt, f"the alias {name}")
         self.declare(Location(str(name), type=TYPE, init=src.init, alias_of=src.name,
                               proxy=str(proxy), pos=pos), name)
 
     def register(self, d: Tree) -> tuple[dict, str]:
-        tid, reg = d.children[0], d.children[1]
+        tid, reg = _tid(d.children[0]), d.children[2].children[0]
         regs = self.regs[self.thread_index(str(tid), self.pos(tid))]
         if not RE_REG.fullmatch(str(reg)):
             raise ParseError(f"`{reg}` is not a register", self.pos(reg), "registers are r0, r1, ...")
@@ -422,15 +615,16 @@ class _Builder:
 
     def init_reg(self, d: Tree, pos: SourcePos) -> None:
         regs, reg = self.register(d)
-        regs[reg] = _num(d.children[2])
+        regs[reg] = _const(d.children[4], self.file)
 
     def init_reg_loc(self, d: Tree, pos: SourcePos) -> None:
         """``P0:r0 = &x`` / ``P0:r0 = x``: r0 holds the address of x (Dat3M's initRegEqLocPtr)."""
         regs, reg = self.register(d)
-        loc = str(d.children[-1])
-        if RE_REG.fullmatch(loc):
+        tok = d.children[-1].children[0]
+        loc = str(tok)
+        if tok.type == "REGISTER":
             raise ParseError(f"`{loc}` is a register; a register starts with a constant or the "
-                             "address of a location", self.pos(d.children[-1]))
+                             "address of a location", self.pos(tok))
         regs[reg] = loc
         if loc not in self.locs:
             self.locs[loc] = Location(loc, type=TYPE, pos=pos)
@@ -447,17 +641,17 @@ class _Builder:
 
     # --- code ---
 
-    def code(self, rows: list[Token], n: int) -> list[list[Instruction]]:
+    def code(self, rows: list[Tree], n: int) -> list[list[Instruction]]:
         code: list[list[Instruction]] = [[] for _ in range(n)]
         labels: list[dict[str, SourcePos]] = [{} for _ in range(n)]
         for row in rows:
-            src = _Source(self.file, row)
-            cells = src.cells()
+            cells = [c for c in row.children if isinstance(c, Tree)]
             if len(cells) > n:
+                bar = [c for c in row.children if isinstance(c, Token) and c.type == "BAR"][n - 1]
                 raise ParseError(f"{len(cells)} columns in a row of a test with {n} thread(s)",
-                                 src.at(cells[n][1] - 1), "one column per thread, separated by '|'")
-            for i, (text, off) in enumerate(cells):
-                cell = src.cell(text, off)
+                                 self.pos(bar), "one column per thread, separated by '|'")
+            for i, c in enumerate(cells):
+                cell = _cell(self.file, c.children)
                 if cell is not None:
                     instrs = self.instr(cell)
                     self.check_label(instrs[0], labels[i])
@@ -472,13 +666,9 @@ class _Builder:
             seen[ins.name] = ins.pos
 
     def instr(self, cell: _Cell) -> list[Instruction]:
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\s*:", cell.text)
         c = dict(pos=cell.pos, text=cell.text)
-        if m:
-            return [Label(name=m.group(1), **c)]
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*", cell.mnemonic):
-            raise ParseError(f"malformed instruction `{cell.text}`", cell.pos,
-                             "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x")
+        if cell.label is not None:
+            return [Label(name=cell.label, **c)]
         handler = _HANDLERS.get(cell.base)
         if handler is None:
             raise ParseError(f"unknown instruction `{cell.base}`", cell.pos,
@@ -651,15 +841,17 @@ class _Builder:
     def locations(self, tree: Tree, threads: list[Thread]) -> list:
         return [self.ref(t, threads, right=False) for t in tree.children if isinstance(t, Tree)]
 
-    def source(self, tree: Tree) -> str:
-        """The source text of a filter's or condition's expression, whitespace normalised."""
-        e = tree.children[1]
-        return " ".join(self.text[e.meta.start_pos:e.meta.end_pos].split())
+    @staticmethod
+    def source(tree: Tree) -> str:
+        """A filter's or condition's expression as canonical text (whitespace and comments
+        between its tokens do not change it)."""
+        return _cond_text(list(tree.children[1].scan_values(lambda t: isinstance(t, Token))))
 
     def condition(self, tree: Tree, threads: list[Thread], filt: tuple | None) -> Condition:
         """The condition; a filter F folds in as exists (F /\\ C) or forall (~F \\/ C)."""
-        word = re.sub(r"^(~|not)\s*", "~", str(tree.children[0]))
-        quant = "exists" if word == "final" else word
+        head = tree.children[0]
+        words = [str(t) for t in head.children] if isinstance(head, Tree) else [str(head)]
+        quant = "exists" if words[0] == "final" else "~exists" if len(words) == 2 else words[0]
         expr, text = self.cond_expr(tree.children[1], threads), self.source(tree)
         if filt is not None:
             f, c = _parenthesised(filt[1]), _parenthesised(text)
@@ -675,6 +867,8 @@ class _Builder:
             return kids[0] if len(kids) == 1 else (Or if t.data == "c_or" else And)(tuple(kids))
         if t.data == "c_not":
             return Not(self.cond_expr(t.children[1], threads))
+        if t.data == "c_paren":
+            return self.cond_expr(t.children[1], threads)
         if t.data == "c_true":
             return TrueC()
         lhs, op, rhs = t.children
@@ -687,17 +881,17 @@ class _Builder:
         return Cmp(op, a, b)
 
     def ref(self, t: Tree, threads: list[Thread], right: bool) -> RegRef | MemRef | int:
-        tok = t.children[0]
         if t.data == "num":
-            return _num(tok)
+            return _const(t.children[0], self.file)
         if t.data == "regref":
-            return self.regref(tok, threads)
+            return self.regref(t, threads)
+        tok = t.children[1] if t.data == "membrk" else t.children[0]
         name = str(tok)
         if name not in self.locs:
             raise SemanticError(f"the condition names unknown location {name}", self.pos(tok),
                                 _suggest(name, self.locs) + "locations: " + ", ".join(self.locs))
-        if t.data == "memidx" and int(t.children[1]) != 0:
-            raise UnsupportedError(f"{name}[{t.children[1]}]: an offset into a location",
+        if t.data == "memidx" and int(t.children[2]) != 0:
+            raise UnsupportedError(f"{name}[{t.children[2]}]: an offset into a location",
                                    self.pos(tok), "each location is one word: write x or x[0]")
         if right and t.data in ("memref", "membrk"):
             raise UnsupportedError(f"`{name}` on the right of a comparison: Dat3M reads it as the "
@@ -706,8 +900,9 @@ class _Builder:
                                    f"or write {name}[0] for its final value")
         return MemRef(name)
 
-    def regref(self, tok: Token, threads: list[Thread]) -> RegRef:
-        tid, reg = str(tok).split(":")
+    def regref(self, ref: Tree, threads: list[Thread]) -> RegRef:
+        tok = ref.children[0].children[0]
+        tid, reg = str(tok), str(ref.children[2].children[0])
         t = threads[self.thread_index(tid, self.pos(tok))]
         known = _registers(t)
         if reg not in known:
