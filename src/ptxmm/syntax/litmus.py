@@ -500,6 +500,7 @@ class _Builder:
         self.locs: dict[str, Location] = {}
         self.regs: list[dict[str, int | str]] = []
         self.names: list[str] = []
+        self.tokens: list[Token] | None = None  # the file's tokens, lexed again when needed
 
     def pos(self, tok) -> SourcePos:
         return SourcePos(self.file, tok.line, tok.column)
@@ -841,11 +842,19 @@ class _Builder:
     def locations(self, tree: Tree, threads: list[Thread]) -> list:
         return [self.ref(t, threads, right=False) for t in tree.children if isinstance(t, Tree)]
 
-    @staticmethod
-    def source(tree: Tree) -> str:
+    def source(self, tree: Tree) -> str:
         """A filter's or condition's expression as canonical text (whitespace and comments
-        between its tokens do not change it)."""
-        return _cond_text(list(tree.children[1].scan_values(lambda t: isinstance(t, Token))))
+        between its tokens do not change it; the tree has dropped its parentheses)."""
+        head = tree.children[0]  # FILTER, FINAL or the quant tree
+        start = head.end_pos if isinstance(head, Token) else head.meta.end_pos
+        if self.tokens is None:
+            self.tokens = dat3m_tokens(self.text)
+        toks = [t for t in self.tokens if start <= t.start_pos < tree.meta.end_pos]
+        cut = next((i for i, t in enumerate(toks) if t.type == "WITH"), len(toks))
+        toks = toks[:cut]
+        while toks and toks[-1].type == "SEMI":
+            toks.pop()
+        return _cond_text(toks)
 
     def condition(self, tree: Tree, threads: list[Thread], filt: tuple | None) -> Condition:
         """The condition; a filter F folds in as exists (F /\\ C) or forall (~F \\/ C)."""
@@ -867,8 +876,6 @@ class _Builder:
             return kids[0] if len(kids) == 1 else (Or if t.data == "c_or" else And)(tuple(kids))
         if t.data == "c_not":
             return Not(self.cond_expr(t.children[1], threads))
-        if t.data == "c_paren":
-            return self.cond_expr(t.children[1], threads)
         if t.data == "c_true":
             return TrueC()
         lhs, op, rhs = t.children
