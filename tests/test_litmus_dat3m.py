@@ -257,3 +257,19 @@ def spaced(draw):
 def test_whitespace_and_comments_between_tokens_change_nothing(pair):
     text, spaced_text = pair
     assert _bare(ptxmm.parse(spaced_text, "t.litmus")) == _bare(ptxmm.parse(text, "t.litmus"))
+
+
+def test_device_runs_litmus_values_as_32_bit_words():
+    """The device harness's locations are 32-bit: a .litmus test runs there narrowed, and one
+    whose constants need more than 32 bits is refused rather than truncated."""
+    from ptxmm.errors import UnsupportedError
+    from ptxmm.syntax.litmus import narrowed_to_32_bits
+
+    small = narrowed_to_32_bits(parse(MP2))
+    assert {loc.type for loc in small.locations} == {"s32"}
+    assert {i.type for t in small.threads for i in t.instrs} == {"s32"}
+    big = "PTX t\n{{ x={}; }}\n P0@cta 0,gpu 0 ;\n ld.weak r0, x ;\n st.weak x, {} ;\n"
+    for init, value in (("4294967296", "1"), ("0", "-2147483649")):
+        with pytest.raises(UnsupportedError) as e:
+            narrowed_to_32_bits(parse(big.format(init, value)))
+        assert "beyond 32 bits" in e.value.message and e.value.pos is not None

@@ -20,15 +20,22 @@ visitor gives each form::
     filter (P1:r0 == 1)                       optional, see below
     exists (P1:r0 == 1 /\\ ~(x = 2))          or ~exists / not exists / forall / final ... with ...
 
+Tokens are Dat3M's (its lexer's rules, reproduced by :func:`dat3m_tokens`): the longest match,
+ties to the rule ANTLR lists first, so ``r0`` is a register, ``LC00`` a label, ``P01`` thread 1,
+every keyword its own token (a keyword cannot name a location) and ``ldx`` a name. Whitespace,
+newlines, ``(* ... *)`` comments and the ``<< ... >>`` ExecConfig (``<<grid ...>>``, which Dat3M
+skips) may stand between any two tokens: ``st . weak x , 1``, ``P1 : r0``, ``x=- 1``.
+
 Instructions (registers are ``r0``, ``r1``, ...; a value is a register or a constant; memory is
-addressed by location name; every value is a signed 32-bit word, as in Dat3M's tests):
+addressed by location name; every value is a 64-bit word, Dat3M's arch type, compared signed; a
+constant is -2^63 to 2^64 - 1, the upper half read as the negative word of the same bits):
 
 - ``ld.weak r, x`` / ``ld.relaxed.S r, x`` / ``ld.acquire.S r, x`` with S in cta gpu sys: loads
   through the generic proxy; ``tld``, ``suld`` and ``cold`` load through the texture, surface and
   constant proxies. ``st.weak x, v`` / ``st.relaxed.S x, v`` / ``st.release.S x, v``; ``sust``
   stores through the surface proxy. A weak access takes no scope, the others need one.
-- ``ld r, v`` (any load mnemonic, no qualifier): register move; ``add|sub|mul r, v, v``: register
-  arithmetic (``div`` is rejected: no division in the value language yet).
+- ``ld r, v`` (any load mnemonic, no qualifier): register move; ``add|sub|mul|div r, v, v``:
+  register arithmetic (``div`` is signed, as Dat3M's).
 - ``atom.M.S.op r, x, v`` (op: add sub mul and or xor, also inc dec min max), ``atom.M.S.exch r, x,
   v``, ``atom.M.S.cas r, x, expected, new``, with M in relaxed acquire release acq_rel; ``suatom``
   through the surface proxy. ``red.M.S.op x, v``; ``sured`` through the surface proxy.
@@ -40,7 +47,8 @@ addressed by location name; every value is a signed 32-bit word, as in Dat3M's t
 Looser than Dat3M, as the ``.ptx`` front end is: ``ld.volatile``/``st.volatile`` (relaxed at sys
 scope, volatile) and ``.mmio.relaxed.sys``; the ``.cluster`` scope; ``atom``/``red`` without
 semantics (relaxed) or scope (gpu); ``fence.S`` (acq_rel); ``and|or|xor r, v, v``; labels with any
-name; ``(* *)`` and ``//`` comments; fewer cells than threads in a row.
+name; ``//`` line comments after the header (in the header ``//`` is two slashes, as in Dat3M);
+``&& || !`` and ``true`` in conditions; fewer cells than threads in a row.
 
 Conditions compare ``P1:r0`` (or ``1:r0``), a location's final value ``x`` (or ``x[0]``,
 ``[x]``) and constants with ``= == != < <= > >=`` under ``/\\ \\/ ~ not`` and parentheses (also
@@ -61,6 +69,7 @@ which Dat3M's model gives no effect) and ``div`` are "not supported yet"."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -949,4 +958,33 @@ _HANDLERS = {
 }
 
 
-__all__ = ["parse"]
+def narrowed_to_32_bits(prog: Program) -> Program:
+    """A ``.litmus`` test with Dat3M's 64-bit words read as 32-bit ones, for the device harness
+    (whose test locations are 32-bit): refused when a constant does not fit in 32 bits. Its
+    arithmetic then wraps at 32 bits on the device, which the comparison with the model's
+    outcomes (computed at 64 bits) shows as an outcome the model does not allow."""
+    def fits(v: object, pos: SourcePos | None, what: str) -> None:
+        if isinstance(v, int) and not -(1 << 31) <= v < 1 << 31:
+            raise UnsupportedError(f"{what} {v} beyond 32 bits on the device", pos,
+                                   "the device harness runs Dat3M's 64-bit litmus values as "
+                                   "32-bit words; check this test with the model only")
+
+    threads = []
+    for t in prog.threads:
+        instrs = []
+        for ins in t.instrs:
+            for o in operands(ins):
+                fits(getattr(o, "value", None), ins.pos, "constant")
+            instrs.append(dataclasses.replace(ins, type="s32") if getattr(ins, "type", None) == TYPE
+                          else ins)
+        for _, v in t.init_regs:
+            fits(v, t.pos, "initial value")
+        threads.append(dataclasses.replace(t, instrs=tuple(instrs)))
+    locs = []
+    for loc in prog.locations:
+        fits(loc.init, loc.pos, "initial value")
+        locs.append(dataclasses.replace(loc, type="s32") if loc.type == TYPE else loc)
+    return dataclasses.replace(prog, threads=tuple(threads), locations=tuple(locs))
+
+
+__all__ = ["narrowed_to_32_bits", "parse"]
