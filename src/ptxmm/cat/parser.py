@@ -38,12 +38,8 @@ class Model:
 
     @property
     def axioms(self) -> list[Stmt]:
-        return [s for s in self.stmts if s.kind == "axiom"]
-
-    @property
-    def stated_axioms(self) -> list[Stmt]:
-        """The axioms the model's files state (not those the loader added)."""
-        return [s for s in self.axioms if s.name not in self.implicit]
+        """The axioms the model's files state (the loader's implicit ones are in stmts too)."""
+        return [s for s in self.stmts if s.kind == "axiom" and s.name not in self.implicit]
 
 
 @cache
@@ -62,7 +58,7 @@ def builtin_files() -> dict[str, Path]:
 def builtin_models() -> dict[str, Path]:
     """The built-in models: the .cat files that state at least one axiom (not the libraries of
     definitions such as ptx-common.cat, which models include)."""
-    return {name: p for name, p in builtin_files().items() if load_model(name).stated_axioms}
+    return {name: p for name, p in builtin_files().items() if load_model(name).axioms}
 
 
 def find_model(name_or_path: str) -> Path:
@@ -88,7 +84,7 @@ def find_model(name_or_path: str) -> Path:
 def require_axioms(model: Model) -> None:
     """Refuse a model that states no axiom: it would allow every candidate execution. Such a file
     is a library of definitions for models to include (``--allow-no-axioms`` overrides)."""
-    if model.stated_axioms:
+    if model.axioms:
         return
     raise ModelError(f"model {model.name} states no axiom (no acyclic, irreflexive or empty "
                      "check): it would allow every execution", SourcePos(model.path, 1, 1),

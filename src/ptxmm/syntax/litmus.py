@@ -281,7 +281,7 @@ def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseEr
     if isinstance(e, lark.exceptions.UnexpectedToken) and tok is not None:
         pos = SourcePos(file, tok.line, tok.column)
         if "SEMI" in expected and "BAR" in expected and tok.type in _TAIL_TYPES:
-            return _unterminated(_after_previous(text, tok, file))
+            return _unterminated(_row_start(text, tok, file))
         if tok.type == "HEADER" or (tok.line == 1 and tok.column == 1 and tok.type != "LANG"
                                     and "HEADER" in expected):
             return _no_header(file)
@@ -302,11 +302,13 @@ def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseEr
 _TAIL_TYPES = ("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NOT", "TILDE", "$END")
 
 
-def _after_previous(text: str, tok: Token, file: str) -> SourcePos:
-    """Just after the token before ``tok``: where a missing ';' belongs."""
+def _row_start(text: str, tok: Token, file: str) -> SourcePos:
+    """Where the row that ``tok`` leaves unterminated starts (the token after the last ';')."""
     end = len(text) if tok.type == "$END" else tok.start_pos
     prev = [t for t in dat3m_tokens(text) if t.end_pos <= end]
-    return SourcePos(file, prev[-1].end_line, prev[-1].end_column) if prev else SourcePos(file, 1, 1)
+    semi = max((i for i, t in enumerate(prev) if t.type == "SEMI"), default=-1)
+    first = prev[semi + 1] if semi + 1 < len(prev) else (prev[-1] if prev else None)
+    return SourcePos(file, first.line, first.column) if first else SourcePos(file, 1, 1)
 
 
 def _unterminated(pos: SourcePos) -> ParseError:
