@@ -71,6 +71,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -166,13 +168,14 @@ _PUNCT = {"{": "LBRACE", "}": "RBRACE", ";": "SEMI", ":": "COLON", "=": "EQUALS"
           "==": "CMPOP", "!=": "CMPOP", "<=": "CMPOP", ">=": "CMPOP", "<": "CMPOP", ">": "CMPOP",
           "/\\": "ANDOP", "\\/": "OROP", **dict.fromkeys("\"#$%'*+/?\\^_", "PUNCT")}
 _RE_TOKEN = re.compile(r"""
-    (?P<skip>[ \t]+|\r\n?|\n|\(\*[\s\S]*?\*\)|<<[\s\S]*?>>)
-  | (?P<line>//[^\n]*)
-  | (?P<word>_*[A-Za-z][A-Za-z0-9_]*)
-  | (?P<hex>0x[0-9a-fA-F]+)
-  | (?P<num>[0-9]+)
-  | (?P<punct>==|!=|<=|>=|/\\|\\/|[{};:=@&|,.()\[\]~\-!<>"\#$%'*+/?\\^_])
+    (?:[ \t\n]+|\r\n?|\(\*[\s\S]*?\*\)|<<[\s\S]*?>>)*   # skipped: space, newline, comment, ExecConfig
+    (?: (?P<line>//[^\n]*)
+      | (?P<word>_*[A-Za-z][A-Za-z0-9_]*)
+      | (?P<hex>0x[0-9a-fA-F]+)
+      | (?P<num>[0-9]+)
+      | (?P<punct>==|!=|<=|>=|/\\|\\/|[{};:=@&|,.()\[\]~\-!<>"\#$%'*+/?\\^_]) )?
 """, re.VERBOSE)
+_RE_NL = re.compile(r"\n")
 _RE_WORD_KIND = re.compile(r"(?P<REGISTER>r[0-9]+)|(?P<LABEL>LC[0-9]+)|(?P<THREADID>P[0-9]+)")
 
 
@@ -192,39 +195,42 @@ def _word_type(word: str) -> str:
 
 def dat3m_tokens(text: str) -> list[Token]:
     """``text`` as Dat3M's lexer splits it (skipped tokens left out), except that everything from
-    the leading ``PTX`` up to the init block's ``{`` is one HEADER token, its comments blanked
-    out, and that ``//`` line comments (a ptxmm extension) are skipped after the header."""
+    the leading ``PTX`` up to the init block's ``{`` is one HEADER token (its comments and
+    ExecConfigs each replaced by a space), and that ``//`` line comments (a ptxmm extension) are
+    skipped after the header."""
     out: list[Token] = []
-    pos, line, col, n = 0, 1, 1, len(text)
-    header: int | None = None  # index in out of the LANG token while the header is open
+    starts = [0, *(m.end() for m in _RE_NL.finditer(text))]  # offset of each line
+    pos, n = 0, len(text)
+    header = False  # the header is open: from a leading PTX up to the first '{'
+    match, new = _RE_TOKEN.match, Token
     while pos < n:
-        m = _RE_TOKEN.match(text, pos)
-        if m is None:
-            raise _LexError(line, col, f"character {text[pos]!r} is not part of Dat3M's litmus "
-                            "dialect", "Dat3M's lexer (BaseLexer.g4, LitmusPTX.g4) has no token "
-                            "for it; comments are (* ... *)")
-        kind, value, end = m.lastgroup, m.group(), m.end()
-        if kind == "line" and (header is not None or not out):
-            kind, value, end = "punct", "/", pos + 1  # Dat3M: in the header `//` is two slashes
-        if kind not in ("skip", "line"):
-            tt = (_word_type(value) if kind == "word" else "HEX" if kind == "hex"
-                  else "DIGITS" if kind == "num" else _PUNCT[value])
-            out.append(Token(tt, value, pos, line, col, *_end(value, line, col), end))
-            if tt == "LANG" and len(out) == 1:
-                header = 0
-            elif tt == "LBRACE" and header is not None:
-                out[header:-1] = [_header_token(text, out[header], out[-2])]
-                header = None
-        line, col = _end(value, line, col)
-        pos = end
-    if header is not None:
-        out[header:] = [_header_token(text, out[header], out[-1])]
+        m = match(text, pos)
+        kind, start, pos = m.lastgroup, m.start(m.lastgroup or 0), m.end()
+        if kind is None:
+            if pos < n:
+                line = bisect_right(starts, pos)
+                raise _LexError(line, pos - starts[line - 1] + 1, f"character {text[pos]!r} is not "
+                                "part of Dat3M's litmus dialect", "Dat3M's lexer (BaseLexer.g4, "
+                                "LitmusPTX.g4) has no token for it; comments are (* ... *)")
+            break
+        value = m.group(kind)
+        if kind == "line":
+            if not header and out:
+                continue
+            kind, value, pos = "punct", "/", start + 1  # Dat3M: in the header `//` is two slashes
+        tt = (_word_type(value) if kind == "word" else "HEX" if kind == "hex"
+              else "DIGITS" if kind == "num" else _PUNCT[value])
+        line = bisect_right(starts, start)
+        col = start - starts[line - 1] + 1
+        out.append(new(tt, value, start, line, col, line, col + len(value), pos))
+        if tt == "LANG" and len(out) == 1:
+            header = True
+        elif tt == "LBRACE" and header:
+            out[:-1] = [_header_token(text, out[0], out[-2])]
+            header = False
+    if header:
+        out[:] = [_header_token(text, out[0], out[-1])]
     return out
-
-
-def _end(value: str, line: int, col: int) -> tuple[int, int]:
-    nl = value.count("\n")
-    return (line + nl, len(value) - value.rfind("\n")) if nl else (line, col + len(value))
 
 
 def _header_token(text: str, first: Token, last: Token) -> Token:
@@ -234,6 +240,9 @@ def _header_token(text: str, first: Token, last: Token) -> Token:
                  last.end_column, last.end_pos)
 
 
+_LEXED = threading.local()  # (text, its tokens): parse() lexes once, for Lark and the builder
+
+
 class _Dat3mLexer(lark.lexer.Lexer):
     """Feeds Lark the tokens of :func:`dat3m_tokens`."""
 
@@ -241,24 +250,61 @@ class _Dat3mLexer(lark.lexer.Lexer):
         pass
 
     def lex(self, text, *_):  # Lark hands a custom lexer the whole text
-        return iter(dat3m_tokens(text))
+        done = getattr(_LEXED, "pair", None)
+        return _cells(done[1] if done is not None and done[0] is text else dat3m_tokens(text))
+
+
+def _cells(tokens: list[Token]):
+    """The tokens, each cell of the instruction rows as one CELL token (its run of tokens up to
+    '|' or ';'): the builder decodes a cell from its tokens, and Lark need not shift each one.
+    Rows start after the thread declarations (the first ';' after the init block's '}' and its
+    optional ';') and end at a keyword that opens the tail (or at the end)."""
+    phase, run = 0, 0  # 0: before '}', 1: after it, 2: threads, 3: rows, 4: the tail
+    for i, t in enumerate(tokens):
+        tt = t.type
+        if phase == 3:
+            if tt in _TAIL_START:
+                phase = 4
+            elif tt not in ("BAR", "SEMI"):
+                run += 1
+                continue
+            if run:
+                first, last = tokens[i - run], tokens[i - 1]
+                yield Token("CELL", first, first.start_pos, first.line, first.column, last.end_line,
+                            last.end_column, last.end_pos)
+                run = 0
+        elif phase < 3:
+            phase = (1 if tt == "RBRACE" else 0) if phase == 0 else (
+                2 if phase == 1 and tt != "SEMI" else 3 if tt == "SEMI" and phase == 2 else 2)
+        yield t
+    if run:
+        first, last = tokens[-run], tokens[-1]
+        yield Token("CELL", first, first.start_pos, first.line, first.column, last.end_line,
+                    last.end_column, last.end_pos)
+
+
+_TAIL_START = frozenset(("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NOT", "TILDE"))
 
 
 @cache
 def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr",
+    return lark.Lark((data_dir("grammar") / "litmus.lark").read_text(), parser="lalr", cache=True,
                      propagate_positions=True, lexer=_Dat3mLexer)
 
 
 def parse(text: str, file: str = "<string>") -> Program:
     with no_gc():
         try:
+            tokens = dat3m_tokens(text)
+            _LEXED.pair = (text, tokens)
             tree = _parser().parse(text)
         except _LexError as e:
             raise ParseError(e.message, SourcePos(file, e.line, e.col), e.hint) from None
         except lark.exceptions.LarkError as e:
             raise _syntax_error(e, file, text) from None
-        return _Builder(file, text).build(tree)
+        finally:
+            _LEXED.pair = None
+        return _Builder(file, text, tokens).build(tree)
 
 
 _EXPECTED = {"SEMI": "';'", "BAR": "'|'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'",
@@ -270,7 +316,7 @@ _EXPECTED = {"SEMI": "';'", "BAR": "'|'", "COMMA": "','", "LBRACE": "'{'", "RBRA
              "generic/texture/surface/constant", "EXISTS": "exists", "FORALL": "forall",
              "FINAL": "final", "FILTER": "filter", "LOCATIONS": "locations", "NOT": "not",
              "CTA": "cta", "GPU": "gpu", "ALIASES": "aliases", "WITH": "with", "TRUE": "true",
-             "EXPECT": "tso/cc/optic/default"}
+             "EXPECT": "tso/cc/optic/default", "CELL": "an instruction"}
 
 
 def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
@@ -506,12 +552,11 @@ def _cell(file: str, toks: list[Token]) -> _Cell | None:
 
 
 class _Builder:
-    def __init__(self, file: str, text: str):
-        self.file, self.text = file, text
+    def __init__(self, file: str, text: str, tokens: list[Token]):
+        self.file, self.text, self.tokens = file, text, tokens
         self.locs: dict[str, Location] = {}
         self.regs: list[dict[str, int | str]] = []
         self.names: list[str] = []
-        self.tokens: list[Token] | None = None  # the file's tokens, lexed again when needed
 
     def pos(self, tok) -> SourcePos:
         return SourcePos(self.file, tok.line, tok.column)
@@ -656,14 +701,22 @@ class _Builder:
     def code(self, rows: list[Tree], n: int) -> list[list[Instruction]]:
         code: list[list[Instruction]] = [[] for _ in range(n)]
         labels: list[dict[str, SourcePos]] = [{} for _ in range(n)]
+        starts = [t.start_pos for t in self.tokens]
         for row in rows:
-            cells = [c for c in row.children if isinstance(c, Tree)]
+            cells: list[Token | None] = [None]
+            for c in row.children:
+                if c.type == "CELL":
+                    cells[-1] = c
+                elif c.type == "BAR":
+                    cells.append(None)
             if len(cells) > n:
-                bar = [c for c in row.children if isinstance(c, Token) and c.type == "BAR"][n - 1]
+                bar = [c for c in row.children if c.type == "BAR"][n - 1]
                 raise ParseError(f"{len(cells)} columns in a row of a test with {n} thread(s)",
                                  self.pos(bar), "one column per thread, separated by '|'")
             for i, c in enumerate(cells):
-                cell = _cell(self.file, c.children)
+                toks = [] if c is None else self.tokens[
+                    bisect_right(starts, c.start_pos) - 1:bisect_right(starts, c.end_pos - 1)]
+                cell = _cell(self.file, toks)
                 if cell is not None:
                     instrs = self.instr(cell)
                     self.check_label(instrs[0], labels[i])
@@ -858,8 +911,6 @@ class _Builder:
         between its tokens do not change it; the tree has dropped its parentheses)."""
         head = tree.children[0]  # FILTER, FINAL or the quant tree
         start = head.end_pos if isinstance(head, Token) else head.meta.end_pos
-        if self.tokens is None:
-            self.tokens = dat3m_tokens(self.text)
         toks = [t for t in self.tokens if start <= t.start_pos < tree.meta.end_pos]
         cut = next((i for i, t in enumerate(toks) if t.type == "WITH"), len(toks))
         toks = toks[:cut]
