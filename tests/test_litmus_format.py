@@ -75,26 +75,26 @@ exists (P1:r0 == 1)
 
 
 def test_typed_instructions():
-    """Dat3M spellings become the typed IR; registers and locations are herd's signed words."""
+    """Dat3M spellings become the typed IR; registers and locations are Dat3M's 64-bit words."""
     p = ptxmm.parse(TYPED, "t.litmus")
-    assert [(loc.name, loc.type, loc.init) for loc in p.locations] == [("x", "s32", 0), ("y", "s32", -1)]
+    assert [(loc.name, loc.type, loc.init) for loc in p.locations] == [("x", "s64", 0), ("y", "s64", -1)]
     p0, p1 = (t.instrs for t in p.threads)
     assert [type(i) for i in p0] == [Store, Atom, Red, Fence, ProxyFence, Barrier]
     assert (p0[0].sem, p0[0].scope, p0[0].type, p0[0].addr, p0[0].src) == (
-        "release", "gpu", "s32", Addr(Sym("x")), Imm(1))
+        "release", "gpu", "s64", Addr(Sym("x")), Imm(1))
     assert (p0[1].op, p0[1].sem, p0[1].scope, p0[1].dst, p0[1].srcs, p0[1].type) == (
-        "add", "acq_rel", "sys", Reg("r0"), (Imm(2),), "s32")
+        "add", "acq_rel", "sys", Reg("r0"), (Imm(2),), "s64")
     assert (p0[2].op, p0[2].sem, p0[2].scope, p0[2].src) == ("sub", "relaxed", "gpu", Reg("r0"))
     assert (p0[3].sem, p0[3].scope) == ("sc", "cta")
     assert (p0[5].kind, p0[5].ids, p0[5].count) == ("sync", (Imm(1), Imm(2)), Imm(2))
     assert [type(i) for i in p1] == [Label, Load, Setp, Branch, Alu, Branch, Label]
     assert p1[0].name == "LC00" and p1[6].name == "LC01"
-    assert (p1[1].sem, p1[1].scope, p1[1].type, p1[1].dst) == ("relaxed", "gpu", "s32", Reg("r0"))
+    assert (p1[1].sem, p1[1].scope, p1[1].type, p1[1].dst) == ("relaxed", "gpu", "s64", Reg("r0"))
     setp, bra = p1[2], p1[3]
     assert (setp.cmp, setp.dst, setp.a, setp.b, setp.type) == (
-        "lt", Reg("%branch"), Reg("r0"), Imm(-1), "s32")
+        "lt", Reg("%branch"), Reg("r0"), Imm(-1), "s64")
     assert (bra.target, bra.guard) == ("LC00", (Reg("%branch"), False))
-    assert (p1[4].op, p1[4].dst, p1[4].srcs, p1[4].type) == ("add", Reg("r1"), (Reg("r0"), Imm(3)), "s32")
+    assert (p1[4].op, p1[4].dst, p1[4].srcs, p1[4].type) == ("add", Reg("r1"), (Reg("r0"), Imm(3)), "s64")
     assert (p1[5].target, p1[5].guard) == ("LC01", None)
 
 

@@ -116,7 +116,7 @@ def test_comments_anywhere():
                     " P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ; (* after threads *)\n"
                     " st.weak x, 1 (* a ; b | c *) | ld.weak r0, x ; // line comment ; |\n"
                     "(* before *) exists (* inside *) (P1:r0 = 1)\n", "c.litmus")
-    assert [bare(i) for i in p.threads[0].instrs] == [Store(addr=X, src=Imm(1), type="s32")]
+    assert [bare(i) for i in p.threads[0].instrs] == [Store(addr=X, src=Imm(1), type="s64")]
     assert [type(i) for i in p.threads[1].instrs] == [Load]
     assert p.condition.expr == Cmp("==", RegRef("P1", "r0"), 1)
 
@@ -124,8 +124,8 @@ def test_comments_anywhere():
 def test_rows_cells_may_be_empty_missing_or_span_lines():
     p = parse(" | st.weak x, 1", "st.weak y, 1", "st.weak\n x,\n 2 |", "|", threads=2)
     t0, t1 = ([bare(i) for i in t.instrs] for t in p.threads)
-    assert t0 == [Store(addr=Y, src=Imm(1), type="s32"), Store(addr=X, src=Imm(2), type="s32")]
-    assert t1 == [Store(addr=X, src=Imm(1), type="s32")]
+    assert t0 == [Store(addr=Y, src=Imm(1), type="s64"), Store(addr=X, src=Imm(2), type="s64")]
+    assert t1 == [Store(addr=X, src=Imm(1), type="s64")]
     assert p.threads[0].instrs[1].pos.line == 6  # the multi-line cell keeps its first line
 
 
@@ -150,7 +150,7 @@ def test_init_block_optional_semicolon_after_brace():
 @pytest.mark.parametrize("text, value", [("7", 7), ("-1", -1), ("0x1F", 31), ("010", 10)])
 def test_declarator_location_constant(text, value):
     p = parse("st.weak x, 1", init=f"x = {text};", threads=1)
-    assert p.location("x") == Location("x", type="s32", init=value, pos=p.location("x").pos)
+    assert p.location("x") == Location("x", type="s64", init=value, pos=p.location("x").pos)
     assert p.location("x").pos.line == 2
 
 
@@ -183,7 +183,7 @@ def test_declarator_location_location(amp):
 def test_declarator_proxy_alias(proxy):
     p = parse("st.weak x, 1", init=f"x = 2; a @ {proxy} aliases x;", threads=1)
     a = p.location("a")
-    assert (a.name, a.alias_of, a.proxy, a.init, a.type) == ("a", "x", proxy, 2, "s32")
+    assert (a.name, a.alias_of, a.proxy, a.init, a.type) == ("a", "x", proxy, 2, "s64")
     assert a.pos.line == 2 and p.physical("a") == "x"
 
 
@@ -216,7 +216,7 @@ def test_thread_declarators():
     ("weak", "weak", None), ("relaxed.cta", "relaxed", "cta"), ("relaxed.gpu", "relaxed", "gpu"),
     ("release.sys", "release", "sys"), ("release.cta", "release", "cta")])
 def test_store(mn, proxy, quals, sem, scope):
-    assert one(f"{mn}.{quals} x, 3") == Store(addr=X, src=Imm(3), type="s32", sem=sem, scope=scope,
+    assert one(f"{mn}.{quals} x, 3") == Store(addr=X, src=Imm(3), type="s64", sem=sem, scope=scope,
                                               proxy=proxy)
 
 
@@ -232,12 +232,12 @@ def test_store_values(value, operand):
 @pytest.mark.parametrize("value, operand", [("1", Imm(1)), ("r1", Reg("r1")), ("-3", Imm(-3))])
 def test_local_value(mn, value, operand):
     """``ld r0, v`` (no qualifier, any load mnemonic): a register move."""
-    assert one(f"{mn} r0, {value}") == Mov(dst=Reg("r0"), src=operand, type="s32")
+    assert one(f"{mn} r0, {value}") == Mov(dst=Reg("r0"), src=operand, type="s64")
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_local_arithmetic(op):
-    assert one(f"{op} r2, r0, 7") == Alu(op=op, dst=Reg("r2"), srcs=(Reg("r0"), Imm(7)), type="s32")
+    assert one(f"{op} r2, r0, 7") == Alu(op=op, dst=Reg("r2"), srcs=(Reg("r0"), Imm(7)), type="s64")
     assert one(f"{op} r2, 1, r1").srcs == (Imm(1), Reg("r1"))
 
 
@@ -255,7 +255,7 @@ def test_local_div_is_signed_and_truncates():
     ("weak", "weak", None), ("relaxed.gpu", "relaxed", "gpu"), ("relaxed.sys", "relaxed", "sys"),
     ("acquire.cta", "acquire", "cta"), ("acquire.sys", "acquire", "sys")])
 def test_load_location(mn, proxy, quals, sem, scope):
-    assert one(f"{mn}.{quals} r0, x") == Load(dst=Reg("r0"), addr=X, type="s32", sem=sem, scope=scope,
+    assert one(f"{mn}.{quals} r0, x") == Load(dst=Reg("r0"), addr=X, type="s64", sem=sem, scope=scope,
                                               proxy=proxy)
 
 
@@ -302,21 +302,21 @@ RMW_SEMS = [("relaxed", "relaxed"), ("acquire", "acquire"), ("release", "release
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "and", "or", "xor"])
 def test_atom_op(mn, proxy, mo, sem, op):
     assert one(f"{mn}.{mo}.gpu.{op} r0, x, r1") == Atom(
-        op=op, dst=Reg("r0"), addr=X, srcs=(Reg("r1"),), type="s32", sem=sem, scope="gpu", proxy=proxy)
+        op=op, dst=Reg("r0"), addr=X, srcs=(Reg("r1"),), type="s64", sem=sem, scope="gpu", proxy=proxy)
 
 
 @pytest.mark.parametrize("mn, proxy", [("atom", "generic"), ("suatom", "surface")])
 @pytest.mark.parametrize("scope", ["cta", "gpu", "sys"])
 def test_atom_cas(mn, proxy, scope):
     assert one(f"{mn}.relaxed.{scope}.cas r0, x, 0, r2") == Atom(
-        op="cas", dst=Reg("r0"), addr=X, srcs=(Imm(0), Reg("r2")), type="s32", sem="relaxed",
+        op="cas", dst=Reg("r0"), addr=X, srcs=(Imm(0), Reg("r2")), type="s64", sem="relaxed",
         scope=scope, proxy=proxy)
 
 
 @pytest.mark.parametrize("mn, proxy", [("atom", "generic"), ("suatom", "surface")])
 def test_atom_exchange(mn, proxy):
     assert one(f"{mn}.acq_rel.sys.exch r3, y, 9") == Atom(
-        op="exch", dst=Reg("r3"), addr=Y, srcs=(Imm(9),), type="s32", sem="acq_rel", scope="sys",
+        op="exch", dst=Reg("r3"), addr=Y, srcs=(Imm(9),), type="s64", sem="acq_rel", scope="sys",
         proxy=proxy)
 
 
@@ -328,7 +328,7 @@ def test_atom_div_is_not_supported():
 @pytest.mark.parametrize("mo, sem", RMW_SEMS)
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "and", "or", "xor"])
 def test_red(mn, proxy, mo, sem, op):
-    assert one(f"{mn}.{mo}.cta.{op} x, -1") == Red(op=op, addr=X, src=Imm(-1), type="s32", sem=sem,
+    assert one(f"{mn}.{mo}.cta.{op} x, -1") == Red(op=op, addr=X, src=Imm(-1), type="s64", sem=sem,
                                                    scope="cta", proxy=proxy)
 
 
@@ -344,14 +344,14 @@ def test_red_div_is_not_supported():
 def test_branch_cond(mn, cmp):
     p = Reg("%branch")
     assert code("LC00:", f"{mn} r0, -1, LC00", init=REGS) == [
-        Label(name="LC00"), Setp(cmp=cmp, dst=p, a=Reg("r0"), b=Imm(-1), type="s32"),
+        Label(name="LC00"), Setp(cmp=cmp, dst=p, a=Reg("r0"), b=Imm(-1), type="s64"),
         Branch(target="LC00", guard=(p, False))]
     assert code("LC00:", f"{mn} 1, r2, LC00", init=REGS)[1].a == Imm(1)
 
 
 def test_jump_and_label():
     assert code("goto LC01", "st.weak x, 1", "LC01:") == [
-        Branch(target="LC01"), Store(addr=X, src=Imm(1), type="s32"), Label(name="LC01")]
+        Branch(target="LC01"), Store(addr=X, src=Imm(1), type="s64"), Label(name="LC01")]
 
 
 def test_labels_are_per_thread():
@@ -470,22 +470,22 @@ def test_assertion_offset_is_not_supported():
 
 
 @pytest.mark.parametrize("cell, expected", [
-    ("ld.volatile r0, x", Load(dst=Reg("r0"), addr=X, type="s32", sem="relaxed", scope="sys",
+    ("ld.volatile r0, x", Load(dst=Reg("r0"), addr=X, type="s64", sem="relaxed", scope="sys",
                                volatile=True)),
-    ("st.volatile x, 1", Store(addr=X, src=Imm(1), type="s32", sem="relaxed", scope="sys",
+    ("st.volatile x, 1", Store(addr=X, src=Imm(1), type="s64", sem="relaxed", scope="sys",
                                volatile=True)),
-    ("ld.mmio.relaxed.sys r0, x", Load(dst=Reg("r0"), addr=X, type="s32", sem="relaxed", scope="sys",
+    ("ld.mmio.relaxed.sys r0, x", Load(dst=Reg("r0"), addr=X, type="s64", sem="relaxed", scope="sys",
                                        volatile=True)),
-    ("ld.acquire.cluster r0, x", Load(dst=Reg("r0"), addr=X, type="s32", sem="acquire",
+    ("ld.acquire.cluster r0, x", Load(dst=Reg("r0"), addr=X, type="s64", sem="acquire",
                                       scope="cluster")),
-    ("atom.add r0, x, 1", Atom(op="add", dst=Reg("r0"), addr=X, srcs=(Imm(1),), type="s32",
+    ("atom.add r0, x, 1", Atom(op="add", dst=Reg("r0"), addr=X, srcs=(Imm(1),), type="s64",
                                sem="relaxed", scope="gpu")),
-    ("atom.sys.inc r0, x, 1", Atom(op="inc", dst=Reg("r0"), addr=X, srcs=(Imm(1),), type="s32",
+    ("atom.sys.inc r0, x, 1", Atom(op="inc", dst=Reg("r0"), addr=X, srcs=(Imm(1),), type="s64",
                                    sem="relaxed", scope="sys")),
-    ("red.release.max x, 1", Red(op="max", addr=X, src=Imm(1), type="s32", sem="release",
+    ("red.release.max x, 1", Red(op="max", addr=X, src=Imm(1), type="s64", sem="release",
                                  scope="gpu")),
     ("fence.gpu", Fence(sem="acq_rel", scope="gpu")),
-    ("xor r0, r1, 1", Alu(op="xor", dst=Reg("r0"), srcs=(Reg("r1"), Imm(1)), type="s32")),
+    ("xor r0, r1, 1", Alu(op="xor", dst=Reg("r0"), srcs=(Reg("r1"), Imm(1)), type="s64")),
 ])
 def test_looser_forms(cell, expected):
     assert one(cell) == expected
@@ -678,7 +678,7 @@ def test_surface_message_passing_needs_the_proxy_fence():
     fenced = ptxmm.parse(PROXY_MP.format(fence="fence.proxy.surface"), "f.litmus")
     bare_ = ptxmm.parse(PROXY_MP.format(fence=""), "b.litmus")
     assert [bare(i) for i in fenced.threads[0].instrs][:2] == [
-        Store(addr=Addr(Sym("s")), src=Imm(2), type="s32", proxy="surface"), ProxyFence(kind="surface")]
+        Store(addr=Addr(Sym("s")), src=Imm(2), type="s64", proxy="surface"), ProxyFence(kind="surface")]
     assert ptxmm.check(fenced).holds is False
     assert ptxmm.check(bare_).holds is True
 

@@ -9,6 +9,10 @@ sr (strong pair whose scopes include each other's thread), scta scluster sgpu (s
 rf co fr (existential; co is a strict partial order per location, initial write first),
 scorder (existential strict total order on fence.sc events), sync_fence (= scorder between SC
 fences in the same thread or mutually in scope), sync_barrier (barrier arrive → same-instance wait).
+For models written against Dat3M's PTX vocabulary (its RelationNameRepository and the stdlib.cat
+every Dat3M model includes): syncbar (Dat3M's barrier relation: the barriers of one instance and
+phase synchronize, a thread's own included: arrive → wait, which is po within a thread), po-loc
+(po & loc), rfe rfi coe coi fre fri.
 
 Hopper (docs/hopper.md): sets ASYNC (async-proxy accesses and async proxy fences), AOP (events an
 asynchronous agent performs for a thread: not in po, and "same thread" (int) only with the events
@@ -379,6 +383,12 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     lazy["sync_fence"] = Derived(("scorder", "sr", "int"), lambda so, sr, int_: so & (sr | int_))
     bars = Barriers(eg, ch, u)
     lazy["sync_barrier"] = bars.sync
+    lazy["syncbar"] = lambda: bars.sync(same_thread=True)
+    # Dat3M's stdlib.cat, which every Dat3M model includes implicitly
+    lazy["po-loc"] = Derived(("po", "loc"), lambda po, loc: po & loc)
+    for name, rel, part in (("rfe", "rf", "ext"), ("rfi", "rf", "int"), ("coe", "co", "ext"),
+                            ("coi", "co", "int"), ("fre", "fr", "ext"), ("fri", "fr", "int")):
+        lazy[name] = Derived((rel, part), lambda r, p: r & p)
     lazy["QUORUM_UNMET"] = bars.quorum_unmet
     return env
 
@@ -451,16 +461,17 @@ class Barriers:
                 out[w.eid] = g
         return ESet.of(u, out)
 
-    def sync(self) -> Rel:
+    def sync(self, same_thread: bool = False) -> Rel:
         """The arrive of a barrier synchronizes with the wait of every other thread of the same
-        CTA at the same barrier phase, when that phase completes."""
+        CTA at the same barrier phase, when that phase completes (``same_thread``: the thread's
+        own wait too, as Dat3M's syncbar relates every barrier of an instance to every other)."""
         u = self.u
         out = {}
         for a in self.bars:
             if "ARRIVE" not in a.tags:
                 continue
             for w in self.bars:
-                if "WAIT" not in w.tags or a.thread == w.thread:
+                if "WAIT" not in w.tags or (a.thread == w.thread and not same_thread):
                     continue
                 g = self.same_barrier(a, w)
                 g = u.and2(g, self.ch.same_phase(a.eid, self.arrive_of(w).eid))

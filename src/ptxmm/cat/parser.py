@@ -33,10 +33,13 @@ class Model:
     # caches of the interpreter: statements the axioms need, expression closures by node id
     needed: list[Stmt] | None = field(default=None, repr=False, compare=False)
     compiled: dict = field(default_factory=dict, repr=False, compare=False)
+    # names of the program-semantics axioms the loader added (_PROGRAM_SEMANTICS)
+    implicit: tuple[str, ...] = ()
 
     @property
     def axioms(self) -> list[Stmt]:
-        return [s for s in self.stmts if s.kind == "axiom"]
+        """The axioms the model's files state (the loader's implicit ones are in stmts too)."""
+        return [s for s in self.stmts if s.kind == "axiom" and s.name not in self.implicit]
 
 
 @cache
@@ -97,12 +100,37 @@ def load_model(name_or_path: str) -> Model:
 
 @cache
 def _load(path: Path) -> Model:
-    cached = _from_cache(path)
-    if cached is not None:
-        return cached
-    model = Model(path.stem, str(path))
-    _load_into(model, path, set())
-    _to_cache(path, model)
+    model = _from_cache(path)
+    if model is None:
+        model = Model(path.stem, str(path))
+        _load_into(model, path, set())
+        _to_cache(path, model)
+    return _with_program_semantics(model)
+
+
+# What a program does, whatever the model: a thread does not pass a barrier before its phase
+# completes, so no two threads wait for each other at barriers in a cycle, and an execution in
+# which a thread stays blocked at a barrier whose quorum is never reached (with more to run after
+# it) is not one that finishes. Dat3M's program encoder gives every model this (ProgramEncoder:
+# a named barrier executes iff its quorum is met; only executions in which every thread reaches
+# its exit count); ptxmm's models state it as these two axioms, and a model that does not state
+# an axiom of that name (Dat3M's own cat files, sc.cat) gets it, first, over the base names.
+_PROGRAM_SEMANTICS = (
+    "acyclic (po | sync_barrier | sync_cluster_barrier) as Barrier-progress",
+    "empty QUORUM_UNMET as Barrier-quorum",
+)
+
+
+def _with_program_semantics(model: Model) -> Model:
+    stated = {s.name for s in model.axioms}
+    extra = []
+    for text in _PROGRAM_SEMANTICS:
+        (st,) = _parser().parse(text).children
+        check, expr, name = st.children
+        if str(name) not in stated:
+            extra.append(Stmt("axiom", (), (expr,), str(check), str(name)))
+    model.stmts[:0] = extra
+    model.implicit = tuple(s.name for s in extra)
     return model
 
 

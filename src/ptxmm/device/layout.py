@@ -36,6 +36,7 @@ from ..program import (
     Store,
     value_operands,
 )
+from ..syntax.litmus import narrowed_to_32_bits
 from .env import pow2
 from .sync import HOPPER, SyncPlan, mbarrier_locations, mbarrier_only
 from .sync import plan as sync_plan
@@ -253,6 +254,8 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
                 observe: str = "all") -> Layout:
     """Plan the device layout. ``allowed`` (outcomes as dicts) seeds the value codes, so that every
     model-allowed value has its own code and anything else lands in the "other" code."""
+    if prog.format == "litmus":  # Dat3M's 64-bit words, run as 32-bit ones
+        prog = narrowed_to_32_bits(prog)
     _check_supported(prog)
     roles, cs, ngroups, warps = _place(prog)
     sync = sync_plan(prog, roles, warps)

@@ -20,15 +20,22 @@ visitor gives each form::
     filter (P1:r0 == 1)                       optional, see below
     exists (P1:r0 == 1 /\\ ~(x = 2))          or ~exists / not exists / forall / final ... with ...
 
+Tokens are Dat3M's (its lexer's rules, reproduced by :func:`dat3m_tokens`): the longest match,
+ties to the rule ANTLR lists first, so ``r0`` is a register, ``LC00`` a label, ``P01`` thread 1,
+every keyword its own token (a keyword cannot name a location) and ``ldx`` a name. Whitespace,
+newlines, ``(* ... *)`` comments and the ``<< ... >>`` ExecConfig (``<<grid ...>>``, which Dat3M
+skips) may stand between any two tokens: ``st . weak x , 1``, ``P1 : r0``, ``x=- 1``.
+
 Instructions (registers are ``r0``, ``r1``, ...; a value is a register or a constant; memory is
-addressed by location name; every value is a signed 32-bit word, as in Dat3M's tests):
+addressed by location name; every value is a 64-bit word, Dat3M's arch type, compared signed; a
+constant is -2^63 to 2^64 - 1, the upper half read as the negative word of the same bits):
 
 - ``ld.weak r, x`` / ``ld.relaxed.S r, x`` / ``ld.acquire.S r, x`` with S in cta gpu sys: loads
   through the generic proxy; ``tld``, ``suld`` and ``cold`` load through the texture, surface and
   constant proxies. ``st.weak x, v`` / ``st.relaxed.S x, v`` / ``st.release.S x, v``; ``sust``
   stores through the surface proxy. A weak access takes no scope, the others need one.
-- ``ld r, v`` (any load mnemonic, no qualifier): register move; ``add|sub|mul r, v, v``: register
-  arithmetic (``div`` is rejected: no division in the value language yet).
+- ``ld r, v`` (any load mnemonic, no qualifier): register move; ``add|sub|mul|div r, v, v``:
+  register arithmetic (``div`` is signed, as Dat3M's).
 - ``atom.M.S.op r, x, v`` (op: add sub mul and or xor, also inc dec min max), ``atom.M.S.exch r, x,
   v``, ``atom.M.S.cas r, x, expected, new``, with M in relaxed acquire release acq_rel; ``suatom``
   through the surface proxy. ``red.M.S.op x, v``; ``sured`` through the surface proxy.
@@ -40,7 +47,8 @@ addressed by location name; every value is a signed 32-bit word, as in Dat3M's t
 Looser than Dat3M, as the ``.ptx`` front end is: ``ld.volatile``/``st.volatile`` (relaxed at sys
 scope, volatile) and ``.mmio.relaxed.sys``; the ``.cluster`` scope; ``atom``/``red`` without
 semantics (relaxed) or scope (gpu); ``fence.S`` (acq_rel); ``and|or|xor r, v, v``; labels with any
-name; ``(* *)`` and ``//`` comments; fewer cells than threads in a row.
+name; ``//`` line comments after the header (in the header ``//`` is two slashes, as in Dat3M);
+``&& || !`` and ``true`` in conditions; fewer cells than threads in a row.
 
 Conditions compare ``P1:r0`` (or ``1:r0``), a location's final value ``x`` (or ``x[0]``,
 ``[x]``) and constants with ``= == != < <= > >=`` under ``/\\ \\/ ~ not`` and parentheses (also
@@ -61,7 +69,10 @@ which Dat3M's model gives no effect) and ``div`` are "not supported yet"."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import threading
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -108,7 +119,7 @@ from ..program import (
 )
 from . import check, lark_errors
 
-TYPE = "s32"  # herd's integers are signed; Dat3M's PTX tests use 32-bit words
+TYPE = "s64"  # Dat3M's litmus values: its 64-bit arch type (TypeFactory.getArchType), signed compares
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
 SCOPES = ("cta", "gpu", "sys", "cluster")
 LOADS = {"ld": "generic", "tld": "texture", "suld": "surface", "cold": "constant"}
@@ -129,41 +140,271 @@ COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, 
 RE_NUM = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+")
 RE_REG = re.compile(r"r[0-9]+")
 RE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-RE_COMMENT = re.compile(r"\(\*[\s\S]*?\*\)|//[^\n]*")
+
+
+# ----- Dat3M's lexer -------------------------------------------------------------------------------
+# BaseLexer.g4, LitmusAssertions.g4 and LitmusPTX.g4 as ANTLR combines them: at each point the
+# longest match wins, and of equally long matches the rule listed first (LitmusPTX's own rules,
+# then LitmusAssertions', then BaseLexer's). Every keyword precedes Identifier, so a word is a
+# keyword exactly when the whole word is one; `r7` is a Register, `LC00` a Label, `P01` a
+# ThreadIdentifier (thread 1), `_x` an Identifier but `_1` an underscore and a number.
+
+_WORD_TYPES = {
+    "locations": "LOCATIONS", "exists": "EXISTS", "forall": "FORALL", "final": "FINAL",
+    "filter": "FILTER", "not": "NOT", "with": "WITH", "cta": "CTA", "gpu": "GPU",
+    "aliases": "ALIASES", "PTX": "LANG", "ptx": "LANG", "true": "TRUE",
+    **dict.fromkeys(("tso", "cc", "optic", "default"), "EXPECT"),
+    **dict.fromkeys(("generic", "constant", "surface", "texture"), "PROXYKIND"),
+    **dict.fromkeys((
+        "ld", "tld", "suld", "cold", "st", "sust", "atom", "suatom", "red", "sured", "fence", "bar",
+        "sync", "arrive", "sys", "weak", "relaxed", "acquire", "release", "acq_rel", "sc", "add",
+        "sub", "mul", "div", "and", "or", "xor", "cas", "exch", "proxy", "alias", "beq", "bne",
+        "blt", "bgt", "ble", "bge", "goto"), "KEYWORD"),
+}
+_PUNCT = {"{": "LBRACE", "}": "RBRACE", ";": "SEMI", ":": "COLON", "=": "EQUALS", "@": "AT",
+          "&": "AMP", "|": "BAR", ",": "COMMA", ".": "PERIOD", "(": "LPAR", ")": "RPAR",
+          "[": "LBRACKET", "]": "RBRACKET", "~": "TILDE", "-": "MINUS", "!": "EXCL",
+          "==": "CMPOP", "!=": "CMPOP", "<=": "CMPOP", ">=": "CMPOP", "<": "CMPOP", ">": "CMPOP",
+          "/\\": "ANDOP", "\\/": "OROP", **dict.fromkeys("\"#$%'*+/?\\^_", "PUNCT")}
+_RE_TOKEN = re.compile(r"""
+    (?:[ \t\n]+|\r\n?|\(\*[\s\S]*?\*\)|<<[\s\S]*?>>)*   # skipped: space, newline, comment, ExecConfig
+    (?: (?P<line>//[^\n]*)
+      | (?P<word>_*[A-Za-z][A-Za-z0-9_]*)
+      | (?P<hex>0x[0-9a-fA-F]+)
+      | (?P<num>[0-9]+)
+      | (?P<punct>==|!=|<=|>=|/\\|\\/|[{};:=@&|,.()\[\]~\-!<>"\#$%'*+/?\\^_]) )?
+""", re.VERBOSE)
+_RE_NL = re.compile(r"\n")
+_RE_WORD_KIND = re.compile(r"(?P<REGISTER>r[0-9]+)|(?P<LABEL>LC[0-9]+)|(?P<THREADID>P[0-9]+)")
+
+
+class _LexError(Exception):
+    def __init__(self, line: int, col: int, message: str, hint: str):
+        super().__init__(message)
+        self.line, self.col, self.message, self.hint = line, col, message, hint
+
+
+def _word_type(word: str) -> str:
+    kind = _WORD_TYPES.get(word)
+    if kind is None:
+        m = _RE_WORD_KIND.fullmatch(word)
+        kind = m.lastgroup if m else "IDENT"
+    return kind  # type: ignore[return-value]
+
+
+def dat3m_tokens(text: str) -> list[Token]:
+    """``text`` as Dat3M's lexer splits it (skipped tokens left out), except that everything from
+    the leading ``PTX`` up to the init block's ``{`` is one HEADER token (its comments and
+    ExecConfigs each replaced by a space), and that ``//`` line comments (a ptxmm extension) are
+    skipped after the header."""
+    out: list[Token] = []
+    starts = [0, *(m.end() for m in _RE_NL.finditer(text))]  # offset of each line
+    pos, n = 0, len(text)
+    header = False  # the header is open: from a leading PTX up to the first '{'
+    match, new = _RE_TOKEN.match, Token
+    while pos < n:
+        m = match(text, pos)
+        kind, start, pos = m.lastgroup, m.start(m.lastgroup or 0), m.end()
+        if kind is None:
+            if pos < n:
+                line = bisect_right(starts, pos)
+                raise _LexError(line, pos - starts[line - 1] + 1, f"character {text[pos]!r} is not "
+                                "part of Dat3M's litmus dialect", "Dat3M's lexer (BaseLexer.g4, "
+                                "LitmusPTX.g4) has no token for it; comments are (* ... *)")
+            break
+        value = m.group(kind)
+        if kind == "line":
+            if not header and out:
+                continue
+            kind, value, pos = "punct", "/", start + 1  # Dat3M: in the header `//` is two slashes
+        tt = (_word_type(value) if kind == "word" else "HEX" if kind == "hex"
+              else "DIGITS" if kind == "num" else _PUNCT[value])
+        line = bisect_right(starts, start)
+        col = start - starts[line - 1] + 1
+        out.append(new(tt, value, start, line, col, line, col + len(value), pos))
+        if tt == "LANG" and len(out) == 1:
+            header = True
+        elif tt == "LBRACE" and header:
+            out[:-1] = [_header_token(text, out[0], out[-2])]
+            header = False
+    if header:
+        out[:] = [_header_token(text, out[0], out[-1])]
+    return out
+
+
+def _header_token(text: str, first: Token, last: Token) -> Token:
+    raw = text[first.start_pos:last.end_pos]
+    body = re.sub(r"\(\*[\s\S]*?\*\)|<<[\s\S]*?>>", " ", raw)  # skipped, as Dat3M skips them
+    return Token("HEADER", body, first.start_pos, first.line, first.column, last.end_line,
+                 last.end_column, last.end_pos)
+
+
+_LEXED = threading.local()  # (text, its tokens): parse() lexes once, for Lark and the builder
+
+
+class _Dat3mLexer(lark.lexer.Lexer):
+    """Feeds Lark the tokens of :func:`dat3m_tokens`."""
+
+    def __init__(self, lexer_conf) -> None:
+        pass
+
+    def lex(self, text, *_):  # Lark hands a custom lexer the whole text
+        done = getattr(_LEXED, "pair", None)
+        return _cells(done[1] if done is not None and done[0] is text else dat3m_tokens(text))
+
+
+def _cells(tokens: list[Token]):
+    """The tokens, each cell of the instruction rows as one CELL token (its run of tokens up to
+    '|' or ';'): the builder decodes a cell from its tokens, and Lark need not shift each one.
+    Rows start after the thread declarations (the first ';' after the init block's '}' and its
+    optional ';') and end at a keyword that opens the tail (or at the end)."""
+    phase, run = 0, 0  # 0: before '}', 1: after it, 2: threads, 3: rows, 4: the tail
+    for i, t in enumerate(tokens):
+        tt = t.type
+        if phase == 3:
+            if tt in _TAIL_START:
+                phase = 4
+            elif tt not in ("BAR", "SEMI"):
+                run += 1
+                continue
+            if run:
+                first, last = tokens[i - run], tokens[i - 1]
+                yield Token("CELL", first, first.start_pos, first.line, first.column, last.end_line,
+                            last.end_column, last.end_pos)
+                run = 0
+        elif phase < 3:
+            phase = (1 if tt == "RBRACE" else 0) if phase == 0 else (
+                2 if phase == 1 and tt != "SEMI" else 3 if tt == "SEMI" and phase == 2 else 2)
+        yield t
+    if run:
+        first, last = tokens[-run], tokens[-1]
+        yield Token("CELL", first, first.start_pos, first.line, first.column, last.end_line,
+                    last.end_column, last.end_pos)
+
+
+_TAIL_START = frozenset(("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NOT", "TILDE"))
 
 
 @cache
 def _parser() -> lark.Lark:
     from .lark_build import build
 
-    return build("litmus.lark", parser="lalr", propagate_positions=True, lexer="contextual")
+    return build("litmus.lark", parser="lalr", propagate_positions=True, lexer=_Dat3mLexer)
 
 
 def parse(text: str, file: str = "<string>") -> Program:
     with no_gc():
         try:
+            tokens = dat3m_tokens(text)
+            _LEXED.pair = (text, tokens)
             tree = _parser().parse(text)
+        except _LexError as e:
+            raise ParseError(e.message, SourcePos(file, e.line, e.col), e.hint) from None
         except lark.exceptions.LarkError as e:
             raise _syntax_error(e, file, text) from None
-        return _Builder(file, text).build(tree)
+        finally:
+            _LEXED.pair = None
+        return _Builder(file, text, tokens).build(tree)
+
+
+_EXPECTED = {"SEMI": "';'", "BAR": "'|'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'",
+             "COLON": "':'", "EQUALS": "'='", "AT": "'@'", "AMP": "'&'", "LPAR": "'('",
+             "RPAR": "')'", "LBRACKET": "'['", "RBRACKET": "']'", "MINUS": "'-'",
+             "IDENT": "a name", "REGISTER": "a register like r0", "THREADID": "a thread like P0",
+             "DIGITS": "a number", "HEX": "a number", "CMPOP": "a comparison",
+             "ANDOP": "/\\", "OROP": "\\/", "TILDE": "~", "EXCL": "!", "PROXYKIND":
+             "generic/texture/surface/constant", "EXISTS": "exists", "FORALL": "forall",
+             "FINAL": "final", "FILTER": "filter", "LOCATIONS": "locations", "NOT": "not",
+             "CTA": "cta", "GPU": "gpu", "ALIASES": "aliases", "WITH": "with", "TRUE": "true",
+             "EXPECT": "tso/cc/optic/default", "CELL": "an instruction"}
 
 
 def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
-    err = lark_errors.convert(e, file, text)
-    expected = getattr(e, "allowed", None) or getattr(e, "expected", None) or ()
-    if "ROW" in expected:
-        return ParseError("instruction row not terminated", err.pos,
-                          "end every row of instructions with ';' (cells are separated by '|'); "
-                          "a condition starts with exists, ~exists, not exists, forall or final")
-    if not text.lstrip().startswith(("PTX", "ptx", "(*")):
-        return ParseError("a PTX litmus test starts with `PTX <name>`", SourcePos(file, 1, 1),
-                          "first line: PTX MP (then the init block { ... })")
-    return err
+    expected = set(getattr(e, "allowed", None) or getattr(e, "expected", None) or ())
+    tok = getattr(e, "token", None)
+    if tok is not None and tok.type == "$END" and not text.strip():
+        tok = None
+    if isinstance(e, lark.exceptions.UnexpectedToken) and tok is not None:
+        pos = SourcePos(file, tok.line, tok.column)
+        if "SEMI" in expected and "BAR" in expected and tok.type in _TAIL_TYPES:
+            return _unterminated(_row_start(text, tok, file))
+        if tok.type == "HEADER" or (tok.line == 1 and tok.column == 1 and tok.type != "LANG"
+                                    and "HEADER" in expected):
+            return _no_header(file)
+        if "HEADER" in expected:
+            return _no_header(file)
+        got = "end of file" if tok.type == "$END" else repr(str(tok))
+        hint = "expected " + ", ".join(sorted({_EXPECTED.get(x, x.lower()) for x in expected}))
+        if tok.type in ("KEYWORD", "CTA", "GPU", "PROXYKIND", "ALIASES", "WITH", "EXPECT",
+                        "LANG", "TRUE", "NOT") and "IDENT" in expected:
+            hint = (f"`{tok}` is a keyword of Dat3M's litmus dialect (LitmusPTX.g4, "
+                    f"LitmusAssertions.g4): it cannot name a location; " + hint)
+        return ParseError(f"unexpected {got}", pos, hint)
+    if not text.strip() or isinstance(e, lark.exceptions.UnexpectedEOF):
+        return _no_header(file)
+    return lark_errors.convert(e, file, text)
+
+
+_TAIL_TYPES = ("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NOT", "TILDE", "$END")
+
+
+def _row_start(text: str, tok: Token, file: str) -> SourcePos:
+    """Where the row that ``tok`` leaves unterminated starts (the token after the last ';')."""
+    end = len(text) if tok.type == "$END" else tok.start_pos
+    prev = [t for t in dat3m_tokens(text) if t.end_pos <= end]
+    semi = max((i for i, t in enumerate(prev) if t.type == "SEMI"), default=-1)
+    first = prev[semi + 1] if semi + 1 < len(prev) else (prev[-1] if prev else None)
+    return SourcePos(file, first.line, first.column) if first else SourcePos(file, 1, 1)
+
+
+def _unterminated(pos: SourcePos) -> ParseError:
+    return ParseError("instruction row not terminated", pos,
+                      "end every row of instructions with ';' (cells are separated by '|'); "
+                      "a condition starts with exists, ~exists, not exists, forall or final")
+
+
+def _no_header(file: str) -> ParseError:
+    return ParseError("a PTX litmus test starts with `PTX <name>`", SourcePos(file, 1, 1),
+                      "first line: PTX MP (then the init block { ... })")
 
 
 def _num(s: str) -> int:
     """Dat3M's constants: decimal (leading zeros allowed, optional minus) or 0x hexadecimal."""
     return int(s, 16) if s[:2].lower() == "0x" else int(s, 10)
+
+
+def _word64(v: int, pos: SourcePos) -> int:
+    """A constant as Dat3M builds it: an IntLiteral of its 64-bit arch type, which holds
+    -2^63 <= v < 2^64 (IntegerType.canContain); the value is that bit pattern, read signed."""
+    if not -(1 << 63) <= v < 1 << 64:
+        raise ParseError(f"constant {v} does not fit in 64 bits", pos,
+                         "Dat3M's litmus values are 64-bit words: -9223372036854775808 to "
+                         "18446744073709551615 (2^64 - 1 reads as -1)")
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _const(tree: Tree, file: str) -> int:
+    """Dat3M's ``constant``: ``Minus? DigitSequence | HexDigitSequence`` (``- 1`` is -1)."""
+    toks = tree.children
+    return _word64(_num("".join(map(str, toks))), SourcePos(file, toks[0].line, toks[0].column))
+
+
+def _tid(tree: Tree) -> Token:
+    return tree.children[0]
+
+
+_NO_SPACE_AFTER = ("LPAR", "LBRACKET", "COLON", "TILDE", "EXCL", "MINUS")
+_NO_SPACE_BEFORE = ("RPAR", "RBRACKET", "COLON", "SEMI")
+
+
+def _cond_text(toks: list[Token]) -> str:
+    """A condition's tokens as canonical text: ``(P1:r0 == 1 /\\ ~(x[0] = -1))``."""
+    out = ""
+    for prev, t in zip([None, *toks], toks):
+        glued = prev is None or prev.type in _NO_SPACE_AFTER or t.type in _NO_SPACE_BEFORE or (
+            (prev.type, t.type) in (("IDENT", "LBRACKET"), ("AMP", "AMP"), ("BAR", "BAR")))
+        out += ("" if glued else " ") + str(t)
+    return out
 
 
 def _suggest(word: str, options) -> str:
@@ -183,6 +424,7 @@ class _Cell:
     quals: list[tuple[str, SourcePos]]
     ops: list[tuple[str, SourcePos]]
     end: SourcePos  # just after the mnemonic
+    label: str | None = None  # a label cell `LC00:`
 
     @property
     def mnemonic(self) -> str:
@@ -234,16 +476,19 @@ _KIND = {"r": "a register like r0", "v": "a register (r0) or a constant", "c": "
 
 def _operand(kind: str, s: str, pos: SourcePos, mn: str, form: str) -> Operand | str:
     if kind in "vc" and RE_NUM.fullmatch(s):
-        return Imm(_num(s))
+        return Imm(_word64(_num(s), pos))
     if kind in "rv" and RE_REG.fullmatch(s):
         return Reg(s)
-    if kind == "l" and RE_NAME.fullmatch(s) and not RE_REG.fullmatch(s):
+    if kind == "l" and RE_NAME.fullmatch(s) and _word_type(s) == "IDENT":
         return Sym(s)
     if kind == "L" and RE_NAME.fullmatch(s):
         return s
     hint = f"expected form: {form}"
     if kind == "l" and RE_REG.fullmatch(s):
         hint = "this dialect addresses memory by location name only (no register-indirect access)"
+    elif kind == "l" and RE_NAME.fullmatch(s):
+        hint = (f"`{s}` is a keyword of Dat3M's litmus dialect (LitmusPTX.g4): a location name is "
+                "an Identifier")
     elif kind == "c" and RE_REG.fullmatch(s):
         hint = "Dat3M's barriers take a constant first: bar.cta.sync 0, r1"
     elif kind in "vc" and RE_NAME.fullmatch(s):
@@ -253,59 +498,62 @@ def _operand(kind: str, s: str, pos: SourcePos, mn: str, form: str) -> Operand |
     raise ParseError(f"`{s}` in `{mn}`: expected {_KIND[kind]}", pos, hint)
 
 
-class _Source:
-    """Maps offsets in one ROW token back to file positions."""
+_WORDISH = frozenset(("IDENT", "KEYWORD", "REGISTER", "LABEL", "THREADID", "CTA", "GPU",
+                      "ALIASES", "PROXYKIND", "WITH", "EXPECT", "TRUE", "LANG"))
+_ALNUM = _WORDISH | {"DIGITS", "HEX"}
 
-    def __init__(self, file: str, tok: Token):
-        self.file, self.tok, self.text = file, tok, str(tok)
 
-    def at(self, k: int) -> SourcePos:
-        nl = self.text.rfind("\n", 0, k)
-        line = self.tok.line + self.text.count("\n", 0, k)
-        col = self.tok.column + k if nl < 0 else k - nl
-        return SourcePos(self.file, line, col)
+def _render(toks: list[Token]) -> str:
+    """Tokens as one canonical string: a space only between two words or numbers."""
+    out = ""
+    for prev, t in zip([None, *toks], toks):
+        sep = " " if prev is not None and prev.type in _ALNUM and t.type in _ALNUM else ""
+        out += sep + str(t)
+    return out
 
-    def cells(self) -> list[tuple[str, int]]:
-        """The row's cells (comments blanked out) with their offsets; drops the final ';'."""
-        body = RE_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), self.text[:-1])
-        out, start = [], 0
-        for i, ch in enumerate(body + "|"):
-            if ch == "|":
-                out.append((body[start:i], start))
-                start = i + 1
-        return out
 
-    def cell(self, text: str, off: int) -> _Cell | None:
-        """Split one cell into mnemonic, qualifiers and operands; None when it is empty."""
-        lead = len(text) - len(text.lstrip())
-        body = text.strip()
-        if not body:
-            return None
-        k0 = off + lead
-        mn = body.split(None, 1)[0]
-        parts = mn.split(".")
-        quals, k = [], k0 + len(parts[0]) + 1
-        for p in parts[1:]:
-            quals.append((p, self.at(k)))
-            k += len(p) + 1
-        ops = []
-        rest_off = k0 + len(mn)
-        rest = body[len(mn):]
-        if rest.strip():
-            pieces = rest.split(",")
-            k = rest_off
-            for piece in pieces:
-                ops.append((piece.strip(), self.at(k + len(piece) - len(piece.lstrip()))))
-                k += len(piece) + 1
-        return _Cell(" ".join(body.split()), self.at(k0), parts[0], quals, ops, self.at(k0 + len(mn)))
+def _cell(file: str, toks: list[Token]) -> _Cell | None:
+    """One cell's tokens as mnemonic, qualifiers (each `.word`, whitespace and comments allowed
+    around the dot, as Dat3M's lexer allows them) and comma-separated operands."""
+    if not toks:
+        return None
+    at = lambda t: SourcePos(file, t.line, t.column)  # noqa: E731
+    first = toks[0]
+    if len(toks) == 2 and toks[1].type == "COLON" and first.type in _WORDISH:
+        text = f"{first}:"
+        return _Cell(text, at(first), text, [], [], at(toks[1]), label=str(first))
+    quals, i = [], 1
+    while i < len(toks) and toks[i].type == "PERIOD":
+        if i + 1 >= len(toks) or toks[i + 1].type not in _ALNUM:
+            break
+        quals.append((str(toks[i + 1]), at(toks[i + 1])))
+        i += 2
+    rest = toks[i:]
+    if first.type not in _WORDISH or (rest and rest[0].type in ("PERIOD", "COLON")):
+        raise ParseError(f"malformed instruction `{_render(toks)}`", at(first),
+                         "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x; a label "
+                         "(LC00:) is a cell of its own")
+    ops: list[tuple[str, SourcePos]] = []
+    if rest:
+        group: list[Token] = []
+        for t in [*rest, None]:
+            if t is None or t.type == "COMMA":
+                ops.append((_render(group), at(group[0]) if group else at(t or rest[-1])))
+                group = []
+            else:
+                group.append(t)
+    head = str(first) + "".join(f".{q}" for q, _ in quals)
+    text = head + (" " + ", ".join(o for o, _ in ops) if ops else "")
+    end = SourcePos(file, first.end_line, first.end_column)
+    return _Cell(text, at(first), str(first), quals, ops, end)
 
 
 # ----- the builder -----------------------------------------------------------------------------------
 
 
 class _Builder:
-    def __init__(self, file: str, text: str):
-        self.file, self.text = file, text
+    def __init__(self, file: str, text: str, tokens: list[Token]):
+        self.file, self.text, self.tokens = file, text, tokens
         self.locs: dict[str, Location] = {}
         self.regs: list[dict[str, int | str]] = []
         self.names: list[str] = []
@@ -318,8 +566,8 @@ class _Builder:
         name, docs = self.header(header)
         decls = self.threads(threads)
         self.init(init)
-        rows = [t for t in rest if isinstance(t, Token)]
-        tail = {t.data: t for t in rest if isinstance(t, Tree)}
+        rows = [t for t in rest if t.data == "row"]
+        tail = {t.data: t for t in rest if t.data != "row"}
         code = self.code(rows, len(decls))
         out = []
         for i, (pname, placement, pos) in enumerate(decls):
@@ -351,8 +599,9 @@ class _Builder:
 
     def threads(self, tree: Tree) -> list[tuple[str, Placement, SourcePos]]:
         out = []
-        for i, d in enumerate(tree.children):
-            tid, cta, gpu = d.children
+        for i, d in enumerate(t for t in tree.children if isinstance(t, Tree)):
+            tid = _tid(d.children[0])
+            cta, gpu = (c for c in d.children if isinstance(c, Token) and c.type == "DIGITS")
             name = self.thread_name(tid)
             if name != f"P{i}":
                 raise ParseError(f"thread {tid} out of order (expected P{i})", self.pos(tid),
@@ -364,7 +613,8 @@ class _Builder:
 
     @staticmethod
     def thread_name(tid: str) -> str:
-        return str(tid) if tid.startswith("P") else f"P{int(tid)}"
+        """Dat3M's threadId: the number after an optional P (``P01`` is thread 1)."""
+        return f"P{int(tid.removeprefix('P'))}"
 
     def thread_index(self, tid: str, pos: SourcePos) -> int:
         name = self.thread_name(tid.strip())
@@ -385,8 +635,8 @@ class _Builder:
         self.locs[loc.name] = loc
 
     def init_loc(self, d: Tree, pos: SourcePos) -> None:
-        name, val = d.children
-        self.declare(Location(str(name), type=TYPE, init=_num(val), pos=pos), name)
+        name, _, val = d.children
+        self.declare(Location(str(name), type=TYPE, init=_const(val, self.file), pos=pos), name)
 
     def target(self, tok: Token, what: str) -> Location:
         """The location a declaration refers to; Dat3M requires it declared earlier."""
@@ -399,20 +649,20 @@ class _Builder:
     def init_loc_loc(self, d: Tree, pos: SourcePos) -> None:
         """``y = x`` / ``y = &x``: Dat3M's initVirLocEqLoc makes y a location of its own whose
         initial value is x's (not an alias of x, not x's address)."""
-        name, tgt = (c for c in d.children if c.type == "WORD")
+        name, tgt = d.children[0], d.children[-1].children[0]
         src = self.target(tgt, f"the initialisation of {name}")
         self.declare(Location(str(name), type=TYPE, init=src.init, pos=pos), name)
 
     def init_alias(self, d: Tree, pos: SourcePos) -> None:
         """``y @ P aliases x``: a virtual alias of x through proxy P (Dat3M's
         initVirLocEqLocAlias{Gen,Proxy}); x may itself be an alias."""
-        name, proxy, tgt = d.children
+        name, _, proxy, _, tgt = d.children
         src = self.target(tgt, f"the alias {name}")
         self.declare(Location(str(name), type=TYPE, init=src.init, alias_of=src.name,
                               proxy=str(proxy), pos=pos), name)
 
     def register(self, d: Tree) -> tuple[dict, str]:
-        tid, reg = d.children[0], d.children[1]
+        tid, reg = _tid(d.children[0]), d.children[2].children[0]
         regs = self.regs[self.thread_index(str(tid), self.pos(tid))]
         if not RE_REG.fullmatch(str(reg)):
             raise ParseError(f"`{reg}` is not a register", self.pos(reg), "registers are r0, r1, ...")
@@ -422,15 +672,16 @@ class _Builder:
 
     def init_reg(self, d: Tree, pos: SourcePos) -> None:
         regs, reg = self.register(d)
-        regs[reg] = _num(d.children[2])
+        regs[reg] = _const(d.children[4], self.file)
 
     def init_reg_loc(self, d: Tree, pos: SourcePos) -> None:
         """``P0:r0 = &x`` / ``P0:r0 = x``: r0 holds the address of x (Dat3M's initRegEqLocPtr)."""
         regs, reg = self.register(d)
-        loc = str(d.children[-1])
-        if RE_REG.fullmatch(loc):
+        tok = d.children[-1].children[0]
+        loc = str(tok)
+        if tok.type == "REGISTER":
             raise ParseError(f"`{loc}` is a register; a register starts with a constant or the "
-                             "address of a location", self.pos(d.children[-1]))
+                             "address of a location", self.pos(tok))
         regs[reg] = loc
         if loc not in self.locs:
             self.locs[loc] = Location(loc, type=TYPE, pos=pos)
@@ -447,17 +698,25 @@ class _Builder:
 
     # --- code ---
 
-    def code(self, rows: list[Token], n: int) -> list[list[Instruction]]:
+    def code(self, rows: list[Tree], n: int) -> list[list[Instruction]]:
         code: list[list[Instruction]] = [[] for _ in range(n)]
         labels: list[dict[str, SourcePos]] = [{} for _ in range(n)]
+        starts = [t.start_pos for t in self.tokens]
         for row in rows:
-            src = _Source(self.file, row)
-            cells = src.cells()
+            cells: list[Token | None] = [None]
+            for c in row.children:
+                if c.type == "CELL":
+                    cells[-1] = c
+                elif c.type == "BAR":
+                    cells.append(None)
             if len(cells) > n:
+                bar = [c for c in row.children if c.type == "BAR"][n - 1]
                 raise ParseError(f"{len(cells)} columns in a row of a test with {n} thread(s)",
-                                 src.at(cells[n][1] - 1), "one column per thread, separated by '|'")
-            for i, (text, off) in enumerate(cells):
-                cell = src.cell(text, off)
+                                 self.pos(bar), "one column per thread, separated by '|'")
+            for i, c in enumerate(cells):
+                toks = [] if c is None else self.tokens[
+                    bisect_right(starts, c.start_pos) - 1:bisect_right(starts, c.end_pos - 1)]
+                cell = _cell(self.file, toks)
                 if cell is not None:
                     instrs = self.instr(cell)
                     self.check_label(instrs[0], labels[i])
@@ -472,13 +731,9 @@ class _Builder:
             seen[ins.name] = ins.pos
 
     def instr(self, cell: _Cell) -> list[Instruction]:
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\s*:", cell.text)
         c = dict(pos=cell.pos, text=cell.text)
-        if m:
-            return [Label(name=m.group(1), **c)]
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*", cell.mnemonic):
-            raise ParseError(f"malformed instruction `{cell.text}`", cell.pos,
-                             "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x")
+        if cell.label is not None:
+            return [Label(name=cell.label, **c)]
         handler = _HANDLERS.get(cell.base)
         if handler is None:
             raise ParseError(f"unknown instruction `{cell.base}`", cell.pos,
@@ -652,14 +907,22 @@ class _Builder:
         return [self.ref(t, threads, right=False) for t in tree.children if isinstance(t, Tree)]
 
     def source(self, tree: Tree) -> str:
-        """The source text of a filter's or condition's expression, whitespace normalised."""
-        e = tree.children[1]
-        return " ".join(self.text[e.meta.start_pos:e.meta.end_pos].split())
+        """A filter's or condition's expression as canonical text (whitespace and comments
+        between its tokens do not change it; the tree has dropped its parentheses)."""
+        head = tree.children[0]  # FILTER, FINAL or the quant tree
+        start = head.end_pos if isinstance(head, Token) else head.meta.end_pos
+        toks = [t for t in self.tokens if start <= t.start_pos < tree.meta.end_pos]
+        cut = next((i for i, t in enumerate(toks) if t.type == "WITH"), len(toks))
+        toks = toks[:cut]
+        while toks and toks[-1].type == "SEMI":
+            toks.pop()
+        return _cond_text(toks)
 
     def condition(self, tree: Tree, threads: list[Thread], filt: tuple | None) -> Condition:
         """The condition; a filter F folds in as exists (F /\\ C) or forall (~F \\/ C)."""
-        word = re.sub(r"^(~|not)\s*", "~", str(tree.children[0]))
-        quant = "exists" if word == "final" else word
+        head = tree.children[0]
+        words = [str(t) for t in head.children] if isinstance(head, Tree) else [str(head)]
+        quant = "exists" if words[0] == "final" else "~exists" if len(words) == 2 else words[0]
         expr, text = self.cond_expr(tree.children[1], threads), self.source(tree)
         if filt is not None:
             f, c = _parenthesised(filt[1]), _parenthesised(text)
@@ -687,17 +950,17 @@ class _Builder:
         return Cmp(op, a, b)
 
     def ref(self, t: Tree, threads: list[Thread], right: bool) -> RegRef | MemRef | int:
-        tok = t.children[0]
         if t.data == "num":
-            return _num(tok)
+            return _const(t.children[0], self.file)
         if t.data == "regref":
-            return self.regref(tok, threads)
+            return self.regref(t, threads)
+        tok = t.children[1] if t.data == "membrk" else t.children[0]
         name = str(tok)
         if name not in self.locs:
             raise SemanticError(f"the condition names unknown location {name}", self.pos(tok),
                                 _suggest(name, self.locs) + "locations: " + ", ".join(self.locs))
-        if t.data == "memidx" and int(t.children[1]) != 0:
-            raise UnsupportedError(f"{name}[{t.children[1]}]: an offset into a location",
+        if t.data == "memidx" and int(t.children[2]) != 0:
+            raise UnsupportedError(f"{name}[{t.children[2]}]: an offset into a location",
                                    self.pos(tok), "each location is one word: write x or x[0]")
         if right and t.data in ("memref", "membrk"):
             raise UnsupportedError(f"`{name}` on the right of a comparison: Dat3M reads it as the "
@@ -706,8 +969,9 @@ class _Builder:
                                    f"or write {name}[0] for its final value")
         return MemRef(name)
 
-    def regref(self, tok: Token, threads: list[Thread]) -> RegRef:
-        tid, reg = str(tok).split(":")
+    def regref(self, ref: Tree, threads: list[Thread]) -> RegRef:
+        tok = ref.children[0].children[0]
+        tid, reg = str(tok), str(ref.children[2].children[0])
         t = threads[self.thread_index(tid, self.pos(tok))]
         known = _registers(t)
         if reg not in known:
@@ -747,4 +1011,33 @@ _HANDLERS = {
 }
 
 
-__all__ = ["parse"]
+def narrowed_to_32_bits(prog: Program) -> Program:
+    """A ``.litmus`` test with Dat3M's 64-bit words read as 32-bit ones, for the device harness
+    (whose test locations are 32-bit): refused when a constant does not fit in 32 bits. Its
+    arithmetic then wraps at 32 bits on the device, which the comparison with the model's
+    outcomes (computed at 64 bits) shows as an outcome the model does not allow."""
+    def fits(v: object, pos: SourcePos | None, what: str) -> None:
+        if isinstance(v, int) and not -(1 << 31) <= v < 1 << 31:
+            raise UnsupportedError(f"{what} {v} beyond 32 bits on the device", pos,
+                                   "the device harness runs Dat3M's 64-bit litmus values as "
+                                   "32-bit words; check this test with the model only")
+
+    threads = []
+    for t in prog.threads:
+        instrs = []
+        for ins in t.instrs:
+            for o in operands(ins):
+                fits(getattr(o, "value", None), ins.pos, "constant")
+            instrs.append(dataclasses.replace(ins, type="s32") if getattr(ins, "type", None) == TYPE
+                          else ins)
+        for _, v in t.init_regs:
+            fits(v, t.pos, "initial value")
+        threads.append(dataclasses.replace(t, instrs=tuple(instrs)))
+    locs = []
+    for loc in prog.locations:
+        fits(loc.init, loc.pos, "initial value")
+        locs.append(dataclasses.replace(loc, type="s32") if loc.type == TYPE else loc)
+    return dataclasses.replace(prog, threads=tuple(threads), locations=tuple(locs))
+
+
+__all__ = ["narrowed_to_32_bits", "parse"]
