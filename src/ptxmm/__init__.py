@@ -16,9 +16,18 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .checker import check
-from .errors import ModelError, ParseError, PtxmmError, SemanticError, SourcePos, UnsupportedError
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ModelError,
+    ParseError,
+    PtxmmError,
+    SemanticError,
+    SourcePos,
+    UnsupportedError,
+)
 from .program import Program
-from .result import CheckResult, Execution, Outcome, OutcomeInfo
+from .result import CheckResult, Execution, Finding, FindingKind, Outcome, OutcomeInfo
 
 if TYPE_CHECKING:
     from .explain import Explanation, explain
@@ -93,6 +102,6 @@ def load(path: str | Path, fmt: str | None = None) -> Program:
 
 
 __all__ = ["load", "parse", "check", "explain", "Explanation", "Program", "CheckResult", "Outcome",
-           "OutcomeInfo",
-           "Execution", "PtxmmError", "ParseError", "SemanticError", "UnsupportedError",
-           "ModelError", "SourcePos"]
+           "OutcomeInfo", "Finding", "FindingKind", "Execution", "PtxmmError", "ParseError",
+           "SemanticError", "UnsupportedError", "ModelError", "ArgumentError", "ArgumentTypeError",
+           "SourcePos"]
