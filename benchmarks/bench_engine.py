@@ -252,7 +252,9 @@ class Bench:
             if json_out:
                 js = json.loads(r.out)
                 items = js if isinstance(js, list) else [js]
-                r.data["n_outcomes"] = sum(j["n_outcomes"] for j in items)
+                # null with --observe condition (one query): the outcomes listed, the witness
+                r.data["n_outcomes"] = sum(j["n_outcomes"] if j["n_outcomes"] is not None
+                                           else len(j["outcomes"]) for j in items)
                 r.data["time_s"] = sum(j["time_s"] for j in items)
 
         return self.m.runs((side, case.id.split(":")[0]), cmd, env, self.k(case), collect)
