@@ -11,7 +11,6 @@ Typical use::
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from .errors import (
     SourcePos,
     UnsupportedError,
 )
+from .loading import load, parse
 from .program import Program
 from .result import CheckResult, Execution, Finding, FindingKind, Outcome, OutcomeInfo
 
@@ -62,43 +62,6 @@ class _Package(ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
-
-
-def parse(text: str, file: str = "<string>", fmt: str | None = None) -> Program:
-    """Parse program text. ``fmt`` is "ptx" or "litmus"; by default it is chosen from the file
-    extension, then from the content (a herd/Dat3M test starts with ``PTX <name>``)."""
-    if fmt is None:
-        suffix = Path(file).suffix
-        if suffix == ".litmus" or (suffix != ".ptx" and text.lstrip().startswith("PTX")):
-            fmt = "litmus"
-        else:
-            fmt = "ptx"
-    if fmt == "litmus":
-        from .syntax import litmus
-
-        return litmus.parse(text, file)
-    from .syntax import ptx
-
-    return ptx.parse(text, file)
-
-
-def load(path: str | Path, fmt: str | None = None) -> Program:
-    """Read and parse a litmus file."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise PtxmmError(f"no such file: {p}", SourcePos(str(p), 1, 1),
-                         "check the path") from None
-    except IsADirectoryError:
-        raise PtxmmError(f"{p} is a directory", SourcePos(str(p), 1, 1),
-                         "name a .ptx or .litmus file") from None
-    except UnicodeDecodeError:
-        raise PtxmmError(f"{p} is not a text file", SourcePos(str(p), 1, 1),
-                         "name a .ptx or .litmus file") from None
-    except OSError as e:
-        raise PtxmmError(f"cannot read {p}: {e.strerror}", SourcePos(str(p), 1, 1)) from None
-    return parse(text, str(p), fmt)
 
 
 __all__ = ["load", "parse", "check", "explain", "Explanation", "Program", "CheckResult", "Outcome",

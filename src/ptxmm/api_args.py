@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .cat.parser import Model
-from .errors import ArgumentError, ArgumentTypeError, PtxmmError, SourcePos
+from .errors import ArgumentError, ArgumentTypeError
+from .loading import load
 from .program import Program
 
 # the command line's ranges and choices (cli.py states the same in its click options)
@@ -68,36 +69,9 @@ def program(x: Any) -> Program:
                             "string looks like program text", None,
                             "parse text first: ptxmm.check(ptxmm.parse(text))")
     if isinstance(x, (str, os.PathLike)):
-        return read_program(Path(os.fspath(x)))
+        return load(os.fspath(x))
     raise _type("prog", x, "a Program or a file path",
                 'ptxmm.check("file.ptx"), ptxmm.check(ptxmm.load(path)) or ptxmm.check(ptxmm.parse(text))')
-
-
-def read_program(p: Path) -> Program:
-    """The program in file ``p``: the format from its suffix, else from its text (a herd/Dat3M
-    test starts with ``PTX <name>``); unreadable files are located errors (as ``ptxmm.load``)."""
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise PtxmmError(f"no such file: {p}", SourcePos(str(p), 1, 1), "check the path") from None
-    except IsADirectoryError:
-        raise PtxmmError(f"{p} is a directory", SourcePos(str(p), 1, 1),
-                         "name a .ptx or .litmus file") from None
-    except UnicodeDecodeError:
-        raise PtxmmError(f"{p} is not a text file", SourcePos(str(p), 1, 1),
-                         "name a .ptx or .litmus file") from None
-    except OSError as e:
-        raise PtxmmError(f"cannot read {p}: {e.strerror}", SourcePos(str(p), 1, 1)) from None
-    except ValueError:  # a NUL in the name
-        raise ArgumentError(f"{_shown(str(p))} is not a valid path", None,
-                            "name a .ptx or .litmus file") from None
-    if p.suffix == ".litmus" or (p.suffix != ".ptx" and text.lstrip().startswith("PTX")):
-        from .syntax import litmus
-
-        return litmus.parse(text, str(p))
-    from .syntax import ptx
-
-    return ptx.parse(text, str(p))
 
 
 def model_arg(m: Any) -> str | Model:

@@ -1,0 +1,51 @@
+"""Programs from text or files: the front end chosen from the file's suffix, else from its text
+(a herd/Dat3M test starts with ``PTX <name>``); every file the system cannot read is a located
+error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import ArgumentError, PtxmmError, SourcePos
+from .program import Program
+
+
+def parse(text: str, file: str = "<string>", fmt: str | None = None) -> Program:
+    """Parse program text. ``fmt`` is "ptx" or "litmus"; by default it is chosen from the file
+    extension, then from the content (a herd/Dat3M test starts with ``PTX <name>``)."""
+    if fmt is None:
+        suffix = Path(file).suffix
+        if suffix == ".litmus" or (suffix != ".ptx" and text.lstrip().startswith("PTX")):
+            fmt = "litmus"
+        else:
+            fmt = "ptx"
+    if fmt == "litmus":
+        from .syntax import litmus
+
+        return litmus.parse(text, file)
+    from .syntax import ptx
+
+    return ptx.parse(text, file)
+
+
+def load(path: str | Path, fmt: str | None = None) -> Program:
+    """Read and parse a litmus file."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise PtxmmError(f"no such file: {p}", SourcePos(str(p), 1, 1),
+                         "check the path") from None
+    except IsADirectoryError:
+        raise PtxmmError(f"{p} is a directory", SourcePos(str(p), 1, 1),
+                         "name a .ptx or .litmus file") from None
+    except UnicodeDecodeError:
+        raise PtxmmError(f"{p} is not a text file", SourcePos(str(p), 1, 1),
+                         "name a .ptx or .litmus file") from None
+    except OSError as e:
+        raise PtxmmError(f"cannot read {p}: {e.strerror}", SourcePos(str(p), 1, 1)) from None
+    except ValueError:  # a NUL in the name
+        shown = repr(str(p))
+        raise ArgumentError(f"{shown if len(shown) <= 60 else shown[:57] + '...'} is not a valid path",
+                            None, "name a .ptx or .litmus file") from None
+    return parse(text, str(p), fmt)
