@@ -1,5 +1,5 @@
 """Mutation testing (benchmarks/mutants.py): every model and engine mutant must make the fast suite
-fail. Takes about 35 minutes on two cores (98 mutants, each running the fast suite until its first
+fail. Takes about 35 minutes on two cores (101 mutants, each running the fast suite until its first
 failure), so besides the `slow` marker it only runs when PTXMM_MUTANTS=1 is set (CI runs `python -m
 pytest -q`, which does not deselect slow tests):
 
