@@ -113,7 +113,8 @@ def _findings(r: CheckResult, out: Writer) -> None:
     index = {o.outcome: i for i, o in enumerate(r.outcomes, 1)}
     for f in r.findings:
         i = index.get(f.outcome)
-        where = f"e.g. outcome {i}" if i is not None else f"e.g. {f.outcome}"
+        where = (f"e.g. {f.outcome}" if i is None else
+                 f"e.g. outcome {i}" if r.enumerated else "e.g. in an execution with the witness's values")
         out.line((f"  {f}   ({where})", "yellow"))
     if r.findings_status == "timeout":
         out.line(("  the model's flags were not all decided before the time limit: races may be "
