@@ -81,27 +81,26 @@ TRUE = Const(1, 1)
 FALSE = Const(0, 1)
 
 
-def reads_of(e: Expr) -> frozenset[int]:
-    if isinstance(e, ReadVal):
-        return frozenset({e.eid})
+def _leaves(e: Expr, kind: type) -> frozenset:
+    """The leaves of ``e`` of class ``kind``."""
+    if isinstance(e, kind):
+        return frozenset({e})
     if isinstance(e, Op):
-        out: frozenset[int] = frozenset()
+        out: frozenset = frozenset()
         for a in e.args:
-            out |= reads_of(a)
+            out |= _leaves(a, kind)
         return out
     return frozenset()
+
+
+def reads_of(e: Expr) -> frozenset[int]:
+    """The reads whose values an expression names (their event ids)."""
+    return frozenset(r.eid for r in _leaves(e, ReadVal))
 
 
 def unspecs_of(e: Expr) -> frozenset[Unspec]:
     """The unspecified values an expression names."""
-    if isinstance(e, Unspec):
-        return frozenset({e})
-    if isinstance(e, Op):
-        out: frozenset[Unspec] = frozenset()
-        for a in e.args:
-            out |= unspecs_of(a)
-        return out
-    return frozenset()
+    return _leaves(e, Unspec)
 
 
 def _inc(r: int, b: int, w: int) -> int:
