@@ -21,7 +21,7 @@ from . import load
 from .cat.parser import builtin_models, load_model, require_axioms
 from .cli_common import _fail, error_json, interrupted
 from .errors import PtxmmError
-from .report import SHOWN_ON_TIMEOUT, json_of, render
+from .report import SHOWN_ON_TIMEOUT, render
 from .termtext import Writer
 
 if TYPE_CHECKING:
@@ -216,8 +216,8 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
                              max_outcomes=max_outcomes, timeout=timeout,
                              allow_no_axioms=allow_no_axioms)
             failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
-            if as_json:  # a timed-out check's outcomes are capped, as in the text report
-                js.add(json_of(res) if not isinstance(res, dict) and res.status == "timeout" else res)
+            if as_json:  # streamed; a timed-out check's outcomes capped, as in the text report
+                js.add(res)
             elif not isinstance(res, dict):
                 if i:
                     out_w.line()

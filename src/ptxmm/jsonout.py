@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
+from .report import bounded
 from .result import outcome_json
 
 if TYPE_CHECKING:
@@ -43,11 +44,16 @@ def _indented(value, pad: str) -> str:
 
 def write_result(res: CheckResult, out: TextIO, pad: str = "") -> None:
     """Write ``res.to_json()`` to ``out``, its outcomes one at a time; ``pad``: the indentation of
-    the line the object starts on (inside a batch's list)."""
+    the line the object starts on (inside a batch's list). A timed-out check's outcomes are capped
+    as in the text report (``outcomes_left_out`` counts the rest, ``n_outcomes`` all found)."""
+    full = res
+    res, left_out = bounded(full)
     # every field but the outcomes, in to_json's order, from the result without outcomes
     fields = replace(res, outcomes=[]).to_json()
-    if res.enumerated:
-        fields["n_outcomes"] = len(res.outcomes)
+    if full.enumerated:
+        fields["n_outcomes"] = len(full.outcomes)
+    if full.status == "timeout":
+        fields["outcomes_left_out"] = left_out
     inner = pad + "  "
     out.write("{")
     for i, (key, value) in enumerate(fields.items()):

@@ -84,17 +84,6 @@ def bounded(r: CheckResult, cap: int = SHOWN_ON_TIMEOUT) -> tuple[CheckResult, i
     return replace(r, outcomes=[r.outcomes[i] for i in keep]), len(r.outcomes) - cap
 
 
-def json_of(r: CheckResult) -> dict:
-    """``CheckResult.to_json()`` bounded as the text report is: a timed-out check's outcomes
-    capped (``outcomes_left_out`` counts the rest, ``n_outcomes`` all found)."""
-    shown, left_out = bounded(r)
-    d = shown.to_json()
-    if r.enumerated:
-        d["n_outcomes"] = len(r.outcomes)
-    d["outcomes_left_out"] = left_out
-    return d
-
-
 def _count_line(r: CheckResult, left_out: int) -> str:
     n = len(r.outcomes)
     if r.status != "timeout":
