@@ -127,6 +127,8 @@ def co_rows(eg: EventGraph, writes_at: dict[str, list[int]]) -> dict[int, int]:
                 apart[key] = sum(1 << w for w in threaded if exclusive(e, ev[w]))
             rows[a] = mask & ~(1 << a) & ~apart[key]
     return rows
+
+
 def implied_execution(eg: EventGraph, ex: list[Guard]) -> list[int]:
     """For each event, the events that execute whenever it does: the unconditional ones, and
     those of its thread that lie on all of its paths and have no value condition."""
@@ -191,7 +193,7 @@ class _Base:
         for e in ev:
             if e.thread >= 0:
                 self.thread_mask[e.thread] = self.thread_mask.get(e.thread, 0) | (1 << e.eid)
-        self.mem = sum(1 << e.eid for e in ev if e.kind in "RW")
+        self.mem = sum(1 << e.eid for e in ev if e.kind in (Kind.R, Kind.W))
         self.agents = sum(1 << e.eid for e in ev if e.agent >= 0)
 
     def eset(self, pred) -> ESet:
@@ -326,7 +328,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "_": lambda: ESet(u, u.live),
         "R": lambda: b.eset(lambda e: e.kind == Kind.R),
         "W": lambda: b.eset(lambda e: e.kind == Kind.W),
-        "M": lambda: b.eset(lambda e: e.kind in "RW"),
+        "M": lambda: b.eset(lambda e: e.kind in (Kind.R, Kind.W)),
         "F": lambda: b.eset(lambda e: e.kind == Kind.F),
         "B": lambda: b.eset(lambda e: e.kind == Kind.B),
         "IW": lambda: b.eset(tag("IW")),
