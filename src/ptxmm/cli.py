@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from . import api_args, load
 from . import check as api_check
-from . import load
+from .api_args import UNROLL_MAX
 from .cat.parser import builtin_models, load_model, require_axioms
 from .cli_common import _fail, error_json, interrupted
 from .errors import PtxmmError
@@ -27,7 +28,7 @@ from .termtext import Writer
 if TYPE_CHECKING:
     from rich.console import Console
 
-ENGINES = click.Choice(["auto", "z3", "brute"])
+ENGINES = click.Choice(api_args.ENGINES)
 
 
 def consoles() -> tuple[Console, Console]:
@@ -176,9 +177,9 @@ STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
 @click.option("--engine", type=ENGINES, default="auto", show_default=True,
               help="z3: one formula per program; brute: enumerate candidate executions (herd "
               "style); auto: brute when the candidate space is tiny, else z3")
-@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True,
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True,
               help="bound on backward-branch iterations")
-@click.option("--observe", type=click.Choice(["all", "condition"]), default="all",
+@click.option("--observe", type=click.Choice(api_args.OBSERVE), default="all",
               show_default=True, help="enumerate every outcome (loaded registers and final memory), "
               "or only answer the condition: one query and its witness")
 @click.option("--max-outcomes", type=click.IntRange(1), default=None,
@@ -275,7 +276,7 @@ def _check_one(f: str, started: float, **kw):
               help="CSV of expectations (path,ptx-v6.0,ptx-v7.5; 1 = condition holds)")
 @click.option("--column", default=None, help="CSV column (default: the model's, else the last)")
 @click.option("--model", "-m", default="ptx", show_default=True)
-@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
 @click.option("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="seconds per test; past it the test's status is 'timeout'")
@@ -413,7 +414,7 @@ def _device_exit(code: int, hung: bool) -> None:
 @main.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("--model", "-m", default="ptx", show_default=True)
-@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
 @_device_opts
 @click.option("--self-check/--no-self-check", default=True, show_default=True,
               help="first check that the harness exposes weak behaviour (SB relaxed) and that a "

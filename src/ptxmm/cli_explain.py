@@ -7,6 +7,7 @@ import sys
 import click
 
 from . import load
+from .api_args import UNROLL_MAX
 from .cli_common import _fail, error_json, finish_batch, interrupted
 from .errors import PtxmmError
 
@@ -17,7 +18,7 @@ from .errors import PtxmmError
               help='the outcome to explain, e.g. "T1:%r0=1 T1:%r1=0" (default: the condition\'s)')
 @click.option("--model", "-m", default="ptx", show_default=True,
               help="model name (see `ptxmm models`) or path to a .cat file")
-@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
 @click.option("--fix", is_flag=True, help="search the smallest strengthenings that forbid the outcome")
 @click.option("--fix-bound", type=click.IntRange(1), default=400, show_default=True,
               help="at most this many engine checks for --fix")
@@ -56,7 +57,7 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
 @click.argument("file")
 @click.option("--outcome", default=None, help="the outcome whose execution to draw")
 @click.option("--model", "-m", default="ptx", show_default=True)
-@click.option("--unroll", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
 @click.option("-o", "--output", default=None,
               help="out.svg (drawn by ptxmm), out.dot (graphviz source), out.png (needs `dot`)")
 @click.option("--ascii", "as_ascii", is_flag=True, help="draw in the terminal")
