@@ -118,6 +118,7 @@ def _dataclass_twin_module():
     src = Path(mod.__file__).read_text()
     src = src.replace("@record(kw_only=True)\n", "@dataclass(frozen=True, kw_only=True)\n")
     src = src.replace("@record\n", "@dataclass(frozen=True)\n")
+    src = src.replace("from .records import record\n", "from dataclasses import dataclass\n")
     assert "\n@record" not in src
     ns: dict = {"__name__": "ptxmm.program_twin", "__package__": "ptxmm"}
     sys.modules["ptxmm.program_twin"] = type(sys)("ptxmm.program_twin")  # dataclass looks it up
@@ -295,10 +296,11 @@ def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, g
     """Every bundled .ptx test, every .litmus of the conformance corpus, and each cut short (a
     syntax error): the same tree, or the same error at the same place and with the same expected
     terminals, with the parser loaded from its pickle and the lexers' regexes from a warm store as
-    with Lark alone."""
+    with Lark alone (the parser is the runtime's: its trees and errors are the runtime's classes)."""
     import lark
 
     from ptxmm.resources import data_dir
+    from ptxmm.syntax import larkrt
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     suffix = ".ptx" if grammar == "ptx.lark" else ".litmus"
@@ -318,6 +320,7 @@ def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, g
         m.setattr(lark.Lark, "__init__", not_built)
         warm = lark_build.build(grammar, **options)  # the pickle of the parser cold was built as
     assert len(list((tmp_path / "ptxmm" / "parsers").glob("*.pickle"))) == 1
+    assert isinstance(warm, larkrt.Lark) and not isinstance(warm, lark.Lark)
     for f in files:
         text = f.read_text()
         for t in (text, text[: len(text) // 2], text[: len(text) // 3]):
@@ -330,9 +333,11 @@ def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, g
 def _parse(parser, text: str):
     import lark
 
+    from ptxmm.syntax import larkrt
+
     try:
         return parser.parse(text)
-    except lark.exceptions.LarkError as e:
+    except (lark.exceptions.LarkError, larkrt.LarkError) as e:
         expected = getattr(e, "expected", None) or getattr(e, "allowed", None) or ()
         return (type(e).__name__, getattr(e, "line", None), getattr(e, "column", None),
                 sorted(expected), str(getattr(e, "token", "")))
@@ -551,3 +556,75 @@ def test_a_damaged_parser_pickle_is_rebuilt(tmp_path, monkeypatch):
             first.parse(text)
     other = lark_build.build("ptx.lark", parser="lalr", maybe_placeholders=True)  # another option
     assert len(list(path.parent.glob("*.pickle"))) == 2 and other.parse(text)
+
+
+# ----- records.py's options and its fast __init__ path, against dataclass ------------------------
+
+def _option_twins():
+    from dataclasses import dataclass, field
+
+    from ptxmm.records import record
+
+    def body(deco):
+        @deco
+        class Plain:
+            a: int
+            b: int = 2
+            c: tuple = ()
+
+        @deco
+        class WithFactory:
+            a: int
+            b: list = field(default_factory=list)
+            c: int = 3
+
+        @deco
+        class KwOnly:
+            a: int
+            b: int = field(default=1, kw_only=True)
+            c: int = 0
+
+        return Plain, WithFactory, KwOnly
+
+    return [
+        (body(record), body(dataclass(frozen=True))),
+        (body(record(frozen=False)), body(dataclass)),
+        (body(record(eq=False)), body(dataclass(frozen=True, eq=False))),
+    ]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(which=st.integers(0, 2), cls=st.integers(0, 2), args=st.lists(st.integers(0, 3), max_size=4),
+       kw=st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 3), max_size=3))
+def test_record_options_and_fast_path_behave_as_dataclass(which, cls, args, kw):
+    """Positional-only calls (the fast path), keywords, defaults, factories and keyword-only
+    fields; frozen, mutable (unhashable, assignable) and identity-compared records: the same
+    instances, errors, equality and hashability as the dataclass of the same options."""
+    import dataclasses
+
+    rec_cls, twin_cls = (pair[cls] for pair in _option_twins()[which])
+    made = []
+    for c in (rec_cls, twin_cls):
+        try:
+            made.append(c(*args, **kw))
+        except TypeError:
+            made.append(TypeError)
+    r, t = made
+    assert (r is TypeError) == (t is TypeError)
+    if r is TypeError:
+        return
+    assert vars(r) == vars(t) and list(vars(r)) == list(vars(t))
+    assert repr(r).split("(", 1)[1] == repr(t).split("(", 1)[1]
+    again = rec_cls(*args, **kw)
+    assert (again == r) == (which != 2)  # eq=False compares by identity
+    assert (rec_cls.__hash__ is None) == (twin_cls.__hash__ is None)
+    frozen = dataclasses.FrozenInstanceError
+    for obj in (r, t):
+        if which == 1:
+            obj.a = 9
+            assert obj.a == 9
+        else:
+            with pytest.raises(frozen):
+                obj.a = 9
+    if "b" in vars(r) and isinstance(r.b, list):
+        assert r.b is not rec_cls(*args, **kw).b  # a factory's value is made per instance

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from .api_args import check_args
 from .cat.parser import Model, load_model, require_axioms
@@ -29,6 +29,7 @@ from .outcomes import (
     verdict,
 )
 from .program import Program, cond_refs, format_ref
+from .records import record
 from .result import CheckResult, Outcome, OutcomeInfo
 from .vocab import candidates
 
@@ -37,7 +38,7 @@ from .vocab import candidates
 CO_ANALYSIS_MIN = 40
 
 
-@dataclass(frozen=True)
+@record
 class CheckOptions:
     """How a check runs (see :func:`check` for each field's meaning)."""
 
@@ -75,7 +76,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
         return run(prog, model, opts, graph)
 
 
-@dataclass
+@record(frozen=False)
 class _Run:
     """One check under way: what every stage reads and what it found so far."""
 

@@ -3,10 +3,10 @@ as ``file:line:col: error: message`` plus the hint, and exits with code 2 (never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .records import record
 
 
-@dataclass(frozen=True)
+@record
 class SourcePos:
     file: str
     line: int
@@ -64,7 +64,7 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """A Python API argument of the wrong type (``check(None)``, ``model=123``)."""
 
 
-@dataclass(frozen=True)
+@record
 class Diagnostic:
     """A non-fatal finding about a program (``Program.warnings``): printed as
     ``file:line:col: warning: message`` plus the hint; it never changes a verdict or exit code."""

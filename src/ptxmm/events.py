@@ -24,7 +24,7 @@ type. Syntactic dependencies (addr, data, ctrl) are tracked alongside."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 
 from . import mbarrier as mb
@@ -60,6 +60,7 @@ from .program import (
     type_signed,
     type_width,
 )
+from .records import record
 from .values import (
     TRUE,
     Const,
@@ -99,7 +100,7 @@ class Kind(StrEnum):
     B = "B"
 
 
-@dataclass(frozen=True)
+@record
 class Event:
     eid: int
     kind: Kind
@@ -135,7 +136,7 @@ class Event:
         return text
 
 
-@dataclass(frozen=True)
+@record
 class PathInfo:
     events: tuple[int, ...]  # in program order
     assumes: tuple[Expr, ...]  # 1-bit conditions that must hold for the path to run
@@ -143,7 +144,7 @@ class PathInfo:
     reg_types: dict[str, str]  # register → PTX type of its last write
 
 
-@dataclass(frozen=True)
+@record
 class EventGraph:
     program: Program
     events: tuple[Event, ...]
@@ -174,7 +175,7 @@ class EventGraph:
         raise SemanticError(f"unknown thread {name}")
 
 
-@dataclass
+@record(frozen=False)
 class _Proto:
     """An event under construction (mutable until the graph is frozen)."""
 
@@ -196,7 +197,7 @@ class _Proto:
     ok: Expr | None = None
 
 
-@dataclass
+@record(frozen=False)
 class _State:
     pc: int
     regs: dict[str, Expr]

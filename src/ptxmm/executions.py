@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .cat.relalg import Guard, Universe
 from .events import EventGraph, Kind
+from .records import record
 from .result import Execution
 from .values import evaluate, reads_of
 from .vocab import Candidates, base_env
@@ -116,14 +117,14 @@ def concrete_env(eg: EventGraph, ex: Execution, cand: Candidates):
 # ----- well-formedness, stated once ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class AtMostOne:
     """At most one of these guards holds."""
 
     guards: tuple[Guard, ...]
 
 
-@dataclass(frozen=True)
+@record
 class ExactlyOne:
     """Exactly one of these guards holds."""
 
@@ -395,7 +396,7 @@ def with_initial_writes(eg: EventGraph, execd: set[int], co: set) -> set:
     return co
 
 
-@dataclass(frozen=True)
+@record
 class Candidate:
     """A candidate execution with what evaluating a model on it needs: the executed events, rf
     as ``source_of`` (read → write), co as a set, and every active read's value."""

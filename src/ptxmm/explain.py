@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from .api_args import explain_args
 from .cat import axioms as ax
@@ -29,6 +28,7 @@ from .explain_eval import Concrete, Step, text_of
 from .findings import EventRef, event_ref
 from .outcomes import observables, outcome_of, satisfies
 from .program import And, Cmp, Not, Program
+from .records import record
 from .result import Execution
 from .targets import Target, parse_outcome, target_of, validate, with_target
 from .vocab import Candidates, base_env, candidates
@@ -40,7 +40,7 @@ TIME_BUDGET_S = 0.5
 # ----- data ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Edge:
     """``src —rel→ dst``; ``via``: the derived relations unfolded to reach it (outermost first)."""
 
@@ -54,7 +54,7 @@ class Edge:
                 "via": list(self.via)}
 
 
-@dataclass(frozen=True)
+@record
 class Unfolding:
     """A derived edge of a chain one level down: its definition, the chain through it, words."""
 
@@ -68,7 +68,7 @@ class Unfolding:
                 "chain": [e.to_json() for e in self.chain], "words": self.words}
 
 
-@dataclass(frozen=True)
+@record
 class AxiomWitness:
     axiom: str
     check: str  # acyclic irreflexive empty
@@ -84,7 +84,7 @@ class AxiomWitness:
                 "unfoldings": [u.to_json() for u in self.unfoldings], "doc": self.doc}
 
 
-@dataclass(frozen=True)
+@record
 class Race:
     flag: str
     a: EventRef
@@ -94,7 +94,7 @@ class Race:
         return {"flag": self.flag, "a": self.a.to_json(), "b": self.b.to_json()}
 
 
-@dataclass(frozen=True)
+@record
 class ExecutionView:
     """A candidate execution: the raw Execution and its rf / co edges as instructions."""
 
@@ -108,7 +108,7 @@ class ExecutionView:
                 "paths": list(self.execution.paths), "scorder": list(self.execution.scorder)}
 
 
-@dataclass(frozen=True)
+@record
 class FailureGroup:
     """Candidate executions producing the outcome that fail exactly these axioms."""
 
@@ -122,7 +122,7 @@ class FailureGroup:
                 "witnesses": [w.to_json() for w in self.witnesses]}
 
 
-@dataclass(frozen=True)
+@record
 class MissingOrder:
     """What the bad outcome's execution lacks: ``wanted`` (a pair the fix orders, in relation
     ``relation``), the edge that does not hold, and why, in words."""
@@ -139,7 +139,7 @@ class MissingOrder:
                 self.missing.to_json(), "words": self.words, "fix": self.fix}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Explanation:
     name: str
     file: str
@@ -500,9 +500,8 @@ def _why_not(eg, eg2, c1: Concrete, c2: Concrete, s: Step, back, chain, fix_text
 
 def _conditions_holding(c1: Concrete, c2: Concrete, s: Step, back) -> list[Step]:
     """Named conditions of the edge's definition (``ms & ...``) that hold in the original."""
-    import lark
-
     from .explain_eval import _kids, _name_of, _unwrap
+    from .syntax import larkrt
 
     name = s.rel.removesuffix("^-1")
     expr, d = c2.definition(name, s.at)
@@ -510,14 +509,14 @@ def _conditions_holding(c1: Concrete, c2: Concrete, s: Step, back) -> list[Step]
     if expr is None:
         return out
     e = _unwrap(expr)
-    if isinstance(e, lark.Tree) and e.data == "union":
+    if isinstance(e, larkrt.Tree) and e.data == "union":
         for alt in _kids(e):
             n = _name_of(alt)
             if n is not None and c2.has(alt, d, s.src, s.dst):
                 expr, d = c2.definition(n, d)
                 e = _unwrap(expr) if expr is not None else e
                 break
-    if isinstance(e, lark.Tree) and e.data == "inter":
+    if isinstance(e, larkrt.Tree) and e.data == "inter":
         a, b = back.get(s.src), back.get(s.dst)
         for op in _kids(e):
             n = _name_of(op)

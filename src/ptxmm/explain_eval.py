@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-import lark
 
 from .cat import axioms as ax
 from .cat.interp import _Eval, _letrec, _Scope
 from .cat.parser import Model, Stmt
 from .cat.relalg import ESet, Rel, bits
+from .records import record
+from .syntax import larkrt
 
 Pair = tuple[int, int]
 
@@ -56,7 +55,7 @@ KNOWN_WORDS = {
 
 
 def _unwrap(t):
-    while isinstance(t, lark.Tree) and t.data in ("union", "seq", "diff", "inter", "cart") \
+    while isinstance(t, larkrt.Tree) and t.data in ("union", "seq", "diff", "inter", "cart") \
             and len(t.children) == 1:
         t = t.children[0]
     return t
@@ -64,15 +63,15 @@ def _unwrap(t):
 
 def _name_of(t) -> str | None:
     t = _unwrap(t)
-    if isinstance(t, lark.Token):
+    if isinstance(t, larkrt.Token):
         return str(t)
-    if isinstance(t, lark.Tree) and t.data == "name":
+    if isinstance(t, larkrt.Tree) and t.data == "name":
         return str(t.children[0])
     return None
 
 
 def _kids(t) -> list:
-    return [c for c in t.children if isinstance(c, (lark.Tree, lark.Token))]
+    return [c for c in t.children if isinstance(c, (larkrt.Tree, larkrt.Token))]
 
 
 def text_of(t) -> str:
@@ -135,7 +134,7 @@ def comment_before(st: Stmt) -> str:
     return re.sub(r"\s+", " ", text).strip(" -")
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One edge of a chain: ``src —rel→ dst`` (``rel`` a name of the model or its base vocabulary,
     or ``name^-1``); ``via`` lists the derived relations unfolded to reach it (outermost first);
@@ -248,7 +247,7 @@ class Concrete:
         out = False
         if expr is not None and name not in seen:
             for sub in _subtrees(expr):
-                if isinstance(sub, lark.Tree) and sub.data in ("plus", "star"):
+                if isinstance(sub, larkrt.Tree) and sub.data in ("plus", "star"):
                     out = True
                     break
                 n = _name_of(sub)
@@ -264,7 +263,7 @@ class Concrete:
         if expr is None:
             return False
         e = _unwrap(expr)
-        return isinstance(e, lark.Tree) and e.data == "union" and \
+        return isinstance(e, larkrt.Tree) and e.data == "union" and \
             all(_name_of(c) is not None for c in _kids(e))
 
     # -- decomposition -------------------------------------------------------------------------
@@ -436,7 +435,7 @@ def _weight(t) -> int:
 
 def _subtrees(t):
     yield t
-    if isinstance(t, lark.Tree):
+    if isinstance(t, larkrt.Tree):
         if t.data == "lift":
             return
         for c in _kids(t):

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .cat.parser import Model
 from .checker import check
 from .events import EventGraph
 from .program import SCOPES, Atom, Fence, Label, Load, Program, Red, Store, Thread
+from .records import record
 from .targets import with_target
 
 SEM_LADDER = {
@@ -35,7 +36,7 @@ _SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc", "volatile"}
 MEMORY = (Load, Store, Atom, Red)
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     kind: str  # sem scope fence
     thread: int
@@ -54,7 +55,7 @@ class Change:
                 "scope": self.scope, "cost": self.cost, "text": self.text}
 
 
-@dataclass(frozen=True)
+@record
 class Solution:
     changes: tuple[Change, ...]
     cost: int
@@ -67,7 +68,7 @@ class Solution:
         return {"changes": [c.to_json() for c in self.changes], "cost": self.cost, "text": self.text}
 
 
-@dataclass(frozen=True)
+@record
 class FixReport:
     solutions: tuple[Solution, ...]
     singles: int  # single changes considered

@@ -13,11 +13,11 @@ Three renderings of one :class:`GraphData`:
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from .errors import PtxmmError
 from .events import EventGraph
+from .records import record
 from .result import Execution
 
 COLORS = {"po": "#444444", "rf": "#d62728", "co": "#1f77b4", "fr": "#ff7f0e"}
@@ -25,7 +25,7 @@ DERIVED = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 HIGHLIGHT = "#c00060"
 
 
-@dataclass(frozen=True)
+@record
 class Node:
     eid: int
     col: int
@@ -35,7 +35,7 @@ class Node:
     line: int | None
 
 
-@dataclass(frozen=True)
+@record
 class GEdge:
     src: int
     dst: int
@@ -44,14 +44,14 @@ class GEdge:
     highlight: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Box:
     label: str
     cols: tuple[int, ...]
     depth: int  # 0: CTA, 1: cluster
 
 
-@dataclass(frozen=True)
+@record
 class GraphData:
     title: str
     columns: tuple[str, ...]

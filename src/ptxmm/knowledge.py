@@ -27,15 +27,15 @@ candidate pairs (building a term per pair would cost more than the analysis save
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import repeat
-
-from lark import Token, Tree
 
 from .cat.interp import evaluate_expr
 from .cat.parser import Model
 from .cat.relalg import Rel, bits
 from .events import EventGraph
+from .records import record
+from .syntax.larkrt import Token, Tree, token_texts
 from .values import TRUE, Expr
 from .vocab import Candidates, base_env, co_rows, ones
 
@@ -100,12 +100,6 @@ class FreeChoice:
         return _TERM
 
 
-def _names(tree) -> set[str]:
-    if isinstance(tree, Token):
-        return {str(tree)}
-    return {str(t) for t in tree.scan_values(lambda v: isinstance(v, Token))}
-
-
 def _unwrap(t):
     """The grammar keeps one-child operator nodes (``union`` of one ``seq`` …): skip them."""
     while isinstance(t, Tree) and t.data in ("union", "seq", "diff", "inter", "cart") \
@@ -133,7 +127,7 @@ def _co_part(t) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class _Member:
     """One operand of a (flattened) union, with the statement whose scope its names live in."""
 
@@ -169,12 +163,12 @@ def _co_dependent(model: Model) -> set[str]:
     fr included (the base environment derives its fr from co)."""
     depends = {"co", "fr"}
     for st in model.stmts:
-        if st.kind in ("let", "letrec") and any(_names(e) & depends for e in st.exprs):
+        if st.kind in ("let", "letrec") and any(token_texts(e) & depends for e in st.exprs):
             depends |= set(st.names)
     return depends
 
 
-@dataclass
+@record(frozen=False)
 class _Facts:
     """Statically known co facts, as the co-free members to evaluate at each statement."""
 
@@ -188,7 +182,7 @@ def _facts(model: Model) -> _Facts:
     if any(st.kind in ("let", "letrec") and "co" in st.names for st in model.stmts):
         return f
     depends = _co_dependent(model)
-    free = lambda m: not (_names(m.tree) & depends)  # noqa: E731
+    free = lambda m: not (token_texts(m.tree) & depends)  # noqa: E731
     for i, st in enumerate(model.stmts):
         if st.kind != "axiom":
             continue

@@ -7,8 +7,6 @@ and signedness (``T0:%r0 == -1`` on a .u32 register means 0xFFFFFFFF)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .errors import SemanticError
 from .events import EventGraph, Kind, final_reg, reg_type
 from .program import (
@@ -30,11 +28,12 @@ from .program import (
     type_signed,
     type_width,
 )
+from .records import record
 from .result import Execution, Outcome
 from .values import BOOL_OPS, Expr, Op, ReadVal, Unspec, evaluate, mask, to_signed
 
 
-@dataclass(frozen=True)
+@record
 class Observable:
     key: str
     ref: RegRef | MemRef

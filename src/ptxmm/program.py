@@ -4,13 +4,11 @@ produces exactly these objects."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
-from operator import attrgetter
-from reprlib import recursive_repr
-from typing import Any, Literal, Union, dataclass_transform
+from dataclasses import field
+from typing import Literal, Union
 
 from .errors import SourcePos
+from .records import record
 
 SCOPES = ("cta", "cluster", "gpu", "sys")
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
@@ -20,140 +18,7 @@ SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
 PROXIES = ("generic", "texture", "surface", "constant", "async")
 
 
-# ----- the record base of every class below ----------------------------------------------------
-# ``@record`` makes a frozen dataclass with the methods ``@dataclass(frozen=True)`` generates, and
-# the same behaviour: __init__ (positional, then keyword-only fields; defaults and factories),
-# __repr__, __eq__ and __hash__ over the compared fields (as tuples, so hash values are the same),
-# __setattr__/__delattr__ raising FrozenInstanceError, __match_args__, and __dataclass_fields__
-# (dataclasses.fields and replace work). The difference is the cost of creating a class: dataclass
-# compiles six methods from source text per class (~0.6 ms, 20 ms for this module at every start of
-# ptxmm), ``record`` builds closures over the field list. tests/test_startup.py holds the two equal.
-
-
-def _key(names: tuple[str, ...]) -> Callable[[Any], tuple]:
-    """The tuple of the named attributes of an object (a 1-tuple for one name, as dataclass)."""
-    if len(names) > 1:
-        return attrgetter(*names)
-    if names:
-        one = attrgetter(names[0])
-        return lambda obj: (one(obj),)
-    return lambda obj: ()
-
-
-def _init_method(cls: type) -> Callable[..., None]:
-    flds = fields(cls)
-    order = tuple(f.name for f in flds)
-    positional = tuple(f.name for f in flds if not f.kw_only)
-    defaults = {f.name: f.default for f in flds if f.default is not MISSING}
-    factories = {f.name: f.default_factory for f in flds if f.default_factory is not MISSING}
-    known = frozenset(order)
-    post_init = getattr(cls, "__post_init__", None)
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        if args:
-            if len(args) > len(positional):
-                raise TypeError(f"{cls.__qualname__}.__init__() takes {len(positional) + 1} positional "
-                                f"arguments but {len(args) + 1} were given")
-            for name, value in zip(positional, args):
-                if name in kw:
-                    raise TypeError(f"{cls.__qualname__}.__init__() got multiple values for argument "
-                                    f"'{name}'")
-                kw[name] = value
-        if not known.issuperset(kw):
-            bad = next(k for k in kw if k not in known)
-            raise TypeError(f"{cls.__qualname__}.__init__() got an unexpected keyword argument '{bad}'")
-        d = self.__dict__
-        for name in order:
-            if name in kw:
-                d[name] = kw[name]
-            elif name in defaults:
-                d[name] = defaults[name]
-            elif name in factories:
-                d[name] = factories[name]()
-            else:
-                missing = [n for n in order if n not in kw and n not in defaults and n not in factories]
-                raise TypeError(f"{cls.__qualname__}.__init__() missing required argument(s): "
-                                + ", ".join(f"'{n}'" for n in missing))
-        if post_init is not None:
-            post_init(self)
-
-    return __init__
-
-
-def _methods(cls: type) -> dict[str, Any]:
-    """The methods ``@dataclass(frozen=True)`` would generate for ``cls``, as closures."""
-    flds = fields(cls)
-    names = tuple(f.name for f in flds)
-    cmp_key = _key(tuple(f.name for f in flds if f.compare))
-    hash_key = _key(tuple(f.name for f in flds if (f.compare if f.hash is None else f.hash)))
-    shown = tuple(f.name for f in flds if f.repr)
-
-    @recursive_repr()
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}("
-                + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return cmp_key(self) == cmp_key(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(hash_key(self))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if type(self) is cls or name in names:
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        if type(self) is cls or name in names:
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
-
-    return {"__init__": _init_method(cls), "__repr__": __repr__, "__eq__": __eq__,
-            "__hash__": __hash__, "__setattr__": __setattr__, "__delattr__": __delattr__}
-
-
-class _InitSignature:
-    """``inspect.signature`` of a record class (its __init__ takes ``*args, **kw``): the
-    parameters dataclass's __init__ would have, built when asked for."""
-
-    def __get__(self, obj: object, owner: type) -> Any:
-        import dataclasses
-        import inspect
-
-        P = inspect.Parameter
-        factory = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", P.empty)  # shown as <factory>
-        flds = sorted(fields(owner), key=lambda f: f.kw_only)  # positional ones first
-        return inspect.Signature(
-            [P(f.name, P.KEYWORD_ONLY if f.kw_only else P.POSITIONAL_OR_KEYWORD,
-               default=f.default if f.default is not MISSING else
-               factory if f.default_factory is not MISSING else P.empty, annotation=f.type)
-             for f in flds], return_annotation=None)
-
-
-@dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def record(cls: type | None = None, /, *, kw_only: bool = False) -> Any:
-    """``@record`` / ``@record(kw_only=True)``: ``@dataclass(frozen=True)`` at a fraction of the cost
-    of creating the class (see above)."""
-
-    def wrap(c: type) -> type:
-        own_doc = c.__dict__.get("__doc__")
-        c.__doc__ = own_doc or c.__name__  # a docstring spares dataclass an inspect.signature
-        # fields, defaults, __match_args__ and __dataclass_fields__, but no generated method
-        dataclass(init=False, repr=False, eq=False, kw_only=kw_only)(c)
-        for name, fn in _methods(c).items():
-            fn.__qualname__ = f"{c.__qualname__}.{name}"
-            setattr(c, name, fn)
-        c.__signature__ = _InitSignature()
-        if not own_doc:
-            c.__doc__ = c.__name__ + "(" + ", ".join(
-                f"{f.name}: {f.type!r}" + ("" if f.default is MISSING else f" = {f.default!r}")
-                for f in fields(c)) + ")"
-        return c
-
-    return wrap if cls is None else wrap(cls)
+# ----- the IR: records (``@dataclass(frozen=True)``, cheaper to create: records.py) ------------
 
 
 @record

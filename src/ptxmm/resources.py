@@ -23,3 +23,14 @@ def cache_dir(name: str) -> Path:
     import os
 
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxmm" / name
+
+
+def digest(key: str) -> str:
+    """A short file name for a cache entry whose key is ``key`` (two 32-bit checksums: zlib is
+    already loaded, hashlib's OpenSSL would cost 1-2 ms at every start). Not collision-proof, so
+    every cache keeps the whole key in its entry and compares it on reading: a collision costs a
+    miss, never a wrong entry."""
+    import zlib
+
+    b = key.encode()
+    return f"{zlib.crc32(b):08x}{zlib.adler32(b):08x}"

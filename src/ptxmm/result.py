@@ -4,17 +4,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .program import Program
+from .records import record
 
 if TYPE_CHECKING:
     from .events import EventGraph
 
 
-@dataclass(frozen=True)
+@record
 class Execution:
     """One candidate execution: which path each thread took, rf ((write, read) pairs), co edges, the
     values reads returned, the order of fence.sc events and the phase each arrival at a counted
@@ -29,7 +30,7 @@ class Execution:
     phases: tuple[tuple[int, int], ...] = ()  # (counted barrier arrival, its phase)
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     values: tuple[tuple[str, int], ...]  # (ref as text, value), in a stable order
 
@@ -51,7 +52,7 @@ class FindingKind(StrEnum):
     OUT_OF_BOUNDS = "out-of-bounds"
 
 
-@dataclass(frozen=True)
+@record
 class EventRef:
     """An event as the user wrote it: thread, source line and instruction text."""
 
@@ -70,7 +71,7 @@ class EventRef:
         return {"event": self.eid, "thread": self.thread, "line": self.line, "text": self.text}
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     kind: FindingKind
     name: str  # the model's name for it (the flag's name)
@@ -90,7 +91,7 @@ class Finding:
                             "co": [list(p) for p in w.co]}}
 
 
-@dataclass
+@record(frozen=False)
 class OutcomeInfo:
     outcome: Outcome
     satisfies: bool | None  # does it satisfy the test's condition (None: no condition)
@@ -98,7 +99,7 @@ class OutcomeInfo:
     flags: list[str] = field(default_factory=list)  # model flags raised by the witness (races)
 
 
-@dataclass
+@record(frozen=False)
 class CheckResult:
     program: Program
     model: str

@@ -10,13 +10,13 @@ import csv
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PtxmmError
+from .records import record
 
 
-@dataclass
+@record(frozen=False)
 class TestOutcome:
     path: str
     name: str

@@ -4,12 +4,13 @@ negation for ``forall``) or an outcome the user names (``"T1:%r0=1 T1:%r1=0"``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .errors import PtxmmError
 from .events import EventGraph
 from .outcomes import canonical, observables
 from .program import And, Cmp, CondExpr, Condition, MemRef, Not, Program, RegRef, cond_refs, format_ref
+from .records import record
 
 _PAIR = re.compile(r"([^\s=,&()]+)\s*==?\s*(-?(?:0x[0-9a-fA-F]+|\d+))")
 
@@ -28,7 +29,7 @@ def parse_outcome(text: str) -> CondExpr:
     return And(tuple(cmps)) if len(cmps) > 1 else cmps[0]
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     expr: CondExpr
     text: str

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TextIO
+
+from .records import record
 
 _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -32,7 +34,7 @@ def styled(text: str, style: str, colour: bool) -> str:
     return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-@dataclass
+@record(frozen=False)
 class Writer:
     """Writes lines of segments to a stream, styled when the stream is a colour terminal."""
 

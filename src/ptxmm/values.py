@@ -15,19 +15,20 @@ concrete evaluation takes its value from the execution (``values`` keyed by
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Union
 
 from .errors import UnsupportedError
+from .records import record
 
 
-@dataclass(frozen=True)
+@record
 class Const:
     v: int  # always in [0, 2**w)
     w: int = 32
 
 
-@dataclass(frozen=True)
+@record
 class ReadVal:
     """The value returned by read event ``eid`` (width of its location)."""
 
@@ -35,14 +36,14 @@ class ReadVal:
     w: int = 32
 
 
-@dataclass(frozen=True)
+@record
 class Op:
     op: str
     args: tuple[Expr, ...]
     w: int
 
 
-@dataclass(frozen=True)
+@record
 class Unspec:
     """A value the PTX ISA leaves unspecified, chosen freely by each execution: ``uid`` numbers
     the dynamic instance (an unrolled instruction on one path), ``where`` says which instruction

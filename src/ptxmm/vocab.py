@@ -33,13 +33,14 @@ knows no solver."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import compress, repeat
 from typing import Protocol
 
 from .cat.relalg import ESet, Guard, Logic, Rel, Universe, bits
 from .events import Event, EventGraph, Kind
 from .program import SCOPES
+from .records import record
 from .values import TRUE, Expr, mk
 
 SEM_TAG = {"weak": "WEAK", "relaxed": "RLX", "acquire": "ACQ", "release": "REL",
@@ -60,7 +61,7 @@ class Choice(Protocol):
     def count(self, guards: list[Guard], op: str, q: int) -> Guard: ...
 
 
-@dataclass
+@record(frozen=False)
 class Candidates:
     """Which existential pairs can be non-false at all (computed once per event graph)."""
 
@@ -153,7 +154,7 @@ def _level(eg: EventGraph, ta: int, tb: int) -> int:
     return _LEVEL[pa.level_with(pb)]
 
 
-@dataclass(frozen=True)
+@record
 class Derived:
     """A base entry computed from other entries (named, so no thunk refers to the environment:
     a cycle would leave the environment, and its solver terms, to the cyclic collector)."""

@@ -6,28 +6,22 @@ explanations) or Z3 terms (the SMT engine): that is the relation algebra's busin
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
-
-import lark
 
 from ..errors import ModelError, SourcePos
+from ..records import record
+from ..syntax import larkrt
+from ..syntax.larkrt import token_texts
 from .parser import Model, Stmt
 from .relalg import ESet, Rel, cartesian, identity, lift
 
 Value = ESet | Rel
 
 
-@dataclass
+@record(frozen=False)
 class Evaluation:
     env: dict[str, Value]
     axioms: list[tuple[Stmt, Value]]
     flags: list[tuple[Stmt, Value]]
-
-
-def _names(tree) -> set[str]:
-    if isinstance(tree, lark.Token):
-        return {str(tree)}
-    return {str(t) for t in tree.scan_values(lambda v: isinstance(v, lark.Token))}
 
 
 def _needed(model: Model) -> list[Stmt]:
@@ -44,12 +38,12 @@ def _backward(stmts: list[Stmt], need: set[str], axioms: bool) -> list[Stmt]:
     for st in reversed(stmts):
         if st.kind == "axiom" and axioms:
             keep.append(st)
-            need |= _names(st.exprs[0])
+            need |= token_texts(st.exprs[0])
         elif st.kind in ("let", "letrec") and need & set(st.names):
             keep.append(st)
             need -= set(st.names)
             for e in st.exprs:
-                need |= _names(e)
+                need |= token_texts(e)
     return list(reversed(keep))
 
 
@@ -58,7 +52,7 @@ def evaluate_expr(model: Model, base: dict[str, Value], expr, at: int) -> Value:
     evaluating only the definitions before it that it needs."""
     env = _Scope(base)
     ev = _Eval(env, model)
-    for st in _backward(model.stmts[:at], set(_names(expr)), axioms=False):
+    for st in _backward(model.stmts[:at], set(token_texts(expr)), axioms=False):
         _run_stmt(ev, env, st)
     return ev.eval(expr)
 
@@ -142,7 +136,7 @@ class _Eval:
         self.model = model
         self.file = model.path
 
-    def err(self, node: lark.Tree, msg: str, hint: str | None = None) -> ModelError:
+    def err(self, node: larkrt.Tree, msg: str, hint: str | None = None) -> ModelError:
         pos = None
         if not node.meta.empty:
             pos = SourcePos(self.file, node.meta.line, node.meta.column)
@@ -160,13 +154,13 @@ class _Eval:
 
     def compile(self, node):  # noqa: C901 — one branch per operator of the cat grammar, side by side
         """A closure evaluating ``node``: the tree is dispatched on once per model, not per run."""
-        if isinstance(node, lark.Token) or node.data == "name":
-            return self._name(node, str(node if isinstance(node, lark.Token) else node.children[0]))
+        if isinstance(node, larkrt.Token) or node.data == "name":
+            return self._name(node, str(node if isinstance(node, larkrt.Token) else node.children[0]))
         k = node.data
         ch = node.children
         if k in ("union", "inter", "diff", "seq", "cart") and len(ch) == 1:
             return self.compile(ch[0])
-        subs = [self.compile(c) if isinstance(c, (lark.Tree, lark.Token)) else None for c in ch]
+        subs = [self.compile(c) if isinstance(c, (larkrt.Tree, larkrt.Token)) else None for c in ch]
         if k in ("union", "inter", "diff"):
             op = {"union": operator.or_, "inter": operator.and_, "diff": operator.sub}[k]
 

@@ -3,29 +3,29 @@ includes resolved relative to the including file, then the models/ directory."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from pathlib import Path
 
-import lark
-
 from ..errors import ModelError, SourcePos
-from ..resources import data_dir
+from ..records import record
+from ..resources import cache_dir, data_dir, digest
+from ..syntax import larkrt
 from ..syntax.lark_errors import convert
 
 
-@dataclass(frozen=True)
+@record
 class Stmt:
     kind: str  # let letrec axiom flag
     names: tuple[str, ...] = ()
-    exprs: tuple[lark.Tree, ...] = ()
+    exprs: tuple[larkrt.Tree, ...] = ()
     check: str = ""  # acyclic irreflexive empty
     name: str = ""
     negated: bool = False
     pos: SourcePos | None = None
 
 
-@dataclass
+@record(frozen=False)
 class Model:
     name: str
     path: str
@@ -43,9 +43,10 @@ class Model:
 
 
 @cache
-def _parser() -> lark.Lark:
-    return lark.Lark((data_dir("grammar") / "cat.lark").read_text(), parser="lalr", cache=True,
-                     propagate_positions=True)
+def _parser() -> larkrt.Lark:
+    from ..syntax.lark_build import build
+
+    return build("cat.lark", parser="lalr", propagate_positions=True)
 
 
 @cache
@@ -102,10 +103,9 @@ def load_model(name_or_path: str) -> Model:
 def _load(path: Path) -> Model:
     model = _from_cache(path)
     if model is None:
-        model = Model(path.stem, str(path))
-        _load_into(model, path, set())
+        model = _with_program_semantics(Model(path.stem, str(path)), path)
         _to_cache(path, model)
-    return _with_program_semantics(model)
+    return model
 
 
 # What a program does, whatever the model: a thread does not pass a barrier before its phase
@@ -121,7 +121,10 @@ _PROGRAM_SEMANTICS = (
 )
 
 
-def _with_program_semantics(model: Model) -> Model:
+def _with_program_semantics(model: Model, path: Path) -> Model:
+    """``model`` read from ``path``, with the program-semantics axioms it does not state (parsed
+    here, then cached with the model's own statements: a cached model needs no cat parser)."""
+    _load_into(model, path, set())
     stated = {s.name for s in model.axioms}
     extra = []
     for text in _PROGRAM_SEMANTICS:
@@ -134,23 +137,21 @@ def _with_program_semantics(model: Model) -> Model:
     return model
 
 
-# Parsed models are cached on disk (a pickle of the statements), keyed by the text of every file
-# the model read and of the grammar: start-up need not run the cat parser for built-in models.
+# Parsed models are cached on disk (a pickle of the statements with their key), keyed by the text
+# of every file the model read and of the grammar: start-up need not run the cat parser for
+# built-in models.
 
 def _cache_dir() -> Path:
-    import os
-
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ptxmm" / "models"
+    return cache_dir("models")
 
 
 def _key(path: Path, files: list[str]) -> str:
-    import hashlib
-
-    h = hashlib.sha256((data_dir("grammar") / "cat.lark").read_bytes())
+    """The text of the grammar and of every file the model read, the loader's implicit axioms
+    and the Lark runtime: a cached model is used only if all are as they were."""
+    parts = [(data_dir("grammar") / "cat.lark").read_text(), repr((_PROGRAM_SEMANTICS, larkrt.STAMP))]
     for f in [str(path.resolve()), *files]:
-        h.update(f.encode())
-        h.update(Path(f).read_bytes())
-    return h.hexdigest()[:24]
+        parts += [f, Path(f).read_text()]
+    return "\0".join(parts)
 
 
 def _from_cache(path: Path) -> Model | None:
@@ -161,9 +162,10 @@ def _from_cache(path: Path) -> Model | None:
         files = index.read_text().split("\n") if index.is_file() else None
         if files is None:
             return None
-        blob = (_cache_dir() / f"{_key(path, [f for f in files if f])}.pickle").read_bytes()
-        name, mpath, stmts = pickle.loads(blob)
-        return Model(name, mpath, stmts)
+        key = _key(path, [f for f in files if f])
+        blob = (_cache_dir() / f"{digest(key)}.pickle").read_bytes()
+        stored, name, mpath, stmts, implicit = pickle.loads(blob)
+        return Model(name, mpath, stmts, implicit=implicit) if stored == key else None
     except Exception:  # a stale, partial or foreign cache entry: parse afresh
         return None
 
@@ -175,10 +177,27 @@ def _to_cache(path: Path, model: Model) -> None:
     try:
         d = _cache_dir()
         d.mkdir(parents=True, exist_ok=True)
-        (d / f"{_key(path, files)}.pickle").write_bytes(pickle.dumps((model.name, model.path, model.stmts)))
+        for st in model.stmts:
+            for e in st.exprs:
+                _slim(e)
+        key = _key(path, files)
+        blob = pickle.dumps((key, model.name, model.path, model.stmts, model.implicit))
+        (d / f"{digest(key)}.pickle").write_bytes(blob)
         (d / (path.resolve().as_posix().replace("/", "_") + ".idx")).write_text("\n".join(files))
     except OSError:  # an unwritable cache only costs time
         pass
+
+
+def _slim(t) -> None:
+    """Keep of each tree's source position only the line and column the interpreter's errors
+    name: Lark's position records are most of a cached model's size and loading time."""
+    if isinstance(t, larkrt.Tree):
+        meta = larkrt.Meta()
+        if not t.meta.empty:
+            meta.line, meta.column, meta.empty = t.meta.line, t.meta.column, False
+        t._meta = meta
+        for c in t.children:
+            _slim(c)
 
 
 def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
@@ -192,11 +211,11 @@ def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
         raise ModelError(f"cannot read model file: {e.strerror}", SourcePos(str(path), 1, 1)) from None
     try:
         tree = _parser().parse(text)
-    except lark.exceptions.LarkError as e:
+    except larkrt.LarkError as e:
         err = convert(e, str(path), text)
         raise ModelError(err.message, err.pos, err.hint) from None
     for st in tree.children:
-        if not isinstance(st, lark.Tree) or st.data == "title":
+        if not isinstance(st, larkrt.Tree) or st.data == "title":
             continue
         pos = SourcePos(str(path), st.meta.line, st.meta.column) if not st.meta.empty else None
         if st.data == "include":

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..events import Kind
+from ..records import record
 from ..result import Execution
 
 # one allowed outcome: the observables' values (unsigned, at their widths), a witness
@@ -18,7 +18,7 @@ from ..result import Execution
 Found = tuple[tuple[int, ...], Execution, list[str]]
 
 
-@dataclass(frozen=True)
+@record
 class Raised:
     """One element of a model flag that an allowed execution raises: the flag's name, the events
     of the element (a pair of a relation, one event of a set, none for a flag on the whole
@@ -33,7 +33,7 @@ class TimedOut(Exception):
     """The engine ran past its deadline: the question is not answered (checker reports "unknown")."""
 
 
-@dataclass(frozen=True)
+@record
 class Deadline:
     """A wall-clock limit shared by the encoding and every query of one check."""
 

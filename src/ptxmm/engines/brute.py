@@ -13,7 +13,7 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..errors import UnsupportedError
 from ..events import EventGraph
-from ..executions import ExecutionSpace, concrete_env
+from ..executions import ExecutionSpace
 from ..outcomes import Observable, eval_cond, value_expr
 from ..program import CondExpr
 from ..result import Execution
@@ -37,6 +37,9 @@ def _raised_elements(flags) -> list[tuple[str, tuple[int, ...]]]:
     return out
 
 
+_MEMO_MAX = 20_000
+
+
 def refuse_unspecified(eg: EventGraph) -> None:
     """Concrete enumeration has no finite set of values to try for a value the PTX ISA leaves
     unspecified (any of 2^w): such a program is not for this engine (the Z3 engine lets the
@@ -53,6 +56,9 @@ class BruteProblem:
                  flags: bool = False, co_known: set | None = None, deadline: Deadline = NO_DEADLINE):
         self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
         self.deadline = deadline
+        # the judged executions of the first complete pass, kept (up to _MEMO_MAX of them) for the
+        # next query: the outcomes and the raised flags are two passes over the same executions
+        self._memo: list[tuple[Execution, list[str], list]] | None = None
         refuse_unspecified(eg)
 
     def close(self) -> None:
@@ -90,13 +96,11 @@ class BruteProblem:
 
     def raised(self) -> Iterator[Raised]:
         """For every element of a model flag some allowed execution raises, the first such
-        execution: the executions raising a flag are evaluated again to name its elements."""
+        execution (the elements are read off the evaluation that judged the execution)."""
         found: dict[tuple[str, tuple[int, ...]], Execution] = {}
-        for exe, names in self.executions():
-            if names:
-                res = interp(self.model, concrete_env(self.eg, exe, self.cand), flags=True)
-                for key in _raised_elements(res.flags):
-                    found.setdefault(key, exe)
+        for exe, _, elements in self._evaluated():
+            for key in elements:
+                found.setdefault(key, exe)
         for (name, events), exe in found.items():
             yield Raised(name, events, exe)
 
@@ -104,6 +108,24 @@ class BruteProblem:
         """Every consistent execution (with the model's raised flags), as
         :class:`~ptxmm.executions.ExecutionSpace` generates them. The model does not depend on the
         final writes: it is evaluated once per rf, co, fence.sc order and phases."""
+        for exe, names, _ in self._evaluated():
+            yield exe, names
+
+    def _evaluated(self) -> Iterator[tuple[Execution, list[str], list]]:
+        """:meth:`executions`, with the (flag, events) elements each raises."""
+        if self._memo is not None:
+            yield from self._memo
+            return
+        memo: list | None = []
+        for item in self._judged():
+            if memo is not None:
+                memo.append(item)
+                if len(memo) > _MEMO_MAX:
+                    memo = None
+            yield item
+        self._memo = memo
+
+    def _judged(self) -> Iterator[tuple[Execution, list[str], list]]:
         eg, cand = self.eg, self.cand
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
         space = ExecutionSpace(eg, cand, fin_locs=fin_locs, tick=self.deadline.check)
@@ -118,7 +140,8 @@ class BruteProblem:
             if key not in verdicts:
                 res = interp(self.model, base_env(eg, c.choice(eg), cand), flags=self.flags)
                 verdicts[key] = None if not all(ax.holds(st.check, v) for st, v in res.axioms) else \
-                    [st.name for st, v in res.flags if ax.holds(st.check, v) != st.negated]
-            raised = verdicts[key]
-            if raised is not None:
-                yield exe, list(raised)
+                    ([st.name for st, v in res.flags if ax.holds(st.check, v) != st.negated],
+                     _raised_elements(res.flags))
+            judged = verdicts[key]
+            if judged is not None:
+                yield exe, list(judged[0]), judged[1]

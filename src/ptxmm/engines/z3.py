@@ -20,7 +20,6 @@ import atexit
 import ctypes
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from itertools import count, product
 
 import z3
@@ -34,6 +33,7 @@ from ..errors import ModelError
 from ..events import Event, EventGraph, Kind, final_reg
 from ..outcomes import Observable
 from ..program import And, Cmp, CondExpr, Not, Or
+from ..records import record
 from ..result import Execution
 from ..values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
 from ..vocab import Barriers, Candidates, base_env
@@ -942,7 +942,7 @@ def _raised_terms(pb: Z3Problem) -> dict[tuple[str, tuple[int, ...]], z3.BoolRef
 _ONE = "1"
 
 
-@dataclass(frozen=True)
+@record
 class _Layout:
     """Where a witness's parts lie in the packed term's binary digits (most significant first):
     a digit per Boolean, then the observables' words, then the reads' values."""

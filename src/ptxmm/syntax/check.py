@@ -37,9 +37,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-
-from lark import Token, Tree
+from dataclasses import field, replace
 
 from ..errors import Diagnostic, ParseError, SemanticError, SourcePos, UnsupportedError
 from ..program import (
@@ -73,6 +71,8 @@ from ..program import (
     operands,
     type_width,
 )
+from ..records import record
+from .larkrt import Token, Tree
 from .ptx_isa import ATOM_TYPES, INSTR_TYPES, SETP_TYPES, register_fits
 
 MAX_THREADS = 64
@@ -81,7 +81,7 @@ MAX_DEPTH = 100  # operators (!, &&, ||) nested in a condition
 MAX_REG_RANGE = 65_536  # registers one `.reg .u32 %r<n>` declares
 
 
-@dataclass
+@record(frozen=False)
 class Sources:
     """What the IR does not keep and the located messages need: where each name of the condition
     first appears, each constant of the condition with the name it is compared with, and the
@@ -339,7 +339,7 @@ def _takes(ty: str) -> str:
     return f"a .u{w}, .s{w} or .b{w} register"
 
 
-@dataclass
+@record(frozen=False)
 class _Operands:
     """The operand checks of one instruction."""
 

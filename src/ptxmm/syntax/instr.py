@@ -34,7 +34,7 @@ texture/surface/constant proxy fences, for which the PTX ISA has none."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import ParseError, SourcePos, UnsupportedError
 from ..program import (
@@ -64,6 +64,7 @@ from ..program import (
     Store,
     Sym,
 )
+from ..records import record
 from .check import did_you_mean
 from .ptx_isa import PTX_OPCODES
 
@@ -98,7 +99,7 @@ FOREIGN = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Vec:
     """A brace-enclosed vector operand ``{%r0, _, _, _}``; ``_`` (PTX's sink) is ``Sym("_")``.
     Front-end only: decoded into the scalar operands of the IR."""
@@ -106,7 +107,7 @@ class Vec:
     items: tuple[Operand, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Handle:
     """A texture/surface operand ``[t, {c}]``: the reference's name and its coordinates.
     Front-end only: the IR keeps ``addr``; ptx.py checks register coordinates."""
@@ -118,7 +119,7 @@ class Handle:
 SINK = Sym("_")
 
 
-@dataclass
+@record(frozen=False)
 class _Quals:
     """A cursor over the dot-separated qualifiers of one mnemonic, tracking columns."""
 

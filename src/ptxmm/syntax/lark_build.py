@@ -26,14 +26,14 @@ import types
 from pathlib import Path
 from typing import Any
 
-import lark
+from ..resources import cache_dir, data_dir, digest
+from . import larkrt
 
-from ..resources import cache_dir, data_dir
 
-
-def build(grammar: str, **options: Any) -> lark.Lark:
-    """The Lark parser of ``grammar/<grammar>`` (a pickle of it as Lark built it, else Lark's own
-    cache of its tables), its lexers' regular expressions served by a :class:`RegexStore`."""
+def build(grammar: str, **options: Any) -> larkrt.Lark:
+    """The parser of ``grammar/<grammar>``, a :class:`larkrt.Lark` (a pickle of it, else built
+    from the tables Lark computes), its lexers' regular expressions served by a
+    :class:`RegexStore`."""
     text = (data_dir("grammar") / grammar).read_text()
     parser = _unpickled(text, options)
     store = RegexStore(cache_dir("lexer") / f"{Path(grammar).stem}-{sys.implementation.cache_tag}.pickle")
@@ -44,50 +44,68 @@ def build(grammar: str, **options: Any) -> lark.Lark:
 
 
 # ----- the parser object, pickled ----------------------------------------------------------------
-# Lark's cache keeps the grammar's tables in Lark's own serialized form, which it turns back into
-# objects in Python at every start (4 ms for ptx.lark); the objects themselves, pickled as Lark
-# built them (before any parse: no lexer has compiled a pattern yet), load in a third of that.
-# Modules and Lark's module-level objects (the parser actions Shift and Reduce, which the parser
+# Lark serializes a grammar's tables in its own form, which it turns back into objects in Python
+# at every start (4-5 ms for ptx.lark); the objects themselves, pickled as they were built
+# (before any parse: no lexer has compiled a pattern yet), load in a third of that. Modules and
+# the runtime's module-level objects (the parser actions Shift and Reduce, which the parser
 # compares by identity) are pickled by name, so the loaded parser refers to the very same ones.
-# The file's name is a hash of the grammar's text, the options, Lark's version and Python's:
-# another grammar, option, Lark or Python reads another file, or builds and writes it.
+# The key is the grammar's text, the options, the runtime (larkrt.STAMP: the installed Lark) and
+# Python's version; the file is named by a digest of it and holds it: another grammar, option,
+# Lark or Python reads another file (or one whose key differs), and builds and writes it.
 
 
-def _unpickled(text: str, options: dict) -> lark.Lark:
-    import hashlib
+_FORMAT = 2  # how _from_tables makes a parser: a change here gives every grammar another file
 
-    key = hashlib.sha256(repr((text, sorted(options.items()), lark.__version__, sys.version)).encode())
-    path = cache_dir("parsers") / f"{key.hexdigest()[:32]}.pickle"
+
+def _unpickled(text: str, options: dict) -> larkrt.Lark:
+    key = repr((text, sorted(options.items()), larkrt.STAMP, sys.version, _FORMAT))
+    path = cache_dir("parsers") / f"{digest(key)}.pickle"
     try:
         with open(path, "rb") as f:
-            parser = _Unpickler(f).load()
-        if isinstance(parser, lark.Lark):
+            stored, parser = _Unpickler(f).load()
+        if stored == key and isinstance(parser, larkrt.Lark):
             return parser
-    except Exception:  # no file yet, or a partial one: build the parser
+    except Exception:  # no file yet, a partial one, or another key's: build the parser
         pass
-    parser = lark.Lark(text, cache=True, **options)
+    parser = _from_tables(text, options)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            _Pickler(f).dump(parser)
+            _Pickler(f).dump((key, parser))
         os.replace(tmp, path)
     except (OSError, pickle.PicklingError, TypeError, AttributeError):  # no cache: no error
         tmp.unlink(missing_ok=True)
     return parser
 
 
+def _from_tables(text: str, options: dict) -> larkrt.Lark:
+    """Lark builds the grammar's tables (the one place ptxmm imports Lark itself); the runtime's
+    ``Lark`` loads them. A lexer class (a :class:`larkrt.Lexer`) is the runtime's, so the tables
+    are built for Lark's basic lexer — the LALR tables do not depend on the lexer — and the class
+    is named in the loaded options."""
+    import lark
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    custom = options.get("lexer") if isinstance(options.get("lexer"), type) else None
+    real = lark.Lark(text, **({**options, "lexer": "basic"} if custom else options))
+    data, memo = real.memo_serialize([TerminalDef, Rule])
+    if custom is not None:
+        parser = {**data["parser"], "lexer_conf": {**data["parser"]["lexer_conf"], "lexer_type": custom}}
+        data = {**data, "parser": parser, "options": {**data["options"], "lexer": custom}}
+    return larkrt.Lark._load_from_dict(data, memo)
+
+
 def _lark_globals() -> dict[int, tuple[str, str, object]]:
-    """id → (module, name, object) of the objects Lark's modules hold at module level (not the
-    classes and functions, which pickle refers to by name anyway)."""
+    """id → (module, name, object) of the objects the runtime module holds at module level (not
+    the classes and functions, which pickle refers to by name anyway)."""
     plain = (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, str, int, float,
              bool, tuple, frozenset, bytes, type(None))
     out: dict[int, tuple[str, str, object]] = {}
-    for name, mod in list(sys.modules.items()):
-        if name == "lark" or name.startswith("lark."):
-            for attr, obj in vars(mod).items():
-                if not isinstance(obj, plain):
-                    out.setdefault(id(obj), (name, attr, obj))
+    for attr, obj in vars(larkrt.runtime).items():
+        if not isinstance(obj, plain):
+            out.setdefault(id(obj), (larkrt.NAME, attr, obj))
     return out
 
 
@@ -112,7 +130,7 @@ class _Unpickler(pickle.Unpickler):
         return mod if kind == "module" else getattr(mod, name)
 
 
-def _basic_lexers(parser: lark.Lark) -> list:
+def _basic_lexers(parser: larkrt.Lark) -> list:
     """The lexers of a contextual (or basic) LALR lexer, where this version of Lark keeps them;
     none where it does not (the lexers then compile with ``re`` itself)."""
     lexer = getattr(getattr(parser, "parser", None), "lexer", None)

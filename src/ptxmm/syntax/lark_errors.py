@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import lark
-
 from ..errors import ParseError, SourcePos
+from . import larkrt
 
 _PRETTY = {
     "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['",
@@ -20,22 +19,22 @@ def _pretty(names) -> str:
     return ", ".join(out[:8]) + (" ..." if len(out) > 8 else "")
 
 
-def convert(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
-    if isinstance(e, lark.exceptions.UnexpectedCharacters):
+def convert(e: larkrt.LarkError, file: str, text: str) -> ParseError:
+    if isinstance(e, larkrt.UnexpectedCharacters):
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
         return ParseError(f"unexpected character {ch!r}", SourcePos(file, e.line, e.column),
                           f"expected {_pretty(e.allowed)}" if e.allowed else None)
-    if isinstance(e, lark.exceptions.UnexpectedToken):
+    if isinstance(e, larkrt.UnexpectedToken):
         tok = e.token
         if tok.type == "$END":
             return ParseError("unexpected end of file", SourcePos(file, _last_line(text), 1),
                               f"expected {_pretty(e.expected)}")
         return ParseError(f"unexpected {tok.value!r}", SourcePos(file, tok.line, tok.column),
                           f"expected {_pretty(e.expected)}")
-    if isinstance(e, lark.exceptions.UnexpectedEOF):
+    if isinstance(e, larkrt.UnexpectedEOF):
         return ParseError("unexpected end of file", SourcePos(file, _last_line(text), 1),
                           f"expected {_pretty(e.expected)}")
-    if isinstance(e, lark.exceptions.VisitError) and isinstance(e.orig_exc, ParseError):
+    if isinstance(e, larkrt.VisitError) and isinstance(e.orig_exc, ParseError):
         return e.orig_exc
     return ParseError(str(e).splitlines()[0], SourcePos(file, 1, 1))
 

@@ -73,12 +73,8 @@ import dataclasses
 import re
 import threading
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-import lark
-from lark import Token, Tree
 
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..gcpause import no_gc
@@ -117,7 +113,9 @@ from ..program import (
     TrueC,
     operands,
 )
-from . import check, lark_errors
+from ..records import record
+from . import check, lark_errors, larkrt
+from .larkrt import Token, Tree
 
 TYPE = "s64"  # Dat3M's litmus values: its 64-bit arch type (TypeFactory.getArchType), signed compares
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
@@ -242,7 +240,7 @@ def _header_token(text: str, first: Token, last: Token) -> Token:
 _LEXED = threading.local()  # (text, its tokens): parse() lexes once, for Lark and the builder
 
 
-class _Dat3mLexer(lark.lexer.Lexer):
+class _Dat3mLexer(larkrt.Lexer):
     """Feeds Lark the tokens of :func:`dat3m_tokens`."""
 
     def __init__(self, lexer_conf) -> None:
@@ -286,7 +284,7 @@ _TAIL_START = frozenset(("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NO
 
 
 @cache
-def _parser() -> lark.Lark:
+def _parser() -> larkrt.Lark:
     from .lark_build import build
 
     return build("litmus.lark", parser="lalr", propagate_positions=True, lexer=_Dat3mLexer)
@@ -300,7 +298,7 @@ def parse(text: str, file: str = "<string>") -> Program:
             tree = _parser().parse(text)
         except _LexError as e:
             raise ParseError(e.message, SourcePos(file, e.line, e.col), e.hint) from None
-        except lark.exceptions.LarkError as e:
+        except larkrt.LarkError as e:
             raise _syntax_error(e, file, text) from None
         finally:
             _LEXED.pair = None
@@ -319,12 +317,12 @@ _EXPECTED = {"SEMI": "';'", "BAR": "'|'", "COMMA": "','", "LBRACE": "'{'", "RBRA
              "EXPECT": "tso/cc/optic/default", "CELL": "an instruction"}
 
 
-def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseError:
+def _syntax_error(e: larkrt.LarkError, file: str, text: str) -> ParseError:
     expected = set(getattr(e, "allowed", None) or getattr(e, "expected", None) or ())
     tok = getattr(e, "token", None)
     if tok is not None and tok.type == "$END" and not text.strip():
         tok = None
-    if isinstance(e, lark.exceptions.UnexpectedToken) and tok is not None:
+    if isinstance(e, larkrt.UnexpectedToken) and tok is not None:
         pos = SourcePos(file, tok.line, tok.column)
         if "SEMI" in expected and "BAR" in expected and tok.type in _TAIL_TYPES:
             return _unterminated(_row_start(text, tok, file))
@@ -340,7 +338,7 @@ def _syntax_error(e: lark.exceptions.LarkError, file: str, text: str) -> ParseEr
             hint = (f"`{tok}` is a keyword of Dat3M's litmus dialect (LitmusPTX.g4, "
                     f"LitmusAssertions.g4): it cannot name a location; " + hint)
         return ParseError(f"unexpected {got}", pos, hint)
-    if not text.strip() or isinstance(e, lark.exceptions.UnexpectedEOF):
+    if not text.strip() or isinstance(e, larkrt.UnexpectedEOF):
         return _no_header(file)
     return lark_errors.convert(e, file, text)
 
@@ -414,7 +412,7 @@ def _suggest(word: str, options) -> str:
 # ----- one instruction cell ------------------------------------------------------------------------
 
 
-@dataclass
+@record(frozen=False)
 class _Cell:
     """One instruction cell: mnemonic qualifiers and operands with their source positions."""
 

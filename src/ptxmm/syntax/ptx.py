@@ -16,11 +16,8 @@ every position comes from a token."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cache
-
-import lark
-from lark import Token, Tree
 
 from .. import mbarrier
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
@@ -45,13 +42,15 @@ from ..program import (
     operands,
     value_operands,
 )
-from . import check, lark_errors
+from ..records import record
+from . import check, lark_errors, larkrt
 from .common import build_cond, expectation, int_literal
 from .instr import Handle, Vec, decode
+from .larkrt import Token, Tree
 
 
 @cache
-def _parser() -> lark.Lark:
+def _parser() -> larkrt.Lark:
     from .lark_build import build
 
     return build("ptx.lark", parser="lalr", maybe_placeholders=False)
@@ -61,7 +60,7 @@ def parse(text: str, file: str = "<string>") -> Program:
     with no_gc():
         try:
             tree = _parser().parse(text)
-        except lark.exceptions.LarkError as e:
+        except larkrt.LarkError as e:
             raise lark_errors.convert(e, file, text) from None
         return _Builder(file, text).build(tree)
 
@@ -77,7 +76,7 @@ _DECL = {"texture": ".global .texref {name} aliases {target};",
          "constant": ".const .u32 {name} aliases {target};"}
 
 
-@dataclass
+@record(frozen=False)
 class _ThreadNotes:
     """What the IR does not keep of a proxy instruction's operands, for _check_proxies:
     register coordinates, and the tex destinations other than the first (unspecified values)."""
