@@ -393,6 +393,12 @@ def make_cases(b: Bench) -> list[Case]:
         # the same runs' engine time_s: the enumeration without start-up, race report and JSON
         Case("sb3x3-all:engine", "SB 3x(3st+3ld) all outcomes (engine time_s)", "-", None, slow=True,
              cell=b.wall_cell(gen("sb3x3", sb33), engine=True)),
+        # the issue's "SB with 3 threads x 6 accesses (17,496 outcomes)": shapes.sb_shared(3) has
+        # exactly that many (its program is not in the issue; this one matches its description)
+        Case("sb17k-all", "SB 3x(3st+3ld) over a shared x, 17,496 outcomes", "<= 5 s", 5.0, slow=True,
+             cell=b.wall_cell(gen("sb17k", shapes.sb_shared(3)))),
+        Case("sb17k-all:engine", "SB 17,496 outcomes (engine time_s)", "-", None, slow=True,
+             cell=b.wall_cell(gen("sb17k", shapes.sb_shared(3)), engine=True)),
         Case("iriw7-ptx", "IRIW 7 readers, ptx, all outcomes", "<= 6 s", 6.0, slow=True,
              cell=b.wall_cell(gen("iriw7", iriw7))),
         Case("iriw7-ptx:engine", "IRIW 7 readers, ptx (engine time_s)", "-", None, slow=True,

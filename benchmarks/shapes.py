@@ -16,8 +16,9 @@ Registers are numbered per thread: ``T1:%r0`` in PTX is ``1:EAX`` in X86 (EAX EB
 EBP ESP: at most 8 loads per thread in X86).
 
 Shapes: :func:`sb` (store buffering generalised to N threads x (S stores + L loads)), :func:`iriw`,
-:func:`mp`, :func:`stores` (one thread of N plain stores to one location), :func:`classic`
-(MP SB LB IRIW WRC 2+2W CoRR R S) and :func:`spinlock_cas` (the bundled example, PTX only)."""
+:func:`sb_shared` (SB over a shared location: 17,496 outcomes), :func:`mp`, :func:`stores` (one
+thread of N plain stores to one location), :func:`classic` (MP SB LB IRIW WRC 2+2W CoRR R S) and
+:func:`spinlock_cas` (the bundled example, PTX only)."""
 
 from __future__ import annotations
 
@@ -144,6 +145,20 @@ def sb(n: int = 2, s: int = 1, l: int = 1) -> Shape:
         threads.append(th)
     name = "SB" if (n, s, l) == (2, 1, 1) else f"SB{n}x{s}s{l}l"
     return Shape(name, threads, cond, "exists")
+
+
+def sb_shared(n: int = 3) -> Shape:
+    """Store buffering over a shared location, N threads x (3 stores + 3 loads): thread i stores
+    i+1 to the shared ``x`` and 1 to its own ``y<i>`` and ``z<i>``, then loads ``x`` twice and its
+    successor's ``y``. With plain (weak) accesses each load of x may read any of the N stores (not
+    the initial value: its own store precedes it) and the load of y either value, and final x is
+    any thread's store: (N*N*2)^N * N outcomes, 18^3 * 3 = 17,496 for N=3 -- the count the Engine 3
+    issue gives for its "SB with 3 threads x 6 accesses". The condition: every load of y is stale."""
+    if n < 2:
+        raise ValueError("sb_shared needs n >= 2")
+    threads = [[St("x", i + 1), St(f"y{i}", 1), St(f"z{i}", 1), Ld(0, "x"), Ld(1, "x"),
+                Ld(2, f"y{(i + 1) % n}")] for i in range(n)]
+    return Shape(f"SBshared{n}", threads, [(i, 2, 0) for i in range(n)], "exists")
 
 
 def iriw(readers: int = 2) -> Shape:
