@@ -35,55 +35,80 @@ def _key(names: tuple[str, ...]) -> Callable[[Any], tuple]:
     return lambda obj: ()
 
 
-def _init_method(cls: type) -> Callable[..., None]:
-    flds = fields(cls)
-    order = tuple(f.name for f in flds)
-    positional = tuple(f.name for f in flds if not f.kw_only)
-    defaults = {f.name: f.default for f in flds if f.default is not MISSING}
-    factories = {f.name: f.default_factory for f in flds if f.default_factory is not MISSING}
-    known = frozenset(order)
-    post_init = getattr(cls, "__post_init__", None)
-    qual = cls.__qualname__
-    # the fast path: positional arguments only, the fields after them all with plain defaults
-    simple = positional == order
+def _fast_path(flds: tuple, simple: bool, defaults: dict) -> tuple[bool, int, tuple]:
+    """When __init__ may fill the instance in one C call: positional arguments only (no keyword-only
+    field), at least ``fast_from`` of them, the fields after them all with plain defaults
+    (``tail``, aligned with the fields)."""
     first_default = next((i for i, f in enumerate(flds) if f.default is not MISSING or
                           f.default_factory is not MISSING), len(flds))
-    tail = tuple(defaults.get(n, MISSING) for n in order)
-    fast_from = len(order) if any(v is MISSING for v in tail[first_default:]) else first_default
+    tail = tuple(defaults.get(f.name, MISSING) for f in flds)
+    fast_from = len(flds) if any(v is MISSING for v in tail[first_default:]) else first_default
+    return simple, fast_from, tail
 
-    def general(self: Any, args: tuple, kw: dict) -> None:
-        if len(args) > len(positional):
-            raise TypeError(f"{qual}.__init__() takes {len(positional) + 1} positional "
+
+class _Spec:
+    """What a record's __init__ needs of its class's fields."""
+
+    def __init__(self, cls: type) -> None:
+        flds = fields(cls)
+        self.qual = cls.__qualname__
+        self.order = tuple(f.name for f in flds)
+        self.positional = tuple(f.name for f in flds if not f.kw_only)
+        self.defaults = {f.name: f.default for f in flds if f.default is not MISSING}
+        self.factories = {f.name: f.default_factory for f in flds if f.default_factory is not MISSING}
+        self.known = frozenset(self.order)
+        self.simple, self.fast_from, self.tail = _fast_path(flds, self.positional == self.order,
+                                                            self.defaults)
+
+    def fill(self, obj: Any, args: tuple, kw: dict) -> None:
+        """The general path: keywords, factories, and every error dataclass's __init__ raises."""
+        if len(args) > len(self.positional):
+            raise TypeError(f"{self.qual}.__init__() takes {len(self.positional) + 1} positional "
                             f"arguments but {len(args) + 1} were given")
-        for name, value in zip(positional, args):
+        for name, value in zip(self.positional, args):
             if name in kw:
-                raise TypeError(f"{qual}.__init__() got multiple values for argument '{name}'")
+                raise TypeError(f"{self.qual}.__init__() got multiple values for argument '{name}'")
             kw[name] = value
-        if not known.issuperset(kw):
-            bad = next(k for k in kw if k not in known)
-            raise TypeError(f"{qual}.__init__() got an unexpected keyword argument '{bad}'")
-        d = self.__dict__
-        for name in order:
+        if not self.known.issuperset(kw):
+            bad = next(k for k in kw if k not in self.known)
+            raise TypeError(f"{self.qual}.__init__() got an unexpected keyword argument '{bad}'")
+        d = obj.__dict__
+        for name in self.order:
             if name in kw:
                 d[name] = kw[name]
-            elif name in defaults:
-                d[name] = defaults[name]
-            elif name in factories:
-                d[name] = factories[name]()
+            elif name in self.defaults:
+                d[name] = self.defaults[name]
+            elif name in self.factories:
+                d[name] = self.factories[name]()
             else:
-                missing = [n for n in order if n not in kw and n not in defaults and n not in factories]
-                raise TypeError(f"{qual}.__init__() missing required argument(s): "
-                                + ", ".join(f"'{n}'" for n in missing))
+                raise self.missing(kw)
 
-    def __init__(self: Any, *args: Any, **kw: Any) -> None:
+    def missing(self, kw: dict) -> TypeError:
+        gone = [n for n in self.order if n not in kw and n not in self.defaults and n not in self.factories]
+        return TypeError(f"{self.qual}.__init__() missing required argument(s): "
+                         + ", ".join(f"'{n}'" for n in gone))
+
+
+def _init_method(cls: type) -> Callable[..., None]:
+    spec = _Spec(cls)
+    order, tail, simple, fast_from, fill = spec.order, spec.tail, spec.simple, spec.fast_from, spec.fill
+    n_fields = len(order)
+    post_init = getattr(cls, "__post_init__", None)
+
+    if post_init is None and simple:
+        def __init__(self: Any, *args: Any, **kw: Any) -> None:
+            if kw or not fast_from <= len(args) <= n_fields:
+                fill(self, args, kw)
+            else:
+                self.__dict__.update(zip(order, args + tail[len(args):]))
+        return __init__
+
+    def __init__(self: Any, *args: Any, **kw: Any) -> None:  # noqa: F811 (the general form)
         n = len(args)
-        if not kw and simple and fast_from <= n <= len(order):
-            d = self.__dict__
-            d.update(zip(order, args))
-            if n < len(order):
-                d.update(zip(order[n:], tail[n:]))
+        if not kw and simple and fast_from <= n <= n_fields:
+            self.__dict__.update(zip(order, args + tail[n:]))
         else:
-            general(self, args, kw)
+            fill(self, args, kw)
         if post_init is not None:
             post_init(self)
 
