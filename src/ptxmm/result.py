@@ -77,8 +77,11 @@ class Finding:
     events: tuple[EventRef, ...]
     witness: Execution
     outcome: Outcome | None = None  # the witness's outcome, projected on the check's observables
+    detail: str = ""  # the finding in words, where its events alone do not say it (a hang: where, why)
 
     def __str__(self) -> str:
+        if self.detail:
+            return f"{self.name}: {self.detail}"
         return f"{self.name}: " + "  ~  ".join(str(e) for e in self.events)
 
     def to_json(self) -> dict:
@@ -87,7 +90,7 @@ class Finding:
                 "events": [e.to_json() for e in self.events],
                 "outcome": None if self.outcome is None else self.outcome.as_dict(),
                 "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
-                            "co": [list(p) for p in w.co]}}
+                            "co": [list(p) for p in w.co]}} | ({"detail": self.detail} if self.detail else {})
 
 
 @dataclass
