@@ -392,3 +392,33 @@ def _blocked_words(eg: EventGraph, exe: Execution, t: int, w: int) -> tuple[str,
         group = "cluster" if cbar else "CTA"
         why = f"{', '.join(missing)} of its {group} never arrive{'s' if len(missing) == 1 else ''}"
     return f"{name} waits at {at} forever: {why}", [w]
+
+
+def hang_findings(prog, model, opts, findings: tuple, deadline: Deadline) -> tuple[tuple, str]:
+    """``check(..., liveness=True)``: the check's findings with its hangs added, and the liveness
+    verdict ("terminates", "hangs", or "timeout")."""
+    from .engines import TimedOut
+
+    try:
+        hs = find_hangs(prog, model, opts.unroll, opts.progress_model, deadline)
+    except TimedOut:
+        return findings, "timeout"
+    return tuple(findings) + tuple(h.finding for h in hs), "hangs" if hs else "terminates"
+
+
+def judge(prog, path: str, model, unroll: int, progress: str, timeout, expected: bool | None, t0: float):
+    """``ptxmm test --liveness``: one test's TestOutcome, ``holds`` meaning "no execution hangs"
+    (expected from the CSV, else the file's ``.expect-liveness``)."""
+    import time
+
+    from .engines import TimedOut
+    from .runner import TestOutcome
+
+    if expected is None:
+        expected = getattr(prog, "expect_liveness", None)
+    try:
+        ok, _ = terminates(prog, model, unroll, progress, Deadline.after(timeout))
+    except TimedOut:
+        return TestOutcome(str(path), prog.name, expected, None, 0, time.perf_counter() - t0,
+                           unknown="timeout")
+    return TestOutcome(str(path), prog.name, expected, ok, 0, time.perf_counter() - t0)

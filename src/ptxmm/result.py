@@ -129,6 +129,10 @@ class CheckResult:
     # ``outcomes`` then holds at most that query's witness, and neither the number of allowed
     # outcomes nor the flags of each were computed (the findings were: they are queries of their own)
     enumerated: bool = True
+    # liveness (``check(..., liveness=True)``, ptxmm.liveness): "terminates" (no execution hangs),
+    # "hangs" (the findings hold a hang), "timeout"; None when not asked; the progress model assumed
+    liveness: str | None = None
+    progress_model: str | None = None
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -189,7 +193,8 @@ class CheckResult:
                           "hint": w.hint} for w in self.program.warnings],
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
-        }
+        } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model}}
+             if self.liveness is not None else {})
 
 
 def outcome_json(o: OutcomeInfo, enumerated: bool = True) -> dict:
