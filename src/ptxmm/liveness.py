@@ -347,7 +347,7 @@ def _stuck_words(eg: EventGraph, exe: Execution, t: int, end: tuple) -> tuple[st
     reads = [e for e in events if eg.events[e].kind == Kind.R and e in src]
     for r in reads:
         x, w = eg.events[r], src[r]
-        loc = x.vloc or x.loc
+        loc = (x.vloc or x.loc).split("@")[0]  # a shared location's copy: its name
         newer = later.get(w, [])  # executed writes co-after the one it reads (init pairs included)
         if newer:
             parts.append(f"its weak read of {loc} ({_line(eg, r)}) keeps returning {vals.get(r)} from "
@@ -415,7 +415,7 @@ def judge(prog, path: str, model, unroll: int, progress: str, timeout, expected:
     from .runner import TestOutcome
 
     if expected is None:
-        expected = getattr(prog, "expect_liveness", None)
+        expected = prog.meta.get("expect_liveness")
     try:
         ok, _ = terminates(prog, model, unroll, progress, Deadline.after(timeout))
     except TimedOut:

@@ -175,7 +175,7 @@ class _Builder:
         return SourcePos(self.file, meta_or_tok.line, meta_or_tok.column)
 
     def build(self, tree: Tree) -> Program:
-        name, desc, expect_tok = None, "", None
+        name, desc, expect_tok, live = None, "", None, None
         locs: list[Location] = []
         threads: list[Thread] = []
         cond: Condition | None = None
@@ -191,6 +191,8 @@ class _Builder:
                     desc = str(item.children[1])[1:-1]
             elif kind == "expect_decl":
                 expect_tok = self.expect(item, expect_tok)
+            elif kind == "expect_liveness_decl":
+                live = self.expect_liveness(item, live)
             elif kind in ("location", "alias_location"):
                 locs.append(self.location(item))
             elif kind == "mbar_location":
@@ -209,7 +211,8 @@ class _Builder:
         expect = (expectation(str(expect_tok), cond, self.pos(expect_tok))
                   if expect_tok is not None else None)
         prog = Program(name=name, description=desc, threads=tuple(threads), locations=tuple(locs),
-                       condition=cond, expect=expect, file=self.file, format="ptx")
+                       condition=cond, expect=expect, file=self.file, format="ptx",
+                       meta={} if live is None else {"expect_liveness": live})
         prog = _with_handle_types(prog)
         return check.check(prog, self.sources, self.front_end)
 
@@ -226,6 +229,16 @@ class _Builder:
                                 f"{before})", self.pos(tok),
                                 "a test has one expectation: delete one of them")
         return tok
+
+    def expect_liveness(self, item: Tree, before: bool | None) -> bool:
+        """``.expect-liveness terminates|hangs`` → whether no execution hangs (Program.meta)."""
+        tok = item.children[0]
+        if before is not None:
+            raise SemanticError("a second .expect-liveness", self.pos(tok), "delete one of them")
+        if str(tok) not in ("terminates", "hangs"):
+            raise ParseError(f".expect-liveness {tok}: expected terminates or hangs", self.pos(tok),
+                             "`.expect-liveness terminates` (no execution hangs) or `hangs`")
+        return str(tok) == "terminates"
 
     def location(self, item: Tree) -> Location:
         space_tok, type_tok, name_tok, *rest = item.children
