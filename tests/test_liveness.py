@@ -70,7 +70,8 @@ def test_full_cta_barrier_a_thread_never_reaches():
 .thread T1 .cta 0 { bar.sync 0; st.relaxed.gpu.global.u32 [x], 1; }
 exists (T0:%r0 == 0)""")
     (h,) = find_hangs(prog, "ptx")
-    assert "T1 waits at `bar.sync 0`" in h.finding.detail and "T0 of its CTA never arrives" in h.finding.detail
+    d = h.finding.detail
+    assert "T1 waits at `bar.sync 0`" in d and "T0 of its CTA never arrives" in d
 
 
 def test_obe_witness_names_the_thread_never_started():

@@ -390,8 +390,7 @@ class _Builder:
         return done
 
     def step(self, t: Thread, ins: Instruction, st: _State, labels, stack) -> _State | None:
-        if self.liveness and isinstance(ins, Label):
-            st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
+        self.enter(ins, st)
         guard: Expr | None = None
         gdeps: frozenset[int] = frozenset()
         if ins.guard is not None and not isinstance(ins, Branch):
@@ -761,6 +760,11 @@ class _Builder:
         if taken is not None:
             stack.append(taken)
         return st
+
+    def enter(self, ins: Instruction, st: _State) -> None:
+        """Liveness graphs: a label is a loop head the path reaches; note the state it finds."""
+        if self.liveness and isinstance(ins, Label):
+            st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
 
     def blocked_at(self, st: _State, wait: int, part: str, guard: Expr | None) -> None:
         """Liveness graphs: the path that stops at this barrier wait (its thread blocked there)."""

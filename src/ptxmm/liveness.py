@@ -355,7 +355,9 @@ def _stuck_words(eg: EventGraph, exe: Execution, t: int, end: tuple) -> tuple[st
                          "weak read to see it")
         else:
             parts.append(f"every write of {loc} it could still read is {_who(eg, w)} "
-                         f"(value {vals.get(r)}), which no later write replaces")
+                         f"(value {vals.get(r)}), which no later write replaces"
+                         + ("; the mbarrier phase it waits for never completes"
+                            if "MBWAIT" in x.tags else ""))
     body = "; ".join(parts) if parts else "its iteration reads nothing that could change"
     return f"{name} spins at {where} forever: {body}", list(reads) or list(events[-1:])
 

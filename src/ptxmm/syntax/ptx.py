@@ -175,7 +175,8 @@ class _Builder:
         return SourcePos(self.file, meta_or_tok.line, meta_or_tok.column)
 
     def build(self, tree: Tree) -> Program:
-        name, desc, expect_tok, live = None, "", None, None
+        name, desc, expect_tok = None, "", None
+        live = self.expect_liveness(tree)
         locs: list[Location] = []
         threads: list[Thread] = []
         cond: Condition | None = None
@@ -191,8 +192,6 @@ class _Builder:
                     desc = str(item.children[1])[1:-1]
             elif kind == "expect_decl":
                 expect_tok = self.expect(item, expect_tok)
-            elif kind == "expect_liveness_decl":
-                live = self.expect_liveness(item, live)
             elif kind in ("location", "alias_location"):
                 locs.append(self.location(item))
             elif kind == "mbar_location":
@@ -230,15 +229,17 @@ class _Builder:
                                 "a test has one expectation: delete one of them")
         return tok
 
-    def expect_liveness(self, item: Tree, before: bool | None) -> bool:
-        """``.expect-liveness terminates|hangs`` → whether no execution hangs (Program.meta)."""
-        tok = item.children[0]
-        if before is not None:
-            raise SemanticError("a second .expect-liveness", self.pos(tok), "delete one of them")
-        if str(tok) not in ("terminates", "hangs"):
-            raise ParseError(f".expect-liveness {tok}: expected terminates or hangs", self.pos(tok),
-                             "`.expect-liveness terminates` (no execution hangs) or `hangs`")
-        return str(tok) == "terminates"
+    def expect_liveness(self, tree: Tree) -> bool | None:
+        """``.expect-liveness terminates|hangs`` → whether no execution hangs (Program.meta;
+        ``ptxmm test --liveness`` compares it), None when the test does not say."""
+        toks = [item.children[0] for item in tree.children if item.data == "expect_liveness_decl"]
+        if len(toks) > 1:
+            raise SemanticError("a second .expect-liveness", self.pos(toks[1]), "delete one of them")
+        for tok in toks:
+            if str(tok) not in ("terminates", "hangs"):
+                raise ParseError(f".expect-liveness {tok}: expected terminates or hangs", self.pos(tok),
+                                 "`.expect-liveness terminates` (no execution hangs) or `hangs`")
+        return str(toks[0]) == "terminates" if toks else None
 
     def location(self, item: Tree) -> Location:
         space_tok, type_tok, name_tok, *rest = item.children
