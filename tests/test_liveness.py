@@ -202,3 +202,15 @@ def test_expect_liveness_errors():
     with pytest.raises(PtxmmError, match="second .expect-liveness"):
         parse(".expect-liveness hangs\n.expect-liveness hangs\n.global .u32 x = 0;\n"
               ".thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)")
+
+
+def test_cli_explain_liveness_shows_the_prefix():
+    r = CliRunner().invoke(main, ["explain", "--liveness", "--progress", "obe",
+                                  str(EX / "lookback-blockidx.ptx")])
+    assert r.exit_code == 0, r.output
+    assert "hang: T1 spins at line 22 forever" in r.output and "T0 never starts" in r.output
+    assert "reads 0 from the initial value   [repeats forever]" in r.output
+    r = CliRunner().invoke(main, ["explain", "--liveness", "--json", str(EX / "quorum-missing-arrival.ptx")])
+    js = json.loads(r.output)
+    obj = js[0] if isinstance(js, list) else js
+    assert obj["progress"] == "fair" and obj["hangs"][0]["kind"] == "hang" and obj["hangs"][0]["prefix"]

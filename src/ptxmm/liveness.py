@@ -90,6 +90,15 @@ class Hang:
 
     threads: tuple[int, ...]
     finding: Finding
+    prefix: tuple[str, ...] = ()  # the witness's finite prefix, a line per event (explain)
+
+    def explained(self) -> str:
+        """The hang for ``ptxmm explain --liveness``: where and why, then the finite prefix."""
+        return "\n".join([f"hang: {self.finding.detail}", "  the execution, up to where it repeats:",
+                           *(f"    {ln}" for ln in self.prefix)])
+
+    def to_json(self) -> dict:
+        return self.finding.to_json() | {"prefix": list(self.prefix)}
 
 
 # -- the encoding -----------------------------------------------------------------------------
@@ -318,7 +327,41 @@ def _hang(eg: EventGraph, exe: Execution, pr: Progress, pb) -> Hang:
                 words.append(f"{name} is not scheduled after {event_ref(eg, p.events[-1])} ({pr.words()})")
     detail = "; ".join(words) + f" [{pr.words()}]"
     f = Finding(FindingKind.HANG, "hang", tuple(event_ref(eg, e) for e in refs), exe, None, detail)
-    return Hang(tuple(threads), f)
+    return Hang(tuple(threads), f, _prefix(eg, exe))
+
+
+def _prefix(eg: EventGraph, exe: Execution) -> tuple[str, ...]:
+    """Each thread's executed events in program order, the values its reads return and the
+    writes they read from; how the thread ends (finishes, repeats its last iteration, blocks)."""
+    src, vals = {r: w for w, r in exe.rf}, dict(exe.values)
+    ran = _executed(eg, exe)
+    out = []
+    for t, k in enumerate(exe.paths):
+        p = eg.paths[t][k]
+        name = eg.program.threads[t].name
+        loop = set(p.end[0]) if p.kind == "stuck" else set()
+        for e in p.events:
+            if e not in ran or not _runs(eg, exe, e, vals):
+                continue
+            ref = event_ref(eg, e)
+            text = f"{name}: {ref.text}" + (f" (line {ref.line})" if ref.line else "")
+            if e in src:
+                text += f" reads {vals.get(e)} from {_who(eg, src[e])}"
+            out.append(text + ("   [repeats forever]" if e in loop else ""))
+        end = {"done": "finishes", "stuck": "repeats the marked iteration forever",
+               "blocked": "blocks at its last barrier wait", "prefix": "is not scheduled further"}[p.kind]
+        out.append(f"{name} {end if p.events or p.kind != 'prefix' else 'never starts'}")
+    return tuple(out)
+
+
+def _runs(eg: EventGraph, exe: Execution, e: int, vals: dict) -> bool:
+    """Whether event ``e`` of a chosen path executes (its predicate, a CAS's success)."""
+    from .values import evaluate
+
+    try:
+        return bool(evaluate(eg.events[e].cond, vals))
+    except (KeyError, TypeError):
+        return True
 
 
 def _line(eg: EventGraph, e: int) -> str:
