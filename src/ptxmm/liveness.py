@@ -451,19 +451,12 @@ def hang_findings(prog, model, opts, findings: tuple, deadline: Deadline) -> tup
     return tuple(findings) + tuple(h.finding for h in hs), "hangs" if hs else "terminates"
 
 
-def judge(prog, path: str, model, unroll: int, progress: str, timeout, expected: bool | None, t0: float):
-    """``ptxmm test --liveness``: one test's TestOutcome, ``holds`` meaning "no execution hangs"
-    (expected from the CSV, else the file's ``.expect-liveness``)."""
-    import time
 
+def verdict(prog, model, unroll: int, progress: str, timeout: float | None) -> bool | None:
+    """``ptxmm test --liveness``: whether no execution hangs; None when the time limit passed."""
     from .engines import TimedOut
-    from .runner import TestOutcome
 
-    if expected is None:
-        expected = prog.meta.get("expect_liveness")
     try:
-        ok, _ = terminates(prog, model, unroll, progress, Deadline.after(timeout))
+        return terminates(prog, model, unroll, progress, Deadline.after(timeout))[0]
     except TimedOut:
-        return TestOutcome(str(path), prog.name, expected, None, 0, time.perf_counter() - t0,
-                           unknown="timeout")
-    return TestOutcome(str(path), prog.name, expected, ok, 0, time.perf_counter() - t0)
+        return None

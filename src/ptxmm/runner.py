@@ -88,10 +88,12 @@ def _run_one(args) -> TestOutcome:
     t0 = time.perf_counter()
     try:
         prog = load(path)
-        if live and live[0] is not None:
-            from .liveness import judge
+        if live and live[0] is not None:  # "no execution hangs" (ptxmm.liveness) is the verdict
+            from .liveness import verdict
 
-            return judge(prog, path, model, unroll, live[0], timeout, exp if exp_known else None, t0)
+            ok = verdict(prog, model, unroll, live[0], timeout)
+            return TestOutcome(str(path), prog.name, exp if exp_known else prog.meta.get("expect_liveness"),
+                               ok, 0, time.perf_counter() - t0, unknown="timeout" if ok is None else None)
         res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout)
     except (PtxmmError, RecursionError) as e:
