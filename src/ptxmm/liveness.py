@@ -164,7 +164,7 @@ class _Encoding:
             x = ev[e]
             if x.kind == Kind.B:
                 return z3.BoolVal(False)
-            if x.kind == Kind.W and x.agent < 0:
+            if x.kind == Kind.W:  # the thread's writes and those of copies it issued
                 cs.append(z3.Implies(self.ex(e), self.co_max(e)))
             elif x.kind == Kind.R and x.agent < 0 and (self.mem_fair and x.sem != "weak"):
                 rf = self.ch.rfv
