@@ -503,7 +503,23 @@ RACE_MUTANTS = [
                   "pooled solver)\n                s.pop()\n", "            pass\n")]),
 ]
 
-MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
+# Liveness (src/ptxmm/liveness.py, issue 26): killed by tests/test_liveness.py and the Dat3M
+# liveness corpus (tests/test_conformance.py).
+LIVE = "src/ptxmm/liveness.py"
+LIVENESS_MUTANTS = [
+    Mutant("liveness-no-fairness", "engine",
+           "a stuck iteration's strong reads need not read a co-maximal write (memory fairness "
+           "dropped: a relaxed spin may read a stale flag forever)",
+           [(LIVE, 'x.agent < 0 and (self.mem_fair and x.sem != "weak"):',
+             'x.agent < 0 and (False and x.sem != "weak"):')]),
+    Mutant("liveness-loops-terminate", "engine",
+           "every loop is declared terminating: no stuck iteration is ever a hang",
+           [(LIVE, "                self.cs.append(z3.Implies(s, self.stuck(p.end)))",
+             "                self.cs.append(z3.Not(s))")]),
+]
+
+MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS \
+    + LIVENESS_MUTANTS
 
 
 # ====================================================================================== runner

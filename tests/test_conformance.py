@@ -69,3 +69,18 @@ def test_both_engines_give_the_same_outcomes_on_the_corpus():
             differ.append(f.name)
     assert not differ
     assert compared >= 120, compared
+
+
+LIVENESS = SHARED / "conformance" / "dat3m-liveness"
+
+
+@pytest.mark.skipif(not LIVENESS.is_dir(), reason="../shared/conformance/dat3m-liveness not present")
+@pytest.mark.parametrize("model", ["ptx-v7.5", "ptx-v6.0"])
+def test_liveness_corpus_agrees_everywhere(model):
+    """Dat3M's PTX liveness tests (issue 26): 'no execution hangs' under fair progress, 100 %
+    agreement, 0 errors; both verdicts occur (the barrier tests rated 0 hang)."""
+    rs = run_tests([str(LIVENESS / "PTX")], model, str(LIVENESS / "expected.csv"), model, jobs=2,
+                   liveness="fair")
+    assert len(rs) == 47
+    assert [(r.path, r.status, r.error) for r in rs if r.status != "agree"] == []
+    assert {r.holds for r in rs} == {True, False}

@@ -51,12 +51,15 @@ class CheckOptions:
     progress: Callable[[int], None] | None = None
     timeout: float | None = None
     allow_no_axioms: bool = False
+    liveness: bool = False
+    progress_model: str = "fair"
 
 
 def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", unroll: int = 2,
           observe: str = "all", flags: bool = True, verdict_only: bool = False,
           max_outcomes: int | None = None, progress=None, timeout: float | None = None,
-          allow_no_axioms: bool = False, graph: EventGraph | None = None) -> CheckResult:
+          allow_no_axioms: bool = False, graph: EventGraph | None = None, liveness: bool = False,
+          progress_model: str = "fair") -> CheckResult:
     """Enumerate every outcome of ``prog`` the model allows and judge its condition.
 
     ``engine``: "z3", "brute", or "auto" (brute when the candidate space is tiny, else z3; the
@@ -68,10 +71,16 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     whole check; past it the result's status is "timeout" and its verdict None (unknown), never a
     guess. A model with no axiom is refused (it would allow everything) unless
     ``allow_no_axioms``. ``graph``: ``prog``'s event graph at ``unroll``, when the caller built it
-    already (it is built once per check and handed on)."""
+    already (it is built once per check and handed on). ``liveness``: also look for hangs (a
+    thread stuck in a loop or blocked at a barrier forever) under ``progress_model``
+    (:mod:`ptxmm.liveness`; "fair", "obe", "lobe", "hsa", "unfair", or per level "gpu=obe,cta=fair")."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
+    if liveness:
+        from .liveness import Progress
+
+        progress_model = str(Progress.parse(progress_model))
     opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
-                        allow_no_axioms)
+                        allow_no_axioms, bool(liveness), progress_model)
     with no_gc():
         return run(prog, model, opts, graph)
 
@@ -89,6 +98,7 @@ class _Run:
     found: list
     findings: tuple[Finding, ...] = ()
     listed: list[Observable] = field(default_factory=list)  # what an enumeration lists (see _unspecified)
+    liveness: str | None = None  # "terminates", "hangs", "timeout"; None: not asked
 
 
 def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None = None) -> CheckResult:
@@ -130,6 +140,10 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         findings_status = _findings(r, pb, want_flags, status)
     finally:
         pb.close()
+    if opts.liveness:
+        from .liveness import hang_findings
+
+        r.findings, r.liveness = hang_findings(r.prog, m, opts, r.findings, r.deadline)
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
 
 
@@ -182,7 +196,8 @@ def _result(r: _Run, name: str, holds: bool | None, status: str, findings_status
                        opts.max_outcomes if status == "stopped" else None, status=status,
                        timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
                        findings_status=findings_status, graph=eg,
-                       enumerated=not (opts.verdict_only and prog.condition is not None))
+                       enumerated=not (opts.verdict_only and prog.condition is not None),
+                       liveness=r.liveness, progress_model=opts.progress_model if r.liveness else None)
 
 
 def _unspecified(prog: Program, eg, obs: list[Observable], one_query: bool):

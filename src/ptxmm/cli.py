@@ -21,6 +21,7 @@ from . import check as api_check
 from .api_args import UNROLL_MAX
 from .cat.parser import builtin_models, load_model, require_axioms
 from .cli_common import _fail, error_json, interrupted
+from .cli_liveness import liveness_options
 from .errors import PtxmmError
 from .report import SHOWN_ON_TIMEOUT, render
 from .termtext import Writer
@@ -191,8 +192,9 @@ STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
 @click.option("--allow-no-axioms", is_flag=True,
               help="accept a .cat file that states no axiom (it allows every execution)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
+@liveness_options("also look for hangs: a thread stuck in a loop or blocked at a barrier forever")
 def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no_axioms,
-          as_json) -> None:
+          as_json, liveness=False, progress_model="fair") -> None:
     """Enumerate every outcome FILES may have under the model and judge their conditions.
 
     Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
@@ -215,7 +217,8 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
             res = _check_one(f, started, model=model, engine=engine, unroll=unroll,
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
-                             allow_no_axioms=allow_no_axioms)
+                             allow_no_axioms=allow_no_axioms, liveness=liveness,
+                             progress_model=progress_model)
             failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
             if as_json:  # streamed; a timed-out check's outcomes capped, as in the text report
                 js.add(res)
@@ -281,7 +284,10 @@ def _check_one(f: str, started: float, **kw):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="seconds per test; past it the test's status is 'timeout'")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
-def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out) -> None:
+@liveness_options("judge 'no execution hangs' instead of the condition (CSV: 1 = no hang, 0 = a hang; "
+                  ".expect-liveness terminates|hangs)")
+def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out, liveness=False,
+             progress_model="fair") -> None:
     """Run many tests and compare verdicts with expectations (each file's .expect, or --expected).
 
     Every test is reported, also when some fail or the run is interrupted (Ctrl-C: the summary
@@ -302,13 +308,15 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out
         with Progress(console=console, transient=True) as prog:
             task = prog.add_task("testing", total=n)
             run_tests(list(paths), model, expected_csv, column, unroll, jobs,
-                      progress=lambda: prog.advance(task), timeout=timeout, results=results)
+                      progress=lambda: prog.advance(task), timeout=timeout, results=results,
+                      liveness=progress_model if liveness else None)
     except PtxmmError as e:
         _fail(e)
     except KeyboardInterrupt:
         stopped = True
         console.print(f"[yellow]interrupted: {len(results)} of {n} test(s) finished[/yellow]")
-    _test_summary(console, results, model, time.perf_counter() - t0, json_out)
+    _test_summary(console, results, f"{model}; liveness, progress {progress_model}" if liveness else model,
+                  time.perf_counter() - t0, json_out)
     failed = any(r.status not in ("agree", "unrated", "DISAGREE") for r in results) or stopped
     sys.exit(1 if any(r.status == "DISAGREE" for r in results) else 2 if failed else 0)
 

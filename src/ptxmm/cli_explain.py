@@ -9,6 +9,7 @@ import click
 from . import load
 from .api_args import UNROLL_MAX
 from .cli_common import _fail, error_json, finish_batch, interrupted
+from .cli_liveness import liveness_options
 from .errors import PtxmmError
 
 
@@ -23,7 +24,9 @@ from .errors import PtxmmError
 @click.option("--fix-bound", type=click.IntRange(1), default=400, show_default=True,
               help="at most this many engine checks for --fix")
 @click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
-def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
+@liveness_options("also explain each hang: where a thread waits forever, why, and the execution up to it")
+def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=False,
+            progress_model="fair") -> None:
     """Why each of FILES' outcome is forbidden (violated axioms, shortest cycles) or allowed (a
     witness, the missing ordering); with --fix, the smallest changes that forbid it.
 
@@ -44,13 +47,25 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json) -> None:
                 out.append(error_json(f, e.kind, e.message, e.pos, e.hint))
                 continue
             failed += x.unknown is not None  # no verdict: exit 2, as check does
+            hangs = _hangs(f, model, unroll, progress_model) if liveness else None
             if as_json:
-                out.append(x.to_json())
+                live = {} if hangs is None else {"hangs": [h.to_json() for h in hangs],
+                                                 "progress": progress_model}
+                out.append(x.to_json() | live)
             else:
                 click.echo(("\n" if i else "") + str(x))
+                if hangs is not None:
+                    click.echo("\n".join(h.explained() for h in hangs) if hangs else
+                               f"liveness: no execution hangs (progress {progress_model})")
     except KeyboardInterrupt:
         failed += interrupted(out, files, i, "explained")
     finish_batch(out, failed, as_json)
+
+
+def _hangs(f, model, unroll, progress_model) -> list:
+    from .liveness import find_hangs
+
+    return find_hangs(load(f), model, unroll, progress_model)
 
 
 @click.command()

@@ -142,6 +142,14 @@ class PathInfo:
     assumes: tuple[Expr, ...]  # 1-bit conditions that must hold for the path to run
     regs: dict[str, Expr]  # final register values
     reg_types: dict[str, str]  # register → PTX type of its last write
+    # liveness graphs only (``build(..., liveness=True)``, :mod:`ptxmm.liveness`): how the path
+    # ends — "done" (the thread's exit), "stuck" (it takes a backward branch: ``end`` is (the
+    # events of that last iteration, register equalities "the iteration ends in the state it
+    # began in", the branch)), "blocked" (it stops at a barrier wait: ``end`` is (the wait,)) or
+    # "prefix" (the thread is not scheduled past its last event)
+    kind: str = "done"
+    end: tuple = ()
+    marks: tuple[int, ...] = ()  # per event: how many assumes the path had made when it was created
 
 
 @record
@@ -208,10 +216,26 @@ class _State:
     events: list[int]
     back: dict[int, int]
     bars: dict  # barrier operands → occurrences so far
+    # liveness graphs: label pc → (events so far, registers) when the thread last reached it;
+    # assumes made before each event; how the path ends (PathInfo.kind, PathInfo.end)
+    heads: dict = field(default_factory=dict)
+    marks: list = field(default_factory=list)
+    end: tuple = ("done", ())
 
     def fork(self) -> _State:
         return _State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
-                      self.ctrl, list(self.events), dict(self.back), dict(self.bars))
+                      self.ctrl, list(self.events), dict(self.back), dict(self.bars),
+                      {k: (n, r, set(rbw), set(wr)) for k, (n, r, rbw, wr) in self.heads.items()},
+                      list(self.marks), self.end)
+
+    def used(self, reg: str, write: bool) -> None:
+        """Liveness graphs: note a register read (before the iteration wrote it: it carries state
+        into the iteration) or written, for every loop head the path passed."""
+        for _, _, rbw, wr in self.heads.values():
+            if write:
+                wr.add(reg)
+            elif reg not in wr:
+                rbw.add(reg)
 
 
 _RMW_SEMS = {"relaxed": ("relaxed", "relaxed"), "acquire": ("acquire", "relaxed"),
@@ -235,10 +259,12 @@ def _cmp_op(cmp: str, ty: str) -> str:
 
 
 class _Builder:
-    def __init__(self, prog: Program, unroll: int, awaits: bool = True):
+    def __init__(self, prog: Program, unroll: int, awaits: bool = True, liveness: bool = False):
         self.p = prog
         self.unroll = unroll
         self.reduce = awaits  # reduce spin loops to awaits where that is sound
+        self.liveness = liveness  # also the paths that hang (stuck in a loop, blocked at a barrier)
+        self.pending: list[_State] = []  # such paths forked by the last step
         self.events: list[_Proto] = []
         self.edges: set[tuple[int, int, str]] = set()
         self.cut = 0
@@ -300,6 +326,8 @@ class _Builder:
             e: Expr = Const(self.addr_of[o.name], ADDR_W)
             return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg):
+            if st.heads:
+                st.used(o.name, False)
             e = st.regs.get(o.name)
             if e is None:
                 e = Const(0, type_width(ty) if ty else 32)
@@ -313,11 +341,16 @@ class _Builder:
         eid = len(self.events)
         self.events.append(_Proto(kind, t.index, len(st.events), ins, cond=guard or TRUE, **kw))
         st.events.append(eid)
+        st.marks.append(len(st.assumes))
         for c in st.ctrl:
             self.edges.add((c, eid, "ctrl"))
         return eid
 
     def set_reg(self, st: _State, r: Reg, e: Expr, ty: str, deps: frozenset, guard: Expr | None):
+        if st.heads:
+            if guard is not None:  # a predicated write keeps the old value otherwise
+                st.used(r.name, False)
+            st.used(r.name, True)
         if guard is not None:
             old = st.regs.get(r.name)
             old = Const(0, e.w) if old is None else convert(old, e.w)
@@ -346,14 +379,19 @@ class _Builder:
             st: _State | None = stack.pop()
             while st is not None and st.pc < len(t.instrs):
                 st = self.step(t, t.instrs[st.pc], st, labels, stack)
+                if self.pending:
+                    stack += self.pending
+                    self.pending = []
             if st is not None:
-                done.append(PathInfo(tuple(st.events), tuple(st.assumes), st.regs, st.types))
+                done.append(PathInfo(tuple(st.events), tuple(st.assumes), st.regs, st.types, *st.end,
+                                     tuple(st.marks)))
             if len(done) + len(stack) > MAX_PATHS:
                 raise UnsupportedError(f"thread {t.name} has more than {MAX_PATHS} paths",
                                        t.pos, "lower --unroll or simplify the branches")
         return done
 
     def step(self, t: Thread, ins: Instruction, st: _State, labels, stack) -> _State | None:
+        self.enter(ins, st)
         guard: Expr | None = None
         gdeps: frozenset[int] = frozenset()
         if ins.guard is not None and not isinstance(ins, Branch):
@@ -510,6 +548,7 @@ class _Builder:
                                tags=frozenset({"BAR", part}))
             self.dep(bdeps, e, "addr")
             self.dep(gdeps, e, "ctrl")
+            self.blocked_at(st, e, part, guard)
 
     # -- Hopper synchronization (docs/hopper.md) ----------------------------------------------
     def hopper(self, t: Thread, ins, st: _State, guard, gdeps) -> None:
@@ -535,6 +574,7 @@ class _Builder:
         e = self.new_event(st, t, Kind.B, ins, None, sem=ins.sem, scope="cluster", barrier=((), None, k),
                            tags=frozenset(tags))
         self.dep(gdeps, e, "ctrl")
+        self.blocked_at(st, e, "WAIT" if ins.kind == "wait" else "ARRIVE", None)
 
     def mbar_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[dict, frozenset[int]]:
         """Location fields of an mbarrier operand (a .shared .b64 location)."""
@@ -692,6 +732,8 @@ class _Builder:
             g, deps = self.val(ins.guard[0], st, None)
             cond = mk("lnot", truth(g)) if ins.guard[1] else truth(g)
         backward = target <= st.pc
+        if backward and self.liveness and cond != Const(0, 1):
+            self.stuck_at(st, target, cond, deps, ins)
         if backward and ins.guard is not None and self.reduce and self.await_sound(t, target, st.pc) \
                 and (self.side_effect_free(t, target, st.pc) or self.cas_retry(t, target, st, cond)):
             self.awaits += 1  # await: assume the loop exits in this iteration
@@ -719,6 +761,42 @@ class _Builder:
         if taken is not None:
             stack.append(taken)
         return st
+
+    def enter(self, ins: Instruction, st: _State) -> None:
+        """Liveness graphs: a label is a loop head the path reaches; note the state it finds."""
+        if self.liveness and isinstance(ins, Label):
+            st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
+
+    def blocked_at(self, st: _State, wait: int, part: str, guard: Expr | None) -> None:
+        """Liveness graphs: the path that stops at this barrier wait (its thread blocked there)."""
+        if not self.liveness or part != "WAIT":
+            return
+        blocked = st.fork()
+        if guard is not None:
+            blocked.assumes.append(guard)
+        blocked.end, blocked.pc = ("blocked", (wait,)), 10**9
+        self.pending.append(blocked)
+
+    def stuck_at(self, st: _State, target: int, cond: Expr, deps, ins: Branch) -> None:
+        """Liveness graphs: the path that takes this backward branch and repeats the iteration
+        that just ran forever (whether it can is :mod:`ptxmm.liveness`'s query): the iteration's
+        events, and "each register ends the iteration as it began it" (a register the iteration
+        writes before it reads it needs nothing)."""
+        n0, regs0, rbw, _ = st.heads.get(target, (len(st.events), dict(st.regs), set(st.regs), ()))
+        eqs = []
+        for r in sorted(rbw):  # the registers the iteration reads before it writes them
+            v1 = st.regs.get(r)
+            if v1 is None:
+                continue
+            v0 = regs0.get(r, Const(0, v1.w))
+            if v1 != v0:
+                eqs.append(mk("eq", convert(v0, v1.w), v1))
+        stuck = st.fork()
+        if cond != TRUE:
+            stuck.assumes.append(cond)
+            stuck.ctrl = stuck.ctrl | deps
+        stuck.end, stuck.pc = ("stuck", (tuple(st.events[n0:]), tuple(eqs), ins)), 10**9
+        self.pending.append(stuck)
 
     def cas_retry(self, t: Thread, start: int, st: _State, cond: Expr) -> bool:
         """A CAS retry loop (``L: atom.cas %r, [x], e, n; setp.ne %p, %r, e; @%p bra L``): the
@@ -784,10 +862,14 @@ def _negates(c: Expr, g: Expr) -> bool:
     return isinstance(c, Op) and c.op == "ne" and c.args in (g.args, g.args[::-1])
 
 
-def build(prog: Program, unroll: int = 2, awaits: bool = True) -> EventGraph:
+def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
+          prefixes: bool = False) -> EventGraph:
     """Unroll every thread of ``prog`` and build its event graph (``awaits=False``: no spin loop
-    is reduced to an await, every loop is unrolled — for tests of the reduction)."""
-    b = _Builder(prog, unroll, awaits)
+    is reduced to an await, every loop is unrolled — for tests of the reduction). ``liveness``:
+    also the paths that hang (PathInfo.kind "stuck" and "blocked"; :mod:`ptxmm.liveness` asks
+    which of them an execution can take forever), and with ``prefixes`` every prefix of a path
+    (a thread the scheduler may stop). Only liveness queries use such a graph."""
+    b = _Builder(prog, unroll, awaits, liveness)
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
     ctas: dict = {}
     for t in prog.threads:
@@ -807,6 +889,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True) -> EventGraph:
     all_paths = []
     for t in prog.threads:
         paths = b.thread(t)
+        if prefixes:
+            paths += _prefixes(paths)
         all_paths.append(paths)
         for k, pth in enumerate(paths):
             for eid in pth.events:
@@ -836,12 +920,33 @@ def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGr
             edges[k].append((remap[a], remap[c]))
     paths = tuple(tuple(PathInfo(tuple(f(x) for x in p.events),
                                  tuple(substitute(x, f) for x in p.assumes),
-                                 {r: substitute(x, f) for r, x in p.regs.items()}, p.reg_types)
+                                 {r: substitute(x, f) for r, x in p.regs.items()}, p.reg_types,
+                                 p.kind, _remap_end(p.end, f), p.marks)
                         for p in ps) for ps in all_paths)
     return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
                       {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
                       {k: tuple(v) for k, v in loc_of_name.items()}, tuple(b.unspecs),
                       tuple(b.warned.values()))
+
+
+def _prefixes(paths: list[PathInfo]) -> list[PathInfo]:
+    """Every proper prefix of the thread's paths (the empty one included: the thread never
+    starts), each once, with the assumes that led to its last event."""
+    seen = {(p.events, p.assumes) for p in paths}
+    out = []
+    for p in paths:
+        for j in range(len(p.events)):
+            key = (p.events[:j], p.assumes[:p.marks[j - 1]] if j else ())
+            if key not in seen:
+                seen.add(key)
+                out.append(PathInfo(key[0], key[1], p.regs, p.reg_types, "prefix", (), p.marks[:j]))
+    return out
+
+
+def _remap_end(end: tuple, f) -> tuple:
+    if len(end) == 3:  # stuck: (events, equalities, branch)
+        return (tuple(f(x) for x in end[0]), tuple(substitute(x, f) for x in end[1]), end[2])
+    return tuple(f(x) for x in end)
 
 
 def final_reg(eg: EventGraph, thread: int, reg: str, path: int) -> Expr:

@@ -101,6 +101,9 @@ def _findings(r: CheckResult, out: Writer) -> None:
     the question when it was not answered whole."""
     index = {o.outcome: i for i, o in enumerate(r.outcomes, 1)}
     for f in r.findings:
+        if f.kind == "hang":  # a witness of its own, in words (ptxmm.liveness)
+            out.line((f"  {f}", "red"))
+            continue
         i = index.get(f.outcome)
         where = (f"e.g. {f.outcome}" if i is None else
                  f"e.g. outcome {i}" if r.enumerated else "e.g. in an execution with the witness's values")
@@ -110,6 +113,15 @@ def _findings(r: CheckResult, out: Writer) -> None:
                   "missing from this list", "yellow"))
     elif r.findings_status == "ok" and not r.findings and not r.enumerated:
         out.line(("data races: none (the race query found no allowed execution with one)", "dim"))
+
+
+LIVENESS_TEXT = {
+    "terminates": lambda m: (("liveness: ", "bold"), (f"no execution hangs (progress {m})", "green")),
+    "hangs": lambda m: (("liveness: ", "bold"), (f"an execution hangs (progress {m}): see the hang "
+                                                 "finding above", "red")),
+    "timeout": lambda m: (("liveness: ", "bold"), (f"unknown (progress {m}): the time limit passed",
+                                                   "yellow")),
+}
 
 
 def _outcome_table(r: CheckResult, out: Writer) -> None:
@@ -141,6 +153,8 @@ def _notes(r: CheckResult, out: Writer) -> None:
                   "outcomes of longer executions are not shown", "yellow"))
     if r.awaits:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
+    if r.liveness is not None:
+        out.line(*LIVENESS_TEXT[r.liveness](r.progress_model))
     if r.expected is not None:
         ok = r.agrees
         mark = (("? not decided", "yellow") if ok is None else

@@ -78,8 +78,11 @@ class Finding:
     events: tuple[EventRef, ...]
     witness: Execution
     outcome: Outcome | None = None  # the witness's outcome, projected on the check's observables
+    detail: str = ""  # the finding in words, where its events alone do not say it (a hang: where, why)
 
     def __str__(self) -> str:
+        if self.detail:
+            return f"{self.name}: {self.detail}"
         return f"{self.name}: " + "  ~  ".join(str(e) for e in self.events)
 
     def to_json(self) -> dict:
@@ -88,7 +91,7 @@ class Finding:
                 "events": [e.to_json() for e in self.events],
                 "outcome": None if self.outcome is None else self.outcome.as_dict(),
                 "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
-                            "co": [list(p) for p in w.co]}}
+                            "co": [list(p) for p in w.co]}} | ({"detail": self.detail} if self.detail else {})
 
 
 @record(frozen=False)
@@ -127,6 +130,10 @@ class CheckResult:
     # ``outcomes`` then holds at most that query's witness, and neither the number of allowed
     # outcomes nor the flags of each were computed (the findings were: they are queries of their own)
     enumerated: bool = True
+    # liveness (``check(..., liveness=True)``, ptxmm.liveness): "terminates" (no execution hangs),
+    # "hangs" (the findings hold a hang), "timeout"; None when not asked; the progress model assumed
+    liveness: str | None = None
+    progress_model: str | None = None
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -187,7 +194,8 @@ class CheckResult:
                           "hint": w.hint} for w in self.program.warnings],
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
-        }
+        } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model}}
+             if self.liveness is not None else {})
 
 
 def outcome_json(o: OutcomeInfo, enumerated: bool = True) -> dict:

@@ -82,12 +82,18 @@ def _lookup(path: Path, expected: dict[str, bool | None]) -> tuple[bool, bool | 
 
 
 def _run_one(args) -> TestOutcome:
-    path, model, unroll, exp_known, exp, timeout = args
+    path, model, unroll, exp_known, exp, timeout, *live = args
     from . import check, load
 
     t0 = time.perf_counter()
     try:
         prog = load(path)
+        if live and live[0] is not None:  # "no execution hangs" (ptxmm.liveness) is the verdict
+            from .liveness import verdict
+
+            ok = verdict(prog, model, unroll, live[0], timeout)
+            return TestOutcome(str(path), prog.name, exp if exp_known else prog.meta.get("expect_liveness"),
+                               ok, 0, time.perf_counter() - t0, unknown="timeout" if ok is None else None)
         res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout)
     except (PtxmmError, RecursionError) as e:
@@ -104,9 +110,12 @@ def _run_one(args) -> TestOutcome:
 def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = None,
               column: str | None = None, unroll: int = 2, jobs: int | None = None,
               progress=None, timeout: float | None = None,
-              results: list[TestOutcome] | None = None) -> list[TestOutcome]:
+              results: list[TestOutcome] | None = None, liveness: str | None = None) -> list[TestOutcome]:
     """Run every test of ``paths``; each result is appended to ``results`` (a caller's list keeps
-    those finished when the run is interrupted) as it arrives, in file order."""
+    those finished when the run is interrupted) as it arrives, in file order. ``liveness``: a
+    progress model — judge "no execution hangs" under it instead of the condition (expected
+    1 = no hang, 0 = a hang exists, as Dat3M's liveness CSVs say; a file's
+    ``.expect-liveness terminates|hangs``)."""
     files = collect(paths)
     expected: dict[str, bool | None] = {}
     if expected_csv:
@@ -114,7 +123,7 @@ def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = N
     work = []
     for f in files:
         known, v = _lookup(f, expected) if expected else (False, None)
-        work.append((str(f), model, unroll, known, v, timeout))
+        work.append((str(f), model, unroll, known, v, timeout, liveness))
     jobs = jobs or os.cpu_count() or 1
     results = [] if results is None else results
     if jobs == 1 or len(work) < 4:

@@ -175,6 +175,7 @@ class _Builder:
 
     def build(self, tree: Tree) -> Program:
         name, desc, expect_tok = None, "", None
+        live = self.expect_liveness(tree)
         locs: list[Location] = []
         threads: list[Thread] = []
         cond: Condition | None = None
@@ -208,7 +209,8 @@ class _Builder:
         expect = (expectation(str(expect_tok), cond, self.pos(expect_tok))
                   if expect_tok is not None else None)
         prog = Program(name=name, description=desc, threads=tuple(threads), locations=tuple(locs),
-                       condition=cond, expect=expect, file=self.file, format="ptx")
+                       condition=cond, expect=expect, file=self.file, format="ptx",
+                       meta={} if live is None else {"expect_liveness": live})
         prog = _with_handle_types(prog)
         return check.check(prog, self.sources, self.front_end)
 
@@ -225,6 +227,18 @@ class _Builder:
                                 f"{before})", self.pos(tok),
                                 "a test has one expectation: delete one of them")
         return tok
+
+    def expect_liveness(self, tree: Tree) -> bool | None:
+        """``.expect-liveness terminates|hangs`` → whether no execution hangs (Program.meta;
+        ``ptxmm test --liveness`` compares it), None when the test does not say."""
+        toks = [item.children[0] for item in tree.children if item.data == "expect_liveness_decl"]
+        if len(toks) > 1:
+            raise SemanticError("a second .expect-liveness", self.pos(toks[1]), "delete one of them")
+        for tok in toks:
+            if str(tok) not in ("terminates", "hangs"):
+                raise ParseError(f".expect-liveness {tok}: expected terminates or hangs", self.pos(tok),
+                                 "`.expect-liveness terminates` (no execution hangs) or `hangs`")
+        return str(toks[0]) == "terminates" if toks else None
 
     def location(self, item: Tree) -> Location:
         space_tok, type_tok, name_tok, *rest = item.children
