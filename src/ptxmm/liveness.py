@@ -30,19 +30,18 @@ Only the Z3 engine answers liveness queries."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .engines import NO_DEADLINE, Deadline
 from .errors import ArgumentError
 from .events import EventGraph, Kind, build
 from .findings import event_ref
+from .records import record
 from .result import Execution, Finding, FindingKind
 
 MODELS = ("fair", "obe", "lobe", "hsa", "unfair")
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
-@dataclass(frozen=True)
+@record
 class Progress:
     """The progress model: ``cta`` — how the threads of one CTA are scheduled; ``gpu`` — how the
     CTAs of the grid are (Dat3M's --modeling.progress, per scope)."""
@@ -84,7 +83,7 @@ class Progress:
         return f"progress {self.gpu} across CTAs, {self.cta} within a CTA"
 
 
-@dataclass(frozen=True)
+@record
 class Hang:
     """One hang witness: the threads stuck or blocked in it and the finding that reports it."""
 
