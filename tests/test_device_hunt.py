@@ -32,7 +32,7 @@ def test_shape_of_examples():
 
 def test_order_depends_on_shape():
     two_ctas = order(Shape(2, 2, 2, False))
-    assert two_ctas[:4] == ["none", "light", "spread", "packed"]
+    assert two_ctas[:6] == ["none", "runner", "light", "runner-stress", "spread", "packed"]
     one_cta = order(Shape(1, 2, 2, False))
     assert "spread" not in one_cta and one_cta[2:4] == ["lines", "sectors"]
     iriw = order(Shape(4, 4, 2, False))
@@ -101,7 +101,7 @@ def test_hunt_books_found_and_not_found():
     assert [c[2] for c in calls] == list(range(8, 8 + len(plan)))  # a seed per environment
     a, b = res.targets
     assert a.best.env == "packed" and a.best.rate == 0.05 and [f.env for f in a.found] == ["spread", "packed"]
-    assert a.instances_before == 2000  # none and barrier ran before spread showed it
+    assert a.instances_before == 4000  # none, runner, light and runner-stress ran before spread showed it
     assert not b.found and res.instances == 1000 * len(plan) and res.violations == 0
     js = res.to_json()
     json.dumps(js)

@@ -310,8 +310,17 @@ def atom_type(ins: Atom | Red) -> str:
     return "u32"
 
 
-def generate(lay: Layout) -> str:
-    """The CUDA C++ translation unit for a layout."""
+def fusable(lay: Layout) -> bool:
+    """Whether the roles can run fused (Env.fused): straight-line roles (no branch, label or
+    ``ret``), no synchronization, no ``.shared`` locations."""
+    if lay.sync is not None or lay.shared:
+        return False
+    return not any(isinstance(ins, (Branch, Label, Ret)) for t in lay.program.threads for ins in t.instrs)
+
+
+def generate(lay: Layout, fused: bool = False) -> str:
+    """The CUDA C++ translation unit for a layout. ``fused`` (only where :func:`fusable`): each
+    thread issues all its roles back to back and stores their registers after the last one."""
     prog = lay.program
     roles = [_Role(lay, t, k) for k, t in enumerate(prog.threads)]
     fns = [r.function() for r in roles]
@@ -334,7 +343,7 @@ struct Params {  // Layout.params_words 32-bit words, one per iteration of the g
 
 // ctr[0]: graphs launched so far, ctr[1]: the seed; thread j of the one block fills p[j]
 extern "C" __global__ void ptxmm_bump(Params* ps, u32* ctr, u32* bars, u32 nc, u32 bsz, u32 n,
-                                      u32 barrier_pct) {
+                                      u32 barrier_pct, u32 stripe, u32 coalesce) {
     const u32 j = threadIdx.x, ipg = blockDim.x;
     const u32 it = ctr[0] * ipg + j + 1U;
     __syncthreads();
@@ -350,8 +359,10 @@ extern "C" __global__ void ptxmm_bump(Params* ps, u32* ctr, u32* bars, u32 nc, u
     h = ptxmm_hash(h + 1U); p->ob = h & (nc - 1U);
     u32 span = nc / NGROUPS; if (span < 1U) span = 1U;
     h = ptxmm_hash(h + 2U); p->d = 1U + h % span;
+    if (stripe) p->d = stripe < span ? stripe : span;  // CTA groups a fixed distance apart
     h = ptxmm_hash(h + 3U); p->pl = (h | 1U) & (bsz - 1U);
     h = ptxmm_hash(h + 4U); p->ol = h & (bsz - 1U);
+    if (coalesce) { p->pl = 1U; p->ol = 0U; }  // lane l plays instance slot l
     for (int m = 0; m < LG; m++) {
         h = ptxmm_hash(h + 5U + m); p->pm[m] = m == 0 ? 1U : (h | 1U);
         h = ptxmm_hash(h + 7U); p->om[m] = m == 0 ? 0U : h & (n - 1U);
@@ -380,10 +391,17 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
                 args.append(f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, i, n) * stride")
         args += [f"z + {zbase[k]}", "res + (u64)i * NRES", "dnf + i"]
         cases.append(f"""            case {k}: {{
-{_instance(role)}
+{_instance(role, "wgap")}
                 ptxmm_role_{k}({", ".join(args)});
                 break;
             }}""")
+    if fused:
+        if not fusable(lay):
+            raise ValueError("fused roles need straight-line roles without .shared locations")
+        src.append("\n" + _kernel_head(lay, "", "") + _fused_body(lay, roles) + "}\n")
+        src.append(_check_kernel(lay))
+        src += [_audit_kernel(lay, rl) for rl in roles]
+        return "\n".join(src)
     shared_init = ""
     if lay.shared:
         inits = [f"sh[({s} * NCTA + g) * bsz + threadIdx.x] = {lay.init[name] & 0xffffffff}U;"
@@ -398,7 +416,7 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
         writes = " ".join(f"shfin[(u64)i * NSHARED + {sl.shared_loc}] = "
                           f"sh[({sl.shared_loc} * NCTA + {g}) * bsz + li];" for sl in fin)
         shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
-                        + _instance(role) + "\n                "
+                        + _instance(role, "wgap") + "\n                "
                         + writes + "\n    }\n")
     src.append("\n" + _kernel_head(lay, "    extern __shared__ u32 sh[];\n", shared_init) + """\
     const u32 rot = rotate ? (warp + b) % NROLES : 0U;
@@ -416,6 +434,40 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
     src.append(_check_kernel(lay))
     src += [_audit_kernel(lay, rl) for rl in roles]
     return "\n".join(src)
+
+
+def _fused_body(lay: Layout, roles: list[_Role]) -> str:
+    """Fused roles: per instance plane, the instance of every role first, then the roles back to
+    back in one straight line (order rotated by warp: one straight line per rotation), then the
+    registers. No role's result is stored (waited for) before the last role has issued."""
+    n = len(roles)
+    calls = []
+    for k, rl in enumerate(roles):
+        args = [f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, I[{k}], n) * stride" for name in rl.locs]
+        args += [f"z + {lay.access_base[k]}", f"o{k}", f"dnf + I[{k}]"]
+        calls.append(f"ptxmm_role_{k}({', '.join(args)});")
+    cases = []
+    for r in range(n):
+        line = " ".join(calls[(r + j) % n] for j in range(n))
+        cases.append(f"            case {r}: {line} break;")
+    insts = "\n".join(f"        {{\n{_instance(role, 'wgap')}\n                I[{k}] = i;\n        }}"
+                       for k, role in enumerate(lay.roles))
+    outs = " ".join(f"u64 o{k}[NRES];" for k in range(n))
+    stores = []
+    for s in lay.slots:
+        if s.role >= 0:
+            stores.append(f"        res[(u64)I[{s.role}] * NRES + {s.res_index}] = o{s.role}[{s.res_index}];")
+    return f"""    const u32 rot = rotate ? (warp + b) % NROLES : 0U;
+    for (u32 rep = 0; rep < reps; rep++) {{
+        u32 I[NROLES];
+{insts}
+        {outs}
+        switch (rot) {{
+{chr(10).join(cases)}
+        }}
+{chr(10).join(stores)}
+    }}
+"""
 
 
 def _role_args(lay: Layout, k: int, role, rl: _Role) -> list[str]:
@@ -479,7 +531,7 @@ def _kernel_head(lay: Layout, shared_decl: str, prologue: str) -> str:
     return f"""extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
         u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
-        u32 stress_line_words, u32 reps) {{
+        u32 stress_line_words, u32 reps, u32 pre_loops, u32 wgap, u32 tbar) {{
 {shared_decl}    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
     if (b >= nb) {{  // memory stress blocks
         u32 line = ptxmm_hash(p->iter * 977U + b) % stress_lines;
@@ -494,7 +546,16 @@ def _kernel_head(lay: Layout, shared_decl: str, prologue: str) -> str:
     u32 z[NZ];
     for (int j = 0; j < NZ; j++) z[j] = p->zero[j];
     if (lane == 0U) bsm[b] = ptxmm_smid();
-{prologue}    if (p->use_bar) {{  // bounded barrier over the testing blocks: one arrival per block
+{prologue}    if (pre_loops) {{  // pre-stress: every testing thread hammers a stress line, then the barrier
+        volatile u32* s = scratch + (b % stress_lines) * stress_line_words;
+        u32 acc = 0, w = lane % stress_line_words;
+        for (u32 k = 0; k < pre_loops; k++) {{ s[w] = k; acc += s[(w + 1) % stress_line_words]; }}
+        if (acc == 0x9e3779b9U) scratch[0] = acc;
+    }}
+    if (p->use_bar && tbar) {{  // every thread arrives and polls at most 1024 times (the runner's spin)
+        u32 v = atomicAdd(bar, 1U);
+        for (u32 k = 0; k < 1024U && v < nb * bsz; k++) v = *(volatile u32*)bar;
+    }} else if (p->use_bar) {{  // bounded barrier over the testing blocks: one arrival per block
         __syncthreads();
         if (lane == 0U) {{
             atomicAdd(bar, 1U);
@@ -505,12 +566,15 @@ def _kernel_head(lay: Layout, shared_decl: str, prologue: str) -> str:
 """
 
 
-def _instance(role) -> str:
-    """The instance (and its lane slot) whose role ``role`` this physical thread plays."""
+def _instance(role, gap: str = "") -> str:
+    """The instance (and its lane slot) whose role ``role`` this physical thread plays. Roles of one
+    CTA sit ``gap`` lanes apart (the kernel's ``wgap``: 32, one warp each, unless Env.warp_gap says
+    fewer); synchronized tests keep whole warps (no ``gap``)."""
+    off = f"{role.warp}U * {gap}" if gap else f"{32 * role.warp}U"
     return f"""                u32 cc = (c + nc - ({role.cg}U * d) % nc) & (nc - 1U);
                 u32 ci = (cc * qb + ob) & (nc - 1U);
                 u32 ri = (rho + CS - {role.rank}U) % CS;
-                u32 li = (((lane + bsz - {32 * role.warp}U) & (bsz - 1U)) * pl + ol) & (bsz - 1U);
+                u32 li = (((lane + bsz - {off}) & (bsz - 1U)) * pl + ol) & (bsz - 1U);
                 u32 i = (ci * CS + ri) * bsz + li + rep * np;"""
 
 

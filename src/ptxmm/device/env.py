@@ -30,6 +30,14 @@ class Env:
     stress_line_words: int = 64
     iters_per_graph: int = 20  # iterations captured in one CUDA graph
     reps: int = 1  # instances each thread plays back to back per role and launch (power of two)
+    # straight-line roles: a thread issues all its roles back to back (no role waits for another's
+    # loads) and stores the registers after the last one, as the public CUDA runner does
+    fused: bool = False
+    stripe: int = 0  # CTA groups of an instance this many blocks apart (0: a random distance)
+    coalesce: bool = False  # lane l plays instance slot l (no lane permutation): a warp's accesses coalesce
+    pre_stress: int = 0  # loops of st;ld on the stress lines by every testing thread before the barrier
+    warp_gap: int = 32  # lanes between the roles of one CTA (32: a warp each; fewer: one warp shares them)
+    thread_barrier: bool = False  # every thread arrives at the barrier and polls <= 1024 times
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -38,6 +46,12 @@ class Env:
         s = f"{self.blocks}x{self.threads} S={self.stride} bar={self.barrier_pct}%"
         s += "" if self.rotate else " norot"
         s += f" R={self.reps}" if self.reps > 1 else ""
+        s += " fused" if self.fused else ""
+        s += f" stripe={self.stripe}" if self.stripe else ""
+        s += " coalesce" if self.coalesce else ""
+        s += f" pre={self.pre_stress}" if self.pre_stress else ""
+        s += f" gap={self.warp_gap}" if self.warp_gap != 32 else ""
+        s += " tbar" if self.thread_barrier else ""
         if self.stress_blocks:
             s += f" stress={self.stress_blocks}b/{self.stress_loops}l/{self.stress_lines}L"
         return s
@@ -49,6 +63,8 @@ PRESETS: dict[str, Env] = {
     "tight": Env(blocks=256, stride=1, reps=4),
     "light": Env(stress_blocks=16, stress_loops=32),
     "heavy": Env(stress_blocks=128, stress_loops=256),
+    "runner": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
+                  thread_barrier=True),
 }
 DEFAULT_PRESET = "barrier"
 
@@ -62,6 +78,10 @@ PRESET_WHAT = {
              "6.2e-3), at fewer instances per second",
     "light": "barrier plus a few blocks hammering a scratch buffer (memory stress)",
     "heavy": "barrier plus many stress blocks: far fewer instances, shows some rare reorderings",
+    "runner": "placed as the public CUDA runner (reeselevine/cuda-litmus) places its threads: every "
+              "thread issues its roles back to back in program order with no wait between them "
+              "(registers stored after the last role), an instance's CTAs in adjacent blocks, every "
+              "thread arriving at the barrier; roles with loops or .shared locations run unfused",
 }
 
 
@@ -98,6 +118,9 @@ def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:
         if v < 1 or v & (v - 1):
             raise PtxmmError(f"--{what} {v} is not a power of two", None,
                              "the instance permutations need powers of two, e.g. 256, 512, 1024")
+    if not 1 <= env.warp_gap <= 32:
+        raise PtxmmError(f"--warp-gap {env.warp_gap} is not in 1..32", None,
+                         "32 puts the roles of one CTA in different warps, 1 in adjacent lanes")
     if env.threads < 32:
         raise PtxmmError("--threads must be at least 32 (one warp)", None, "use 128 or 256")
     threads = max(env.threads, 32 * pow2(warps_per_cta))

@@ -12,7 +12,7 @@ from ..errors import PtxmmError
 from ..program import Program
 from ..result import Outcome
 from .build import compile_cubin
-from .codegen import generate
+from .codegen import fusable, generate
 from .env import Env, fit
 from .layout import Layout, make_layout
 
@@ -105,6 +105,12 @@ def fit_co_resident(env: Env, capacity: int, cluster_size: int) -> Env:
     return replace(env, blocks=blocks) if blocks != env.blocks else env
 
 
+def fit_fused(env: Env, lay: Layout) -> Env:
+    """Fused roles only where the layout allows them (codegen.fusable); other tests run unfused,
+    and the environment reported says so."""
+    return replace(env, fused=False) if env.fused and not fusable(lay) else env
+
+
 def fit_sync(env: Env, lay: Layout) -> Env:
     """Adjust a fitted environment to a layout's memory and synchronization: one instance plane
     per block when shared memory holds instances (.shared locations, mbarriers); at most
@@ -127,10 +133,10 @@ class Harness:
         cp = self.cp = cupy()
         self.lay = layout or make_layout(prog)
         self.timeout_s = timeout_s
-        env = fit_sync(fit(env, self.lay.warps_per_cta, self.lay.cluster_size), self.lay)
+        env = fit_fused(fit_sync(fit(env, self.lay.warps_per_cta, self.lay.cluster_size), self.lay), self.lay)
         self.prog = prog
         lay = self.lay
-        self.source = generate(lay)
+        self.source = generate(lay, fused=env.fused)
         self.cubin = compile_cubin(self.source)
         self.mod = cp.RawModule(path=str(self.cubin))
         self.k_bump = self.mod.get_function("ptxmm_bump")
@@ -168,14 +174,17 @@ class Harness:
 
         def bump():
             self.k_bump((1,), (e.iters_per_graph,), (self.params, self.ctr, self.bar, _u32(nc),
-                                                     _u32(e.threads), _u32(self.n), _u32(e.barrier_pct)))
+                                                     _u32(e.threads), _u32(self.n), _u32(e.barrier_pct),
+                                                     _u32(e.stripe), _u32(int(e.coalesce))))
 
         def litmus(j: int):
             self.k_litmus((self.grid,), (e.threads,),
                           (self.params[j * w:], self.mem, self.res, self.bsm, self.dnf, self.bar[j:],
                            self.scratch, self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride),
                            _u32(int(e.rotate)), _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
-                           _u32(max(1, e.stress_line_words)), _u32(e.reps)),
+                           _u32(max(1, e.stress_line_words)), _u32(e.reps), _u32(e.pre_stress),
+                           _u32(32 if self.lay.sync is not None else e.warp_gap),
+                           _u32(int(e.thread_barrier and self.lay.sync is None))),
                           shared_mem=self.shared_bytes)
 
         def check(j: int):

@@ -57,6 +57,10 @@ PORTFOLIO: dict[str, tuple[Env, str]] = {
                "different CTAs run on different SMs"),
     "packed": (replace(BARRIER, blocks=1024, threads=128), "1024 blocks of 128 threads, several per "
                "SM: more instances with every role on one SM"),
+    "runner": (PRESETS["runner"], "preset runner: fused roles, an instance's CTAs in adjacent blocks, "
+               "per-thread barrier (as the public CUDA runner)"),
+    "runner-stress": (replace(PRESETS["runner"], stress_blocks=64, stress_loops=64),
+                      "preset runner with 64 stress blocks x 64 loops"),
     "light": (PRESETS["light"], "preset light: 16 stress blocks"),
     "heavy": (PRESETS["heavy"], "preset heavy: 128 stress blocks"),
     "hot-line": (replace(BARRIER, stress_blocks=64, stress_loops=64, stress_lines=1),
@@ -84,7 +88,9 @@ class Shape:
 def order(shape: Shape) -> list[str]:
     """The portfolio's environments for this shape, most promising first.
 
-    Tests across CTAs try ``light`` stress and placement first: on the H100 the family hunts
+    Tests across CTAs try the ``runner`` placement (fused roles, adjacent CTAs) and memory stress
+    first (the runner's families, docs/device/coverage.md), then ``light`` stress and placement: on
+    the H100 the family hunts
     (docs/device/coverage.md) first found their outcomes in ``light`` 7 times, ``none`` 4, ``spread``
     2, ``packed`` 1, never in ``barrier`` (the run before the hunt already used it). Tests of three
     or more roles try memory stress early (the IRIW-like reorderings that need a busy memory system),
@@ -92,8 +98,9 @@ def order(shape: Shape) -> list[str]:
     spin loops (it starves them). A test in one CTA skips ``spread``: fewer blocks only cost
     instances."""
     names = ["none", "barrier"]
-    if shape.ctas > 1:
-        names = ["none", "light", "spread", "packed", "barrier"]
+    if shape.ctas > 1:  # the runner's placement first: on the H100 it showed most of the runner's
+        # families first (docs/device/coverage.md), memory stress the IRIW/Z6.3/3.2W-like rest
+        names = ["none", "runner", "light", "runner-stress", "spread", "packed", "barrier"]
     if shape.roles >= 3:
         names += ["light", "hot-line"]
     if shape.locations >= 2:

@@ -1,0 +1,200 @@
+"""CPU tests of the public CUDA runner's families (benchmarks/device/runner_families.py), the coverage
+driver's planning and table (runner_coverage.py), and the harness knobs that reproduce the runner's
+placement (env.py, codegen.py: fused roles, stripe, coalesce, warp gap, per-thread barrier)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+from conftest import ROOT
+
+import ptxmm
+from ptxmm.device.codegen import fusable, generate
+from ptxmm.device.env import PRESETS, Env, fit
+from ptxmm.device.harness import fit_fused
+from ptxmm.device.layout import make_layout
+from ptxmm.errors import PtxmmError
+
+sys.path.insert(0, str(ROOT / "benchmarks" / "device"))
+import runner_coverage as rc  # noqa: E402
+import runner_families as rf  # noqa: E402
+
+TESTS = rf.tests()
+BY_NAME = {t.name: t for t in TESTS}
+
+
+def test_the_runner_set_has_1306_tests_with_its_names():
+    """As many tests per family as the runner's tuning files make (placements x scopes x variants)."""
+    assert len(TESTS) == 1306 and len(BY_NAME) == 1306
+    per = Counter(t.family.shape for t in TESTS)
+    assert per == {"IRIW": 240, "ISA2": 230, "3.2W": 160, "Z6.3": 160, "WWC": 150, "RWC": 110,
+                   "WRC": 110, "WRW+2W": 110, "2+2W": 32, "paper example 1": 2, "paper example 2": 2}
+    assert "isa2_TB_1_02_SCOPE_BLOCK_FENCE_SCOPE_BLOCK_ALL_FENCE" in BY_NAME  # the runner's spelling
+    assert "iriw_TB_0123_SCOPE_DEVICE_NO_FENCE_ACQUIRE" in BY_NAME
+
+
+def _body(t: rf.RunnerTest) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    cur = None
+    for ln in rf.render(t).splitlines():
+        m = re.match(r"\.thread T(\d) \.cta (\d)", ln)
+        if m:
+            cur = int(m.group(1))
+            out[cur] = [f"cta {m.group(2)}"]
+        elif cur is not None and ln.startswith("    "):
+            out[cur].append(ln.strip())
+    return out
+
+
+def test_iriw_thread_1_fence_renders_as_the_kernel_says():
+    t = BY_NAME["iriw_TB_01_23_SCOPE_DEVICE_FENCE_SCOPE_BLOCK_THREAD_1_FENCE"]
+    b = _body(t)
+    assert b[0] == ["cta 0", "st.relaxed.gpu.global.u32 [x], 1;"]
+    assert b[1] == ["cta 0", "ld.relaxed.gpu.global.u32 %r0, [x];", "fence.acq_rel.cta;",
+                    "ld.relaxed.gpu.global.u32 %r1, [y];"]
+    assert b[3] == ["cta 1", "ld.acquire.gpu.global.u32 %r2, [y];", "ld.relaxed.gpu.global.u32 %r3, [x];"]
+    assert b[2][0] == "cta 1"
+
+
+def test_seq_cst_accesses_are_a_fence_sc_then_the_access():
+    b = _body(BY_NAME["rwc_TB_0_1_2_SCOPE_BLOCK_FENCE_SCOPE_DEVICE_BOTH_FENCE"])
+    assert b[2][1:] == ["st.relaxed.cta.global.u32 [y], 1;", "fence.sc.gpu;",
+                        "ld.relaxed.cta.global.u32 %r2, [x];"]
+    b = _body(BY_NAME["rwc_TB_0_1_2_SCOPE_DEVICE_NO_FENCE_LOAD_SC"])
+    assert b[1][1] == "ld.acquire.gpu.global.u32 %r0, [x];"
+    assert b[2][1:] == ["st.relaxed.gpu.global.u32 [y], 1;", "fence.sc.gpu;",
+                        "ld.acquire.gpu.global.u32 %r2, [x];"]
+    b = _body(BY_NAME["paper_example1_TB_0_1_2_3_SCOPE_DEVICE_NO_FENCE_DISALLOWED"])
+    assert b[0][1] == "fence.sc.sys;"  # no FENCE_SCOPE: the runner's litmus.cuh defaults to system
+
+
+def test_no_fence_variants_have_no_fence_and_fence_variants_one_scope():
+    for t in TESTS:
+        text = rf.render(t)
+        fences = re.findall(r"fence\.(acq_rel|sc)\.(\w+);", text)
+        acq_rel = [s for k, s in fences if k == "acq_rel"]
+        if t.fence_scope is None:
+            assert not acq_rel, t.name
+        else:
+            assert acq_rel or any(k == "sc" for k, _ in fences), t.name
+            assert set(acq_rel) <= {rf.SCOPES[t.fence_scope]}, t.name
+
+
+@pytest.mark.parametrize("name", ["wwc_TB_01_2_SCOPE_DEVICE_FENCE_SCOPE_BLOCK_BOTH_FENCE",
+                                  "three_2w_TB_012_SCOPE_BLOCK_NO_FENCE_RELEASE",
+                                  "z6_3_TB_1_02_SCOPE_DEVICE_FENCE_SCOPE_DEVICE_FENCE_02",
+                                  "paper_example2_TB_0_1_2_3_SCOPE_DEVICE_NO_FENCE_RELAXED"])
+def test_generated_tests_parse_with_their_placement(tmp_path, name):
+    rows = rf.generate(tmp_path, {name})
+    assert [r["name"] for r in rows] == [name]
+    prog = ptxmm.load(tmp_path / f"{name}.ptx")
+    t = BY_NAME[name]
+    assert prog.name == name and len(prog.threads) == len(t.family.threads)
+    ctas = [th.placement.cta_key for th in prog.threads]
+    assert len(set(ctas)) == rows[0]["ctas"] == len(t.placement.split("_"))
+    assert json.loads((tmp_path / "manifest.json").read_text()) == rows
+
+
+def test_the_hard_group_is_device_accesses_with_block_fences_across_ctas():
+    rows = [rf.manifest_row(t) for t in TESTS]
+    hard = [r for r in rows if rf.block_fences_between_device_accesses(r)]
+    assert hard and all(r["scope"] == "DEVICE" and r["fence_scope"] == "BLOCK" and r["ctas"] > 1
+                        for r in hard)
+    assert not any(r["placement"] in ("012", "0123", "01") for r in hard)
+
+
+def test_runner_results_and_coverage_table(tmp_path):
+    csv = tmp_path / "results.csv"
+    a, b, c = (t.name for t in TESTS[:3])
+    csv.write_text(f"test,base,strengthened,a100,h100,gh200\n{a},INSTANCE,INSTANCE,seen,seen,not seen\n"
+                   f"{b},INSTANCE,INSTANCE,not seen,seen,seen\n{c},UNSAT,UNSAT,not seen,not seen,not seen\n")
+    runner = rf.read_runner_results(csv)
+    assert runner[a] == {"a100": True, "h100": True, "gh200": False} and not runner[c]["h100"]
+    manifest = [rf.manifest_row(t) for t in TESTS[:3]]
+    run1 = tmp_path / "r1.jsonl"
+    bad = [{"values": {}, "count": 1}]
+    run1.write_text(json.dumps({"test": a, "first_s": 0.05, "violations": []}) + "\n"
+                    + json.dumps({"test": b, "first_s": None, "violations": bad}) + "\n")
+    run2 = tmp_path / "r2.json"  # a later run that saw b after 3 s
+    run2.write_text(json.dumps({"runs": [{"test": b, "first_s": 3.0, "violations": []}]}))
+    runs = rc.read_runs(f"{run1},{run2}")
+    assert runs[b]["first_s"] == 3.0
+    rows = rc.coverage_rows(runner, manifest, runs)
+    assert len(rows) == 1
+    r = rows[0]
+    assert (r["runner_seen"], r["ran"], r["within_1s"], r["within_5s"], r["missed"]) == (2, 2, 1, 2, [])
+    md = rc.coverage_md(rows)
+    assert "| IRIW | 2 | 2 | 1 | 50.0 % | 2 | 100.0 % | 0 |" in md
+    only1 = rc.coverage_rows(runner, manifest, rc.read_runs(str(run1)))[0]
+    assert only1["missed"] == [b] and only1["violations"] == 1
+
+
+def test_plans_parse_and_auto_plans_rank_by_tests_seen(tmp_path):
+    plan = rc.parse_plan("runner@0.25,barrier:reps=1/stripe=2@0.5")
+    assert [(n, s) for n, _, s in plan] == [("runner", 0.25), ("barrier:reps=1/stripe=2", 0.5)]
+    assert plan[1][1] == replace(PRESETS["barrier"], reps=1, stripe=2)
+    ex = tmp_path / "explore.jsonl"
+    rows = [("t1", "a", 0, 0.0), ("t2", "a", 5, 1e-3), ("t1", "b", 1, 1e-6), ("t2", "b", 1, 1e-6),
+            ("t1", "c", 1, 1e-2), ("t2", "c", 0, 0.0)]
+    ex.write_text("".join(json.dumps({"test": t, "env": e, "weak": w, "rate": r}) + "\n"
+                          for t, e, w, r in rows))
+    assert rc.auto_plan(f"auto:{ex}:2:0.3") == "b@0.3,c@0.3"  # b: 2 tests; c beats a on rate
+    assert rc.auto_plan(f"auto:{ex}:2:0.3:runner") == "runner@0.3,b@0.3,c@0.3"
+
+
+# -- the harness knobs ------------------------------------------------------------------------------
+
+def _lay(tmp_path, name="iriw_TB_01_23_SCOPE_DEVICE_FENCE_SCOPE_BLOCK_THREAD_1_FENCE"):
+    rf.generate(tmp_path, {name})
+    return make_layout(ptxmm.load(tmp_path / f"{name}.ptx"))
+
+
+def test_fused_roles_issue_back_to_back_and_store_registers_last(tmp_path):
+    lay = _lay(tmp_path)
+    src = generate(lay, fused=True)
+    body = src[src.index("ptxmm_litmus("):src.index("ptxmm_check(")]
+    assert "switch (k)" not in body and "switch (rot)" in body
+    case0 = re.search(r"case 0: (.*?) break;", body).group(1)
+    assert [int(k) for k in re.findall(r"ptxmm_role_(\d)\(", case0)] == [0, 1, 2, 3]
+    case1 = re.search(r"case 1: (.*?) break;", body).group(1)
+    assert [int(k) for k in re.findall(r"ptxmm_role_(\d)\(", case1)] == [1, 2, 3, 0]
+    # the registers reach memory after the switch, never inside a role
+    after = body[body.index("switch (rot)"):]
+    stores = re.findall(r"res\[\(u64\)I\[(\d)\] \* NRES \+ (\d)\] = o\1\[\2\];", after)
+    assert sorted(stores) == [("1", "0"), ("1", "1"), ("3", "2"), ("3", "3")]
+    assert generate(lay) != src and "switch (k)" in generate(lay)
+
+
+def test_only_straight_line_tests_fuse(tmp_path):
+    assert fusable(_lay(tmp_path))
+    spin = make_layout(ptxmm.load(ROOT / "examples" / "spinlock-cas.ptx"))
+    shared = make_layout(ptxmm.load(ROOT / "examples" / "device" / "MP-shared-rel-acq.ptx"))
+    assert not fusable(spin) and not fusable(shared)
+    with pytest.raises(ValueError):
+        generate(spin, fused=True)
+    env = PRESETS["runner"]
+    assert fit_fused(env, spin) == replace(env, fused=False)
+    assert fit_fused(env, _lay(tmp_path)) == env
+
+
+def test_placement_knobs_reach_the_kernels(tmp_path):
+    src = generate(_lay(tmp_path), fused=True)
+    assert "if (stripe) p->d = stripe < span ? stripe : span;" in src
+    assert "if (coalesce) { p->pl = 1U; p->ol = 0U; }" in src
+    assert "u32 pre_loops, u32 wgap, u32 tbar" in src and "for (u32 k = 0; k < pre_loops; k++)" in src
+    assert "(lane + bsz - 1U * wgap)" in src  # the second role of a CTA, wgap lanes on
+    assert "atomicAdd(bar, 1U);\n        for (u32 k = 0; k < 1024U && v < nb * bsz; k++)" in src
+
+
+def test_env_knobs_print_and_validate():
+    e = replace(Env(), fused=True, stripe=1, coalesce=True, pre_stress=16, warp_gap=1, thread_barrier=True)
+    assert e.short().endswith("fused stripe=1 coalesce pre=16 gap=1 tbar")
+    assert "fused" not in Env().short() and "gap" not in Env().short()
+    with pytest.raises(PtxmmError, match="warp-gap"):
+        fit(replace(Env(), warp_gap=0), 1, 1)
+    assert PRESETS["runner"].fused and PRESETS["runner"].stripe == 1 and not PRESETS["runner"].rotate
