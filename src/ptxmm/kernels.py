@@ -440,7 +440,7 @@ class _Expander:
 
     def expand(self, fn: Function) -> tuple[Instruction, ...]:
         out = self.body(fn, {}, None, depth=0)
-        return tuple(out)
+        return tuple(thread_jumps(out))
 
     def body(self, fn: Function, params: dict[str, Reg], frame: str | None, depth: int) -> list:
         """``params``: (inlined function) parameter name → the caller's register holding it;
@@ -575,6 +575,23 @@ class _Expander:
         return out
 
 
+def thread_jumps(body: list) -> list:
+    """nvcc's spin loop ``L: ...; @p bra X; bra.uni L; X:`` as ``L: ...; @!p bra L; X:`` — the same
+    control flow (p: on to X, the next instruction; else back to L) with the loop's exit test on its
+    backward branch, the shape the event builder reduces to an await where that is sound."""
+    out = list(body)
+    i = 0
+    while i + 2 < len(out):
+        a, b, c = out[i], out[i + 1], out[i + 2]
+        if isinstance(a, Branch) and a.guard is not None and isinstance(b, Branch) and b.guard is None \
+                and isinstance(c, Label) and c.name == a.target and b.target != a.target \
+                and any(isinstance(x, Label) and x.name == b.target for x in out[:i]):
+            out[i:i + 2] = [Branch(target=b.target, guard=(a.guard[0], not a.guard[1]), pos=b.pos,
+                                   text=f"{a.text}; {b.text}")]
+        i += 1
+    return out
+
+
 def _check_condition(prog: Program, cond: Condition) -> None:
     from .program import cond_refs
 
@@ -610,7 +627,7 @@ def observables(eg, scope: str = "all") -> list:
 _SITES = (("assert-fails", ASSERT_REG), ("out-of-bounds", OOB_REG))
 
 
-def site_findings(eg, model, cand, co_known, engine_name: str, deadline) -> tuple:
+def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=(), outcome_of=None) -> tuple:
     """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
     of some thread stops), one query for an allowed execution in which a thread stops there; a
     witness settles every site it reaches."""
@@ -631,7 +648,8 @@ def site_findings(eg, model, cand, co_known, engine_name: str, deadline) -> tupl
                     sites.setdefault((kind, v), []).append(th.name)
     if not sites:
         return ()
-    pb = engine(engine_name)(eg, model, obs, cand, flags=False, co_known=co_known, deadline=deadline)
+    pb = engine(engine_name)(eg, model, list(listed) + obs, cand, flags=False, co_known=co_known,
+                             deadline=deadline)
     found = []
     try:
         key = (lambda r: f"{r.thread}:{r.reg}")
@@ -645,7 +663,7 @@ def site_findings(eg, model, cand, co_known, engine_name: str, deadline) -> tupl
             ins = _site_instr(eg.program, line)
             found.append(Finding(FindingKind(kind), kind,
                                  tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
-                                 wit, None))
+                                 wit, outcome_of(wit) if outcome_of else None))
     finally:
         pb.close()
     return tuple(found)
