@@ -343,9 +343,10 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     layout = _layout(module, launch)
     values = _param_values(fn, launch, layout)
     notes: list[str] = []
-    body = _Expander(module, layout, values, notes).expand(fn)
-    declared = fn.reg_types()
-    specials = _specials_used(body, fn, module)
+    ex = _Expander(module, layout, values, notes)
+    body = ex.expand(fn)
+    declared = ex.declared
+    specials = _specials_used(body, declared)
     threads = []
     cta_n = launch.grid[0] * launch.grid[1] * launch.grid[2]
     tid_n = launch.block[0] * launch.block[1] * launch.block[2]
@@ -405,7 +406,7 @@ _SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ct
                       r"lanemask_(eq|lt|le|gt|ge))$")
 
 
-def _specials_used(body: tuple, fn: Function, module: Module) -> list[str]:
+def _specials_used(body: tuple, declared: dict[str, str]) -> list[str]:
     """The special registers the body reads (each known one gets its value; any other register
     the function does not declare is a located error, never a silent 0)."""
     out: list[str] = []
@@ -414,7 +415,7 @@ def _specials_used(body: tuple, fn: Function, module: Module) -> list[str]:
         if ins.guard is not None:
             regs.append(ins.guard[0])
         for r in regs:
-            if not isinstance(r, Reg) or r.name.startswith("%ptxmm.") or fn.declares(r.name) \
+            if not isinstance(r, Reg) or r.name.startswith("%ptxmm.") or r.name in declared \
                     or r.name in out:
                 continue
             if _SPECIAL.match(r.name):
@@ -437,6 +438,7 @@ class _Expander:
         self.m, self.layout, self.values, self.notes = module, layout, values, notes
         self.calls = 0
         self.symbols = layout.symbols
+        self.declared: dict[str, str] = {}  # every declared register (an inlined body's renamed) → type
 
     def expand(self, fn: Function) -> tuple[Instruction, ...]:
         out = self.body(fn, {}, None, depth=0)
@@ -447,6 +449,7 @@ class _Expander:
         ``frame``: the suffix of an inlined body's registers and labels."""
         out: list = []
         pending: dict[str, object] = {}
+        self.declared |= {f"{r}{frame or ''}": ty for r, ty in fn.reg_types().items()}
         bound = dict(params)  # parameter and return-value names → the registers holding them
         for ins in fn.body:
             if isinstance(ins, ParamStore):

@@ -200,6 +200,9 @@ class _Splitter:
             if s.startswith(".file"):
                 self.dot_file(s)
                 continue
+            if s.startswith((".version", ".target", ".address_size")) and not "".join(buf).strip():
+                self.emit("stmt", s.rstrip(";"), (ln, line.find(s[0]) + 1))  # a line of its own, no `;`
+                continue
             i = 0
             while i < len(line):
                 ch = line[i]
