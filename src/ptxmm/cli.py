@@ -19,9 +19,9 @@ import click
 from . import api_args, load
 from . import check as api_check
 from .api_args import UNROLL_MAX
-from .cli_kernels import kernel_options
 from .cat.parser import builtin_models, load_model, require_axioms
 from .cli_common import _fail, error_json, interrupted
+from .cli_kernels import kernel_options
 from .errors import PtxmmError
 from .report import SHOWN_ON_TIMEOUT, render
 from .termtext import Writer

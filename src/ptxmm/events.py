@@ -308,6 +308,14 @@ class _Builder:
                                    "ptxmm needs addresses it can compute from thread ids and parameters")
         return self.layout.element(addr.v, type_width(ins.type), ins), deps
 
+    def access(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps, stack) -> _State:
+        """A memory access; in a kernel, one outside every buffer stops the thread instead."""
+        if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:
+            return self.stop(st, "%ptxmm.oob", ins.pos.line if ins.pos else 0, guard, gdeps, stack)
+        self.memory(t, ins, st, guard, gdeps)
+        st.pc += 1
+        return st
+
     def stop(self, st: _State, reg: str, site: int, guard: Expr | None, gdeps, stack) -> _State:
         """The thread stops here (a failing assert, an out-of-bounds access): ``reg`` records
         where on the paths that stop (the kernel findings' queries read it)."""
@@ -400,9 +408,7 @@ class _Builder:
                     return st
                 return self.finish_guarded(st, guard, gdeps, stack)
             case Load() | Store() | Atom() | Red():
-                if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:
-                    return self.stop(st, "%ptxmm.oob", ins.pos.line if ins.pos else 0, guard, gdeps, stack)
-                self.memory(t, ins, st, guard, gdeps)
+                return self.access(t, ins, st, guard, gdeps, stack)
             case Fence():
                 e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope)
                 self.dep(gdeps, e, "ctrl")

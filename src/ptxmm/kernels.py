@@ -134,7 +134,8 @@ def _directives(lines: list[tuple[str, SourcePos]]) -> dict[str, tuple[str, Sour
             raise ParseError(f"unknown ptxmm directive `{word}`", pos,
                              "directives: launch, exists, forall, ~exists, expect")
         if word in out:
-            raise SemanticError(f"a second `ptxmm: {word}` line", pos, f"the first is line {out[word][1].line}")
+            raise SemanticError(f"a second `ptxmm: {word}` line", pos,
+                                f"the first is line {out[word][1].line}")
         off = text.find(rest.strip()) if rest.strip() else 0
         out[word] = (rest.strip(), SourcePos(pos.file, pos.line, pos.col + len("ptxmm: ") + off))
     return out
@@ -393,7 +394,8 @@ def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int
         else:
             assert isinstance(a, Scalar)
             if w == 64 and p.type.startswith("u") and a.value < 0:
-                raise SemanticError(f"argument {k + 1} is {a.value}, parameter {p.name} is unsigned", a.pos, None)
+                raise SemanticError(f"argument {k + 1} is {a.value}, parameter {p.name} is unsigned",
+                                    a.pos, None)
             if not -(1 << (w - 1)) <= a.value < (1 << w):
                 raise SemanticError(f"argument {k + 1} ({a.value}) does not fit parameter {p.name} "
                                     f"(.{p.type})", a.pos, None)
@@ -464,7 +466,8 @@ class _Expander:
                 pending = {}
                 continue
             if isinstance(ins, Ret) and frame is not None:
-                out.append(Branch(target=f"$ptxmm.end{frame}", pos=ins.pos, text=ins.text, guard=self.rg(ins, frame)))
+                out.append(Branch(target=f"$ptxmm.end{frame}", pos=ins.pos, text=ins.text,
+                                  guard=self.rg(ins, frame)))
                 continue
             out.append(self.instr(ins, fn, bound, frame))
         return out
@@ -487,55 +490,57 @@ class _Expander:
         return o
 
     def instr(self, ins: Instruction, fn: Function, params: dict[str, Reg], frame: str | None) -> Instruction:
-        from dataclasses import fields, replace
+        from dataclasses import replace
 
-        ch = {}
-        if isinstance(ins, Mov) and isinstance(ins.src, Sym) and ins.src.name.startswith(PARAM):
-            p = ins.src.name[len(PARAM):]
-            if p in params:
-                ch["src"] = params[p]
-            elif frame is None:
-                if p not in self.values:
-                    raise SemanticError(f"`{ins.text}` reads {p}, which is not a parameter of the kernel",
-                                        ins.pos, None)
-                ch["src"] = Imm(self.values[p])
-            else:
-                raise SemanticError(f"`{ins.text}` reads {p}, which is not a parameter of {fn.name}",
-                                    ins.pos, None)
-        for f in fields(ins):
-            if f.name in ch or f.name in ("pos", "text", "guard"):
-                continue
-            v = getattr(ins, f.name)
-            if isinstance(v, Sym) and f.name not in ("target",):
-                self.symbol(v, ins)
-            if isinstance(v, tuple) and f.name == "srcs":
-                for o in v:
-                    if isinstance(o, Sym):
-                        self.symbol(o, ins)
-            if isinstance(v, Addr) and isinstance(v.base, Sym):
-                self.symbol(v.base, ins)
-            if frame is not None:
-                if isinstance(v, (Reg, Addr)):
-                    ch[f.name] = self.rename(v, frame)
-                elif isinstance(v, tuple) and f.name in ("srcs", "ids"):
-                    ch[f.name] = tuple(self.rename(o, frame) for o in v)
-                elif f.name in ("src", "a", "b", "p", "count") and isinstance(v, Reg):
-                    ch[f.name] = self.rename(v, frame)
-        if frame is not None:
-            if isinstance(ins, Label):
-                ch["name"] = f"{ins.name}{frame}"
-            if isinstance(ins, Branch):
-                ch["target"] = f"{ins.target}{frame}"
-            ch["guard"] = self.rg(ins, frame)
         if isinstance(ins, Load) and ins.proxy != "generic":
             raise UnsupportedError(f"`{ins.text}` (the {ins.proxy} proxy in a kernel)", ins.pos,
                                    "__constant__ and texture data are not modelled yet")
+        self.check_symbols(ins)
+        ch = self.renamed(ins, frame) if frame is not None else {}
+        if isinstance(ins, Mov) and isinstance(ins.src, Sym) and ins.src.name.startswith(PARAM):
+            ch["src"] = self.param(ins, ins.src.name[len(PARAM):], fn, params, frame)
         return replace(ins, **ch) if ch else ins
+
+    def param(self, ins: Mov, p: str, fn: Function, params: dict[str, Reg], frame: str | None):
+        """The value ``ld.param [p]`` reads: the caller's register (an inlined function's parameter,
+        a call's return value), or the launch's argument."""
+        if p in params:
+            return params[p]
+        if frame is None and p in self.values:
+            return Imm(self.values[p])
+        raise SemanticError(f"`{ins.text}` reads {p}, which is not a parameter of "
+                            f"{'the kernel' if frame is None else fn.name}", ins.pos, None)
+
+    def check_symbols(self, ins: Instruction) -> None:
+        for o in operands(ins):
+            s = o.base if isinstance(o, Addr) else o
+            if isinstance(s, Sym) and not s.name.startswith(PARAM):
+                self.symbol(s, ins)
+
+    def renamed(self, ins: Instruction, frame: str) -> dict:
+        """An inlined instruction's registers and labels, suffixed with its call's frame."""
+        from dataclasses import fields
+
+        ch: dict = {"guard": self.rg(ins, frame)}
+        for f in fields(ins):
+            v = getattr(ins, f.name)
+            if f.name in ("pos", "text", "guard"):
+                continue
+            if isinstance(v, (Reg, Addr)):
+                ch[f.name] = self.rename(v, frame)
+            elif isinstance(v, tuple) and f.name in ("srcs", "ids"):
+                ch[f.name] = tuple(self.rename(o, frame) for o in v)
+        if isinstance(ins, Label):
+            ch["name"] = f"{ins.name}{frame}"
+        if isinstance(ins, Branch):
+            ch["target"] = f"{ins.target}{frame}"
+        return ch
 
     def symbol(self, s: Sym, ins: Instruction) -> None:
         if s.name not in self.symbols and s.name != "_":
-            raise UnsupportedError(f"`{ins.text}` names {s.name}, which is not a .global or .shared variable",
-                                   ins.pos, ".const, .local and function addresses are not modelled yet")
+            raise UnsupportedError(f"`{ins.text}` names {s.name}, which is not a .global or .shared "
+                                   "variable", ins.pos,
+                                   ".const, .local and function addresses are not modelled yet")
 
     def call(self, c: Call, pending: dict, frame: str | None, depth: int, bound: dict) -> list:
         g = self.rg(c, frame)
@@ -554,7 +559,8 @@ class _Expander:
                                    "calls of the module's own .func functions, assert and printf are "
                                    "modelled; other external functions are not")
         if depth > 8:
-            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos, "recursion is not modelled")
+            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos,
+                                   "recursion is not modelled")
         if len(c.args) != len(callee.params) or len(c.rets) != len(callee.rets):
             raise SemanticError(f"`{c.text}` passes {len(c.args)} argument(s) to {c.callee}, which takes "
                                 f"{len(callee.params)}", c.pos, None)
@@ -630,7 +636,8 @@ def observables(eg, scope: str = "all") -> list:
 _SITES = (("assert-fails", ASSERT_REG), ("out-of-bounds", OOB_REG))
 
 
-def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=(), outcome_of=None) -> tuple:
+def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=(),
+                  outcome_of=None) -> tuple:
     """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
     of some thread stops), one query for an allowed execution in which a thread stops there; a
     witness settles every site it reaches."""
@@ -655,11 +662,10 @@ def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=
                              deadline=deadline)
     found = []
     try:
-        key = (lambda r: f"{r.thread}:{r.reg}")
         for (kind, line), names in sorted(sites.items()):
             reg = dict(_SITES)[kind]
             goal = Or(tuple(Cmp("==", RegRef(n, reg), line) for n in names))
-            wit = pb.find(pb.condition(goal, key))
+            wit = pb.find(pb.condition(goal, _reg_key))
             if wit is None:
                 continue
             who = [n for n in names if _stops(eg, n, reg, line, wit)]
@@ -670,6 +676,10 @@ def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=
     finally:
         pb.close()
     return tuple(found)
+
+
+def _reg_key(r) -> str:
+    return f"{r.thread}:{r.reg}"
 
 
 def _stops(eg, name: str, reg: str, line: int, wit) -> bool:
@@ -718,7 +728,8 @@ def source_text(prog: Program, pos) -> str | None:
 
 # ----- conditions over buffer elements -------------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(?:(?P<num>-?(?:0[xX][0-9a-fA-F]+|\d+))|(?P<ref>[A-Za-z_$][\w$]*(?:\s*\[\s*\d+\s*\])?)"
+_TOKEN = re.compile(r"\s*(?:(?P<num>-?(?:0[xX][0-9a-fA-F]+|\d+))"
+                    r"|(?P<ref>[A-Za-z_$][\w$]*(?:\s*\[\s*\d+\s*\])?)"
                     r"|(?P<op>==|!=|<=|>=|<|>|&&|\|\||!|\(|\)|/\\|\\/|~))")
 
 

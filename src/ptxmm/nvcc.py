@@ -83,7 +83,8 @@ def compile_cu(path: str | Path, flags: str | None = None) -> tuple[str, Path]:
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         except subprocess.TimeoutExpired:
-            raise CompileError(f"nvcc took more than 300 s on {path}", SourcePos(str(path), 1, 1), None) from None
+            raise CompileError(f"nvcc took more than 300 s on {path}", SourcePos(str(path), 1, 1),
+                               None) from None
         if res.returncode != 0:
             msg = (res.stderr or res.stdout).strip()
             raise CompileError(f"nvcc could not compile {path}:\n{msg}", _first_error(msg, path),

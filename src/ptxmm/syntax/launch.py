@@ -163,13 +163,16 @@ def _dim(r: _Reader, what: str) -> tuple[tuple[int, int, int], SourcePos | None]
     return (xs[0], xs[1], xs[2]), at
 
 
+_BUFFER = re.compile(r"((?:const\s+)?(?:unsigned|signed)?\s*(?:long\s+long|long|short|char|int|float|double|"
+                     r"bool|u?int(?:8|16|32|64)_t|size_t)?(?:\s+int)?)\s+([A-Za-z_]\w*)\s*\[")
+
+
 def _arg(r: _Reader) -> Buffer | Scalar:
     r.ws()
     at = r.at()
     if r.peek("-") or (r.i < len(r.text) and r.text[r.i].isdigit()):
         return Scalar(r.integer("a scalar argument"), at)
-    m = re.compile(r"((?:const\s+)?(?:unsigned|signed)?\s*(?:long\s+long|long|short|char|int|float|double|bool|"
-                   r"u?int(?:8|16|32|64)_t|size_t)?(?:\s+int)?)\s+([A-Za-z_]\w*)\s*\[").match(r.text, r.i)
+    m = _BUFFER.match(r.text, r.i)
     if not m or not m.group(1).strip():
         raise ParseError("an argument is `T name[N]`, `T name[N] = {...}` or an integer", at, FORM)
     ctype = " ".join(m.group(1).replace("const", "").split())
@@ -190,7 +193,14 @@ def _arg(r: _Reader) -> Buffer | Scalar:
                 r.i += 1
                 init.append(r.integer(f"a value of {name}"))
         r.expect("}", f"after the values of {name}")
-    ty = C_TYPES[ctype]
+    buf = Buffer(ctype, C_TYPES[ctype], name, count, tuple(init), at)
+    _check_buffer(buf)
+    return buf
+
+
+def _check_buffer(b: Buffer) -> None:
+    """Sizes within the limits; the values fit the element type."""
+    name, count, init, at, ctype, ty = b.name, b.count, b.init, b.pos, b.ctype, b.type
     if count <= 0:
         raise SemanticError(f"buffer {name} has {count} elements", at, "a buffer has at least 1 element")
     if count > MAX_ELEMENTS:
@@ -206,7 +216,6 @@ def _arg(r: _Reader) -> Buffer | Scalar:
     for v in init:
         if not lo <= v <= hi and not (ty[0] == "s" and 0 <= v < 1 << w):
             raise SemanticError(f"value {v} does not fit {ctype}", at, f"range {lo}..{hi}")
-    return Buffer(ctype, ty, name, count, tuple(init), at)
 
 
 def _check(launch: Launch, dims, r: _Reader) -> None:

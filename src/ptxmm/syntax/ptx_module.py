@@ -168,9 +168,9 @@ class _Splitter:
         return out
 
     def run(self) -> list[_Stmt]:
-        buf, start = [], None
-        depth_skip = 0
-        section = False
+        self.buf: list[str] = []
+        self.start: tuple[int, int] | None = None
+        self.in_section, self.depth = False, 0  # a .section being skipped; its open braces
         in_comment = False
         for ln, raw in enumerate(self.text.splitlines(), 1):
             line = raw
@@ -181,55 +181,62 @@ class _Splitter:
                 line, in_comment = " " * (end + 2) + line[end + 2:], False
             m = _DIRECTIVE.search(line)
             if m and line.lstrip().startswith("//"):
-                self.directives.append((m.group(1).strip(), SourcePos(self.file, ln, line.find("ptxmm") + 1)))
+                self.directives.append((m.group(1).strip(),
+                                        SourcePos(self.file, ln, line.find("ptxmm") + 1)))
             line, in_comment = _strip_comments(line)
-            s = line.strip()
-            if section:
-                depth_skip += s.count("{") - s.count("}")
-                if depth_skip <= 0 and "}" in s:
-                    section = False
-                continue
-            if s.startswith(".section"):
-                section, depth_skip = True, s.count("{") - s.count("}")
-                if "{" in s and depth_skip <= 0:
-                    section = False
-                continue
-            if s.startswith(".loc"):
-                self.dot_loc(s, ln)
-                continue
-            if s.startswith(".file"):
-                self.dot_file(s)
-                continue
-            if s.startswith((".version", ".target", ".address_size")) and not "".join(buf).strip():
-                self.emit("stmt", s.rstrip(";"), (ln, line.find(s[0]) + 1))  # a line of its own, no `;`
-                continue
-            i = 0
-            while i < len(line):
-                ch = line[i]
-                if start is None and not ch.isspace():
-                    start = (ln, i + 1)
-                if ch == ";":
-                    self.emit("stmt", "".join(buf), start)
-                    buf, start = [], None
-                elif ch == "{" and self.opens_scope("".join(buf)):
-                    if "".join(buf).strip():
-                        self.emit("stmt", "".join(buf), start)
-                    self.out.append(_Stmt("open", "{", ln, i + 1, None))
-                    buf, start = [], None
-                elif ch == "}" and not "".join(buf).strip():
-                    self.out.append(_Stmt("close", "}", ln, i + 1, None))
-                    buf, start = [], None
-                elif ch == ":" and _LABEL.match("".join(buf).strip() or "-") \
-                        and line[i + 1:i + 2] != ":" and line[i - 1:i] != ":":
-                    self.emit("label", "".join(buf), start)
-                    buf, start = [], None
-                else:
-                    buf.append(ch)
-                i += 1
-            buf.append(" ")
-        if "".join(buf).strip():
-            self.emit("stmt", "".join(buf), start)
+            if not self.directive_line(line.strip(), line, ln):
+                self.characters(line, ln)
+        if "".join(self.buf).strip():
+            self.emit("stmt", "".join(self.buf), self.start)
         return self.out
+
+    def directive_line(self, s: str, line: str, ln: int) -> bool:
+        """A line that is not split into statements: debug sections (skipped), .loc, .file, and
+        the module directives written without a `;`."""
+        if self.in_section:
+            self.depth += s.count("{") - s.count("}")
+            self.in_section = not (self.depth <= 0 and "}" in s)
+            return True
+        if s.startswith(".section"):
+            self.depth = s.count("{") - s.count("}")
+            self.in_section = not ("{" in s and self.depth <= 0)
+            return True
+        if s.startswith(".loc"):
+            self.dot_loc(s, ln)
+            return True
+        if s.startswith(".file"):
+            self.dot_file(s)
+            return True
+        if s.startswith((".version", ".target", ".address_size")) and not "".join(self.buf).strip():
+            self.emit("stmt", s.rstrip(";"), (ln, line.find(s[0]) + 1))
+            return True
+        return False
+
+    def characters(self, line: str, ln: int) -> None:
+        for i, ch in enumerate(line):
+            if self.start is None and not ch.isspace():
+                self.start = (ln, i + 1)
+            text = "".join(self.buf)
+            if ch == ";":
+                self.flush("stmt")
+            elif ch == "{" and self.opens_scope(text):
+                if text.strip():
+                    self.flush("stmt")
+                self.out.append(_Stmt("open", "{", ln, i + 1, None))
+                self.buf, self.start = [], None
+            elif ch == "}" and not text.strip():
+                self.out.append(_Stmt("close", "}", ln, i + 1, None))
+                self.buf, self.start = [], None
+            elif ch == ":" and _LABEL.match(text.strip() or "-") and line[i + 1:i + 2] != ":" \
+                    and line[i - 1:i] != ":":
+                self.flush("label")
+            else:
+                self.buf.append(ch)
+        self.buf.append(" ")
+
+    def flush(self, kind: str) -> None:
+        self.emit(kind, "".join(self.buf), self.start)
+        self.buf, self.start = [], None
 
     @staticmethod
     def opens_scope(buf: str) -> bool:
@@ -339,21 +346,12 @@ class _ModuleBuilder:
             raise ParseError(f"unexpected `{st.text}` outside a function", _pos(self.file, st), None)
         words = st.text.split()
         head = words[0]
-        if head == ".version":
-            self.version = words[1] if len(words) > 1 else ""
-        elif head == ".target":
-            self.target = " ".join(words[1:])
-        elif head == ".address_size":
-            self.address_size = int(words[1]) if len(words) > 1 and words[1].isdigit() else 64
-            if self.address_size != 64:
-                raise UnsupportedError(".address_size 32", _pos(self.file, st),
-                                       "compile for 64-bit addresses (nvcc's default)")
-        elif head in (".pragma",):
-            pass
+        if head in (".version", ".target", ".address_size", ".pragma"):
+            self.module_directive(st, words)
         elif re.search(r"\.(entry|func)\b", st.text):
             if i + 1 < len(stmts) and stmts[i + 1].kind == "open":
                 return self.function(stmts, i)
-            # a prototype (`.extern .func __assertfail (...)`, a forward declaration)
+            # else a prototype (`.extern .func __assertfail (...)`, a forward declaration)
         elif head in (".visible", ".extern", ".weak") and len(words) > 1 and words[1] in _SPACES:
             if head != ".extern":
                 self.variable(st, words[1:])
@@ -363,6 +361,18 @@ class _ModuleBuilder:
             raise ParseError(f"unexpected statement `{_short(st.text)}` at module level",
                              _pos(self.file, st), "a module holds directives, variables and functions")
         return i + 1
+
+    def module_directive(self, st: _Stmt, words: list[str]) -> None:
+        head = words[0]
+        if head == ".version":
+            self.version = words[1] if len(words) > 1 else ""
+        elif head == ".target":
+            self.target = " ".join(words[1:])
+        elif head == ".address_size":
+            self.address_size = int(words[1]) if len(words) > 1 and words[1].isdigit() else 64
+            if self.address_size != 64:
+                raise UnsupportedError(".address_size 32", _pos(self.file, st),
+                                       "compile for 64-bit addresses (nvcc's default)")
 
     def variable(self, st: _Stmt, words: list[str]) -> None:
         text = " ".join(words)
@@ -626,7 +636,7 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
             return out
     if base in ("ld", "st", "atom", "red") and "param" in quals:
         raise UnsupportedError(f"`{mn}`", pos, "parameters are read with ld.param")
-    for i, o in enumerate(ops):  # `!%p` (a negated predicate operand) is not an IR operand
+    for o in ops:  # `!%p` (a negated predicate operand) is not an IR operand
         if isinstance(o, Reg) and o.name.startswith("!"):
             raise UnsupportedError(f"negated predicate operand {o.name} in `{mn}`", pos, None)
     if base in _ORDERED:
@@ -670,9 +680,12 @@ def _types_of(quals: list[str]) -> list[str]:
     return [q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)|pred", q)]
 
 
+_FLOAT_QUALS = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "approx"}
+
+
 def _no_float(quals: list[str], c: dict) -> None:
     if any(q.startswith("f") and q[1:].isdigit() for q in quals) or \
-            any(q in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "approx") for q in quals):
+            any(q in _FLOAT_QUALS for q in quals):
         raise UnsupportedError(f"floating-point or saturating `{c['text'].split()[0]}`", c["pos"],
                                "ptxmm models integer arithmetic only")
 
