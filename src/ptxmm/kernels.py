@@ -179,6 +179,62 @@ def demangle(name: str) -> str:
     return name
 
 
+_BUILTIN = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+            "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long", "m": "unsigned long",
+            "x": "long long", "y": "unsigned long long", "f": "float", "d": "double"}
+# the mangling code of each C type a launch may name (x86-64 Linux: int64_t is long)
+C_CODE = {"int": "i", "signed": "i", "signed int": "i", "unsigned": "j", "unsigned int": "j",
+          "long long": "x", "long long int": "x", "unsigned long long": "y", "unsigned long long int": "y",
+          "long": "l", "unsigned long": "m", "short": "s", "unsigned short": "t", "char": "c",
+          "signed char": "a", "unsigned char": "h", "bool": "b", "float": "f", "double": "d",
+          "int8_t": "a", "int16_t": "s", "int32_t": "i", "int64_t": "l", "uint8_t": "h", "uint16_t": "t",
+          "uint32_t": "j", "uint64_t": "m", "size_t": "m"}
+
+
+def param_types(name: str) -> list[str] | None:
+    """The parameter types of a simply mangled function ``_Z<n><name><types>`` as mangling codes of
+    pointers to builtins and builtins (``Pi``, ``PKj``, ``i``), substitutions ``S_``/``S<n>_``
+    resolved; None for anything else (templates, classes, namespaces)."""
+    m = re.match(r"^_Z(\d+)", name)
+    if not m:
+        return None
+    i = m.end() + int(m.group(1))
+    subs: list[str] = []
+    out: list[str] = []
+    while i < len(name):
+        t, i = _one_type(name, i, subs)
+        if t is None:
+            return None
+        out.append(t)
+    return [] if out == ["v"] else out
+
+
+def _one_type(name: str, i: int, subs: list[str]) -> tuple[str | None, int]:
+    c = name[i]
+    if c in _BUILTIN:
+        return c, i + 1
+    if c in "PKV":
+        inner, j = _one_type(name, i + 1, subs)
+        if inner is None:
+            return None, j
+        t = c + inner
+        subs.append(t)
+        return t, j
+    m = re.match(r"S(\d*)_", name[i:])
+    if m:
+        k = int(m.group(1)) + 1 if m.group(1) else 0
+        return (subs[k] if k < len(subs) else None), i + m.end()
+    return None, i
+
+
+def _pointee(code: str) -> str | None:
+    """``PKi`` → ``i``: the builtin a pointer type points to (qualifiers dropped), else None."""
+    if not code.startswith("P"):
+        return None
+    rest = code[1:].lstrip("KV")
+    return rest if rest in _BUILTIN else None
+
+
 # ----- the layout --------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -383,8 +439,12 @@ def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int
                             "parameters: " + ", ".join(f".{p.type} {p.name}" for p in fn.params))
     bases = {r.name: r.base for r in layout.regions}
     out = {}
+    codes = param_types(fn.name)
     for k, (p, a) in enumerate(zip(fn.params, launch.args)):
         w = type_width(p.type) if p.type[1:].isdigit() else 64
+        code = codes[k] if codes is not None and len(codes) == len(fn.params) else None
+        if isinstance(a, Buffer) and code is not None:
+            _buffer_type(a, code, k)
         if isinstance(a, Buffer):
             if w != 64:
                 raise SemanticError(f"argument {k + 1} ({a.name}) is a buffer, but parameter {p.name} is a "
@@ -401,6 +461,18 @@ def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int
                                     f"(.{p.type})", a.pos, None)
             out[p.name] = a.value & ((1 << w) - 1)
     return out
+
+
+def _buffer_type(a: Buffer, code: str, k: int) -> None:
+    """A buffer for a pointer parameter of its own element type (``int x[N]`` for ``int *``)."""
+    shown = _BUILTIN.get(code.lstrip("PKV"), "?")
+    if not code.startswith("P"):
+        raise SemanticError(f"argument {k + 1} ({a.ctype} {a.name}[{a.count}]) is a buffer, parameter "
+                            f"{k + 1} is a {shown}", a.pos, "pass an integer literal")
+    pointee = _pointee(code)
+    if pointee is not None and pointee != "v" and C_CODE.get(a.ctype) != pointee:
+        raise SemanticError(f"argument {k + 1} is a buffer of {a.ctype}, parameter {k + 1} is a "
+                            f"{_BUILTIN[pointee]} *", a.pos, f"declare it `{_BUILTIN[pointee]} {a.name}[N]`")
 
 
 _SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|cluster_nctaid)\.[xyz]$"
