@@ -347,8 +347,7 @@ def special_registers(launch: Launch, cta: int, tid: int) -> dict[str, int]:
     nclu = tuple(grid[k] // cl[k] for k in range(3))
     cc = tuple(c[k] % cl[k] for k in range(3))
     lane = tid % 32
-    out = {"%laneid": lane, "%warpid": tid // 32, "%nwarpid": (block[0] * block[1] * block[2] + 31) // 32,
-           "%cluster_ctarank": cc[0] + cl[0] * (cc[1] + cl[1] * cc[2]),
+    out = {"%laneid": lane, "%cluster_ctarank": cc[0] + cl[0] * (cc[1] + cl[1] * cc[2]),
            "%cluster_nctarank": cl[0] * cl[1] * cl[2],
            "%is_explicit_cluster": int(launch.cluster is not None),
            "%lanemask_eq": 1 << lane, "%lanemask_lt": (1 << lane) - 1, "%lanemask_le": (2 << lane) - 1,
@@ -476,7 +475,7 @@ def _buffer_type(a: Buffer, code: str, k: int) -> None:
 
 
 _SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|cluster_nctaid)\.[xyz]$"
-                      r"|^%(laneid|warpid|nwarpid|cluster_ctarank|cluster_nctarank|is_explicit_cluster|"
+                      r"|^%(laneid|cluster_ctarank|cluster_nctarank|is_explicit_cluster|"
                       r"lanemask_(eq|lt|le|gt|ge))$")
 
 
@@ -496,10 +495,11 @@ def _specials_used(body: tuple, declared: dict[str, str]) -> list[str]:
                 out.append(r.name)
                 continue
             raise UnsupportedError(f"register {r.name} in `{ins.text}`", ins.pos,
-                                   "special registers modelled: %tid %ntid %ctaid %nctaid %laneid %warpid "
-                                   "%nwarpid %clusterid %nclusterid %cluster_ctaid %cluster_nctaid "
-                                   "%cluster_ctarank %cluster_nctarank %lanemask_*; clocks, %smid and "
-                                   "timers are not (their values are the hardware's)")
+                                   "special registers modelled: %tid %ntid %ctaid %nctaid %laneid "
+                                   "%clusterid %nclusterid %cluster_ctaid %cluster_nctaid "
+                                   "%cluster_ctarank %cluster_nctarank %lanemask_*; %warpid, %nwarpid, "
+                                   "clocks, %smid and timers are not (their values are the hardware's, "
+                                   "and %warpid may change as the thread runs): compute %tid.x / 32")
     return out
 
 
@@ -711,8 +711,9 @@ _SITES = (("assert-fails", ASSERT_REG), ("out-of-bounds", OOB_REG))
 def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=(),
                   outcome_of=None) -> tuple:
     """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
-    of some thread stops), one query for an allowed execution in which a thread stops there; a
-    witness settles every site it reaches."""
+    of some thread stops), one query for an allowed execution in which a thread stops there.
+    (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
+    ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line.)"""
     from .engines import engine
     from .outcomes import Observable
     from .program import RegRef

@@ -37,7 +37,7 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
 def _is_kernel(text: str, file: str) -> bool:
     if Path(file).suffix == ".cu":
         return True
-    if Path(file).suffix == ".litmus":
+    if Path(file).suffix == ".litmus" or ".entry" not in text:
         return False
     from .syntax.ptx_module import is_module
 
