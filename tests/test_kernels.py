@@ -357,6 +357,18 @@ def test_bad_launches(launch, message):
 def test_buffer_for_a_scalar_parameter():
     with pytest.raises(SemanticError, match="not a pointer"):
         load("oob.ptx", launch="fill<<<1, 4>>>(int out[4], int n[1])")
+    with pytest.raises(SemanticError, match=r"a buffer of unsigned, parameter 1 is of type int \*") as e:
+        load("oob.ptx", launch="fill<<<1, 4>>>(unsigned out[4], 4)")
+    assert e.value.pos is not None and e.value.hint == "declare it `int out[N]`"
+
+
+def test_mangled_parameter_types():
+    from ptxmm.kernels import param_types
+
+    assert param_types("_Z2mpPiS_S_") == ["Pi", "Pi", "Pi"]
+    assert param_types("_Z6tickerPjS_PiS0_") == ["Pj", "Pj", "Pi", "Pi"]
+    assert param_types("_Z3fooPKiPj") == ["PKi", "Pj"]
+    assert param_types("_Z1fv") == [] and param_types("_ZN2ns1fEv") is None
 
 
 def test_warp_collectives_are_not_supported_yet():

@@ -467,10 +467,10 @@ def _buffer_type(a: Buffer, code: str, k: int) -> None:
     shown = _BUILTIN.get(code.lstrip("PKV"), "?")
     if not code.startswith("P"):
         raise SemanticError(f"argument {k + 1} ({a.ctype} {a.name}[{a.count}]) is a buffer, parameter "
-                            f"{k + 1} is a {shown}", a.pos, "pass an integer literal")
+                            f"{k + 1} is of type {shown}, not a pointer", a.pos, "pass an integer literal")
     pointee = _pointee(code)
     if pointee is not None and pointee != "v" and C_CODE.get(a.ctype) != pointee:
-        raise SemanticError(f"argument {k + 1} is a buffer of {a.ctype}, parameter {k + 1} is a "
+        raise SemanticError(f"argument {k + 1} is a buffer of {a.ctype}, parameter {k + 1} is of type "
                             f"{_BUILTIN[pointee]} *", a.pos, f"declare it `{_BUILTIN[pointee]} {a.name}[N]`")
 
 
