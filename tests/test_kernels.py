@@ -516,3 +516,26 @@ def test_compile_is_cached(tmp_path, monkeypatch):
     assert time.perf_counter() - t0 < 0.5
     other, cached3 = compile_cu(tmp_path / "oob.cu", "-lineinfo -arch=sm_90 -O1")
     assert cached3 != cached
+
+
+# ----- the corpus (examples/kernels, branch kcorpus) -------------------------------------------------
+
+CORPUS = Path(__file__).parent.parent / "examples" / "kernels"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the kernel corpus examples/kernels is not here")
+@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5"])
+def test_corpus_findings_equal_their_expect_lines(model):
+    """Every corpus kernel's findings equal its `expect` line and its condition holds — except the
+    `hang` the liveness checker will find (a kernel expecting one must show the others)."""
+    from ptxmm.runner import run_tests
+
+    results = run_tests([str(CORPUS)], model, jobs=1)
+    assert results
+    for r in results:
+        if r.detail and "hang" in r.detail.split(";")[0]:
+            expect, found = r.detail.split(";")[0].split("expect ", 1)[1], r.detail.split("found ")[1]
+            assert set(expect.split(", ")) - {"hang"} == set(found.split(";")[0].split(", ")), r.detail
+            continue
+        assert r.status == "agree", (r.path, r.status, r.error or r.detail)
