@@ -58,7 +58,7 @@ class CheckOptions:
 def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", unroll: int = 2,
           observe: str = "all", flags: bool = True, verdict_only: bool = False,
           max_outcomes: int | None = None, progress=None, timeout: float | None = None,
-          allow_no_axioms: bool = False, graph: EventGraph | None = None, liveness: bool = False,
+          allow_no_axioms: bool = False, graph: EventGraph | None = None, liveness: bool | None = None,
           progress_model: str = "fair") -> CheckResult:
     """Enumerate every outcome of ``prog`` the model allows and judge its condition.
 
@@ -73,8 +73,11 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     ``allow_no_axioms``. ``graph``: ``prog``'s event graph at ``unroll``, when the caller built it
     already (it is built once per check and handed on). ``liveness``: also look for hangs (a
     thread stuck in a loop or blocked at a barrier forever) under ``progress_model``
-    (:mod:`ptxmm.liveness`; "fair", "obe", "lobe", "hsa", "unfair", or per level "gpu=obe,cta=fair")."""
+    (:mod:`ptxmm.liveness`; "fair", "obe", "lobe", "hsa", "unfair", or per level "gpu=obe,cta=fair");
+    None (the default): for a kernel launch yes (a kernel's findings include hangs), else no."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
+    if liveness is None:
+        liveness = "layout" in prog.meta
     if liveness:
         from .liveness import Progress
 
@@ -108,7 +111,9 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
     if not opts.allow_no_axioms:
         require_axioms(m)
     eg = _graph(prog, eg, opts.unroll)
-    r = _Run(prog, eg, m, observables(eg, opts.observe), opts, Deadline.after(opts.timeout), [])
+    kernels = _kernels(prog)
+    obs = kernels.observables(eg, opts.observe) if kernels else observables(eg, opts.observe)
+    r = _Run(prog, eg, m, obs, opts, Deadline.after(opts.timeout), [])
     one_query = opts.verdict_only and prog.condition is not None
     cand = candidates(eg)
     # a value the ISA leaves unspecified: only the solver can leave it free (brute refuses it)
@@ -138,6 +143,9 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         except TimedOut:
             holds, status = None, "timeout"
         findings_status = _findings(r, pb, want_flags, status)
+        if kernels and opts.flags and status in ("ok", "stopped"):  # assert-fails, out-of-bounds
+            r.findings += kernels.site_findings(eg, m, cand, co_known, name, r.deadline, r.listed,
+                                                lambda exe: outcome_of(r.eg, r.listed, exe))
     finally:
         pb.close()
     if opts.liveness:
@@ -145,6 +153,15 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
 
         r.findings, r.liveness = hang_findings(r.prog, m, opts, r.findings, r.deadline)
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
+
+
+def _kernels(prog: Program):
+    """:mod:`ptxmm.kernels` for a kernel launch (its observables and findings), else None."""
+    if "layout" not in prog.meta:
+        return None
+    from . import kernels
+
+    return kernels
 
 
 def _decide(r: _Run, m: Model, cand, co_known, name: str) -> tuple[bool | None, str]:

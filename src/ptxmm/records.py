@@ -12,6 +12,9 @@ Creating an *instance* costs about what dataclass's compiled __init__ costs: the
 arguments positional) take a path that fills the instance's dictionary in one C call.
 tests/test_startup.py holds records and dataclasses equal.
 
+A record extends records (and plain classes), not dataclasses, and is extended by records: to
+dataclass's own checks every record is a mutable dataclass, whatever its options.
+
 Options: ``@record`` is ``@dataclass(frozen=True)``; ``kw_only=True``, ``eq=False`` (identity
 equality and hash) and ``frozen=False`` (a mutable record: assignable fields, and unhashable when
 compared by value, as dataclass makes it) as dataclass's options of the same names."""
