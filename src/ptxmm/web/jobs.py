@@ -75,7 +75,7 @@ def _text(name: str, limit: int | None = None):
 
 def _choice(name: str, choices) -> Any:
     def conv(v: Any) -> str:
-        if v not in choices or not isinstance(v, str):
+        if not isinstance(v, str) or v not in choices:
             raise RequestError(400, f'"{name}": {json.dumps(v)[:40]} is not one of '
                                + ", ".join(choices))
         return v

@@ -111,6 +111,8 @@
   function check() {
     if (state.busy) return;
     clearResults();
+    state.result = null;
+    state.selected = -1;
     busy(true, "checking");
     history.replaceState(null, "", shareUrl());
     var t0 = performance.now();
