@@ -192,3 +192,11 @@ def test_examples_are_read_by_their_listed_names_only():
     assert lib.source("classic/MP-relaxed.ptx") == (ROOT / "examples/classic/MP-relaxed.ptx").read_text()
     for bad in ("../pyproject.toml", "/etc/passwd", "classic/../../pyproject.toml", "classic"):
         assert lib.source(bad) is None
+
+
+def test_host_headers_are_read_with_and_without_a_port():
+    pytest.importorskip("starlette", reason="the [web] extra is not installed")
+    from ptxmm.web.app import host_of
+
+    assert [host_of(h) for h in ("127.0.0.1:8000", "LOCALHOST", "[::1]:8000", "[::1]", "::1", "a.b:1")] \
+        == ["127.0.0.1", "localhost", "::1", "::1", "::1", "a.b"]

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -176,6 +175,34 @@ async def _internal(request: Request, exc) -> Response:
     return _json(error_object(request.url.path, "internal error", f"{type(exc).__name__}: {exc}"), 500)
 
 
+def host_of(header: str) -> str:
+    """The host of a Host header, without its port (``[::1]:8000`` → ``::1``)."""
+    h = header.strip().lower()
+    if h.startswith("["):
+        return h[1:].split("]", 1)[0]
+    return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
+
+
+class HostCheck:
+    """ASGI middleware: a request whose Host header names none of ``hosts`` gets a 400 (the error
+    object): a page of another site cannot reach a loopback server through a name it controls."""
+
+    def __init__(self, app, hosts: tuple[str, ...]):
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if host_of(host) not in self.hosts:
+                await _json(error_object(scope.get("path", ""), "bad request",
+                                         f"this server answers requests for {', '.join(self.hosts)} "
+                                         f"only, not {host!r}", None,
+                                         "open it as http://127.0.0.1:PORT/, or start it with "
+                                         "--host"), 400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(config: Config | None = None) -> Starlette:
     """The playground as an ASGI application (its worker processes start with it: lifespan)."""
     config = config or Config()
@@ -193,8 +220,7 @@ def create_app(config: Config | None = None) -> Starlette:
               Route("/api/examples", api.examples), Route("/api/examples/{path:path}", api.example),
               *(Route(f"/api/{k}", api.work, methods=["POST"]) for k in KINDS),
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(config.hosts))] \
-        if config.hosts else []
+    middleware = [Middleware(HostCheck, hosts=config.hosts)] if config.hosts else []
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                     exception_handlers={404: _not_found, 405: _not_found, 500: _internal})
     app.state.api = api

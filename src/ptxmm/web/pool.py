@@ -30,6 +30,7 @@ def _serve(conn, memory_mb: int | None) -> None:
     from .. import checker, explain  # noqa: F401  loaded once, before the first job
     from . import jobs
 
+    conn.send("ready")  # a job's time is its own, not the start-up's
     while True:
         try:
             job = conn.recv()
@@ -63,6 +64,13 @@ class _Worker:
         self.proc = ctx.Process(target=_serve, args=(child, memory_mb), daemon=True)
         self.proc.start()
         child.close()
+        try:
+            ready = self.conn.recv()  # in a thread of the pool: the server goes on meanwhile
+        except (EOFError, OSError):
+            ready = None
+        if ready != "ready":
+            self.end()
+            raise WorkerDied(f"a worker process did not start (exit code {self.proc.exitcode})")
 
     def call(self, job: Job) -> Answer:
         """Run ``job`` (blocking: called in a thread)."""
@@ -100,6 +108,7 @@ class Pool:
         self.lock = threading.Lock()
         self.stats = Stats()
         self.waiting = 0  # requests waiting for a free worker
+        self.closed = False
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -121,11 +130,21 @@ class Pool:
         w.end()
 
     async def _replace(self, w: _Worker) -> None:
+        if self.closed:
+            return self._drop(w)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self.threads, self._drop, w)
-        new = await loop.run_in_executor(self.threads, self._new)
-        assert self.idle is not None
-        self.idle.put_nowait(new)
+        for attempt in range(3):
+            if self.closed:
+                return
+            try:
+                new = await loop.run_in_executor(self.threads, self._new)
+            except WorkerDied:  # e.g. out of memory for a moment: try again shortly
+                await asyncio.sleep(1 + attempt)
+                continue
+            assert self.idle is not None
+            self.idle.put_nowait(new)
+            return
 
     async def run(self, job: Job, limit: float) -> Answer | None:
         """The job's answer; None when it was stopped at the limit. Raises :class:`WorkerDied` when
@@ -156,6 +175,7 @@ class Pool:
         return answer
 
     def close(self) -> None:
+        self.closed = True
         with self.lock:
             workers = list(self.all)
             self.all.clear()
