@@ -22,8 +22,7 @@ def _loopback(host: str) -> bool:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="address to listen on (anything but loopback lets other machines run checks here)")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="port (0: any free port)")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="port")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
               help="worker processes running checks (default: the cores, at most 4)")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0,

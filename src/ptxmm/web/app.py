@@ -85,7 +85,7 @@ class Api:
 
     async def health(self, request: Request) -> Response:
         s = self.pool.stats
-        return _json({"ok": True, "workers": self.pool.size, "waiting": self.pool.waiting,
+        return _json({"ok": True, "workers": len(self.pool.all), "waiting": self.pool.waiting,
                       "served": s.served, "stopped_at_limit": s.stopped, "crashed": s.died})
 
     async def examples(self, request: Request) -> Response:

@@ -35,7 +35,11 @@ class Library:
 
     def listing(self) -> list[dict]:
         """Each example: path, group (and its title), name, description, the leading comment, format;
-        the tutorial's steps first, in order."""
+        the tutorial's steps first, in order (read once)."""
+        return self._listing
+
+    @cached_property
+    def _listing(self) -> list[dict]:
         order = {g: i for i, (g, _) in enumerate(GROUPS)}
         titles = dict(GROUPS)
         out = []

@@ -259,6 +259,9 @@
     var fields = { text: true, graph: true };
     if (fix) fields.fix = true;
     if (state.result && state.selected >= 0) fields.outcome = outcomeText(state.selected);
+    else if (state.result && !state.result.condition && (state.result.outcomes || []).length) {
+      fields.outcome = outcomeText(0);  // no condition to explain: the first outcome
+    }
     return post("/api/explain", request(fields)).then(function (r) {
       busy(false);
       var obj = parse(r.text);
