@@ -53,7 +53,7 @@ def test_open_edit_check_draw_explain_fix(page, tmp_path):
     # the first tutorial step is open, with its text; open step 6 from the list
     assert pg.locator("#step-text").inner_text().startswith("Step 1")
     pg.select_option("#example", STEP)
-    _status(pg, "opened")
+    _status(pg, "opened " + STEP)  # not the first step's "opened …", still shown
     assert pg.locator("#step-text").inner_text().startswith("Step 6")
     assert "st.relaxed.gpu.global.u32 [flag]" in pg.evaluate("ptxmmEditor.getValue()")
     # highlighting by the page's own mode: opcodes, qualifiers, registers
@@ -62,6 +62,7 @@ def test_open_edit_check_draw_explain_fix(page, tmp_path):
 
     pg.click("#check")
     pg.wait_for_selector("#outcomes tbody tr")
+    _status(pg, "checked in")
     assert pg.locator("#verdict").inner_text().startswith("Ok")
     assert "ALLOWED" in pg.locator("#verdict").inner_text()
     assert pg.locator("#outcomes tbody tr").count() == 2
@@ -81,7 +82,9 @@ def test_open_edit_check_draw_explain_fix(page, tmp_path):
     pg.keyboard.press("Control+Enter")
     pg.wait_for_function("() => document.getElementById('verdict').textContent.includes('FORBIDDEN')")
     assert "✗ disagrees" in pg.locator("#verdict").inner_text()  # the step still says .expect allowed
-    pg.wait_for_selector("#graph svg")
+    pg.wait_for_function("() => document.getElementById('graph-title').textContent === "
+                         "\"— the condition's outcome\"")
+    assert pg.locator("#graph svg").count() == 1
 
     pg.click("#outcomes tbody tr >> nth=0")
     pg.wait_for_function("() => document.getElementById('graph-title').textContent === '— outcome 1'")

@@ -3,7 +3,8 @@
 (function () {
   "use strict";
   var $ = function (id) { return document.getElementById(id); };
-  var state = { examples: [], step: -1, result: null, selected: -1, busy: false, marked: null };
+  var state = { examples: [], step: -1, result: null, selected: -1, busy: false, marked: null,
+                drawSeq: 0 };
 
   var editor = CodeMirror.fromTextArea($("source"), {
     mode: { name: "ptx" }, lineNumbers: true, indentUnit: 4, tabSize: 4, viewportMargin: Infinity,
@@ -229,9 +230,10 @@
     }
     $("graph-box").hidden = false;
     $("graph-title").textContent = "— " + (title || "the condition's outcome") + " (drawing…)";
-    var body = request({});
+    var body = request({}), seq = ++state.drawSeq;
     if (outcome) body.outcome = outcome;
     return post("/api/graph", body).then(function (r) {
+      if (seq !== state.drawSeq) return;  // a later drawing was asked for meanwhile
       $("graph-title").textContent = "— " + (title || "the condition's outcome");
       showSvg(r);
     });
@@ -270,6 +272,7 @@
       $("explain-text").textContent = obj.text || obj.unknown || JSON.stringify(obj, null, 2);
       status((fix ? "fixes" : "explanation") + ": outcome " + obj.verdict);
       if (obj.svg) {
+        state.drawSeq++;  // a drawing still on its way is older than this one
         $("graph-box").hidden = false;
         $("graph-title").textContent = "— as explained";
         showSvg({ status: 200, type: "image/svg+xml", text: obj.svg });
