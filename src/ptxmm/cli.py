@@ -84,6 +84,7 @@ class _Commands(click.Group):
     (``ptxmm check`` does without them)."""
 
     ELSEWHERE = {"explain": "cli_explain", "graph": "cli_explain"}  # command → module registering it
+    ELSEWHERE["serve"] = "cli_serve"  # the web playground (needs the [web] extra)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.ELSEWHERE})

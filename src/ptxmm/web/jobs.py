@@ -1,0 +1,251 @@
+"""One request of the playground's HTTP API as a job: its fields checked (:func:`job_of`, in the
+server, before any work), and run (:func:`run`, in a worker process) into an HTTP answer —
+status, body, media type. A job is a plain picklable record; nothing here imports the web
+framework, so a worker process loads only the checker.
+
+What a job answers is what the command line prints: ``/api/check`` the object of
+``ptxmm check --json`` (written by :mod:`ptxmm.jsonout`), ``/api/explain`` that of
+``ptxmm explain --json``, ``/api/graph`` the SVG of ``ptxmm graph``. A program the front end or
+the checker refuses is a 422 with the located error object of docs/json-schema.md ("errors")."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
+from ..errors import PtxmmError
+from .formats import FORMATS, SUFFIX, format_of, parse_source
+
+KINDS = ("check", "explain", "graph")
+MAX_NAME = 80
+Answer = tuple[int, str, str]  # HTTP status, body, media type
+JSON = "application/json"
+
+
+class RequestError(Exception):
+    """A request the API refuses before any work: its HTTP status, message and hint."""
+
+    def __init__(self, status: int, message: str, hint: str | None = None, kind: str = "bad request"):
+        super().__init__(message)
+        self.status, self.message, self.hint, self.kind = status, message, hint, kind
+
+    def answer(self) -> Answer:
+        return self.status, json.dumps(error_object("<request>", self.kind, self.message, None,
+                                                    self.hint)), JSON
+
+
+def error_object(file: str, kind: str, message: str, pos=None, hint: str | None = None) -> dict:
+    """The error object of docs/json-schema.md ("errors"): the CLI's, for a file not checked."""
+    return {"file": file, "error": {"kind": kind, "message": message,
+                                    "position": str(pos) if pos else None, "hint": hint}}
+
+
+@dataclass(frozen=True)
+class Job:
+    kind: str
+    source: str
+    file: str
+    fmt: str | None
+    model: str = "ptx"
+    engine: str = "auto"
+    unroll: int = 2
+    observe: str = "all"
+    max_outcomes: int | None = None
+    timeout: float = 10.0  # seconds the request may take (the server's limit, or less)
+    outcome: str | None = None
+    fix: bool = False
+    fix_bound: int = 400
+    text: bool = False  # add the CLI's plain-text report as a "text" member
+    graph: bool = False  # explain: add the execution graph as an "svg" member
+
+
+# every field a request may carry, with a check of its value → the value the job gets
+def _text(name: str, limit: int | None = None):
+    def conv(v: Any) -> str:
+        if not isinstance(v, str):
+            raise RequestError(400, f'"{name}" must be a string, not {_json_type(v)}')
+        if limit is not None and len(v) > limit:
+            raise RequestError(400, f'"{name}" is longer than {limit} characters')
+        return v
+    return conv
+
+
+def _choice(name: str, choices) -> Any:
+    def conv(v: Any) -> str:
+        if not isinstance(v, str) or v not in choices:
+            raise RequestError(400, f'"{name}": {json.dumps(v)[:40]} is not one of '
+                               + ", ".join(choices))
+        return v
+    return conv
+
+
+def _int(name: str, lo: int, hi: int | None) -> Any:
+    def conv(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise RequestError(400, f'"{name}" must be an integer, not {_json_type(v)}')
+        if v < lo or (hi is not None and v > hi):
+            raise RequestError(400, f'"{name}": {v} is not in the range {lo}..{hi if hi is not None else ""}')
+        return v
+    return conv
+
+
+def _bool(name: str) -> Any:
+    def conv(v: Any) -> bool:
+        if not isinstance(v, bool):
+            raise RequestError(400, f'"{name}" must be true or false, not {_json_type(v)}')
+        return v
+    return conv
+
+
+def _json_type(v: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _fields(models) -> dict:
+    return {"source": _text("source"), "format": _choice("format", FORMATS),
+            "file": _text("file", MAX_NAME), "model": _choice("model", models),
+            "engine": _choice("engine", ENGINES), "unroll": _int("unroll", 0, UNROLL_MAX),
+            "observe": _choice("observe", OBSERVE), "max_outcomes": _int("max_outcomes", 1, None),
+            "timeout": _seconds, "outcome": _text("outcome", 2000), "fix": _bool("fix"),
+            "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph")}
+
+
+def _seconds(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+        raise RequestError(400, '"timeout" must be a number of seconds above 0')
+    return float(v)
+
+
+# which fields each endpoint reads (others are refused: a typo is not silently ignored)
+_COMMON = ("source", "format", "file", "model", "unroll", "text")
+ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout"),
+           "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout"),
+           "graph": _COMMON + ("outcome", "timeout")}
+
+
+def job_of(kind: str, body: Any, limit: float, models) -> Job:
+    """The job a request body asks for; ``limit``: the server's seconds per request (a request
+    may ask for less with "timeout"); ``models``: the model names it may name (the built-in
+    ones: a request names no file)."""
+    if not isinstance(body, dict):
+        raise RequestError(400, f"the body must be a JSON object, not {_json_type(body)}",
+                           '{"source": "...", "format": "ptx"}')
+    unknown = sorted(set(body) - set(ACCEPTS[kind]))
+    if unknown:
+        raise RequestError(400, f"/api/{kind} does not take {', '.join(map(json.dumps, unknown))}",
+                           "it takes " + ", ".join(ACCEPTS[kind]))
+    if "source" not in body:
+        raise RequestError(400, 'the body has no "source"', '{"source": "...", "format": "ptx"}')
+    conv = _fields(models)
+    args = {k: conv[k](v) for k, v in body.items() if v is not None or k == "source"}
+    fmt = args.pop("format", None)
+    name = _safe_name(args.pop("file", None), fmt, args["source"])
+    args["timeout"] = min(args.get("timeout", limit), limit)
+    if kind == "graph":
+        args["text"] = False
+    return Job(kind=kind, file=name, fmt=fmt, **args)
+
+
+def _safe_name(name: str | None, fmt: str | None, source: str) -> str:
+    """The file name the answer shows: the request's (its last path component; it names no file
+    that is read), else ``playground`` with the format's suffix."""
+    if name:
+        name = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not name or name in (".", ".."):
+        name = "playground" + SUFFIX[fmt or format_of("", source)]
+    return name
+
+
+# ----- in the worker ------------------------------------------------------------------------------
+
+
+def budget(limit: float) -> float:
+    """The checker's own timeout within a request's ``limit``: room left to write the answer
+    before the worker would be stopped (a quarter of the limit, at most a second)."""
+    return limit - min(1.0, limit / 4)
+
+
+def run(job: Job) -> Answer:
+    """The answer to ``job``: 200 with the CLI's JSON (or SVG), 422 with the error object when
+    the program or the model is refused."""
+    try:
+        prog = parse_source(job.source, job.file, job.fmt)
+        return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
+    except PtxmmError as e:
+        return 422, json.dumps(error_object(job.file, e.kind, e.message, e.pos, e.hint)), JSON
+    except RecursionError:
+        return 422, json.dumps(error_object(job.file, "limit", "the program is nested too deeply for "
+                                            "the checker", None, "simplify the program")), JSON
+
+
+def _check(job: Job, prog) -> Answer:
+    from ..checker import check
+    from ..jsonout import write_result
+
+    res = check(prog, job.model, engine=job.engine, unroll=job.unroll, observe=job.observe,
+                verdict_only=job.observe == "condition", max_outcomes=job.max_outcomes,
+                timeout=budget(job.timeout))
+    res.timeout = job.timeout  # the request's limit, in the report
+    out = io.StringIO()
+    write_result(res, out)
+    if not job.text:
+        return 200, out.getvalue() + "\n", JSON
+    from ..report import render
+    from ..termtext import Writer
+
+    report = io.StringIO()
+    for w in res.program.warnings:
+        report.write(str(w) + "\n")
+    render(res, Writer(report, colour=False))
+    obj = json.loads(out.getvalue())
+    obj["text"] = report.getvalue()
+    return 200, json.dumps(obj, indent=2) + "\n", JSON
+
+
+def _explain(job: Job, prog) -> Answer:
+    from ..explain import explain
+
+    x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
+                fix_bound=job.fix_bound)
+    obj = x.to_json()
+    if job.text:
+        obj["text"] = str(x)
+    if job.graph:
+        from ..graph import svg
+
+        obj["svg"] = svg(x.graph) if x.graph is not None and not x.unknown else None
+    return 200, json.dumps(obj, indent=2) + "\n", JSON
+
+
+def _graph(job: Job, prog) -> Answer:
+    from ..explain import explain
+    from ..graph import svg
+
+    x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll)
+    if x.unknown:
+        raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
+    if x.graph is None:
+        raise PtxmmError("no candidate execution produces this outcome", None,
+                         "the explanation lists why; nothing to draw")
+    return 200, svg(x.graph) + "\n", "image/svg+xml"
+
+
+def stopped(job: Job, limit: float) -> Answer:
+    """The answer for a job stopped at the server's time limit (its worker was ended): the
+    verdict unknown, as ``ptxmm check --timeout`` reports it, never a guess."""
+    why = f"the time limit of {limit:g} s per request passed: the worker was stopped"
+    if job.kind == "graph":
+        return 422, json.dumps(error_object(job.file, "limit", why, None,
+                                            "nothing to draw without an execution; simplify "
+                                            "the program or lower --unroll")), JSON
+    if job.kind == "explain":
+        return 200, json.dumps({"name": None, "file": job.file, "model": job.model,
+                                "outcome": job.outcome, "verdict": "unknown", "unknown": why},
+                               indent=2) + "\n", JSON
+    return 200, json.dumps({"name": None, "file": job.file, "model": job.model, "holds": None,
+                            "outcomes": [], "n_outcomes": None, "status": "timeout",
+                            "timeout": limit, "unknown": why}, indent=2) + "\n", JSON

@@ -1,0 +1,188 @@
+"""Worker processes for the playground: each job runs in a process of its own, and a job still
+running at the time limit is ended with its process (a new one takes its place), so no request
+holds a worker past the limit and a runaway check cannot take the server down with it.
+
+The checker's own ``timeout`` (a little shorter) answers most long checks first (verdict unknown,
+outcomes found so far); the process is ended only when the checker does not stop in time (a front end or an
+explanation that does not watch the clock). A worker may also get a cap on its memory."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from .jobs import Answer, Job
+
+
+def _serve(conn, memory_mb: int | None) -> None:
+    """A worker's life: jobs in, answers out, until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    if memory_mb:
+        import resource
+
+        cap = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    from .. import checker, explain  # noqa: F401  loaded once, before the first job
+    from . import jobs
+
+    conn.send("ready")  # a job's time is its own, not the start-up's
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = jobs.run(job)
+        except MemoryError:
+            answer = _failed(job, "the check needed more memory than a worker may use "
+                             f"({memory_mb} MiB)", "limit")
+        except Exception as e:  # a bug in ptxmm: said, never a dead worker
+            answer = _failed(job, f"internal error: {type(e).__name__}: {e}", "internal error")
+        conn.send(answer)
+
+
+def _failed(job: Job, message: str, kind: str) -> Answer:
+    import json
+
+    from .jobs import JSON, error_object
+
+    return (422 if kind == "limit" else 500), json.dumps(error_object(job.file, kind, message)), JSON
+
+
+class WorkerDied(Exception):
+    pass
+
+
+class _Worker:
+    def __init__(self, ctx, memory_mb: int | None):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, memory_mb), daemon=True)
+        self.proc.start()
+        child.close()
+        try:
+            ready = self.conn.recv()  # in a thread of the pool: the server goes on meanwhile
+        except (EOFError, OSError):
+            ready = None
+        if ready != "ready":
+            self.end()
+            raise WorkerDied(f"a worker process did not start (exit code {self.proc.exitcode})")
+
+    def call(self, job: Job) -> Answer:
+        """Run ``job`` (blocking: called in a thread)."""
+        try:
+            self.conn.send(job)
+            return self.conn.recv()
+        except (EOFError, OSError, BrokenPipeError) as e:
+            raise WorkerDied(str(e)) from None
+
+    def end(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+@dataclass
+class Stats:
+    served: int = 0
+    stopped: int = 0  # jobs ended at the time limit
+    died: int = 0  # workers lost otherwise (a crash)
+
+
+class Pool:
+    """``size`` worker processes behind an asyncio front: :meth:`run` waits for a free worker,
+    runs the job there, and ends the worker at ``limit`` seconds (the checker's own timeout,
+    :func:`ptxmm.web.jobs.budget`, is shorter: a check stops and answers first)."""
+
+    def __init__(self, size: int, memory_mb: int | None = None):
+        self.size, self.memory_mb = size, memory_mb
+        self.ctx = multiprocessing.get_context("spawn")  # the server's threads stay its own
+        self.threads = ThreadPoolExecutor(2 * size + 2, thread_name_prefix="ptxmm-pool")
+        self.idle: asyncio.Queue[_Worker] | None = None
+        self.all: set[_Worker] = set()
+        self.lock = threading.Lock()
+        self.stats = Stats()
+        self.waiting = 0  # requests waiting for a free worker
+        self.closed = False
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.idle = asyncio.Queue()
+        started = await asyncio.gather(*(loop.run_in_executor(self.threads, self._new)
+                                         for _ in range(self.size)))
+        for w in started:
+            self.idle.put_nowait(w)
+
+    def _new(self) -> _Worker:
+        w = _Worker(self.ctx, self.memory_mb)
+        with self.lock:
+            self.all.add(w)
+        return w
+
+    def _drop(self, w: _Worker) -> None:
+        with self.lock:
+            self.all.discard(w)
+        w.end()
+
+    async def _replace(self, w: _Worker) -> None:
+        if self.closed:
+            return self._drop(w)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.threads, self._drop, w)
+        for attempt in range(3):
+            if self.closed:
+                return
+            try:
+                new = await loop.run_in_executor(self.threads, self._new)
+            except WorkerDied:  # e.g. out of memory for a moment: try again shortly
+                await asyncio.sleep(1 + attempt)
+                continue
+            assert self.idle is not None
+            self.idle.put_nowait(new)
+            return
+
+    async def run(self, job: Job, limit: float) -> Answer | None:
+        """The job's answer; None when it was stopped at the limit. Raises :class:`WorkerDied` when
+        its worker crashed (a new one takes its place)."""
+        assert self.idle is not None, "start() the pool first"
+        loop = asyncio.get_running_loop()
+        self.waiting += 1
+        try:
+            w = await self.idle.get()
+        finally:
+            self.waiting -= 1
+        call = loop.run_in_executor(self.threads, w.call, job)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(call), limit)
+        except TimeoutError:
+            self.stats.stopped += 1
+            asyncio.ensure_future(self._replace(w))  # its pending call ends with the process
+            return None
+        except WorkerDied:
+            self.stats.died += 1
+            asyncio.ensure_future(self._replace(w))
+            raise
+        except asyncio.CancelledError:  # the client went away: the worker may still be busy
+            asyncio.ensure_future(self._replace(w))
+            raise
+        self.stats.served += 1
+        self.idle.put_nowait(w)
+        return answer
+
+    def close(self) -> None:
+        self.closed = True
+        with self.lock:
+            workers = list(self.all)
+            self.all.clear()
+        for w in workers:
+            w.end()
+        self.threads.shutdown(wait=False, cancel_futures=True)
+
+
+def default_workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))

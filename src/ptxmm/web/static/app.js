@@ -1,0 +1,380 @@
+// The ptxmm playground: an editor, the bundled examples and tutorial steps, and the HTTP API
+// (docs/web.md). Everything shown is what the server computed; the page adds no verdict of its own.
+(function () {
+  "use strict";
+  var $ = function (id) { return document.getElementById(id); };
+  var state = { examples: [], step: -1, result: null, selected: -1, busy: false, marked: null,
+                drawSeq: 0 };
+
+  var editor = CodeMirror.fromTextArea($("source"), {
+    mode: { name: "ptx" }, lineNumbers: true, indentUnit: 4, tabSize: 4, viewportMargin: Infinity,
+    extraKeys: { "Ctrl-Enter": function () { check(); }, "Cmd-Enter": function () { check(); } }
+  });
+  window.ptxmmEditor = editor;  // for tests and the console
+
+  // ----- the URL fragment: #fmt=…&model=…&src=<base64url of the UTF-8 source> ------------------
+  function b64encode(text) {
+    var bytes = new TextEncoder().encode(text), bin = "";
+    for (var i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
+    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  function b64decode(s) {
+    s = s.replace(/-/g, "+").replace(/_/g, "/");
+    var bin = atob(s), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new TextDecoder().decode(bytes);
+  }
+  function shareUrl() {
+    var p = new URLSearchParams();
+    if ($("format").value) p.set("fmt", $("format").value);
+    p.set("model", $("model").value);
+    if ($("engine").value !== "auto") p.set("engine", $("engine").value);
+    if ($("unroll").value !== "2") p.set("unroll", $("unroll").value);
+    p.set("src", b64encode(editor.getValue()));
+    return location.origin + location.pathname + "#" + p.toString();
+  }
+  function fromHash() {
+    if (location.hash.length < 2) return false;
+    var p = new URLSearchParams(location.hash.slice(1));
+    if (!p.has("src")) return false;
+    try { editor.setValue(b64decode(p.get("src"))); } catch (e) { status("the link's source is damaged"); return false; }
+    if (p.has("fmt")) $("format").value = p.get("fmt");
+    if (p.has("model")) $("model").value = p.get("model");
+    if (p.has("engine")) $("engine").value = p.get("engine");
+    if (p.has("unroll")) $("unroll").value = p.get("unroll");
+    setMode();
+    return true;
+  }
+
+  // ----- talking to the server ------------------------------------------------------------------
+  function status(text) { $("status").textContent = text; }
+  function request(fields) {
+    var body = { source: editor.getValue(), model: $("model").value, unroll: +$("unroll").value };
+    if ($("format").value) body.format = $("format").value;
+    for (var k in fields) body[k] = fields[k];
+    return body;
+  }
+  function post(path, body) {
+    return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+                         body: JSON.stringify(body) })
+      .then(function (r) {
+        return r.text().then(function (text) { return { status: r.status, text: text,
+                                                         type: r.headers.get("content-type") || "" }; });
+      });
+  }
+  function busy(on, what) {
+    state.busy = on;
+    ["check", "explain", "fix"].forEach(function (id) { $(id).disabled = on; });
+    if (on) {
+      var t0 = performance.now();
+      status(what + "…");
+      state.ticker = setInterval(function () {
+        status(what + "… " + ((performance.now() - t0) / 1000).toFixed(1) + " s");
+      }, 200);
+    } else {
+      clearInterval(state.ticker);
+    }
+  }
+
+  function showError(obj, status_) {
+    var e = obj && obj.error ? obj.error : { kind: "error", message: "HTTP " + status_ };
+    var box = $("error");
+    box.hidden = false;
+    box.textContent = "";
+    var head = (e.position ? e.position + ": " : "") + e.kind + ": " + e.message;
+    var line = document.createElement("div");
+    line.textContent = head;
+    box.appendChild(line);
+    if (e.hint) {
+      var hint = document.createElement("div");
+      hint.textContent = "hint: " + e.hint;
+      box.appendChild(hint);
+    }
+    var m = e.position && /:(\d+):(\d+)$/.exec(e.position);
+    if (m) {
+      var ln = +m[1] - 1, col = +m[2] - 1;
+      state.marked = editor.addLineClass(ln, "background", "cm-error-line");
+      var a = document.createElement("a");
+      a.textContent = "go to line " + m[1];
+      a.onclick = function () { editor.focus(); editor.setCursor({ line: ln, ch: col }); };
+      box.appendChild(a);
+    }
+  }
+  function clearResults() {
+    if (state.marked) { editor.removeLineClass(state.marked, "background", "cm-error-line"); state.marked = null; }
+    ["error", "verdict", "outcomes", "findings", "warnings", "graph-box", "explain-box", "report-box",
+     "json-box"].forEach(function (id) { $(id).hidden = true; });
+    $("summary").textContent = "";
+    $("hello").hidden = true;
+  }
+
+  // ----- Check ------------------------------------------------------------------------------------
+  function check() {
+    if (state.busy) return;
+    clearResults();
+    state.result = null;
+    state.selected = -1;
+    busy(true, "checking");
+    history.replaceState(null, "", shareUrl());
+    var t0 = performance.now();
+    return post("/api/check", request({ engine: $("engine").value, text: true })).then(function (r) {
+      busy(false);
+      var obj = parse(r.text);
+      if (r.status !== 200) { showError(obj, r.status); status("not checked (HTTP " + r.status + ")"); return; }
+      state.result = obj;
+      showResult(obj);
+      status("checked in " + ((performance.now() - t0) / 1000).toFixed(2) + " s");
+      return drawFor(null);
+    }, function (err) { busy(false); status("the server did not answer: " + err); });
+  }
+  function parse(text) { try { return JSON.parse(text); } catch (e) { return null; } }
+
+  var VERDICT = {
+    exists: ["ALLOWED", "FORBIDDEN"], "~exists": ["holds (never happens)", "fails (can happen)"],
+    forall: ["REQUIRED (always)", "not required"]
+  };
+  var STATUS = { timeout: "the time limit passed", "no-execution": "no execution finishes within the unroll bound",
+                 stopped: "stopped at max_outcomes" };
+  function showResult(res) {
+    var v = $("verdict");
+    v.hidden = false;
+    var cond = res.condition;
+    if (res.holds === null || res.holds === undefined) {
+      v.className = "unknown";
+      v.textContent = cond ? "Unknown — " + (res.unknown || STATUS[res.status] || "not decided") : "no condition";
+    } else {
+      v.className = res.holds ? "ok" : "no";
+      v.textContent = (res.holds ? "Ok  " : "No  ") + VERDICT[cond.quantifier][res.holds ? 0 : 1] +
+        "  — " + cond.text;
+    }
+    if (res.agrees !== null && res.agrees !== undefined) {
+      var a = document.createElement("span");
+      a.className = "agree";
+      a.textContent = (res.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect";
+      v.appendChild(a);
+    }
+    var bits = [];
+    if (res.n_outcomes !== null && res.n_outcomes !== undefined) bits.push(res.n_outcomes + " allowed outcome(s)");
+    if (res.outcomes_left_out) bits.push(res.outcomes_left_out + " not listed");
+    if (res.engine) bits.push("engine " + res.engine);
+    if (res.model) bits.push("model " + res.model);
+    if (res.n_events !== undefined) bits.push(res.n_events + " events");
+    if (res.time_s !== undefined) bits.push((res.time_s * 1000).toFixed(1) + " ms");
+    if (res.bound && res.bound.cut_paths) bits.push(res.bound.cut_paths + " path(s) cut by the unroll bound");
+    if (res.bound && res.bound.awaits) bits.push(res.bound.awaits + " spin loop(s) reduced to await reads");
+    if (res.status && res.status !== "ok") bits.push("status " + res.status);
+    $("summary").textContent = bits.join(" · ");
+    outcomeTable(res);
+    list("findings", (res.findings || []).map(function (f) {
+      return f.name + ": " + f.events.map(function (e) {
+        return e.thread + " " + e.text + (e.line ? " (line " + e.line + ")" : "");
+      }).join("  ~  ");
+    }));
+    list("warnings", (res.warnings || []).map(function (w) {
+      return (w.position ? w.position + ": " : "") + "warning: " + w.message + (w.hint ? " — " + w.hint : "");
+    }));
+    $("report").textContent = res.text || "";
+    $("report-box").hidden = !res.text;
+    var shown = {};
+    for (var k in res) if (k !== "text") shown[k] = res[k];
+    $("json").textContent = JSON.stringify(shown, null, 2);
+    $("json-box").hidden = false;
+  }
+  function list(id, items) {
+    var ul = $(id);
+    ul.textContent = "";
+    items.forEach(function (t) { var li = document.createElement("li"); li.textContent = t; ul.appendChild(li); });
+    ul.hidden = !items.length;
+  }
+  function outcomeTable(res) {
+    var t = $("outcomes"), head = t.tHead, body = t.tBodies[0];
+    head.textContent = ""; body.textContent = "";
+    var obs = res.observables || [], outs = res.outcomes || [];
+    if (!outs.length) { t.hidden = true; return; }
+    var tr = head.insertRow();
+    ["#"].concat(obs, ["cond", "flags"]).forEach(function (h) {
+      var th = document.createElement("th"); th.textContent = h; tr.appendChild(th);
+    });
+    outs.forEach(function (o, i) {
+      var row = body.insertRow();
+      row.className = o.satisfies ? "sat" : "";
+      row.dataset.index = i;
+      cell(row, String(i + 1));
+      obs.forEach(function (k) { cell(row, k in o.values ? String(o.values[k]) : "·"); });
+      cell(row, o.satisfies === null ? "" : o.satisfies ? "✓" : "·", "cond");
+      cell(row, (o.flags || []).join(" "), "flags");
+      row.onclick = function () { selectOutcome(i); };
+    });
+    t.hidden = false;
+  }
+  function cell(row, text, cls) { var c = row.insertCell(); c.textContent = text; if (cls) c.className = cls; }
+  function outcomeText(i) {
+    var o = state.result.outcomes[i];
+    return Object.keys(o.values).map(function (k) { return k + "=" + o.values[k]; }).join(" ");
+  }
+  function selectOutcome(i) {
+    state.selected = i;
+    Array.prototype.forEach.call($("outcomes").tBodies[0].rows, function (r, j) {
+      r.classList.toggle("selected", j === i);
+    });
+    return drawFor(outcomeText(i), "outcome " + (i + 1));
+  }
+
+  // ----- the execution graph ----------------------------------------------------------------------
+  function drawFor(outcome, title) {
+    var res = state.result;
+    if (!outcome && res && !res.condition) {  // no condition: draw the first outcome's execution
+      if (!res.outcomes || !res.outcomes.length) return;
+      outcome = outcomeText(0);
+      title = "outcome 1";
+    }
+    $("graph-box").hidden = false;
+    $("graph-title").textContent = "— " + (title || "the condition's outcome") + " (drawing…)";
+    var body = request({}), seq = ++state.drawSeq;
+    if (outcome) body.outcome = outcome;
+    return post("/api/graph", body).then(function (r) {
+      if (seq !== state.drawSeq) return;  // a later drawing was asked for meanwhile
+      $("graph-title").textContent = "— " + (title || "the condition's outcome");
+      showSvg(r);
+    });
+  }
+  function showSvg(r) {
+    var g = $("graph");
+    g.textContent = "";
+    if (r.status === 200 && r.type.indexOf("svg") >= 0) {
+      var doc = new DOMParser().parseFromString(r.text, "image/svg+xml");
+      g.appendChild(document.importNode(doc.documentElement, true));
+    } else {
+      var obj = parse(r.text), p = document.createElement("p");
+      p.textContent = obj && obj.error ? "nothing drawn: " + obj.error.message +
+        (obj.error.hint ? " (" + obj.error.hint + ")" : "") : "nothing drawn (HTTP " + r.status + ")";
+      g.appendChild(p);
+    }
+  }
+
+  // ----- Explain and Fix --------------------------------------------------------------------------
+  function explain(fix) {
+    if (state.busy) return;
+    if (!state.result) clearResults();
+    $("error").hidden = true;
+    busy(true, fix ? "searching fixes" : "explaining");
+    var fields = { text: true, graph: true };
+    if (fix) fields.fix = true;
+    if (state.result && state.selected >= 0) fields.outcome = outcomeText(state.selected);
+    else if (state.result && !state.result.condition && (state.result.outcomes || []).length) {
+      fields.outcome = outcomeText(0);  // no condition to explain: the first outcome
+    }
+    return post("/api/explain", request(fields)).then(function (r) {
+      busy(false);
+      var obj = parse(r.text);
+      if (r.status !== 200) { showError(obj, r.status); status("not explained (HTTP " + r.status + ")"); return; }
+      $("explain-box").hidden = false;
+      $("explain-text").textContent = obj.text || obj.unknown || JSON.stringify(obj, null, 2);
+      status((fix ? "fixes" : "explanation") + ": outcome " + obj.verdict);
+      if (obj.svg) {
+        state.drawSeq++;  // a drawing still on its way is older than this one
+        $("graph-box").hidden = false;
+        $("graph-title").textContent = "— as explained";
+        showSvg({ status: 200, type: "image/svg+xml", text: obj.svg });
+      }
+      $("explain-box").scrollIntoView({ block: "nearest" });
+    }, function (err) { busy(false); status("the server did not answer: " + err); });
+  }
+
+  // ----- examples and the tutorial's steps ------------------------------------------------------
+  function loadExample(path) {
+    return fetch("/api/examples/" + path).then(function (r) { return r.json(); }).then(function (ex) {
+      if (!ex.source) { status("no example " + path); return; }
+      editor.setValue(ex.source);
+      $("format").value = ex.format === "ptx" ? "" : ex.format;
+      $("example").value = path;
+      setMode();
+      state.result = null;
+      state.selected = -1;
+      clearResults();
+      $("hello").hidden = false;
+      var i = tutorialIndex(path);
+      state.step = i;
+      $("step").hidden = i < 0;
+      if (i >= 0) {
+        var steps = tutorial();
+        $("step-text").textContent = steps[i].comment || steps[i].description;
+        $("step-prev").disabled = i === 0;
+        $("step-next").disabled = i === steps.length - 1;
+      }
+      history.replaceState(null, "", location.pathname);
+      status("opened " + path);
+    });
+  }
+  function tutorial() { return state.examples.filter(function (e) { return e.group === "teaching"; }); }
+  function tutorialIndex(path) {
+    return tutorial().map(function (e) { return e.path; }).indexOf(path);
+  }
+  function fillExamples(list) {
+    state.examples = list;
+    var sel = $("example"), groups = {};
+    list.forEach(function (e) {
+      var g = groups[e.group];
+      if (!g) {
+        g = groups[e.group] = document.createElement("optgroup");
+        g.label = e.group_title;
+        sel.appendChild(g);
+      }
+      var o = document.createElement("option");
+      o.value = e.path;
+      o.textContent = (e.group === "teaching" ? e.path.split("/")[1].replace(/\.ptx$/, "") : e.path) +
+        (e.description ? " — " + e.description : "");
+      g.appendChild(o);
+    });
+  }
+  function fillSelect(id, values, chosen) {
+    var sel = $(id);
+    values.forEach(function (v) {
+      var o = document.createElement("option");
+      o.value = v.name || v; o.textContent = v.name || v;
+      if (v.description) o.title = v.description;
+      sel.appendChild(o);
+    });
+    sel.value = chosen;
+  }
+  function setMode() { editor.setOption("mode", { name: "ptx", dialect: $("format").value }); }
+
+  // ----- wiring -------------------------------------------------------------------------------------
+  $("check").onclick = function () { check(); };
+  $("explain").onclick = function () { explain(false); };
+  $("fix").onclick = function () { explain(true); };
+  $("format").onchange = setMode;
+  $("example").onchange = function () { if (this.value) loadExample(this.value); };
+  $("step-prev").onclick = function () { loadExample(tutorial()[state.step - 1].path); };
+  $("step-next").onclick = function () { loadExample(tutorial()[state.step + 1].path); };
+  $("share").onclick = function () {
+    var url = shareUrl();
+    history.replaceState(null, "", url);
+    var done = function () { status("link to this test copied (the source is in the link)"); };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(url).then(done, function () { status("link in the address bar"); });
+    } else {
+      status("link in the address bar (the source is in it)");
+    }
+  };
+  window.addEventListener("hashchange", fromHash);
+
+  Promise.all([fetch("/api/info").then(function (r) { return r.json(); }),
+               fetch("/api/examples").then(function (r) { return r.json(); })])
+    .then(function (got) {
+      var info = got[0];
+      fillSelect("model", info.models, "ptx");
+      fillSelect("engine", info.engines, "auto");
+      $("unroll").max = info.unroll_max;
+      info.formats.forEach(function (f) {
+        if (!f.supported) {
+          var o = $("format").querySelector('option[value="' + f.name + '"]');
+          if (o) o.textContent = f.name + " (not supported yet)";
+        }
+      });
+      fillExamples(got[1]);
+      if (!fromHash()) return loadExample(tutorial().length ? tutorial()[0].path : got[1][0].path);
+      status("test from the link");
+    }).then(function () { document.body.dataset.ready = "1"; },
+            function (err) { status("the server did not answer: " + err); });
+})();

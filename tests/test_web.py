@@ -1,0 +1,202 @@
+"""Issue 30: the playground's jobs without a server — requests checked field by field (every
+refusal a RequestError with an HTTP 4xx, never another exception), answers equal to what the
+command line prints, the examples read only by their listed names, the .cu hook."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptxmm.cat.parser import builtin_models
+from ptxmm.cli import main
+from ptxmm.errors import UnsupportedError
+from ptxmm.web import formats
+from ptxmm.web.examples import Library
+from ptxmm.web.jobs import ACCEPTS, Job, RequestError, budget, job_of, run, stopped
+
+MODELS = builtin_models()
+MP = ROOT / "examples" / "mp-relaxed-acquire.ptx"
+SB_LITMUS = """PTX SB
+{
+x=0; y=0;
+P0:r0=0; P1:r1=0;
+}
+ P0@cta 0,gpu 0          | P1@cta 1,gpu 0          ;
+ st.weak x, 1            | st.weak y, 1            ;
+ ld.weak r0, y           | ld.weak r1, x           ;
+exists (P0:r0 == 0 /\\ P1:r1 == 0)
+"""
+
+
+def _job(kind: str = "check", **body) -> Job:
+    return job_of(kind, {"source": MP.read_text(), **body}, 10.0, MODELS)
+
+
+def _cli_json(*args: str) -> dict:
+    out = CliRunner().invoke(main, [*args, "--json"]).output
+    return json.loads(out)
+
+
+def _same(a: dict, b: dict) -> None:
+    """Equal but for the file's name, the time taken and the witnesses (the solver may pick
+    another execution for the same outcome or finding in another process)."""
+    for d in (a, b):
+        d.pop("file"), d.pop("time_s")
+        for o in d["outcomes"] + d["findings"]:
+            o.pop("witness")
+        for f in d["findings"]:
+            f.pop("outcome")
+    assert a == b
+
+
+@pytest.mark.parametrize("path", ["mp-relaxed-acquire.ptx", "classic/SB-fence-sc.ptx",
+                                  "teaching/12-work-queue-atom-acq-rel.ptx", "spinlock-cas.ptx"])
+def test_check_answers_what_check_json_prints(path):
+    f = ROOT / "examples" / path
+    status, body, media = run(job_of("check", {"source": f.read_text()}, 10.0, MODELS))
+    assert (status, media) == (200, "application/json")
+    got, want = json.loads(body), _cli_json("check", str(f), "--timeout", str(budget(10.0)))
+    assert got["file"] == "playground.ptx"
+    got["timeout"] = want["timeout"] = None  # the request's limit / the CLI's
+    _same(got, want)
+
+
+def test_litmus_format_and_options_reach_the_checker():
+    body = {"source": SB_LITMUS, "format": "litmus", "model": "sc", "engine": "brute", "unroll": 1}
+    status, text, _ = run(job_of("check", body, 10.0, MODELS))
+    res = json.loads(text)
+    assert status == 200 and res["model"] == "sc" and res["engine"] == "brute"
+    assert res["holds"] is False and res["file"] == "playground.litmus"
+    status, text, _ = run(job_of("check", {**body, "model": "ptx"}, 10.0, MODELS))
+    assert json.loads(text)["holds"] is True  # SB's weak outcome: allowed by PTX, not by SC
+
+
+def test_text_member_is_the_cli_report():
+    res = json.loads(run(_job(text=True))[1])
+    cli = CliRunner().invoke(main, ["check", str(MP)]).output
+    assert res["text"].splitlines()[0] == cli.splitlines()[0].replace(str(MP), "playground.ptx")
+    assert "ALLOWED" in res["text"] and "ALLOWED" in cli
+
+
+def test_explain_and_graph_answer_what_the_cli_prints():
+    status, body, _ = run(_job("explain", text=True, graph=True))
+    x = json.loads(body)
+    assert status == 200 and x["verdict"] == "allowed" and x["svg"].startswith("<svg")
+    cli = _cli_json("explain", str(MP))
+    for d in (x, cli):
+        d.pop("file"), d.pop("time_s"), d.pop("text", None), d.pop("svg", None)
+    assert x == cli
+    status, svg, media = run(_job("graph"))
+    assert (status, media) == (200, "image/svg+xml")
+    assert svg.strip() == CliRunner().invoke(main, ["graph", str(MP)]).output.strip()
+
+
+def test_program_errors_are_422_with_the_located_error():
+    status, body, _ = run(job_of("check", {"source": ".global .u32 x = 0;\n.thread T0 {\n  bogus;\n}\n"},
+                                 10.0, MODELS))
+    err = json.loads(body)["error"]
+    assert status == 422 and err["position"].startswith("playground.ptx:3:")
+    assert err["kind"] in ("syntax error", "error", "not supported yet") and err["message"]
+
+
+def test_cu_is_not_supported_yet_until_a_front_end_registers():
+    status, body, _ = run(job_of("check", {"source": "__global__ void k() {}", "format": "cu"}, 10.0,
+                                 MODELS))
+    err = json.loads(body)["error"]
+    assert status == 422 and err["kind"] == "not supported yet" and err["position"] == "playground.cu:1:1"
+    with pytest.raises(UnsupportedError):
+        formats.parse_source("x", "k.cu")
+    try:  # the hook: a front end registered for "cu" is used
+        formats.register("cu", lambda text, file: formats.parse_source(MP.read_text(), file, "ptx"))
+        assert formats.supported("cu")
+        assert formats.parse_source("anything", "k.cu").name == "MP+relaxed+acquire"
+    finally:
+        formats._EXTRA.clear()
+    with pytest.raises(ValueError):
+        formats.register("ptx", lambda text, file: None)
+
+
+@pytest.mark.parametrize("body, words", [
+    ([1, 2], "JSON object"),
+    ({}, 'no "source"'),
+    ({"source": 3}, "must be a string"),
+    ({"source": "x", "model": "../../etc/passwd"}, "is not one of"),
+    ({"source": "x", "model": "models/ptx.cat"}, "is not one of"),
+    ({"source": "x", "format": "c"}, "is not one of"),
+    ({"source": "x", "unroll": 65}, "not in the range"),
+    ({"source": "x", "unroll": True}, "integer"),
+    ({"source": "x", "timeout": -1}, "above 0"),
+    ({"source": "x", "max_outcomes": 0}, "not in the range"),
+    ({"source": "x", "sauce": 1}, 'does not take "sauce"'),
+    ({"source": "x", "file": "a" * 200}, "longer than"),
+])
+def test_bad_requests_are_400_with_what_is_wrong(body, words):
+    with pytest.raises(RequestError) as e:
+        job_of("check", body, 10.0, MODELS)
+    assert e.value.status == 400 and words in e.value.message
+    status, text, _ = e.value.answer()
+    assert status == 400 and json.loads(text)["error"]["message"] == e.value.message
+
+
+def test_the_request_limit_caps_a_requested_timeout_and_names_no_file():
+    assert _job(timeout=100).timeout == 10.0 and _job(timeout=2).timeout == 2.0
+    assert _job(file="../../../etc/passwd").file == "passwd"  # a label in the answer; nothing is read
+    assert 0 < budget(1.0) < 1.0 and budget(10.0) == 9.0
+
+
+def test_a_stopped_job_is_unknown_never_a_verdict():
+    for kind in ACCEPTS:
+        status, body, _ = stopped(_job(kind), 3.0)
+        obj = json.loads(body)
+        if kind == "graph":
+            assert status == 422 and obj["error"]["kind"] == "limit"
+        else:
+            assert status == 200 and "time limit of 3 s" in obj["unknown"]
+            assert obj.get("holds") is None and obj.get("verdict", "unknown") == "unknown"
+
+
+_json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                            | st.text(max_size=20),
+                            lambda inner: st.lists(inner, max_size=3)
+                            | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(ACCEPTS)),
+       st.dictionaries(st.sampled_from(["source", "format", "model", "engine", "unroll", "observe",
+                                        "max_outcomes", "timeout", "outcome", "fix", "fix_bound",
+                                        "text", "graph", "file", "extra"]), _json_values, max_size=6)
+       | _json_values)
+def test_any_json_body_is_a_job_or_a_4xx(kind, body):
+    try:
+        job = job_of(kind, body, 5.0, MODELS)
+    except RequestError as e:
+        assert 400 <= e.status < 500 and e.message
+        return
+    assert isinstance(job.source, str) and 0 < job.timeout <= 5.0 and job.file
+
+
+def test_examples_are_read_by_their_listed_names_only():
+    lib = Library()
+    listing = lib.listing()
+    paths = [e["path"] for e in listing]
+    assert len(paths) == len(set(paths)) == len(list((ROOT / "examples").rglob("*.ptx")))
+    steps = [e for e in listing if e["group"] == "teaching"]
+    assert paths[:len(steps)] == sorted(e["path"] for e in steps)  # the tutorial first, in order
+    assert steps[0]["comment"].startswith("Step 1") and steps[0]["name"] == "teach-01-plain"
+    assert lib.source("classic/MP-relaxed.ptx") == (ROOT / "examples/classic/MP-relaxed.ptx").read_text()
+    for bad in ("../pyproject.toml", "/etc/passwd", "classic/../../pyproject.toml", "classic"):
+        assert lib.source(bad) is None
+
+
+def test_host_headers_are_read_with_and_without_a_port():
+    pytest.importorskip("starlette", reason="the [web] extra is not installed")
+    from ptxmm.web.app import host_of
+
+    assert [host_of(h) for h in ("127.0.0.1:8000", "LOCALHOST", "[::1]:8000", "[::1]", "::1", "a.b:1")] \
+        == ["127.0.0.1", "localhost", "::1", "::1", "::1", "a.b"]
