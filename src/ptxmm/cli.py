@@ -81,7 +81,8 @@ class _Commands(click.Group):
     """The command group; the commands of another module are loaded when named or listed
     (``ptxmm check`` does without them)."""
 
-    ELSEWHERE = {"explain": "cli_explain", "graph": "cli_explain"}  # command → module registering it
+    ELSEWHERE = {"explain": "cli_explain", "graph": "cli_explain",  # command → module registering it
+                 "gen": "cli_campaigns", "diff": "cli_campaigns"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.ELSEWHERE})
@@ -281,13 +282,23 @@ def _check_one(f: str, started: float, **kw):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="seconds per test; past it the test's status is 'timeout'")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
-def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out) -> None:
+@click.option("--jsonl", default=None, help="stream: inputs read lazily, one JSON line per test as it "
+              "finishes (docs/campaigns.md; with --resume, --dask ADDRESS, --progress)")
+@click.option("--resume", is_flag=True, help="with --jsonl: skip the tests already in its file")
+@click.option("--dask", default=None, metavar="ADDRESS", help="with --jsonl: run on a Dask cluster")
+@click.option("--progress", is_flag=True, help="with --jsonl: show progress also off a terminal")
+def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out, jsonl, resume, dask,
+             progress) -> None:
     """Run many tests and compare verdicts with expectations (each file's .expect, or --expected).
 
     Every test is reported, also when some fail or the run is interrupted (Ctrl-C: the summary
     and --json cover the tests that finished). Exit status: 1 on any disagreement; else 2 when
     some test had an error, is not supported yet, timed out or has no execution within --unroll;
     0 when every test ran and agreed (or is unrated)."""
+    if jsonl or resume or dask:
+        from .cli_campaigns import stream_test
+
+        return stream_test(paths, model, unroll, jobs, timeout, jsonl, resume, dask, progress)
     from rich.progress import Progress
 
     from .runner import collect, run_tests
