@@ -47,7 +47,7 @@ class Thread:
 
 
 @dataclass(frozen=True)
-class Test:
+class Litmus:
     name: str
     cycle: str  # the edges, as text
     threads: tuple[Thread, ...]
@@ -116,7 +116,7 @@ def _start(edges: list[Edge]) -> int:
                     "coherence is contradicted along it")
 
 
-def build(edges: list[Edge], anns: list[Ann], places: tuple[Place, ...], name: str = "") -> Test:
+def build(edges: list[Edge], anns: list[Ann], places: tuple[Place, ...], name: str = "") -> Litmus:
     """The test of a cycle whose first edge starts a thread (the last edge is a communication)."""
     n = len(edges)
     s = _start(edges)
@@ -144,7 +144,7 @@ def build(edges: list[Edge], anns: list[Ann], places: tuple[Place, ...], name: s
             links.append(link_of(e))
     finals = tuple(sorted((lc, w) for lc, w in written.items() if w >= 2))
     ths = tuple(Thread(a, lk, places[t]) for t, (a, lk) in enumerate(threads))
-    return Test(name, " ".join(map(str, edges)), ths, finals, n_locs)
+    return Litmus(name, " ".join(map(str, edges)), ths, finals, n_locs)
 
 
 def rotate_to_thread_start(edges: list[Edge]) -> list[Edge]:

@@ -67,7 +67,7 @@ def run_dask(fn: Callable[[list], list], items: Iterable, address: str, batch: i
         n = inflight or 4 * max(sum(client.nthreads().values()), 1)
         feed = batches(items, batch)
         first = [client.submit(fn, b, pure=False) for b in islice(feed, n)]
-        ac = as_completed(first)
+        ac = as_completed(first, loop=client.loop)
         for f in ac:
             yield f.result()
             f.release()

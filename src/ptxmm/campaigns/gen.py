@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
-from .cycle import Place, Test, annotations, build, check_shape, rotate_to_thread_start
+from .cycle import Place, Litmus, annotations, build, check_shape, rotate_to_thread_start
 from .edges import DEFAULT_RELAX, DEFAULT_SAFE, Ann, Edge, EdgeError, parse_edges
 from .naming import family, family_key, name_of
 from .render import canonical, renumber, to_herd, to_litmus, to_ptx
@@ -48,7 +48,7 @@ class GenOptions:
 
 @dataclass(frozen=True)
 class Generated:
-    test: Test
+    test: Litmus
     family: str
     size: int  # accesses
 
@@ -176,7 +176,7 @@ def _family_rotation(edges: list[Edge]) -> list[Edge]:
     return edges[starts[r]:] + edges[:starts[r]]
 
 
-def tests_of_cycle(edges: list[Edge], opts: GenOptions) -> Iterator[Test]:
+def tests_of_cycle(edges: list[Edge], opts: GenOptions) -> Iterator[Litmus]:
     edges = _family_rotation(edges)
     fixed = annotations(edges)
     free = [i for i, a in enumerate(fixed) if a is None]
@@ -187,7 +187,7 @@ def tests_of_cycle(edges: list[Edge], opts: GenOptions) -> Iterator[Test]:
             anns[i] = a
         for places in placements(n_threads, opts.placement):
             t = renumber(build(edges, anns, places), tuple(range(n_threads)))
-            yield Test(name_of(t), t.cycle, t.threads, t.finals, t.n_locs)
+            yield Litmus(name_of(t), t.cycle, t.threads, t.finals, t.n_locs)
 
 
 def generate(opts: GenOptions) -> Iterator[Generated]:
@@ -204,7 +204,7 @@ def generate(opts: GenOptions) -> Iterator[Generated]:
             base = t.name
             names[base] = names.get(base, 0) + 1
             if names[base] > 1:
-                t = Test(f"{base}-{names[base]}", t.cycle, t.threads, t.finals, t.n_locs)
+                t = Litmus(f"{base}-{names[base]}", t.cycle, t.threads, t.finals, t.n_locs)
             yield Generated(t, family(t), t.size)
             n += 1
             if opts.limit is not None and n >= opts.limit:

@@ -1,4 +1,4 @@
-"""Test names as diy7 gives them: the family of the cycle (``MP``, ``SB``, ``IRIW``, …, from the
+"""Litmus names as diy7 gives them: the family of the cycle (``MP``, ``SB``, ``IRIW``, …, from the
 directions of each thread's first and last access, the rotation diy7's normaliser picks), then one
 descriptor per thread with program-order edges (``po``, ``fence.sc.gpu``, ``addr``…; ``MP+po+addr``;
 when every descriptor is the same, one plural: ``SB+fence.sc.gpus``). PTX annotations that are not
@@ -7,7 +7,7 @@ per thread ends the name (``+cta0.0.1``: the CTA of each thread; ``+cl0.0.1``: i
 
 from __future__ import annotations
 
-from .cycle import Test, Thread
+from .cycle import Litmus, Thread
 from .edges import DEFAULT_ANN
 
 # diy7's order of thread shapes (normaliser.ml): a lone write first, a lone read last
@@ -39,7 +39,7 @@ def family_key(threads: tuple[Thread, ...], same_loc_only: bool = False) -> tupl
     return "+".join(pts[best:] + pts[:best]), best
 
 
-def family(test: Test) -> str:
+def family(test: Litmus) -> str:
     key, _ = family_key(test.threads)
     name = FAMILIES.get(key, key)
     if name.startswith("Co") and test.n_locs > 1:
@@ -59,7 +59,7 @@ def _descriptor(t: Thread) -> str:
     return "-".join(parts)
 
 
-def name_of(test: Test) -> str:
+def name_of(test: Litmus) -> str:
     key, r = family_key(test.threads)
     ths = test.threads[r:] + test.threads[:r]
     descs = [_descriptor(t) for t in ths]

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import permutations, product
 
-from .cycle import LOC_NAMES, Access, Place, Test, Thread
+from .cycle import LOC_NAMES, Access, Place, Litmus, Thread
 from .edges import EdgeError
 
 # ----- normal form ------------------------------------------------------------------------------
 
 
-def renumber(test: Test, order: tuple[int, ...]) -> Test:
+def renumber(test: Litmus, order: tuple[int, ...]) -> Litmus:
     """The test with its threads in ``order``, locations named in order of first use, CTAs and
     clusters numbered in order of first use."""
     ths = [test.threads[i] for i in order]
@@ -37,11 +37,11 @@ def _shape(t: Thread) -> tuple:
     return (tuple((a.dir, a.value, a.ann) for a in t.accesses), t.links)
 
 
-def _key(test: Test) -> tuple:
+def _key(test: Litmus) -> tuple:
     return (tuple((t.accesses, t.links, t.place) for t in test.threads), test.finals)
 
 
-def canonical(test: Test) -> tuple:
+def canonical(test: Litmus) -> tuple:
     """The same key for two tests exactly when one is the other with its threads permuted, its
     locations renamed and its CTAs/clusters renumbered."""
     idx = sorted(range(len(test.threads)), key=lambda i: _shape(test.threads[i]))
@@ -99,7 +99,7 @@ def _ptx_thread(t: Thread, k: int) -> list[str]:
     return lines + ["}"]
 
 
-def _conds(test: Test, reg) -> list[tuple[str, int]]:
+def _conds(test: Litmus, reg) -> list[tuple[str, int]]:
     out = []
     for k, t in enumerate(test.threads):
         n = 0
@@ -110,7 +110,7 @@ def _conds(test: Test, reg) -> list[tuple[str, int]]:
     return out + [(LOC_NAMES[lc], v) for lc, v in test.finals]
 
 
-def to_ptx(test: Test) -> str:
+def to_ptx(test: Litmus) -> str:
     lines = [f"// ptxmm gen: {test.cycle}", f'.test {test.name} "{test.cycle}"']
     lines += [f".global .u32 {LOC_NAMES[i]} = 0;" for i in range(test.n_locs)]
     for k, t in enumerate(test.threads):
@@ -155,7 +155,7 @@ def _litmus_cells(t: Thread, k: int) -> list[str]:
     return cells
 
 
-def to_litmus(test: Test) -> str:
+def to_litmus(test: Litmus) -> str:
     cols = [_litmus_cells(t, k) for k, t in enumerate(test.threads)]
     heads = [f"P{k}@cta {t.place.cta},gpu 0" for k, t in enumerate(test.threads)]
     rows = [heads] + [[c[i] if i < len(c) else "" for c in cols] for i in range(max(map(len, cols)))]
@@ -172,7 +172,7 @@ def to_litmus(test: Test) -> str:
 # ----- herd7 (LISA, for herd7 -model sc.cat) ------------------------------------------------------
 
 
-def to_herd(test: Test) -> str:
+def to_herd(test: Litmus) -> str:
     """The test in herd7's LISA syntax, for comparing with ``herd7 -model sc.cat`` only: LISA
     accesses carry no PTX annotation, and fences and dependencies are written as program order
     (under SC, program order already orders every pair)."""
