@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.campaigns.cycle import Place, Litmus, Thread
+from ptxmm.campaigns.cycle import Litmus, Place, Thread
 from ptxmm.campaigns.edges import EdgeError, parse_edge, parse_edges
 from ptxmm.campaigns.gen import GenOptions, generate
 from ptxmm.campaigns.render import canonical, renumber
@@ -138,31 +138,36 @@ def test_a_sample_of_size6_parses_and_checks_under_every_model(no_axioms):
         _check_everywhere(g, no_axioms)
 
 
+_LOC = re.compile(r"\[(x|y|z|a|b|c)\]|, (x|y|z|a|b|c);")
+
+
+def _rename_locs(text: str, ren: dict[str, str]) -> str:
+    def sub(m: re.Match) -> str:
+        old = m.group(1) or m.group(2)
+        return m.group(0).replace(old, ren.setdefault(old, f"L{len(ren)}"))
+
+    return _LOC.sub(sub, text)
+
+
+def _permuted(threads: list[str], ctas: list[int], conds: list[str], perm: tuple[int, ...]) -> str:
+    ren: dict[str, str] = {}
+    cmap: dict[int, int] = {}
+    out = [f"cta{cmap.setdefault(ctas[old], len(cmap))}:{_rename_locs(threads[old], ren)}"
+           for old in perm]
+    regs = sorted(re.sub(r"T(\d+):", lambda m: f"T{perm.index(int(m.group(1)))}:", c)
+                  for c in conds if c.startswith("T"))
+    finals = sorted(ren.get(c.split()[0], c.split()[0]) + c[1:] for c in conds if not c.startswith("T"))
+    return "|".join(out) + str(regs) + str(finals)
+
+
 def _text_key(text: str) -> str:
     """Independent of the generator: the least text over thread permutations, locations and
     registers renamed in order of first use, CTAs renumbered (.ptx as gen writes it)."""
     body = text.split(".thread")[1:]
-    cond = text.split("exists (")[1]
+    conds = [c.strip() for c in text.split("exists (")[1].rstrip(")\n").split(" && ")]
     threads = ["".join(b.split("\n", 1)[1:]).rsplit("}", 1)[0] for b in body]
     ctas = [int(re.search(r"\.cta (\d+)", b).group(1)) for b in body]
-    best = None
-    for perm in permutations(range(len(threads))):
-        ren: dict[str, str] = {}
-        cmap: dict[int, int] = {}
-        out = []
-        for new, old in enumerate(perm):
-            t = re.sub(r"\[(x|y|z|a|b|c)\]|, (x|y|z|a|b|c);",
-                       lambda m: m.group(0).replace(m.group(1) or m.group(2),
-                                                    ren.setdefault(m.group(1) or m.group(2), f"L{len(ren)}")),
-                       threads[old])
-            out.append(f"cta{cmap.setdefault(ctas[old], len(cmap))}:{t}")
-        conds = sorted(re.sub(r"T(\d+):", lambda m: f"T{perm.index(int(m.group(1)))}:", c).strip()
-                       for c in cond.rstrip(")\n").split(" && ") if c.startswith("T"))
-        finals = sorted(f"{ren.get(c.split()[0], c.split()[0])}{c[1:]}" for c in
-                        cond.rstrip(")\n").split(" && ") if not c.startswith("T"))
-        k = "|".join(out) + str(conds) + str(finals)
-        best = k if best is None or k < best else best
-    return best
+    return min(_permuted(threads, ctas, conds, p) for p in permutations(range(len(threads))))
 
 
 def test_no_two_generated_tests_are_equal_up_to_symmetry():

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
-from .cycle import Place, Litmus, annotations, build, check_shape, rotate_to_thread_start
+from .cycle import Litmus, Place, annotations, build, check_shape, rotate_to_thread_start
 from .edges import DEFAULT_RELAX, DEFAULT_SAFE, Ann, Edge, EdgeError, parse_edges
 from .naming import family, family_key, name_of
 from .render import canonical, renumber, to_herd, to_litmus, to_ptx

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import permutations, product
 
-from .cycle import LOC_NAMES, Access, Place, Litmus, Thread
+from .cycle import LOC_NAMES, Access, Litmus, Place, Thread
 from .edges import EdgeError
 
 # ----- normal form ------------------------------------------------------------------------------
