@@ -134,7 +134,7 @@ def _stream(make, fn, out: Path | None, resume: bool, jobs, dask, progress: bool
         total += 1
         already += it.key in done
     prog = Progress(total, force=progress)
-    prog.done = already
+    prog.resume_from(already)
     items = (it for it in make() if it.key not in done)
     writer = JsonLines(out, resume)
     n, stopped = 0, False

@@ -124,13 +124,18 @@ class Progress:
     """``done/total  rate/s  ETA`` on stderr, at most once a second, on a terminal (or ``force``)."""
 
     def __init__(self, total: int | None, stream=None, force: bool = False):
-        self.total, self.done, self.t0, self.last = total, 0, time.perf_counter(), 0.0
+        self.total, self.done, self.base = total, 0, 0
+        self.t0, self.last = time.perf_counter(), 0.0
         self.stream = stream or sys.stderr
         self.on = force or self.stream.isatty()
 
+    def resume_from(self, done: int) -> None:
+        """``done`` tests finished in an earlier run: counted as done, not in the rate."""
+        self.done = self.base = done
+
     def text(self) -> str:
         el = max(time.perf_counter() - self.t0, 1e-9)
-        rate = self.done / el
+        rate = (self.done - self.base) / el
         tot = "?" if self.total is None else str(self.total)
         eta = ""
         if self.total is not None and rate > 0:
