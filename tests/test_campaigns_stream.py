@@ -111,3 +111,15 @@ def test_diff_reads_paths_and_user_cat_files(tmp_path, root):
     assert r.exit_code == 0 and "2 tests: 2 same verdict" in r.output, r.output
     r = CliRunner().invoke(main, ["diff", "sc", "nosuchmodel", str(tmp_path / "t")])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_streamed_test_reads_expectations_from_a_csv(tmp_path):
+    files = _write(tmp_path / "t", GenOptions(cycles=("Rfe PodRR Fre PodWW",)))
+    csv = tmp_path / "exp.csv"
+    csv.write_text(f"# path,ptx\n{files[0].name},0\n")  # wrong on purpose: MP+pos is allowed
+    out = tmp_path / "o.jsonl"
+    r = CliRunner().invoke(main, ["test", str(tmp_path / "t"), "--jsonl", str(out), "-j", "1",
+                                  "--expected", str(csv)])
+    assert r.exit_code == 1 and "1 DISAGREE" in r.output, r.output
+    r = CliRunner().invoke(main, ["test", str(tmp_path / "t"), "--resume"])
+    assert r.exit_code == 2 and "--resume needs --jsonl" in r.output

@@ -298,7 +298,8 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out
     if jsonl or resume or dask:
         from .cli_campaigns import stream_test
 
-        return stream_test(paths, model, unroll, jobs, timeout, jsonl, resume, dask, progress)
+        return stream_test(paths, model, unroll, jobs, timeout, jsonl, resume, dask, progress,
+                           expected_csv, column)
     from rich.progress import Progress
 
     from .runner import collect, run_tests

@@ -193,6 +193,8 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
 
     if not paths and not use_gen:
         raise click.UsageError("give PATHS or --gen")
+    if resume and not jsonl:
+        raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")
     t0 = time.perf_counter()
     summary = DiffSummary(m1, m2)
     try:
@@ -264,7 +266,8 @@ def _diff_report(s, sel1, sel2, wall: float, explained: bool) -> None:
 
 
 def stream_test(paths, model: str, unroll: int, jobs, timeout, jsonl: str | None, resume: bool,
-                dask: str | None, progress: bool = False) -> None:
+                dask: str | None, progress: bool = False, expected_csv: str | None = None,
+                column: str | None = None) -> None:
     """``ptxmm test`` streaming its inputs: one JSON line per test as it finishes (--jsonl),
     --resume, progress, local processes or --dask. Exit status as ``ptxmm test``'s."""
     from functools import partial
@@ -276,10 +279,16 @@ def stream_test(paths, model: str, unroll: int, jobs, timeout, jsonl: str | None
     def on_row(r):
         counts[r["status"]] = counts.get(r["status"], 0) + 1
 
+    if resume and not jsonl:
+        raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")
     t0 = time.perf_counter()
     try:
+        from .runner import _default_column, read_expected
+
+        expected = read_expected(expected_csv, column or _default_column(expected_csv, model)) \
+            if expected_csv else None
         make = _items(paths, None)
-        fn = partial(test_rows, model=model, unroll=unroll, timeout=timeout)
+        fn = partial(test_rows, model=model, unroll=unroll, timeout=timeout, expected=expected)
         n, stopped = _stream(make, fn, Path(jsonl) if jsonl else None, resume, jobs, dask,
                              progress, on_row)
     except PtxmmError as e:

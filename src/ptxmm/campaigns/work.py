@@ -56,9 +56,12 @@ def verdicts(items: list[Item], models: tuple[str, ...], unroll: int = 2,
     return rows
 
 
-def test_rows(items: list[Item], model: str, unroll: int = 2, timeout: float | None = None) -> list[dict]:
-    """``ptxmm test``'s per-test result (runner.TestOutcome) of each item, as a JSON row."""
-    from ..runner import TestOutcome
+def test_rows(items: list[Item], model: str, unroll: int = 2, timeout: float | None = None,
+              expected: dict[str, bool | None] | None = None) -> list[dict]:
+    """``ptxmm test``'s per-test result (runner.TestOutcome) of each item, as a JSON row; the
+    expectation from ``expected`` (runner.read_expected's map) where it names the file, else the
+    test's own ``.expect``."""
+    from ..runner import TestOutcome, _lookup
 
     rows = []
     for it in items:
@@ -71,7 +74,8 @@ def test_rows(items: list[Item], model: str, unroll: int = 2, timeout: float | N
             res = check(prog, model, unroll=unroll, observe="condition", flags=False,
                         verdict_only=True, timeout=timeout)
             unknown = res.status if res.status in ("timeout", "no-execution") else None
-            r = TestOutcome(it.key, prog.name, prog.expect, res.holds, len(res.outcomes),
+            known, exp = _lookup(Path(it.path), expected) if expected and it.path else (False, None)
+            r = TestOutcome(it.key, prog.name, exp if known else prog.expect, res.holds, len(res.outcomes),
                             time.perf_counter() - t0, unknown=unknown)
         except (PtxmmError, RecursionError) as e:
             r = TestOutcome(it.key, name, None, None, 0, time.perf_counter() - t0, _error(e, it))
