@@ -123,3 +123,17 @@ def test_streamed_test_reads_expectations_from_a_csv(tmp_path):
     assert r.exit_code == 1 and "1 DISAGREE" in r.output, r.output
     r = CliRunner().invoke(main, ["test", str(tmp_path / "t"), "--resume"])
     assert r.exit_code == 2 and "--resume needs --jsonl" in r.output
+
+
+def test_diff_finds_the_documented_fence_sc_departure(tmp_path):
+    """tests/test_model_departures.py: a fence.sc is a release fence in ptx.cat, not in Dat3M's 7.5
+    model. The generated MP with fence.sc before the flag store and an acquire flag load shows it."""
+    r = CliRunner().invoke(main, ["diff", "ptx", "ptx-v7.5", "--gen", "-j", "1", "--json",
+                                  str(tmp_path / "d.json"), "--cycle", "Fence.sc.gpu.dWW Rfe PodRRAgRg Fre",
+                                  "--cycle", "PodWW Rfe PodRRAgRg Fre"])
+    assert r.exit_code == 1, r.output
+    d = json.loads((tmp_path / "d.json").read_text())
+    (only,) = d["holds_only_in_m2"]
+    assert only["name"] == "MP+fence.sc.gpu+acq.gpu-po" and d["summary"]["same"] == 1
+    ptx, v75 = only["explain"]
+    assert ptx["verdict"] == "forbidden" and "Causality" in ptx["axioms"] and v75["verdict"] == "allowed"
