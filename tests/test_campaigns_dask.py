@@ -15,11 +15,6 @@ import pytest
 pytest.importorskip("distributed", reason="dask[distributed] is not installed (pip install 'ptxmm[dask]')")
 
 
-def _dask_cli() -> list[str]:
-    exe = shutil.which("dask", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-
-
 @pytest.fixture
 def cluster(tmp_path):
     sched_file = tmp_path / "scheduler.json"
