@@ -83,8 +83,9 @@ class _Commands(click.Group):
     """The command group; the commands of another module are loaded when named or listed
     (``ptxmm check`` does without them)."""
 
-    ELSEWHERE = {"explain": "cli_explain", "graph": "cli_explain"}  # command → module registering it
-    ELSEWHERE["serve"] = "cli_serve"  # the web playground (needs the [web] extra)
+    ELSEWHERE = {"explain": "cli_explain", "graph": "cli_explain",  # command → module registering it
+                 "gen": "cli_campaigns", "diff": "cli_campaigns",
+                 "serve": "cli_serve"}  # serve: the web playground (needs the [web] extra)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.ELSEWHERE})
@@ -289,14 +290,27 @@ def _check_one(f: str, started: float, kernel=None, **kw):
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
 @liveness_options("judge 'no execution hangs' instead of the condition (CSV: 1 = no hang, 0 = a hang; "
                   ".expect-liveness terminates|hangs)")
-def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out, liveness=False,
-             progress_model="fair") -> None:
+@click.option("--jsonl", default=None, help="stream: inputs read lazily, one JSON line per test as it "
+              "finishes (docs/campaigns.md; with --resume, --dask ADDRESS, --show-progress)")
+@click.option("--resume", is_flag=True, help="with --jsonl: skip the tests already in its file")
+@click.option("--dask", default=None, metavar="ADDRESS", help="with --jsonl: run on a Dask cluster")
+@click.option("--show-progress", "show_progress", is_flag=True,
+              help="with --jsonl: show progress also off a terminal")
+def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out, jsonl, resume, dask,
+             show_progress, liveness=False, progress_model="fair") -> None:
     """Run many tests and compare verdicts with expectations (each file's .expect, or --expected).
 
     Every test is reported, also when some fail or the run is interrupted (Ctrl-C: the summary
     and --json cover the tests that finished). Exit status: 1 on any disagreement; else 2 when
     some test had an error, is not supported yet, timed out or has no execution within --unroll;
     0 when every test ran and agreed (or is unrated)."""
+    if jsonl or resume or dask:
+        if liveness:
+            raise click.UsageError("--liveness is not streamed yet: run it without --jsonl/--resume/--dask")
+        from .cli_campaigns import stream_test
+
+        return stream_test(paths, model, unroll, jobs, timeout, jsonl, resume, dask, show_progress,
+                           expected_csv, column)
     from rich.progress import Progress
 
     from .runner import collect, run_tests

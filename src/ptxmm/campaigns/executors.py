@@ -1,0 +1,85 @@
+"""Where a campaign's work runs: this process (``jobs=1``), local worker processes (the default), or
+a Dask distributed cluster (``dask_address``; needs the ``[dask]`` extra). Every executor takes the
+items as a stream, keeps a bounded number of batches in flight and yields each batch's rows as it
+finishes, so 10^5 tests are never held whole; the rows do not depend on the executor."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+
+from ..errors import PtxmmError
+
+
+def batches(items: Iterable, size: int) -> Iterator[list]:
+    it = iter(items)
+    while True:
+        b = list(islice(it, size))
+        if not b:
+            return
+        yield b
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_local(fn: Callable[[list], list], items: Iterable, jobs: int | None = None,
+              batch: int = 8) -> Iterator[list]:
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        for b in batches(items, batch):
+            yield fn(b)
+        return
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    ex = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+    try:
+        pending: set = set()
+        feed = batches(items, batch)
+        for b in islice(feed, 2 * jobs):
+            pending.add(ex.submit(fn, b))
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                yield f.result()
+                nxt = next(feed, None)
+                if nxt is not None:
+                    pending.add(ex.submit(fn, nxt))
+    except BaseException:
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
+
+
+def run_dask(fn: Callable[[list], list], items: Iterable, address: str, batch: int = 8,
+             inflight: int | None = None) -> Iterator[list]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError as e:
+        raise PtxmmError("--dask needs dask.distributed", None,
+                         "pip install 'ptxmm[dask]'") from e
+    client = Client(address, set_as_default=False)
+    try:
+        n = inflight or 4 * max(sum(client.nthreads().values()), 1)
+        feed = batches(items, batch)
+        first = [client.submit(fn, b, pure=False) for b in islice(feed, n)]
+        ac = as_completed(first, loop=client.loop)
+        for f in ac:
+            yield f.result()
+            f.release()
+            nxt = next(feed, None)
+            if nxt is not None:
+                ac.add(client.submit(fn, nxt, pure=False))
+    finally:
+        client.close()
+
+
+def run(fn: Callable[[list], list], items: Iterable, jobs: int | None = None,
+        dask_address: str | None = None, batch: int = 8) -> Iterator[list]:
+    if dask_address:
+        return run_dask(fn, items, dask_address, batch)
+    return run_local(fn, items, jobs, batch)
