@@ -1,12 +1,14 @@
-// A sense-reversing grid barrier used twice by two blocks (legacy atomicAdd/atomicExch,
-// __threadfence, volatile spin). Correct.
+// A sense-reversing grid barrier (legacy atomicAdd/atomicExch, __threadfence, volatile spin),
+// used once by two blocks to exchange a value. Correct. (grid-barrier-reuse.cu uses it twice,
+// which exercises the sense reversal and the counter reset, at a much higher checking cost.)
 //
-// ptxmm: launch exchange<<<2, 1>>>(unsigned count[1], unsigned sense[1], int slot[4], int out[2])
+// ptxmm: launch exchange<<<2, 1>>>(unsigned count[1], unsigned sense[1], int slot[2], int out[2])
 // ptxmm: expect ok
-// ptxmm: forall out[0] == 4 && out[1] == 3
+// ptxmm: forall out[0] == 2 && out[1] == 1
 //
-// Episode e (0, 1): block b writes slot[2e + b] = 2e + b + 1 (weak store), passes the barrier,
-// and reads its neighbour's slot[2e + (b + 1) % 2], asserting it sees the neighbour's value.
+// Block b writes slot[b] = b + 1 (weak store), passes the barrier, and reads its neighbour's
+// slot[(b + 1) % 2], asserting it sees the neighbour's value (the loop over episodes has one
+// iteration here; nvcc removes it).
 // Barrier: flip the local sense; __threadfence() (F1); atomicAdd(count, 1) (atom.global.add,
 // relaxed, device scope); the last to arrive resets count with atomicExch, __threadfence() (F2)
 // and publishes the new sense with a volatile store; the others spin on a volatile load of sense;
@@ -21,13 +23,12 @@
 //  * L -> W: L's slot store precedes F2, F2 precedes the volatile sense store (strong: volatile is
 //    relaxed.sys): a release pattern. W's volatile load that reads it is followed by F3: an acquire
 //    pattern. volatile (.sys) and st.volatile are morally strong: synchronization.
-//  * Episode 2's atomicAdds follow F3 (or F2 in L), which follow the reset of count in causality
-//    order, so by coherence they count from 0 again; episode 2's waiter spins for the flipped
-//    sense, which only episode 2's last arriver writes.
 // So every slot load is ordered after the slot store it must see, no weak pair is unordered, and
 // coherence gives each load the neighbour's value.
-// The spins end in every fair execution: the final write of sense in each episode is the flip.
+// The spin ends in every fair execution: the final write of sense is the flip.
 #include <cassert>
+
+constexpr int EPISODES = 1;
 
 __device__ void grid_sync(unsigned *count, volatile unsigned *sense, unsigned &local_sense)
 {
@@ -50,7 +51,7 @@ __global__ void exchange(unsigned *count, unsigned *sense, int *slot, int *out)
     const int b = blockIdx.x;
     const int n = gridDim.x;
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
+    for (int e = 0; e < EPISODES; ++e) {
         slot[e * n + b] = e * n + b + 1;
         grid_sync(count, sense, local_sense);
         int v = slot[e * n + (b + 1) % n];
