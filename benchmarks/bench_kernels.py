@@ -16,7 +16,6 @@ run only with --all. Timings depend on the machine's load: compare runs taken th
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import statistics
@@ -50,15 +49,26 @@ def _median_ms(fn, repeat: int) -> float:
     return statistics.median(ts)
 
 
+# Runs argv[1:] and prints its exit status, wall time and peak RSS. A small process forks the check:
+# a child's peak RSS counts the pages it shares with its parent at fork time, so forking from this
+# (large) process would report this process's size for every kernel.
+_WRAPPER = """import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, usage.ru_maxrss)
+"""
+
+
 def _process(ptx: Path, model: str) -> tuple[float, float, int]:
     """(wall s, peak RSS MiB, exit status) of one `ptxmm check` process."""
-    cmd = [sys.executable, "-m", "ptxmm", "check", "--model", model, str(ptx)]
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, p.returncode
+    cmd = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "ptxmm", "check", "--model", model, str(ptx)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+    return float(out[1]), int(out[2]) / 1024, int(out[0])
 
 
 def _compile_overhead_ms(cu: Path, ptx: Path, repeat: int) -> float | None:
@@ -89,6 +99,8 @@ def _line(r: dict) -> str:
     proc_s, rss = (f"{r['proc'][0]:7.2f}", f"{r['proc'][1]:7.0f}") if r["proc"] else (dash, dash)
     comp = dash if r["compile_ms"] is None else f"{r['compile_ms']:7.1f}"
     note = "" if r["holds"] else "  (condition does NOT hold)"
+    if r["proc"] and r["proc"][2] != 0:
+        note += f"  (ptxmm check exited {r['proc'][2]})"
     return (f"{r['name']:32s} {r['threads']:3d} {r['events']:6d} {r['check_ms']:9.1f} {r['heap_mib']:8.1f} "
             f"{proc_s} {rss} {comp}  {r['findings']}{note}")
 
