@@ -64,7 +64,8 @@ def _threads(launch: str) -> int:
 
 @functools.cache
 def _check(path: str, model: str):
-    return ptxmm.check(ptxmm.load(path), model=model)
+    # one query for the condition (findings are looked for all the same): no outcome enumeration
+    return ptxmm.check(ptxmm.load(path), model=model, observe="condition")
 
 
 def _kinds(res) -> set[str]:
@@ -162,8 +163,15 @@ def _normalised(ptx: str, name: str) -> str:
     return re.sub(rf'^(\t\.file\t1 )".*/{re.escape(name)}\.cu"', rf'\1"{name}.cu"', ptx, flags=re.M)
 
 
+# nvcc takes 2-5 s a kernel (libcu++'s headers): by default four kernels that between them use every
+# kind of source in the corpus (plain C++, libcu++ atomics, inline asm, __shared__ and __syncthreads);
+# the others are marked slow (`pytest -m slow` runs them).
+RECOMPILED = {"spin-hoisted", "mp-relaxed-flag", "splitk-semaphore", "syncthreads-exchange"}
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on the PATH")
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in RECOMPILED else [pytest.mark.slow])
+                                  for n in NAMES])
 def test_a_recompile_equals_the_committed_ptx(name, tmp_path):
     shutil.copy(KDIR / f"{name}.cu", tmp_path)
     r = subprocess.run(["nvcc", *NVCC_FLAGS, f"{name}.cu", "-o", f"{name}.ptx"], cwd=tmp_path,
