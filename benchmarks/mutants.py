@@ -503,7 +503,20 @@ RACE_MUTANTS = [
                   "pooled solver)\n                s.pop()\n", "            pass\n")]),
 ]
 
-MUTANTS: list[Mutant] = AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
+# Kernels (issue 25): the assert-fails and out-of-bounds findings; killed by tests/test_kernels.py
+KERNEL_MUTANTS = [
+    Mutant("assertfail-ignored", "engine",
+           "a call of __assertfail is dropped (a failing assert is never found)",
+           [("src/ptxmm/kernels.py", '        if c.callee == "__assertfail":\n',
+             '        if c.callee == "__assertfail":\n            return []\n')]),
+    Mutant("out-of-bounds-unchecked", "engine",
+           "an access outside every buffer is not stopped (nor found): it names no location",
+           [("src/ptxmm/events.py",
+             "if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:", "if False:")]),
+]
+
+MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
+                         + KERNEL_MUTANTS)
 
 
 # ====================================================================================== runner

@@ -97,7 +97,9 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
     if not opts.allow_no_axioms:
         require_axioms(m)
     eg = _graph(prog, eg, opts.unroll)
-    r = _Run(prog, eg, m, observables(eg, opts.observe), opts, Deadline.after(opts.timeout), [])
+    kernels = _kernels(prog)
+    obs = kernels.observables(eg, opts.observe) if kernels else observables(eg, opts.observe)
+    r = _Run(prog, eg, m, obs, opts, Deadline.after(opts.timeout), [])
     one_query = opts.verdict_only and prog.condition is not None
     cand = candidates(eg)
     # a value the ISA leaves unspecified: only the solver can leave it free (brute refuses it)
@@ -127,9 +129,21 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         except TimedOut:
             holds, status = None, "timeout"
         findings_status = _findings(r, pb, want_flags, status)
+        if kernels and opts.flags and status in ("ok", "stopped"):  # assert-fails, out-of-bounds
+            r.findings += kernels.site_findings(eg, m, cand, co_known, name, r.deadline, r.listed,
+                                                lambda exe: outcome_of(r.eg, r.listed, exe))
     finally:
         pb.close()
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
+
+
+def _kernels(prog: Program):
+    """:mod:`ptxmm.kernels` for a kernel launch (its observables and findings), else None."""
+    if "layout" not in prog.meta:
+        return None
+    from . import kernels
+
+    return kernels
 
 
 def _decide(r: _Run, m: Model, cand, co_known, name: str) -> tuple[bool | None, str]:

@@ -21,6 +21,7 @@ from . import check as api_check
 from .api_args import UNROLL_MAX
 from .cat.parser import builtin_models, load_model, require_axioms
 from .cli_common import _fail, error_json, interrupted
+from .cli_kernels import kernel_options
 from .errors import PtxmmError
 from .report import SHOWN_ON_TIMEOUT, render
 from .termtext import Writer
@@ -191,8 +192,9 @@ STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
 @click.option("--allow-no-axioms", is_flag=True,
               help="accept a .cat file that states no axiom (it allows every execution)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
+@kernel_options
 def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no_axioms,
-          as_json) -> None:
+          as_json, kernel=None) -> None:
     """Enumerate every outcome FILES may have under the model and judge their conditions.
 
     Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
@@ -215,7 +217,7 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
             res = _check_one(f, started, model=model, engine=engine, unroll=unroll,
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
-                             allow_no_axioms=allow_no_axioms)
+                             allow_no_axioms=allow_no_axioms, kernel=kernel)
             failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
             if as_json:  # streamed; a timed-out check's outcomes capped, as in the text report
                 js.add(res)
@@ -241,13 +243,13 @@ def require_axioms_unless(model: str, allow: bool) -> None:
         require_axioms(m)
 
 
-def _check_one(f: str, started: float, **kw):
+def _check_one(f: str, started: float, kernel=None, **kw):
     """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked.
     --timeout counts from ``started``, the file's start: reading it is part of its time."""
     ticker = _Ticker(str(f))
     stopped = "interrupted (Ctrl-C)"
     try:
-        prog = load(f)
+        prog = load(f, kernel=kernel)
         for w in prog.warnings:
             click.echo(str(w), err=True)
         limit = kw["timeout"]
@@ -321,7 +323,7 @@ def _test_summary(console: Console, results: list, model: str, wall: float, json
         table = Table("test", "status", "expected", "got", "detail", box=None)
         for r in bad:
             table.add_row(r.name, r.status, str(r.expected), str(r.holds),
-                          r.error or r.path)
+                          r.error or r.detail or r.path)
         console.print(table)
     rated = [r for r in results if r.status in ("agree", "DISAGREE")]
     agree = sum(r.status == "agree" for r in results)

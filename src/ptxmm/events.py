@@ -243,6 +243,11 @@ class _Builder:
         self.cut = 0
         self.awaits = 0
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
+        # a kernel launch (ptxmm.kernels): buffers at the addresses of its layout, whose elements
+        # the accesses' computed addresses name
+        self.layout = prog.meta.get("layout")
+        if self.layout is not None:
+            self.addr_of = dict(self.layout.symbols)
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
         self.agents = 0  # asynchronous operations so far (Event.agent)
@@ -275,6 +280,10 @@ class _Builder:
     def resolve(self, a: Addr, st: _State, ins: Instruction) -> tuple[str, int | None, frozenset[int]]:
         """The location an address operand names, the CTA rank of a ``mapa`` address (None: the
         thread's own copy), and the reads the address depends on."""
+        if self.layout is not None:
+            name, deps = self.element(a, st, ins)
+            assert name is not None  # step() stops the thread at an out-of-bounds access
+            return name, None, deps
         if isinstance(a.base, Sym):
             return a.base.name, None, frozenset()
         e = st.regs.get(a.base.name)
@@ -289,6 +298,33 @@ class _Builder:
                                    "dependency such as `xor r, r, r` then `add` is fine")
         raise SemanticError(f"register {a.base.name} does not hold a location address", ins.pos,
                             f"load it first, e.g. `mov.u64 {a.base.name}, x;`")
+
+    def element(self, a: Addr, st: _State, ins: Instruction) -> tuple[str | None, frozenset[int]]:
+        """A kernel's access: the buffer element its 64-bit address names (None: out of bounds)."""
+        base, deps = self.val(a.base, st, "u64")
+        addr = mk("add", base, Const(a.offset % (1 << ADDR_W), ADDR_W))
+        if not isinstance(addr, Const):
+            raise UnsupportedError("address depends on a loaded value", ins.pos,
+                                   "ptxmm needs addresses it can compute from thread ids and parameters")
+        return self.layout.element(addr.v, type_width(ins.type), ins), deps
+
+    def access(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps, stack) -> _State:
+        """A memory access; in a kernel, one outside every buffer stops the thread instead."""
+        if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:
+            return self.stop(st, "%ptxmm.oob", ins.pos.line if ins.pos else 0, guard, gdeps, stack)
+        self.memory(t, ins, st, guard, gdeps)
+        st.pc += 1
+        return st
+
+    def stop(self, st: _State, reg: str, site: int, guard: Expr | None, gdeps, stack) -> _State:
+        """The thread stops here (a failing assert, an out-of-bounds access): ``reg`` records
+        where on the paths that stop (the kernel findings' queries read it)."""
+        if guard is None:
+            st.pc = 10**9
+        else:
+            st = self.finish_guarded(st, guard, gdeps, stack)
+        self.set_reg(st, Reg(reg), Const(site, 32), "u32", frozenset(), None)
+        return st
 
     # -- values ------------------------------------------------------------------------------
     def val(self, o, st: _State, ty: str | None) -> tuple[Expr, frozenset[int]]:
@@ -372,7 +408,7 @@ class _Builder:
                     return st
                 return self.finish_guarded(st, guard, gdeps, stack)
             case Load() | Store() | Atom() | Red():
-                self.memory(t, ins, st, guard, gdeps)
+                return self.access(t, ins, st, guard, gdeps, stack)
             case Fence():
                 e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope)
                 self.dep(gdeps, e, "ctrl")

@@ -27,7 +27,9 @@ def event_ref(eg: EventGraph, e: int) -> EventRef:
     if ev.thread < 0:
         return EventRef(e, "init", None, ev.label.removeprefix("init "))
     line = ev.instr.pos.line if ev.instr is not None and ev.instr.pos is not None else None
-    return EventRef(e, eg.program.threads[ev.thread].name, line, ev.label)
+    src = getattr(ev.instr.pos, "src", None) if ev.instr is not None else None  # a kernel's CUDA line
+    label = ev.label if src is None else f"{ev.label}  [{src.file.rsplit('/', 1)[-1]}:{src.line}]"
+    return EventRef(e, eg.program.threads[ev.thread].name, line, label)
 
 
 def of_raised(eg: EventGraph, raised: Iterable, outcome_of=None) -> tuple[Finding, ...]:

@@ -10,9 +10,15 @@ from .errors import ArgumentError, PtxmmError, SourcePos
 from .program import Program
 
 
-def parse(text: str, file: str = "<string>", fmt: str | None = None) -> Program:
+def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None) -> Program:
     """Parse program text. ``fmt`` is "ptx" or "litmus"; by default it is chosen from the file
-    extension, then from the content (a herd/Dat3M test starts with ``PTX <name>``)."""
+    extension, then from the content (a herd/Dat3M test starts with ``PTX <name>``). A ``.cu``
+    file or a PTX module (nvcc's output) is a kernel, launched as its ``// ptxmm: launch`` line or
+    ``kernel`` (:class:`ptxmm.kernels.KernelArgs`) says."""
+    if fmt == "kernel" or (fmt is None and _is_kernel(text, file)):
+        from .kernels import parse_kernel
+
+        return parse_kernel(text, file, kernel)
     if fmt is None:
         suffix = Path(file).suffix
         if suffix == ".litmus" or (suffix != ".ptx" and text.lstrip().startswith("PTX")):
@@ -28,8 +34,18 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None) -> Program:
     return ptx.parse(text, file)
 
 
-def load(path: str | Path, fmt: str | None = None) -> Program:
-    """Read and parse a litmus file."""
+def _is_kernel(text: str, file: str) -> bool:
+    if Path(file).suffix == ".cu":
+        return True
+    if Path(file).suffix == ".litmus" or ".entry" not in text:
+        return False
+    from .syntax.ptx_module import is_module
+
+    return is_module(text)
+
+
+def load(path: str | Path, fmt: str | None = None, kernel=None) -> Program:
+    """Read and parse a litmus file (or a kernel: :func:`parse`)."""
     p = Path(path)
     try:
         text = p.read_text()
@@ -48,4 +64,4 @@ def load(path: str | Path, fmt: str | None = None) -> Program:
         shown = repr(str(p))
         raise ArgumentError(f"{shown if len(shown) <= 60 else shown[:57] + '...'} is not a valid path",
                             None, "name a .ptx or .litmus file") from None
-    return parse(text, str(p), fmt)
+    return parse(text, str(p), fmt, kernel)

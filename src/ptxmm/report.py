@@ -141,6 +141,11 @@ def _notes(r: CheckResult, out: Writer) -> None:
                   "outcomes of longer executions are not shown", "yellow"))
     if r.awaits:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
+    if "kernel" in r.program.meta:  # the bounds a kernel check ran under
+        info = r.program.meta["kernel"]
+        out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}), "
+                  f"{len(r.program.locations)} buffer element(s), loops unrolled to --unroll {r.unroll}; "
+                  "finding lines are CUDA file:line [in brackets] and PTX (line N)", "dim"))
     if r.expected is not None:
         ok = r.agrees
         mark = (("? not decided", "yellow") if ok is None else

@@ -26,6 +26,7 @@ class TestOutcome:
     time_s: float
     error: str | None = None
     unknown: str | None = None  # why the verdict is unknown: "timeout" or "no-execution"
+    detail: str | None = None  # a kernel test: what was found against what its `expect` line lists
 
     @property
     def status(self) -> str:
@@ -39,13 +40,27 @@ class TestOutcome:
 
 
 def collect(paths: list[str]) -> list[Path]:
+    """The tests under ``paths``: .ptx, .litmus and .cu files (of a kernel's .cu and its committed
+    .ptx twin, the .cu where nvcc is installed, else the .ptx)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.suffix in (".ptx", ".litmus"))
+            found = sorted(f for f in p.rglob("*") if f.suffix in (".ptx", ".litmus", ".cu"))
+            out += _one_of_twins(found)
         else:
             out.append(p)
     return out
+
+
+def _one_of_twins(files: list[Path]) -> list[Path]:
+    stems = {f.with_suffix("") for f in files if f.suffix == ".cu"}
+    twins = stems & {f.with_suffix("") for f in files if f.suffix == ".ptx"}
+    if not twins:
+        return files
+    from .nvcc import find_nvcc
+
+    drop = ".ptx" if find_nvcc() else ".cu"
+    return [f for f in files if not (f.with_suffix("") in twins and f.suffix == drop)]
 
 
 def read_expected(csv_path: str, column: str) -> dict[str, bool | None]:
@@ -88,6 +103,8 @@ def _run_one(args) -> TestOutcome:
     t0 = time.perf_counter()
     try:
         prog = load(path)
+        if "kernel" in prog.meta:
+            return _run_kernel(prog, path, model, unroll, timeout, t0)
         res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout)
     except (PtxmmError, RecursionError) as e:
@@ -99,6 +116,33 @@ def _run_one(args) -> TestOutcome:
     return TestOutcome(str(path), prog.name, expected, res.holds, len(res.outcomes),
                        time.perf_counter() - t0,
                        unknown=res.status if res.status in ("timeout", "no-execution") else None)
+
+
+def _run_kernel(prog, path, model: str, unroll: int, timeout, t0: float) -> TestOutcome:
+    """A kernel file is a test when it has an `expect` line (or a condition): it agrees when the
+    kinds of its findings equal the line's list and its condition holds."""
+    from . import check
+
+    info = prog.meta["kernel"]
+    res = check(prog, model, unroll=unroll, observe="condition", verdict_only=prog.condition is not None,
+                timeout=timeout)
+    unknown = res.status if res.status in ("timeout", "no-execution") else None
+    if res.findings_status not in ("ok", "no flags in model") and unknown is None:
+        unknown = "timeout"
+    kinds = tuple(sorted({str(f.kind) for f in res.findings}))
+    if info.expect is None and prog.condition is None:
+        return TestOutcome(str(path), prog.name, None, None, len(res.outcomes), time.perf_counter() - t0,
+                           unknown=unknown, detail="found: " + (", ".join(kinds) or "ok"))
+    parts, ok = [], True
+    if info.expect is not None:
+        ok = kinds == info.expect
+        parts.append(f"expect {', '.join(info.expect) or 'ok'}; found {', '.join(kinds) or 'ok'}")
+    if prog.condition is not None:
+        ok = ok and bool(res.holds)
+        parts.append(f"condition {'holds' if res.holds else 'fails'}")
+    return TestOutcome(str(path), prog.name, True, ok if res.holds is not None or prog.condition is None
+                       else None, len(res.outcomes), time.perf_counter() - t0, unknown=unknown,
+                       detail="; ".join(parts))
 
 
 def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = None,

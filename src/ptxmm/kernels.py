@@ -1,0 +1,891 @@
+"""Kernels: a PTX module (nvcc's output, :mod:`.syntax.ptx_module`) and a launch
+(:mod:`.syntax.launch`) instantiated into a :class:`~ptxmm.program.Program`.
+
+Every CUDA thread of the launch is a thread of the model (independent thread scheduling), placed in
+its CTA and cluster, with its special registers (``%tid``, ``%ctaid``, ``%laneid``, ...) concrete
+(initial register values). Buffers — the launch's ``T name[N]`` arguments and the module's
+``.global``/``.shared`` variables — lie at fixed addresses (:class:`Layout`); every element is a
+location of the model named ``name[i]``. A kernel parameter's value is its buffer's base address
+(or the scalar). Addresses are 64-bit machine integers: the event builder computes each access's
+address (constant once thread ids and parameters are known) and asks the layout which element it
+names; an address outside every buffer is an *out-of-bounds* access: the thread stops there, and
+the finding is a query on the formula (:func:`site_findings`), as a failing ``assert()``
+(``__assertfail``) is. A generic address is resolved by the same layout (a global and a shared
+buffer never share an address). An address that depends on a loaded value is "not supported yet".
+
+Two registers of each thread record where it stopped, only along the paths that stop: ``%ptxmm.assert``
+and ``%ptxmm.oob`` hold the PTX line of the failing ``assert`` call or of the out-of-bounds access."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import Diagnostic, ParseError, SemanticError, SourcePos, UnsupportedError
+from .program import (
+    Addr,
+    Alu,
+    And,
+    Branch,
+    Cmp,
+    Condition,
+    Imm,
+    Instruction,
+    Label,
+    Load,
+    Location,
+    MemRef,
+    Mov,
+    Not,
+    Or,
+    Placement,
+    Program,
+    Reg,
+    Ret,
+    Selp,
+    Setp,
+    Sym,
+    Thread,
+    TrueC,
+    operands,
+    type_width,
+)
+from .syntax.launch import Buffer, Launch, Scalar, parse_launch
+from .syntax.ptx_module import PARAM, Call, Function, KernelPos, Module, ParamStore, Variable
+
+ASSERT_REG = "%ptxmm.assert"
+OOB_REG = "%ptxmm.oob"
+GLOBAL_BASE = 0x1000_0000
+SHARED_BASE = 0x0100_0000
+SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
+# nvcc's string constants (assert messages, printf formats): addresses, no locations
+_STRINGS = re.compile(r"^(\$str|__unnamed_)")
+
+
+# ----- reading a kernel file --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelArgs:
+    """What the command line adds to a kernel file: the launch, nvcc's flags, a condition (each
+    wins over the file's ``// ptxmm:`` line)."""
+
+    launch: str | None = None
+    nvcc_flags: str | None = None
+    exists: str | None = None
+    forall: str | None = None
+
+
+FINDING_KINDS = ("assert-fails", "hang", "out-of-bounds", "race")
+
+
+def parse_kernel(text: str, file: str = "<string>", args: KernelArgs | None = None) -> Program:
+    """A ``.cu`` file (compiled by nvcc) or a PTX module, with its launch: the Program."""
+    from .syntax import ptx_module
+
+    args = args or KernelArgs()
+    path = Path(file)
+    source_file = None
+    if path.suffix == ".cu":
+        from .nvcc import compile_cu
+
+        source_file = file
+        ptx, _cached = compile_cu(path, args.nvcc_flags)
+        module = ptx_module.parse(ptx, file[:-3] + ".ptx" if file.endswith(".cu") else file)
+        directives = list(ptx_module._Splitter(text, file).directives_only())
+    else:
+        module = ptx_module.parse(text, file)
+        directives = list(module.directives)
+        twin = path.with_suffix(".cu")
+        if not directives and twin.is_file():
+            directives = list(ptx_module._Splitter(twin.read_text(), str(twin)).directives_only())
+        if twin.is_file():
+            source_file = str(twin)
+    d = _directives(directives)
+    launch_text, launch_pos = (args.launch, None) if args.launch else d.get("launch", (None, None))
+    if launch_text is None:
+        raise SemanticError(f"{file} has no launch", SourcePos(file, 1, 1),
+                            "add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or "
+                            "give --launch")
+    launch = parse_launch(launch_text, launch_pos)
+    cond = None
+    if args.exists or args.forall:
+        if args.exists and args.forall:
+            raise SemanticError("give --exists or --forall, not both", None, None)
+        q = "exists" if args.exists else "forall"
+        cond = parse_condition(q, args.exists or args.forall)
+    else:
+        for q in ("exists", "forall", "~exists"):
+            if q in d:
+                cond = parse_condition(q, *d[q])
+    expect, expect_pos = None, None
+    if "expect" in d:
+        expect, expect_pos = _expect(*d["expect"])
+    return instantiate(module, launch, cond, file, source_file, expect, expect_pos)
+
+
+def _directives(lines: list[tuple[str, SourcePos]]) -> dict[str, tuple[str, SourcePos]]:
+    out: dict[str, tuple[str, SourcePos]] = {}
+    for text, pos in lines:
+        word, _, rest = text.partition(" ")
+        if word == "not" and rest.startswith("exists"):
+            word, rest = "~exists", rest[len("exists"):]
+        if word not in ("launch", "exists", "forall", "~exists", "expect"):
+            raise ParseError(f"unknown ptxmm directive `{word}`", pos,
+                             "directives: launch, exists, forall, ~exists, expect")
+        if word in out:
+            raise SemanticError(f"a second `ptxmm: {word}` line", pos,
+                                f"the first is line {out[word][1].line}")
+        off = text.find(rest.strip()) if rest.strip() else 0
+        out[word] = (rest.strip(), SourcePos(pos.file, pos.line, pos.col + len("ptxmm: ") + off))
+    return out
+
+
+def _expect(text: str, pos: SourcePos) -> tuple[tuple[str, ...], SourcePos]:
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if words == ["ok"]:
+        return (), pos
+    for w in words:
+        if w not in FINDING_KINDS:
+            raise ParseError(f"unknown finding kind `{w}` in `expect`", pos,
+                             "write `expect ok` or a list of: " + ", ".join(FINDING_KINDS))
+    return tuple(sorted(set(words))), pos
+
+
+# ----- names -------------------------------------------------------------------------------------
+
+def demangle(name: str) -> str:
+    """The source name of a simple Itanium-mangled name: ``_Z2mpPiS_`` → ``mp``,
+    ``_ZN2ns4kernEv`` → ``ns::kern``, ``_ZZ4kernPiE3buf`` → ``buf`` (a static local); other
+    names unchanged."""
+    if name.startswith("_ZZ"):
+        m = re.search(r"E(\d+)([A-Za-z_]\w*)$", name)
+        if m and len(m.group(2)) == int(m.group(1)):
+            return m.group(2)
+        return name
+    if name.startswith("_ZN"):
+        parts, i = [], 3
+        while i < len(name) and name[i].isdigit():
+            m = re.match(r"\d+", name[i:])
+            n = int(m.group(0))
+            i += len(m.group(0))
+            parts.append(name[i:i + n])
+            i += n
+        return "::".join(parts) if parts else name
+    m = re.match(r"^_Z(\d+)", name)
+    if m:
+        n = int(m.group(1))
+        return name[m.end():m.end() + n]
+    return name
+
+
+_BUILTIN = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+            "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long", "m": "unsigned long",
+            "x": "long long", "y": "unsigned long long", "f": "float", "d": "double"}
+# the mangling code of each C type a launch may name (x86-64 Linux: int64_t is long)
+C_CODE = {"int": "i", "signed": "i", "signed int": "i", "unsigned": "j", "unsigned int": "j",
+          "long long": "x", "long long int": "x", "unsigned long long": "y", "unsigned long long int": "y",
+          "long": "l", "unsigned long": "m", "short": "s", "unsigned short": "t", "char": "c",
+          "signed char": "a", "unsigned char": "h", "bool": "b", "float": "f", "double": "d",
+          "int8_t": "a", "int16_t": "s", "int32_t": "i", "int64_t": "l", "uint8_t": "h", "uint16_t": "t",
+          "uint32_t": "j", "uint64_t": "m", "size_t": "m"}
+
+
+def param_types(name: str) -> list[str] | None:
+    """The parameter types of a simply mangled function ``_Z<n><name><types>`` as mangling codes of
+    pointers to builtins and builtins (``Pi``, ``PKj``, ``i``), substitutions ``S_``/``S<n>_``
+    resolved; None for anything else (templates, classes, namespaces)."""
+    m = re.match(r"^_Z(\d+)", name)
+    if not m:
+        return None
+    i = m.end() + int(m.group(1))
+    subs: list[str] = []
+    out: list[str] = []
+    while i < len(name):
+        t, i = _one_type(name, i, subs)
+        if t is None:
+            return None
+        out.append(t)
+    return [] if out == ["v"] else out
+
+
+def _one_type(name: str, i: int, subs: list[str]) -> tuple[str | None, int]:
+    c = name[i]
+    if c in _BUILTIN:
+        return c, i + 1
+    if c in "PKV":
+        inner, j = _one_type(name, i + 1, subs)
+        if inner is None:
+            return None, j
+        t = c + inner
+        subs.append(t)
+        return t, j
+    m = re.match(r"S(\d*)_", name[i:])
+    if m:
+        k = int(m.group(1)) + 1 if m.group(1) else 0
+        return (subs[k] if k < len(subs) else None), i + m.end()
+    return None, i
+
+
+def _pointee(code: str) -> str | None:
+    """``PKi`` → ``i``: the builtin a pointer type points to (qualifiers dropped), else None."""
+    if not code.startswith("P"):
+        return None
+    rest = code[1:].lstrip("KV")
+    return rest if rest in _BUILTIN else None
+
+
+# ----- the layout --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Region:
+    """One buffer: ``count`` elements (None: a scalar variable) of ``type`` from ``base``."""
+
+    name: str  # the name its elements carry (name[i])
+    ptx: str  # the name the PTX uses (a module variable), or the launch argument's
+    space: str  # global | shared
+    type: str
+    count: int | None
+    base: int
+    init: tuple[int, ...] = ()
+    located: bool = True  # False: nvcc's string constants (no locations)
+
+    @property
+    def size(self) -> int:
+        return type_width(self.type) // 8
+
+    def element_name(self, i: int) -> str:
+        return self.name if self.count is None else f"{self.name}[{i}]"
+
+    @property
+    def n(self) -> int:
+        return 1 if self.count is None else self.count
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where every buffer lies; what an address names."""
+
+    regions: tuple[Region, ...]
+
+    @property
+    def symbols(self) -> dict[str, int]:
+        """Module variables' names → their base addresses (a ``mov.u64 %rd, var`` operand)."""
+        return {r.ptx: r.base for r in self.regions}
+
+    def element(self, addr: int, width: int, ins: Instruction) -> str | None:
+        """The location an access of ``width`` bits at ``addr`` names; None: out of bounds."""
+        for r in self.regions:
+            end = r.base + r.n * r.size
+            if r.base <= addr < end:
+                off = addr - r.base
+                if not r.located:
+                    return None
+                if off % r.size or width != 8 * r.size:
+                    raise UnsupportedError(
+                        f"`{ins.text}` accesses {width // 8} byte(s) at byte {off} of {r.name}, whose "
+                        f"elements are {r.size}-byte {r.type}", ins.pos,
+                        "mixed-size accesses are not modelled yet: access whole elements")
+                return r.element_name(off // r.size)
+        return None
+
+
+def _layout(module: Module, launch: Launch) -> Layout:
+    regions: list[Region] = []
+    g = s = 0
+    for a in launch.args:
+        if isinstance(a, Buffer):
+            regions.append(Region(a.name, a.name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
+            g += 1
+    taken = {r.name for r in regions}
+    for v in module.variables:
+        if v.space not in ("global", "shared"):
+            continue
+        name = demangle(v.name)
+        if name in taken:
+            name = v.name
+        taken.add(name)
+        located = not _STRINGS.match(v.name)
+        if v.space == "global":
+            base = GLOBAL_BASE + g * SLOT
+            g += 1
+        else:
+            base = SHARED_BASE + s * SLOT
+            s += 1
+        regions.append(Region(name, v.name, v.space, v.type, v.count, base, v.init, located))
+    return Layout(tuple(regions))
+
+
+def _locations(layout: Layout) -> tuple[Location, ...]:
+    out = []
+    for r in layout.regions:
+        if not r.located:
+            continue
+        w = type_width(r.type)
+        for i in range(r.n):
+            v = r.init[i] if i < len(r.init) else 0
+            out.append(Location(r.element_name(i), r.space, _loc_type(r.type), v & ((1 << w) - 1)))
+    return tuple(out)
+
+
+def _loc_type(t: str) -> str:
+    return "b" + t[1:] if t.startswith("f") else t
+
+
+# ----- special registers -------------------------------------------------------------------------
+
+def _dims(d: tuple[int, int, int], i: int) -> tuple[int, int, int]:
+    return (i % d[0], i // d[0] % d[1], i // (d[0] * d[1]))
+
+
+def special_registers(launch: Launch, cta: int, tid: int) -> dict[str, int]:
+    """The values of the special registers for thread ``tid`` (linear) of CTA ``cta``."""
+    grid, block = launch.grid, launch.block
+    cl = launch.cluster or (1, 1, 1)
+    c, t = _dims(grid, cta), _dims(block, tid)
+    clid = tuple(c[k] // cl[k] for k in range(3))
+    nclu = tuple(grid[k] // cl[k] for k in range(3))
+    cc = tuple(c[k] % cl[k] for k in range(3))
+    lane = tid % 32
+    out = {"%laneid": lane, "%cluster_ctarank": cc[0] + cl[0] * (cc[1] + cl[1] * cc[2]),
+           "%cluster_nctarank": cl[0] * cl[1] * cl[2],
+           "%is_explicit_cluster": int(launch.cluster is not None),
+           "%lanemask_eq": 1 << lane, "%lanemask_lt": (1 << lane) - 1, "%lanemask_le": (2 << lane) - 1,
+           "%lanemask_gt": 0xFFFFFFFF & ~((2 << lane) - 1), "%lanemask_ge": 0xFFFFFFFF & ~((1 << lane) - 1)}
+    for k, x in enumerate("xyz"):
+        out |= {f"%tid.{x}": t[k], f"%ntid.{x}": block[k], f"%ctaid.{x}": c[k], f"%nctaid.{x}": grid[k],
+                f"%clusterid.{x}": clid[k], f"%nclusterid.{x}": nclu[k], f"%cluster_ctaid.{x}": cc[k],
+                f"%cluster_nctaid.{x}": cl[k]}
+    return out
+
+
+# ----- instantiation -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What a kernel Program keeps of its origin (``Program.meta["kernel"]``)."""
+
+    kernel: str  # the PTX name
+    source: str  # the demangled name
+    launch: Launch
+    layout: Layout
+    source_file: str | None = None  # the .cu
+    expect: tuple[str, ...] | None = None  # `// ptxmm: expect ...` finding kinds (sorted)
+    expect_pos: SourcePos | None = None
+    notes: tuple[str, ...] = ()
+    sources: dict = field(default_factory=dict, compare=False)  # CUDA file → its lines
+
+
+def find_kernel(module: Module, name: str, pos: SourcePos | None) -> Function:
+    entries = module.entries
+    for f in entries:
+        if f.name == name:
+            return f
+    hits = [f for f in entries if demangle(f.name) == name or demangle(f.name).split("::")[-1] == name]
+    if len(hits) == 1:
+        return hits[0]
+    listed = ", ".join(f"{demangle(f.name)} ({f.name})" for f in entries) or "none"
+    if len(hits) > 1:
+        raise SemanticError(f"kernel {name} is overloaded: " + ", ".join(f.name for f in hits), pos,
+                            "name it by its PTX name")
+    raise SemanticError(f"no kernel named {name} in {module.file}", pos, f"kernels: {listed}")
+
+
+def instantiate(module: Module, launch: Launch, condition: Condition | None = None,
+                file: str | None = None, source_file: str | None = None,
+                expect: tuple[str, ...] | None = None, expect_pos: SourcePos | None = None) -> Program:
+    """The Program of ``launch`` of a kernel of ``module``."""
+    fn = find_kernel(module, launch.kernel, launch.pos)
+    layout = _layout(module, launch)
+    values = _param_values(fn, launch, layout)
+    notes: list[str] = []
+    ex = _Expander(module, layout, values, notes)
+    body = ex.expand(fn)
+    declared = ex.declared
+    specials = _specials_used(body, declared)
+    threads = []
+    cta_n = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    tid_n = launch.block[0] * launch.block[1] * launch.block[2]
+    reg_types = tuple(sorted((declared | {s: "u32" for s in specials}).items()))
+    for cta in range(cta_n):
+        cluster = None
+        if launch.cluster is not None:
+            c = _dims(launch.grid, cta)
+            cl = launch.cluster
+            nclu = tuple(launch.grid[k] // cl[k] for k in range(3))
+            cid = tuple(c[k] // cl[k] for k in range(3))
+            cluster = cid[0] + nclu[0] * (cid[1] + nclu[1] * cid[2])
+        for tid in range(tid_n):
+            sregs = special_registers(launch, cta, tid)
+            init = tuple((s, sregs[s]) for s in specials)
+            threads.append(Thread(f"b{cta}t{tid}", len(threads), Placement(0, cluster, cta), body,
+                                  init_regs=init, pos=fn.pos, reg_types=reg_types))
+    info = KernelInfo(fn.name, demangle(fn.name), launch, layout, source_file, expect, expect_pos,
+                      tuple(notes))
+    prog = Program(name=demangle(fn.name), threads=tuple(threads), locations=_locations(layout),
+                   condition=condition, description=str(launch), file=file or module.file,
+                   format="kernel", meta={"layout": layout, "kernel": info},
+                   warnings=tuple(Diagnostic(n, launch.pos) for n in notes))
+    if condition is not None:
+        _check_condition(prog, condition)
+    return prog
+
+
+def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int]:
+    if len(launch.args) != len(fn.params):
+        raise SemanticError(f"kernel {demangle(fn.name)} takes {len(fn.params)} argument(s), the launch "
+                            f"gives {len(launch.args)}", launch.pos,
+                            "parameters: " + ", ".join(f".{p.type} {p.name}" for p in fn.params))
+    bases = {r.name: r.base for r in layout.regions}
+    out = {}
+    codes = param_types(fn.name)
+    for k, (p, a) in enumerate(zip(fn.params, launch.args)):
+        w = type_width(p.type) if p.type[1:].isdigit() else 64
+        code = codes[k] if codes is not None and len(codes) == len(fn.params) else None
+        if isinstance(a, Buffer) and code is not None:
+            _buffer_type(a, code, k)
+        if isinstance(a, Buffer):
+            if w != 64:
+                raise SemanticError(f"argument {k + 1} ({a.name}) is a buffer, but parameter {p.name} is a "
+                                    f"{w}-bit .{p.type} value, not a pointer", a.pos,
+                                    "pass an integer literal for a scalar parameter")
+            out[p.name] = bases[a.name]
+        else:
+            assert isinstance(a, Scalar)
+            if w == 64 and p.type.startswith("u") and a.value < 0:
+                raise SemanticError(f"argument {k + 1} is {a.value}, parameter {p.name} is unsigned",
+                                    a.pos, None)
+            if not -(1 << (w - 1)) <= a.value < (1 << w):
+                raise SemanticError(f"argument {k + 1} ({a.value}) does not fit parameter {p.name} "
+                                    f"(.{p.type})", a.pos, None)
+            out[p.name] = a.value & ((1 << w) - 1)
+    return out
+
+
+def _buffer_type(a: Buffer, code: str, k: int) -> None:
+    """A buffer for a pointer parameter of its own element type (``int x[N]`` for ``int *``)."""
+    shown = _BUILTIN.get(code.lstrip("PKV"), "?")
+    if not code.startswith("P"):
+        raise SemanticError(f"argument {k + 1} ({a.ctype} {a.name}[{a.count}]) is a buffer, parameter "
+                            f"{k + 1} is of type {shown}, not a pointer", a.pos, "pass an integer literal")
+    pointee = _pointee(code)
+    if pointee is not None and pointee != "v" and C_CODE.get(a.ctype) != pointee:
+        raise SemanticError(f"argument {k + 1} is a buffer of {a.ctype}, parameter {k + 1} is of type "
+                            f"{_BUILTIN[pointee]} *", a.pos, f"declare it `{_BUILTIN[pointee]} {a.name}[N]`")
+
+
+_SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|cluster_nctaid)\.[xyz]$"
+                      r"|^%(laneid|cluster_ctarank|cluster_nctarank|is_explicit_cluster|"
+                      r"lanemask_(eq|lt|le|gt|ge))$")
+
+
+def _specials_used(body: tuple, declared: dict[str, str]) -> list[str]:
+    """The special registers the body reads (each known one gets its value; any other register
+    the function does not declare is a located error, never a silent 0)."""
+    out: list[str] = []
+    for ins in body:
+        regs = [o.base if isinstance(o, Addr) else o for o in operands(ins)]
+        if ins.guard is not None:
+            regs.append(ins.guard[0])
+        for r in regs:
+            if not isinstance(r, Reg) or r.name.startswith("%ptxmm.") or r.name in declared \
+                    or r.name in out:
+                continue
+            if _SPECIAL.match(r.name):
+                out.append(r.name)
+                continue
+            raise UnsupportedError(f"register {r.name} in `{ins.text}`", ins.pos,
+                                   "special registers modelled: %tid %ntid %ctaid %nctaid %laneid "
+                                   "%clusterid %nclusterid %cluster_ctaid %cluster_nctaid "
+                                   "%cluster_ctarank %cluster_nctarank %lanemask_*; %warpid, %nwarpid, "
+                                   "clocks, %smid and timers are not (their values are the hardware's, "
+                                   "and %warpid may change as the thread runs): compute %tid.x / 32")
+    return out
+
+
+class _Expander:
+    """A function body with its calls expanded: ``__assertfail`` → the thread stops with
+    ``%ptxmm.assert`` = the call's PTX line; ``vprintf`` → dropped (with a note); a ``.func`` of
+    the module → inlined (registers and labels renamed per call); parameters → their values."""
+
+    def __init__(self, module: Module, layout: Layout, values: dict[str, int], notes: list[str]):
+        self.m, self.layout, self.values, self.notes = module, layout, values, notes
+        self.calls = 0
+        self.symbols = layout.symbols
+        self.declared: dict[str, str] = {}  # every declared register (an inlined body's renamed) → type
+
+    def expand(self, fn: Function) -> tuple[Instruction, ...]:
+        out = self.body(fn, {}, None, depth=0)
+        return tuple(thread_jumps(out))
+
+    def body(self, fn: Function, params: dict[str, Reg], frame: str | None, depth: int) -> list:
+        """``params``: (inlined function) parameter name → the caller's register holding it;
+        ``frame``: the suffix of an inlined body's registers and labels."""
+        out: list = []
+        pending: dict[str, object] = {}
+        self.declared |= {f"{r}{frame or ''}": ty for r, ty in fn.reg_types().items()}
+        bound = dict(params)  # parameter and return-value names → the registers holding them
+        for ins in fn.body:
+            if isinstance(ins, ParamStore):
+                if frame is not None and ins.name in {r.name for r in fn.rets}:
+                    out.append(Mov(dst=Reg(f"%ptxmm.ret{frame}.{ins.name}"), src=self.rename(ins.src, frame),
+                                   type=ins.type, pos=ins.pos, text=ins.text))
+                else:
+                    pending[ins.name] = (ins, self.rename(ins.src, frame))
+                continue
+            if isinstance(ins, Call):
+                out += self.call(ins, pending, frame, depth, bound)
+                pending = {}
+                continue
+            if isinstance(ins, Ret) and frame is not None:
+                out.append(Branch(target=f"$ptxmm.end{frame}", pos=ins.pos, text=ins.text,
+                                  guard=self.rg(ins, frame)))
+                continue
+            out.append(self.instr(ins, fn, bound, frame))
+        return out
+
+    def rg(self, ins, frame):
+        if ins.guard is None or frame is None:
+            return ins.guard
+        return (self.rreg(ins.guard[0], frame), ins.guard[1])
+
+    def rreg(self, r: Reg, frame: str | None) -> Reg:
+        if frame is None or _SPECIAL.match(r.name):
+            return r
+        return Reg(f"{r.name}{frame}")
+
+    def rename(self, o, frame: str | None):
+        if isinstance(o, Reg):
+            return self.rreg(o, frame)
+        if isinstance(o, Addr) and isinstance(o.base, Reg):
+            return Addr(self.rreg(o.base, frame), o.offset)
+        return o
+
+    def instr(self, ins: Instruction, fn: Function, params: dict[str, Reg], frame: str | None) -> Instruction:
+        from dataclasses import replace
+
+        if isinstance(ins, Load) and ins.proxy != "generic":
+            raise UnsupportedError(f"`{ins.text}` (the {ins.proxy} proxy in a kernel)", ins.pos,
+                                   "__constant__ and texture data are not modelled yet")
+        self.check_symbols(ins)
+        ch = self.renamed(ins, frame) if frame is not None else {}
+        if isinstance(ins, Mov) and isinstance(ins.src, Sym) and ins.src.name.startswith(PARAM):
+            ch["src"] = self.param(ins, ins.src.name[len(PARAM):], fn, params, frame)
+        return replace(ins, **ch) if ch else ins
+
+    def param(self, ins: Mov, p: str, fn: Function, params: dict[str, Reg], frame: str | None):
+        """The value ``ld.param [p]`` reads: the caller's register (an inlined function's parameter,
+        a call's return value), or the launch's argument."""
+        if p in params:
+            return params[p]
+        if frame is None and p in self.values:
+            return Imm(self.values[p])
+        raise SemanticError(f"`{ins.text}` reads {p}, which is not a parameter of "
+                            f"{'the kernel' if frame is None else fn.name}", ins.pos, None)
+
+    def check_symbols(self, ins: Instruction) -> None:
+        for o in operands(ins):
+            s = o.base if isinstance(o, Addr) else o
+            if isinstance(s, Sym) and not s.name.startswith(PARAM):
+                self.symbol(s, ins)
+
+    def renamed(self, ins: Instruction, frame: str) -> dict:
+        """An inlined instruction's registers and labels, suffixed with its call's frame."""
+        from dataclasses import fields
+
+        ch: dict = {"guard": self.rg(ins, frame)}
+        for f in fields(ins):
+            v = getattr(ins, f.name)
+            if f.name in ("pos", "text", "guard"):
+                continue
+            if isinstance(v, (Reg, Addr)):
+                ch[f.name] = self.rename(v, frame)
+            elif isinstance(v, tuple) and f.name in ("srcs", "ids"):
+                ch[f.name] = tuple(self.rename(o, frame) for o in v)
+        if isinstance(ins, Label):
+            ch["name"] = f"{ins.name}{frame}"
+        if isinstance(ins, Branch):
+            ch["target"] = f"{ins.target}{frame}"
+        return ch
+
+    def symbol(self, s: Sym, ins: Instruction) -> None:
+        if s.name not in self.symbols and s.name != "_":
+            raise UnsupportedError(f"`{ins.text}` names {s.name}, which is not a .global or .shared "
+                                   "variable", ins.pos,
+                                   ".const, .local and function addresses are not modelled yet")
+
+    def call(self, c: Call, pending: dict, frame: str | None, depth: int, bound: dict) -> list:
+        g = self.rg(c, frame)
+        if c.callee == "__assertfail":
+            line = c.pos.line if c.pos is not None else 0
+            return [Mov(dst=Reg(ASSERT_REG), src=Imm(line), type="u32", pos=c.pos, text=c.text, guard=g),
+                    Ret(pos=c.pos, text=c.text, guard=g)]
+        if c.callee == "vprintf":
+            note = "printf is ignored: ptxmm models memory, not output"
+            if note not in self.notes:
+                self.notes.append(note)
+            return []
+        callee = self.m.functions.get(c.callee)
+        if callee is None or callee.entry:
+            raise UnsupportedError(f"a call of {c.callee}", c.pos,
+                                   "calls of the module's own .func functions, assert and printf are "
+                                   "modelled; other external functions are not")
+        if depth > 8:
+            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos,
+                                   "recursion is not modelled")
+        if len(c.args) != len(callee.params) or len(c.rets) != len(callee.rets):
+            raise SemanticError(f"`{c.text}` passes {len(c.args)} argument(s) to {c.callee}, which takes "
+                                f"{len(callee.params)}", c.pos, None)
+        self.calls += 1
+        sub = f".c{self.calls}"
+        out: list = []
+        params: dict[str, Reg] = {}
+        for name, p in zip(c.args, callee.params):
+            if name not in pending:
+                raise SemanticError(f"argument {name} of `{c.text}` is never stored (st.param)", c.pos, None)
+            ps, src = pending[name]
+            r = Reg(f"%ptxmm.arg{sub}.{p.name}")
+            out.append(Mov(dst=r, src=src, type=ps.type, pos=ps.pos, text=ps.text))
+            params[p.name] = r
+        if g is not None:
+            raise UnsupportedError(f"a predicated call `{c.text}`", c.pos, None)
+        out += self.body(callee, params, sub, depth + 1)
+        out.append(Label(name=f"$ptxmm.end{sub}", pos=c.pos, text=f"$ptxmm.end{sub}:"))
+        for caller_name, r in zip(c.rets, callee.rets):  # read by the caller's ld.param [retval0]
+            bound[caller_name] = Reg(f"%ptxmm.ret{sub}.{r.name}")
+        return out
+
+
+def thread_jumps(body: list) -> list:
+    """nvcc's spin loop ``L: ...; @p bra X; bra.uni L; X:`` as ``L: ...; @!p bra L; X:`` — the same
+    control flow (p: on to X, the next instruction; else back to L) with the loop's exit test on its
+    backward branch, the shape the event builder reduces to an await where that is sound."""
+    out = list(body)
+    i = 0
+    while i + 2 < len(out):
+        a, b, c = out[i], out[i + 1], out[i + 2]
+        if isinstance(a, Branch) and a.guard is not None and isinstance(b, Branch) and b.guard is None \
+                and isinstance(c, Label) and c.name == a.target and b.target != a.target \
+                and any(isinstance(x, Label) and x.name == b.target for x in out[:i]):
+            out[i:i + 2] = [Branch(target=b.target, guard=(a.guard[0], not a.guard[1]), pos=b.pos,
+                                   text=f"{a.text}; {b.text}")]
+        i += 1
+    return out
+
+
+def _check_condition(prog: Program, cond: Condition) -> None:
+    from .program import cond_refs
+
+    names = {loc.name for loc in prog.locations}
+    for r in cond_refs(cond.expr):
+        if isinstance(r, MemRef) and r.loc not in names:
+            shown = ", ".join(sorted(names)[:12])
+            raise SemanticError(f"the condition names {r.loc}, which is no buffer element", None,
+                                f"elements: {shown}")
+        if isinstance(r, MemRef) and prog.location(r.loc).space != "global":
+            raise SemanticError(f"the condition names {r.loc}, a .shared element (one copy per CTA)", None,
+                                "name global buffer elements")
+
+
+# ----- what a check of a kernel observes and finds --------------------------------------------------
+
+def observables(eg, scope: str = "all") -> list:
+    """A kernel's outcome: the final value of every global buffer element some thread writes (in
+    the layout's order), and whatever the condition names."""
+    from .outcomes import Observable
+    from .outcomes import observables as cond_observables
+
+    out = []
+    if scope == "all":
+        written = {e.loc for e in eg.events if e.thread >= 0 and e.kind == "W"}
+        for loc in eg.program.locations:
+            if loc.space == "global" and loc.name in written:
+                out.append(Observable(loc.name, MemRef(loc.name), loc.type, loc=loc.name))
+    keys = {o.key for o in out}
+    return out + [o for o in cond_observables(eg, "condition") if o.key not in keys]
+
+
+_SITES = (("assert-fails", ASSERT_REG), ("out-of-bounds", OOB_REG))
+
+
+def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=(),
+                  outcome_of=None) -> tuple:
+    """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
+    of some thread stops), one query for an allowed execution in which a thread stops there.
+    (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
+    ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line.)"""
+    from .engines import engine
+    from .outcomes import Observable
+    from .program import RegRef
+    from .result import EventRef, Finding, FindingKind
+    from .values import Const
+
+    obs, sites = [], {}
+    for t, paths in enumerate(eg.paths):
+        th = eg.program.threads[t]
+        for kind, reg in _SITES:
+            vals = {p.regs[reg].v for p in paths if isinstance(p.regs.get(reg), Const)}
+            if vals:
+                obs.append(Observable(f"{th.name}:{reg}", RegRef(th.name, reg), "u32", thread=t))
+                for v in vals:
+                    sites.setdefault((kind, v), []).append(th.name)
+    if not sites:
+        return ()
+    pb = engine(engine_name)(eg, model, list(listed) + obs, cand, flags=False, co_known=co_known,
+                             deadline=deadline)
+    found = []
+    try:
+        for (kind, line), names in sorted(sites.items()):
+            reg = dict(_SITES)[kind]
+            goal = Or(tuple(Cmp("==", RegRef(n, reg), line) for n in names))
+            wit = pb.find(pb.condition(goal, _reg_key))
+            if wit is None:
+                continue
+            who = [n for n in names if _stops(eg, n, reg, line, wit)]
+            ins = _site_instr(eg.program, line)
+            found.append(Finding(FindingKind(kind), kind,
+                                 tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
+                                 wit, outcome_of(wit) if outcome_of else None))
+    finally:
+        pb.close()
+    return tuple(found)
+
+
+def _reg_key(r) -> str:
+    return f"{r.thread}:{r.reg}"
+
+
+def _stops(eg, name: str, reg: str, line: int, wit) -> bool:
+    from .values import Const
+
+    t = eg.thread_of(name)
+    v = eg.paths[t][wit.paths[t]].regs.get(reg)
+    return isinstance(v, Const) and v.v == line
+
+
+def _site_instr(prog: Program, line: int):
+    for ins in prog.threads[0].instrs:
+        if ins.pos is not None and ins.pos.line == line and not isinstance(ins, (Label, Mov)):
+            return ins
+    return next((i for i in prog.threads[0].instrs if i.pos is not None and i.pos.line == line), None)
+
+
+def _site_text(prog: Program, ins) -> str:
+    if ins is None:
+        return "?"
+    return source_text(prog, ins.pos) or ins.text
+
+
+def source_text(prog: Program, pos) -> str | None:
+    """``mp.cu:13 assert(data[0] == 42);`` — the CUDA line of a kernel instruction, with its text
+    when the source file is at hand."""
+    src = getattr(pos, "src", None)
+    if src is None:
+        return None
+    where = f"{Path(src.file).name}:{src.line}"
+    info = prog.meta.get("kernel")
+    cand = [Path(src.file)]
+    if info is not None and info.source_file:
+        cand.insert(0, Path(info.source_file))
+    for f in cand:
+        try:
+            if f.name != Path(src.file).name:
+                continue
+            lines = f.read_text().splitlines()
+            if 0 < src.line <= len(lines):
+                return f"{where} {lines[src.line - 1].strip()}"
+        except OSError:
+            continue
+    return where
+
+
+# ----- conditions over buffer elements -------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(?:(?P<num>-?(?:0[xX][0-9a-fA-F]+|\d+))"
+                    r"|(?P<ref>[A-Za-z_$][\w$]*(?:\s*\[\s*\d+\s*\])?)"
+                    r"|(?P<op>==|!=|<=|>=|<|>|&&|\|\||!|\(|\)|/\\|\\/|~))")
+
+
+def parse_condition(quant: str, text: str, pos: SourcePos | None = None) -> Condition:
+    """``out[0] == 1 && x[1] != 2`` (``&&`` ``||`` ``!``, parentheses; herd's ``/\\`` ``\\/`` ``~``)."""
+    toks: list[tuple[str, str, int]] = []
+    i = 0
+    while i < len(text):
+        if text[i:].strip() == "":
+            break
+        m = _TOKEN.match(text, i)
+        if not m:
+            raise ParseError(f"cannot read the condition at `{text[i:i + 10].strip()}`", _at(pos, i),
+                             "e.g. out[0] == 1 && x[1] != 2")
+        kind = m.lastgroup
+        toks.append((kind, re.sub(r"\s+", "", m.group(kind)), m.start(kind)))
+        i = m.end()
+    p = _CondParser(toks, pos, text)
+    e = p.disj()
+    if p.i != len(toks):
+        raise ParseError(f"unexpected `{toks[p.i][1]}` in the condition", _at(pos, toks[p.i][2]), None)
+    q = {"exists": "exists", "forall": "forall", "~exists": "~exists", "not exists": "~exists"}[quant]
+    return Condition(q, e, f"{q} ({' '.join(text.split())})")  # type: ignore[arg-type]
+
+
+def _at(pos: SourcePos | None, i: int) -> SourcePos | None:
+    return None if pos is None else SourcePos(pos.file, pos.line, pos.col + i)
+
+
+class _CondParser:
+    def __init__(self, toks, pos, text):
+        self.t, self.i, self.pos, self.text = toks, 0, pos, text
+
+    def peek(self) -> str | None:
+        return self.t[self.i][1] if self.i < len(self.t) else None
+
+    def take(self) -> tuple[str, str, int]:
+        if self.i >= len(self.t):
+            raise ParseError("the condition ends too early", _at(self.pos, len(self.text)), None)
+        self.i += 1
+        return self.t[self.i - 1]
+
+    def disj(self):
+        args = [self.conj()]
+        while self.peek() in ("||", "\\/"):
+            self.take()
+            args.append(self.conj())
+        return args[0] if len(args) == 1 else Or(tuple(args))
+
+    def conj(self):
+        args = [self.neg()]
+        while self.peek() in ("&&", "/\\"):
+            self.take()
+            args.append(self.neg())
+        return args[0] if len(args) == 1 else And(tuple(args))
+
+    def neg(self):
+        if self.peek() in ("!", "~"):
+            self.take()
+            return Not(self.neg())
+        if self.peek() == "(":
+            self.take()
+            e = self.disj()
+            if self.take()[1] != ")":
+                raise ParseError("a `(` without its `)`", self.pos, None)
+            return e
+        if self.peek() == "true":
+            self.take()
+            return TrueC()
+        kind, ref, at = self.take()
+        if kind != "ref":
+            raise ParseError(f"expected a buffer element, found `{ref}`", _at(self.pos, at), "e.g. out[0]")
+        kind, op, at = self.take()
+        if kind != "op" or op not in ("==", "!=", "<", "<=", ">", ">="):
+            raise ParseError(f"expected a comparison after {ref}, found `{op}`", _at(self.pos, at), None)
+        kind, rhs, at = self.take()
+        if kind == "num":
+            return Cmp(op, MemRef(ref), int(rhs, 0) if not rhs.lstrip("-").startswith("0x") else int(rhs, 16))
+        if kind == "ref":
+            return Cmp(op, MemRef(ref), MemRef(rhs))
+        raise ParseError(f"expected a value after {op}", _at(self.pos, at), None)
+
+
+__all__ = ["ASSERT_REG", "KernelInfo", "KernelPos", "Layout", "OOB_REG", "Variable", "demangle",
+           "find_kernel", "instantiate", "parse_condition", "parse_launch", "special_registers",
+           "Alu", "Selp", "Setp"]
