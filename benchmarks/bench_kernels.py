@@ -1,0 +1,144 @@
+"""Cost of checking each kernel of the corpus (examples/kernels/) at its launch.
+
+    python benchmarks/bench_kernels.py [--repeat N] [--model ptx] [--all] [--no-process] [NAME ...]
+
+Per kernel: the threads of its launch, the events of its check, the time of `ptxmm.check` on its
+committed PTX in this process (median of N warm runs: the first run is untimed), the peak of Python's
+heap during one check (tracemalloc: Z3's own memory is not in it), the wall time and peak resident memory
+of a whole `ptxmm check k.ptx` process (start-up, parse, check, report), and what reading the .cu adds
+over reading its .ptx when nvcc's output is cached (median of N `ptxmm.load` of each, after one load of
+the .cu has filled the cache; "-" when nvcc is absent).
+
+Targets (issue 25): a check at most 2 s, the 3-tile look-back at most 5 s (judged on the in-process
+median), a cached compile at most 50 ms. Kernels marked slow (grid-barrier-reuse: the barrier used twice)
+run only with --all. Timings depend on the machine's load: compare runs taken the same minute."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import ptxmm
+
+ROOT = Path(__file__).resolve().parents[1]
+KDIR = ROOT / "examples" / "kernels"
+SLOW = {"grid-barrier-reuse"}
+LIMIT_S = {"lookback-packed": 5.0, "lookback-two-words": 5.0, "lookback-two-words-no-fence": 5.0}
+DEFAULT_LIMIT_S = 2.0
+COMPILE_LIMIT_MS = 50.0
+
+
+def _threads(cu: Path) -> int:
+    m = re.search(r"//\s*ptxmm:\s*launch\s+\w+<<<\s*(\d+)\s*,\s*(\d+)", cu.read_text())
+    return int(m.group(1)) * int(m.group(2)) if m else 0
+
+
+def _median_ms(fn, repeat: int) -> float:
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(ts)
+
+
+# Runs argv[1:] and prints its exit status, wall time and peak RSS. A small process forks the check:
+# a child's peak RSS counts the pages it shares with its parent at fork time, so forking from this
+# (large) process would report this process's size for every kernel.
+_WRAPPER = """import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, usage.ru_maxrss)
+"""
+
+
+def _process(ptx: Path, model: str) -> tuple[float, float, int]:
+    """(wall s, peak RSS MiB, exit status) of one `ptxmm check` process."""
+    cmd = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "ptxmm", "check", "--model", model, str(ptx)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split()
+    return float(out[1]), int(out[2]) / 1024, int(out[0])
+
+
+def _compile_overhead_ms(cu: Path, ptx: Path, repeat: int) -> float | None:
+    if shutil.which("nvcc") is None:
+        return None
+    ptxmm.load(cu)  # fills the cache
+    return _median_ms(lambda: ptxmm.load(cu), repeat) - _median_ms(lambda: ptxmm.load(ptx), repeat)
+
+
+def _row(name: str, args) -> dict:
+    cu, ptx = KDIR / f"{name}.cu", KDIR / f"{name}.ptx"
+    prog = ptxmm.load(ptx)
+    res = ptxmm.check(prog, args.model)  # warm: imports, model, caches
+    check_ms = _median_ms(lambda: ptxmm.check(prog, args.model), args.repeat)
+    tracemalloc.start()
+    ptxmm.check(prog, args.model)
+    heap_mib = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    proc = _process(ptx, args.model) if args.process else None
+    kinds = sorted({str(f.kind) for f in res.findings if str(f.kind) != "flag"})
+    return {"name": name, "threads": _threads(cu), "events": res.n_events, "check_ms": check_ms,
+            "heap_mib": heap_mib, "proc": proc, "compile_ms": _compile_overhead_ms(cu, ptx, args.repeat),
+            "findings": ", ".join(kinds) or "ok", "holds": res.holds}
+
+
+def _line(r: dict) -> str:
+    dash = "      -"
+    proc_s, rss = (f"{r['proc'][0]:7.2f}", f"{r['proc'][1]:7.0f}") if r["proc"] else (dash, dash)
+    comp = dash if r["compile_ms"] is None else f"{r['compile_ms']:7.1f}"
+    note = "" if r["holds"] else "  (condition does NOT hold)"
+    if r["proc"] and r["proc"][2] != 0:
+        note += f"  (ptxmm check exited {r['proc'][2]})"
+    return (f"{r['name']:32s} {r['threads']:3d} {r['events']:6d} {r['check_ms']:9.1f} {r['heap_mib']:8.1f} "
+            f"{proc_s} {rss} {comp}  {r['findings']}{note}")
+
+
+def _missed(r: dict) -> list[str]:
+    out = []
+    limit = LIMIT_S.get(r["name"], DEFAULT_LIMIT_S)
+    if r["check_ms"] > limit * 1000:
+        out.append(f"{r['name']}: check {r['check_ms'] / 1000:.2f} s > {limit:g} s")
+    if r["compile_ms"] is not None and r["compile_ms"] > COMPILE_LIMIT_MS:
+        out.append(f"{r['name']}: cached compile adds {r['compile_ms']:.1f} ms > {COMPILE_LIMIT_MS:g} ms")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("names", nargs="*", help="kernels (file stems) to run; default: every kernel")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--model", default="ptx")
+    ap.add_argument("--all", action="store_true", help=f"also the slow kernels ({', '.join(sorted(SLOW))})")
+    ap.add_argument("--no-process", dest="process", action="store_false",
+                    help="skip the whole-process measurement")
+    args = ap.parse_args()
+    names = args.names or [p.stem for p in sorted(KDIR.glob("*.cu")) if args.all or p.stem not in SLOW]
+    head = (f"{'kernel':32s} {'thr':>3s} {'events':>6s} {'check ms':>9s} {'heap MiB':>8s} {'proc s':>7s} "
+            f"{'RSS MiB':>7s} {'.cu +ms':>7s}  findings")
+    print(head)
+    print("-" * len(head))
+    missed = []
+    for name in names:
+        r = _row(name, args)
+        print(_line(r), flush=True)
+        missed += _missed(r)
+    skipped = sorted(SLOW - set(names)) if not args.names else []
+    print(f"model {args.model}, median of {args.repeat} warm runs"
+          + (f"; not run (slow, --all runs them): {', '.join(skipped)}" if skipped else ""))
+    print("targets: all met" if not missed else "targets missed:\n  " + "\n  ".join(missed))
+
+
+if __name__ == "__main__":
+    main()
