@@ -74,8 +74,7 @@ def _kinds(res) -> set[str]:
 
 # What the front end cannot find yet, by kernel: those kernels' findings tests are strict xfails (an
 # xpass fails, so the marker goes once the finding comes).
-MISSING = {"spin-hoisted": "hang: the liveness finding (issue 26, branch live) is not in this branch; "
-                           "race and assert-fails are found (test_spin_hoisted_finds_all_but_the_hang)"}
+MISSING: dict[str, str] = {}
 
 
 def _params(names, models=MODELS):
@@ -196,13 +195,6 @@ def test_findings_equal_the_expect_line_and_the_condition_holds(name, model):
     res = _check(str(KDIR / f"{name}.ptx"), model)
     assert _kinds(res) == _expected(KDIR / f"{name}.cu"), [str(f) for f in res.findings]
     assert res.holds is True, [str(o.outcome) for o in res.outcomes]
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_spin_hoisted_finds_all_but_the_hang(model):
-    """Until the hang is found (MISSING): the other findings and the condition, exactly."""
-    res = _check(str(KDIR / "spin-hoisted.ptx"), model)
-    assert _kinds(res) == _expected(KDIR / "spin-hoisted.cu") - {"hang"} and res.holds is True
 
 
 def test_findings_name_the_cuda_lines():
