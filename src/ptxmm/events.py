@@ -46,6 +46,7 @@ from .program import (
     Mapa,
     MBarrier,
     Mov,
+    Placement,
     Program,
     ProxyFence,
     Red,
@@ -121,6 +122,10 @@ class Event:
     agent: int = -1
     # mbarrier waits: the value condition "the wait observed the phase completion" (docs/hopper.md)
     ok: Expr | None = None
+    # an asynchronous agent's event performed in another CTA of the issuer's cluster (the CTA that
+    # owns a bulk copy's shared::cluster destination or its mbarrier; models/ptx-async.cat, D4):
+    # that CTA's placement, for scope inclusion and same-CTA; None: the thread's own placement
+    at: Placement | None = None
 
     @property
     def label(self) -> str:
@@ -194,6 +199,7 @@ class _Proto:
     paths: set[int] = field(default_factory=set)
     agent: int = -1
     ok: Expr | None = None
+    at: Placement | None = None
 
 
 @dataclass
@@ -251,8 +257,10 @@ class _Builder:
         self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
         # the CTAs of each cluster by rank (%cluster_ctarank): in the order of their .cta numbers
         self.ranks: dict[tuple, list[tuple]] = {}
+        self.cta_place: dict[tuple, Placement] = {}  # a CTA's key → its placement
         for th in sorted(prog.threads, key=lambda th: th.placement.cta):
             ctas = self.ranks.setdefault(th.placement.cluster_key, [])
+            self.cta_place.setdefault(th.placement.cta_key, th.placement)
             if th.placement.cta_key not in ctas:
                 ctas.append(th.placement.cta_key)
 
@@ -549,14 +557,15 @@ class _Builder:
         return dict(loc=pl, vloc=vl, w=64), adeps
 
     def mbar_rmw(self, st: _State, t: Thread, ins, guard, where: dict, sems: tuple[str, str],
-                 scope: str, change: tuple[Expr, bool, Expr], agent: int = -1) -> tuple[int, int]:
+                 scope: str, change: tuple[Expr, bool, Expr], agent: int = -1,
+                 at: Placement | None = None) -> tuple[int, int]:
         """One atomic update of an mbarrier word: (arrivals, drop, tx-count change)."""
         tags = {"GEN", "MBAR", "SHM"} | ({"AOP"} if agent >= 0 else set())
-        r = self.new_event(st, t, Kind.R, ins, guard, sem=sems[0], scope=scope, agent=agent,
+        r = self.new_event(st, t, Kind.R, ins, guard, sem=sems[0], scope=scope, agent=agent, at=at,
                            tags=frozenset(tags | {"RMW_R"}), **where)
         new = mb.update(ReadVal(r, 64), *change)
         w = self.new_event(st, t, Kind.W, ins, guard, sem=sems[1], scope=scope, value=new, agent=agent,
-                           tags=frozenset(tags | {"RMW_W"}), **where)
+                           at=at, tags=frozenset(tags | {"RMW_W"}), **where)
         self.edges |= {(r, w, "rmw"), (r, w, "data")}
         return r, w
 
@@ -618,41 +627,58 @@ class _Builder:
                                 ins.pos, "cp.async.bulk copies one 32-bit word between the state "
                                 "spaces its qualifiers name")
         vl, pl = self.place(name, t, rank)
-        return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps
+        return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps, self.owner(t, rank)
+
+    def owner(self, t: Thread, rank: int | None) -> Placement | None:
+        """The placement of CTA ``rank`` of t's cluster when it is not t's own CTA (None)."""
+        if rank is None:
+            return None
+        key = self.ranks[t.placement.cluster_key][rank]
+        return None if key == t.placement.cta_key else self.cta_place[key]
 
     def bulk_copy(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps) -> None:
         """The async agent's events (agent = a fresh id, not in po): the read of src and the write
-        of dst through the async proxy; with an mbarrier, the implicit generic-async proxy fence
-        at completion and the complete-tx (release, cluster scope) on the mbarrier."""
+        of dst through the async proxy, then the implicit generic-async proxy fence of the
+        copy's completion; with an mbarrier, the complete-tx (release, cluster scope) on it after
+        that fence; in a bulk group, also an implicit fence after the read, which a
+        cp.async.bulk.wait_group.read waits for (models/ptx-async.cat, D1). The write, its fence
+        and the complete-tx are performed in the CTA that owns the destination and the
+        mbarrier (``at``, models/ptx-async.cat, D4)."""
         agent = self.agents
         self.agents += 1
-        src, stag, sdeps = self.async_place(ins, ins.src, ins.src_space, st, t)
-        dst, dtag, ddeps = self.async_place(ins, ins.dst, ins.dst_space, st, t)
+        src, stag, sdeps, _ = self.async_place(ins, ins.src, ins.src_space, st, t)
+        dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t)
         aop = frozenset({"ASYNC", "AOP"})
+        fence = frozenset({"PROXY", "ASYNC", "AOP"})
         r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=aop | stag, agent=agent, **src)
         w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32), tags=aop | dtag,
-                           agent=agent, **dst)
-        self.edges |= {(r, w, "data"), (r, w, "aint")}
+                           agent=agent, at=dat, **dst)
+        f = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent, at=dat)
+        self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
         self.dep(sdeps, r, "addr")
         self.dep(ddeps, w, "addr")
-        for e in (r, w):
+        for e in (r, w, f):
             self.dep(gdeps, e, "ctrl")
         if ins.mbar is None:
-            st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((r, w),)
+            fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
+            self.edges.add((r, fr, "aint"))
+            self.dep(gdeps, fr, "ctrl")
+            st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
             return
         where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
-        f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
         size, _ = self.val(ins.size, st, "b64")
         cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
-                               (Const(0, 64), False, mk("neg", size)), agent)
-        self.edges |= {(w, f, "aint"), (f, cr, "aint"), (cr, cw, "aint")}
+                               (Const(0, 64), False, mk("neg", size)), agent,
+                               self.owner(t, self.resolve(ins.mbar, st, ins)[1]))
+        self.edges |= {(f, cr, "aint"), (cr, cw, "aint")}
         for e in (cr, cw):
             self.dep(bdeps, e, "addr")
 
     def bulk_group(self, t: Thread, ins: BulkGroup, st: _State, guard, gdeps) -> None:
         """commit_group closes the open bulk copies into a group; wait_group N waits for all
-        groups but the N most recent (``.read``: for their reads only). The wait is an event:
-        an async proxy fence (the implicit one at completion), after the copies it waits for."""
+        groups but the N most recent: for the implicit proxy fence of each copy's completion
+        (``.read``: of each copy's read). The wait is an event ordered after those fences; it
+        is no proxy fence itself (a wait with nothing to wait for orders nothing: D2)."""
         if guard is not None:
             raise UnsupportedError(f"predicated `{ins.text}`", ins.pos)
         groups = st.bars.get(("bulk", "groups"), ())
@@ -661,13 +687,10 @@ class _Builder:
             st.bars[("bulk", "open")] = ()
             return
         done = groups[:max(len(groups) - ins.n, 0)]
-        tags = {"PROXY", "BULKWAIT"} | (set() if ins.read else {"ASYNC"})
-        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset(tags))
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "BULKWAIT"}))
         for grp in done:
-            for r, w in grp:
-                self.edges.add((r, e, "done"))
-                if not ins.read:
-                    self.edges.add((w, e, "done"))
+            for fr, f in grp:
+                self.edges.add((fr if ins.read else f, e, "done"))
         if not ins.read:
             st.bars[("bulk", "groups")] = groups[len(done):]
 
@@ -827,7 +850,7 @@ def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGr
         events.append(Event(f(old), e.kind, e.thread, e.index, frozenset(e.paths), e.sem, e.scope,
                             e.loc, e.vloc, e.w, None if e.value is None else substitute(e.value, f),
                             substitute(e.cond, f), e.tags, e.instr, bar, e.agent,
-                            None if e.ok is None else substitute(e.ok, f)))
+                            None if e.ok is None else substitute(e.ok, f), e.at))
     edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": [],
                                                "aint": [], "done": []}
     for a, c, k in sorted(b.edges):

@@ -145,11 +145,14 @@ def implied_execution(eg: EventGraph, ex: list[Guard]) -> list[int]:
     return out
 
 
-def _level(eg: EventGraph, ta: int, tb: int) -> int:
-    if ta == tb:
+def _level(eg: EventGraph, sa: tuple, sb: tuple) -> int:
+    """The scope level between two sites (thread, at): the thread itself when both are the
+    thread's own CTA's events (``at`` None), else the narrowest scope holding both placements."""
+    if sa[0] == sb[0] and sa[1] is None and sb[1] is None:
         return _LEVEL["thread"]
-    pa = eg.program.threads[ta].placement
-    pb = eg.program.threads[tb].placement
+    threads = eg.program.threads
+    pa = sa[1] or threads[sa[0]].placement
+    pb = sb[1] or threads[sb[0]].placement
     return _LEVEL[pa.level_with(pb)]
 
 
@@ -195,6 +198,13 @@ class _Base:
                 self.thread_mask[e.thread] = self.thread_mask.get(e.thread, 0) | (1 << e.eid)
         self.mem = sum(1 << e.eid for e in ev if e.kind in (Kind.R, Kind.W))
         self.agents = sum(1 << e.eid for e in ev if e.agent >= 0)
+        # sites: (thread, at) → its events; an asynchronous agent's event may be performed in
+        # another CTA than its thread's (Event.at)
+        self.site_mask: dict[tuple, int] = {}
+        for e in ev:
+            if e.thread >= 0:
+                k = (e.thread, e.at)
+                self.site_mask[k] = self.site_mask.get(k, 0) | (1 << e.eid)
 
     def eset(self, pred) -> ESet:
         return ESet(self.u, sum(1 << e.eid for e in self.eg.events if pred(e)) & self.u.live)
@@ -281,35 +291,40 @@ class _Base:
         return rows
 
     def placed(self, key) -> Rel:
-        """Pairs of thread events whose threads' placements agree on ``key``."""
+        """Pairs of thread events whose placements (Event.at, else their thread's) agree on ``key``."""
         threads = self.eg.program.threads
+        where = {k: key(k[1] or threads[k[0]].placement) for k in self.site_mask}
         rows = {}
-        for ta, ma in self.thread_mask.items():
+        for ka, ma in self.site_mask.items():
             row = 0
-            for tb, mb in self.thread_mask.items():
-                if key(threads[ta].placement) == key(threads[tb].placement):
+            for kb, mb in self.site_mask.items():
+                if where[ka] == where[kb]:
                     row |= mb
             for a in bits(ma):
                 rows[a] = row
         return self.rel(self._no_exclusive(rows))
 
     def sr(self) -> Rel:
-        """Both events strong, each one's scope including the other's thread."""
+        """Both events strong, each one's scope including the other's site (thread, or the CTA
+        an asynchronous agent's event is performed in)."""
         ev = self.eg.events
-        by_level: dict[tuple[int, int], int] = {}  # (thread, level) → events with scope ≥ level
+        by_level: dict[tuple, int] = {}  # (site, level) → events with scope ≥ level
         for e in ev:
             if e.thread >= 0 and e.scope is not None:
                 for lv in range(-1, _LEVEL[e.scope] + 1):
-                    by_level[(e.thread, lv)] = by_level.get((e.thread, lv), 0) | (1 << e.eid)
+                    k = ((e.thread, e.at), lv)
+                    by_level[k] = by_level.get(k, 0) | (1 << e.eid)
+        sites = {k for k, _ in by_level}
         rows = {}
         for a in ev:
             if a.thread < 0 or a.scope is None:
                 continue
             row = 0
-            for tb in self.thread_mask:
-                lv = _level(self.eg, a.thread, tb)
+            sa = (a.thread, a.at)
+            for sb in sites:
+                lv = _level(self.eg, sa, sb)
                 if lv <= _LEVEL[a.scope]:
-                    row |= by_level.get((tb, lv), 0)
+                    row |= by_level.get((sb, lv), 0)
             rows[a.eid] = row
         return self.rel(self._no_exclusive(rows))
 

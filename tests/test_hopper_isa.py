@@ -1,0 +1,182 @@
+"""The async proxy as the PTX ISA states it (issue 27, D1–D4): each program the issue names gives
+the ISA's verdict with both engines, and each CHOICE of models/ptx-async.cat has a test showing
+what it decides (the other reading gives the other verdict)."""
+
+from __future__ import annotations
+
+import pytest
+
+import ptxmm
+from ptxmm import events
+
+
+def _verdict(src: str, both: bool = True) -> bool:
+    prog = ptxmm.parse(src, "t.ptx")
+    z = ptxmm.check(prog, engine="z3", flags=False)
+    if both:
+        b = ptxmm.check(prog, engine="brute", flags=False)
+        assert z.outcome_set == b.outcome_set, (z.outcome_set, b.outcome_set)
+        assert z.holds == b.holds
+    return z.holds
+
+
+# ----- D1: cp.async.bulk.wait_group.read orders the copy's source read before later writes ------
+
+D1 = """
+.global .u32 g = 0;
+.shared .u32 s = 1;
+.thread T0 .cta 0 {
+    cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4;
+    cp.async.bulk.commit_group;
+    %READ%
+    st.shared.u32 [s], 2;
+    cp.async.bulk.wait_group 0;
+    ld.global.u32 %r0, [g];
+}
+exists (T0:%r0 == 2)
+"""
+
+
+def test_d1_wait_group_read_orders_the_source_read_before_later_writes():
+    """ISA (cp.async.bulk.wait_group): .read waits until the copies "have completed … the reading
+    from their source locations": the store after it cannot be what the copy read. Without the
+    wait the copy may read the later 2 (the reuse race of a TMA-store epilogue)."""
+    assert _verdict(D1.replace("%READ%", "cp.async.bulk.wait_group.read 0;")) is False
+    assert _verdict(D1.replace("%READ%", "")) is True
+
+
+def test_d1_wait_group_read_does_not_wait_for_the_write():
+    """.read waits for the reads only: a generic load of the destination after it (and no full
+    wait) may still see the old value."""
+    src = D1.replace("%READ%", "cp.async.bulk.wait_group.read 0;").replace(
+        "    cp.async.bulk.wait_group 0;\n", "").replace("exists (T0:%r0 == 2)", "exists (T0:%r0 == 0)")
+    assert _verdict(src) is True
+
+
+def test_d1_wait_group_read_n_leaves_the_newest_groups_pending():
+    """wait_group.read 1 with one group committed waits for nothing."""
+    assert _verdict(D1.replace("%READ%", "cp.async.bulk.wait_group.read 1;")) is True
+
+
+# ----- D2: a wait_group with nothing pending is no proxy fence ----------------------------------
+
+D2 = """
+.global .u32 g = 7;
+.shared .u32 s = 0;
+.thread T0 .cta 0 {
+    st.shared.u32 [s], 1;
+    %FENCE%
+    cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4;
+    cp.async.bulk.commit_group;
+    cp.async.bulk.wait_group 0;
+    ld.global.u32 %r0, [g];
+}
+exists (T0:%r0 == 0)
+"""
+
+
+def test_d2_wait_group_with_nothing_pending_is_no_proxy_fence():
+    """ISA (async proxy): "The completion of a cp{.reduce}.async.bulk operation is followed by an
+    implicit generic-async proxy fence"; a wait with no group pending completes nothing. Allowed,
+    like examples/hopper/bulk-store-no-fence.ptx; fence.proxy.async in its place forbids it."""
+    assert _verdict(D2.replace("%FENCE%", "cp.async.bulk.wait_group 0;")) is True
+    assert _verdict(D2.replace("%FENCE%", "cp.async.bulk.wait_group.read 0;")) is True
+    assert _verdict(D2.replace("%FENCE%", "fence.proxy.async.shared::cta;")) is False
+
+
+def test_d2_a_completed_copy_fences_only_through_its_own_completion():
+    """An earlier copy (of another location) that completed before the store orders nothing for
+    the store either: its implicit fence precedes the store."""
+    src = D2.replace("%FENCE%", "").replace(
+        "    st.shared.u32 [s], 1;\n",
+        "    cp.async.bulk.global.shared::cta.bulk_group [h], [t], 4;\n    cp.async.bulk.commit_group;\n"
+        "    cp.async.bulk.wait_group 0;\n    st.shared.u32 [s], 1;\n")
+    src = ".global .u32 h = 0;\n.shared .u32 t = 0;\n" + src
+    assert _verdict(src, both=False) is True
+
+
+# ----- D3: proxy-preserved base causality is a subset of base causality --------------------------
+
+D3 = """
+.global .u32 g = 42;
+.global .u32 h = 9;
+.shared .u32 s = 0;
+.shared .u32 d = 0;
+.shared .b64 bar = mbarrier.init(1);
+.thread T0 .cta 0 {
+    st.shared.u32 [s], 1;
+    mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 _, [bar], 4;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [g], 4, [bar];
+}
+.thread T1 .cta 0 {
+W:  mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p, [bar], 0;
+    @!%p bra W;
+    %READER%
+}
+exists (T1:%r0 == 0)
+"""
+COPY = ("cp.async.bulk.global.shared::cta.bulk_group [h], [s], 4;\n    cp.async.bulk.commit_group;\n"
+        "    cp.async.bulk.wait_group 0;\n    ld.global.u32 %r0, [h];")
+
+
+def test_d3_issue_edge_does_not_leak_through_the_implicit_fence():
+    """ISA 8.9.1.1: the complete-tx "does not transitively establish ordering with respect to prior
+    instructions from the issuing thread"; 8.9.5: X precedes Y in proxy-preserved base causality
+    "if X precedes Y in base causality order, and …". The store is not bco-before T1's bulk copy of
+    s, so the copy may read the stale 0 — as a generic load of s may. With a release arrive, the
+    store is released to T1 and, T1 having no proxy fence, the async read still may miss it."""
+    assert _verdict(D3.replace("%READER%", COPY), both=False) is True
+    assert _verdict(D3.replace("%READER%", "ld.shared.u32 %r0, [s];")) is True
+    released = D3.replace("arrive.expect_tx.relaxed", "arrive.expect_tx.release")
+    assert _verdict(released.replace("%READER%", "ld.shared.u32 %r0, [s];")) is False
+    fenced = released.replace("    st.shared.u32 [s], 1;\n", "    st.shared.u32 [s], 1;\n"
+                              "    fence.proxy.async.shared::cta;\n")
+    assert _verdict(fenced.replace("%READER%", COPY), both=False) is False
+
+
+# ----- D4: a copy into another CTA is performed in the destination CTA ----------------------------
+
+D4 = """
+.global .u32 g = 42;
+.global .u32 h = 9;
+.shared .u32 s = 0;
+.shared .b64 bar = mbarrier.init(1);
+.thread P .cluster 0 .cta 0 {
+    mapa.shared::cluster.u64 %rd1, s, 1;
+    mapa.shared::cluster.u64 %rd2, bar, 1;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [g], 4, [%rd2];
+}
+.thread C .cluster 0 .cta 1 {
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 4;
+W:  mbarrier.try_wait.parity.shared::cta.b64 %p, [bar], 0;
+    @!%p bra W;
+    %READER%
+}
+exists (C:%r0 != 42)
+"""
+TMA_STORE = ("cp.async.bulk.global.shared::cta.bulk_group [h], [s], 4;\n    cp.async.bulk.commit_group;\n"
+             "    cp.async.bulk.wait_group 0;\n    ld.global.u32 %r0, [h];")
+
+
+@pytest.mark.parametrize("reader", ["ld.shared.u32 %r0, [s];", TMA_STORE], ids=["load", "tma-store"])
+def test_d4_remote_copy_is_performed_in_the_destination_cta(reader, monkeypatch):
+    """CHOICE (models/ptx-async.cat, D4): the write, implicit fence and complete-tx of a copy into
+    CTA 1 are performed in CTA 1, so CTA 1's .cta arrive and wait (CUTLASS's defaults) observe it:
+    forbidden, for a generic load of s and for CTA 1's own TMA store of s. The other reading — the
+    issuing CTA performs them — allows both stale outcomes."""
+    src = D4.replace("%READER%", reader)
+    assert _verdict(src, both=reader != TMA_STORE) is False
+    monkeypatch.setattr(events._Builder, "owner", lambda self, t, rank: None)
+    assert _verdict(src, both=False) is True
+
+
+def test_d4_attribution_follows_the_mbarrier_and_the_destination():
+    """A copy into the issuer's own CTA has no other CTA (Event.at None); the remote copy's read
+    of the global source stays in the issuing CTA, its write, fence and complete-tx in CTA 1."""
+    eg = events.build(ptxmm.parse(D4.replace("%READER%", "ld.shared.u32 %r0, [s];"), "d4.ptx"))
+    agent = [e for e in eg.events if e.agent >= 0]
+    assert [e.kind for e in agent] == ["R", "W", "F", "R", "W"]
+    assert agent[0].at is None
+    assert {e.at.cta for e in agent[1:]} == {1}
+    assert all(e.at is None for e in eg.events if e.agent < 0)
+
