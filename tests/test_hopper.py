@@ -19,8 +19,11 @@ from ptxmm.program import BulkCopy, BulkGroup, ClusterBarrier, Mapa, MBarrier, P
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"
 EXAMPLES = sorted((ROOT / "examples" / "hopper").glob("*.ptx"))
-# the 2-stage ring: 31 events, about 45 s for the brute-force engine (Z3: 0.5 s)
-BIG = {"ring-2stage-full-empty.ptx"}
+# the 2-stage rings and the two-CTA and TMA pipelines: 30 s to minutes for the brute-force engine
+# (Z3: 0.5-3 s); PTXMM_SLOW=1 runs them with both engines
+BIG = {"ring-2stage-full-empty.ptx", "remote-arrive-2cta.ptx", "remote-arrive-2cta-relaxed.ptx",
+       "pipeline-tma-async.ptx", "pipeline-tma-async-no-empty-wait.ptx",
+       "pipeline-tma-async-no-consumer-fence.ptx"}
 
 
 def test_examples_are_there():
