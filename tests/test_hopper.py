@@ -23,7 +23,8 @@ EXAMPLES = sorted((ROOT / "examples" / "hopper").glob("*.ptx"))
 # (Z3: 0.5-3 s); PTXMM_SLOW=1 runs them with both engines
 BIG = {"ring-2stage-full-empty.ptx", "remote-arrive-2cta.ptx", "remote-arrive-2cta-relaxed.ptx",
        "pipeline-tma-async.ptx", "pipeline-tma-async-no-empty-wait.ptx",
-       "pipeline-tma-async-no-consumer-fence.ptx"}
+       "pipeline-tma-async-no-consumer-fence.ptx", "tma-multicast.ptx",
+       "tma-multicast-no-expect-tx.ptx"}
 
 
 def test_examples_are_there():

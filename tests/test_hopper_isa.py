@@ -180,3 +180,79 @@ def test_d4_attribution_follows_the_mbarrier_and_the_destination():
     assert {e.at.cta for e in agent[1:]} == {1}
     assert all(e.at is None for e in eg.events if e.agent < 0)
 
+
+
+# ----- idioms: multicast, the cluster init fence ------------------------------------------------
+
+MC = """
+.global .u32 g = 42;
+.shared .u32 s = 0;
+.shared .b64 bar = mbarrier.init(1);
+.thread P .cluster 0 .cta 0 {
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+        [s], [g], 4, [bar], %MASK%;
+}
+.thread C1 .cluster 0 .cta 1 {
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 4;
+W:  mbarrier.try_wait.parity.shared::cta.b64 %p, [bar], 0;
+    @!%p bra W;
+    ld.shared.u32 %r0, [s];
+}
+exists (C1:%r0 != 42)
+"""
+
+
+def test_multicast_writes_and_completes_in_each_cta_of_the_mask():
+    """PTX ISA (cp.async.bulk, .multicast::cluster): one read of the source, then per CTA of the
+    mask a write at dst's offset, its implicit fence and a complete-tx on the mbarrier at mbar's
+    offset, performed in that CTA."""
+    eg = events.build(ptxmm.parse(MC.replace("%MASK%", "3"), "mc.ptx"))
+    agent = [e for e in eg.events if e.agent >= 0]
+    assert [e.kind for e in agent] == ["R", "W", "F", "R", "W", "W", "F", "R", "W"]
+    assert [e.loc for e in agent if e.kind == "W" and "ASYNC" in e.tags] == ["s@0.0.0", "s@0.0.1"]
+    assert [e.at and e.at.cta for e in agent] == [None, None, None, None, None, 1, 1, 1, 1]
+    assert _verdict(MC.replace("%MASK%", "2"), both=False) is False  # CTA 1 alone
+
+
+def test_multicast_mask_must_name_ctas_of_the_cluster():
+    from ptxmm.errors import SemanticError, UnsupportedError
+    with pytest.raises(SemanticError, match="ctaMask"):
+        events.build(ptxmm.parse(MC.replace("%MASK%", "4"), "mc.ptx"))
+    with pytest.raises(UnsupportedError, match="ctaMask held in a register"):
+        ptxmm.parse(MC.replace("%MASK%", "%rs0"), "mc.ptx")
+
+
+INIT = """
+.global .u32 x = 0;
+.shared .b64 bar;
+.thread T0 .cluster 0 .cta 0 {
+    st.global.u32 [x], 1;
+    mbarrier.init.shared::cta.b64 [bar], 1;
+    %FENCE%
+    barrier.cluster.arrive.relaxed.aligned;
+    barrier.cluster.wait.aligned;
+}
+.thread T1 .cluster 0 .cta 1 {
+    barrier.cluster.arrive.relaxed.aligned;
+    barrier.cluster.wait.aligned;
+    ld.global.u32 %r0, [x];
+}
+exists (T1:%r0 == 0)
+"""
+
+
+def test_mbarrier_init_fence_releases_only_inits():
+    """fence.mbarrier_init releases the thread's prior mbarrier.init only (membar/fence): a
+    store before it is not published by the relaxed arrive; fence.release.cluster publishes it."""
+    assert _verdict(INIT.replace("%FENCE%", "fence.mbarrier_init.release.cluster;")) is True
+    assert _verdict(INIT.replace("%FENCE%", "fence.release.cluster;")) is False
+
+
+def test_mbarrier_init_fence_ir_and_form():
+    from ptxmm.errors import ParseError
+    from ptxmm.program import Fence
+    p = ptxmm.parse(INIT.replace("%FENCE%", "fence.mbarrier_init.release.cluster;"), "i.ptx")
+    f = p.threads[0].instrs[2]
+    assert isinstance(f, Fence) and (f.sem, f.scope, f.restrict) == ("release", "cluster", "mbarrier_init")
+    with pytest.raises(ParseError, match="fence.mbarrier_init.release.cluster"):
+        ptxmm.parse(INIT.replace("%FENCE%", "fence.mbarrier_init.release.cta;"), "i.ptx")

@@ -382,7 +382,9 @@ class _Builder:
             case Load() | Store() | Atom() | Red():
                 self.memory(t, ins, st, guard, gdeps)
             case Fence():
-                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope)
+                # fence.mbarrier_init: no memory fence (PROXY keeps it out of Fm), only MBI
+                tags = frozenset({"PROXY", "MBI"}) if ins.restrict == "mbarrier_init" else frozenset()
+                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope, tags=tags)
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
                 space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
@@ -543,9 +545,12 @@ class _Builder:
                            tags=frozenset(tags))
         self.dep(gdeps, e, "ctrl")
 
-    def mbar_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[dict, frozenset[int]]:
-        """Location fields of an mbarrier operand (a .shared .b64 location)."""
+    def mbar_place(self, ins, a: Addr, st: _State, t: Thread,
+                   multicast: int | None = None) -> tuple[dict, frozenset[int]]:
+        """Location fields of an mbarrier operand (a .shared .b64 location; ``multicast``: its
+        copy in that CTA rank)."""
         name, rank, adeps = self.resolve(a, st, ins)
+        rank = rank if multicast is None else multicast
         loc = self.locs[self.p.physical(name)]
         if loc.space != "shared" or type_width(loc.type) != 64:
             raise SemanticError(f"`{ins.text}`: mbarrier object {name} must be a .shared .b64 location",
@@ -619,8 +624,11 @@ class _Builder:
         self.mapa_addrs.add(v.v)
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
 
-    def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread):
+    def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread,
+                    multicast: int | None = None):
+        """Location fields of a copy operand (``multicast``: the copy in that CTA rank)."""
         name, rank, deps = self.resolve(a, st, ins)
+        rank = rank if multicast is None else multicast
         loc = self.locs[self.p.physical(name)]
         if loc.space != space or type_width(loc.type) != 32:
             raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
@@ -643,36 +651,60 @@ class _Builder:
         that fence; in a bulk group, also an implicit fence after the read, which a
         cp.async.bulk.wait_group.read waits for (models/ptx-async.cat, D1). The write, its fence
         and the complete-tx are performed in the CTA that owns the destination and the
-        mbarrier (``at``, models/ptx-async.cat, D4)."""
+        mbarrier (``at``, models/ptx-async.cat, D4); a multicast copy writes, fences and
+        completes in each CTA of its ctaMask, at dst's and mbar's CTA-relative offsets."""
         agent = self.agents
         self.agents += 1
         src, stag, sdeps, _ = self.async_place(ins, ins.src, ins.src_space, st, t)
-        dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t)
-        aop = frozenset({"ASYNC", "AOP"})
         fence = frozenset({"PROXY", "ASYNC", "AOP"})
-        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=aop | stag, agent=agent, **src)
-        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32), tags=aop | dtag,
-                           agent=agent, at=dat, **dst)
-        f = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent, at=dat)
-        self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
+        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"ASYNC", "AOP"}) | stag,
+                           agent=agent, **src)
         self.dep(sdeps, r, "addr")
+        self.dep(gdeps, r, "ctrl")
+        for rank in self.copy_ranks(t, ins, st):
+            f = self.copy_write(t, ins, st, guard, gdeps, r, rank, agent)
+            if ins.mbar is None:
+                fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
+                self.edges.add((r, fr, "aint"))
+                self.dep(gdeps, fr, "ctrl")
+                st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
+                continue
+            where, bdeps = self.mbar_place(ins, ins.mbar, st, t, rank)
+            size, _ = self.val(ins.size, st, "b64")
+            brank = rank if ins.multicast is not None else self.resolve(ins.mbar, st, ins)[1]
+            cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
+                                   (Const(0, 64), False, mk("neg", size)), agent, self.owner(t, brank))
+            self.edges |= {(f, cr, "aint"), (cr, cw, "aint")}
+            for e in (cr, cw):
+                self.dep(bdeps, e, "addr")
+
+    def copy_ranks(self, t: Thread, ins: BulkCopy, st: _State) -> list[int | None]:
+        """The destination CTAs of a copy: the operand's (None: the thread's own), or the ranks of
+        a multicast's ctaMask."""
+        if ins.multicast is None:
+            return [None]
+        mask, _ = self.val(ins.multicast, st, "b16")
+        n = len(self.ranks[t.placement.cluster_key])
+        ranks = [k for k in range(16) if isinstance(mask, Const) and mask.v >> k & 1]
+        if not ranks or ranks[-1] >= n:
+            raise SemanticError(f"`{ins.text}`: ctaMask names CTA ranks {ranks} of a cluster of {n}",
+                                ins.pos, "place a thread in each CTA the mask names (.cluster C .cta K)")
+        return ranks
+
+    def copy_write(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int,
+                   rank: int | None, agent: int) -> int:
+        """The copy's write of its destination (in CTA ``rank`` for a multicast) and the implicit
+        fence of its completion; returns the fence."""
+        dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t, rank)
+        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
+                           tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+        f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}),
+                           agent=agent, at=dat)
+        self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
         self.dep(ddeps, w, "addr")
-        for e in (r, w, f):
+        for e in (w, f):
             self.dep(gdeps, e, "ctrl")
-        if ins.mbar is None:
-            fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
-            self.edges.add((r, fr, "aint"))
-            self.dep(gdeps, fr, "ctrl")
-            st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
-            return
-        where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
-        size, _ = self.val(ins.size, st, "b64")
-        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
-                               (Const(0, 64), False, mk("neg", size)), agent,
-                               self.owner(t, self.resolve(ins.mbar, st, ins)[1]))
-        self.edges |= {(f, cr, "aint"), (cr, cw, "aint")}
-        for e in (cr, cw):
-            self.dep(bdeps, e, "addr")
+        return f
 
     def bulk_group(self, t: Thread, ins: BulkGroup, st: _State, guard, gdeps) -> None:
         """commit_group closes the open bulk copies into a group; wait_group N waits for all

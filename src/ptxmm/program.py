@@ -322,6 +322,9 @@ class Red(Instr):
 class Fence(Instr):
     sem: str  # sc acq_rel acquire release
     scope: str
+    # fence.mbarrier_init.release.cluster: a release fence whose effect is limited to the thread's
+    # prior mbarrier.init operations (models/ptx-async.cat)
+    restrict: str | None = None
 
 
 @record(kw_only=True)
@@ -404,6 +407,9 @@ class BulkCopy(Instr):
     mbar: Addr | None = None
     dst_space: str = "shared"
     src_space: str = "global"
+    # .multicast::cluster: the ctaMask operand (bit k: CTA rank k of the cluster receives the word
+    # at dst's CTA-relative offset, and the complete-tx on its mbarrier at mbar's offset)
+    multicast: Operand | None = None
 
 
 @record(kw_only=True)
@@ -492,7 +498,7 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
         case Mapa():
             return (ins.src, ins.rank)
         case BulkCopy():
-            return (ins.size,)
+            return (ins.size,) if ins.multicast is None else (ins.size, ins.multicast)
     return ()
 
 

@@ -18,7 +18,8 @@ Hopper (docs/hopper.md): sets ASYNC (async-proxy accesses and async proxy fences
 asynchronous agent performs for a thread: not in po, and "same thread" (int) only with the events
 of the same asynchronous operation), SHM (accesses to shared memory), PFG/PFS (proxy fences
 limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT (mbarrier waits), MBOK (waits that
-observed their phase completed: depends on the value read), CBA/CBW (barrier.cluster arrive/wait),
+observed their phase completed: depends on the value read), MBI (fence.mbarrier_init), CBA/CBW
+(barrier.cluster arrive/wait),
 CB_HANG (cluster waits of a thread that has not arrived in that phase); relations async_int (within
 one asynchronous operation: read → write → implicit proxy fence → complete-tx), bulk_done (bulk
 copies → the cp.async.bulk.wait_group that waits for them), issue (a thread's events → the events
@@ -359,7 +360,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "PROXY": lambda: b.eset(tag("PROXY")),
         "ALIAS": lambda: b.eset(tag("ALIAS")),
         **{name: (lambda n=name: b.eset(tag(n)))
-           for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT")},
+           for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT", "MBI")},
         "CBA": lambda: b.eset(lambda e: {"CBAR", "ARRIVE"} <= e.tags),
         "CBW": lambda: b.eset(lambda e: {"CBAR", "WAIT"} <= e.tags),
         "CB_HANG": lambda: b.eset(tag("HANG")),

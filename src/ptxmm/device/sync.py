@@ -171,6 +171,9 @@ def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper fo
                 if _imm(ins.size, ins, "size") != 4:
                     _unsupported(f"bulk copy of {ins.size.value} bytes `{ins.text}`",
                                  "the device runs one-word copies", ins.pos)
+                if ins.multicast is not None:
+                    _unsupported(f"multicast bulk copy `{ins.text}`", "the harness does not map a "
+                                 "ctaMask's test ranks to hardware ranks yet", ins.pos)
             if isinstance(ins, ProxyFence) and ins.kind != "async":
                 _unsupported(f"proxy: proxy fence `{ins.text}`",
                              "only fence.proxy.async runs on the device", ins.pos)

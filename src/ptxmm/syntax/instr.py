@@ -401,6 +401,8 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "fence{.sc|.acq_rel|.acquire|.release}.scope  or  fence.proxy.kind"
     if q.take_if({"proxy"}):
         return _proxy_fence(base, q, ops, c)
+    if q.take_if({"mbarrier_init"}):
+        return _mbarrier_init_fence(q, ops, c)
     sem = q.take_if({"sc", "acq_rel", "acquire", "release"}) or "acq_rel"
     if q.peek() in ("op_restrict", "mbarrier_init", "sync_restrict"):
         q.fail(f"restricted fence .{q.peek()}", "only unrestricted fences are modelled",
@@ -411,6 +413,16 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     q.done(form)
     _operands(ops, "", q, form)
     return Fence(sem=sem, scope=scope, **c)
+
+
+def _mbarrier_init_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``fence.mbarrier_init.release.cluster`` (the only form the ISA has)."""
+    form = "fence.mbarrier_init.release.cluster"
+    if q.take_if({"release"}) is None or q.take_if({"cluster"}) is None:
+        q.fail(f"`{q.mnemonic}`", f"the one form is {form}")
+    q.done(form)
+    _operands(ops, "", q, form)
+    return Fence(sem="release", scope="cluster", restrict="mbarrier_init", **c)
 
 
 def _membar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -715,7 +727,8 @@ def _mapa(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     """``cp.async.bulk`` (one word), ``cp.async.bulk.commit_group``, ``cp.async.bulk.wait_group``."""
-    g2s = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]"
+    g2s = ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster} "
+           "[dst], [src], size, [mbar]{, ctaMask}")
     s2g = "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size"
     form = f"{g2s} | {s2g} | cp.async.bulk.commit_group | cp.async.bulk.wait_group{{.read}} N"
     if q.take_if({"async"}) is None or q.take_if({"bulk"}) is None:
@@ -743,14 +756,20 @@ def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     want = "bulk_group" if dst == "global" else "mbarrier::complete_tx::bytes"
     if q.take_if({want}) is None:
         q.fail(f"`{q.mnemonic}` needs the completion mechanism .{want}", f"expected form: {form}")
+    multi = dst == "shared::cluster" and q.take_if({"multicast::cluster"}) is not None
     if q.peek() is not None:
         q.fail(f"qualifier .{q.peek()} of cp.async.bulk", f"modelled: {form}", unsupported=True)
-    d, s_, n, *bar = _operands(ops, "mmvm" if dst != "global" else "mmv", q, form)
+    kinds = "mmv" if dst == "global" else ("mmvmv" if multi else "mmvm")
+    d, s_, n, *rest = _operands(ops, kinds, q, form)
     if not isinstance(n, Imm) or n.value != 4:
         raise UnsupportedError("a bulk copy of other than 4 bytes", q.pos,
                                "a litmus location is one 32-bit word: copy 4 bytes")
-    return BulkCopy(dst=d, src=s_, size=n, mbar=bar[0] if bar else None,
-                    dst_space=SPACES[dst], src_space=SPACES[src], **c)
+    if multi and not isinstance(rest[1], Imm):
+        raise UnsupportedError("a ctaMask held in a register", q.pos,
+                               "write the mask as a constant, e.g. 3 for CTA ranks 0 and 1")
+    return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
+                    dst_space=SPACES[dst], src_space=SPACES[src],
+                    multicast=rest[1] if multi else None, **c)
 
 
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -909,7 +928,7 @@ QUALIFIERS = {
     "mapa": {"shared::cluster", "u32", "u64"},
     "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
-           "prefetch"},
+           "prefetch", "multicast::cluster"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
 }
 QUALIFIERS |= {"barrier": QUALIFIERS["bar"], "exit": QUALIFIERS["ret"]}
