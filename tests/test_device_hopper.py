@@ -194,6 +194,8 @@ DEVICE_REFUSED = {
     "remote-arrive-2cta-relaxed.ptx": "mbarrier of another CTA",
     "tma-multicast.ptx": "multicast bulk copy",
     "tma-multicast-no-expect-tx.ptx": "multicast bulk copy",
+    "cluster-ctarank-exchange.ptx": "rank from a register",
+    "cluster-ctarank-exchange-relaxed.ptx": "rank from a register",
 }
 SYNC_TESTS = sorted(p for p in HOP.glob("*.ptx") if p.name not in DEVICE_REFUSED) \
     + sorted(p for p in BAR.glob("*.litmus") if "hang" not in p.name)

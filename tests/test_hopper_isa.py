@@ -256,3 +256,17 @@ def test_mbarrier_init_fence_ir_and_form():
     assert isinstance(f, Fence) and (f.sem, f.scope, f.restrict) == ("release", "cluster", "mbarrier_init")
     with pytest.raises(ParseError, match="fence.mbarrier_init.release.cluster"):
         ptxmm.parse(INIT.replace("%FENCE%", "fence.mbarrier_init.release.cta;"), "i.ptx")
+
+
+def test_cluster_ctarank_is_the_rank_in_cta_order():
+    """%cluster_ctarank: the CTA's rank in its cluster, ranks in the order of the .cta numbers
+    (the same ranks mapa uses); it needs no write and no initial value."""
+    src = """
+.global .u32 x = 0;
+.thread T0 .cluster 0 .cta 5 { mov.u32 %r0, %cluster_ctarank; }
+.thread T1 .cluster 0 .cta 3 { mov.u32 %r0, %cluster_ctarank; }
+.thread T2 .cluster 1 .cta 7 { mov.u32 %r0, %cluster_ctarank; }
+exists (T0:%r0 == 1 && T1:%r0 == 0 && T2:%r0 == 0)
+"""
+    res = ptxmm.check(ptxmm.parse(src, "r.ptx"), flags=False)
+    assert res.holds is True and len(res.outcome_set) == 1

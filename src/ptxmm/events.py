@@ -252,6 +252,7 @@ class _Builder:
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
         self.agents = 0  # asynchronous operations so far (Event.agent)
+        self.cur = 0  # the thread being built
         self.unspecs: list[Unspec] = []
         self.warned: dict[int, Diagnostic] = {}  # id(instruction) → its warning
         self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
@@ -306,6 +307,9 @@ class _Builder:
         if isinstance(o, Sym):
             e: Expr = Const(self.addr_of[o.name], ADDR_W)
             return (convert(e, type_width(ty)) if ty else e), frozenset()
+        if isinstance(o, Reg) and o.name == "%cluster_ctarank" and o.name not in st.regs:
+            e = self.ctarank(st)  # PTX ISA, special registers: the CTA's rank in its cluster
+            return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg):
             e = st.regs.get(o.name)
             if e is None:
@@ -314,6 +318,11 @@ class _Builder:
                 e = convert(e, type_width(ty), type_signed(st.types.get(o.name, ty)))
             return e, st.deps.get(o.name, frozenset())
         raise AssertionError(o)
+
+    def ctarank(self, st: _State) -> Expr:
+        """%cluster_ctarank of the thread being built (ranks in the order of .cta numbers)."""
+        p = self.p.threads[self.cur].placement
+        return Const(self.ranks[p.cluster_key].index(p.cta_key), 32)
 
     def new_event(self, st: _State, t: Thread, kind: Kind, ins: Instruction, guard: Expr | None,
                   **kw) -> int:
@@ -340,6 +349,7 @@ class _Builder:
 
     # -- one thread --------------------------------------------------------------------------
     def thread(self, t: Thread) -> list[PathInfo]:
+        self.cur = t.index
         labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
         regs: dict[str, Expr] = {}
         types: dict[str, str] = dict(t.reg_types)
