@@ -196,6 +196,10 @@ DEVICE_REFUSED = {
     "tma-multicast-no-expect-tx.ptx": "multicast bulk copy",
     "cluster-ctarank-exchange.ptx": "rank from a register",
     "cluster-ctarank-exchange-relaxed.ptx": "rank from a register",
+    "ampere-cp-async-mbarrier.ptx": "Ampere cp.async",
+    "ampere-cp-async-plain-arrive.ptx": "Ampere cp.async",
+    "ampere-cp-async-wait-group.ptx": "Ampere cp.async",
+    "ampere-cp-async-wait-group-early.ptx": "Ampere cp.async",
 }
 SYNC_TESTS = sorted(p for p in HOP.glob("*.ptx") if p.name not in DEVICE_REFUSED) \
     + sorted(p for p in BAR.glob("*.litmus") if "hang" not in p.name)

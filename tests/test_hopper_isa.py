@@ -270,3 +270,108 @@ exists (T0:%r0 == 1 && T1:%r0 == 0 && T2:%r0 == 0)
 """
     res = ptxmm.check(ptxmm.parse(src, "r.ptx"), flags=False)
     assert res.holds is True and len(res.outcome_set) == 1
+
+
+# ----- Ampere cp.async ------------------------------------------------------------------------
+
+AMP = """
+.global .u32 g = 42;
+.shared .u32 s = 0;
+.shared .b64 bar = mbarrier.init(%N%);
+.thread T0 .cta 0 {
+    cp.async.ca.shared.global [s], [g], 4;
+    %ARRIVE%
+}
+.thread T1 .cta 0 {
+W:  mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p, [bar], 0;
+    @!%p bra W;
+    ld.shared.u32 %r0, [s];
+}
+exists (T1:%r0 != 42)
+"""
+
+
+def test_cp_async_mbarrier_arrive_without_noinc_raises_the_pending_count_first():
+    """PTX ISA (cp.async.mbarrier.arrive): without .noinc the pending count is incremented before
+    the asynchronous arrive-on, so with an expected count of 1 the arrive-on alone never
+    completes the phase (no execution passes the wait), and the thread's own arrive does."""
+    alone = AMP.replace("%N%", "1").replace("%ARRIVE%", "cp.async.mbarrier.arrive.shared.b64 [bar];")
+    res = ptxmm.check(ptxmm.parse(alone, "a.ptx"), flags=False)
+    assert res.outcome_set == set() or not res.outcome_set
+    both = alone.replace("cp.async.mbarrier.arrive.shared.b64 [bar];",
+                         "cp.async.mbarrier.arrive.shared.b64 [bar];\n    "
+                         "mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];")
+    assert _verdict(both) is False
+    noinc2 = AMP.replace("%N%", "2").replace("%ARRIVE%", "cp.async.mbarrier.arrive.noinc.shared.b64 [bar];\n"
+                                             "    mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];")
+    assert _verdict(noinc2) is False
+
+
+def test_cp_async_wait_all_commits_and_waits():
+    src = """
+.global .u32 g = 42;
+.shared .u32 s = 0;
+.thread T0 .cta 0 {
+    cp.async.ca.shared.global [s], [g], 4;
+    %WAIT%
+    ld.shared.u32 %r0, [s];
+}
+exists (T0:%r0 != 42)
+"""
+    assert _verdict(src.replace("%WAIT%", "cp.async.wait_all;")) is False
+    assert _verdict(src.replace("%WAIT%", "cp.async.wait_group 0;")) is True  # nothing committed
+    assert _verdict(src.replace("%WAIT%", "")) is True
+
+
+def test_cp_async_ir():
+    from ptxmm.errors import UnsupportedError
+    from ptxmm.program import CpAsync, CpAsyncGroup
+    body = ("cp.async.ca.shared.global [s], [g], 4; cp.async.commit_group; cp.async.wait_group 1; "
+            "cp.async.wait_all; cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar];")
+    p = ptxmm.parse(".global .u32 g = 0;\n.shared .u32 s = 0;\n.shared .b64 bar;\n"
+                    f".thread T0 {{ {body} }}\nexists (g == 0)\n", "c.ptx")
+    i = p.threads[0].instrs
+    assert isinstance(i[0], CpAsync) and i[0].src.base.name == "g"
+    assert [(x.kind, x.n, x.noinc) for x in i[1:]] == [("commit", 0, False), ("wait", 1, False),
+                                                       ("wait_all", 0, False), ("arrive", 0, True)]
+    assert all(isinstance(x, CpAsyncGroup) for x in i[1:])
+    with pytest.raises(UnsupportedError, match="cp.async.cg"):
+        ptxmm.parse(".global .u32 g = 0;\n.shared .u32 s = 0;\n.thread T0 { cp.async.cg.shared.global "
+                    "[s], [g], 16; }\nexists (g == 0)\n", "c.ptx")
+
+
+# ----- every new form assembles (ptxas, where installed) --------------------------------------
+
+NEW_FORMS = [
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+    "[s], [g], 4, [bar], 3",
+    "fence.mbarrier_init.release.cluster",
+    "mov.u32 %r1, %cluster_ctarank",
+    "cp.async.ca.shared.global [s], [g], 4",
+    "cp.async.commit_group",
+    "cp.async.wait_group 1",
+    "cp.async.wait_all",
+    "cp.async.mbarrier.arrive.shared.b64 [bar]",
+    "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar]",
+]
+
+
+@pytest.mark.parametrize("form", NEW_FORMS)
+def test_new_forms_parse_and_assemble(form, tmp_path):
+    """ptxmm reads each new form; ptxas (sm_90a, .version 8.6) assembles it (a bulk copy with 16
+    bytes: ptxas wants a multiple of 16, the litmus copy is the one 4-byte word)."""
+    import shutil
+    import subprocess
+    ptxmm.parse(".global .u32 g = 0;\n.shared .u32 s = 0;\n.shared .b64 bar;\n"
+                f".thread T0 .cluster 0 .cta 0 {{ {form}; }}\n.thread T1 .cluster 0 .cta 1 {{ }}\n"
+                "exists (g == 0)\n", "f.ptx")
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("ptxas not on PATH")
+    mod = (".version 8.6\n.target sm_90a\n.address_size 64\n.global .u32 g;\n.shared .u32 s;\n"
+           ".shared .b64 bar;\n.visible .entry k()\n{\n  .reg .u32 %r<2>;\n"
+           f"  {form.replace('[g], 4, [bar]', '[g], 16, [bar]')};\n  ret;\n}}\n")
+    (tmp_path / "k.ptx").write_text(mod)
+    r = subprocess.run([ptxas, "-arch=sm_90a", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -38,6 +38,8 @@ from .program import (
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
     Fence,
     Imm,
     Instruction,
@@ -403,7 +405,8 @@ class _Builder:
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
-            case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa():
+            case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
+                    CpAsyncGroup():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
@@ -533,7 +536,8 @@ class _Builder:
     # -- Hopper synchronization (docs/hopper.md) ----------------------------------------------
     def hopper(self, t: Thread, ins, st: _State, guard, gdeps) -> None:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
-                   BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa}[type(ins)]
+                   BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
+                   CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -735,6 +739,76 @@ class _Builder:
                 self.edges.add((fr if ins.read else f, e, "done"))
         if not ins.read:
             st.bars[("bulk", "groups")] = groups[len(done):]
+
+    def cp_async(self, t: Thread, ins: CpAsync, st: _State, guard, gdeps) -> None:
+        """Ampere cp.async (PTX ISA, cp.async): an asynchronous agent's weak read of src and weak
+        write of dst through the generic proxy, ordered after the thread's earlier instructions
+        (issue) and with nothing later but through a cp.async group wait or a
+        cp.async.mbarrier.arrive."""
+        agent = self.agents
+        self.agents += 1
+        evs = []
+        for a, kind in ((ins.src, Kind.R), (ins.dst, Kind.W)):
+            name, rank, adeps = self.resolve(a, st, ins)
+            vl, pl = self.place(name, t, rank)
+            if type_width(self.locs[self.p.physical(name)].type) != 32:
+                raise SemanticError(f"`{ins.text}`: {name} must be a 32-bit location", ins.pos,
+                                    "cp.async copies one 32-bit word")
+            extra = dict(value=ReadVal(evs[0], 32)) if kind == Kind.W else {}
+            e = self.new_event(st, t, kind, ins, guard, sem="weak", agent=agent, loc=pl, vloc=vl, w=32,
+                               tags=frozenset({"GEN", "AOP"} | self.space_tag(name)), **extra)
+            self.dep(adeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
+            evs.append(e)
+        r, w = evs
+        self.edges |= {(r, w, "data"), (r, w, "aint")}
+        for key in (("cpasync", "open"), ("cpasync", "all")):
+            st.bars[key] = st.bars.get(key, ()) + (w,)
+
+    def cp_async_group(self, t: Thread, ins: CpAsyncGroup, st: _State, guard, gdeps) -> None:
+        """commit_group closes the open cp.async operations into a group; wait_group N waits for
+        all groups but the N most recent (wait_all: commit, then wait_group 0); the wait is an
+        event after the writes it waited for (bulk_done).  cp.async.mbarrier.arrive: an arrive-on
+        the asynchronous agent performs on the mbarrier after all the thread's prior cp.async
+        operations (async_int), a release at CTA scope (models/ptx-async.cat); without .noinc the
+        thread first raises the pending count by one, so the arrive-on does not count as one of
+        the expected arrivals."""
+        if ins.kind == "arrive":
+            self.cp_async_arrive(t, ins, st, guard, gdeps)
+            return
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos)
+        groups = st.bars.get(("cpasync", "groups"), ())
+        if ins.kind in ("commit", "wait_all"):
+            groups += (st.bars.get(("cpasync", "open"), ()),)
+            st.bars[("cpasync", "open")] = ()
+        if ins.kind == "commit":
+            st.bars[("cpasync", "groups")] = groups
+            return
+        n = 0 if ins.kind == "wait_all" else ins.n
+        done = groups[:max(len(groups) - n, 0)]
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "CPWAIT"}))
+        for grp in done:
+            for w in grp:
+                self.edges.add((w, e, "done"))
+        st.bars[("cpasync", "groups")] = groups[len(done):]
+
+    def cp_async_arrive(self, t: Thread, ins: CpAsyncGroup, st: _State, guard, gdeps) -> None:
+        where, adeps = self.mbar_place(ins, ins.mbar, st, t)
+        events = []
+        if not ins.noinc:  # pending count + 1 (an arrival of -1), by the thread
+            events += self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "relaxed"), "cta",
+                                    (Const((1 << 64) - 1, 64), False, Const(0, 64)))
+        agent = self.agents
+        self.agents += 1
+        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cta",
+                               (Const(1, 64), False, Const(0, 64)), agent)
+        self.edges.add((cr, cw, "aint"))
+        for w in st.bars.get(("cpasync", "all"), ()):
+            self.edges.add((w, cr, "aint"))
+        for e in events + [cr, cw]:
+            self.dep(adeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
 
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:
         other = st.fork()

@@ -422,6 +422,28 @@ class BulkGroup(Instr):
 
 
 @record(kw_only=True)
+class CpAsync(Instr):
+    """Ampere ``cp.async.ca.shared{::cta}.global [dst], [src], 4`` (one word; PTX ISA, cp.async): a
+    weak read of ``src`` and weak write of ``dst`` through the generic proxy, performed
+    asynchronously for the thread; completion by cp.async groups or cp.async.mbarrier.arrive."""
+
+    dst: Addr
+    src: Addr
+    size: Operand
+
+
+@record(kw_only=True)
+class CpAsyncGroup(Instr):
+    """``cp.async.commit_group``, ``cp.async.wait_group N``, ``cp.async.wait_all``, and
+    ``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar]`` (kind "arrive")."""
+
+    kind: str  # "commit" | "wait" | "wait_all" | "arrive"
+    n: int = 0
+    mbar: Addr | None = None
+    noinc: bool = False
+
+
+@record(kw_only=True)
 class Mov(Instr):
     dst: Reg
     src: Operand
@@ -476,7 +498,8 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, Mov, Alu, Setp, Selp, Branch, Label, Ret]
+                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, Mov, Alu, Setp, Selp, Branch,
+                    Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
@@ -499,6 +522,8 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.src, ins.rank)
         case BulkCopy():
             return (ins.size,) if ins.multicast is None else (ins.size, ins.multicast)
+        case CpAsync():
+            return (ins.size,)
     return ()
 
 
@@ -508,6 +533,10 @@ def memory_operands(ins: Instruction) -> tuple[Addr, ...]:
         return (ins.addr,)
     if isinstance(ins, BulkCopy):
         return (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar is not None else ())
+    if isinstance(ins, CpAsync):
+        return (ins.dst, ins.src)
+    if isinstance(ins, CpAsyncGroup) and ins.mbar is not None:
+        return (ins.mbar,)
     return ()
 
 

@@ -33,6 +33,8 @@ from ..program import (
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
     Imm,
     Label,
     Mapa,
@@ -48,7 +50,7 @@ from ..program import (
 )
 from .env import pow2
 
-HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup)
+HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup)
 SYNC = (Barrier, *HOPPER)
 BULK_BYTES = 16  # the hardware's unit: one model word (4 bytes) of a bulk copy is 16 bytes here
 TX_SCALE = BULK_BYTES // 4
@@ -174,6 +176,9 @@ def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper fo
                 if ins.multicast is not None:
                     _unsupported(f"multicast bulk copy `{ins.text}`", "the harness does not map a "
                                  "ctaMask's test ranks to hardware ranks yet", ins.pos)
+            if isinstance(ins, (CpAsync, CpAsyncGroup)):
+                _unsupported(f"Ampere cp.async `{ins.text}`", "the harness emits no cp.async yet",
+                             ins.pos)
             if isinstance(ins, ProxyFence) and ins.kind != "async":
                 _unsupported(f"proxy: proxy fence `{ins.text}`",
                              "only fence.proxy.async runs on the device", ins.pos)

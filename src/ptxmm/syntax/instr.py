@@ -46,6 +46,8 @@ from ..program import (
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
     Fence,
     Guard,
     Imm,
@@ -731,9 +733,12 @@ def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
            "[dst], [src], size, [mbar]{, ctaMask}")
     s2g = "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size"
     form = f"{g2s} | {s2g} | cp.async.bulk.commit_group | cp.async.bulk.wait_group{{.read}} N"
-    if q.take_if({"async"}) is None or q.take_if({"bulk"}) is None:
-        q.fail(f"`{q.mnemonic}`", "of the copies, the one-word cp.async.bulk forms are modelled: "
-               + form, unsupported=True)
+    if q.take_if({"async"}) is None:
+        q.fail(f"`{q.mnemonic}`", "of the copies, the one-word cp.async and cp.async.bulk forms "
+               "are modelled: " + form, unsupported=True)
+    if q.peek() != "bulk":
+        return _cp_async(q, ops, c)
+    q.take()
     if q.peek() in ("tensor", "prefetch"):
         q.fail(f"cp.async.bulk.{q.peek()}", f"modelled: {form}", unsupported=True)
     if q.take_if({"commit_group"}):
@@ -770,6 +775,50 @@ def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
                     dst_space=SPACES[dst], src_space=SPACES[src],
                     multicast=rest[1] if multi else None, **c)
+
+
+def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """Ampere ``cp.async.ca.shared{::cta}.global [d], [s], 4``, ``cp.async.commit_group``,
+    ``cp.async.wait_group N``, ``cp.async.wait_all``, ``cp.async.mbarrier.arrive{.noinc}
+    {.shared{::cta}}.b64 [mbar]`` (PTX ISA, cp.async; docs/hopper.md)."""
+    form = ("cp.async.ca.shared{::cta}.global [dst], [src], 4 | cp.async.commit_group | "
+            "cp.async.wait_group N | cp.async.wait_all | cp.async.mbarrier.arrive{.noinc}"
+            "{.shared{::cta}}.b64 [mbar]")
+    kind = q.take_if({"commit_group", "wait_group", "wait_all", "mbarrier", "ca", "cg"})
+    if kind is None:
+        q.fail(f"`{q.mnemonic}`", f"modelled: {form}", unsupported=True)
+    if kind == "mbarrier":
+        if q.take_if({"arrive"}) is None:
+            q.fail(f"`{q.mnemonic}`", f"expected form: {form}")
+        noinc = q.take_if({"noinc"}) is not None
+        q.take_if({"shared", "shared::cta"})
+        if q.take_if({"b64"}) is None:
+            q.fail("cp.async.mbarrier.arrive ends in .b64", f"expected form: {form}")
+        q.done(form)
+        (a,) = _operands(ops, "m", q, form)
+        return CpAsyncGroup(kind="arrive", mbar=a, noinc=noinc, **c)
+    if kind in ("commit_group", "wait_all"):
+        q.done(form)
+        _operands(ops, "", q, form)
+        return CpAsyncGroup(kind={"commit_group": "commit"}.get(kind, kind), **c)
+    if kind == "wait_group":
+        q.done(form)
+        (n,) = _operands(ops, "v", q, form)
+        if not isinstance(n, Imm):
+            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
+        return CpAsyncGroup(kind="wait", n=n.value, **c)
+    if kind == "cg":
+        q.fail("cp.async.cg (16-byte copies)", "a litmus location is one word: cp.async.ca of 4 "
+               "bytes", unsupported=True)
+    if q.take_if({"shared", "shared::cta"}) is None or q.take_if({"global"}) is None:
+        q.fail(f"`{q.mnemonic}` copies global to shared", f"expected form: {form}")
+    if q.peek() is not None:
+        q.fail(f"qualifier .{q.peek()} of cp.async", f"modelled: {form}", unsupported=True)
+    d, s_, n = _operands(ops, "mmv", q, form)
+    if not isinstance(n, Imm) or n.value != 4:
+        raise UnsupportedError("a cp.async of other than 4 bytes", q.pos,
+                               "a litmus location is one 32-bit word: copy 4 bytes")
+    return CpAsync(dst=d, src=s_, size=n, **c)
 
 
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -928,7 +977,8 @@ QUALIFIERS = {
     "mapa": {"shared::cluster", "u32", "u64"},
     "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
-           "prefetch", "multicast::cluster"},
+           "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
+           "shared", "b64"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
 }
 QUALIFIERS |= {"barrier": QUALIFIERS["bar"], "exit": QUALIFIERS["ret"]}
