@@ -200,6 +200,10 @@ DEVICE_REFUSED = {
     "ampere-cp-async-plain-arrive.ptx": "Ampere cp.async",
     "ampere-cp-async-wait-group.ptx": "Ampere cp.async",
     "ampere-cp-async-wait-group-early.ptx": "Ampere cp.async",
+    "st-async-remote.ptx": "st.async",
+    "st-async-no-expect-tx.ptx": "st.async",
+    "red-async-remote.ptx": "red.async",
+    "red-async-half-expected.ptx": "red.async",
 }
 SYNC_TESTS = sorted(p for p in HOP.glob("*.ptx") if p.name not in DEVICE_REFUSED) \
     + sorted(p for p in BAR.glob("*.litmus") if "hang" not in p.name)

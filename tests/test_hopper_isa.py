@@ -353,6 +353,9 @@ NEW_FORMS = [
     "cp.async.wait_all",
     "cp.async.mbarrier.arrive.shared.b64 [bar]",
     "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar]",
+    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [s], 5, [bar]",
+    "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.u32 [s], %r1, [bar]",
+    "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [s], 1, [bar]",
 ]
 
 
@@ -363,7 +366,8 @@ def test_new_forms_parse_and_assemble(form, tmp_path):
     import shutil
     import subprocess
     ptxmm.parse(".global .u32 g = 0;\n.shared .u32 s = 0;\n.shared .b64 bar;\n"
-                f".thread T0 .cluster 0 .cta 0 {{ {form}; }}\n.thread T1 .cluster 0 .cta 1 {{ }}\n"
+                f".thread T0 .cluster 0 .cta 0 {{ .reg .u32 %r1 = 1; {form}; }}\n"
+                ".thread T1 .cluster 0 .cta 1 { }\n"
                 "exists (g == 0)\n", "f.ptx")
     ptxas = shutil.which("ptxas")
     if ptxas is None:
@@ -375,3 +379,21 @@ def test_new_forms_parse_and_assemble(form, tmp_path):
     r = subprocess.run([ptxas, "-arch=sm_90a", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_st_async_events_are_performed_in_the_target_cta():
+    """st.async: the agent's weak generic write and the complete-tx (release, .cluster, 4 bytes)
+    are in the CTA that owns the word and the mbarrier; red.async's read-modify-write is
+    relaxed at .cluster scope."""
+    from pathlib import Path
+
+    from conftest import ROOT
+    eg = events.build(ptxmm.load(Path(ROOT) / "examples" / "hopper" / "st-async-remote.ptx"))
+    agent = [e for e in eg.events if e.agent >= 0]
+    assert [e.kind for e in agent] == ["W", "R", "W"]
+    assert {e.at.cta for e in agent} == {1} and "GEN" in agent[0].tags and "ASYNC" not in agent[0].tags
+    assert agent[2].sem == "release" and agent[2].scope == "cluster"
+    eg = events.build(ptxmm.load(Path(ROOT) / "examples" / "hopper" / "red-async-remote.ptx"))
+    red = [e for e in eg.events if e.agent >= 0 and e.loc.startswith("x")]
+    assert [(e.kind, e.sem, e.scope) for e in red][:2] == [("R", "relaxed", "cluster"),
+                                                           ("W", "relaxed", "cluster")]

@@ -32,6 +32,7 @@ from .errors import Diagnostic, SemanticError, UnsupportedError
 from .program import (
     Addr,
     Alu,
+    AsyncStore,
     Atom,
     Barrier,
     Branch,
@@ -406,7 +407,7 @@ class _Builder:
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
             case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
-                    CpAsyncGroup():
+                    CpAsyncGroup() | AsyncStore():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
@@ -537,7 +538,8 @@ class _Builder:
     def hopper(self, t: Thread, ins, st: _State, guard, gdeps) -> None:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
                    BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
-                   CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group}[type(ins)]
+                   CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group,
+                   AsyncStore: self.async_store}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -808,6 +810,47 @@ class _Builder:
             self.edges.add((w, cr, "aint"))
         for e in events + [cr, cw]:
             self.dep(adeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
+
+    def async_store(self, t: Thread, ins: AsyncStore, st: _State, guard, gdeps) -> None:
+        """st.async / red.async (PTX ISA): the asynchronous agent's weak store (red.async: a
+        relaxed .cluster read-modify-write) of the word through the generic proxy, performed in
+        the CTA that owns it, then the complete-tx of its 4 bytes on that CTA's mbarrier (release,
+        .cluster; models/ptx-async.cat)."""
+        agent = self.agents
+        self.agents += 1
+        name, rank, adeps = self.resolve(ins.addr, st, ins)
+        loc = self.locs[self.p.physical(name)]
+        if loc.space != "shared" or type_width(loc.type) != 32:
+            raise SemanticError(f"`{ins.text}`: {name} must be a .shared 32-bit location", ins.pos,
+                                "st.async and red.async write one word of a CTA's shared memory")
+        vl, pl = self.place(name, t, rank)
+        at = self.owner(t, rank)
+        v, vdeps = self.val(ins.src, st, ins.type)
+        base = dict(loc=pl, vloc=vl, w=32, agent=agent, at=at)
+        evs = []
+        if ins.op is None:
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=v,
+                               tags=frozenset({"GEN", "AOP", "SHM"}), **base)
+        else:
+            r = self.new_event(st, t, Kind.R, ins, guard, sem="relaxed", scope="cluster",
+                               tags=frozenset({"GEN", "AOP", "SHM", "RMW_R", "RedR"}), **base)
+            new = mk(_alu_op(ins.op, ins.type), ReadVal(r, 32), v, w=32)
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="relaxed", scope="cluster", value=new,
+                               tags=frozenset({"GEN", "AOP", "SHM", "RMW_W"}), **base)
+            self.edges |= {(r, w, "rmw"), (r, w, "data"), (r, w, "aint")}
+            evs.append(r)
+        self.dep(vdeps, w, "data")
+        where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
+        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
+                               (Const(0, 64), False, Const((1 << 64) - 4, 64)), agent,
+                               self.owner(t, self.resolve(ins.mbar, st, ins)[1]))
+        self.edges |= {(w, cr, "aint"), (cr, cw, "aint")}
+        for e in evs + [w]:
+            self.dep(adeps, e, "addr")
+        for e in (cr, cw):
+            self.dep(bdeps, e, "addr")
+        for e in evs + [w, cr, cw]:
             self.dep(gdeps, e, "ctrl")
 
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:

@@ -444,6 +444,21 @@ class CpAsyncGroup(Instr):
 
 
 @record(kw_only=True)
+class AsyncStore(Instr):
+    """``st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes.type [a], b, [mbar]`` and
+    ``red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type [a], b,
+    [mbar]`` (PTX ISA, st.async / red.async): a store (or reduction, ``op``) into the shared
+    memory of a CTA of the cluster, performed asynchronously, then a complete-tx of its bytes on
+    the mbarrier ``mbar`` of that CTA."""
+
+    addr: Addr
+    src: Operand
+    mbar: Addr
+    type: str = "b32"
+    op: str | None = None  # red.async: add inc dec min max and or xor
+
+
+@record(kw_only=True)
 class Mov(Instr):
     dst: Reg
     src: Operand
@@ -498,8 +513,8 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, Mov, Alu, Setp, Selp, Branch,
-                    Label, Ret]
+                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Mov, Alu, Setp,
+                    Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
@@ -524,6 +539,8 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,) if ins.multicast is None else (ins.size, ins.multicast)
         case CpAsync():
             return (ins.size,)
+        case AsyncStore():
+            return (ins.src,)
     return ()
 
 
@@ -535,6 +552,8 @@ def memory_operands(ins: Instruction) -> tuple[Addr, ...]:
         return (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar is not None else ())
     if isinstance(ins, CpAsync):
         return (ins.dst, ins.src)
+    if isinstance(ins, AsyncStore):
+        return (ins.addr, ins.mbar)
     if isinstance(ins, CpAsyncGroup) and ins.mbar is not None:
         return (ins.mbar,)
     return ()

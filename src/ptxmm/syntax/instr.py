@@ -40,6 +40,7 @@ from ..errors import ParseError, SourcePos, UnsupportedError
 from ..program import (
     Addr,
     Alu,
+    AsyncStore,
     Atom,
     Barrier,
     Branch,
@@ -329,6 +330,8 @@ def _ld_const(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 
 def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    if q.take_if({"async"}):
+        return _async_store(base, q, ops, c)
     form = "st{.weak|.relaxed.scope|.release.scope|.volatile}{.global|.shared}.type [a], b"
     sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "release"}, form)
     space = _space(q)
@@ -359,7 +362,37 @@ def _atom(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return Atom(dst=d, addr=a, srcs=tuple(srcs), **f, **c)
 
 
+def _async_store(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes.type [a], b, [mbar]``,
+    ``red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type [a], b,
+    [mbar]`` (one 32-bit word; docs/hopper.md)."""
+    tail = ".shared::cluster.mbarrier::complete_tx::bytes"
+    form = (f"st.async{{.weak}}{tail}.b32|.u32|.s32 [a], b, [mbar] | red.async.relaxed.cluster{tail}"
+            ".op.u32|.s32|.b32 [a], b, [mbar]")
+    op = None
+    if base == "st":
+        q.take_if({"weak"})
+    elif q.take_if({"relaxed"}) is None or q.take_if({"cluster"}) is None:
+        q.fail(f"`{q.mnemonic}` needs .relaxed.cluster", f"expected form: {form}")
+    if q.take_if({"shared::cluster"}) is None or q.take_if({"mbarrier::complete_tx::bytes"}) is None:
+        q.fail(f"`{q.mnemonic}`: the modelled forms store into .shared::cluster with an mbarrier",
+               f"expected form: {form}", unsupported=True)
+    if base == "red":
+        op = q.take_if({"add", "inc", "dec", "min", "max", "and", "or", "xor"})
+        if op is None:
+            q.fail(f"`{q.mnemonic}` needs an operation", f"expected form: {form}", typo=True)
+    ty = q.take_if({"b32", "u32", "s32"})
+    if ty is None:
+        q.fail(f"`{q.mnemonic}`: one 32-bit word (.b32 .u32 .s32)", f"expected form: {form}",
+               unsupported=True)
+    q.done(form)
+    a, v, m = _operands(ops, "mvm", q, form)
+    return AsyncStore(addr=a, src=v, mbar=m, type=ty, op=op, **c)
+
+
 def _red(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    if q.take_if({"async"}):
+        return _async_store(base, q, ops, c)
     form = "red{.sem}{.scope}{.global|.shared}.op.type [a], b"
     f = _rmw_quals(base, q, {"relaxed", "release"}, RED_OPS, form)
     a, v = _operands(ops, "mv", q, form)
@@ -955,13 +988,15 @@ def _check_repeats(base: str, q: _Quals) -> None:
         seen[cat] = name
 
 
+_ASYNC_ST = {"async", "mbarrier::complete_tx::bytes"}
 _MEM_QUALS = ({*_SEMS, "volatile", "mmio", "const", "local", "param", "nc", "v2", "v4", "v8"}
               | SCOPES | set(SPACES) | CACHE_HINTS | TYPES)
 _SU_QUALS = ({"b", "p", "v2", "v4", "b8", "b16", "b32", "b64"} | GEOMS | SULD_COPS | SUST_COPS
              | CLAMP | set(SURED_TYPES) | set().union(*SURED_TYPES.values()))
 _TEX_QUALS = {"base", "level", "grad", "v4", "s32", "u32", "f32", "f16", "f16x2"} | GEOMS
 QUALIFIERS = {
-    "ld": _MEM_QUALS, "st": _MEM_QUALS, "atom": _MEM_QUALS | ATOM_OPS, "red": _MEM_QUALS | ATOM_OPS,
+    "ld": _MEM_QUALS, "st": _MEM_QUALS | _ASYNC_ST, "atom": _MEM_QUALS | ATOM_OPS,
+    "red": _MEM_QUALS | ATOM_OPS | _ASYNC_ST,
     "fence": ({"sc", "acq_rel", "acquire", "release", "proxy", "op_restrict", "mbarrier_init",
                "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global"}
               | SCOPES | set(PROXY_FENCE_KINDS)),
