@@ -15,8 +15,9 @@ phase synchronize, a thread's own included: arrive → wait, which is po within 
 (po & loc), rfe rfi coe coi fre fri.
 
 Hopper (docs/hopper.md): sets ASYNC (async-proxy accesses and async proxy fences), AOP (events an
-asynchronous agent performs for a thread: not in po, and "same thread" (int) only with the events
-of the same asynchronous operation), SHM (accesses to shared memory), PFG/PFS (proxy fences
+asynchronous agent performs for a thread — cp.async.bulk, cp.async, st.async/red.async: not in
+po, "same thread" (int) only with the events of the same asynchronous operation, and placed in
+the CTA they are performed in, Event.at, for sr and scta/scluster/sgpu), SHM (accesses to shared memory), PFG/PFS (proxy fences
 limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT (mbarrier waits), MBOK (waits that
 observed their phase completed: depends on the value read), MBI (fence.mbarrier_init), CBA/CBW
 (barrier.cluster arrive/wait),
