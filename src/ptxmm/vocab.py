@@ -17,10 +17,10 @@ phase synchronize, a thread's own included: arrive → wait, which is po within 
 Hopper (docs/hopper.md): sets ASYNC (async-proxy accesses and async proxy fences), AOP (events an
 asynchronous agent performs for a thread — cp.async.bulk, cp.async, st.async/red.async: not in
 po, "same thread" (int) only with the events of the same asynchronous operation, and placed in
-the CTA they are performed in, Event.at, for sr and scta/scluster/sgpu), SHM (accesses to shared memory), PFG/PFS (proxy fences
-limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT (mbarrier waits), MBOK (waits that
-observed their phase completed: depends on the value read), MBI (fence.mbarrier_init), CBA/CBW
-(barrier.cluster arrive/wait),
+the CTA they are performed in, Event.at, for sr and scta/scluster/sgpu), SHM (accesses to shared
+memory), PFG/PFS (proxy fences limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT
+(mbarrier waits), MBOK (waits that observed their phase completed: depends on the value read),
+MBI (fence.mbarrier_init), CBA/CBW (barrier.cluster arrive/wait),
 CB_HANG (cluster waits of a thread that has not arrived in that phase); relations async_int (within
 one asynchronous operation: read → write → implicit proxy fence → complete-tx), bulk_done (bulk
 copies → the cp.async.bulk.wait_group that waits for them), issue (a thread's events → the events
