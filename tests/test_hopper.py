@@ -19,8 +19,12 @@ from ptxmm.program import BulkCopy, BulkGroup, ClusterBarrier, Mapa, MBarrier, P
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"
 EXAMPLES = sorted((ROOT / "examples" / "hopper").glob("*.ptx"))
-# the 2-stage ring: 31 events, about 45 s for the brute-force engine (Z3: 0.5 s)
-BIG = {"ring-2stage-full-empty.ptx"}
+# the 2-stage rings and the two-CTA and TMA pipelines: 30 s to minutes for the brute-force engine
+# (Z3: 0.5-3 s); PTXMM_SLOW=1 runs them with both engines
+BIG = {"ring-2stage-full-empty.ptx", "remote-arrive-2cta.ptx", "remote-arrive-2cta-relaxed.ptx",
+       "pipeline-tma-async.ptx", "pipeline-tma-async-no-empty-wait.ptx",
+       "pipeline-tma-async-no-consumer-fence.ptx", "tma-multicast.ptx",
+       "tma-multicast-no-expect-tx.ptx", "red-async-remote.ptx", "red-async-half-expected.ptx"}
 
 
 def test_examples_are_there():
@@ -361,7 +365,7 @@ def test_bulk_copy_and_mapa_ir():
 @pytest.mark.parametrize("text,cls,words", [
     ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 8", UnsupportedError, "other than 4 bytes"),
     ("cp.async.bulk.tensor.1d.shared::cluster.global [s], [g]", UnsupportedError, "tensor"),
-    ("cp.async.ca.shared.global [s], [g], 4", UnsupportedError, "cp.async.bulk"),
+    ("cp.async.cg.shared.global [s], [g], 16", UnsupportedError, "cp.async.cg"),
     ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 4", PtxmmError,
      "bulk_group"),
     ("mbarrier.arrive.noComplete.shared.b64 %st, [bar], 1", UnsupportedError, "noComplete"),

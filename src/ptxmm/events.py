@@ -32,12 +32,15 @@ from .errors import Diagnostic, SemanticError, UnsupportedError
 from .program import (
     Addr,
     Alu,
+    AsyncStore,
     Atom,
     Barrier,
     Branch,
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
     Fence,
     Imm,
     Instruction,
@@ -46,6 +49,7 @@ from .program import (
     Mapa,
     MBarrier,
     Mov,
+    Placement,
     Program,
     ProxyFence,
     Red,
@@ -122,6 +126,10 @@ class Event:
     agent: int = -1
     # mbarrier waits: the value condition "the wait observed the phase completion" (docs/hopper.md)
     ok: Expr | None = None
+    # an asynchronous agent's event performed in another CTA of the issuer's cluster (the CTA that
+    # owns a bulk copy's shared::cluster destination or its mbarrier; models/ptx-async.cat, D4):
+    # that CTA's placement, for scope inclusion and same-CTA; None: the thread's own placement
+    at: Placement | None = None
 
     @property
     def label(self) -> str:
@@ -203,6 +211,7 @@ class _Proto:
     paths: set[int] = field(default_factory=set)
     agent: int = -1
     ok: Expr | None = None
+    at: Placement | None = None
 
 
 @record(frozen=False)
@@ -278,13 +287,16 @@ class _Builder:
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
         self.agents = 0  # asynchronous operations so far (Event.agent)
+        self.cur = 0  # the thread being built
         self.unspecs: list[Unspec] = []
         self.warned: dict[int, Diagnostic] = {}  # id(instruction) → its warning
         self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
         # the CTAs of each cluster by rank (%cluster_ctarank): in the order of their .cta numbers
         self.ranks: dict[tuple, list[tuple]] = {}
+        self.cta_place: dict[tuple, Placement] = {}  # a CTA's key → its placement
         for th in sorted(prog.threads, key=lambda th: th.placement.cta):
             ctas = self.ranks.setdefault(th.placement.cluster_key, [])
+            self.cta_place.setdefault(th.placement.cta_key, th.placement)
             if th.placement.cta_key not in ctas:
                 ctas.append(th.placement.cta_key)
 
@@ -361,6 +373,9 @@ class _Builder:
         if isinstance(o, Sym):
             e: Expr = Const(self.addr_of[o.name], ADDR_W)
             return (convert(e, type_width(ty)) if ty else e), frozenset()
+        if isinstance(o, Reg) and o.name == "%cluster_ctarank" and o.name not in st.regs:
+            e = self.ctarank(st)  # PTX ISA, special registers: the CTA's rank in its cluster
+            return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg):
             if st.heads:
                 st.used(o.name, False)
@@ -371,6 +386,11 @@ class _Builder:
                 e = convert(e, type_width(ty), type_signed(st.types.get(o.name, ty)))
             return e, st.deps.get(o.name, frozenset())
         raise AssertionError(o)
+
+    def ctarank(self, st: _State) -> Expr:
+        """%cluster_ctarank of the thread being built (ranks in the order of .cta numbers)."""
+        p = self.p.threads[self.cur].placement
+        return Const(self.ranks[p.cluster_key].index(p.cta_key), 32)
 
     def new_event(self, st: _State, t: Thread, kind: Kind, ins: Instruction, guard: Expr | None,
                   **kw) -> int:
@@ -402,6 +422,7 @@ class _Builder:
 
     # -- one thread --------------------------------------------------------------------------
     def thread(self, t: Thread) -> list[PathInfo]:
+        self.cur = t.index
         labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
         regs: dict[str, Expr] = {}
         types: dict[str, str] = dict(t.reg_types)
@@ -449,7 +470,9 @@ class _Builder:
             case Load() | Store() | Atom() | Red():
                 return self.access(t, ins, st, guard, gdeps, stack)
             case Fence():
-                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope)
+                # fence.mbarrier_init: no memory fence (PROXY keeps it out of Fm), only MBI
+                tags = frozenset({"PROXY", "MBI"}) if ins.restrict == "mbarrier_init" else frozenset()
+                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope, tags=tags)
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
                 space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
@@ -458,7 +481,8 @@ class _Builder:
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
-            case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa():
+            case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
+                    CpAsyncGroup() | AsyncStore():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
@@ -589,7 +613,9 @@ class _Builder:
     # -- Hopper synchronization (docs/hopper.md) ----------------------------------------------
     def hopper(self, t: Thread, ins, st: _State, guard, gdeps) -> None:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
-                   BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa}[type(ins)]
+                   BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
+                   CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group,
+                   AsyncStore: self.async_store}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -612,9 +638,12 @@ class _Builder:
         self.dep(gdeps, e, "ctrl")
         self.blocked_at(st, e, "WAIT" if ins.kind == "wait" else "ARRIVE", None)
 
-    def mbar_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[dict, frozenset[int]]:
-        """Location fields of an mbarrier operand (a .shared .b64 location)."""
+    def mbar_place(self, ins, a: Addr, st: _State, t: Thread,
+                   multicast: int | None = None) -> tuple[dict, frozenset[int]]:
+        """Location fields of an mbarrier operand (a .shared .b64 location; ``multicast``: its
+        copy in that CTA rank)."""
         name, rank, adeps = self.resolve(a, st, ins)
+        rank = rank if multicast is None else multicast
         loc = self.locs[self.p.physical(name)]
         if loc.space != "shared" or type_width(loc.type) != 64:
             raise SemanticError(f"`{ins.text}`: mbarrier object {name} must be a .shared .b64 location",
@@ -626,14 +655,15 @@ class _Builder:
         return dict(loc=pl, vloc=vl, w=64), adeps
 
     def mbar_rmw(self, st: _State, t: Thread, ins, guard, where: dict, sems: tuple[str, str],
-                 scope: str, change: tuple[Expr, bool, Expr], agent: int = -1) -> tuple[int, int]:
+                 scope: str, change: tuple[Expr, bool, Expr], agent: int = -1,
+                 at: Placement | None = None) -> tuple[int, int]:
         """One atomic update of an mbarrier word: (arrivals, drop, tx-count change)."""
         tags = {"GEN", "MBAR", "SHM"} | ({"AOP"} if agent >= 0 else set())
-        r = self.new_event(st, t, Kind.R, ins, guard, sem=sems[0], scope=scope, agent=agent,
+        r = self.new_event(st, t, Kind.R, ins, guard, sem=sems[0], scope=scope, agent=agent, at=at,
                            tags=frozenset(tags | {"RMW_R"}), **where)
         new = mb.update(ReadVal(r, 64), *change)
         w = self.new_event(st, t, Kind.W, ins, guard, sem=sems[1], scope=scope, value=new, agent=agent,
-                           tags=frozenset(tags | {"RMW_W"}), **where)
+                           at=at, tags=frozenset(tags | {"RMW_W"}), **where)
         self.edges |= {(r, w, "rmw"), (r, w, "data")}
         return r, w
 
@@ -687,49 +717,93 @@ class _Builder:
         self.mapa_addrs.add(v.v)
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
 
-    def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread):
+    def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread,
+                    multicast: int | None = None):
+        """Location fields of a copy operand (``multicast``: the copy in that CTA rank)."""
         name, rank, deps = self.resolve(a, st, ins)
+        rank = rank if multicast is None else multicast
         loc = self.locs[self.p.physical(name)]
         if loc.space != space or type_width(loc.type) != 32:
             raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
                                 ins.pos, "cp.async.bulk copies one 32-bit word between the state "
                                 "spaces its qualifiers name")
         vl, pl = self.place(name, t, rank)
-        return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps
+        return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps, self.owner(t, rank)
+
+    def owner(self, t: Thread, rank: int | None) -> Placement | None:
+        """The placement of CTA ``rank`` of t's cluster when it is not t's own CTA (None)."""
+        if rank is None:
+            return None
+        key = self.ranks[t.placement.cluster_key][rank]
+        return None if key == t.placement.cta_key else self.cta_place[key]
 
     def bulk_copy(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps) -> None:
         """The async agent's events (agent = a fresh id, not in po): the read of src and the write
-        of dst through the async proxy; with an mbarrier, the implicit generic-async proxy fence
-        at completion and the complete-tx (release, cluster scope) on the mbarrier."""
+        of dst through the async proxy, then the implicit generic-async proxy fence of the
+        copy's completion; with an mbarrier, the complete-tx (release, cluster scope) on it after
+        that fence; in a bulk group, also an implicit fence after the read, which a
+        cp.async.bulk.wait_group.read waits for (models/ptx-async.cat, D1). The write, its fence
+        and the complete-tx are performed in the CTA that owns the destination and the
+        mbarrier (``at``, models/ptx-async.cat, D4); a multicast copy writes, fences and
+        completes in each CTA of its ctaMask, at dst's and mbar's CTA-relative offsets."""
         agent = self.agents
         self.agents += 1
-        src, stag, sdeps = self.async_place(ins, ins.src, ins.src_space, st, t)
-        dst, dtag, ddeps = self.async_place(ins, ins.dst, ins.dst_space, st, t)
-        aop = frozenset({"ASYNC", "AOP"})
-        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=aop | stag, agent=agent, **src)
-        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32), tags=aop | dtag,
-                           agent=agent, **dst)
-        self.edges |= {(r, w, "data"), (r, w, "aint")}
+        src, stag, sdeps, _ = self.async_place(ins, ins.src, ins.src_space, st, t)
+        fence = frozenset({"PROXY", "ASYNC", "AOP"})
+        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"ASYNC", "AOP"}) | stag,
+                           agent=agent, **src)
         self.dep(sdeps, r, "addr")
+        self.dep(gdeps, r, "ctrl")
+        for rank in self.copy_ranks(t, ins, st):
+            f = self.copy_write(t, ins, st, guard, gdeps, r, rank, agent)
+            if ins.mbar is None:
+                fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
+                self.edges.add((r, fr, "aint"))
+                self.dep(gdeps, fr, "ctrl")
+                st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
+                continue
+            where, bdeps = self.mbar_place(ins, ins.mbar, st, t, rank)
+            size, _ = self.val(ins.size, st, "b64")
+            brank = rank if ins.multicast is not None else self.resolve(ins.mbar, st, ins)[1]
+            cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
+                                   (Const(0, 64), False, mk("neg", size)), agent, self.owner(t, brank))
+            self.edges |= {(f, cr, "aint"), (cr, cw, "aint")}
+            for e in (cr, cw):
+                self.dep(bdeps, e, "addr")
+
+    def copy_ranks(self, t: Thread, ins: BulkCopy, st: _State) -> list[int | None]:
+        """The destination CTAs of a copy: the operand's (None: the thread's own), or the ranks of
+        a multicast's ctaMask."""
+        if ins.multicast is None:
+            return [None]
+        mask, _ = self.val(ins.multicast, st, "b16")
+        n = len(self.ranks[t.placement.cluster_key])
+        ranks = [k for k in range(16) if isinstance(mask, Const) and mask.v >> k & 1]
+        if not ranks or ranks[-1] >= n:
+            raise SemanticError(f"`{ins.text}`: ctaMask names CTA ranks {ranks} of a cluster of {n}",
+                                ins.pos, "place a thread in each CTA the mask names (.cluster C .cta K)")
+        return ranks
+
+    def copy_write(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int,
+                   rank: int | None, agent: int) -> int:
+        """The copy's write of its destination (in CTA ``rank`` for a multicast) and the implicit
+        fence of its completion; returns the fence."""
+        dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t, rank)
+        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
+                           tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+        f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}),
+                           agent=agent, at=dat)
+        self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
         self.dep(ddeps, w, "addr")
-        for e in (r, w):
+        for e in (w, f):
             self.dep(gdeps, e, "ctrl")
-        if ins.mbar is None:
-            st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((r, w),)
-            return
-        where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
-        f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
-        size, _ = self.val(ins.size, st, "b64")
-        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
-                               (Const(0, 64), False, mk("neg", size)), agent)
-        self.edges |= {(w, f, "aint"), (f, cr, "aint"), (cr, cw, "aint")}
-        for e in (cr, cw):
-            self.dep(bdeps, e, "addr")
+        return f
 
     def bulk_group(self, t: Thread, ins: BulkGroup, st: _State, guard, gdeps) -> None:
         """commit_group closes the open bulk copies into a group; wait_group N waits for all
-        groups but the N most recent (``.read``: for their reads only). The wait is an event:
-        an async proxy fence (the implicit one at completion), after the copies it waits for."""
+        groups but the N most recent: for the implicit proxy fence of each copy's completion
+        (``.read``: of each copy's read). The wait is an event ordered after those fences; it
+        is no proxy fence itself (a wait with nothing to wait for orders nothing: D2)."""
         if guard is not None:
             raise UnsupportedError(f"predicated `{ins.text}`", ins.pos)
         groups = st.bars.get(("bulk", "groups"), ())
@@ -738,15 +812,123 @@ class _Builder:
             st.bars[("bulk", "open")] = ()
             return
         done = groups[:max(len(groups) - ins.n, 0)]
-        tags = {"PROXY", "BULKWAIT"} | (set() if ins.read else {"ASYNC"})
-        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset(tags))
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "BULKWAIT"}))
         for grp in done:
-            for r, w in grp:
-                self.edges.add((r, e, "done"))
-                if not ins.read:
-                    self.edges.add((w, e, "done"))
+            for fr, f in grp:
+                self.edges.add((fr if ins.read else f, e, "done"))
         if not ins.read:
             st.bars[("bulk", "groups")] = groups[len(done):]
+
+    def cp_async(self, t: Thread, ins: CpAsync, st: _State, guard, gdeps) -> None:
+        """Ampere cp.async (PTX ISA, cp.async): an asynchronous agent's weak read of src and weak
+        write of dst through the generic proxy, ordered after the thread's earlier instructions
+        (issue) and with nothing later but through a cp.async group wait or a
+        cp.async.mbarrier.arrive."""
+        agent = self.agents
+        self.agents += 1
+        evs = []
+        for a, kind in ((ins.src, Kind.R), (ins.dst, Kind.W)):
+            name, rank, adeps = self.resolve(a, st, ins)
+            vl, pl = self.place(name, t, rank)
+            if type_width(self.locs[self.p.physical(name)].type) != 32:
+                raise SemanticError(f"`{ins.text}`: {name} must be a 32-bit location", ins.pos,
+                                    "cp.async copies one 32-bit word")
+            extra = dict(value=ReadVal(evs[0], 32)) if kind == Kind.W else {}
+            e = self.new_event(st, t, kind, ins, guard, sem="weak", agent=agent, loc=pl, vloc=vl, w=32,
+                               tags=frozenset({"GEN", "AOP"} | self.space_tag(name)), **extra)
+            self.dep(adeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
+            evs.append(e)
+        r, w = evs
+        self.edges |= {(r, w, "data"), (r, w, "aint")}
+        for key in (("cpasync", "open"), ("cpasync", "all")):
+            st.bars[key] = st.bars.get(key, ()) + (w,)
+
+    def cp_async_group(self, t: Thread, ins: CpAsyncGroup, st: _State, guard, gdeps) -> None:
+        """commit_group closes the open cp.async operations into a group; wait_group N waits for
+        all groups but the N most recent (wait_all: commit, then wait_group 0); the wait is an
+        event after the writes it waited for (bulk_done).  cp.async.mbarrier.arrive: an arrive-on
+        the asynchronous agent performs on the mbarrier after all the thread's prior cp.async
+        operations (async_int), a release at CTA scope (models/ptx-async.cat); without .noinc the
+        thread first raises the pending count by one, so the arrive-on does not count as one of
+        the expected arrivals."""
+        if ins.kind == "arrive":
+            self.cp_async_arrive(t, ins, st, guard, gdeps)
+            return
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos)
+        groups = st.bars.get(("cpasync", "groups"), ())
+        if ins.kind in ("commit", "wait_all"):
+            groups += (st.bars.get(("cpasync", "open"), ()),)
+            st.bars[("cpasync", "open")] = ()
+        if ins.kind == "commit":
+            st.bars[("cpasync", "groups")] = groups
+            return
+        n = 0 if ins.kind == "wait_all" else ins.n
+        done = groups[:max(len(groups) - n, 0)]
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "CPWAIT"}))
+        for grp in done:
+            for w in grp:
+                self.edges.add((w, e, "done"))
+        st.bars[("cpasync", "groups")] = groups[len(done):]
+
+    def cp_async_arrive(self, t: Thread, ins: CpAsyncGroup, st: _State, guard, gdeps) -> None:
+        where, adeps = self.mbar_place(ins, ins.mbar, st, t)
+        events = []
+        if not ins.noinc:  # pending count + 1 (an arrival of -1), by the thread
+            events += self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "relaxed"), "cta",
+                                    (Const((1 << 64) - 1, 64), False, Const(0, 64)))
+        agent = self.agents
+        self.agents += 1
+        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cta",
+                               (Const(1, 64), False, Const(0, 64)), agent)
+        self.edges.add((cr, cw, "aint"))
+        for w in st.bars.get(("cpasync", "all"), ()):
+            self.edges.add((w, cr, "aint"))
+        for e in events + [cr, cw]:
+            self.dep(adeps, e, "addr")
+            self.dep(gdeps, e, "ctrl")
+
+    def async_store(self, t: Thread, ins: AsyncStore, st: _State, guard, gdeps) -> None:
+        """st.async / red.async (PTX ISA): the asynchronous agent's weak store (red.async: a
+        relaxed .cluster read-modify-write) of the word through the generic proxy, performed in
+        the CTA that owns it, then the complete-tx of its 4 bytes on that CTA's mbarrier (release,
+        .cluster; models/ptx-async.cat)."""
+        agent = self.agents
+        self.agents += 1
+        name, rank, adeps = self.resolve(ins.addr, st, ins)
+        loc = self.locs[self.p.physical(name)]
+        if loc.space != "shared" or type_width(loc.type) != 32:
+            raise SemanticError(f"`{ins.text}`: {name} must be a .shared 32-bit location", ins.pos,
+                                "st.async and red.async write one word of a CTA's shared memory")
+        vl, pl = self.place(name, t, rank)
+        at = self.owner(t, rank)
+        v, vdeps = self.val(ins.src, st, ins.type)
+        base = dict(loc=pl, vloc=vl, w=32, agent=agent, at=at)
+        evs = []
+        if ins.op is None:
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=v,
+                               tags=frozenset({"GEN", "AOP", "SHM"}), **base)
+        else:
+            r = self.new_event(st, t, Kind.R, ins, guard, sem="relaxed", scope="cluster",
+                               tags=frozenset({"GEN", "AOP", "SHM", "RMW_R", "RedR"}), **base)
+            new = mk(_alu_op(ins.op, ins.type), ReadVal(r, 32), v, w=32)
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="relaxed", scope="cluster", value=new,
+                               tags=frozenset({"GEN", "AOP", "SHM", "RMW_W"}), **base)
+            self.edges |= {(r, w, "rmw"), (r, w, "data"), (r, w, "aint")}
+            evs.append(r)
+        self.dep(vdeps, w, "data")
+        where, bdeps = self.mbar_place(ins, ins.mbar, st, t)
+        cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
+                               (Const(0, 64), False, Const((1 << 64) - 4, 64)), agent,
+                               self.owner(t, self.resolve(ins.mbar, st, ins)[1]))
+        self.edges |= {(w, cr, "aint"), (cr, cw, "aint")}
+        for e in evs + [w]:
+            self.dep(adeps, e, "addr")
+        for e in (cr, cw):
+            self.dep(bdeps, e, "addr")
+        for e in evs + [w, cr, cw]:
+            self.dep(gdeps, e, "ctrl")
 
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:
         other = st.fork()
@@ -948,7 +1130,7 @@ def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGr
         events.append(Event(f(old), e.kind, e.thread, e.index, frozenset(e.paths), e.sem, e.scope,
                             e.loc, e.vloc, e.w, None if e.value is None else substitute(e.value, f),
                             substitute(e.cond, f), e.tags, e.instr, bar, e.agent,
-                            None if e.ok is None else substitute(e.ok, f)))
+                            None if e.ok is None else substitute(e.ok, f), e.at))
     edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": [],
                                                "aint": [], "done": []}
     for a, c, k in sorted(b.edges):

@@ -187,6 +187,9 @@ class Red(Instr):
 class Fence(Instr):
     sem: str  # sc acq_rel acquire release
     scope: str
+    # fence.mbarrier_init.release.cluster: a release fence whose effect is limited to the thread's
+    # prior mbarrier.init operations (models/ptx-async.cat)
+    restrict: str | None = None
 
 
 @record(kw_only=True)
@@ -269,6 +272,9 @@ class BulkCopy(Instr):
     mbar: Addr | None = None
     dst_space: str = "shared"
     src_space: str = "global"
+    # .multicast::cluster: the ctaMask operand (bit k: CTA rank k of the cluster receives the word
+    # at dst's CTA-relative offset, and the complete-tx on its mbarrier at mbar's offset)
+    multicast: Operand | None = None
 
 
 @record(kw_only=True)
@@ -278,6 +284,43 @@ class BulkGroup(Instr):
     kind: str  # "commit" | "wait"
     n: int = 0
     read: bool = False
+
+
+@record(kw_only=True)
+class CpAsync(Instr):
+    """Ampere ``cp.async.ca.shared{::cta}.global [dst], [src], 4`` (one word; PTX ISA, cp.async): a
+    weak read of ``src`` and weak write of ``dst`` through the generic proxy, performed
+    asynchronously for the thread; completion by cp.async groups or cp.async.mbarrier.arrive."""
+
+    dst: Addr
+    src: Addr
+    size: Operand
+
+
+@record(kw_only=True)
+class CpAsyncGroup(Instr):
+    """``cp.async.commit_group``, ``cp.async.wait_group N``, ``cp.async.wait_all``, and
+    ``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [mbar]`` (kind "arrive")."""
+
+    kind: str  # "commit" | "wait" | "wait_all" | "arrive"
+    n: int = 0
+    mbar: Addr | None = None
+    noinc: bool = False
+
+
+@record(kw_only=True)
+class AsyncStore(Instr):
+    """``st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes.type [a], b, [mbar]`` and
+    ``red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type [a], b,
+    [mbar]`` (PTX ISA, st.async / red.async): a store (or reduction, ``op``) into the shared
+    memory of a CTA of the cluster, performed asynchronously, then a complete-tx of its bytes on
+    the mbarrier ``mbar`` of that CTA."""
+
+    addr: Addr
+    src: Operand
+    mbar: Addr
+    type: str = "b32"
+    op: str | None = None  # red.async: add inc dec min max and or xor
 
 
 @record(kw_only=True)
@@ -335,7 +378,8 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, Mov, Alu, Setp, Selp, Branch, Label, Ret]
+                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Mov, Alu, Setp,
+                    Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
@@ -357,7 +401,11 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
         case Mapa():
             return (ins.src, ins.rank)
         case BulkCopy():
+            return (ins.size,) if ins.multicast is None else (ins.size, ins.multicast)
+        case CpAsync():
             return (ins.size,)
+        case AsyncStore():
+            return (ins.src,)
     return ()
 
 
@@ -367,6 +415,12 @@ def memory_operands(ins: Instruction) -> tuple[Addr, ...]:
         return (ins.addr,)
     if isinstance(ins, BulkCopy):
         return (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar is not None else ())
+    if isinstance(ins, CpAsync):
+        return (ins.dst, ins.src)
+    if isinstance(ins, AsyncStore):
+        return (ins.addr, ins.mbar)
+    if isinstance(ins, CpAsyncGroup) and ins.mbar is not None:
+        return (ins.mbar,)
     return ()
 
 

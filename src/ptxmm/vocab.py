@@ -15,10 +15,12 @@ phase synchronize, a thread's own included: arrive → wait, which is po within 
 (po & loc), rfe rfi coe coi fre fri.
 
 Hopper (docs/hopper.md): sets ASYNC (async-proxy accesses and async proxy fences), AOP (events an
-asynchronous agent performs for a thread: not in po, and "same thread" (int) only with the events
-of the same asynchronous operation), SHM (accesses to shared memory), PFG/PFS (proxy fences
-limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT (mbarrier waits), MBOK (waits that
-observed their phase completed: depends on the value read), CBA/CBW (barrier.cluster arrive/wait),
+asynchronous agent performs for a thread — cp.async.bulk, cp.async, st.async/red.async: not in
+po, "same thread" (int) only with the events of the same asynchronous operation, and placed in
+the CTA they are performed in, Event.at, for sr and scta/scluster/sgpu), SHM (accesses to shared
+memory), PFG/PFS (proxy fences limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT
+(mbarrier waits), MBOK (waits that observed their phase completed: depends on the value read),
+MBI (fence.mbarrier_init), CBA/CBW (barrier.cluster arrive/wait),
 CB_HANG (cluster waits of a thread that has not arrived in that phase); relations async_int (within
 one asynchronous operation: read → write → implicit proxy fence → complete-tx), bulk_done (bulk
 copies → the cp.async.bulk.wait_group that waits for them), issue (a thread's events → the events
@@ -146,11 +148,14 @@ def implied_execution(eg: EventGraph, ex: list[Guard]) -> list[int]:
     return out
 
 
-def _level(eg: EventGraph, ta: int, tb: int) -> int:
-    if ta == tb:
+def _level(eg: EventGraph, sa: tuple, sb: tuple) -> int:
+    """The scope level between two sites (thread, at): the thread itself when both are the
+    thread's own CTA's events (``at`` None), else the narrowest scope holding both placements."""
+    if sa[0] == sb[0] and sa[1] is None and sb[1] is None:
         return _LEVEL["thread"]
-    pa = eg.program.threads[ta].placement
-    pb = eg.program.threads[tb].placement
+    threads = eg.program.threads
+    pa = sa[1] or threads[sa[0]].placement
+    pb = sb[1] or threads[sb[0]].placement
     return _LEVEL[pa.level_with(pb)]
 
 
@@ -196,6 +201,13 @@ class _Base:
                 self.thread_mask[e.thread] = self.thread_mask.get(e.thread, 0) | (1 << e.eid)
         self.mem = sum(1 << e.eid for e in ev if e.kind in (Kind.R, Kind.W))
         self.agents = sum(1 << e.eid for e in ev if e.agent >= 0)
+        # sites: (thread, at) → its events; an asynchronous agent's event may be performed in
+        # another CTA than its thread's (Event.at)
+        self.site_mask: dict[tuple, int] = {}
+        for e in ev:
+            if e.thread >= 0:
+                k = (e.thread, e.at)
+                self.site_mask[k] = self.site_mask.get(k, 0) | (1 << e.eid)
 
     def eset(self, pred) -> ESet:
         return ESet(self.u, sum(1 << e.eid for e in self.eg.events if pred(e)) & self.u.live)
@@ -282,35 +294,40 @@ class _Base:
         return rows
 
     def placed(self, key) -> Rel:
-        """Pairs of thread events whose threads' placements agree on ``key``."""
+        """Pairs of thread events whose placements (Event.at, else their thread's) agree on ``key``."""
         threads = self.eg.program.threads
+        where = {k: key(k[1] or threads[k[0]].placement) for k in self.site_mask}
         rows = {}
-        for ta, ma in self.thread_mask.items():
+        for ka, ma in self.site_mask.items():
             row = 0
-            for tb, mb in self.thread_mask.items():
-                if key(threads[ta].placement) == key(threads[tb].placement):
+            for kb, mb in self.site_mask.items():
+                if where[ka] == where[kb]:
                     row |= mb
             for a in bits(ma):
                 rows[a] = row
         return self.rel(self._no_exclusive(rows))
 
     def sr(self) -> Rel:
-        """Both events strong, each one's scope including the other's thread."""
+        """Both events strong, each one's scope including the other's site (thread, or the CTA
+        an asynchronous agent's event is performed in)."""
         ev = self.eg.events
-        by_level: dict[tuple[int, int], int] = {}  # (thread, level) → events with scope ≥ level
+        by_level: dict[tuple, int] = {}  # (site, level) → events with scope ≥ level
         for e in ev:
             if e.thread >= 0 and e.scope is not None:
                 for lv in range(-1, _LEVEL[e.scope] + 1):
-                    by_level[(e.thread, lv)] = by_level.get((e.thread, lv), 0) | (1 << e.eid)
+                    k = ((e.thread, e.at), lv)
+                    by_level[k] = by_level.get(k, 0) | (1 << e.eid)
+        sites = {k for k, _ in by_level}
         rows = {}
         for a in ev:
             if a.thread < 0 or a.scope is None:
                 continue
             row = 0
-            for tb in self.thread_mask:
-                lv = _level(self.eg, a.thread, tb)
+            sa = (a.thread, a.at)
+            for sb in sites:
+                lv = _level(self.eg, sa, sb)
                 if lv <= _LEVEL[a.scope]:
-                    row |= by_level.get((tb, lv), 0)
+                    row |= by_level.get((sb, lv), 0)
             rows[a.eid] = row
         return self.rel(self._no_exclusive(rows))
 
@@ -345,7 +362,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "PROXY": lambda: b.eset(tag("PROXY")),
         "ALIAS": lambda: b.eset(tag("ALIAS")),
         **{name: (lambda n=name: b.eset(tag(n)))
-           for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT")},
+           for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT", "MBI")},
         "CBA": lambda: b.eset(lambda e: {"CBAR", "ARRIVE"} <= e.tags),
         "CBW": lambda: b.eset(lambda e: {"CBAR", "WAIT"} <= e.tags),
         "CB_HANG": lambda: b.eset(tag("HANG")),

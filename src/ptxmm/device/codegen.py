@@ -186,7 +186,8 @@ class _Role:
                 f'"{c}"({a}), {srcs} : "memory"); {result} }}']
 
     def fence(self, ins: Fence) -> list[str]:
-        return [f'asm volatile("fence.{ins.sem}.{ins.scope};" ::: "memory");']
+        restrict = f"{ins.restrict}." if ins.restrict else ""
+        return [f'asm volatile("fence.{restrict}{ins.sem}.{ins.scope};" ::: "memory");']
 
     def mov(self, ins: Mov) -> list[str]:
         if isinstance(ins.src, Sym):

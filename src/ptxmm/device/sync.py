@@ -28,11 +28,14 @@ from ..errors import UnsupportedError
 from ..program import (
     MEMORY_INSTRS,
     Alu,
+    AsyncStore,
     Barrier,
     Branch,
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
     Imm,
     Label,
     Mapa,
@@ -48,7 +51,7 @@ from ..program import (
 )
 from .env import pow2
 
-HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup)
+HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore)
 SYNC = (Barrier, *HOPPER)
 BULK_BYTES = 16  # the hardware's unit: one model word (4 bytes) of a bulk copy is 16 bytes here
 TX_SCALE = BULK_BYTES // 4
@@ -171,6 +174,14 @@ def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper fo
                 if _imm(ins.size, ins, "size") != 4:
                     _unsupported(f"bulk copy of {ins.size.value} bytes `{ins.text}`",
                                  "the device runs one-word copies", ins.pos)
+                if ins.multicast is not None:
+                    _unsupported(f"multicast bulk copy `{ins.text}`", "the harness does not map a "
+                                 "ctaMask's test ranks to hardware ranks yet", ins.pos)
+            if isinstance(ins, AsyncStore):
+                _unsupported(f"`{ins.text}`", "the harness emits no st.async/red.async yet", ins.pos)
+            if isinstance(ins, (CpAsync, CpAsyncGroup)):
+                _unsupported(f"Ampere cp.async `{ins.text}`", "the harness emits no cp.async yet",
+                             ins.pos)
             if isinstance(ins, ProxyFence) and ins.kind != "async":
                 _unsupported(f"proxy: proxy fence `{ins.text}`",
                              "only fence.proxy.async runs on the device", ins.pos)

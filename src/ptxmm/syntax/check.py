@@ -763,12 +763,17 @@ def cond_consts(expr) -> list[tuple[object, int]]:
 # ----- registers: a must-be-written data flow over each thread's control flow ------------------------
 
 
+# special registers the hardware defines (read-only, never written by the thread): their value is
+# the thread's placement (events.py)
+SPECIAL_REGS = frozenset({"%cluster_ctarank"})
+
+
 def _reads(ins: Instruction, src: Sources) -> list[Reg]:
     regs = [o.base if isinstance(o, Addr) else o for o in operands(ins)]
     if ins.guard is not None:
         regs.insert(0, ins.guard[0])
     regs += src.extra_reads.get(id(ins), [])
-    return [r for r in regs if isinstance(r, Reg)]
+    return [r for r in regs if isinstance(r, Reg) and r.name not in SPECIAL_REGS]
 
 
 class _Flow:

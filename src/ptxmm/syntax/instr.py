@@ -40,12 +40,15 @@ from ..errors import ParseError, SourcePos, UnsupportedError
 from ..program import (
     Addr,
     Alu,
+    AsyncStore,
     Atom,
     Barrier,
     Branch,
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
     Fence,
     Guard,
     Imm,
@@ -328,6 +331,8 @@ def _ld_const(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 
 def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    if q.take_if({"async"}):
+        return _async_store(base, q, ops, c)
     form = "st{.weak|.relaxed.scope|.release.scope|.volatile}{.global|.shared}.type [a], b"
     sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "release"}, form)
     space = _space(q)
@@ -358,7 +363,37 @@ def _atom(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return Atom(dst=d, addr=a, srcs=tuple(srcs), **f, **c)
 
 
+def _async_store(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``st.async{.weak}.shared::cluster.mbarrier::complete_tx::bytes.type [a], b, [mbar]``,
+    ``red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.op.type [a], b,
+    [mbar]`` (one 32-bit word; docs/hopper.md)."""
+    tail = ".shared::cluster.mbarrier::complete_tx::bytes"
+    form = (f"st.async{{.weak}}{tail}.b32|.u32|.s32 [a], b, [mbar] | red.async.relaxed.cluster{tail}"
+            ".op.u32|.s32|.b32 [a], b, [mbar]")
+    op = None
+    if base == "st":
+        q.take_if({"weak"})
+    elif q.take_if({"relaxed"}) is None or q.take_if({"cluster"}) is None:
+        q.fail(f"`{q.mnemonic}` needs .relaxed.cluster", f"expected form: {form}")
+    if q.take_if({"shared::cluster"}) is None or q.take_if({"mbarrier::complete_tx::bytes"}) is None:
+        q.fail(f"`{q.mnemonic}`: the modelled forms store into .shared::cluster with an mbarrier",
+               f"expected form: {form}", unsupported=True)
+    if base == "red":
+        op = q.take_if({"add", "inc", "dec", "min", "max", "and", "or", "xor"})
+        if op is None:
+            q.fail(f"`{q.mnemonic}` needs an operation", f"expected form: {form}", typo=True)
+    ty = q.take_if({"b32", "u32", "s32"})
+    if ty is None:
+        q.fail(f"`{q.mnemonic}`: one 32-bit word (.b32 .u32 .s32)", f"expected form: {form}",
+               unsupported=True)
+    q.done(form)
+    a, v, m = _operands(ops, "mvm", q, form)
+    return AsyncStore(addr=a, src=v, mbar=m, type=ty, op=op, **c)
+
+
 def _red(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    if q.take_if({"async"}):
+        return _async_store(base, q, ops, c)
     form = "red{.sem}{.scope}{.global|.shared}.op.type [a], b"
     f = _rmw_quals(base, q, {"relaxed", "release"}, RED_OPS, form)
     a, v = _operands(ops, "mv", q, form)
@@ -402,6 +437,8 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "fence{.sc|.acq_rel|.acquire|.release}.scope  or  fence.proxy.kind"
     if q.take_if({"proxy"}):
         return _proxy_fence(base, q, ops, c)
+    if q.take_if({"mbarrier_init"}):
+        return _mbarrier_init_fence(q, ops, c)
     sem = q.take_if({"sc", "acq_rel", "acquire", "release"}) or "acq_rel"
     if q.peek() in ("op_restrict", "mbarrier_init", "sync_restrict"):
         q.fail(f"restricted fence .{q.peek()}", "only unrestricted fences are modelled",
@@ -412,6 +449,16 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     q.done(form)
     _operands(ops, "", q, form)
     return Fence(sem=sem, scope=scope, **c)
+
+
+def _mbarrier_init_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``fence.mbarrier_init.release.cluster`` (the only form the ISA has)."""
+    form = "fence.mbarrier_init.release.cluster"
+    if q.take_if({"release"}) is None or q.take_if({"cluster"}) is None:
+        q.fail(f"`{q.mnemonic}`", f"the one form is {form}")
+    q.done(form)
+    _operands(ops, "", q, form)
+    return Fence(sem="release", scope="cluster", restrict="mbarrier_init", **c)
 
 
 def _membar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -716,12 +763,16 @@ def _mapa(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     """``cp.async.bulk`` (one word), ``cp.async.bulk.commit_group``, ``cp.async.bulk.wait_group``."""
-    g2s = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]"
+    g2s = ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster} "
+           "[dst], [src], size, [mbar]{, ctaMask}")
     s2g = "cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size"
     form = f"{g2s} | {s2g} | cp.async.bulk.commit_group | cp.async.bulk.wait_group{{.read}} N"
-    if q.take_if({"async"}) is None or q.take_if({"bulk"}) is None:
-        q.fail(f"`{q.mnemonic}`", "of the copies, the one-word cp.async.bulk forms are modelled: "
-               + form, unsupported=True)
+    if q.take_if({"async"}) is None:
+        q.fail(f"`{q.mnemonic}`", "of the copies, the one-word cp.async and cp.async.bulk forms "
+               "are modelled: " + form, unsupported=True)
+    if q.peek() != "bulk":
+        return _cp_async(q, ops, c)
+    q.take()
     if q.peek() in ("tensor", "prefetch"):
         q.fail(f"cp.async.bulk.{q.peek()}", f"modelled: {form}", unsupported=True)
     if q.take_if({"commit_group"}):
@@ -744,14 +795,64 @@ def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     want = "bulk_group" if dst == "global" else "mbarrier::complete_tx::bytes"
     if q.take_if({want}) is None:
         q.fail(f"`{q.mnemonic}` needs the completion mechanism .{want}", f"expected form: {form}")
+    multi = dst == "shared::cluster" and q.take_if({"multicast::cluster"}) is not None
     if q.peek() is not None:
         q.fail(f"qualifier .{q.peek()} of cp.async.bulk", f"modelled: {form}", unsupported=True)
-    d, s_, n, *bar = _operands(ops, "mmvm" if dst != "global" else "mmv", q, form)
+    kinds = "mmv" if dst == "global" else ("mmvmv" if multi else "mmvm")
+    d, s_, n, *rest = _operands(ops, kinds, q, form)
     if not isinstance(n, Imm) or n.value != 4:
         raise UnsupportedError("a bulk copy of other than 4 bytes", q.pos,
                                "a litmus location is one 32-bit word: copy 4 bytes")
-    return BulkCopy(dst=d, src=s_, size=n, mbar=bar[0] if bar else None,
-                    dst_space=SPACES[dst], src_space=SPACES[src], **c)
+    if multi and not isinstance(rest[1], Imm):
+        raise UnsupportedError("a ctaMask held in a register", q.pos,
+                               "write the mask as a constant, e.g. 3 for CTA ranks 0 and 1")
+    return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
+                    dst_space=SPACES[dst], src_space=SPACES[src],
+                    multicast=rest[1] if multi else None, **c)
+
+
+def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """Ampere ``cp.async.ca.shared{::cta}.global [d], [s], 4``, ``cp.async.commit_group``,
+    ``cp.async.wait_group N``, ``cp.async.wait_all``, ``cp.async.mbarrier.arrive{.noinc}
+    {.shared{::cta}}.b64 [mbar]`` (PTX ISA, cp.async; docs/hopper.md)."""
+    form = ("cp.async.ca.shared{::cta}.global [dst], [src], 4 | cp.async.commit_group | "
+            "cp.async.wait_group N | cp.async.wait_all | cp.async.mbarrier.arrive{.noinc}"
+            "{.shared{::cta}}.b64 [mbar]")
+    kind = q.take_if({"commit_group", "wait_group", "wait_all", "mbarrier", "ca", "cg"})
+    if kind is None:
+        q.fail(f"`{q.mnemonic}`", f"modelled: {form}", unsupported=True)
+    if kind == "mbarrier":
+        if q.take_if({"arrive"}) is None:
+            q.fail(f"`{q.mnemonic}`", f"expected form: {form}")
+        noinc = q.take_if({"noinc"}) is not None
+        q.take_if({"shared", "shared::cta"})
+        if q.take_if({"b64"}) is None:
+            q.fail("cp.async.mbarrier.arrive ends in .b64", f"expected form: {form}")
+        q.done(form)
+        (a,) = _operands(ops, "m", q, form)
+        return CpAsyncGroup(kind="arrive", mbar=a, noinc=noinc, **c)
+    if kind in ("commit_group", "wait_all"):
+        q.done(form)
+        _operands(ops, "", q, form)
+        return CpAsyncGroup(kind={"commit_group": "commit"}.get(kind, kind), **c)
+    if kind == "wait_group":
+        q.done(form)
+        (n,) = _operands(ops, "v", q, form)
+        if not isinstance(n, Imm):
+            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
+        return CpAsyncGroup(kind="wait", n=n.value, **c)
+    if kind == "cg":
+        q.fail("cp.async.cg (16-byte copies)", "a litmus location is one word: cp.async.ca of 4 "
+               "bytes", unsupported=True)
+    if q.take_if({"shared", "shared::cta"}) is None or q.take_if({"global"}) is None:
+        q.fail(f"`{q.mnemonic}` copies global to shared", f"expected form: {form}")
+    if q.peek() is not None:
+        q.fail(f"qualifier .{q.peek()} of cp.async", f"modelled: {form}", unsupported=True)
+    d, s_, n = _operands(ops, "mmv", q, form)
+    if not isinstance(n, Imm) or n.value != 4:
+        raise UnsupportedError("a cp.async of other than 4 bytes", q.pos,
+                               "a litmus location is one 32-bit word: copy 4 bytes")
+    return CpAsync(dst=d, src=s_, size=n, **c)
 
 
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -888,13 +989,15 @@ def _check_repeats(base: str, q: _Quals) -> None:
         seen[cat] = name
 
 
+_ASYNC_ST = {"async", "mbarrier::complete_tx::bytes"}
 _MEM_QUALS = ({*_SEMS, "volatile", "mmio", "const", "local", "param", "nc", "v2", "v4", "v8"}
               | SCOPES | set(SPACES) | CACHE_HINTS | TYPES)
 _SU_QUALS = ({"b", "p", "v2", "v4", "b8", "b16", "b32", "b64"} | GEOMS | SULD_COPS | SUST_COPS
              | CLAMP | set(SURED_TYPES) | set().union(*SURED_TYPES.values()))
 _TEX_QUALS = {"base", "level", "grad", "v4", "s32", "u32", "f32", "f16", "f16x2"} | GEOMS
 QUALIFIERS = {
-    "ld": _MEM_QUALS, "st": _MEM_QUALS, "atom": _MEM_QUALS | ATOM_OPS, "red": _MEM_QUALS | ATOM_OPS,
+    "ld": _MEM_QUALS, "st": _MEM_QUALS | _ASYNC_ST, "atom": _MEM_QUALS | ATOM_OPS,
+    "red": _MEM_QUALS | ATOM_OPS | _ASYNC_ST,
     "fence": ({"sc", "acq_rel", "acquire", "release", "proxy", "op_restrict", "mbarrier_init",
                "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global"}
               | SCOPES | set(PROXY_FENCE_KINDS)),
@@ -910,7 +1013,8 @@ QUALIFIERS = {
     "mapa": {"shared::cluster", "u32", "u64"},
     "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
-           "prefetch"},
+           "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
+           "shared", "b64"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
 }
 QUALIFIERS |= {"barrier": QUALIFIERS["bar"], "exit": QUALIFIERS["ret"]}
