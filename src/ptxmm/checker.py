@@ -144,8 +144,7 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
             holds, status = None, "timeout"
         findings_status = _findings(r, pb, want_flags, status)
         if kernels and opts.flags and status in ("ok", "stopped"):  # assert-fails, out-of-bounds
-            r.findings += kernels.site_findings(eg, m, cand, co_known, name, r.deadline, r.listed,
-                                                lambda exe: outcome_of(r.eg, r.listed, exe))
+            r.findings += kernels.site_findings(eg, pb, lambda exe: outcome_of(r.eg, r.listed, exe))
     finally:
         pb.close()
     if opts.liveness:

@@ -709,59 +709,33 @@ def observables(eg, scope: str = "all") -> list:
 _SITES = (("assert-fails", ASSERT_REG), ("out-of-bounds", OOB_REG))
 
 
-def site_findings(eg, model, cand, co_known, engine_name: str, deadline, listed=(),
-                  outcome_of=None) -> tuple:
+def site_findings(eg, pb, outcome_of=None) -> tuple:
     """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
-    of some thread stops), one query for an allowed execution in which a thread stops there.
+    of some thread stops), one query on the check's own problem ``pb`` for an allowed execution in
+    which a thread takes a path that stops there.
     (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
     ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line.)"""
-    from .engines import engine
-    from .outcomes import Observable
-    from .program import RegRef
     from .result import EventRef, Finding, FindingKind
     from .values import Const
 
-    obs, sites = [], {}
+    sites: dict[tuple[str, int], dict[int, set[int]]] = {}
     for t, paths in enumerate(eg.paths):
-        th = eg.program.threads[t]
         for kind, reg in _SITES:
-            vals = {p.regs[reg].v for p in paths if isinstance(p.regs.get(reg), Const)}
-            if vals:
-                obs.append(Observable(f"{th.name}:{reg}", RegRef(th.name, reg), "u32", thread=t))
-                for v in vals:
-                    sites.setdefault((kind, v), []).append(th.name)
-    if not sites:
-        return ()
-    pb = engine(engine_name)(eg, model, list(listed) + obs, cand, flags=False, co_known=co_known,
-                             deadline=deadline)
+            for k, p in enumerate(paths):
+                v = p.regs.get(reg)
+                if isinstance(v, Const):
+                    sites.setdefault((kind, v.v), {}).setdefault(t, set()).add(k)
     found = []
-    try:
-        for (kind, line), names in sorted(sites.items()):
-            reg = dict(_SITES)[kind]
-            goal = Or(tuple(Cmp("==", RegRef(n, reg), line) for n in names))
-            wit = pb.find(pb.condition(goal, _reg_key))
-            if wit is None:
-                continue
-            who = [n for n in names if _stops(eg, n, reg, line, wit)]
-            ins = _site_instr(eg.program, line)
-            found.append(Finding(FindingKind(kind), kind,
-                                 tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
-                                 wit, outcome_of(wit) if outcome_of else None))
-    finally:
-        pb.close()
+    for (kind, line), where in sorted(sites.items()):
+        wit = pb.find(pb.on_paths(where))
+        if wit is None:
+            continue
+        who = [eg.program.threads[t].name for t, ks in sorted(where.items()) if wit.paths[t] in ks]
+        ins = _site_instr(eg.program, line)
+        found.append(Finding(FindingKind(kind), kind,
+                             tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
+                             wit, outcome_of(wit) if outcome_of else None))
     return tuple(found)
-
-
-def _reg_key(r) -> str:
-    return f"{r.thread}:{r.reg}"
-
-
-def _stops(eg, name: str, reg: str, line: int, wit) -> bool:
-    from .values import Const
-
-    t = eg.thread_of(name)
-    v = eg.paths[t][wit.paths[t]].regs.get(reg)
-    return isinstance(v, Const) and v.v == line
 
 
 def _site_instr(prog: Program, line: int):

@@ -77,6 +77,11 @@ class Engine(Protocol):
         """A test condition as the engine's goal (``key(ref)`` names a reference's observable)."""
         ...
 
+    def on_paths(self, paths: dict[int, set[int]]) -> Any:
+        """A goal: some thread ``t`` takes one of the paths ``paths[t]`` (where a kernel thread
+        stops: an assertion that fails, an access out of bounds)."""
+        ...
+
     def find(self, goal=None, negate: bool = False) -> Execution | None:
         """One allowed execution satisfying ``goal`` (violating it with ``negate``), or None."""
         ...

@@ -90,6 +90,10 @@ class BruteProblem:
 
         return holds
 
+    def on_paths(self, paths: dict[int, set[int]]) -> Callable[[Execution], bool]:
+        """A goal: some thread ``t`` takes one of the paths ``paths[t]`` (as the Z3 engine's)."""
+        return lambda exe: any(exe.paths[t] in ks for t, ks in paths.items())
+
     def find(self, goal: Callable[[Execution], bool] | None = None, negate: bool = False) -> Execution | None:
         """One allowed execution satisfying ``goal`` (or violating it), or None."""
         return next((exe for exe, _ in self.executions() if goal is None or goal(exe) != negate), None)

@@ -734,6 +734,15 @@ class Z3Problem:
         by_key = {o.key: (o, t) for o, t in zip(self.obs, self.terms)}
         return _cond(e, lambda r: by_key[key(r)])
 
+    def on_paths(self, paths: dict[int, set[int]]) -> z3.BoolRef:
+        """A goal: some thread ``t`` takes one of the paths ``paths[t]`` (indices into
+        ``eg.paths[t]``) — where a thread stops, observed without an observable."""
+        terms = []
+        for t, ks in paths.items():
+            sel = self.ch.sel[t]
+            terms += [z3.BoolVal(0 in ks)] if sel is None else [sel[k] for k in sorted(ks)]
+        return z3.Or(terms) if terms else z3.BoolVal(False)
+
     def find(self, goal: z3.BoolRef | None = None, negate: bool = False) -> Execution | None:
         """One allowed execution satisfying ``goal`` (or violating it), or None."""
         if self.unsat:
