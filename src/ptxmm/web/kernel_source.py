@@ -6,7 +6,8 @@ before nvcc sees it when any preprocessor line could read a file or run somethin
 * ``#include`` only as a literal ``<header>`` of :data:`HEADERS` (never a quoted path, a macro,
   ``#include_next``, ``#import`` or ``#embed``);
 * ``#pragma`` only ``unroll`` and ``once``; no ``#line`` nor GNU line markers (``# 12 "f"``);
-* no ``_Pragma``, ``__has_include``, ``__has_embed``, nor the trigraphs ``??=`` and ``??/``.
+* no ``_Pragma``, ``__has_include``, ``__has_embed``, nor the trigraphs ``??=`` and ``??/``; no
+  token pasting (``##``) in a ``#define``, which could spell them.
 
 The scan over-approximates (a text that only looks like a directive inside a comment or a string is
 refused too): every place where a directive may begin — a logical line's start (backslash-newline
@@ -120,6 +121,9 @@ def _directive(text: str, file: str, start: int, line: str, j: int) -> None:
         if inc.group(1) not in HEADERS:
             raise RefusedError(f"`#include <{inc.group(1)}>` is not a header the playground allows",
                                pos, HINT)
+    elif name == "define" and ("##" in rest or "%:%:" in rest):
+        raise RefusedError("token pasting (`##`) is not accepted here: it could spell `_Pragma` or "
+                           "`__has_include`", pos, HINT)
     elif name == "pragma":
         w = _NAME.match(rest)
         if w is None or w.group(0) not in PRAGMAS:
