@@ -316,7 +316,8 @@ def test_examples_are_read_by_their_listed_names_only():
     lib = Library()
     listing = lib.listing()
     paths = [e["path"] for e in listing]
-    files = [p for p in (ROOT / "examples").rglob("*") if p.suffix in (".ptx", ".litmus", ".cu")]
+    files = [p for p in (ROOT / "examples").rglob("*") if p.suffix in (".ptx", ".litmus", ".cu")
+             and not (p.suffix == ".ptx" and p.with_suffix(".cu").is_file())]  # a kernel's twin: its .cu
     assert len(paths) == len(set(paths)) == len(files)
     for e in listing:  # a kernel is offered as a cu example, described by its launch
         if e["path"].endswith(".cu"):
@@ -327,6 +328,18 @@ def test_examples_are_read_by_their_listed_names_only():
     assert lib.source("classic/MP-relaxed.ptx") == (ROOT / "examples/classic/MP-relaxed.ptx").read_text()
     for bad in ("../pyproject.toml", "/etc/passwd", "classic/../../pyproject.toml", "classic"):
         assert lib.source(bad) is None
+
+
+def test_a_kernel_example_is_listed_once_as_its_cu(tmp_path):
+    (tmp_path / "kernels").mkdir()
+    for suffix in (".cu", ".ptx"):
+        (tmp_path / "kernels" / ("mp" + suffix)).write_text((KERNELS / ("mp_relaxed" + suffix)).read_text())
+    (tmp_path / "mp.ptx").write_text(MP.read_text())
+    lib = Library(tmp_path)
+    assert [(e["path"], e["format"], e["group_title"], e["description"]) for e in lib.listing()] == [
+        ("mp.ptx", "ptx", "Examples", "st.relaxed alone is not a release"),
+        ("kernels/mp.cu", "cu", "Kernels (CUDA)", MP_LAUNCH)]
+    assert lib.source("kernels/mp.ptx") is None and lib.format("kernels/mp.cu") == "cu"
 
 
 def test_host_headers_are_read_with_and_without_a_port():

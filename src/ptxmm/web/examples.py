@@ -27,13 +27,15 @@ class Library:
 
     @cached_property
     def files(self) -> dict[str, Path]:
-        """Every example, by its path under examples/ (posix)."""
+        """Every example, by its path under examples/ (posix); of a kernel's ``.cu`` and its ``.ptx``
+        twin (nvcc's output, which carries no launch of its own) the ``.cu``."""
         try:
             root = self.root or data_dir("examples")
         except FileNotFoundError:
             return {}
         return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*"))
-                if p.suffix in (".ptx", ".litmus", ".cu") and p.is_file()}
+                if p.suffix in (".ptx", ".litmus", ".cu") and p.is_file()
+                and not (p.suffix == ".ptx" and p.with_suffix(".cu").is_file())}
 
     def listing(self) -> list[dict]:
         """Each example: path, group (and its title), name, description, the leading comment, format;

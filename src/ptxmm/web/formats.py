@@ -3,7 +3,7 @@
 module (nvcc's output: ``.entry`` functions) are kernels (:mod:`ptxmm.kernels`, through
 :func:`ptxmm.loading.parse`); a kernel from a request goes through :mod:`.kernel_source` first.
 
-No web framework is imported here: the pytest plugin uses this module without the ``[web]`` extra."""
+No web framework is imported here (the examples' listing and the jobs use it in a worker)."""
 
 from __future__ import annotations
 
