@@ -5,6 +5,7 @@ modules without it) and the .cu preprocessor guard."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -348,3 +349,73 @@ def test_host_headers_are_read_with_and_without_a_port():
 
     assert [host_of(h) for h in ("127.0.0.1:8000", "LOCALHOST", "[::1]:8000", "[::1]", "::1", "a.b:1")] \
         == ["127.0.0.1", "localhost", "::1", "::1", "::1", "a.b"]
+
+
+def test_an_ended_worker_takes_what_it_started_and_its_job_directories_with_it():
+    """A worker leads a process group: ending it at the time limit also ends nvcc compiling for it,
+    and removes the kernel job directories it left."""
+    import multiprocessing
+    import os
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from ptxmm.web.pool import _Worker
+
+    w = _Worker(multiprocessing.get_context("spawn"), None)
+    pid = w.proc.pid
+    assert os.getpgid(pid) == pid  # a group of its own
+    left = Path(tempfile.gettempdir()) / f"ptxmm-web-{pid}-x"
+    (left / "cache").mkdir(parents=True)
+    if find_nvcc() is not None:  # a .cu job, ended while nvcc compiles it
+        import threading
+
+        from ptxmm.web.pool import WorkerDied
+
+        src = (KERNELS / "mp_relaxed.cu").read_text()
+        job = job_of("check", {"source": src, "format": "cu"}, 60.0, MODELS)
+
+        def call():
+            with contextlib.suppress(WorkerDied):  # it is ended under the call
+                w.call(job)
+
+        threading.Thread(target=call, daemon=True).start()
+        t0 = time.monotonic()
+        while not _compiling(pid) and time.monotonic() - t0 < 30:
+            time.sleep(0.02)
+        assert _compiling(pid), "nvcc did not start"
+    w.end()
+    assert not w.proc.is_alive() and not left.exists()
+    t0 = time.monotonic()  # nothing of the group is left running (zombies wait for their reaper);
+    while _group(pid, live=True) and time.monotonic() - t0 < 1:  # nvcc alone would run on for seconds
+        time.sleep(0.05)
+    assert _group(pid, live=True) == []
+
+
+def _group(pgid: int, live: bool = False) -> list[int]:
+    """The processes of a process group (Linux: /proc); ``live``: not the zombies."""
+    import os
+
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and os.getpgid(int(d)) == pgid:
+                with open(f"/proc/{d}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                if not (live and state in "ZX"):
+                    out.append(int(d))
+        except OSError:
+            pass
+    return out
+
+
+def _compiling(pgid: int) -> bool:
+    """Whether a process of the group compiles the playground's .cu (nvcc, or what it runs)."""
+    for p in _group(pgid, live=True):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if b"playground" in f.read():
+                    return True
+        except OSError:
+            pass
+    return False

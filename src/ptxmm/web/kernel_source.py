@@ -201,7 +201,7 @@ def sandbox():
     """Run in a fresh, empty working directory (removed afterwards): a relative name a kernel
     looks up (its ``.cu`` twin, a ``.file`` name) finds only what the job wrote there."""
     old = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="ptxmm-web-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"ptxmm-web-{os.getpid()}-") as tmp:
         os.chdir(tmp)
         try:
             yield Path(tmp)
