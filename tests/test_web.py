@@ -215,6 +215,7 @@ HOSTILE = [
     '/* a */ # /* b */ include "/etc/passwd"', '/* a\n */ #include "/etc/passwd"',
     '#include \\ \n "/etc/passwd"', 'int a = 1; /*\n*/#include "x"',
     "#define P(x) _Pr ## x", "%:define H(x) __has_incl %:%: x",
+    '\x00#include "/etc/passwd"', '\ufeff#include "/etc/passwd"', '\v\f#include "/etc/passwd"',
 ]
 
 
@@ -239,7 +240,7 @@ def test_the_kernels_ptxmm_knows_pass_the_guard(src):
     check_cu(src, "k.cu")
 
 
-DECOR = st.sampled_from(["", " ", "\t", "/* c */", "/**/ ", "\\\n", " \\ \n"])
+DECOR = st.sampled_from(["", " ", "\t", "/* c */", "/**/ ", "\\\n", " \\ \n", "\x00", "\\\r\n", "/*\n*/"])
 
 
 @settings(max_examples=300, deadline=None)

@@ -45,7 +45,8 @@ _BANNED = (("_Pragma", "`_Pragma` is not accepted here"),
            ("??=", "trigraphs are not accepted here"), ("??/", "trigraphs are not accepted here"))
 _SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n|\r|\n)")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_BLANK_OR_COMMENT = re.compile(r"(?:[ \t\f\v]+|/\*.*?\*/)*", re.S)
+# blanks as GCC's preprocessor skips them (a NUL is one; a byte-order mark may start the file)
+_BLANK_OR_COMMENT = re.compile(r"(?:[ \t\f\v\x00\ufeff]+|/\*.*?\*/)*", re.S)
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r"<([^<>\s]+)>(?:[ \t\f\v]+|/\*.*?\*/)*(?://.*)?$", re.S)
 HINT = ("the playground compiles a kernel with nvcc and reads no file but the bundled examples; "
