@@ -12,7 +12,11 @@ from pathlib import Path
 
 from conftest import ROOT
 
+from ptxmm.nvcc import find_nvcc
 from ptxmm.pytest_plugin import expectations
+
+KERNELS = ROOT / "tests" / "data" / "kernels"
+NO_NVCC = "import ptxmm.nvcc\nptxmm.nvcc.find_nvcc = lambda: None  # as on a machine without CUDA\n"
 
 MP = (ROOT / "examples" / "mp-relaxed-acquire.ptx").read_text()
 RACE = """.global .u32 x = 0;
@@ -110,7 +114,8 @@ def test_items_pass_fail_and_skip_as_their_expectations_say(tmp_path):
     kinds = {k.split(".", 1)[1].rsplit("::", 1)[0]: v[0] for k, v in got.items()}
     assert kinds == {"mp.ptx": "passed", "wrong.ptx": "failure", "race.ptx": "passed",
                      "norace.ptx": "failure", "sb.litmus": "passed", "broken.ptx": "failure",
-                     "k.cu": "skipped", "slow.ptx": "failure"}  # noexpect.ptx: not a test
+                     "k.cu": "failure" if find_nvcc() else "skipped",
+                     "slow.ptx": "failure"}  # noexpect.ptx: not a test
     text = {k.split(".", 1)[1].rsplit("::", 1)[0]: v[1] for k, v in got.items()}
     # a failure prints ptxmm's report, as `ptxmm check` prints it
     assert "expected the condition to fail, it holds" in text["wrong.ptx"]
@@ -118,8 +123,44 @@ def test_items_pass_fail_and_skip_as_their_expectations_say(tmp_path):
     assert "expected findings none, found race" in text["norace.ptx"] and "data-race:" in text["norace.ptx"]
     assert "broken.ptx:4:" in text["broken.ptx"]
     assert "no verdict" in text["slow.ptx"] and "timeout" in text["slow.ptx"]
-    assert "kernel front end" in text["k.cu"]
+    assert ("has no launch" if find_nvcc() else "needs nvcc, which is not found") in text["k.cu"]
     assert "ptxmm check wrong.ptx --model ptx" in out
+
+
+def _kernel_suite(d: Path) -> None:
+    d.mkdir()
+    for name in ("mp_relaxed", "exchange", "oob"):
+        for suffix in (".cu", ".ptx"):
+            (d / (name + suffix)).write_text((KERNELS / (name + suffix)).read_text())
+    # a wrong expectation; a kernel .cu without a twin; a PTX module with its own lines
+    (d / "wrong.cu").write_text((KERNELS / "mp_release.cu").read_text().replace("expect ok", "expect race"))
+    (d / "lone.cu").write_text((KERNELS / "mp_release.cu").read_text())
+    (d / "alone.ptx").write_text("// ptxmm: launch mp<<<2, 1>>>(int data[1], int flag[1])\n"
+                                 "// ptxmm: expect race\n" + (KERNELS / "mp_relaxed.ptx").read_text())
+
+
+def test_kernels_are_tests_by_the_runners_rule(tmp_path):
+    """.cu files and PTX modules with `// ptxmm: expect`: findings equal the list and the condition
+    holds (`ptxmm test`'s rule); a .cu's .ptx twin is checked in its stead without nvcc."""
+    _kernel_suite(tmp_path / "k")
+    assert "expect ok" in (KERNELS / "mp_release.cu").read_text()
+    runs = [("", {"mp_relaxed.cu", "exchange.cu", "oob.cu", "lone.cu"})] if find_nvcc() else []
+    runs.append((NO_NVCC, {"mp_relaxed.cu", "exchange.cu", "oob.cu"}))  # lone.cu: skipped
+    for conftest, passing in runs:
+        (tmp_path / "k" / "conftest.py").write_text(conftest)
+        got, _ = _pytest(tmp_path, "k")
+        kinds = {k.split(".", 1)[1].rsplit("::", 1)[0]: v for k, v in got.items()}
+        want = {n: "passed" for n in passing} | {"alone.ptx": "failure"}
+        want["lone.cu"] = "passed" if conftest == "" else "skipped"
+        want["wrong.cu"] = "failure" if conftest == "" else "skipped"
+        assert {k: v[0] for k, v in kinds.items()} == want, kinds  # the .ptx twins are no items
+        # a failure says what differs, then ptxmm's report with the CUDA lines
+        assert "expect race; found assert-fails, race" in kinds["alone.ptx"][1]
+        assert "mp_relaxed.cu:18" in kinds["alone.ptx"][1]
+        if conftest == "":
+            assert "expect race; found ok" in kinds["wrong.cu"][1]
+        else:
+            assert "lone.cu needs nvcc, which is not found, and has no .ptx twin" in kinds["lone.cu"][1]
 
 
 def test_model_and_unroll_are_options_and_ini_keys(tmp_path):
@@ -141,6 +182,9 @@ def test_pytest_examples_runs_every_bundled_test_with_an_expectation_and_passes(
                           text=True, timeout=600)
     got = {f"{c.get('classname')}::{c.get('name')}": "passed" if len(c) == 0 else c[0].tag
            for c in ET.parse(xml).getroot().iter("testcase")}
-    with_expect = [p for p in (ROOT / "examples").rglob("*.ptx") if any(expectations(p.read_text()))]
+    with_expect = [p for p in (ROOT / "examples").rglob("*") if p.suffix in (".ptx", ".litmus", ".cu")
+                   and any(expectations(p.read_text()))]
     assert len(got) == len(with_expect) > 90
-    assert set(got.values()) == {"passed"} and proc.returncode == 0, proc.stdout[-3000:]
+    # a kernel (.cu) without nvcc and without a .ptx twin is skipped; everything else passes
+    assert set(got.values()) <= ({"passed"} if find_nvcc() else {"passed", "skipped"})
+    assert "passed" in got.values() and proc.returncode == 0, proc.stdout[-3000:]

@@ -131,6 +131,34 @@ def test_the_page_its_assets_and_the_examples_are_served(server):
         assert status == 404 and "[build-system]" not in body and "import" not in body, bad
     info = json.loads(get(server + "/api/info")[1])
     assert {m["name"] for m in info["models"]} >= {"ptx", "sc"} and info["time_limit_s"] == LIMIT
+    assert [(f["name"], f["supported"]) for f in info["formats"]] == [("ptx", True), ("litmus", True),
+                                                                       ("cu", True)]
+    assert isinstance(info["nvcc"], bool)
+
+
+def test_a_kernel_is_checked_through_the_api(tmp_path):
+    """A PTX module (nvcc's output) needs no nvcc; a .cu is compiled by the worker (skipped without
+    nvcc, where it is the front end's located error). A server of its own: nvcc's time counts
+    against the request's limit, and the shared server's is short."""
+    with running_server("--time-limit", "60", "--workers", "1", log=tmp_path / "server.log") as server:
+        _kernel_requests(server)
+
+
+def _kernel_requests(server: str) -> None:
+    kernels = ROOT / "tests" / "data" / "kernels"
+    status, body, _ = post(server + "/api/check", {"source": (kernels / "mp_relaxed.ptx").read_text(),
+                                                   "launch": "mp<<<2, 1>>>(int data[1], int flag[1])"})
+    assert status == 200 and {f["kind"] for f in json.loads(body)["findings"]} == {"race", "assert-fails"}
+    status, body, _ = post(server + "/api/check", {"source": (kernels / "mp_relaxed.cu").read_text(),
+                                                   "format": "cu"})
+    from ptxmm.nvcc import find_nvcc
+
+    if find_nvcc() is None:
+        assert status == 422 and _error(body)["kind"] == "nvcc error"
+        pytest.skip("nvcc is not installed: the .cu half of this test needs it")
+    assert status == 200, body
+    assert {f["kind"] for f in json.loads(body)["findings"]} == {"race", "assert-fails"}
+    assert "playground.cu:18" in body
 
 
 LOOP = """.test loop-forever
@@ -175,8 +203,10 @@ def test_hostile_requests_get_a_clear_4xx(server):
     assert status == 422 and _error(body)["position"] == "playground.ptx:1:1"
     status, body, _ = post(server + "/api/check", {"source": _threads(100)})
     assert status == 422 and "100 threads" in _error(body)["message"]
-    status, body, _ = post(server + "/api/check", {"source": "__global__ void k() {}", "format": "cu"})
-    assert status == 422 and _error(body)["kind"] == "not supported yet"
+    hostile = '__global__ void k() {}\n#include "/etc/passwd"\n'  # refused: nvcc never reads it
+    status, body, _ = post(server + "/api/check", {"source": hostile, "format": "cu"})
+    err = _error(body)
+    assert status == 422 and err["kind"] == "refused" and err["position"] == "playground.cu:2:2"
     status, body, _ = post(server + "/api/nothing", {"source": "x"})
     assert status == 404 and _error(body)["kind"] == "not found"
     assert get(server + "/api/check")[0] == 405

@@ -14,9 +14,14 @@ off. A file is collected only when it states what it expects:
   condition, ``ok`` means ``holds``, as ``.expect ok`` does).
 
 An item passes when every expectation agrees; a verdict left unknown (timeout, no execution
-within the unroll bound) fails, never passes. A failure prints ptxmm's report of the file, as
-``ptxmm check`` prints it. ``.cu`` kernels need the kernel front end: until ptxmm has one, their
-items are skipped, saying so.
+within the unroll bound) fails, never passes. A failure prints what differs and ptxmm's report of
+the file, as ``ptxmm check`` prints it.
+
+A kernel — a ``.cu`` file, or a PTX module (nvcc's output) with its own ``// ptxmm: expect`` line —
+is a kernel test, judged by ``ptxmm test``'s rule (:func:`ptxmm.runner.kernel_verdict`): the kinds
+of its findings equal its ``expect`` list and its condition (``// ptxmm: forall ...``) holds. A
+``.cu`` file is compiled with nvcc; without nvcc its committed ``.ptx`` twin is checked instead,
+and only a ``.cu`` with neither is skipped, saying so.
 
 Options (and ini keys): ``--ptxmm-model`` (``ptxmm_model``; default ptx), ``--ptxmm-timeout``
 seconds per file (``ptxmm_timeout``; default 60), ``--ptxmm-unroll`` (``ptxmm_unroll``; default 2),
@@ -92,14 +97,25 @@ def pytest_collect_file(file_path: Path, parent):
 
 class PtxmmFile(pytest.File):
     def collect(self):
-        from .web.formats import supported
-
         item = PtxmmItem.from_parent(self, name=_setting(self.config, "model"))
-        fmt = self.path.suffix.lstrip(".")
-        if fmt == "cu" and not supported(fmt):
-            item.add_marker(pytest.mark.skip(reason=".cu files need the kernel "
-                                             "front end, which this ptxmm does not have yet"))
+        if self.path.suffix == ".cu" and not self.path.with_suffix(".ptx").is_file():
+            from .nvcc import find_nvcc
+
+            if find_nvcc() is None:
+                item.add_marker(pytest.mark.skip(reason=f"{self.path.name} needs nvcc, which is not "
+                                                 "found, and has no .ptx twin"))
         yield item
+
+
+def source_of(path: Path) -> Path:
+    """The file a test checks: a ``.cu`` kernel's ``.ptx`` twin when nvcc is not found (as
+    ``ptxmm test`` does), else the file itself."""
+    if path.suffix == ".cu" and path.with_suffix(".ptx").is_file():
+        from .nvcc import find_nvcc
+
+        if find_nvcc() is None:
+            return path.with_suffix(".ptx")
+    return path
 
 
 class Mismatch(Exception):
@@ -112,11 +128,12 @@ class Mismatch(Exception):
 
 class PtxmmItem(pytest.Item):
     def runtest(self) -> None:
-        from .web.formats import format_of, parse_source
+        from .loading import load
 
-        text = self.path.read_text(errors="replace")
-        prog = parse_source(text, str(self.path), format_of(str(self.path), text))
-        words, _ = expectations(text)
+        prog = load(source_of(self.path))
+        if "kernel" in prog.meta:
+            return self._kernel(prog)
+        words, _ = expectations(self.path.read_text(errors="replace"))
         no_cond = prog.condition is None
         cond_words = [w for w in words if w not in FINDING_WORDS and not (w == "ok" and no_cond)]
         kinds = {w for w in words if w in FINDING_WORDS}
@@ -129,6 +146,18 @@ class PtxmmItem(pytest.Item):
         wrong = _disagreements(res, prog.expect, kinds if want_findings else None)
         if wrong:
             raise Mismatch(wrong, _report(res))
+
+    def _kernel(self, prog) -> None:
+        from .runner import kernel_verdict
+
+        agrees, detail, unknown, res = kernel_verdict(
+            prog, _setting(self.config, "model"), int(_setting(self.config, "unroll")),
+            float(_setting(self.config, "timeout")), _setting(self.config, "engine"))
+        if agrees is None and unknown is None:  # a file with neither an expect line nor a condition
+            raise Mismatch([f"not a kernel test ({detail}): add `// ptxmm: expect ...`"], _report(res))
+        if unknown is not None or not agrees:  # unknown fails, as in `ptxmm test`
+            what = [detail] + ([f"no verdict: {res.status_text or unknown}"] if unknown else [])
+            raise Mismatch(what, _report(res))
 
     def _check(self, prog, flags: bool):
         from .checker import check

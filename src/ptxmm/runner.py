@@ -125,20 +125,28 @@ def _run_one(args) -> TestOutcome:
 
 
 def _run_kernel(prog, path, model: str, unroll: int, timeout, t0: float) -> TestOutcome:
-    """A kernel file is a test when it has an `expect` line (or a condition): it agrees when the
-    kinds of its findings equal the line's list and its condition holds."""
+    agrees, detail, unknown, res = kernel_verdict(prog, model, unroll, timeout)
+    is_test = prog.meta["kernel"].expect is not None or prog.condition is not None
+    return TestOutcome(str(path), prog.name, True if is_test else None, agrees, len(res.outcomes),
+                       time.perf_counter() - t0, unknown=unknown, detail=detail)
+
+
+def kernel_verdict(prog, model: str = "ptx", unroll: int = 2, timeout=None, engine: str = "auto"):
+    """The rule of a kernel test (a kernel file with an `expect` line or a condition): it agrees
+    when the kinds of its findings equal the line's list and its condition holds. Returns
+    (agrees: True/False, None when unknown or not a test; what was found against what was expected;
+    why unknown: "timeout"/"no-execution" or None; the check's result)."""
     from . import check
 
     info = prog.meta["kernel"]
-    res = check(prog, model, unroll=unroll, observe="condition", verdict_only=prog.condition is not None,
-                timeout=timeout)
+    res = check(prog, model, engine=engine, unroll=unroll, observe="condition",
+                verdict_only=prog.condition is not None, timeout=timeout)
     unknown = res.status if res.status in ("timeout", "no-execution") else None
     if res.findings_status not in ("ok", "no flags in model") and unknown is None:
         unknown = "timeout"
     kinds = tuple(sorted({str(f.kind) for f in res.findings}))
     if info.expect is None and prog.condition is None:
-        return TestOutcome(str(path), prog.name, None, None, len(res.outcomes), time.perf_counter() - t0,
-                           unknown=unknown, detail="found: " + (", ".join(kinds) or "ok"))
+        return None, "found: " + (", ".join(kinds) or "ok"), unknown, res
     parts, ok = [], True
     if info.expect is not None:
         ok = kinds == info.expect
@@ -146,9 +154,8 @@ def _run_kernel(prog, path, model: str, unroll: int, timeout, t0: float) -> Test
     if prog.condition is not None:
         ok = ok and bool(res.holds)
         parts.append(f"condition {'holds' if res.holds else 'fails'}")
-    return TestOutcome(str(path), prog.name, True, ok if res.holds is not None or prog.condition is None
-                       else None, len(res.outcomes), time.perf_counter() - t0, unknown=unknown,
-                       detail="; ".join(parts))
+    agrees = ok if res.holds is not None or prog.condition is None else None
+    return agrees, "; ".join(parts), unknown, res
 
 
 def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = None,

@@ -75,12 +75,14 @@ class Api:
     async def info(self, request: Request) -> Response:
         from .. import __version__
         from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
-        from .formats import FORMATS, supported
+        from ..nvcc import find_nvcc
+        from .formats import FORMATS
 
         models = [{"name": n, "description": _first_line(p)} for n, p in self.models.items()]
         return _json({"version": __version__, "models": models, "engines": list(ENGINES),
                       "observe": list(OBSERVE), "unroll_max": UNROLL_MAX,
-                      "formats": [{"name": f, "supported": supported(f)} for f in FORMATS],
+                      "formats": [{"name": f, "supported": True} for f in FORMATS],
+                      "nvcc": find_nvcc() is not None,
                       "time_limit_s": self.config.time_limit, "max_body": self.config.max_body})
 
     async def health(self, request: Request) -> Response:

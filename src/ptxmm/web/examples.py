@@ -14,9 +14,11 @@ from ..resources import data_dir
 from .formats import format_of
 
 GROUPS = (("teaching", "Tutorial steps"), ("", "Examples"), ("classic", "Classic shapes"),
-          ("proxy", "Proxies"), ("hopper", "Hopper synchronization"), ("device", "Device"))
+          ("proxy", "Proxies"), ("hopper", "Hopper synchronization"), ("kernels", "Kernels (CUDA)"),
+          ("device", "Device"))
 _TEST = re.compile(r'^\s*\.test\s+(\S+)(?:\s+"([^"]*)")?', re.M)
 _LITMUS = re.compile(r"^\s*PTX\s+(\S+)", re.M)
+_LAUNCH = re.compile(r"^\s*//\s*ptxmm:\s*launch\s+(\S.*?)\s*$", re.M)  # a kernel's description
 
 
 class Library:
@@ -25,13 +27,15 @@ class Library:
 
     @cached_property
     def files(self) -> dict[str, Path]:
-        """Every example, by its path under examples/ (posix)."""
+        """Every example, by its path under examples/ (posix); of a kernel's ``.cu`` and its ``.ptx``
+        twin (nvcc's output, which carries no launch of its own) the ``.cu``."""
         try:
             root = self.root or data_dir("examples")
         except FileNotFoundError:
             return {}
         return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*"))
-                if p.suffix in (".ptx", ".litmus", ".cu") and p.is_file()}
+                if p.suffix in (".ptx", ".litmus", ".cu") and p.is_file()
+                and not (p.suffix == ".ptx" and p.with_suffix(".cu").is_file())}
 
     def listing(self) -> list[dict]:
         """Each example: path, group (and its title), name, description, the leading comment, format;
@@ -47,9 +51,11 @@ class Library:
             group = path.rsplit("/", 1)[0] if "/" in path else ""
             text = p.read_text(errors="replace")
             m = _TEST.search(text) or _LITMUS.search(text)
+            launch = _LAUNCH.search(text) if p.suffix == ".cu" else None
             out.append({"path": path, "group": group, "group_title": titles.get(group, group),
                         "name": m.group(1) if m else p.stem,
-                        "description": (m.group(2) or "") if m and m.re is _TEST else "",
+                        "description": (m.group(2) or "") if m and m.re is _TEST else
+                        (launch.group(1) if launch else ""),
                         "comment": _leading_comment(text), "format": format_of(path, text)})
         out.sort(key=lambda e: (order.get(e["group"], len(order)), e["group"], e["path"]))
         return out

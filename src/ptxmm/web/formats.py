@@ -1,34 +1,18 @@
-"""Source text → Program for the playground and the pytest plugin: the front end named by a format
-("ptx", "litmus", "cu"), and the one place where the kernel front end (``.cu``) plugs in.
+"""Source text → Program for the playground: the front end named by a format ("ptx", "litmus",
+"cu"). :data:`FORMATS` is the one place that says which formats exist. A ``.cu`` source and a PTX
+module (nvcc's output: ``.entry`` functions) are kernels (:mod:`ptxmm.kernels`, through
+:func:`ptxmm.loading.parse`); a kernel from a request goes through :mod:`.kernel_source` first.
 
-No web framework is imported here: the pytest plugin uses this module without the ``[web]`` extra."""
+No web framework is imported here (the examples' listing and the jobs use it in a worker)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import PurePath
 
-from ..errors import SourcePos, UnsupportedError
 from ..program import Program
 
 FORMATS = ("ptx", "litmus", "cu")
 SUFFIX = {"ptx": ".ptx", "litmus": ".litmus", "cu": ".cu"}
-
-# The kernel front end (issue 25) registers its parser here: ``register("cu", parse)`` with
-# ``parse(text, file) -> Program``. Until then a .cu source is a located "not supported yet".
-_EXTRA: dict[str, Callable[[str, str], Program]] = {}
-
-
-def register(fmt: str, parse: Callable[[str, str], Program]) -> None:
-    """Plug a front end in for ``fmt`` (today only "cu" is open to it)."""
-    if fmt != "cu":
-        raise ValueError(f"{fmt!r}: the ptx and litmus front ends are built in")
-    _EXTRA[fmt] = parse
-
-
-def supported(fmt: str) -> bool:
-    """Whether sources of ``fmt`` can be read here now."""
-    return fmt in ("ptx", "litmus") or fmt in _EXTRA
 
 
 def format_of(file: str, text: str) -> str:
@@ -40,18 +24,24 @@ def format_of(file: str, text: str) -> str:
     return "litmus" if text.lstrip().startswith("PTX") else "ptx"
 
 
-def parse_source(text: str, file: str, fmt: str | None = None) -> Program:
-    """The Program of ``text`` in ``fmt`` (None: from ``file``'s suffix, then the text); a format no
-    front end reads yet is an :class:`UnsupportedError` located at the file's start."""
-    fmt = fmt or format_of(file, text)
+def is_kernel(text: str, fmt: str) -> bool:
+    """Whether a source of ``fmt`` is a kernel: every ``.cu``, and a PTX module."""
     if fmt == "cu":
-        parse = _EXTRA.get("cu")
-        if parse is None:
-            raise UnsupportedError("CUDA sources (.cu) need the kernel front end, which this ptxmm "
-                                   "does not have yet", SourcePos(file, 1, 1),
-                                   "compile the kernel's litmus-sized core to PTX and write it as a "
-                                   ".ptx test, or use the ptx or litmus format")
-        return parse(text, file)
+        return True
+    if fmt != "ptx" or ".entry" not in text:
+        return False
+    from ..syntax.ptx_module import is_module
+
+    return is_module(text)
+
+
+def parse_source(text: str, file: str, fmt: str | None = None, kernel=None) -> Program:
+    """The Program of ``text`` in ``fmt`` (None: from ``file``'s suffix, then the text); a kernel
+    (a ``.cu`` file, which nvcc reads from ``file``, or a PTX module) is launched as ``kernel``
+    (:class:`ptxmm.kernels.KernelArgs`) or its ``// ptxmm: launch`` line says."""
     from ..loading import parse
 
+    fmt = fmt or format_of(file, text)
+    if is_kernel(text, fmt):
+        return parse(text, file, "kernel", kernel)
     return parse(text, file, fmt)

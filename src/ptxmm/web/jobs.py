@@ -6,18 +6,23 @@ framework, so a worker process loads only the checker.
 What a job answers is what the command line prints: ``/api/check`` the object of
 ``ptxmm check --json`` (written by :mod:`ptxmm.jsonout`), ``/api/explain`` that of
 ``ptxmm explain --json``, ``/api/graph`` the SVG of ``ptxmm graph``. A program the front end or
-the checker refuses is a 422 with the located error object of docs/json-schema.md ("errors")."""
+the checker refuses is a 422 with the located error object of docs/json-schema.md ("errors").
+
+A kernel (a ``.cu`` source or a PTX module) runs in a fresh empty directory, its ``.cu`` checked
+by :mod:`.kernel_source` before nvcc reads it; nvcc's time counts against the request's limit."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
 from ..errors import PtxmmError
-from .formats import FORMATS, SUFFIX, format_of, parse_source
+from .formats import FORMATS, SUFFIX, format_of, is_kernel, parse_source
 
 KINDS = ("check", "explain", "graph")
 MAX_NAME = 80
@@ -60,6 +65,7 @@ class Job:
     fix_bound: int = 400
     text: bool = False  # add the CLI's plain-text report as a "text" member
     graph: bool = False  # explain: add the execution graph as an "svg" member
+    launch: str | None = None  # a kernel's launch (else its `// ptxmm: launch` line)
 
 
 # every field a request may carry, with a check of its value → the value the job gets
@@ -111,7 +117,8 @@ def _fields(models) -> dict:
             "engine": _choice("engine", ENGINES), "unroll": _int("unroll", 0, UNROLL_MAX),
             "observe": _choice("observe", OBSERVE), "max_outcomes": _int("max_outcomes", 1, None),
             "timeout": _seconds, "outcome": _text("outcome", 2000), "fix": _bool("fix"),
-            "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph")}
+            "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph"),
+            "launch": _text("launch", 2000)}
 
 
 def _seconds(v: Any) -> float:
@@ -121,7 +128,7 @@ def _seconds(v: Any) -> float:
 
 
 # which fields each endpoint reads (others are refused: a typo is not silently ignored)
-_COMMON = ("source", "format", "file", "model", "unroll", "text")
+_COMMON = ("source", "format", "file", "model", "unroll", "text", "launch")
 ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout"),
            "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout"),
            "graph": _COMMON + ("outcome", "timeout")}
@@ -157,6 +164,10 @@ def _safe_name(name: str | None, fmt: str | None, source: str) -> str:
         name = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
     if not name or name in (".", ".."):
         name = "playground" + SUFFIX[fmt or format_of("", source)]
+    if fmt == "cu" or name.endswith(".cu"):
+        # nvcc compiles the file of this name: a plain word, never an option, of the format's suffix
+        stem = re.sub(r"[^\w.+-]", "_", name[:-3] if name.endswith(".cu") else name).lstrip("-.")
+        name = (stem or "playground") + SUFFIX[fmt or "cu"]
     return name
 
 
@@ -173,13 +184,64 @@ def run(job: Job) -> Answer:
     """The answer to ``job``: 200 with the CLI's JSON (or SVG), 422 with the error object when
     the program or the model is refused."""
     try:
-        prog = parse_source(job.source, job.file, job.fmt)
+        fmt = job.fmt or format_of(job.file, job.source)
+        if is_kernel(job.source, fmt):
+            return _kernel(job, fmt)
+        prog = parse_source(job.source, job.file, fmt)
         return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
     except PtxmmError as e:
         return 422, json.dumps(error_object(job.file, e.kind, e.message, e.pos, e.hint)), JSON
     except RecursionError:
         return 422, json.dumps(error_object(job.file, "limit", "the program is nested too deeply for "
                                             "the checker", None, "simplify the program")), JSON
+
+
+def _kernel(job: Job, fmt: str) -> Answer:
+    """A kernel job, in an empty directory of its own (nvcc's cache too): the ``.cu`` is checked
+    for preprocessor lines that could read a file, written there and compiled; the PTX (the
+    request's or nvcc's) may name no file outside the directory but the CUDA headers."""
+    import os
+    from dataclasses import replace
+
+    from ..errors import SourcePos
+    from ..kernels import KernelArgs
+    from ..syntax.launch import parse_launch
+    from .kernel_source import check_cu, check_ptx_files, cuda_include, plain_ptx_files, sandbox
+
+    t0 = time.monotonic()
+    if job.launch is not None:
+        parse_launch(job.launch, SourcePos("<launch>", 1, 1))  # its errors located in the field
+    args = KernelArgs(launch=job.launch)
+    if fmt == "cu":
+        check_cu(job.source, job.file)
+    with sandbox() as tmp:
+        old = os.environ.get("PTXMM_CACHE")
+        os.environ["PTXMM_CACHE"] = str(tmp / "cache")
+        try:
+            if fmt == "cu":
+                from ..nvcc import compile_cu
+
+                (tmp / job.file).write_text(job.source)
+                ptx, _ = compile_cu(job.file)  # cached: the front end's compile below reads it back
+                check_ptx_files(ptx, job.file[:-3] + ".ptx", [tmp] + [d for d in [cuda_include()] if d])
+                source = job.source
+            else:
+                source = plain_ptx_files(job.source)
+            try:
+                prog = parse_source(source, job.file, fmt, args)
+            except PtxmmError as e:
+                if e.message.endswith("has no launch"):
+                    e.hint = ('add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or '
+                              'give "launch" in the request')
+                raise
+            left = max(0.1, job.timeout - (time.monotonic() - t0))
+            job = replace(job, timeout=left)
+            return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
+        finally:
+            if old is None:
+                os.environ.pop("PTXMM_CACHE", None)
+            else:
+                os.environ["PTXMM_CACHE"] = old
 
 
 def _check(job: Job, prog) -> Answer:

@@ -4,17 +4,24 @@ holds a worker past the limit and a runaway check cannot take the server down wi
 
 The checker's own ``timeout`` (a little shorter) answers most long checks first (verdict unknown,
 outcomes found so far); the process is ended only when the checker does not stop in time (a front end or an
-explanation that does not watch the clock). A worker may also get a cap on its memory."""
+explanation that does not watch the clock). A worker may also get a cap on its memory.
+
+A worker leads a process group of its own: ending it ends what it started too (nvcc compiling a
+kernel), and the kernel jobs' directories it leaves (``ptxmm-web-PID-*``) are removed."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
+import shutil
 import signal
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from .jobs import Answer, Job
 
@@ -22,6 +29,7 @@ from .jobs import Answer, Job
 def _serve(conn, memory_mb: int | None) -> None:
     """A worker's life: jobs in, answers out, until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    os.setpgrp()  # its children (nvcc) end with it: see _Worker.end
     if memory_mb:
         import resource
 
@@ -81,10 +89,17 @@ class _Worker:
             raise WorkerDied(str(e)) from None
 
     def end(self) -> None:
+        pid = self.proc.pid
         if self.proc.is_alive():
             self.proc.kill()
+        if pid is not None:  # the group it leads: what it started and left running
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
         self.proc.join(5)
         self.conn.close()
+        if pid is not None:
+            for d in Path(tempfile.gettempdir()).glob(f"ptxmm-web-{pid}-*"):
+                shutil.rmtree(d, ignore_errors=True)
 
 
 @dataclass

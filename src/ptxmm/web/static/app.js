@@ -51,6 +51,7 @@
   function request(fields) {
     var body = { source: editor.getValue(), model: $("model").value, unroll: +$("unroll").value };
     if ($("format").value) body.format = $("format").value;
+    if ($("launch").value.trim()) body.launch = $("launch").value.trim();
     for (var k in fields) body[k] = fields[k];
     return body;
   }
@@ -287,6 +288,7 @@
       if (!ex.source) { status("no example " + path); return; }
       editor.setValue(ex.source);
       $("format").value = ex.format === "ptx" ? "" : ex.format;
+      $("launch").value = "";  // a kernel example carries its // ptxmm: launch line
       $("example").value = path;
       setMode();
       state.result = null;
@@ -367,10 +369,9 @@
       fillSelect("engine", info.engines, "auto");
       $("unroll").max = info.unroll_max;
       info.formats.forEach(function (f) {
-        if (!f.supported) {
-          var o = $("format").querySelector('option[value="' + f.name + '"]');
-          if (o) o.textContent = f.name + " (not supported yet)";
-        }
+        var o = $("format").querySelector('option[value="' + f.name + '"]');
+        if (o && !f.supported) o.textContent = f.name + " (not supported yet)";
+        else if (o && f.name === "cu" && info.nvcc === false) o.textContent = "cu (no nvcc on the server)";
       });
       fillExamples(got[1]);
       if (!fromHash()) return loadExample(tutorial().length ? tutorial()[0].path : got[1][0].path);

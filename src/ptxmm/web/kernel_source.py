@@ -1,0 +1,210 @@
+"""Kernels in the playground: a ``.cu`` source is compiled by nvcc on the server, and nvcc's
+preprocessor reads every file an ``#include`` names. The playground promises no file-system access
+beyond its bundled examples, so a source is refused (a located :class:`RefusedError`, a 422)
+before nvcc sees it when any preprocessor line could read a file or run something:
+
+* ``#include`` only as a literal ``<header>`` of :data:`HEADERS` (never a quoted path, a macro,
+  ``#include_next``, ``#import`` or ``#embed``);
+* ``#pragma`` only ``unroll`` and ``once``; no ``#line`` nor GNU line markers (``# 12 "f"``);
+* no ``_Pragma``, ``__has_include``, ``__has_embed``, nor the trigraphs ``??=`` and ``??/``; no
+  token pasting (``##``) in a ``#define``, which could spell them.
+
+The scan over-approximates (a text that only looks like a directive inside a comment or a string is
+refused too): every place where a directive may begin — a logical line's start (backslash-newline
+spliced, as GCC splices it, even with blanks before the newline) or the end of a ``/* */`` comment,
+then blanks and whole comments — is checked, with ``#`` and its digraph ``%:`` alike.
+
+PTX text names source files too (``.file N "path"``, nvcc's output and inline ``asm``), and the
+kernel report reads the CUDA line of a finding from that file: :func:`check_ptx_files` refuses a
+path other than a plain file name or a header of the CUDA installation. The checks run in a fresh,
+empty working directory (:func:`sandbox`), where the request's own source is the only file."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from ..errors import PtxmmError, SourcePos
+
+HEADERS = frozenset({
+    "cuda/atomic", "cuda/barrier", "cuda/std/atomic", "cuda/std/barrier", "cuda/std/cstdint",
+    "cuda/std/cassert", "cuda/std/latch", "cuda/std/semaphore", "cuda/std/type_traits",
+    "cuda/std/utility", "cuda/std/limits", "cuda/std/cstddef", "cuda/std/array",
+    "cassert", "assert.h", "cstdio", "stdio.h", "cstdint", "stdint.h",
+    "cooperative_groups.h", "cuda_runtime.h"})
+DIRECTIVES = frozenset({"define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef",
+                        "else", "endif", "error", "warning", "include", "pragma"})
+PRAGMAS = ("unroll", "once")
+_BANNED = (("_Pragma", "`_Pragma` is not accepted here"),
+           ("__has_include", "`__has_include` reads the file system"),
+           ("__has_embed", "`__has_embed` reads the file system"),
+           ("??=", "trigraphs are not accepted here"), ("??/", "trigraphs are not accepted here"))
+_SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n|\r|\n)")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+# blanks as GCC's preprocessor skips them (a NUL is one; a byte-order mark may start the file)
+_BLANK_OR_COMMENT = re.compile(r"(?:[ \t\f\v\x00\ufeff]+|/\*.*?\*/)*", re.S)
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_INCLUDE = re.compile(r"<([^<>\s]+)>(?:[ \t\f\v]+|/\*.*?\*/)*(?://.*)?$", re.S)
+HINT = ("the playground compiles a kernel with nvcc and reads no file but the bundled examples; "
+        "allowed: #include <" + ">, <".join(sorted(HEADERS)) + ">, #pragma unroll/once, and "
+        "#define/#if/#ifdef/#else/#endif/#error")
+
+
+class RefusedError(PtxmmError):
+    """A source the playground does not compile: it could read a file or run something."""
+
+    kind = "refused"
+
+
+def check_cu(text: str, file: str) -> None:
+    """Refuse ``text`` (a .cu source) when a preprocessor line could read a file (see above)."""
+    for word, why in _BANNED:
+        i = text.find(word)
+        if i >= 0:
+            raise RefusedError(why, _pos(text, file, i), HINT)
+    for start, line in _logical_lines(text):
+        for at in _starts(line):
+            m = _BLANK_OR_COMMENT.match(line, at)
+            j = m.end()
+            if line.startswith("#", j):
+                _directive(text, file, start, line, j + 1)
+            elif line.startswith("%:", j):
+                _directive(text, file, start, line, j + 2)
+
+
+def _logical_lines(text: str):
+    """(offset in ``text`` of the line's start, the line with its splices removed)."""
+    offset = 0
+    for physical in _split_keep(text):
+        yield offset, physical
+        offset += len(physical)
+
+
+def _split_keep(text: str) -> list[str]:
+    """Logical lines: physical lines joined where a backslash (and blanks) ends one; each keeps
+    its spliced text so that offsets count from the text (the splices become blanks)."""
+    joined = _SPLICE.sub(lambda m: " " * len(m.group(0)), text)
+    out, last = [], 0
+    for m in _NEWLINE.finditer(joined):
+        out.append(joined[last:m.end()])
+        last = m.end()
+    out.append(joined[last:])
+    return out
+
+
+def _starts(line: str) -> list[int]:
+    """Where a directive may begin on ``line``: its start, and after each ``*/``."""
+    return [0] + [m.end() for m in re.finditer(r"\*/", line)]
+
+
+def _directive(text: str, file: str, start: int, line: str, j: int) -> None:
+    j = _BLANK_OR_COMMENT.match(line, j).end()
+    body = line[j:].rstrip("\r\n")
+    if not body.strip() or body.lstrip().startswith("//"):
+        return  # the null directive
+    m = _NAME.match(line, j)
+    pos = _pos(text, file, start + j)
+    if m is None:
+        raise RefusedError(f"the preprocessor line `#{body.strip()[:40]}` is not accepted here", pos, HINT)
+    name = m.group(0)
+    rest = line[_BLANK_OR_COMMENT.match(line, m.end()).end():].rstrip("\r\n")
+    if name not in DIRECTIVES:
+        raise RefusedError(f"`#{name}` is not accepted here", pos, HINT)
+    if name == "include":
+        inc = _INCLUDE.match(rest)
+        if inc is None:
+            raise RefusedError("`#include` takes a literal `<header>` here (no quoted path, no macro)",
+                               pos, HINT)
+        if inc.group(1) not in HEADERS:
+            raise RefusedError(f"`#include <{inc.group(1)}>` is not a header the playground allows",
+                               pos, HINT)
+    elif name == "define" and ("##" in rest or "%:%:" in rest):
+        raise RefusedError("token pasting (`##`) is not accepted here: it could spell `_Pragma` or "
+                           "`__has_include`", pos, HINT)
+    elif name == "pragma":
+        w = _NAME.match(rest)
+        if w is None or w.group(0) not in PRAGMAS:
+            raise RefusedError(f"`#pragma {rest.strip()[:40]}` is not accepted here", pos, HINT)
+
+
+def _pos(text: str, file: str, i: int) -> SourcePos:
+    before = text[:i]
+    line = len(_NEWLINE.findall(before)) + 1
+    col = i - max(before.rfind("\n"), before.rfind("\r")) if before else i + 1
+    return SourcePos(file, line, col)
+
+
+_FILE = re.compile(r'\.file\s+(\d+)\s+"([^"]*)"')
+
+
+def check_ptx_files(ptx: str, file: str, roots: list[Path]) -> None:
+    """Refuse PTX (nvcc's output of a request's .cu) whose ``.file`` names a path other than a plain
+    file name (looked up in the job's empty directory) or a file under one of ``roots`` (the job's
+    directory, the CUDA installation's headers): inline ``asm`` may write any ``.file``."""
+    resolved = [r.resolve() for r in roots]
+    for m in _FILE.finditer(ptx):
+        name = m.group(2)
+        if _plain(name):
+            continue
+        p = Path(name)
+        if p.is_absolute() and ".." not in p.parts:
+            with contextlib.suppress(OSError, RuntimeError):
+                if any(p.resolve().is_relative_to(r) for r in resolved):
+                    continue
+        raise RefusedError(f'`.file {m.group(1)} "{name[:60]}"` names a file the playground does not read',
+                           _pos(ptx, file, m.start()),
+                           "the kernel's own source and the CUDA headers are the only files named here")
+
+
+def plain_ptx_files(ptx: str) -> str:
+    """A PTX module from a request with each ``.file`` path cut to its plain file name (what a
+    kernel report shows of it anyway): looked up in the job's empty directory, it reads nothing."""
+    def cut(m: re.Match) -> str:
+        name = m.group(2)
+        if _plain(name):
+            return m.group(0)
+        base = re.split(r"[/\\]", name)[-1]
+        return f'.file {m.group(1)} "{base if _plain(base) else "source"}"'
+
+    return _FILE.sub(cut, ptx)
+
+
+def _plain(name: str) -> bool:
+    return "/" not in name and "\\" not in name and name not in ("", ".", "..")
+
+
+@functools.cache
+def cuda_include() -> Path | None:
+    """The include directory of the CUDA installation the nvcc found belongs to (its ``TOP``, as
+    ``nvcc --dryrun`` says: nvcc may be a wrapper script elsewhere), if any."""
+    import subprocess
+
+    from ..nvcc import find_nvcc
+
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return None
+    try:
+        out = subprocess.run([nvcc, "--dryrun", "-ptx", "-x", "cu", os.devnull, "-o", os.devnull],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"^#\$ TOP=(.+)$", out.stdout + out.stderr, re.M)
+    return Path(m.group(1).strip()) / "include" if m else Path(nvcc).resolve().parent.parent / "include"
+
+
+@contextlib.contextmanager
+def sandbox():
+    """Run in a fresh, empty working directory (removed afterwards): a relative name a kernel
+    looks up (its ``.cu`` twin, a ``.file`` name) finds only what the job wrote there."""
+    old = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix=f"ptxmm-web-{os.getpid()}-") as tmp:
+        os.chdir(tmp)
+        try:
+            yield Path(tmp)
+        finally:
+            os.chdir(old)
