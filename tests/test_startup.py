@@ -4,6 +4,7 @@ exit of the ptxmm program, and nothing heavy imported on the check path."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -628,3 +629,21 @@ def test_record_options_and_fast_path_behave_as_dataclass(which, cls, args, kw):
                 obj.a = 9
     if "b" in vars(r) and isinstance(r.b, list):
         assert r.b is not rec_cls(*args, **kw).b  # a factory's value is made per instance
+
+
+def test_a_damaged_or_foreign_lark_runtime_file_is_written_afresh(tmp_path):
+    """The runtime module in the cache (syntax/larkrt.py): a damaged file, or one another Lark
+    wrote under the same name, is replaced, and the check still parses."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    probe = ("import ptxmm.syntax.larkrt as r, ptxmm; print(r.runtime.__file__); "
+             f"print(ptxmm.check({str(ROOT / 'examples' / 'mp-relaxed-acquire.ptx')!r}).holds)")
+    first = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    path = Path(first.stdout.split()[0])
+    assert path.is_file() and path.parent.parent == tmp_path / "ptxmm"
+    for bad in ("this is not python (\n", "STAMP = 'another lark'\n"):
+        path.write_text(bad)
+        again = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+        assert again.returncode == 0 and again.stdout.split()[1] == "True", again.stderr
+        assert "STAMP = 'another lark'" not in path.read_text() and "class Tree" in path.read_text()

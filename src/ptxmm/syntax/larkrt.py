@@ -114,7 +114,10 @@ def _load() -> types.ModuleType:
             mod = _imported(path)
             if getattr(mod, "STAMP", None) == stamp:
                 return mod
-            path.unlink(missing_ok=True)  # damaged, or another Lark's under the same name
+            try:  # damaged, or another Lark's under the same name
+                path.unlink(missing_ok=True)
+            except OSError:  # a cache that cannot be written: the module is built in memory
+                break
     mod = types.ModuleType(NAME)
     sys.modules[NAME] = mod
     exec(compile(_source(stamp), f"<{NAME}>", "exec"), mod.__dict__)
