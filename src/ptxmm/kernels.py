@@ -26,9 +26,7 @@ from .errors import Diagnostic, ParseError, SemanticError, SourcePos, Unsupporte
 from .program import (
     Addr,
     Alu,
-    And,
     Branch,
-    Cmp,
     Condition,
     Imm,
     Instruction,
@@ -37,8 +35,6 @@ from .program import (
     Location,
     MemRef,
     Mov,
-    Not,
-    Or,
     Placement,
     Program,
     Reg,
@@ -47,7 +43,6 @@ from .program import (
     Setp,
     Sym,
     Thread,
-    TrueC,
     operands,
     type_width,
 )
@@ -776,89 +771,20 @@ def source_text(prog: Program, pos) -> str | None:
 
 # ----- conditions over buffer elements -------------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(?:(?P<num>-?(?:0[xX][0-9a-fA-F]+|\d+))"
-                    r"|(?P<ref>[A-Za-z_$][\w$]*(?:\s*\[\s*\d+\s*\])?)"
-                    r"|(?P<op>==|!=|<=|>=|<|>|&&|\|\||!|\(|\)|/\\|\\/|~))")
-
-
 def parse_condition(quant: str, text: str, pos: SourcePos | None = None) -> Condition:
-    """``out[0] == 1 && x[1] != 2`` (``&&`` ``||`` ``!``, parentheses; herd's ``/\\`` ``\\/`` ``~``)."""
-    toks: list[tuple[str, str, int]] = []
-    i = 0
-    while i < len(text):
-        if text[i:].strip() == "":
-            break
-        m = _TOKEN.match(text, i)
-        if not m:
-            raise ParseError(f"cannot read the condition at `{text[i:i + 10].strip()}`", _at(pos, i),
-                             "e.g. out[0] == 1 && x[1] != 2")
-        kind = m.lastgroup
-        toks.append((kind, re.sub(r"\s+", "", m.group(kind)), m.start(kind)))
-        i = m.end()
-    p = _CondParser(toks, pos, text)
-    e = p.disj()
-    if p.i != len(toks):
-        raise ParseError(f"unexpected `{toks[p.i][1]}` in the condition", _at(pos, toks[p.i][2]), None)
+    """``out[0] == 1 && x[1] != 2`` under ``quant`` (exists, forall, ~exists, not exists): the
+    ``.ptx`` grammar's condition (``&&`` ``||`` ``!``, parentheses, herd's ``/\\`` ``\\/`` ``~``)
+    over buffer elements."""
+    from .program import RegRef, cond_refs
+    from .syntax import ptx
+
     q = {"exists": "exists", "forall": "forall", "~exists": "~exists", "not exists": "~exists"}[quant]
-    return Condition(q, e, f"{q} ({' '.join(text.split())})")  # type: ignore[arg-type]
-
-
-def _at(pos: SourcePos | None, i: int) -> SourcePos | None:
-    return None if pos is None else SourcePos(pos.file, pos.line, pos.col + i)
-
-
-class _CondParser:
-    def __init__(self, toks, pos, text):
-        self.t, self.i, self.pos, self.text = toks, 0, pos, text
-
-    def peek(self) -> str | None:
-        return self.t[self.i][1] if self.i < len(self.t) else None
-
-    def take(self) -> tuple[str, str, int]:
-        if self.i >= len(self.t):
-            raise ParseError("the condition ends too early", _at(self.pos, len(self.text)), None)
-        self.i += 1
-        return self.t[self.i - 1]
-
-    def disj(self):
-        args = [self.conj()]
-        while self.peek() in ("||", "\\/"):
-            self.take()
-            args.append(self.conj())
-        return args[0] if len(args) == 1 else Or(tuple(args))
-
-    def conj(self):
-        args = [self.neg()]
-        while self.peek() in ("&&", "/\\"):
-            self.take()
-            args.append(self.neg())
-        return args[0] if len(args) == 1 else And(tuple(args))
-
-    def neg(self):
-        if self.peek() in ("!", "~"):
-            self.take()
-            return Not(self.neg())
-        if self.peek() == "(":
-            self.take()
-            e = self.disj()
-            if self.take()[1] != ")":
-                raise ParseError("a `(` without its `)`", self.pos, None)
-            return e
-        if self.peek() == "true":
-            self.take()
-            return TrueC()
-        kind, ref, at = self.take()
-        if kind != "ref":
-            raise ParseError(f"expected a buffer element, found `{ref}`", _at(self.pos, at), "e.g. out[0]")
-        kind, op, at = self.take()
-        if kind != "op" or op not in ("==", "!=", "<", "<=", ">", ">="):
-            raise ParseError(f"expected a comparison after {ref}, found `{op}`", _at(self.pos, at), None)
-        kind, rhs, at = self.take()
-        if kind == "num":
-            return Cmp(op, MemRef(ref), int(rhs, 0) if not rhs.lstrip("-").startswith("0x") else int(rhs, 16))
-        if kind == "ref":
-            return Cmp(op, MemRef(ref), MemRef(rhs))
-        raise ParseError(f"expected a value after {op}", _at(self.pos, at), None)
+    cond = ptx.condition(q, text, pos)
+    reg = next((r for r in cond_refs(cond.expr) if isinstance(r, RegRef)), None)
+    if reg is not None:
+        raise ParseError(f"a kernel's condition names buffer elements, not registers "
+                         f"({reg.thread}:{reg.reg})", pos, "e.g. out[0] == 1")
+    return cond
 
 
 __all__ = ["ASSERT_REG", "KernelInfo", "KernelPos", "Layout", "OOB_REG", "Variable", "demangle",

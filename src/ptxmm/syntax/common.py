@@ -46,7 +46,7 @@ def build_cond(t, ref, num) -> object:
         return TrueC()
     lhs, op, rhs = t.children
     op = "==" if str(op) == "=" else str(op)
-    is_ref = isinstance(rhs, Tree) and rhs.data in ("regref", "memref")
+    is_ref = isinstance(rhs, Tree) and rhs.data in ("regref", "memref", "elemref")
     return Cmp(op, ref(lhs), ref(rhs) if is_ref else num(rhs))
 
 

@@ -65,6 +65,42 @@ def parse(text: str, file: str = "<string>") -> Program:
         return _Builder(file, text).build(tree)
 
 
+def cond_ref(t: Tree) -> RegRef | MemRef:
+    """A condition's reference: ``T1:%r0``, a location ``x``, or an element ``out[2]`` (a kernel
+    buffer's: its location is named so)."""
+    if t.data == "regref":
+        return RegRef(str(t.children[0]), str(t.children[1]))
+    if t.data == "elemref":
+        return MemRef(f"{t.children[0]}[{int(str(t.children[1]))}]")
+    return MemRef(str(t.children[0]))
+
+
+def condition(quant: str, text: str, at: SourcePos | None = None) -> Condition:
+    """A condition alone, ``quant`` (exists, forall, ~exists) over ``text`` (``out[0] == 1 &&
+    x[1] != 2``), read by this grammar's condition rule; errors located from ``at``, where the
+    text stands (a kernel's ``// ptxmm:`` line), else in ``<condition>`` (an option's text)."""
+    prefix = f"{quant} "
+    whole = prefix + text
+    try:
+        tree = _parser().parse(whole)
+    except larkrt.LarkError as e:
+        err = lark_errors.convert(e, "<condition>", whole)
+        raise ParseError(err.message, _shifted(err.pos, at, len(prefix)), err.hint) from None
+    items = [c for c in tree.children if isinstance(c, Tree)]
+    if len(items) != 1 or items[0].data != "condition":
+        raise ParseError("expected a condition", at, "e.g. exists out[0] == 1 && out[1] != 2")
+    expr = build_cond(items[0].children[1], cond_ref, lambda t: _int(t, "<condition>"))
+    return Condition(quant, expr, f"{quant} ({' '.join(text.split())})")  # type: ignore[arg-type]
+
+
+def _shifted(pos: SourcePos | None, at: SourcePos | None, skip: int) -> SourcePos | None:
+    """A position in ``prefix + text`` (line 1) as one in the text, which stands at ``at``."""
+    if pos is None:
+        return at
+    col = max(1, pos.col - skip)
+    return SourcePos(at.file, at.line, at.col + col - 1) if at is not None else SourcePos(pos.file, 1, col)
+
+
 # the declaration forms of proxy aliases: reference types (.global) and the constant state space
 _HANDLE_PROXY = {".texref": "texture", ".surfref": "surface"}
 _HOW = {"texture": "tex.1d.v4.s32.s32 {{%r0, _, _, _}}, [{name}, {{0}}]",
@@ -435,8 +471,7 @@ class _Builder:
         return " ".join(self.text[start:end].split())
 
     def ref(self, t: Tree):
-        r = (RegRef(str(t.children[0]), str(t.children[1])) if t.data == "regref"
-             else MemRef(str(t.children[0])))
+        r = cond_ref(t)
         self.sources.refs.setdefault(r, self.pos(t.children[0]))
         return r
 
