@@ -450,13 +450,15 @@ def _device_exit(code: int, hung: bool) -> None:
 @click.option("--hunt-budget", type=float, default=10.0, show_default=True,
               help="seconds of replay per test for --hunt, split over its environments")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
+@kernel_options
 def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed, timeout,
-             self_check, hunt, hunt_budget, json_out) -> None:
+             self_check, hunt, hunt_budget, json_out, kernel) -> None:
     """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
     planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
     1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
     written also on Ctrl-C."""
     from .device.commands import crossval_campaign, execute, json_to_file
+    from .device.kernel_cross import with_kernels
     from .device.selfcheck import self_check as run_self_check
     from .runner import collect
 
@@ -480,6 +482,7 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
 
     camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console,
                              hunt_budget=hunt_budget if hunt else None)
+    camp = with_kernels(camp, env_for, budget, iterations, timeout, console, kernel)  # .cu / nvcc PTX files
     code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out), pre=pre)
     _device_exit(code, batch.hung)
 

@@ -31,6 +31,7 @@ class Campaign:
     model: str | None = None  # check each file against this model while planning
     unroll: int = 2
     ready: Callable[[], PtxmmError | None] | None = None  # what the command needs, else why not
+    planner: Callable[..., list] | None = None  # plans the files instead of batch.plan (kernels too)
 
 
 def device_error() -> PtxmmError | None:
@@ -74,14 +75,14 @@ def execute(c: Campaign, paths: list[Path], console: Console, err: Console,
     violations = 0
     try:
         with err.status("planning", spinner="dots") if err.is_terminal else _Null() as st:
-            items = plan(paths, c.model, c.unroll,
+            items = (c.planner or plan)(paths, c.model, c.unroll,
                          progress=(lambda m: st.update(m)) if err.is_terminal else None)
         violations += pre() if pre else 0
     except KeyboardInterrupt:
         batch = Batch([Skip(str(p), "interrupted", "interrupted while planning") for p in paths],
                       interrupted=True)
     else:
-        with Progress(err, sum(isinstance(i, Job) for i in items)) as prog:
+        with Progress(err, sum(isinstance(i, Job) for i in items)) as prog:  # a KernelJob is a Job
             batch = run_batch(items, c.run_one, on_result=c.render, progress=prog, measure=c.measure)
     violations += sum(c.violations(r) for r in batch.results)
     render_skips(batch, console)

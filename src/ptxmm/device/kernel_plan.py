@@ -1,0 +1,324 @@
+"""Planning a kernel's cross-validation on the CPU (no GPU, no CuPy): ``ptxmm crossval KERNEL.cu``.
+
+A kernel file (a ``.cu`` nvcc compiles, or nvcc's PTX module) and its launch become a
+:class:`KernelPlan`:
+
+* **the model's answer** — every final state over every element of every launch buffer the model
+  allows (the checker's outcomes over the written elements, every other element keeps its initial
+  value), whether an allowed execution fails an ``assert()`` or accesses out of bounds, and the
+  check's bounds (loops cut at ``--unroll``). A kernel the model lets **hang** (a ``hang`` finding of
+  the liveness check) or that no execution finishes within ``--unroll`` is refused: a kernel that
+  hangs on the GPU cannot be stopped (there is no watchdog, and the CUDA context is lost).
+* **the code to run** — nvcc's PTX for the kernel, unchanged except the module's
+  ``.extern .func __assertfail`` declaration, which becomes a definition of the harness's own:
+  it adds 1 to the calling instance's assertion counter (``red.global.add`` on
+  ``ptxmm_assert_count[%dynamic_smem_size]``: each launch of the graph is given its own dynamic
+  shared memory size, its instance number, which the kernel itself never reads) and ends the thread
+  (``exit``), as the model ends a thread at a failing ``assert()``. CUDA's own ``__assertfail``
+  traps, which aborts the CUDA context and every instance with it. ``vprintf`` becomes a stub
+  that prints nothing. The rewritten module is assembled with ``ptxas -arch=sm_90`` (cached).
+* **the instance's memory** — the launch's buffers at fixed offsets in one block per instance,
+  each surrounded by guard bytes (:data:`SENTINEL`): a write outside every buffer lands in a guard
+  and shows as an out-of-bounds write in the final state (a read out of bounds is not seen).
+
+Refused on the device (rows "not supported on the device", with the reason): module-scope
+``__device__`` variables (one copy for all instances), pointers passed as integers, cluster
+launches, external functions other than ``__assertfail`` and ``vprintf``."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PtxmmError, UnsupportedError
+from ..program import Program, type_width
+from ..result import CheckResult, FindingKind
+
+GUARD = 128  # bytes of guard before, between and after the buffers of one instance
+ALIGN = 128  # each buffer starts on a 128-byte boundary
+SENTINEL = 0xA5  # the guard bytes' value
+MAX_SLOTS = 1 << 14  # assertion counters: instances in flight at once (two graphs' worth)
+ON_DEVICE = "on the device"  # batch.py files an UnsupportedError whose message says this as such
+
+
+@dataclass(frozen=True)
+class BufferPlan:
+    """One launch buffer in an instance's memory block."""
+
+    name: str
+    type: str  # PTX element type (s32, u64, b32 for float, ...)
+    count: int
+    init: tuple[int, ...]
+    offset: int  # bytes from the instance's base
+
+    @property
+    def size(self) -> int:
+        return type_width(self.type) // 8
+
+    def element(self, i: int) -> str:
+        return f"{self.name}[{i}]"
+
+    def initial(self, i: int) -> int:
+        w = type_width(self.type)
+        return (self.init[i] if i < len(self.init) else 0) & ((1 << w) - 1)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A kernel argument: a buffer's address in the instance's block, or a scalar of ``width`` bits."""
+
+    width: int
+    buffer: int | None = None  # index into KernelPlan.buffers
+    value: int = 0
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    prog: Program
+    check: CheckResult
+    entry: str  # the PTX name of the kernel
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[Arg, ...]
+    buffers: tuple[BufferPlan, ...]
+    stride: int  # bytes per instance
+    allowed: frozenset[tuple[int, ...]]  # final states, one unsigned value per element (elements order)
+    assert_allowed: bool
+    oob_allowed: bool
+    ptx: str  # what runs: nvcc's PTX with the harness's __assertfail
+    uses_assert: bool
+
+    @property
+    def elements(self) -> tuple[str, ...]:
+        return tuple(b.element(i) for b in self.buffers for i in range(b.count))
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(b.type for b in self.buffers for _ in range(b.count))
+
+    @property
+    def launch(self) -> str:
+        return str(self.prog.meta["kernel"].launch)
+
+    def element_bytes(self) -> list[int]:
+        """The byte offsets, in an instance's block, of every element's bytes (elements order)."""
+        out: list[int] = []
+        for b in self.buffers:
+            out += range(b.offset, b.offset + b.count * b.size)
+        return out
+
+    def image(self) -> bytes:
+        """One instance's block as it starts: guards, then the buffers' initial values."""
+        img = bytearray([SENTINEL]) * self.stride
+        for b in self.buffers:
+            for i in range(b.count):
+                o = b.offset + i * b.size
+                img[o:o + b.size] = b.initial(i).to_bytes(b.size, "little")
+        return bytes(img)
+
+    def typed(self, values: tuple[int, ...]) -> tuple[int, ...]:
+        """Unsigned element values as their types read (a signed type's high bit is negative)."""
+        out = []
+        for v, t in zip(values, self.types):
+            w = type_width(t)
+            out.append(v - (1 << w) if t.startswith("s") and v >> (w - 1) else v)
+        return tuple(out)
+
+
+def is_kernel_file(path: Path) -> bool:
+    """A ``.cu`` file, or a PTX module (nvcc's output) rather than a litmus test."""
+    from ..loading import _is_kernel
+
+    if path.suffix == ".cu":
+        return True
+    if path.suffix != ".ptx":
+        return False
+    try:
+        return _is_kernel(path.read_text(), str(path))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+
+
+def _refuse(message: str, hint: str | None = None) -> UnsupportedError:
+    return UnsupportedError(f"{message}: not run {ON_DEVICE}", None, hint)
+
+
+def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) -> KernelPlan:
+    """The plan for a kernel Program (``ptxmm.load`` of a kernel file) and the PTX nvcc made of it.
+    Raises UnsupportedError (its message says "on the device") for a kernel it does not run."""
+    from ..checker import check
+    from ..syntax.launch import Buffer
+
+    info = prog.meta["kernel"]
+    launch = info.launch
+    _refuse_shape(info)
+    res = check(prog, model, unroll=unroll, observe="all", liveness=True)
+    kinds = {f.kind for f in res.findings}
+    if FindingKind.HANG in kinds:
+        hang = next(f for f in res.findings if f.kind == FindingKind.HANG)
+        raise _refuse(f"the model lets this kernel hang ({hang})",
+                      "a kernel that hangs on the GPU cannot be stopped (no watchdog; the CUDA context is "
+                      "lost): check it with the model only (ptxmm check)")
+    if res.status != "ok" or not res.outcomes:
+        raise _refuse(f"the model's check did not finish ({res.status_text or 'no execution finishes'})",
+                      "raise --unroll: an unbounded kernel could run forever on the GPU")
+    if res.liveness != "terminates":
+        raise _refuse(f"the liveness check did not decide that every execution ends ({res.liveness})",
+                      "a kernel that may hang on the GPU cannot be stopped")
+    buffers, stride = _buffers([a for a in launch.args if isinstance(a, Buffer)])
+    allowed = _allowed(res, buffers)
+    text, uses_assert = rewrite_ptx(ptx)
+    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, _args(ptx, info, buffers),
+                      buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
+                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert)
+
+
+def _refuse_shape(info) -> None:
+    if info.launch.cluster is not None:
+        raise _refuse("a cluster launch", "launch it without a cluster")
+    shared_by_all = [r.name for r in info.layout.regions
+                     if r.space == "global" and r.located and r.ptx not in {a.name for a in _bufs(info)}]
+    if shared_by_all:
+        raise _refuse(f"module-scope __device__ variable(s) {', '.join(shared_by_all)} (one copy for every "
+                      "instance, so instances would interfere)", "pass the data as a launch buffer")
+
+
+def _bufs(info) -> list:
+    from ..syntax.launch import Buffer
+
+    return [a for a in info.launch.args if isinstance(a, Buffer)]
+
+
+def _buffers(bufs: list) -> tuple[tuple[BufferPlan, ...], int]:
+    out, off = [], GUARD
+    for b in bufs:
+        out.append(BufferPlan(b.name, b.type, b.count, tuple(b.init), off))
+        off += -(-b.count * type_width(b.type) // 8 // ALIGN) * ALIGN + GUARD
+    return tuple(out), -(-off // ALIGN) * ALIGN
+
+
+def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...]) -> frozenset[tuple[int, ...]]:
+    """Every allowed outcome as a state over every element (unsigned); an element no outcome
+    lists is never written, so it keeps its initial value."""
+    out = set()
+    for o in res.outcomes:
+        vals = o.outcome.as_dict()
+        state = []
+        for b in buffers:
+            mask = (1 << type_width(b.type)) - 1
+            for i in range(b.count):
+                v = vals.get(b.element(i))
+                if v is None and b.element(i) in vals:
+                    raise _refuse(f"{b.element(i)} has a value the PTX ISA leaves unspecified")
+                state.append((b.initial(i) if v is None else int(v)) & mask)
+        out.add(tuple(state))
+    return frozenset(out)
+
+
+def _args(ptx: str, info, buffers: tuple[BufferPlan, ...]) -> tuple[Arg, ...]:
+    from ..kernels import find_kernel, param_types
+    from ..syntax import ptx_module
+    from ..syntax.launch import Buffer
+
+    fn = find_kernel(ptx_module.parse(ptx, "<kernel>"), info.kernel, None)
+    codes = param_types(fn.name)
+    index = {b.name: k for k, b in enumerate(buffers)}
+    out = []
+    for k, (p, a) in enumerate(zip(fn.params, info.launch.args)):
+        w = type_width(p.type) if p.type[1:].isdigit() else 64
+        if isinstance(a, Buffer):
+            out.append(Arg(64, buffer=index[a.name]))
+            continue
+        if codes is not None and k < len(codes) and codes[k].startswith("P"):
+            raise _refuse(f"argument {k + 1} is the integer {a.value} for a pointer parameter",
+                          "pass a buffer: an integer address would point anywhere on the GPU")
+        out.append(Arg(w, value=a.value & ((1 << w) - 1)))
+    return tuple(out)
+
+
+# ----- the PTX that runs ----------------------------------------------------------------------------
+
+_EXTERN = re.compile(r"\.extern\s+\.func\s*(\((?:[^()]*)\))?\s*([\w$]+)\s*\(([^()]*)\)\s*;", re.S)
+_PARAM = re.compile(r"\.param\s+\.(\w+)\s+([\w$]+)")
+
+ASSERT_COUNT = "ptxmm_assert_count"
+
+
+def rewrite_ptx(ptx: str) -> tuple[str, bool]:
+    """nvcc's PTX with the harness's ``__assertfail`` (count, then end the thread) and a silent
+    ``vprintf``; everything else unchanged. Returns (PTX, whether it calls ``__assertfail``)."""
+    uses_assert = False
+    out, last = [], 0
+    for m in _EXTERN.finditer(ptx):
+        name = m.group(2)
+        if name == "__assertfail":
+            body = _assertfail(m.group(3))
+            uses_assert = True
+        elif name == "vprintf":
+            body = _vprintf(m.group(1) or "", m.group(3))
+        else:
+            raise _refuse(f"a call of the external function {name}",
+                          "only assert() and printf() are provided by the harness")
+        out += [ptx[last:m.start()], body]
+        last = m.end()
+    out.append(ptx[last:])
+    return "".join(out), uses_assert
+
+
+def _assertfail(params: str) -> str:
+    return (f".global .align 4 .u32 {ASSERT_COUNT}[{MAX_SLOTS}];\n"
+            f"// ptxmm: the harness's __assertfail: counts the failure for its instance, ends the thread\n"
+            f".func __assertfail({params.strip()})\n{{\n"
+            "\t.reg .b32 %ptxmm_r<1>;\n\t.reg .b64 %ptxmm_rd<3>;\n"
+            "\tmov.u32 %ptxmm_r0, %dynamic_smem_size;\n"
+            f"\tmov.u64 %ptxmm_rd0, {ASSERT_COUNT};\n"
+            "\tmul.wide.u32 %ptxmm_rd1, %ptxmm_r0, 4;\n"
+            "\tadd.s64 %ptxmm_rd2, %ptxmm_rd0, %ptxmm_rd1;\n"
+            "\tred.relaxed.gpu.global.add.u32 [%ptxmm_rd2], 1;\n"
+            "\texit;\n}\n")
+
+
+def _vprintf(rets: str, params: str) -> str:
+    ret = _PARAM.search(rets)
+    store = f"\tst.param.{ret.group(1)} [{ret.group(2)}], 0;\n" if ret else ""
+    return (f"// ptxmm: printf prints nothing on the device (millions of instances)\n"
+            f".func {rets.strip()} vprintf({params.strip()})\n{{\n{store}\tret;\n}}\n")
+
+
+def assemble(ptx: str, timeout: float | None = 300.0) -> Path:
+    """``ptxas -arch=sm_90`` of the rewritten module: the cubin that runs (cached by the PTX's hash)."""
+    from .build import ARCH, CompileTimeout, cache_dir
+
+    exe = shutil.which("ptxas")
+    if exe is None:
+        raise PtxmmError("ptxas is not on PATH", None, "install the CUDA toolkit")
+    out = cache_dir() / f"kernel-{hashlib.sha256((ptx + ARCH).encode()).hexdigest()[:20]}.cubin"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory() as td:
+        src, tmp = Path(td) / "kernel.ptx", Path(td) / "kernel.cubin"
+        src.write_text(ptx)
+        try:
+            r = subprocess.run([exe, f"-arch={ARCH}", str(src), "-o", str(tmp)], capture_output=True,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CompileTimeout(f"ptxas took longer than {timeout:g} s", None, None) from None
+        if r.returncode != 0:
+            raise PtxmmError("ptxas could not assemble the kernel's PTX:\n" + r.stderr.strip()[:2000], None,
+                             "a ptxmm bug if nvcc's own PTX assembles: please report it")
+        shutil.move(str(tmp), out)
+    return out
+
+
+def kernel_ptx(path: Path, nvcc_flags: str | None = None) -> str:
+    """The PTX of a kernel file: nvcc's (cached) for a ``.cu``, the file itself for a module."""
+    if path.suffix == ".cu":
+        from ..nvcc import compile_cu
+
+        return compile_cu(path, nvcc_flags)[0]
+    return path.read_text()
