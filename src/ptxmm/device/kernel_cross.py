@@ -29,7 +29,7 @@ from .batch import COMPILE, DEVICE_UNSUPPORTED, INTERNAL, MODEL, PARSE, TIMEOUT,
 from .build import CompileTimeout
 from .env import Env
 from .kernel_plan import ON_DEVICE, KernelPlan, assemble, is_kernel_file, kernel_ptx, plan_kernel
-from .kernel_run import KernelEnv, KernelRun, State
+from .kernel_run import KernelEnv, KernelRun
 
 
 @dataclass
@@ -101,7 +101,8 @@ class KernelCross:
             "model": p.check.model, "device": run.device, "env": run.env.as_dict(),
             "instances": run.instances, "seconds": round(run.seconds, 4), "instances_per_s": round(run.per_s),
             "checksum_ok": run.checksum_ok, "elements": list(p.elements),
-            "allowed_states": len(p.allowed), "observed_states": len({r.values for r in self.rows if r.count}),
+            "allowed_states": len(p.allowed),
+            "observed_states": len({r.values for r in self.rows if r.count}),
             "allowed_states_seen": self.allowed_seen,
             "unseen_states": len(self.unseen), "cut_paths": p.check.cut_paths,
             "assert_failures": {"allowed": p.assert_allowed, "instances": self.assert_instances},
@@ -252,9 +253,9 @@ def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, ti
     def planner(paths, model, unroll, progress=None):
         return plan_files(paths, model, unroll, kernel=kernel, progress=progress)
 
+    measure = pick(lambda r: (r.run.instances, r.run.seconds), c.measure or (lambda r: (0, 0.0)))
     return replace(c, run_one=run_one, render=render, to_json=pick(KernelCross.to_json, c.to_json),
-                   violations=pick(lambda r: len(r.violations), c.violations),
-                   measure=pick(lambda r: (r.run.instances, r.run.seconds), c.measure or (lambda r: (0, 0.0))),
+                   violations=pick(lambda r: len(r.violations), c.violations), measure=measure,
                    planner=planner)
 
 
@@ -267,7 +268,8 @@ def _state(plan: KernelPlan, values: tuple[int, ...]) -> str:
 def render_kernel(kc: KernelCross, console: Console) -> None:
     p, run = kc.plan, kc.run
     n = run.instances
-    console.print(f"[bold]{p.prog.name}[/bold]  ({p.prog.file})  {p.launch}  model {p.check.model}, {run.device}")
+    console.print(f"[bold]{p.prog.name}[/bold]  ({p.prog.file})  {p.launch}  model {p.check.model}, "
+                  f"{run.device}")
     console.print(f"  {run.env.short()};  {n:,} instances in {run.seconds:.2f} s = {run.per_s:,.0f}/s")
     t = Table("final state", "assert", "oob", "model", "observed", "rate", "cond", "verdict", box=None)
     for r in kc.rows:
@@ -280,7 +282,8 @@ def render_kernel(kc: KernelCross, console: Console) -> None:
                   f"[{style}]{r.verdict}[/{style}]" if style else r.verdict)
     console.print(t)
     console.print(f"  {kc.allowed_seen} of {len(p.allowed)} allowed state(s) seen; assertion failures: "
-                  f"{kc.assert_instances:,} instance(s) (model: {'allowed' if p.assert_allowed else 'forbidden'}); "
+                  f"{kc.assert_instances:,} instance(s) (model: "
+                  f"{'allowed' if p.assert_allowed else 'forbidden'}); "
                   f"out-of-bounds writes: {kc.oob_instances:,} (model: "
                   f"{'allowed' if p.oob_allowed else 'forbidden'})")
     if kc.unseen and n:
@@ -289,12 +292,14 @@ def render_kernel(kc: KernelCross, console: Console) -> None:
     bug = kc.bug()
     if bug is not None:
         what = ", ".join(f"{k} {v:,}" for k, v in bug["instances"].items()) or "nothing observable"
-        console.print(f"  bug ({', '.join(bug['expect'])}): {'observed' if bug['observed'] else 'not observed'}"
+        seen = "observed" if bug["observed"] else "not observed"
+        console.print(f"  bug ({', '.join(bug['expect'])}): {seen}"
                       f" ({what} in {n:,} instances; reproducibility "
                       f"{1 - math.exp(-max(bug['instances'].values(), default=0)):.3f})")
     for r in kc.violations:
         console.print(f"[bold red]VIOLATION[/bold red] {p.prog.name}: observed {_state(p, r.values)}"
                       f"{' with an assertion failure' if r.asserts else ''}"
-                      f"{' with an out-of-bounds write' if r.oob else ''} {r.count:,} times; the model forbids it")
+                      f"{' with an out-of-bounds write' if r.oob else ''} {r.count:,} times; "
+                      "the model forbids it")
     if not run.checksum_ok:
         console.print("[bold red]histogram total differs from the instance count[/bold red]")

@@ -157,9 +157,11 @@ class KernelHarness:
         self.scratch = cp.zeros(max(1, env.stress_lines * env.stress_line_words), dtype=cp.uint32)
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.copy_stream = cp.cuda.Stream(non_blocking=True)
-        self.lanes = [cp.cuda.Stream(non_blocking=True) for _ in range(env.lanes + (1 if self.stress else 0))]
+        n_streams = env.lanes + (1 if self.stress else 0)
+        self.lanes = [cp.cuda.Stream(non_blocking=True) for _ in range(n_streams)]
         ev = cp.cuda.Event
-        self.events = [(ev(disable_timing=True), [ev(disable_timing=True) for _ in self.lanes]) for _ in (0, 1)]
+        self.events = [(ev(disable_timing=True), [ev(disable_timing=True) for _ in self.lanes])
+                       for _ in (0, 1)]
         self._eager(0)
         self.graphs = [self._capture(h) for h in (0, 1)]
 
@@ -200,7 +202,8 @@ class KernelHarness:
             with self.lanes[-1]:
                 for _ in range(max(1, n // 64)):
                     self.stress((env.stress_blocks,), (256,),
-                                (self.scratch, np.uint32(env.stress_loops), np.uint32(max(1, env.stress_lines)),
+                                (self.scratch, np.uint32(env.stress_loops),
+                                 np.uint32(max(1, env.stress_lines)),
                                  np.uint32(max(1, env.stress_line_words))))
         for s, join in zip(self.lanes, joins):
             join.record(s)
