@@ -21,7 +21,7 @@ from ptxmm.cli import main
 from ptxmm.device import batch as B
 from ptxmm.device import kernel_cross as KC
 from ptxmm.device import kernel_plan as KP
-from ptxmm.device.kernel_run import KernelEnv, KernelRun, State
+from ptxmm.device.kernel_run import KernelEnv, KernelHung, KernelRun, State, run_isolated
 from ptxmm.kernels import KernelArgs
 
 K = ROOT / "examples" / "kernels"
@@ -90,7 +90,8 @@ def test_only_the_assertfail_declaration_changes():
     ptx = (K / "mp-relaxed-flag.ptx").read_text()
     out, uses = KP.rewrite_ptx(ptx)
     assert uses and ".extern .func __assertfail" not in out
-    defn = out[out.index(f".global .align 4 .u32 {KP.ASSERT_COUNT}"):out.index("exit;\n}\n") + len("exit;\n}\n")]
+    end = "exit;\n}\n"
+    defn = out[out.index(f".global .align 4 .u32 {KP.ASSERT_COUNT}"):out.index(end) + len(end)]
     assert out.replace(defn, "") == ptx.replace(_decl(ptx), "")
     assert "%dynamic_smem_size" in defn and "red.relaxed.gpu.global.add.u32" in defn
     # the parameters are the declaration's, so nvcc's call matches the definition
@@ -121,7 +122,8 @@ def test_rewrite_keeps_every_other_line(before, after, params):
     tail = "".join(f"\tmov.u32 %r1, {w};\n" for w in after)
     out, uses = KP.rewrite_ptx(head + decl + tail)
     assert uses and out.startswith(head) and out.endswith(tail)
-    assert [f"__assertfail_param_{i}" for i in range(len(params))] == re.findall(r"__assertfail_param_\d+", out)
+    names = [f"__assertfail_param_{i}" for i in range(len(params))]
+    assert names == re.findall(r"__assertfail_param_\d+", out)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
@@ -237,6 +239,7 @@ class _FakeHarness:
     one instance of mp-release-flag reads a stale out[0]."""
 
     bad = False
+    hangs = None  # the name of a kernel that hangs on the fake device
 
     def __init__(self, plan, env, timeout_s=60.0, cubin=None):
         self.plan, self.env = plan, env
@@ -248,12 +251,18 @@ class _FakeHarness:
         return KernelRun(self.plan, self.env, sum(states.values()), 0.5, states, device="fake GPU")
 
 
+def _fake_isolated(plan, env, budget_s, rounds, timeout_s, cubin=None):
+    if _FakeHarness.hangs == plan.prog.name:
+        raise KernelHung("no round of 1024 launches finished within 20 s: the kernel hung on the device")
+    return _FakeHarness(plan, env).run(budget_s, rounds)
+
+
 @pytest.fixture
 def fake_device(tmp_path, monkeypatch):
     from ptxmm.device import commands, kernel_run
 
     monkeypatch.setattr(commands, "device_error", lambda: None)
-    monkeypatch.setattr(kernel_run, "KernelHarness", _FakeHarness)
+    monkeypatch.setattr(kernel_run, "run_isolated", _fake_isolated)
     monkeypatch.setattr(KC, "assemble", lambda ptx, timeout=None: tmp_path / "fake.cubin")
     return _FakeHarness
 
@@ -291,3 +300,49 @@ def test_crossval_launch_option_sets_the_kernels_launch(tmp_path, fake_device):
                                   str(out), "--launch", "mp<<<2, 1>>>(int data[1], int flag[1], int out[2])"])
     assert r.exit_code == 0, r.output
     assert json.loads(out.read_text())["tests"][0]["elements"] == ["data[0]", "flag[0]", "out[0]", "out[1]"]
+
+
+def test_a_kernel_that_hangs_on_the_device_is_a_timeout_row_and_the_batch_goes_on(tmp_path, fake_device):
+    out = tmp_path / "k.json"
+    fake_device.hangs = "scan"
+    try:
+        r = CliRunner().invoke(main, ["crossval", str(K / "lookback-packed.ptx"),
+                                      str(K / "mp-release-flag.ptx"), "--no-self-check", "--json", str(out)])
+    finally:
+        fake_device.hangs = None
+    assert r.exit_code == 2, r.output
+    data = json.loads(out.read_text())
+    assert data["summary"]["reasons"] == {B.TIMEOUT: 1} and not data["summary"]["hung"]
+    hung, ran = data["tests"]
+    assert hung["status"] == "not run" and "liveness disagreement" in hung["message"]
+    assert ran["status"] == "ran" and ran["violations"] == 0
+
+
+# spawn targets for the watchdog (module level: the child imports them)
+def _silent_child(*args) -> None:
+    import time
+
+    time.sleep(600)
+
+
+def _hung_child(plan, env, budget_s, rounds, timeout_s, cubin, conn) -> None:
+    conn.send(("hung", "no round finished"))
+
+
+def _ok_child(plan, env, budget_s, rounds, timeout_s, cubin, conn) -> None:
+    assert plan.prog is None and plan.check is None  # the model's part stays in the parent
+    conn.send(("ok", (2048, 0.5, {State(next(iter(plan.allowed))): 2048}, "child GPU")))
+
+
+def test_the_watchdog_kills_a_silent_child_and_reports_a_hung_one():
+    p = _plan("mp-release-flag.ptx")
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(KernelHung, match="no answer within 2 s"):
+        run_isolated(p, KernelEnv(), 1.0, None, 1.0, target=_silent_child, limit_s=2)
+    assert time.perf_counter() - t0 < 30
+    with pytest.raises(KernelHung, match="no round finished"):
+        run_isolated(p, KernelEnv(), 1.0, None, 1.0, target=_hung_child, limit_s=60)
+    run = run_isolated(p, KernelEnv(), 1.0, None, 1.0, target=_ok_child, limit_s=60)
+    assert run.plan is p and run.instances == 2048 and run.checksum_ok and run.device == "child GPU"

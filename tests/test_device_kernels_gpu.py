@@ -20,7 +20,9 @@ K = ROOT / "examples" / "kernels"
 def _cross(path, budget=0.3, env=PRESETS["barrier"]):
     job = KC.plan_kernel_file(path, "ptx", 2)
     assert isinstance(job, KC.KernelJob), job
-    return KC.run_kernel(job, env, budget, None, 60.0)
+    kc = KC.run_kernel(job, env, budget, None, 60.0)  # in a process of its own
+    assert isinstance(kc, KC.KernelCross), kc
+    return kc
 
 
 @pytest.mark.parametrize("name", ["mp-release-flag.ptx", "spinlock-cas.ptx"])

@@ -222,13 +222,22 @@ def plan_files(paths: list[Path], model: str | None, unroll: int = 2, *, kernel=
 # ----- the campaign ---------------------------------------------------------------------------------
 
 def run_kernel(job: KernelJob, env: Env, budget: float, iterations: int | None, timeout: float,
-               instances: int = 1024, lanes: int = 32) -> KernelCross:
-    from .kernel_run import KernelHarness
+               instances: int = 1024, lanes: int = 32) -> KernelCross | Skip:
+    """Run one planned kernel in a process of its own (:func:`.kernel_run.run_isolated`) and judge
+    it; a kernel that hangs on the device is a ``timeout`` row (a Skip) and the batch goes on."""
+    from .kernel_run import KernelHung, run_isolated
 
     kenv = KernelEnv.of(env, instances, lanes)
-    h = KernelHarness(job.kplan, kenv, timeout, job.cubin)
     rounds = None if iterations is None else max(1, -(-iterations // kenv.instances))
-    return judge(job.kplan, h.run(budget, rounds))
+    try:
+        run = run_isolated(job.kplan, kenv, budget, rounds, timeout, job.cubin)
+    except KernelHung as e:
+        liveness = job.kplan.check.liveness
+        why = (f"{e.message}, though the model says every execution ends ({liveness}, progress "
+               f"{job.kplan.check.progress_model}): a liveness disagreement" if liveness == "terminates"
+               else e.message)
+        return Skip(str(job.file), TIMEOUT, why, None, e.hint)
+    return judge(job.kplan, run)
 
 
 def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, timeout: float,
@@ -241,21 +250,28 @@ def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, ti
         return c.run_one(job)
 
     def render(r) -> None:
+        if isinstance(r, Skip):  # a kernel that hung: its row is in the "not run" table
+            return
         if isinstance(r, KernelCross):
             render_kernel(r, console)
             console.print()
         else:
             c.render(r)
 
-    def pick(kernel_f: Callable, other: Callable | None) -> Callable:
-        return lambda r: kernel_f(r) if isinstance(r, KernelCross) else other(r)
+    def pick(kernel_f: Callable, other: Callable | None, skip=None) -> Callable:
+        def f(r):
+            if isinstance(r, Skip):
+                return skip
+            return kernel_f(r) if isinstance(r, KernelCross) else other(r)
+
+        return f
 
     def planner(paths, model, unroll, progress=None):
         return plan_files(paths, model, unroll, kernel=kernel, progress=progress)
 
-    measure = pick(lambda r: (r.run.instances, r.run.seconds), c.measure or (lambda r: (0, 0.0)))
+    measure = pick(lambda r: (r.run.instances, r.run.seconds), c.measure or (lambda r: (0, 0.0)), (0, 0.0))
     return replace(c, run_one=run_one, render=render, to_json=pick(KernelCross.to_json, c.to_json),
-                   violations=pick(lambda r: len(r.violations), c.violations), measure=measure,
+                   violations=pick(lambda r: len(r.violations), c.violations, 0), measure=measure,
                    planner=planner)
 
 

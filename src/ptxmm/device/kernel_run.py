@@ -15,8 +15,9 @@ deadline (a hung kernel ends the run: DeviceTimeout)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ..errors import PtxmmError
 from .env import Env
 from .kernel_plan import SENTINEL, KernelPlan, assemble
 
@@ -268,3 +269,72 @@ def _max_slots() -> int:
     from .kernel_plan import MAX_SLOTS
 
     return MAX_SLOTS
+
+
+# ----- the watchdog: each kernel runs in a process of its own --------------------------------------
+
+STARTUP_S = 90.0  # the child's start: Python, CuPy, the module, the graphs' capture
+
+
+class KernelHung(PtxmmError):
+    """A kernel did not finish on the device; its process was killed, the batch goes on."""
+
+    kind = "timeout"
+
+
+def run_isolated(plan: KernelPlan, env: KernelEnv, budget_s: float, rounds: int | None, timeout_s: float,
+                 cubin=None, *, target=None, limit_s: float | None = None) -> KernelRun:
+    """Run in a child process (``spawn``): a kernel that hangs on the GPU cannot be stopped from
+    inside the process that launched it (the CUDA context never drains), but a process can be
+    killed, and the driver then tears its context down. The child reports a hung round itself
+    (DeviceTimeout after ``timeout_s``); past ``limit_s`` (start-up + budget + 2 x timeout) the
+    parent kills it. Either way: KernelHung, and the next kernel runs in a fresh process."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    slim = replace(plan, prog=None, check=None)  # the model's part stays here
+    recv, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=target or _child, args=(slim, env, budget_s, rounds, timeout_s,
+                                                   None if cubin is None else str(cubin), send), daemon=True)
+    p.start()
+    send.close()
+    if limit_s is None:
+        limit_s = STARTUP_S + (budget_s if rounds is None else rounds * timeout_s) + 2 * timeout_s
+    try:
+        if not recv.poll(limit_s):
+            raise KernelHung(f"the process running the kernel gave no answer within {limit_s:g} s", None,
+                             "it was killed; raise --timeout if the kernel is only slow")
+        kind, payload = recv.recv()
+    except EOFError:
+        p.join(5)
+        raise PtxmmError(f"the process running the kernel died (exit code {p.exitcode})", None,
+                         "a crash of the CUDA driver or of CuPy: the rest of the batch goes on") from None
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join(10)
+    if kind == "hung":
+        raise KernelHung(payload, None, "the process running it was killed; the batch goes on")
+    if kind == "error":
+        raise PtxmmError(payload, None, None)
+    instances, seconds, states, device = payload
+    return KernelRun(plan, env, instances, seconds, states, device)
+
+
+def _child(plan, env, budget_s, rounds, timeout_s, cubin, conn) -> None:
+    import os
+
+    from .harness import DeviceTimeout
+
+    try:
+        r = KernelHarness(plan, env, timeout_s, cubin).run(budget_s, rounds)
+        conn.send(("ok", (r.instances, r.seconds, r.states, r.device)))
+    except DeviceTimeout:
+        conn.send(("hung", f"no round of {env.instances} launches finished within {timeout_s:g} s: "
+                           "the kernel hung on the device"))
+    except PtxmmError as e:
+        conn.send(("error", e.message))
+    except BaseException as e:  # reported as the kernel's row
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    conn.close()
+    os._exit(0)  # a hung context must not hold the process at CuPy's cleanup
