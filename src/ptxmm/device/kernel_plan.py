@@ -7,8 +7,9 @@ A kernel file (a ``.cu`` nvcc compiles, or nvcc's PTX module) and its launch bec
   allows (the checker's outcomes over the written elements, every other element keeps its initial
   value), whether an allowed execution fails an ``assert()`` or accesses out of bounds, and the
   check's bounds (loops cut at ``--unroll``). A kernel the model lets **hang** (a ``hang`` finding of
-  the liveness check) or that no execution finishes within ``--unroll`` is refused: a kernel that
-  hangs on the GPU cannot be stopped (there is no watchdog, and the CUDA context is lost).
+  the liveness check) or that no execution finishes within ``--unroll`` is refused: on the GPU it
+  would spin until the watchdog (:func:`.kernel_run.run_isolated`) kills its process, which tells
+  nothing.
 * **the code to run** — nvcc's PTX for the kernel, unchanged except the module's
   ``.extern .func __assertfail`` declaration, which becomes a definition of the harness's own:
   it adds 1 to the calling instance's assertion counter (``red.global.add`` on
@@ -162,14 +163,14 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) ->
     if FindingKind.HANG in kinds:
         hang = next(f for f in res.findings if f.kind == FindingKind.HANG)
         raise _refuse(f"the model lets this kernel hang ({hang})",
-                      "a kernel that hangs on the GPU cannot be stopped (no watchdog; the CUDA context is "
-                      "lost): check it with the model only (ptxmm check)")
+                      "on the GPU it would spin until the watchdog kills its process, which tells "
+                      "nothing: check it with the model only (ptxmm check)")
     if res.status != "ok" or not res.outcomes:
         raise _refuse(f"the model's check did not finish ({res.status_text or 'no execution finishes'})",
-                      "raise --unroll: an unbounded kernel could run forever on the GPU")
+                      "raise --unroll: the device run needs the model's whole answer")
     if res.liveness != "terminates":
         raise _refuse(f"the liveness check did not decide that every execution ends ({res.liveness})",
-                      "a kernel that may hang on the GPU cannot be stopped")
+                      "check it with the model only (ptxmm check --liveness)")
     buffers, stride = _buffers([a for a in launch.args if isinstance(a, Buffer)])
     allowed = _allowed(res, buffers)
     text, uses_assert = rewrite_ptx(ptx)
