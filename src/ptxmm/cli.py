@@ -456,7 +456,8 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
     """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
     planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
     1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
-    written also on Ctrl-C."""
+    written also on Ctrl-C. FILES may be CUDA kernels (.cu, nvcc's .ptx), each launched as --launch
+    or its `// ptxmm: launch` line says (docs/device/kernels.md)."""
     from .device.commands import crossval_campaign, execute, json_to_file
     from .device.kernel_cross import with_kernels
     from .device.selfcheck import self_check as run_self_check

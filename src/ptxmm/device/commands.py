@@ -82,7 +82,7 @@ def execute(c: Campaign, paths: list[Path], console: Console, err: Console,
         batch = Batch([Skip(str(p), "interrupted", "interrupted while planning") for p in paths],
                       interrupted=True)
     else:
-        with Progress(err, sum(isinstance(i, Job) for i in items)) as prog:  # a KernelJob is a Job
+        with Progress(err, sum(isinstance(i, Job) for i in items)) as prog:
             batch = run_batch(items, c.run_one, on_result=c.render, progress=prog, measure=c.measure)
     violations += sum(c.violations(r) for r in batch.results)
     render_skips(batch, console)
