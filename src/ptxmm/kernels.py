@@ -285,6 +285,86 @@ class Layout:
                 return r.element_name(off // r.size)
         return None
 
+    def targets(self, addr, known: list, width: int, ins: Instruction) -> tuple[list, object | None]:
+        """An address computed from loaded data (a value expression over read values): the
+        elements it may name, each as (element, its address), and the condition "outside every
+        buffer" when it may be out of bounds (else None). A sound over-approximation: every read
+        may return any value of its width, constrained only by ``known`` (the path's conditions so
+        far); an element outside it is one no execution can access. An address that may name part
+        of an element is a located "not supported yet"."""
+        import z3
+
+        from .engines.z3 import Values
+        from .values import Const, mk
+
+        vals = Values(lambda eid: reads.setdefault(eid, z3.BitVec(f"read{eid}", widths[eid])))
+        reads: dict = {}
+        widths = _read_widths(addr, known)
+        s = z3.Solver()
+        for c in known:
+            s.add(vals.bool(c))
+        a = vals.bv(addr)
+        out: list = []
+        outside = []
+        for r in self.regions:
+            lo, hi = z3.BitVecVal(r.base, 64), z3.BitVecVal(r.base + r.n * r.size, 64)
+            inside = z3.And(z3.ULE(lo, a), z3.ULT(a, hi))
+            if r.located:
+                outside.append(mk("lnot", mk("land", mk("uge", addr, Const(r.base, 64)),
+                                             mk("ult", addr, Const(r.base + r.n * r.size, 64)))))
+            if not r.located or s.check(inside) != z3.sat:
+                continue
+            bad = z3.URem(a - lo, z3.BitVecVal(r.size, 64)) != 0
+            if width != 8 * r.size or s.check(inside, bad) == z3.sat:
+                raise UnsupportedError(
+                    f"`{ins.text}` computes its address from loaded data, and it may access {width // 8} "
+                    f"byte(s) at a byte of {r.name} that is not an element's start or of another size "
+                    f"({r.size}-byte {r.type} elements)", ins.pos,
+                    "mixed-size accesses are not modelled yet: access whole elements")
+            out += self._enumerate(s, a, inside, r, ins)
+        cond = outside[0] if outside else Const(1, 1)
+        for c in outside[1:]:
+            cond = mk("land", cond, c)
+        oob = cond if s.check(*[vals.bool(c) for c in outside]) == z3.sat else None
+        return out, oob
+
+    def _enumerate(self, s, a, inside, r: Region, ins: Instruction) -> list:
+        import z3
+
+        found: list = []
+        s.push()
+        s.add(inside)
+        while s.check() == z3.sat:
+            v = s.model().eval(a, model_completion=True).as_long()
+            found.append((r.element_name((v - r.base) // r.size), v))
+            if len(found) > MAX_TARGETS:
+                raise UnsupportedError(
+                    f"`{ins.text}` computes its address from loaded data and may access more than "
+                    f"{MAX_TARGETS} elements of {r.name}", ins.pos,
+                    "bound the index before the access (e.g. `if (i < N)`), or use a smaller buffer")
+            s.add(a != v)
+        s.pop()
+        return sorted(found, key=lambda x: x[1])
+
+
+MAX_TARGETS = 64  # elements one access whose address is computed from loaded data may name
+
+
+def _read_widths(*exprs) -> dict[int, int]:
+    from .values import ReadVal
+
+    out: dict[int, int] = {}
+    todo = list(exprs)
+    while todo:
+        e = todo.pop()
+        if isinstance(e, list):
+            todo += e
+        elif isinstance(e, ReadVal):
+            out[e.eid] = e.w
+        elif hasattr(e, "args"):
+            todo += list(e.args)
+    return out
+
 
 def _layout(module: Module, launch: Launch) -> Layout:
     regions: list[Region] = []
