@@ -544,6 +544,24 @@ KERNEL_MUTANTS = [
            "an access outside every buffer is not stopped (nor found): it names no location",
            [("src/ptxmm/events.py",
              "if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:", "if False:")]),
+    # addresses computed from loaded data (events._Builder.loaded_access); killed by
+    # tests/test_kernels_alias.py
+    Mutant("loaded-address-no-oob-case", "engine",
+           "an address computed from loaded data never stops out of bounds (the case is dropped)",
+           [("src/ptxmm/events.py", "        if outside is not None:\n            stop = st.fork()",
+             "        if False:\n            stop = st.fork()")]),
+    Mutant("loaded-address-first-element-only", "engine",
+           "an address computed from loaded data names only the first element it may name",
+           [("src/ptxmm/events.py", "        for name, v in cases:\n",
+             "        for name, v in cases[:1]:\n")]),
+    Mutant("loaded-address-guard-dropped", "engine",
+           "a predicated access with a loaded address assumes its address names an element even "
+           "when its guard is false",
+           [("src/ptxmm/events.py", "eq if guard is None else mk(\"lor\", mk(\"lnot\", guard), eq)", "eq")]),
+    Mutant("loaded-address-targets-ignore-bounds", "engine",
+           "the elements a loaded address may name are computed without the path's conditions (a "
+           "bounds test no longer narrows them: a bounded index into a large buffer is refused)",
+           [("src/ptxmm/kernels.py", "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
 ]
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS

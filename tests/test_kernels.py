@@ -386,15 +386,18 @@ def test_unknown_special_register():
         parse_kernel(_scalar_kernel(body, params=0), "k.ptx", KernelArgs(launch="k<<<1, 1>>>(int out[1])"))
 
 
-def test_address_from_a_loaded_value_is_located():
+def test_address_from_a_loaded_value_names_the_element_of_the_value():
+    """out[out[0]] = 1 (tests/test_kernels_alias.py has the rest): out[0] is 1, the store names
+    out[1]; no out-of-bounds finding (the case "outside every buffer" is not taken)."""
     body = """  ld.global.u32 %r1, [%rd2];
   mul.wide.s32 %rd3, %r1, 4;
   add.s64 %rd4, %rd2, %rd3;
-  st.global.u32 [%rd4], 1;"""
-    prog = parse_kernel(_scalar_kernel(body, params=0), "k.ptx", KernelArgs(launch="k<<<1, 1>>>(int out[2])"))
-    with pytest.raises(UnsupportedError, match="loaded value") as e:
-        ptxmm.check(prog)
-    assert e.value.pos.line == 19  # the store whose address is computed from the load
+  st.global.u32 [%rd4], 7;"""
+    prog = parse_kernel(_scalar_kernel(body, params=0), "k.ptx",
+                        KernelArgs(launch="k<<<1, 1>>>(int out[2] = {1, 0})"))
+    res = ptxmm.check(prog)
+    assert res.findings == ()
+    assert [o.outcome.as_dict() for o in res.outcomes] == [{"out[0]": 1, "out[1]": 7}]
 
 
 def test_mixed_size_access_is_located():

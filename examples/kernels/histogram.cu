@@ -12,14 +12,17 @@
 // hist[0..3] — each case assuming the address equals that element's.
 // Why no race (PTX ISA memory model): the only conflicting accesses are the atomicAdds on the
 // same bin, which are atomic operations of the same (.gpu) scope: morally strong.
-// Why the condition holds: the two increments of hist[2] are read-modify-writes of one location,
-// so by atomicity neither is lost.
+// Why the condition and the assertion hold: the two increments of hist[2] are read-modify-writes
+// of one location, so by atomicity neither is lost, and each returns the count before it (0 or 1).
 // Litmus twin: none.
+
+#include <cassert>
 
 __global__ void histogram(const int *in, unsigned *hist)
 {
     int b = in[threadIdx.x];
     if (b >= 0 && b < 4) {
-        atomicAdd(&hist[b], 1u);
+        unsigned before = atomicAdd(&hist[b], 1u);
+        assert(before < 2);
     }
 }

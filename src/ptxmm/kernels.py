@@ -11,7 +11,9 @@ address (constant once thread ids and parameters are known) and asks the layout 
 names; an address outside every buffer is an *out-of-bounds* access: the thread stops there, and
 the finding is a query on the formula (:func:`site_findings`), as a failing ``assert()``
 (``__assertfail``) is. A generic address is resolved by the same layout (a global and a shared
-buffer never share an address). An address that depends on a loaded value is "not supported yet".
+buffer never share an address). An address computed from loaded data (``hist[in[t]]``) is split by
+the event builder into one case per element it may name (:meth:`Layout.targets`, a sound
+over-approximation) and one out-of-bounds case where it may lie outside every buffer.
 
 Two registers of each thread record where it stopped, only along the paths that stop: ``%ptxmm.assert``
 and ``%ptxmm.oob`` hold the PTX line of the failing ``assert`` call or of the out-of-bounds access."""
