@@ -562,6 +562,17 @@ KERNEL_MUTANTS = [
            "the elements a loaded address may name are computed without the path's conditions (a "
            "bounds test no longer narrows them: a bounded index into a large buffer is refused)",
            [("src/ptxmm/kernels.py", "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
+    # explain and graph of a kernel's findings (explain_findings.py, cli_explain.py); killed by
+    # tests/test_kernels_explain.py
+    Mutant("finding-witness-hides-the-stop", "engine",
+           "a finding's witness says every thread finishes, even one stopped by a failing assert or "
+           "an out-of-bounds access",
+           [("src/ptxmm/explain_findings.py", "            if isinstance(v, Const):\n",
+             "            if False:\n")]),
+    Mutant("kernel-explain-without-findings", "engine",
+           "`ptxmm explain`/`graph` of a kernel ignore its findings (--finding included)",
+           [("src/ptxmm/cli_explain.py", "    if finding is None and (outcome is not None",
+             "    if True or finding is None and (outcome is not None")]),
 ]
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
