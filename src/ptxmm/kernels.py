@@ -725,10 +725,16 @@ class _Expander:
             r = Reg(f"%ptxmm.arg{sub}.{p.name}")
             out.append(Mov(dst=r, src=src, type=ps.type, pos=ps.pos, text=ps.text))
             params[p.name] = r
-        if g is not None:
-            raise UnsupportedError(f"a predicated call `{c.text}`", c.pos, None)
+        if g is not None and c.rets:
+            raise UnsupportedError(f"a predicated call with a return value `{c.text}`", c.pos,
+                                   "the value read back is undefined when the call does not run: "
+                                   "branch around the call instead")
+        if g is not None:  # `@p call f` runs f's body only when p holds
+            out.append(Branch(target=f"$ptxmm.skip{sub}", guard=(g[0], not g[1]), pos=c.pos, text=c.text))
         out += self.body(callee, params, sub, depth + 1)
         out.append(Label(name=f"$ptxmm.end{sub}", pos=c.pos, text=f"$ptxmm.end{sub}:"))
+        if g is not None:
+            out.append(Label(name=f"$ptxmm.skip{sub}", pos=c.pos, text=f"$ptxmm.skip{sub}:"))
         for caller_name, r in zip(c.rets, callee.rets):  # read by the caller's ld.param [retval0]
             bound[caller_name] = Reg(f"%ptxmm.ret{sub}.{r.name}")
         return out
