@@ -70,3 +70,47 @@ def test_a_predicated_call_with_a_return_value_is_located():
         "  .param .b32 retval0;\n  @%p1 call.uni (retval0), put, (param0, param1);")
     with pytest.raises(UnsupportedError, match="predicated call with a return value"):
         _check(text, "k<<<1, 3>>>(int out[3])")
+
+
+# ----- __constant__ data ---------------------------------------------------------------------------
+
+DATA = __import__("pathlib").Path(__file__).parent / "data" / "kernels"
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_constant_table_read_by_thread_id_and_by_a_loaded_index(engine):
+    """tests/data/kernels/const_table.cu: `tab[threadIdx.x] + tab[idx[t] & 3] + zero` — every
+    read of __constant__ data returns its initial value (nvcc's `.b8 tab[16] = {5, 0, 0, 0, ...}`
+    read as 4-byte words)."""
+    res = ptxmm.check(ptxmm.load(DATA / "const_table.ptx"), engine=engine)
+    assert res.findings == () and res.holds is True
+    assert _outcome(res) == {"out[0]": 11, "out[1]": 13}
+    # no event reads constant memory: its values are known
+    assert all(e.loc is None or not e.loc.startswith(("tab", "zero")) for e in res.graph.events)
+
+
+_CONST = """.const .align 4 .b8 tab[8] = {1, 0, 0, 0, 2};
+.visible .entry k(.param .u64 k_param_0)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [k_param_0];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u64 %rd3, tab;
+BODY
+  ret;
+}
+"""
+
+
+def test_writing_constant_data_is_out_of_bounds():
+    """A kernel cannot write __constant__ memory: a store (or an atom) at its address is an access
+    no buffer allows — out of bounds; a generic load of it reads the value."""
+    res = _check(_CONST.replace("BODY", "  ld.u32 %r1, [%rd3+4];\n  st.global.u32 [%rd2], %r1;\n"
+                                        "  st.u32 [%rd3], 7;"), "k<<<1, 1>>>(int out[1])")
+    assert {str(f.kind) for f in res.findings} == {"out-of-bounds"} and _outcome(res) == {"out[0]": 2}
+
+
+def test_ld_const_of_a_global_buffer_is_out_of_bounds():
+    res = _check(_CONST.replace("BODY", "  ld.const.u32 %r1, [%rd2];"), "k<<<1, 1>>>(int out[1])")
+    assert {str(f.kind) for f in res.findings} == {"out-of-bounds"}

@@ -581,6 +581,11 @@ class _Builder:
 
     def memory(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps) -> None:
         name, rank, adeps = self.resolve(ins.addr, st, ins)
+        if self.layout is not None and name not in self.locs:  # a kernel's __constant__ data
+            value, ty = self.layout.constant(name)
+            self.set_reg(st, ins.dst, convert(const(value, type_width(ty)), type_width(ins.type),
+                                              type_signed(ty)), ins.type, frozenset(), guard)
+            return
         vl, pl = self.place(name, t, rank)
         lw = self.width_of(name)
         tags = frozenset({PROXY_TAG[ins.proxy]} | ({"VOL"} if getattr(ins, "volatile", False) else set())

@@ -56,6 +56,7 @@ ASSERT_REG = "%ptxmm.assert"
 OOB_REG = "%ptxmm.oob"
 GLOBAL_BASE = 0x1000_0000
 SHARED_BASE = 0x0100_0000
+CONST_BASE = 0x0800_0000
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
 # nvcc's string constants (assert messages, printf formats): addresses, no locations
 _STRINGS = re.compile(r"^(\$str|__unnamed_)")
@@ -272,12 +273,14 @@ class Layout:
         return {r.ptx: r.base for r in self.regions}
 
     def element(self, addr: int, width: int, ins: Instruction) -> str | None:
-        """The location an access of ``width`` bits at ``addr`` names; None: out of bounds."""
+        """The location an access of ``width`` bits at ``addr`` names; None: out of bounds (or an
+        access the element does not allow: a write of ``__constant__`` data, ``ld.const`` of
+        another space)."""
         for r in self.regions:
             end = r.base + r.n * r.size
             if r.base <= addr < end:
                 off = addr - r.base
-                if not r.located:
+                if not r.located or not _allows(r, ins):
                     return None
                 if off % r.size or width != 8 * r.size:
                     raise UnsupportedError(
@@ -285,6 +288,16 @@ class Layout:
                         f"elements are {r.size}-byte {r.type}", ins.pos,
                         "mixed-size accesses are not modelled yet: access whole elements")
                 return r.element_name(off // r.size)
+        return None
+
+    def constant(self, name: str) -> tuple[int, str] | None:
+        """A ``__constant__`` element's value and type (None: not a constant): the kernel cannot
+        change it, so every read returns its initial value."""
+        for r in self.regions:
+            if r.space == "const" and name.startswith(r.name):
+                for i in range(r.n):
+                    if r.element_name(i) == name:
+                        return (r.init[i] if i < len(r.init) else 0) & ((1 << 8 * r.size) - 1), r.type
         return None
 
     def targets(self, addr, known: list, width: int, ins: Instruction) -> tuple[list, object | None]:
@@ -311,10 +324,10 @@ class Layout:
         for r in self.regions:
             lo, hi = z3.BitVecVal(r.base, 64), z3.BitVecVal(r.base + r.n * r.size, 64)
             inside = z3.And(z3.ULE(lo, a), z3.ULT(a, hi))
-            if r.located:
+            if r.located and _allows(r, ins):
                 outside.append(mk("lnot", mk("land", mk("uge", addr, Const(r.base, 64)),
                                              mk("ult", addr, Const(r.base + r.n * r.size, 64)))))
-            if not r.located or s.check(inside) != z3.sat:
+            if not r.located or not _allows(r, ins) or s.check(inside) != z3.sat:
                 continue
             bad = z3.URem(a - lo, z3.BitVecVal(r.size, 64)) != 0
             if width != 8 * r.size or s.check(inside, bad) == z3.sat:
@@ -352,6 +365,14 @@ class Layout:
 MAX_TARGETS = 64  # elements one access whose address is computed from loaded data may name
 
 
+def _allows(r: Region, ins: Instruction) -> bool:
+    """Whether ``ins`` may access an element of ``r``: ``__constant__`` data only by loads (the
+    kernel cannot write it), and ``ld.const`` only constant data."""
+    if r.space == "const":
+        return isinstance(ins, Load)
+    return getattr(ins, "space", None) != "const"
+
+
 def _read_widths(*exprs) -> dict[int, int]:
     from .values import ReadVal
 
@@ -376,8 +397,9 @@ def _layout(module: Module, launch: Launch) -> Layout:
             regions.append(Region(a.name, a.name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
             g += 1
     taken = {r.name for r in regions}
+    c = 0
     for v in module.variables:
-        if v.space not in ("global", "shared"):
+        if v.space not in ("global", "shared", "const"):
             continue
         name = demangle(v.name)
         if name in taken:
@@ -387,6 +409,9 @@ def _layout(module: Module, launch: Launch) -> Layout:
         if v.space == "global":
             base = GLOBAL_BASE + g * SLOT
             g += 1
+        elif v.space == "const":
+            base = CONST_BASE + c * SLOT
+            c += 1
         else:
             base = SHARED_BASE + s * SLOT
             s += 1
@@ -397,7 +422,7 @@ def _layout(module: Module, launch: Launch) -> Layout:
 def _locations(layout: Layout) -> tuple[Location, ...]:
     out = []
     for r in layout.regions:
-        if not r.located:
+        if not r.located or r.space == "const":  # constants: no locations (Layout.constant)
             continue
         w = type_width(r.type)
         for i in range(r.n):
@@ -703,17 +728,7 @@ class _Expander:
             if note not in self.notes:
                 self.notes.append(note)
             return []
-        callee = self.m.functions.get(c.callee)
-        if callee is None or callee.entry:
-            raise UnsupportedError(f"a call of {c.callee}", c.pos,
-                                   "calls of the module's own .func functions, assert and printf are "
-                                   "modelled; other external functions are not")
-        if depth > 8:
-            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos,
-                                   "recursion is not modelled")
-        if len(c.args) != len(callee.params) or len(c.rets) != len(callee.rets):
-            raise SemanticError(f"`{c.text}` passes {len(c.args)} argument(s) to {c.callee}, which takes "
-                                f"{len(callee.params)}", c.pos, None)
+        callee = self.callee(c, g, depth)
         self.calls += 1
         sub = f".c{self.calls}"
         out: list = []
@@ -725,10 +740,6 @@ class _Expander:
             r = Reg(f"%ptxmm.arg{sub}.{p.name}")
             out.append(Mov(dst=r, src=src, type=ps.type, pos=ps.pos, text=ps.text))
             params[p.name] = r
-        if g is not None and c.rets:
-            raise UnsupportedError(f"a predicated call with a return value `{c.text}`", c.pos,
-                                   "the value read back is undefined when the call does not run: "
-                                   "branch around the call instead")
         if g is not None:  # `@p call f` runs f's body only when p holds
             out.append(Branch(target=f"$ptxmm.skip{sub}", guard=(g[0], not g[1]), pos=c.pos, text=c.text))
         out += self.body(callee, params, sub, depth + 1)
@@ -738,6 +749,26 @@ class _Expander:
         for caller_name, r in zip(c.rets, callee.rets):  # read by the caller's ld.param [retval0]
             bound[caller_name] = Reg(f"%ptxmm.ret{sub}.{r.name}")
         return out
+
+
+    def callee(self, c: Call, g, depth: int) -> Function:
+        """The module's .func a call inlines (located errors for what cannot be inlined)."""
+        callee = self.m.functions.get(c.callee)
+        if callee is None or callee.entry:
+            raise UnsupportedError(f"a call of {c.callee}", c.pos,
+                                   "calls of the module's own .func functions, assert and printf are "
+                                   "modelled; other external functions are not")
+        if depth > 8:
+            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos,
+                                   "recursion is not modelled")
+        if len(c.args) != len(callee.params) or len(c.rets) != len(callee.rets):
+            raise SemanticError(f"`{c.text}` passes {len(c.args)} argument(s) to {c.callee}, which takes "
+                                f"{len(callee.params)}", c.pos, None)
+        if g is not None and c.rets:
+            raise UnsupportedError(f"a predicated call with a return value `{c.text}`", c.pos,
+                                   "the value read back is undefined when the call does not run: "
+                                   "branch around the call instead")
+        return callee
 
 
 def thread_jumps(body: list) -> list:

@@ -402,7 +402,11 @@ class _ModuleBuilder:
         values = _initialiser(init, st, self.file) if init else ()
         # a byte array with an alignment (nvcc declares `__shared__ int a[8]` as `.b8 a[32]`):
         # elements of the alignment's size
-        if ty == "b8" and n and align in (2, 4, 8) and not values:
+        if ty == "b8" and n and align in (2, 4, 8) and n % align == 0:
+            if values:  # its bytes, little-endian, the missing ones 0 (as the ISA fills them)
+                b = list(values) + [0] * (n - len(values))
+                values = tuple(int.from_bytes(bytes(x & 0xFF for x in b[i:i + align]), "little")
+                               for i in range(0, n, align))
             ty, n = f"b{8 * align}", n // align
         self.variables.append(Variable(name, space, ty, n, values, align, _pos(self.file, st)))
 
@@ -817,6 +821,10 @@ def _bfi(fb, quals, ops, c):
 
 
 def _ld(fb, quals, ops, c):
+    if "const" in quals:  # __constant__ data: a load of the const space (kernels.Layout: read-only)
+        ld = decode(".".join(["ld"] + ["global" if q == "const" else q for q in quals]), ops, c["pos"],
+                    c["text"], c["guard"])
+        return [replace(ld, space="const")]
     if "param" not in quals:
         return None
     _need(ops, 2, "ld.param.type d, [p]", c)
