@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.errors import UnsupportedError
+from ptxmm.errors import ParseError, SemanticError, UnsupportedError
 from ptxmm.kernels import KernelArgs, parse_kernel
+from ptxmm.syntax.launch import parse_launch
+
+DATA = Path(__file__).parent / "data" / "kernels"
 
 _HEAD = """.version 9.0
 .target sm_90
@@ -74,9 +81,6 @@ def test_a_predicated_call_with_a_return_value_is_located():
 
 # ----- __constant__ data ---------------------------------------------------------------------------
 
-DATA = __import__("pathlib").Path(__file__).parent / "data" / "kernels"
-
-
 @pytest.mark.parametrize("engine", ["z3", "brute"])
 def test_constant_table_read_by_thread_id_and_by_a_loaded_index(engine):
     """tests/data/kernels/const_table.cu: `tab[threadIdx.x] + tab[idx[t] & 3] + zero` — every
@@ -114,3 +118,48 @@ def test_writing_constant_data_is_out_of_bounds():
 def test_ld_const_of_a_global_buffer_is_out_of_bounds():
     res = _check(_CONST.replace("BODY", "  ld.const.u32 %r1, [%rd2];"), "k<<<1, 1>>>(int out[1])")
     assert {str(f.kind) for f in res.findings} == {"out-of-bounds"}
+
+
+# ----- dynamic shared memory -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_dynamic_shared_memory_sized_by_the_launch(engine):
+    """tests/data/kernels/dyn_shared.cu: `extern __shared__ int s[]`, launched <<<1, 3, int s[3]>>>."""
+    res = ptxmm.check(ptxmm.load(DATA / "dyn_shared.ptx"), engine=engine)
+    assert res.findings == () and res.holds is True
+    assert _outcome(res) == {"out[0]": 1, "out[1]": 2, "out[2]": 0}
+    assert {e.loc.split("@")[0] for e in res.graph.events if e.loc and e.loc.startswith("s[")} == \
+        {"s[0]", "s[1]", "s[2]"}
+
+
+def test_dynamic_shared_memory_too_small_is_out_of_bounds():
+    prog = ptxmm.load(DATA / "dyn_shared.ptx",
+                      kernel=KernelArgs(launch="rotate<<<1, 3, int s[2]>>>(int out[3])"))
+    res = ptxmm.check(prog)
+    assert "out-of-bounds" in {str(f.kind) for f in res.findings}
+
+
+@pytest.mark.parametrize("launch, error, message", [
+    ("rotate<<<1, 3>>>(int out[3])", SemanticError, "does not give its size"),
+    ("rotate<<<1, 3, int t[3]>>>(int out[3])", SemanticError, "declares no extern __shared__ array"),
+    ("rotate<<<1, 3, int s[3] = {1}>>>(int out[3])", SemanticError, "shared memory has no initial values"),
+    ("rotate<<<1, 3, int s[3], int u[2]>>>(int out[3])", SemanticError, "a second dynamic shared array"),
+    ("rotate<<<1, 3, int s[3], 2>>>(int out[3])", ParseError, "comes last"),
+    ("rotate<<<1, 3, int s[0]>>>(int out[3])", SemanticError, "has 0 elements"),
+])
+def test_dynamic_shared_memory_errors_are_located(launch, error, message):
+    with pytest.raises(error, match=message) as e:
+        ptxmm.load(DATA / "dyn_shared.ptx", kernel=KernelArgs(launch=launch))
+    assert e.value.pos is not None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 2), st.integers(1, 4), st.sampled_from(["int", "unsigned", "long long", "char"]),
+       st.integers(1, 64), st.booleans())
+def test_launch_with_dynamic_shared_memory_round_trip(grid, block, ctype, n, cluster):
+    text = f"k<<<{grid}, {block}{', (1, 1, 1)' if cluster else ''}, {ctype} smem[{n}]>>>(int out[1])"
+    la = parse_launch(text)
+    assert (la.grid[0], la.block[0], la.cluster is not None) == (grid, block, cluster)
+    (b,) = la.shared
+    assert (b.ctype, b.name, b.count) == (ctype, "smem", n) and len(la.args) == 1

@@ -398,9 +398,14 @@ def _layout(module: Module, launch: Launch) -> Layout:
             g += 1
     taken = {r.name for r in regions}
     c = 0
+    dynamic = _dynamic_shared(module, launch)
     for v in module.variables:
         if v.space not in ("global", "shared", "const"):
             continue
+        if v.dynamic:
+            v = dynamic.get(v.name)
+            if v is None:
+                continue  # another kernel's (this one's is in `dynamic`)
         name = demangle(v.name)
         if name in taken:
             name = v.name
@@ -417,6 +422,28 @@ def _layout(module: Module, launch: Launch) -> Layout:
             s += 1
         regions.append(Region(name, v.name, v.space, v.type, v.count, base, v.init, located))
     return Layout(tuple(regions))
+
+
+def _dynamic_shared(module: Module, launch: Launch) -> dict[str, Variable]:
+    """The ``extern __shared__`` arrays of the module, sized by the launch's ``T name[N]`` in
+    ``<<< >>>`` (a located error when the launch gives none, or one the module does not declare)."""
+    from dataclasses import replace
+
+    from .syntax.launch import C_TYPES
+
+    externs = [v for v in module.variables if v.dynamic]
+    out: dict[str, Variable] = {}
+    for b in launch.shared:
+        hits = [v for v in externs if demangle(v.name) == b.name or v.name == b.name]
+        if not hits:
+            raise SemanticError(f"the launch gives dynamic shared memory {b.name}, but the module declares "
+                                "no extern __shared__ array of that name", b.pos,
+                                "extern __shared__ arrays: " + (", ".join(demangle(v.name) for v in externs)
+                                                                or "none"))
+        ty = C_TYPES[b.ctype]
+        for v in hits:
+            out[v.name] = replace(v, type=_loc_type(ty), count=b.count, dynamic=False)
+    return out
 
 
 def _locations(layout: Layout) -> tuple[Location, ...]:
@@ -712,6 +739,11 @@ class _Expander:
         return ch
 
     def symbol(self, s: Sym, ins: Instruction) -> None:
+        if any(v.dynamic and v.name == s.name for v in self.m.variables) and s.name not in self.symbols:
+            name = demangle(s.name)
+            raise SemanticError(f"`{ins.text}` uses the dynamic shared array {name}, and the launch does "
+                                "not give its size", ins.pos,
+                                f"give it as the last item of <<< >>>: <<<GRID, BLOCK, int {name}[N]>>>")
         if s.name not in self.symbols and s.name != "_":
             raise UnsupportedError(f"`{ins.text}` names {s.name}, which is not a .global or .shared "
                                    "variable", ins.pos,

@@ -54,6 +54,7 @@ class Variable:
     init: tuple[int, ...] = ()
     align: int = 0
     pos: SourcePos | None = None
+    dynamic: bool = False  # `.extern .shared .b8 s[]` (extern __shared__): sized by the launch
 
 
 @record
@@ -354,8 +355,8 @@ class _ModuleBuilder:
                 return self.function(stmts, i)
             # else a prototype (`.extern .func __assertfail (...)`, a forward declaration)
         elif head in (".visible", ".extern", ".weak") and len(words) > 1 and words[1] in _SPACES:
-            if head != ".extern":
-                self.variable(st, words[1:])
+            if head != ".extern" or (words[1] == ".shared" and st.text.rstrip().endswith("[]")):
+                self.variable(st, words[1:])  # (an extern __shared__ array: dynamic shared memory)
         elif head in _SPACES:
             self.variable(st, words)
         else:
@@ -394,10 +395,10 @@ class _ModuleBuilder:
                                    _pos(self.file, st), None)
         ty = types[0]
         n = int(count) if count else None
+        if count == "" and space == "shared":  # extern __shared__: the launch gives its type and size
+            self.variables.append(Variable(name, space, ty, 0, (), align, _pos(self.file, st), True))
+            return
         if count == "":
-            if space == "shared":  # extern __shared__ (dynamic shared memory)
-                raise UnsupportedError("dynamic shared memory (extern __shared__ arrays)",
-                                       _pos(self.file, st), "declare the array with a constant size")
             n = 0
         values = _initialiser(init, st, self.file) if init else ()
         # a byte array with an alignment (nvcc declares `__shared__ int a[8]` as `.b8 a[32]`):
