@@ -573,6 +573,24 @@ KERNEL_MUTANTS = [
            "`ptxmm explain`/`graph` of a kernel ignore its findings (--finding included)",
            [("src/ptxmm/cli_explain.py", "    if finding is None and (outcome is not None",
              "    if True or finding is None and (outcome is not None")]),
+    # __constant__ data, predicated calls, dynamic shared memory; killed by tests/test_kernels_more.py
+    Mutant("constant-reads-zero", "engine",
+           "a read of __constant__ data returns 0 instead of the module's initial value",
+           [("src/ptxmm/kernels.py",
+             "                        return (r.init[i] if i < len(r.init) else 0) & ",
+             "                        return 0 & ")]),
+    Mutant("constant-writable", "engine",
+           "a store to __constant__ data is allowed (it reads back as the initial value, no finding)",
+           [("src/ptxmm/kernels.py", '    if r.space == "const":\n        return isinstance(ins, Load)',
+             '    if r.space == "const":\n        return True')]),
+    Mutant("predicated-call-always-runs", "engine",
+           "a predicated call of a .func runs its body whatever its predicate",
+           [("src/ptxmm/kernels.py", "        if g is not None:  # `@p call f`",
+             "        if False:  # `@p call f`")]),
+    Mutant("dynamic-shared-one-short", "engine",
+           "the dynamic shared array is sized one element smaller than the launch says",
+           [("src/ptxmm/kernels.py", "count=b.count, dynamic=False)",
+             "count=b.count - 1 or 1, dynamic=False)")]),
 ]
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
