@@ -544,6 +544,53 @@ KERNEL_MUTANTS = [
            "an access outside every buffer is not stopped (nor found): it names no location",
            [("src/ptxmm/events.py",
              "if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:", "if False:")]),
+    # addresses computed from loaded data (events._Builder.loaded_access); killed by
+    # tests/test_kernels_alias.py
+    Mutant("loaded-address-no-oob-case", "engine",
+           "an address computed from loaded data never stops out of bounds (the case is dropped)",
+           [("src/ptxmm/events.py", "        if outside is not None:\n            stop = st.fork()",
+             "        if False:\n            stop = st.fork()")]),
+    Mutant("loaded-address-first-element-only", "engine",
+           "an address computed from loaded data names only the first element it may name",
+           [("src/ptxmm/events.py", "        for name, v in cases:\n",
+             "        for name, v in cases[:1]:\n")]),
+    Mutant("loaded-address-guard-dropped", "engine",
+           "a predicated access with a loaded address assumes its address names an element even "
+           "when its guard is false",
+           [("src/ptxmm/events.py", "eq if guard is None else mk(\"lor\", mk(\"lnot\", guard), eq)", "eq")]),
+    Mutant("loaded-address-targets-ignore-bounds", "engine",
+           "the elements a loaded address may name are computed without the path's conditions (a "
+           "bounds test no longer narrows them: a bounded index into a large buffer is refused)",
+           [("src/ptxmm/kernels.py", "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
+    # explain and graph of a kernel's findings (explain_findings.py, cli_explain.py); killed by
+    # tests/test_kernels_explain.py
+    Mutant("finding-witness-hides-the-stop", "engine",
+           "a finding's witness says every thread finishes, even one stopped by a failing assert or "
+           "an out-of-bounds access",
+           [("src/ptxmm/explain_findings.py", "            if isinstance(v, Const):\n",
+             "            if False:\n")]),
+    Mutant("kernel-explain-without-findings", "engine",
+           "`ptxmm explain`/`graph` of a kernel ignore its findings (--finding included)",
+           [("src/ptxmm/cli_explain.py", "    if finding is None and (outcome is not None",
+             "    if True or finding is None and (outcome is not None")]),
+    # __constant__ data, predicated calls, dynamic shared memory; killed by tests/test_kernels_more.py
+    Mutant("constant-reads-zero", "engine",
+           "a read of __constant__ data returns 0 instead of the module's initial value",
+           [("src/ptxmm/kernels.py",
+             "                        return (r.init[i] if i < len(r.init) else 0) & ",
+             "                        return 0 & ")]),
+    Mutant("constant-writable", "engine",
+           "a store to __constant__ data is allowed (it reads back as the initial value, no finding)",
+           [("src/ptxmm/kernels.py", '    if r.space == "const":\n        return isinstance(ins, Load)',
+             '    if r.space == "const":\n        return True')]),
+    Mutant("predicated-call-always-runs", "engine",
+           "a predicated call of a .func runs its body whatever its predicate",
+           [("src/ptxmm/kernels.py", "        if g is not None:  # `@p call f`",
+             "        if False:  # `@p call f`")]),
+    Mutant("dynamic-shared-one-short", "engine",
+           "the dynamic shared array is sized one element smaller than the launch says",
+           [("src/ptxmm/kernels.py", "count=b.count, dynamic=False)",
+             "count=b.count - 1 or 1, dynamic=False)")]),
 ]
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS

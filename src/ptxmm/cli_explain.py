@@ -25,8 +25,11 @@ from .errors import PtxmmError
               help="at most this many engine checks for --fix")
 @click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
 @liveness_options("also explain each hang: where a thread waits forever, why, and the execution up to it")
+@click.option("--finding", default=None, type=click.Choice(["race", "assert-fails", "out-of-bounds", "hang"]),
+              help="explain the check's findings of this kind, each with its witness execution (a kernel "
+                   "without --outcome: every finding, after its condition's explanation if it has one)")
 def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=False,
-            progress_model="fair") -> None:
+            progress_model="fair", finding=None) -> None:
     """Why each of FILES' outcome is forbidden (violated axioms, shortest cycles) or allowed (a
     witness, the missing ordering); with --fix, the smallest changes that forbid it.
 
@@ -39,27 +42,54 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
     try:
         for i, f in enumerate(files):
             try:
-                x = api_explain(load(f), model, outcome=outcome, unroll=unroll, fix=fix,
-                                fix_bound=fix_bound)
+                prog = load(f)
+                fx = _findings(prog, outcome, model, unroll, progress_model, finding, liveness)
+                x = None if fx is not None and (finding or prog.condition is None) else \
+                    api_explain(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound)
             except PtxmmError as e:
                 failed += 1
                 click.echo(str(e), err=True)
                 out.append(error_json(f, e.kind, e.message, e.pos, e.hint))
+                continue
+            if x is None:
+                _echo_findings(out, fx, i, as_json, prog)
                 continue
             failed += x.unknown is not None  # no verdict: exit 2, as check does
             hangs = _hangs(f, model, unroll, progress_model) if liveness else None
             if as_json:
                 live = {} if hangs is None else {"hangs": [h.to_json() for h in hangs],
                                                  "progress": progress_model}
-                out.append(x.to_json() | live)
+                found = {} if fx is None else {"findings": [y.to_json() for y in fx]}
+                out.append(x.to_json() | live | found)
             else:
                 click.echo(("\n" if i else "") + str(x))
+                for y in fx or ():
+                    click.echo("\n" + str(y))
                 if hangs is not None:
                     click.echo("\n".join(h.explained() for h in hangs) if hangs else
                                f"liveness: no execution hangs (progress {progress_model})")
     except KeyboardInterrupt:
         failed += interrupted(out, files, i, "explained")
     finish_batch(out, failed, as_json)
+
+
+def _findings(prog, outcome, model, unroll, progress_model, finding, liveness):
+    """The findings to explain (explain_findings): those of kind ``finding``, or every finding
+    of a kernel explained without --outcome; None: none asked for."""
+    if finding is None and (outcome is not None or prog.format != "kernel"):
+        return None
+    from .explain_findings import explain_findings
+
+    return explain_findings(prog, model, kind=finding, unroll=unroll, progress=progress_model,
+                            hangs=not liveness)
+
+
+def _echo_findings(out: list, fx, i: int, as_json: bool, prog) -> None:
+    if as_json:
+        out.append({"name": prog.name, "file": prog.file, "findings": [y.to_json() for y in fx]})
+        return
+    text = "\n\n".join(str(y) for y in fx) or f"{prog.name}  ({prog.file})\nno findings"
+    click.echo(("\n" if i else "") + text)
 
 
 def _hangs(f, model, unroll, progress_model) -> list:
@@ -76,14 +106,23 @@ def _hangs(f, model, unroll, progress_model) -> list:
 @click.option("-o", "--output", default=None,
               help="out.svg (drawn by ptxmm), out.dot (graphviz source), out.png (needs `dot`)")
 @click.option("--ascii", "as_ascii", is_flag=True, help="draw in the terminal")
-def graph(file, outcome, model, unroll, output, as_ascii) -> None:
+@click.option("--finding", default=None, type=click.Choice(["race", "assert-fails", "out-of-bounds", "hang"]),
+              help="draw the witness of the check's first finding of this kind (a kernel without a "
+                   "condition or --outcome: its first finding)")
+def graph(file, outcome, model, unroll, output, as_ascii, finding=None) -> None:
     """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
     derived relations of the explanation, the violating cycle highlighted."""
     from .explain import explain as api_explain
     from .graph import ascii_art, render_file, svg
 
     try:
-        x = api_explain(load(file), model, outcome=outcome, unroll=unroll)
+        prog = load(file)
+        if finding is not None or (outcome is None and prog.format == "kernel" and prog.condition is None):
+            from .explain_findings import finding_graph
+
+            x = _Drawn(finding_graph(prog, model, kind=finding, unroll=unroll))
+        else:
+            x = api_explain(prog, model, outcome=outcome, unroll=unroll)
         if x.unknown:
             raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
         if x.graph is None:
@@ -97,3 +136,12 @@ def graph(file, outcome, model, unroll, output, as_ascii) -> None:
             sys.stdout.write(svg(x.graph) + "\n")
     except PtxmmError as e:
         _fail(e)
+
+
+class _Drawn:
+    """A finding's witness drawing, in the shape graph() reads from an Explanation."""
+
+    unknown = None
+
+    def __init__(self, graph) -> None:
+        self.graph = graph

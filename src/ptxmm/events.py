@@ -291,6 +291,7 @@ class _Builder:
         self.unspecs: list[Unspec] = []
         self.warned: dict[int, Diagnostic] = {}  # id(instruction) → its warning
         self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
+        self.at: str | None = None  # the element one case of a loaded address names (loaded_access)
         # the CTAs of each cluster by rank (%cluster_ctarank): in the order of their .cta numbers
         self.ranks: dict[tuple, list[tuple]] = {}
         self.cta_place: dict[tuple, Placement] = {}  # a CTA's key → its placement
@@ -340,20 +341,66 @@ class _Builder:
 
     def element(self, a: Addr, st: _State, ins: Instruction) -> tuple[str | None, frozenset[int]]:
         """A kernel's access: the buffer element its 64-bit address names (None: out of bounds)."""
-        base, deps = self.val(a.base, st, "u64")
-        addr = mk("add", base, Const(a.offset % (1 << ADDR_W), ADDR_W))
+        addr, deps = self.address(a, st)
+        if self.at is not None:  # one case of an address computed from loaded data (loaded_access)
+            return self.at, deps
         if not isinstance(addr, Const):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
-                                   "ptxmm needs addresses it can compute from thread ids and parameters")
+                                   "ptxmm computes such addresses for ld, st, atom and red only")
         return self.layout.element(addr.v, type_width(ins.type), ins), deps
 
-    def access(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps, stack) -> _State:
+    def address(self, a: Addr, st: _State) -> tuple[Expr, frozenset[int]]:
+        base, deps = self.val(a.base, st, "u64")
+        return mk("add", base, Const(a.offset % (1 << ADDR_W), ADDR_W)), deps
+
+    def access(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps, stack) -> _State | None:
         """A memory access; in a kernel, one outside every buffer stops the thread instead."""
+        if self.layout is not None and not isinstance(self.address(ins.addr, st)[0], Const):
+            return self.loaded_access(t, ins, st, guard, gdeps, stack)
         if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:
             return self.stop(st, "%ptxmm.oob", ins.pos.line if ins.pos else 0, guard, gdeps, stack)
         self.memory(t, ins, st, guard, gdeps)
         st.pc += 1
         return st
+
+    def loaded_access(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps, stack) -> _State | None:
+        """A kernel's access whose address is computed from loaded data: a case split on the
+        address. One path per element it may name (``Layout.targets``, a sound
+        over-approximation), which assumes the address equals that element's and accesses it —
+        so every event keeps one location, and the engines' choice of a path is the choice of the
+        element — and, where the address may lie outside every buffer, one path that assumes so
+        and stops there (out of bounds). The split adds no dependency: the events keep their addr
+        dependencies on the reads the address is computed from. A predicated access: each case
+        assumes "guard → address = element" (its event keeps the guard), the stop "guard ∧
+        outside"."""
+        addr, _ = self.address(ins.addr, st)
+        known = list(st.assumes) + ([guard] if guard is not None else [])
+        cases, outside = self.layout.targets(addr, known, type_width(ins.type), ins)
+        out: list[_State] = []
+        for name, v in cases:
+            case = st.fork()
+            eq = mk("eq", addr, Const(v, ADDR_W))
+            case.assumes.append(eq if guard is None else mk("lor", mk("lnot", guard), eq))
+            self.at = name
+            try:
+                self.memory(t, ins, case, guard, gdeps)
+            finally:
+                self.at = None
+            case.pc += 1
+            out.append(case)
+        if guard is not None and not cases:
+            skip = st.fork()
+            skip.assumes.append(mk("lnot", guard))
+            skip.pc += 1
+            out.append(skip)
+        if outside is not None:
+            stop = st.fork()
+            stop.assumes.append(outside if guard is None else mk("land", guard, outside))
+            out.append(self.stop(stop, "%ptxmm.oob", ins.pos.line if ins.pos else 0, None, gdeps, stack))
+        if not out:
+            return None  # no execution reaches the access
+        stack += out[1:]
+        return out[0]
 
     def stop(self, st: _State, reg: str, site: int, guard: Expr | None, gdeps, stack) -> _State:
         """The thread stops here (a failing assert, an out-of-bounds access): ``reg`` records
@@ -534,6 +581,11 @@ class _Builder:
 
     def memory(self, t: Thread, ins, st: _State, guard: Expr | None, gdeps) -> None:
         name, rank, adeps = self.resolve(ins.addr, st, ins)
+        if self.layout is not None and name not in self.locs:  # a kernel's __constant__ data
+            value, ty = self.layout.constant(name)
+            self.set_reg(st, ins.dst, convert(const(value, type_width(ty)), type_width(ins.type),
+                                              type_signed(ty)), ins.type, frozenset(), guard)
+            return
         vl, pl = self.place(name, t, rank)
         lw = self.width_of(name)
         tags = frozenset({PROXY_TAG[ins.proxy]} | ({"VOL"} if getattr(ins, "volatile", False) else set())

@@ -11,7 +11,9 @@ address (constant once thread ids and parameters are known) and asks the layout 
 names; an address outside every buffer is an *out-of-bounds* access: the thread stops there, and
 the finding is a query on the formula (:func:`site_findings`), as a failing ``assert()``
 (``__assertfail``) is. A generic address is resolved by the same layout (a global and a shared
-buffer never share an address). An address that depends on a loaded value is "not supported yet".
+buffer never share an address). An address computed from loaded data (``hist[in[t]]``) is split by
+the event builder into one case per element it may name (:meth:`Layout.targets`, a sound
+over-approximation) and one out-of-bounds case where it may lie outside every buffer.
 
 Two registers of each thread record where it stopped, only along the paths that stop: ``%ptxmm.assert``
 and ``%ptxmm.oob`` hold the PTX line of the failing ``assert`` call or of the out-of-bounds access."""
@@ -54,6 +56,7 @@ ASSERT_REG = "%ptxmm.assert"
 OOB_REG = "%ptxmm.oob"
 GLOBAL_BASE = 0x1000_0000
 SHARED_BASE = 0x0100_0000
+CONST_BASE = 0x0800_0000
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
 # nvcc's string constants (assert messages, printf formats): addresses, no locations
 _STRINGS = re.compile(r"^(\$str|__unnamed_)")
@@ -270,12 +273,14 @@ class Layout:
         return {r.ptx: r.base for r in self.regions}
 
     def element(self, addr: int, width: int, ins: Instruction) -> str | None:
-        """The location an access of ``width`` bits at ``addr`` names; None: out of bounds."""
+        """The location an access of ``width`` bits at ``addr`` names; None: out of bounds (or an
+        access the element does not allow: a write of ``__constant__`` data, ``ld.const`` of
+        another space)."""
         for r in self.regions:
             end = r.base + r.n * r.size
             if r.base <= addr < end:
                 off = addr - r.base
-                if not r.located:
+                if not r.located or not _allows(r, ins):
                     return None
                 if off % r.size or width != 8 * r.size:
                     raise UnsupportedError(
@@ -284,6 +289,104 @@ class Layout:
                         "mixed-size accesses are not modelled yet: access whole elements")
                 return r.element_name(off // r.size)
         return None
+
+    def constant(self, name: str) -> tuple[int, str] | None:
+        """A ``__constant__`` element's value and type (None: not a constant): the kernel cannot
+        change it, so every read returns its initial value."""
+        for r in self.regions:
+            if r.space == "const" and name.startswith(r.name):
+                for i in range(r.n):
+                    if r.element_name(i) == name:
+                        return (r.init[i] if i < len(r.init) else 0) & ((1 << 8 * r.size) - 1), r.type
+        return None
+
+    def targets(self, addr, known: list, width: int, ins: Instruction) -> tuple[list, object | None]:
+        """An address computed from loaded data (a value expression over read values): the
+        elements it may name, each as (element, its address), and the condition "outside every
+        buffer" when it may be out of bounds (else None). A sound over-approximation: every read
+        may return any value of its width, constrained only by ``known`` (the path's conditions so
+        far); an element outside it is one no execution can access. An address that may name part
+        of an element is a located "not supported yet"."""
+        import z3
+
+        from .engines.z3 import Values
+        from .values import Const, mk
+
+        vals = Values(lambda eid: reads.setdefault(eid, z3.BitVec(f"read{eid}", widths[eid])))
+        reads: dict = {}
+        widths = _read_widths(addr, known)
+        s = z3.Solver()
+        for c in known:
+            s.add(vals.bool(c))
+        a = vals.bv(addr)
+        out: list = []
+        outside = []
+        for r in self.regions:
+            lo, hi = z3.BitVecVal(r.base, 64), z3.BitVecVal(r.base + r.n * r.size, 64)
+            inside = z3.And(z3.ULE(lo, a), z3.ULT(a, hi))
+            if r.located and _allows(r, ins):
+                outside.append(mk("lnot", mk("land", mk("uge", addr, Const(r.base, 64)),
+                                             mk("ult", addr, Const(r.base + r.n * r.size, 64)))))
+            if not r.located or not _allows(r, ins) or s.check(inside) != z3.sat:
+                continue
+            bad = z3.URem(a - lo, z3.BitVecVal(r.size, 64)) != 0
+            if width != 8 * r.size or s.check(inside, bad) == z3.sat:
+                raise UnsupportedError(
+                    f"`{ins.text}` computes its address from loaded data, and it may access {width // 8} "
+                    f"byte(s) at a byte of {r.name} that is not an element's start or of another size "
+                    f"({r.size}-byte {r.type} elements)", ins.pos,
+                    "mixed-size accesses are not modelled yet: access whole elements")
+            out += self._enumerate(s, a, inside, r, ins)
+        cond = outside[0] if outside else Const(1, 1)
+        for c in outside[1:]:
+            cond = mk("land", cond, c)
+        oob = cond if s.check(*[vals.bool(c) for c in outside]) == z3.sat else None
+        return out, oob
+
+    def _enumerate(self, s, a, inside, r: Region, ins: Instruction) -> list:
+        import z3
+
+        found: list = []
+        s.push()
+        s.add(inside)
+        while s.check() == z3.sat:
+            v = s.model().eval(a, model_completion=True).as_long()
+            found.append((r.element_name((v - r.base) // r.size), v))
+            if len(found) > MAX_TARGETS:
+                raise UnsupportedError(
+                    f"`{ins.text}` computes its address from loaded data and may access more than "
+                    f"{MAX_TARGETS} elements of {r.name}", ins.pos,
+                    "bound the index before the access (e.g. `if (i < N)`), or use a smaller buffer")
+            s.add(a != v)
+        s.pop()
+        return sorted(found, key=lambda x: x[1])
+
+
+MAX_TARGETS = 64  # elements one access whose address is computed from loaded data may name
+
+
+def _allows(r: Region, ins: Instruction) -> bool:
+    """Whether ``ins`` may access an element of ``r``: ``__constant__`` data only by loads (the
+    kernel cannot write it), and ``ld.const`` only constant data."""
+    if r.space == "const":
+        return isinstance(ins, Load)
+    return getattr(ins, "space", None) != "const"
+
+
+def _read_widths(*exprs) -> dict[int, int]:
+    from .values import ReadVal
+
+    out: dict[int, int] = {}
+    todo = list(exprs)
+    while todo:
+        e = todo.pop()
+        if isinstance(e, list):
+            todo += e
+        elif isinstance(e, ReadVal):
+            out[e.eid] = e.w
+        elif hasattr(e, "args"):
+            todo += list(e.args)
+    return out
 
 
 def _layout(module: Module, launch: Launch) -> Layout:
@@ -294,9 +397,15 @@ def _layout(module: Module, launch: Launch) -> Layout:
             regions.append(Region(a.name, a.name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
             g += 1
     taken = {r.name for r in regions}
+    c = 0
+    dynamic = _dynamic_shared(module, launch)
     for v in module.variables:
-        if v.space not in ("global", "shared"):
+        if v.space not in ("global", "shared", "const"):
             continue
+        if v.dynamic:
+            v = dynamic.get(v.name)
+            if v is None:
+                continue  # another kernel's (this one's is in `dynamic`)
         name = demangle(v.name)
         if name in taken:
             name = v.name
@@ -305,6 +414,9 @@ def _layout(module: Module, launch: Launch) -> Layout:
         if v.space == "global":
             base = GLOBAL_BASE + g * SLOT
             g += 1
+        elif v.space == "const":
+            base = CONST_BASE + c * SLOT
+            c += 1
         else:
             base = SHARED_BASE + s * SLOT
             s += 1
@@ -312,10 +424,32 @@ def _layout(module: Module, launch: Launch) -> Layout:
     return Layout(tuple(regions))
 
 
+def _dynamic_shared(module: Module, launch: Launch) -> dict[str, Variable]:
+    """The ``extern __shared__`` arrays of the module, sized by the launch's ``T name[N]`` in
+    ``<<< >>>`` (a located error when the launch gives none, or one the module does not declare)."""
+    from dataclasses import replace
+
+    from .syntax.launch import C_TYPES
+
+    externs = [v for v in module.variables if v.dynamic]
+    out: dict[str, Variable] = {}
+    for b in launch.shared:
+        hits = [v for v in externs if demangle(v.name) == b.name or v.name == b.name]
+        if not hits:
+            raise SemanticError(f"the launch gives dynamic shared memory {b.name}, but the module declares "
+                                "no extern __shared__ array of that name", b.pos,
+                                "extern __shared__ arrays: " + (", ".join(demangle(v.name) for v in externs)
+                                                                or "none"))
+        ty = C_TYPES[b.ctype]
+        for v in hits:
+            out[v.name] = replace(v, type=_loc_type(ty), count=b.count, dynamic=False)
+    return out
+
+
 def _locations(layout: Layout) -> tuple[Location, ...]:
     out = []
     for r in layout.regions:
-        if not r.located:
+        if not r.located or r.space == "const":  # constants: no locations (Layout.constant)
             continue
         w = type_width(r.type)
         for i in range(r.n):
@@ -605,6 +739,11 @@ class _Expander:
         return ch
 
     def symbol(self, s: Sym, ins: Instruction) -> None:
+        if any(v.dynamic and v.name == s.name for v in self.m.variables) and s.name not in self.symbols:
+            name = demangle(s.name)
+            raise SemanticError(f"`{ins.text}` uses the dynamic shared array {name}, and the launch does "
+                                "not give its size", ins.pos,
+                                f"give it as the last item of <<< >>>: <<<GRID, BLOCK, int {name}[N]>>>")
         if s.name not in self.symbols and s.name != "_":
             raise UnsupportedError(f"`{ins.text}` names {s.name}, which is not a .global or .shared "
                                    "variable", ins.pos,
@@ -621,17 +760,7 @@ class _Expander:
             if note not in self.notes:
                 self.notes.append(note)
             return []
-        callee = self.m.functions.get(c.callee)
-        if callee is None or callee.entry:
-            raise UnsupportedError(f"a call of {c.callee}", c.pos,
-                                   "calls of the module's own .func functions, assert and printf are "
-                                   "modelled; other external functions are not")
-        if depth > 8:
-            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos,
-                                   "recursion is not modelled")
-        if len(c.args) != len(callee.params) or len(c.rets) != len(callee.rets):
-            raise SemanticError(f"`{c.text}` passes {len(c.args)} argument(s) to {c.callee}, which takes "
-                                f"{len(callee.params)}", c.pos, None)
+        callee = self.callee(c, g, depth)
         self.calls += 1
         sub = f".c{self.calls}"
         out: list = []
@@ -643,13 +772,35 @@ class _Expander:
             r = Reg(f"%ptxmm.arg{sub}.{p.name}")
             out.append(Mov(dst=r, src=src, type=ps.type, pos=ps.pos, text=ps.text))
             params[p.name] = r
-        if g is not None:
-            raise UnsupportedError(f"a predicated call `{c.text}`", c.pos, None)
+        if g is not None:  # `@p call f` runs f's body only when p holds
+            out.append(Branch(target=f"$ptxmm.skip{sub}", guard=(g[0], not g[1]), pos=c.pos, text=c.text))
         out += self.body(callee, params, sub, depth + 1)
         out.append(Label(name=f"$ptxmm.end{sub}", pos=c.pos, text=f"$ptxmm.end{sub}:"))
+        if g is not None:
+            out.append(Label(name=f"$ptxmm.skip{sub}", pos=c.pos, text=f"$ptxmm.skip{sub}:"))
         for caller_name, r in zip(c.rets, callee.rets):  # read by the caller's ld.param [retval0]
             bound[caller_name] = Reg(f"%ptxmm.ret{sub}.{r.name}")
         return out
+
+
+    def callee(self, c: Call, g, depth: int) -> Function:
+        """The module's .func a call inlines (located errors for what cannot be inlined)."""
+        callee = self.m.functions.get(c.callee)
+        if callee is None or callee.entry:
+            raise UnsupportedError(f"a call of {c.callee}", c.pos,
+                                   "calls of the module's own .func functions, assert and printf are "
+                                   "modelled; other external functions are not")
+        if depth > 8:
+            raise UnsupportedError(f"calls nested deeper than 8 ({c.callee})", c.pos,
+                                   "recursion is not modelled")
+        if len(c.args) != len(callee.params) or len(c.rets) != len(callee.rets):
+            raise SemanticError(f"`{c.text}` passes {len(c.args)} argument(s) to {c.callee}, which takes "
+                                f"{len(callee.params)}", c.pos, None)
+        if g is not None and c.rets:
+            raise UnsupportedError(f"a predicated call with a return value `{c.text}`", c.pos,
+                                   "the value read back is undefined when the call does not run: "
+                                   "branch around the call instead")
+        return callee
 
 
 def thread_jumps(body: list) -> list:

@@ -1,8 +1,11 @@
-"""A kernel launch as the user writes it: ``KERNEL<<<GRID, BLOCK[, CLUSTER]>>>(ARG, ...)``.
+"""A kernel launch as the user writes it: ``KERNEL<<<GRID, BLOCK[, CLUSTER][, T name[N]]>>>(ARG, ...)``.
 
-GRID, BLOCK and CLUSTER are integers or ``(x, y{, z})``; an ARG is ``T name[N]`` (a fresh global
-buffer of N zero-filled elements of C type T), ``T name[N] = {v, ...}`` (the first elements given,
-the rest 0), or an integer literal (a scalar parameter). Every mistake is a located error."""
+GRID, BLOCK and CLUSTER are integers or ``(x, y{, z})``; ``T name[N]`` inside ``<<< >>>`` is the
+dynamic shared memory of the kernel's ``extern __shared__ T name[]`` (CUDA's third launch
+argument, given as the array it holds: N elements of C type T, N * sizeof(T) bytes); an ARG is
+``T name[N]`` (a fresh global buffer of N zero-filled elements of C type T), ``T name[N] = {v,
+...}`` (the first elements given, the rest 0), or an integer literal (a scalar parameter). Every
+mistake is a located error."""
 
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ class Launch:
     args: tuple[Buffer | Scalar, ...]
     text: str = ""
     pos: SourcePos | None = None
+    shared: tuple[Buffer, ...] = ()  # dynamic shared memory: the extern __shared__ arrays it holds
 
     @property
     def n_threads(self) -> int:
@@ -103,7 +107,7 @@ class _Reader:
         return -v if m.group(0).lstrip().startswith("-") else v
 
 
-FORM = "KERNEL<<<GRID, BLOCK[, CLUSTER]>>>(T name[N], T name[N] = {v, ...}, 5, ...)"
+FORM = "KERNEL<<<GRID, BLOCK[, CLUSTER][, T shared[N]]>>>(T name[N], T name[N] = {v, ...}, 5, ...)"
 
 
 def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
@@ -116,8 +120,14 @@ def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
     r.i = m.end()
     r.expect("<<<", "after the kernel's name")
     dims = [_dim(r, "the grid")]
+    shared: list[Buffer] = []
     while r.peek(","):
         r.i += 1
+        if len(dims) >= 2 and not r.peek("(") and _BUFFER.match(r.text, r.i):
+            shared.append(_dynamic(r, shared))
+            continue
+        if shared:
+            raise ParseError("the dynamic shared memory comes last in <<< >>>", r.at(), FORM)
         dims.append(_dim(r, ["the grid", "the block", "the cluster"][min(len(dims), 2)]))
     if not 2 <= len(dims) <= 3:
         raise ParseError(f"a launch gives the grid and the block (and a cluster), not {len(dims)} "
@@ -135,7 +145,7 @@ def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
     if r.i < len(text) and text[r.i] != ";":
         raise ParseError(f"unexpected `{text[r.i:r.i + 10]}` after the launch", r.at(), FORM)
     launch = Launch(kernel, dims[0][0], dims[1][0], dims[2][0] if len(dims) > 2 else None, tuple(args),
-                    " ".join(text.split()).rstrip(";"), pos)
+                    " ".join(text.split()).rstrip(";"), pos, tuple(shared))
     _check(launch, dims, r)
     return launch
 
@@ -198,6 +208,20 @@ def _arg(r: _Reader) -> Buffer | Scalar:
     return buf
 
 
+def _dynamic(r: _Reader, shared: list[Buffer]) -> Buffer:
+    """``T name[N]`` in ``<<< >>>``: the dynamic shared memory of ``extern __shared__ T name[]``."""
+    at = r.at()
+    b = _arg(r)
+    assert isinstance(b, Buffer)
+    if b.init:
+        raise SemanticError(f"values for the dynamic shared array {b.name}", at,
+                            "shared memory has no initial values: write `T name[N]`")
+    if shared:
+        raise SemanticError("a second dynamic shared array", at,
+                            "a launch gives one block of dynamic shared memory: one extern __shared__ array")
+    return b
+
+
 def _check_buffer(b: Buffer) -> None:
     """Sizes within the limits; the values fit the element type."""
     name, count, init, at, ctype, ty = b.name, b.count, b.init, b.pos, b.ctype, b.type
@@ -223,7 +247,7 @@ def _check(launch: Launch, dims, r: _Reader) -> None:
     for a in launch.args:
         if isinstance(a, Buffer) and names.count(a.name) > 1:
             raise SemanticError(f"two buffers are named {a.name}", a.pos, "give each buffer its own name")
-    total = sum(a.count for a in launch.args if isinstance(a, Buffer))
+    total = sum(a.count for a in launch.args if isinstance(a, Buffer)) + sum(b.count for b in launch.shared)
     if total > MAX_TOTAL_ELEMENTS:
         raise SemanticError(f"the buffers have {total} elements, more than the limit of "
                             f"{MAX_TOTAL_ELEMENTS}", launch.pos or r.at(0), "keep buffers small")

@@ -54,6 +54,7 @@ class Variable:
     init: tuple[int, ...] = ()
     align: int = 0
     pos: SourcePos | None = None
+    dynamic: bool = False  # `.extern .shared .b8 s[]` (extern __shared__): sized by the launch
 
 
 @record
@@ -354,8 +355,8 @@ class _ModuleBuilder:
                 return self.function(stmts, i)
             # else a prototype (`.extern .func __assertfail (...)`, a forward declaration)
         elif head in (".visible", ".extern", ".weak") and len(words) > 1 and words[1] in _SPACES:
-            if head != ".extern":
-                self.variable(st, words[1:])
+            if head != ".extern" or (words[1] == ".shared" and st.text.rstrip().endswith("[]")):
+                self.variable(st, words[1:])  # (an extern __shared__ array: dynamic shared memory)
         elif head in _SPACES:
             self.variable(st, words)
         else:
@@ -394,15 +395,19 @@ class _ModuleBuilder:
                                    _pos(self.file, st), None)
         ty = types[0]
         n = int(count) if count else None
+        if count == "" and space == "shared":  # extern __shared__: the launch gives its type and size
+            self.variables.append(Variable(name, space, ty, 0, (), align, _pos(self.file, st), True))
+            return
         if count == "":
-            if space == "shared":  # extern __shared__ (dynamic shared memory)
-                raise UnsupportedError("dynamic shared memory (extern __shared__ arrays)",
-                                       _pos(self.file, st), "declare the array with a constant size")
             n = 0
         values = _initialiser(init, st, self.file) if init else ()
         # a byte array with an alignment (nvcc declares `__shared__ int a[8]` as `.b8 a[32]`):
         # elements of the alignment's size
-        if ty == "b8" and n and align in (2, 4, 8) and not values:
+        if ty == "b8" and n and align in (2, 4, 8) and n % align == 0:
+            if values:  # its bytes, little-endian, the missing ones 0 (as the ISA fills them)
+                b = list(values) + [0] * (n - len(values))
+                values = tuple(int.from_bytes(bytes(x & 0xFF for x in b[i:i + align]), "little")
+                               for i in range(0, n, align))
             ty, n = f"b{8 * align}", n // align
         self.variables.append(Variable(name, space, ty, n, values, align, _pos(self.file, st)))
 
@@ -817,6 +822,10 @@ def _bfi(fb, quals, ops, c):
 
 
 def _ld(fb, quals, ops, c):
+    if "const" in quals:  # __constant__ data: a load of the const space (kernels.Layout: read-only)
+        ld = decode(".".join(["ld"] + ["global" if q == "const" else q for q in quals]), ops, c["pos"],
+                    c["text"], c["guard"])
+        return [replace(ld, space="const")]
     if "param" not in quals:
         return None
     _need(ops, 2, "ld.param.type d, [p]", c)
