@@ -532,6 +532,9 @@ LIVENESS_MUTANTS = [
            "every loop is declared terminating: no stuck iteration is ever a hang",
            [(LIVE, "                self.cs.append(z3.Implies(s, self.stuck(p.end)))",
              "                self.cs.append(z3.Not(s))")]),
+    Mutant("liveness-fairness-unscoped", "engine",
+           "a strong read is bound to see every write, whatever its scope (Dat3M's reading)",
+           [(LIVE, "x.thread == r.thread or not self.scoped:", "x.thread == r.thread or True:")]),
 ]
 
 # Kernels (issue 25): the assert-fails and out-of-bounds findings; killed by tests/test_kernels.py

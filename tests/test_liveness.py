@@ -23,6 +23,7 @@ EX = ROOT / "examples" / "liveness"
 VERDICTS = {
     "spin-weak-flag": dict(fair=False, obe=False, lobe=False, hsa=False, unfair=False),
     "spin-relaxed-flag": dict(fair=True, obe=False, lobe=True, hsa=True, unfair=False),
+    "spin-cta-flag": dict(fair=False, obe=False, lobe=False, hsa=False, unfair=False),
     "quorum-missing-arrival": dict(fair=False, obe=False, lobe=False, hsa=False, unfair=False),
     "mbarrier-tx-never-arrives": dict(fair=False, obe=False, lobe=False, hsa=False, unfair=False),
     "lookback-blockidx": dict(fair=True, obe=False, lobe=True, hsa=True, unfair=False),
@@ -55,6 +56,19 @@ def test_weak_spin_witness_in_words():
     assert d.startswith("T1 spins at line 17 forever") and "weak read of flag" in d
     assert "T0's `st.relaxed.gpu.global.u32 [flag], 1`" in d and "[progress fair]" in d
     assert [e.line for e in h.finding.events] == [15]
+
+
+def test_scoped_memory_fairness():
+    """A CHOICE (docs/liveness.md): a .cta read need never see another CTA's write; with
+    ``scoped=False`` (Dat3M's reading) the same spin terminates; in the same CTA it terminates."""
+    prog = load(EX / "spin-cta-flag.ptx")
+    (h,) = find_hangs(prog, "ptx")
+    assert "cta-scope read of flag" in h.finding.detail and "outside the read's scope" in h.finding.detail
+    assert find_hangs(prog, "ptx", scoped=False) == []
+    same_cta = (EX / "spin-cta-flag.ptx").read_text().replace(".thread T1 .cta 1", ".thread T1 .cta 0")
+    assert find_hangs(parse(same_cta), "ptx") == []
+    gpu = (EX / "spin-cta-flag.ptx").read_text().replace("ld.relaxed.cta", "ld.relaxed.gpu")
+    assert find_hangs(parse(gpu), "ptx") == []
 
 
 def test_quorum_witness_counts_arrivals():
@@ -185,7 +199,7 @@ def test_cli_check_liveness_text_and_json():
 def test_cli_test_liveness(tmp_path):
     r = CliRunner().invoke(main, ["test", "--liveness", "-j", "1", str(EX)])
     assert r.exit_code == 0, r.output
-    assert "7/7 agree" in r.output and "liveness, progress fair" in r.output
+    assert "8/8 agree" in r.output and "liveness, progress fair" in r.output
     r = CliRunner().invoke(main, ["test", "--liveness", "--progress", "obe", "-j", "1", str(EX)])
     assert r.exit_code == 1 and "DISAGREE" in r.output
     csv = tmp_path / "exp.csv"

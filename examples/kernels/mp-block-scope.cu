@@ -1,7 +1,7 @@
 // Message passing between two blocks with BLOCK-scope release/acquire atomics: broken.
 //
 // ptxmm: launch mp<<<2, 1>>>(int data[1], int flag[1], int out[1])
-// ptxmm: expect race, assert-fails
+// ptxmm: expect race, assert-fails, hang
 // ptxmm: exists out[0] == 0
 //
 // Same as mp-release-flag.cu except that the atomic_ref has cuda::thread_scope_block, so nvcc
@@ -17,7 +17,7 @@
 // (strong but not morally strong).
 // Why the assertion can fail: with no causality order, block 1 may read flag[0] == 1 and still
 // read the initial data[0] == 0.
-// The spin loop still ends: the only write block 1 can read forever is the final value 1.
+// It may also hang (docs/liveness.md, scoped memory fairness): the .cta load need never see block 0's store; the H100 hangs on it.
 // Litmus twin: examples/teaching/15-scope-too-narrow.ptx (stale data allowed).
 #include <cassert>
 #include <cuda/atomic>

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from .engines import NO_DEADLINE, Deadline
 from .errors import ArgumentError
-from .events import EventGraph, Kind, build
+from .events import Event, EventGraph, Kind, build
 from .findings import event_ref
 from .records import record
 from .result import Execution, Finding, FindingKind
@@ -106,13 +106,14 @@ class Hang:
 class _Encoding:
     """The hang query over a Z3 problem of the liveness graph."""
 
-    def __init__(self, eg: EventGraph, pb, progress: Progress, mem_fair: bool = True):
+    def __init__(self, eg: EventGraph, pb, progress: Progress, mem_fair: bool = True,
+                 scoped: bool = True):
         import z3
 
-        from .vocab import Barriers
+        from .vocab import _LEVEL, Barriers, _level
 
         self.z3, self.eg, self.pb, self.ch = z3, eg, pb, pb.ch
-        self.mem_fair = mem_fair
+        self.mem_fair, self.scoped, self._level, self._LEVEL = mem_fair, scoped, _level, _LEVEL
         self.lg = pb.ch.lg
         from .cat.relalg import Universe
 
@@ -149,9 +150,21 @@ class _Encoding:
             return self.z3.BoolVal(False)
         return self.lg.z3(self.ch.co(a, b))
 
-    def co_max(self, w: int):
+    def co_max(self, w: int, reader: Event | None = None):
+        """No write is co-after ``w`` — with ``reader``, no write the reader is bound to see."""
         z3 = self.z3
-        return z3.And([z3.Not(self.co(w, x)) for x in self.writes_at[self.eg.events[w].loc] if x != w])
+        return z3.And([z3.Not(self.co(w, x)) for x in self.writes_at[self.eg.events[w].loc]
+                       if x != w and (reader is None or self.in_scope(reader, self.eg.events[x]))])
+
+    def in_scope(self, r: Event, x: Event) -> bool:
+        """Memory fairness binds the strong read ``r`` to see the write ``x`` eventually only when
+        ``r``'s scope includes ``x``'s thread (a CHOICE, docs/liveness.md "Scoped memory
+        fairness"): a read of scope .cta may be served by its SM's L1 forever, which the H100
+        does (docs/device/kernels.md, mp-block-scope). An asynchronous agent's write binds every
+        strong read (as before)."""
+        if x.thread < 0 or x.agent >= 0 or x.thread == r.thread or not self.scoped:
+            return True
+        return self._level(self.eg, (r.thread, r.at), (x.thread, x.at)) <= self._LEVEL[r.scope or "sys"]
 
     def stuck(self, end: tuple):
         """The iteration ``end`` describes repeats forever unchanged."""
@@ -167,7 +180,7 @@ class _Encoding:
                 cs.append(z3.Implies(self.ex(e), self.co_max(e)))
             elif x.kind == Kind.R and x.agent < 0 and (self.mem_fair and x.sem != "weak"):
                 rf = self.ch.rfv
-                cs += [z3.Implies(rf[(w, e)], self.co_max(w)) for w in self.rf_of.get(e, [])]
+                cs += [z3.Implies(rf[(w, e)], self.co_max(w, x)) for w in self.rf_of.get(e, [])]
         return z3.And(cs)
 
     def blocked(self, w: int):
@@ -259,11 +272,13 @@ def liveness_graph(prog, unroll: int, progress: Progress) -> EventGraph:
 
 
 def find_hangs(prog, model, unroll: int = 2, progress: str | Progress = "fair",
-               deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True) -> list[Hang]:
+               deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
+               scoped: bool = True) -> list[Hang]:
     """The hangs of ``prog`` under ``model`` and ``progress``: each a witness execution in which
     some thread never finishes, with a finding that says where and why; with ``every``, one
     witness per hanging thread (a query each), else at most one. ``mem_fair=False`` drops memory
-    fairness (a mutant's hook and a teaching aid: every read may stay stale)."""
+    fairness (a mutant's hook and a teaching aid: every read may stay stale); ``scoped=False``
+    binds a strong read to every write, whatever its scope (Dat3M's reading)."""
     from .cat.parser import load_model
     from .engines.z3 import Z3Problem
     from .vocab import candidates
@@ -275,7 +290,7 @@ def find_hangs(prog, model, unroll: int = 2, progress: str | Progress = "fair",
         return []
     pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
-        enc = _Encoding(eg, pb, pr, mem_fair)
+        enc = _Encoding(eg, pb, pr, mem_fair, scoped)
         left = set(range(len(eg.paths)))
         out: list[Hang] = []
         while left:
@@ -391,10 +406,15 @@ def _stuck_words(eg: EventGraph, exe: Execution, t: int, end: tuple) -> tuple[st
         x, w = eg.events[r], src[r]
         loc = (x.vloc or x.loc).split("@")[0]  # a shared location's copy: its name
         newer = later.get(w, [])  # executed writes co-after the one it reads (init pairs included)
-        if newer:
+        if newer and x.sem == "weak":
             parts.append(f"its weak read of {loc} ({_line(eg, r)}) keeps returning {vals.get(r)} from "
                          f"{_who(eg, w)} although {_who(eg, newer[0])} is co-later: nothing obliges a "
                          "weak read to see it")
+        elif newer:
+            parts.append(f"its {x.scope}-scope read of {loc} ({_line(eg, r)}) keeps returning "
+                         f"{vals.get(r)} from {_who(eg, w)} although {_who(eg, newer[0])} is co-later: "
+                         f"that write's thread is outside the read's scope, so nothing obliges the read "
+                         "to see it (scoped memory fairness)")
         else:
             parts.append(f"every write of {loc} it could still read is {_who(eg, w)} "
                          f"(value {vals.get(r)}), which no later write replaces"
