@@ -60,6 +60,7 @@ from .program import (
     Store,
     Sym,
     Thread,
+    Wgmma,
     operands,
     type_signed,
     type_width,
@@ -377,6 +378,7 @@ class _Builder:
             e = self.ctarank(st)  # PTX ISA, special registers: the CTA's rank in its cluster
             return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg):
+            self.not_pending(o.name, st)
             if st.heads:
                 st.used(o.name, False)
             e = st.regs.get(o.name)
@@ -440,6 +442,11 @@ class _Builder:
                     stack += self.pending
                     self.pending = []
             if st is not None:
+                for name, mma in st.bars.get(("wgmma", "pending"), {}).items():
+                    raise SemanticError(f"thread {t.name} ends before a wgmma.wait_group waits for "
+                                        f"`{mma.text}`", mma.pos, "PTX ISA, wgmma.wait_group: its "
+                                        f"accumulator {name} is undefined until then; add "
+                                        "wgmma.commit_group and wgmma.wait_group 0")
                 done.append(PathInfo(tuple(st.events), tuple(st.assumes), st.regs, st.types, *st.end,
                                      tuple(st.marks)))
             if len(done) + len(stack) > MAX_PATHS:
@@ -482,7 +489,7 @@ class _Builder:
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
             case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
-                    CpAsyncGroup() | AsyncStore():
+                    CpAsyncGroup() | AsyncStore() | Wgmma():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
@@ -615,7 +622,7 @@ class _Builder:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
                    BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
                    CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group,
-                   AsyncStore: self.async_store}[type(ins)]
+                   AsyncStore: self.async_store, Wgmma: self.wgmma}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -929,6 +936,87 @@ class _Builder:
             self.dep(bdeps, e, "addr")
         for e in evs + [w, cr, cw]:
             self.dep(gdeps, e, "ctrl")
+
+    # -- wgmma (PTX ISA, wgmma; models/ptx-async.cat) ------------------------------------------
+    def wgmma(self, t: Thread, ins: Wgmma, st: _State, guard, gdeps) -> None:
+        """wgmma.fence: the thread may issue mma operations (an mma before the first fence is
+        undefined: a located error).  mma: an asynchronous agent reads the A and B words through
+        the async proxy (issue orders them after the thread's earlier events), then the implicit
+        generic-async proxy fence of its completion; the accumulator gets (scale-d ? D : 0) +
+        A * B once a wgmma.wait_group waits for the operation's group (reading it before is
+        undefined: a located error).  commit_group / wait_group N as the bulk groups: the wait
+        is ordered after the completion fences of all groups but the N newest."""
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos,
+                                   "every thread of the warpgroup executes wgmma instructions")
+        if ins.kind == "fence":
+            st.bars[("wgmma", "fenced")] = True
+            return
+        if ins.kind == "mma":
+            self.wgmma_mma(t, ins, st, gdeps)
+            return
+        groups = st.bars.get(("wgmma", "groups"), ())
+        if ins.kind == "commit":
+            st.bars[("wgmma", "groups")] = groups + (st.bars.get(("wgmma", "open"), ()),)
+            st.bars[("wgmma", "open")] = ()
+            return
+        done = groups[:max(len(groups) - ins.n, 0)]
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "WGWAIT"}))
+        pending = dict(st.bars.get(("wgmma", "pending"), {}))
+        for grp in done:
+            for f, reg, value, deps in grp:
+                self.edges.add((f, e, "done"))
+                pending.pop(reg.name, None)
+                self.set_reg(st, reg, value, "s32", deps, None)
+        st.bars[("wgmma", "pending")] = pending
+        st.bars[("wgmma", "groups")] = groups[len(done):]
+
+    def wgmma_mma(self, t: Thread, ins: Wgmma, st: _State, gdeps) -> None:
+        if not st.bars.get(("wgmma", "fenced")):
+            raise SemanticError(f"`{ins.text}` before any wgmma.fence", ins.pos,
+                                "PTX ISA, wgmma.fence: it must be issued before the first "
+                                "wgmma.mma_async of the warpgroup (otherwise undefined)")
+        agent = self.agents
+        self.agents += 1
+        reads = []
+        for desc in (ins.a, ins.b):
+            name, rank, adeps = self.resolve(Addr(desc), st, ins)
+            loc = self.locs[self.p.physical(name)]
+            if loc.space != "shared" or type_width(loc.type) != 32 or rank is not None:
+                raise SemanticError(f"`{ins.text}`: descriptor {desc.name} must hold the address of "
+                                    "a 32-bit .shared location of the thread's CTA", ins.pos,
+                                    "mov.u64 %rd0, x; where x is a .shared .u32 word")
+            vl, pl = self.place(name, t, None)
+            r = self.new_event(st, t, Kind.R, ins, None, sem="weak", loc=pl, vloc=vl, w=32,
+                               tags=frozenset({"ASYNC", "AOP", "SHM"}), agent=agent)
+            self.dep(adeps, r, "addr")
+            self.dep(gdeps, r, "ctrl")
+            reads.append(r)
+        f = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
+        self.edges |= {(r, f, "aint") for r in reads}
+        prod = mk("mul", ReadVal(reads[0], 32), ReadVal(reads[1], 32), w=32)
+        acc, deps = Const(0, 32), frozenset(reads)
+        if not (isinstance(ins.scale_d, Imm) and ins.scale_d.value == 0):
+            d, ddeps = self.val(ins.dst, st, "s32")
+            p, pdeps = self.val(ins.scale_d, st, None)
+            acc, deps = mk("ite", truth(p), d, Const(0, 32)), deps | ddeps | pdeps
+        value = mk("add", prod, acc, w=32)
+        st.bars[("wgmma", "open")] = st.bars.get(("wgmma", "open"), ()) + ((f, ins.dst, value, deps),)
+        st.bars[("wgmma", "pending")] = dict(st.bars.get(("wgmma", "pending"), {})) | {ins.dst.name: ins}
+
+    def not_pending(self, reg: str, st: _State) -> None:
+        """Reading an accumulator of a wgmma.mma_async no wgmma.wait_group waited for yet is
+        undefined (PTX ISA, wgmma.wait_group): a located error."""
+        mma = st.bars.get(("wgmma", "pending"), {}).get(reg)
+        if mma is not None:
+            raise SemanticError(f"{reg} is read before a wgmma.wait_group waits for `{mma.text}` "
+                                f"(line {mma.pos.line if mma.pos else '?'})", self.cur_ins_pos(st),
+                                "PTX ISA, wgmma.wait_group: accessing the accumulator before the "
+                                "wait is undefined; add wgmma.commit_group and wgmma.wait_group 0")
+
+    def cur_ins_pos(self, st: _State):
+        ins = self.p.threads[self.cur].instrs
+        return ins[st.pc].pos if st.pc < len(ins) else None
 
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:
         other = st.fork()

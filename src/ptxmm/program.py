@@ -324,6 +324,27 @@ class AsyncStore(Instr):
 
 
 @record(kw_only=True)
+class Wgmma(Instr):
+    """``wgmma.fence.sync.aligned``, ``wgmma.commit_group.sync.aligned``,
+    ``wgmma.wait_group.sync.aligned N`` and, litmus-sized (PTX ISA, wgmma.mma_async),
+    ``wgmma.mma_async.sync.aligned.shape.s32.atype.btype {d0, ...}, a-desc, b-desc, scale-d``: the
+    descriptors are registers holding the address of a ``.shared`` word (``mov.u64 %rd, x;``),
+    which the asynchronous agent reads through the async proxy; the first accumulator register
+    ``dst`` becomes ``(scale-d ? dst : 0) + A * B`` once a ``wgmma.wait_group`` waits for the
+    operation (docs/hopper.md)."""
+
+    kind: str  # "fence" | "mma" | "commit" | "wait"
+    dst: Reg | None = None  # mma: the first accumulator register (the one the litmus mma computes)
+    accs: tuple[Reg, ...] = ()  # mma: the whole accumulator vector as written
+    a: Operand | None = None  # mma: the A and B matrix descriptors
+    b: Operand | None = None
+    scale_d: Operand | None = None  # mma: 0 (D = A*B) or not (D = A*B + D); an immediate or predicate
+    n: int = 0  # wait: the number of most recent groups left pending
+    shape: str = ""
+    type: str = "s32"
+
+
+@record(kw_only=True)
 class Mov(Instr):
     dst: Reg
     src: Operand
@@ -378,7 +399,7 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Mov, Alu, Setp,
+                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Wgmma, Mov, Alu, Setp,
                     Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
@@ -406,6 +427,9 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,)
         case AsyncStore():
             return (ins.src,)
+        case Wgmma() if ins.kind == "mma":
+            acc = () if isinstance(ins.scale_d, Imm) and ins.scale_d.value == 0 else (ins.dst,)
+            return (ins.a, ins.b, ins.scale_d, *acc)
     return ()
 
 

@@ -34,6 +34,7 @@ texture/surface/constant proxy fences, for which the PTX ISA has none."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import field
 
 from ..errors import ParseError, SourcePos, UnsupportedError
@@ -66,6 +67,7 @@ from ..program import (
     Setp,
     Store,
     Sym,
+    Wgmma,
 )
 from ..records import record
 from .check import did_you_mean
@@ -84,7 +86,7 @@ ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", 
            "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
-         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp").split()
+         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma").split()
 # proxy fences: the ISA's fence.proxy.alias and fence.proxy.async, and Dat3M's
 # texture/surface/constant proxy fences
 PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")
@@ -855,6 +857,57 @@ def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return CpAsync(dst=d, src=s_, size=n, **c)
 
 
+_WGMMA_FORM = ("wgmma.fence.sync.aligned | wgmma.commit_group.sync.aligned | "
+               "wgmma.wait_group.sync.aligned N | wgmma.mma_async.sync.aligned.m64nNk32.s32"
+               ".s8|.u8.s8|.u8{.satfinite} {d0, ..., d(N/2-1)}, a-desc, b-desc, scale-d")
+
+
+def _wgmma(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``wgmma.fence`` / ``commit_group`` / ``wait_group`` and the integer ``wgmma.mma_async``
+    with both matrices in shared memory (PTX ISA, wgmma; docs/hopper.md), in ptxas's operand
+    rules: ``.sync.aligned`` required, 64-bit descriptor registers, scale-d 0, 1 or a predicate,
+    N/2 accumulator registers for shape m64nNk32."""
+    form = _WGMMA_FORM
+    kind = q.take_if({"fence", "commit_group", "wait_group", "mma_async"})
+    if kind is None:
+        q.fail(f"`{q.mnemonic}`" + (" (wgmma.mma_async.sp is not modelled)" if q.peek() == "mma_async"
+                                    else ""), f"modelled: {form}", unsupported=q.peek() is not None)
+    if q.take_if({"sync"}) is None or q.take_if({"aligned"}) is None:
+        q.fail(f"`{q.mnemonic}` needs .sync.aligned", f"expected form: {form}")
+    if kind != "mma_async":
+        q.done(form)
+        if kind == "wait_group":
+            (n,) = _operands(ops, "v", q, form)
+            if not isinstance(n, Imm):
+                raise ParseError("wgmma.wait_group takes an integer constant", q.pos, f"expected form: {form}")
+            return Wgmma(kind="wait", n=n.value, **c)
+        _operands(ops, "", q, form)
+        return Wgmma(kind={"commit_group": "commit"}.get(kind, kind), **c)
+    shape = q.take() if q.peek() is not None else None
+    m = re.fullmatch(r"m64n(\d+)k(\d+)", shape or "")
+    if m is None or int(m.group(1)) % 8 or not 8 <= int(m.group(1)) <= 256:
+        q.fail(f"wgmma shape .{shape}", f"expected form: {form}")
+    dtype = q.take_if({"s32", "f32", "f16"})
+    if dtype != "s32" or m.group(2) != "32":
+        q.fail(f"the floating-point wgmma form .{shape}.{dtype}", "ptxmm models integer values: "
+               f"write the integer form {form}", unsupported=True)
+    if q.take_if({"s8", "u8"}) is None or q.take_if({"s8", "u8"}) is None:
+        q.fail("wgmma.mma_async.s32 needs .s8|.u8 for A and B", f"expected form: {form}")
+    q.take_if({"satfinite"})
+    q.done(form)
+    d, a, b, scale = _operands(ops, "Vvvv", q, form)
+    want = int(m.group(1)) // 2
+    if len(d.items) != want or not all(isinstance(x, Reg) for x in d.items):
+        raise ParseError(f"`{q.mnemonic}` takes {want} accumulator registers, got {len(d.items)}",
+                         q.pos, f"shape m64n{m.group(1)}k32: N/2 .s32 registers per thread")
+    if not all(isinstance(x, Reg) for x in (a, b)):
+        raise ParseError("wgmma matrix descriptors are 64-bit registers", q.pos,
+                         "hold the address of a .shared word in one: mov.u64 %rd0, x;")
+    if isinstance(scale, Imm) and scale.value not in (0, 1):
+        raise ParseError("scale-d is 0, 1 or a predicate", q.pos, "0: D = A*B; 1: D = A*B + D")
+    return Wgmma(kind="mma", dst=d.items[0], accs=d.items, a=a, b=b, scale_d=scale, shape=shape, **c)
+
+
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "mov.type d, a"
     ty = _type(q, form)
@@ -919,7 +972,7 @@ def _ret(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 _HANDLERS = {"ld": _ld, "st": _st, "atom": _atom, "red": _red, "fence": _fence, "membar": _membar,
              "bar": _bar, "barrier": _bar, "mov": _mov, "setp": _setp, "selp": _selp, "bra": _bra,
              "ret": _ret, "exit": _ret, "tex": _tex, "tld4": _tld4, "suld": _suld, "sust": _sust,
-             "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp,
+             "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp, "wgmma": _wgmma,
              **{op: _alu for op in ALU_OPS}}
 
 
@@ -972,7 +1025,7 @@ _CATEGORY = {
 }
 # instructions whose forms name a category twice: tex's data and coordinate types, cp's
 # destination and source state spaces
-_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}}
+_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}, "wgmma": {"type"}}
 
 
 def _check_repeats(base: str, q: _Quals) -> None:
@@ -1015,6 +1068,8 @@ QUALIFIERS = {
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
            "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
            "shared", "b64"},
+    "wgmma": {"fence", "commit_group", "wait_group", "mma_async", "sync", "aligned", "s32", "s8",
+              "u8", "f32", "f16", "satfinite", "sp"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
 }
 QUALIFIERS |= {"barrier": QUALIFIERS["bar"], "exit": QUALIFIERS["ret"]}
