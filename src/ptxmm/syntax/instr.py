@@ -879,7 +879,8 @@ def _wgmma(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         if kind == "wait_group":
             (n,) = _operands(ops, "v", q, form)
             if not isinstance(n, Imm):
-                raise ParseError("wgmma.wait_group takes an integer constant", q.pos, f"expected form: {form}")
+                raise ParseError("wgmma.wait_group takes an integer constant", q.pos,
+                                 f"expected form: {form}")
             return Wgmma(kind="wait", n=n.value, **c)
         _operands(ops, "", q, form)
         return Wgmma(kind={"commit_group": "commit"}.get(kind, kind), **c)
