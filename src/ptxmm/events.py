@@ -483,8 +483,12 @@ class _Builder:
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
                 space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
-                e = self.new_event(st, t, Kind.F, ins, guard,
-                                   tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space))
+                # the uni-directional generic→async fences (UNI) with their restricted release
+                # (RSR) or acquire (ASR) half at .cluster (models/ptx-async.cat)
+                uni = {"release": {"UNI", "RSR"}, "acquire": {"UNI", "ASR"}}.get(ins.sem or "", set())
+                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem,
+                                   scope="cluster" if uni else None,
+                                   tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space | uni))
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)

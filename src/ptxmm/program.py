@@ -201,6 +201,10 @@ class ProxyFence(Instr):
     # fence.proxy.async.global / .shared::cta / .shared::cluster: the state space it covers
     # ("global" | "shared"; None: every state space)
     space: str | None = None
+    # the uni-directional fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster /
+    # .acquire.sync_restrict::shared::cluster.cluster: "release" | "acquire" (None: bi-directional)
+    sem: str | None = None
+    restrict: str | None = None  # "shared::cta" | "shared::cluster"
 
 
 @record(kw_only=True)

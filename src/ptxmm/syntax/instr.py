@@ -415,10 +415,12 @@ def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instructi
     if base == "membar" and kind != "alias" and (
             kind in PROXY_FENCE_KINDS or root in ("async", "tensormap")):
         q.fail(f"membar.proxy.{kind} is not PTX", f"write fence.proxy.{kind}")
+    if kind == "async::generic":
+        return _uni_async_fence(q, ops, c)
     if root in ("async", "tensormap") and kind != "async":
         q.fail(f"async-proxy fence `{q.mnemonic}`",
-               "the tensormap proxy and the uni-directional async proxy fences are not modelled "
-               "yet; modelled: " + form, unsupported=True)
+               "the tensormap proxy (and its fences) is not modelled yet; modelled: " + form
+               + " | " + _UNI_FORMS, unsupported=True)
     if kind == "async":
         q.take()
         space = q.take_if({"global", "shared::cta", "shared::cluster"})
@@ -433,6 +435,29 @@ def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instructi
     q.done(form)
     _operands(ops, "", q, form)
     return ProxyFence(kind=kind, **c)
+
+
+_UNI_FORMS = ("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster | "
+              "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster")
+
+
+def _uni_async_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """The uni-directional generic→async proxy fences with their release/acquire half (PTX ISA,
+    membar/fence; ptxas accepts exactly these two forms: .release with
+    .sync_restrict::shared::cta, .acquire with .sync_restrict::shared::cluster, scope .cluster)."""
+    q.take()
+    sem = q.take_if({"release", "acquire"})
+    want = {"release": "shared::cta", "acquire": "shared::cluster"}
+    if sem is None:
+        q.fail(f"`{q.mnemonic}` needs .release or .acquire", f"the forms: {_UNI_FORMS}")
+    restrict = q.take_if({"sync_restrict::shared::cta", "sync_restrict::shared::cluster"})
+    if restrict != f"sync_restrict::{want[sem]}":
+        q.fail(f"`{q.mnemonic}` needs .sync_restrict::{want[sem]}", f"the forms: {_UNI_FORMS}")
+    if q.take_if({"cluster"}) is None:
+        q.fail(f"`{q.mnemonic}` needs the scope .cluster", f"the forms: {_UNI_FORMS}")
+    q.done(_UNI_FORMS)
+    _operands(ops, "", q, _UNI_FORMS)
+    return ProxyFence(kind="async", space="shared", sem=sem, restrict=want[sem], **c)
 
 
 def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -1053,7 +1078,9 @@ QUALIFIERS = {
     "ld": _MEM_QUALS, "st": _MEM_QUALS | _ASYNC_ST, "atom": _MEM_QUALS | ATOM_OPS,
     "red": _MEM_QUALS | ATOM_OPS | _ASYNC_ST,
     "fence": ({"sc", "acq_rel", "acquire", "release", "proxy", "op_restrict", "mbarrier_init",
-               "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global"}
+               "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global",
+               "async::generic", "tensormap::generic", "sync_restrict::shared::cta",
+               "sync_restrict::shared::cluster"}
               | SCOPES | set(PROXY_FENCE_KINDS)),
     "membar": {"cta", "gl", "sys", "proxy", "alias"},
     "bar": {"cta", "sync", "arrive", "red", "aligned", "warp", "cluster", "wait", "release",
