@@ -800,8 +800,11 @@ class _Builder:
         """The copy's write of its destination (in CTA ``rank`` for a multicast) and the implicit
         fence of its completion; returns the fence."""
         dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t, rank)
-        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
-                           tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+        if ins.op is not None:  # cp.reduce.async.bulk: a read-modify-write of dst
+            w = self.bulk_reduce(t, ins, st, guard, gdeps, r, agent, dst, dtag, ddeps)
+        else:
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
+                               tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
         f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}),
                            agent=agent, at=dat)
         self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
@@ -809,6 +812,24 @@ class _Builder:
         for e in (w, f):
             self.dep(gdeps, e, "ctrl")
         return f
+
+    def bulk_reduce(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int, agent: int,
+                    dst: dict, dtag: frozenset, ddeps) -> int:
+        """cp.reduce.async.bulk's reduction of dst: the agent's read and write of dst through the
+        async proxy, a read-modify-write whose read is no read operation (RedR, as red's), each
+        .relaxed at .gpu scope (PTX ISA, cp.reduce.async.bulk: "Each reduction operation performed
+        by cp.reduce.async.bulk has individually .relaxed.gpu memory ordering semantics"); returns
+        the write."""
+        base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)
+        rr = self.new_event(st, t, Kind.R, ins, guard, tags=frozenset({"ASYNC", "AOP", "RMW_R", "RedR"})
+                            | dtag, **base)
+        new = mk(_alu_op(ins.op, ins.type), ReadVal(rr, 32), ReadVal(r, 32), w=32)
+        w = self.new_event(st, t, Kind.W, ins, guard, value=new,
+                           tags=frozenset({"ASYNC", "AOP", "RMW_W"}) | dtag, **base)
+        self.edges |= {(rr, w, "rmw"), (rr, w, "data"), (r, rr, "aint")}
+        self.dep(ddeps, rr, "addr")
+        self.dep(gdeps, rr, "ctrl")
+        return w
 
     def bulk_group(self, t: Thread, ins: BulkGroup, st: _State, guard, gdeps) -> None:
         """commit_group closes the open bulk copies into a group; wait_group N waits for all

@@ -279,6 +279,10 @@ class BulkCopy(Instr):
     # .multicast::cluster: the ctaMask operand (bit k: CTA rank k of the cluster receives the word
     # at dst's CTA-relative offset, and the complete-tx on its mbarrier at mbar's offset)
     multicast: Operand | None = None
+    # cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type: the reduction (add min max inc
+    # dec and or xor) the agent applies to dst with the word read from src, at ``type``
+    op: str | None = None
+    type: str = "b32"
 
 
 @record(kw_only=True)

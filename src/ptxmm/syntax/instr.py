@@ -789,6 +789,11 @@ def _mapa(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 
 def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``cp.reduce.async.bulk`` or the copies."""
+    return _cp_reduce(q, ops, c) if q.peek() == "reduce" else _cp_copy(base, q, ops, c)
+
+
+def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     """``cp.async.bulk`` (one word), ``cp.async.bulk.commit_group``, ``cp.async.bulk.wait_group``."""
     g2s = ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster} "
            "[dst], [src], size, [mbar]{, ctaMask}")
@@ -836,6 +841,43 @@ def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
                     dst_space=SPACES[dst], src_space=SPACES[src],
                     multicast=rest[1] if multi else None, **c)
+
+
+_REDUCE_TYPES = {"add": {"u32", "s32"}, "min": {"u32", "s32"}, "max": {"u32", "s32"},
+                 "inc": {"u32"}, "dec": {"u32"}, "and": {"b32"}, "or": {"b32"}, "xor": {"b32"}}
+
+
+def _cp_reduce(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], 4`` (PTX ISA,
+    cp.reduce.async.bulk; one 32-bit word, the types ptxas takes for each operation)."""
+    form = ("cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], 4  "
+            "(.add|.min|.max .u32|.s32, .inc|.dec .u32, .and|.or|.xor .b32)")
+    q.take()
+    if q.take_if({"async"}) is None or q.take_if({"bulk"}) is None:
+        q.fail(f"`{q.mnemonic}`", f"expected form: {form}")
+    if q.peek() == "tensor":
+        q.fail("cp.reduce.async.bulk.tensor", f"modelled: {form}", unsupported=True)
+    dst, src = q.take_if({"global", "shared::cluster"}), q.take_if({"shared::cta"})
+    if (dst, src) != ("global", "shared::cta"):
+        q.fail(f"cp.reduce.async.bulk from {src or '?'} to {dst or '?'}", f"modelled: {form}",
+               unsupported=True)
+    if q.take_if({"bulk_group"}) is None:
+        q.fail(f"`{q.mnemonic}` needs the completion mechanism .bulk_group", f"expected form: {form}")
+    op = q.take_if(set(_REDUCE_TYPES))
+    if op is None:
+        q.fail("cp.reduce.async.bulk needs a reduction", f"expected form: {form}", typo=True)
+    ty = q.take_if(_REDUCE_TYPES[op])
+    if ty is None:
+        q.fail(f"cp.reduce.async.bulk .{op} takes " + " ".join(f".{t}" for t in sorted(_REDUCE_TYPES[op]))
+               + (f" (got .{q.peek()})" if q.peek() else ""), f"expected form: {form}")
+    if q.peek() is not None:
+        q.fail(f"qualifier .{q.peek()} of cp.reduce.async.bulk", f"modelled: {form}", unsupported=True)
+    d, s_, n = _operands(ops, "mmv", q, form)
+    if not isinstance(n, Imm) or n.value != 4:
+        raise UnsupportedError("a bulk reduction of other than 4 bytes", q.pos,
+                               "a litmus location is one 32-bit word: reduce 4 bytes")
+    return BulkCopy(dst=d, src=s_, size=n, dst_space="global", src_space="shared", op=op, type=ty,
+                    **c)
 
 
 def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -1069,6 +1111,7 @@ def _check_repeats(base: str, q: _Quals) -> None:
 
 
 _ASYNC_ST = {"async", "mbarrier::complete_tx::bytes"}
+_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _MEM_QUALS = ({*_SEMS, "volatile", "mmio", "const", "local", "param", "nc", "v2", "v4", "v8"}
               | SCOPES | set(SPACES) | CACHE_HINTS | TYPES)
 _SU_QUALS = ({"b", "p", "v2", "v4", "b8", "b16", "b32", "b64"} | GEOMS | SULD_COPS | SUST_COPS
@@ -1095,7 +1138,7 @@ QUALIFIERS = {
     "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
            "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
-           "shared", "b64"},
+           "shared", "b64", "reduce", "u32", "s32", "b32", *_REDUCE_OPS},
     "wgmma": {"fence", "commit_group", "wait_group", "mma_async", "sync", "aligned", "s32", "s8",
               "u8", "f32", "f16", "satfinite", "sp"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
