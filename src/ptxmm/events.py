@@ -659,7 +659,8 @@ class _Builder:
         if loc.space != "shared" or type_width(loc.type) != 64:
             raise SemanticError(f"`{ins.text}`: mbarrier object {name} must be a .shared .b64 location",
                                 ins.pos, f"declare `.shared .b64 {name};`")
-        if rank is not None and isinstance(ins, MBarrier) and ins.op in ("init", "test_wait", "try_wait"):
+        if rank is not None and isinstance(ins, MBarrier) and ins.op in ("init", "inval", "test_wait",
+                                                                         "try_wait"):
             raise UnsupportedError(f"`{ins.text}` on another CTA's mbarrier", ins.pos,
                                    "init and waits act on the thread's own CTA's mbarrier (PTX ISA)")
         vl, pl = self.place(name, t, rank)
@@ -688,6 +689,9 @@ class _Builder:
                                **where)
             self.dep(ndeps, e, "data")
             events = [e]
+        elif ins.op == "inval":  # a weak write of a word no initialised object holds (MBINV)
+            events = [self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=Const(0, 64),
+                                     tags=tags | {"MBINV"}, **where)]
         elif ins.op in ("test_wait", "try_wait"):
             e = self.new_event(st, t, Kind.R, ins, guard, sem=ins.sem, scope=ins.scope,
                                tags=tags | {"MBWAIT"}, **where)

@@ -363,7 +363,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "ALIAS": lambda: b.eset(tag("ALIAS")),
         **{name: (lambda n=name: b.eset(tag(n)))
            for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT", "MBI", "UNI", "RSR",
-                        "ASR")},
+                        "ASR", "MBINV")},
         "CBA": lambda: b.eset(lambda e: {"CBAR", "ARRIVE"} <= e.tags),
         "CBW": lambda: b.eset(lambda e: {"CBAR", "WAIT"} <= e.tags),
         "CB_HANG": lambda: b.eset(tag("HANG")),

@@ -697,9 +697,11 @@ def _cluster_bar(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 # ----- mbarrier, mapa, cp.async.bulk (docs/hopper.md) --------------------------------------------
 
-MBAR_OPS = {"init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait"}
+MBAR_OPS = {"init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait",
+            "try_wait"}
 _MBAR_FORMS = {
     "init": "mbarrier.init{.shared{::cta}}.b64 [a], count",
+    "inval": "mbarrier.inval{.shared{::cta}}.b64 [a]",
     "arrive": "mbarrier.arrive{.expect_tx}{.release|.relaxed}{.cta|.cluster}{.shared{::cta}|"
               ".shared::cluster}.b64 state, [a]{, count}  (.expect_tx: state, [a], txCount)",
     "expect_tx": "mbarrier.expect_tx{.relaxed}{.cta|.cluster}{.shared{::cta}|.shared::cluster}.b64 "
@@ -729,18 +731,18 @@ def _mbar_tail(q: _Quals, form: str, sems: set[str], default: str, cluster_space
 def _mbarrier(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     op = q.take_if(MBAR_OPS)
     if op is None:
-        if q.peek() in ("inval", "pending_count", "arrive.noComplete"):
+        if q.peek() in ("pending_count", "arrive.noComplete"):
             q.fail(f"mbarrier.{q.peek()}", "not modelled yet (docs/hopper.md)", unsupported=True)
         q.fail("unknown mbarrier operation" + (f" .{q.peek()}" if q.peek() else ""),
                "operations: " + ", ".join(sorted(MBAR_OPS)), typo=True)
     form = _MBAR_FORMS[op]
-    if op == "init":
+    if op in ("init", "inval"):
         q.take_if({"shared", "shared::cta"})
         if q.take_if({"b64"}) is None:
-            q.fail("mbarrier.init ends in .b64", f"expected form: {form}")
+            q.fail(f"mbarrier.{op} ends in .b64", f"expected form: {form}")
         q.done(form)
-        a, n = _operands(ops, "mv", q, form)
-        return MBarrier(op=op, addr=a, count=n, sem="weak", scope="cta", **c)
+        a, *n = _operands(ops, "mv" if op == "init" else "m", q, form)
+        return MBarrier(op=op, addr=a, count=n[0] if n else None, sem="weak", scope="cta", **c)
     if op in ("arrive", "arrive_drop"):
         return _mbar_arrive(op, q, ops, c, form)
     if op in ("expect_tx", "complete_tx"):
