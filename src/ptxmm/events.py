@@ -41,6 +41,7 @@ from .program import (
     ClusterBarrier,
     CpAsync,
     CpAsyncGroup,
+    Elect,
     Fence,
     Imm,
     Instruction,
@@ -61,6 +62,7 @@ from .program import (
     Sym,
     Thread,
     Wgmma,
+    cond_refs,
     operands,
     type_signed,
     type_width,
@@ -490,6 +492,8 @@ class _Builder:
                                    scope="cluster" if uni else None,
                                    tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space | uni))
                 self.dep(gdeps, e, "ctrl")
+            case Elect():
+                self.elect(t, ins, st, guard)
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
             case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
@@ -830,7 +834,7 @@ class _Builder:
         new = mk(_alu_op(ins.op, ins.type), ReadVal(rr, 32), ReadVal(r, 32), w=32)
         w = self.new_event(st, t, Kind.W, ins, guard, value=new,
                            tags=frozenset({"ASYNC", "AOP", "RMW_W"}) | dtag, **base)
-        self.edges |= {(rr, w, "rmw"), (rr, w, "data"), (r, rr, "aint")}
+        self.edges |= {(rr, w, "rmw"), (rr, w, "data"), (r, rr, "aint"), (rr, w, "aint")}
         self.dep(ddeps, rr, "addr")
         self.dep(gdeps, rr, "ctrl")
         return w
@@ -965,6 +969,31 @@ class _Builder:
             self.dep(bdeps, e, "addr")
         for e in evs + [w, cr, cw]:
             self.dep(gdeps, e, "ctrl")
+
+    def elect(self, t: Thread, ins: Elect, st: _State, guard) -> None:
+        """elect.sync: the thread is the elected lane (p True) on one path and not (p False) on
+        another, a path the thread forks here — the execution chooses, never ptxmm; a warning
+        when a later instruction or the condition reads p (the outcome may then depend on it)."""
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos, "elect.sync runs in every lane")
+        other = st.fork()
+        other.pc += 1
+        self.set_reg(other, ins.dst, Const(0, 1), "pred", frozenset(), None)
+        self.pending.append(other)
+        self.set_reg(st, ins.dst, Const(1, 1), "pred", frozenset(), None)
+        if id(ins) not in self.warned and self.reads_later(t, ins.dst.name, ins):
+            self.warned[id(ins)] = Diagnostic(
+                f"`{ins.text}`: which lane is elected is the execution's choice, and {ins.dst.name} "
+                "is read later", ins.pos, f"ptxmm checks both (thread {t.name} elected or not); an "
+                "outcome that holds only on one of them depends on the election")
+
+    def reads_later(self, t: Thread, reg: str, ins: Instruction) -> bool:
+        cond = self.p.condition
+        named = cond is not None and any(getattr(r, "reg", None) == reg and getattr(r, "thread", None)
+                                         == t.name for r in cond_refs(cond.expr))
+        k = t.instrs.index(ins)
+        return named or any(reg in {getattr(o, "name", None) for o in operands(i)}
+                            or (i.guard is not None and i.guard[0].name == reg) for i in t.instrs[k + 1:])
 
     # -- wgmma (PTX ISA, wgmma; models/ptx-async.cat) ------------------------------------------
     def wgmma(self, t: Thread, ins: Wgmma, st: _State, guard, gdeps) -> None:

@@ -353,6 +353,18 @@ class Wgmma(Instr):
 
 
 @record(kw_only=True)
+class Elect(Instr):
+    """``elect.sync _|p, membermask`` (PTX ISA, elect.sync): ``p`` is True in the lane the
+    instruction elects among the membermask's lanes, False in the others.  A litmus thread is one
+    lane whose warp-mates are not in the test: whether it is the elected one is the execution's
+    choice (docs/hopper.md)."""
+
+    dst: Reg
+    mask: Operand
+    type: str = "pred"
+
+
+@record(kw_only=True)
 class Mov(Instr):
     dst: Reg
     src: Operand
@@ -407,8 +419,8 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Wgmma, Mov, Alu, Setp,
-                    Selp, Branch, Label, Ret]
+                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Wgmma, Elect, Mov,
+                    Alu, Setp, Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
@@ -435,6 +447,8 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,)
         case AsyncStore():
             return (ins.src,)
+        case Elect():
+            return (ins.mask,)
         case Wgmma() if ins.kind == "mma":
             acc = () if isinstance(ins.scale_d, Imm) and ins.scale_d.value == 0 else (ins.dst,)
             return (ins.a, ins.b, ins.scale_d, *acc)

@@ -50,6 +50,7 @@ from ..program import (
     ClusterBarrier,
     CpAsync,
     CpAsyncGroup,
+    Elect,
     Fence,
     Guard,
     Imm,
@@ -86,7 +87,7 @@ ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", 
            "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
-         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma").split()
+         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma elect").split()
 # proxy fences: the ISA's fence.proxy.alias and fence.proxy.async, and Dat3M's
 # texture/surface/constant proxy fences
 PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")
@@ -110,6 +111,7 @@ class Vec:
     Front-end only: decoded into the scalar operands of the IR."""
 
     items: tuple[Operand, ...]
+    pair: bool = False  # `d|p` (elect.sync's destinations), not `{...}`
 
 
 @record
@@ -978,6 +980,26 @@ def _wgmma(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return Wgmma(kind="mma", dst=d.items[0], accs=d.items, a=a, b=b, scale_d=scale, shape=shape, **c)
 
 
+def _elect(base: str, q: _Quals, ops: list, c: dict) -> Instruction:
+    """``elect.sync _|p, membermask`` (PTX ISA, elect.sync): p is True in the one lane of the
+    membermask the instruction elects.  The elected lane's id (``d``) is not modelled: a litmus
+    thread has no lane id (write ``_``)."""
+    form = "elect.sync _|p, membermask"
+    if q.take_if({"sync"}) is None:
+        q.fail("elect needs .sync", f"expected form: {form}")
+    q.done(form)
+    dp, mask = _operands(ops, "Vv", q, form)
+    if not dp.pair or len(dp.items) != 2 or not isinstance(dp.items[1], Reg):
+        raise ParseError("the destination of elect.sync is d|p: a register or `_`, `|`, and a "
+                         "predicate register", q.pos, f"expected form: {form}")
+    if dp.items[0] != SINK:
+        raise UnsupportedError("the elected lane's id (elect.sync's d)", q.pos,
+                               "a litmus thread has no lane id: write `_|%p`")
+    if not isinstance(mask, Imm):
+        raise UnsupportedError("a membermask held in a register", q.pos, "write the mask as a constant")
+    return Elect(dst=dp.items[1], mask=mask, **c)
+
+
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "mov.type d, a"
     ty = _type(q, form)
@@ -1043,6 +1065,7 @@ _HANDLERS = {"ld": _ld, "st": _st, "atom": _atom, "red": _red, "fence": _fence, 
              "bar": _bar, "barrier": _bar, "mov": _mov, "setp": _setp, "selp": _selp, "bra": _bra,
              "ret": _ret, "exit": _ret, "tex": _tex, "tld4": _tld4, "suld": _suld, "sust": _sust,
              "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp, "wgmma": _wgmma,
+             "elect": _elect,
              **{op: _alu for op in ALU_OPS}}
 
 
@@ -1141,6 +1164,7 @@ QUALIFIERS = {
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
            "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
            "shared", "b64", "reduce", "u32", "s32", "b32", *_REDUCE_OPS},
+    "elect": {"sync"},
     "wgmma": {"fence", "commit_group", "wait_group", "mma_async", "sync", "aligned", "s32", "s8",
               "u8", "f32", "f16", "satfinite", "sp"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
