@@ -492,12 +492,10 @@ class _Builder:
                                    scope="cluster" if uni else None,
                                    tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space | uni))
                 self.dep(gdeps, e, "ctrl")
-            case Elect():
-                self.elect(t, ins, st, guard)
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
             case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
-                    CpAsyncGroup() | AsyncStore() | Wgmma():
+                    CpAsyncGroup() | AsyncStore() | Wgmma() | Elect():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
@@ -630,7 +628,7 @@ class _Builder:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
                    BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
                    CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group,
-                   AsyncStore: self.async_store, Wgmma: self.wgmma}[type(ins)]
+                   AsyncStore: self.async_store, Wgmma: self.wgmma, Elect: self.elect}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -970,7 +968,7 @@ class _Builder:
         for e in evs + [w, cr, cw]:
             self.dep(gdeps, e, "ctrl")
 
-    def elect(self, t: Thread, ins: Elect, st: _State, guard) -> None:
+    def elect(self, t: Thread, ins: Elect, st: _State, guard, gdeps) -> None:
         """elect.sync: the thread is the elected lane (p True) on one path and not (p False) on
         another, a path the thread forks here — the execution chooses, never ptxmm; a warning
         when a later instruction or the condition reads p (the outcome may then depend on it)."""

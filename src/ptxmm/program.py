@@ -351,6 +351,13 @@ class Wgmma(Instr):
     shape: str = ""
     type: str = "s32"
 
+    def reads(self) -> tuple[Operand, ...]:
+        """The value operands: the descriptors, scale-d and (unless scale-d is 0) the accumulator."""
+        if self.kind != "mma":
+            return ()
+        acc = () if isinstance(self.scale_d, Imm) and self.scale_d.value == 0 else (self.dst,)
+        return (self.a, self.b, self.scale_d, *acc)
+
 
 @record(kw_only=True)
 class Elect(Instr):
@@ -362,6 +369,9 @@ class Elect(Instr):
     dst: Reg
     mask: Operand
     type: str = "pred"
+
+    def reads(self) -> tuple[Operand, ...]:
+        return (self.mask,)
 
 
 @record(kw_only=True)
@@ -447,11 +457,8 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,)
         case AsyncStore():
             return (ins.src,)
-        case Elect():
-            return (ins.mask,)
-        case Wgmma() if ins.kind == "mma":
-            acc = () if isinstance(ins.scale_d, Imm) and ins.scale_d.value == 0 else (ins.dst,)
-            return (ins.a, ins.b, ins.scale_d, *acc)
+        case Elect() | Wgmma():
+            return ins.reads()
     return ()
 
 
