@@ -24,7 +24,8 @@ EXAMPLES = sorted((ROOT / "examples" / "hopper").glob("*.ptx"))
 BIG = {"ring-2stage-full-empty.ptx", "remote-arrive-2cta.ptx", "remote-arrive-2cta-relaxed.ptx",
        "pipeline-tma-async.ptx", "pipeline-tma-async-no-empty-wait.ptx",
        "pipeline-tma-async-no-consumer-fence.ptx", "tma-multicast.ptx",
-       "tma-multicast-no-expect-tx.ptx", "red-async-remote.ptx", "red-async-half-expected.ptx"}
+       "tma-multicast-no-expect-tx.ptx", "red-async-remote.ptx", "red-async-half-expected.ptx",
+       "wgmma-tma-war.ptx", "wgmma-tma-war-early-release.ptx"}
 
 
 def test_examples_are_there():
