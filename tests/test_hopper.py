@@ -370,7 +370,7 @@ def test_bulk_copy_and_mapa_ir():
     ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 4", PtxmmError,
      "bulk_group"),
     ("mbarrier.arrive.noComplete.shared.b64 %st, [bar], 1", UnsupportedError, "noComplete"),
-    ("mbarrier.inval.shared.b64 [bar]", UnsupportedError, "inval"),
+    ("mbarrier.pending_count.b64 %r1, %st", UnsupportedError, "pending_count"),
     ("mbarrier.try_wait.parity.shared::cluster.b64 %p, [bar], 0", PtxmmError, "shared::cluster"),
     ("mbarrier.arrive.shared.global.b64 %st, [bar]", PtxmmError, "b64"),
     ("barrier.cluster.sync", PtxmmError, "arrive or .wait"),

@@ -452,8 +452,7 @@ def _uni_async_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     want = {"release": "shared::cta", "acquire": "shared::cluster"}
     if sem is None:
         q.fail(f"`{q.mnemonic}` needs .release or .acquire", f"the forms: {_UNI_FORMS}")
-    restrict = q.take_if({"sync_restrict::shared::cta", "sync_restrict::shared::cluster"})
-    if restrict != f"sync_restrict::{want[sem]}":
+    if q.take_if({f"sync_restrict::{want[sem]}"}) is None:  # located at what stands there
         q.fail(f"`{q.mnemonic}` needs .sync_restrict::{want[sem]}", f"the forms: {_UNI_FORMS}")
     if q.take_if({"cluster"}) is None:
         q.fail(f"`{q.mnemonic}` needs the scope .cluster", f"the forms: {_UNI_FORMS}")
