@@ -347,3 +347,40 @@ def test_elect_sync_paths_are_exactly_two():
     eg = build(ptxmm.parse(".thread T0 { elect.sync _|%p0, 1; }\nexists (T0:%p0 == 1)\n", "e.ptx"))
     assert sorted(str(p.regs["%p0"]) for p in eg.paths[0]) == sorted(["1", "0"]) or \
         len(eg.paths[0]) == 2
+
+
+ASR = """
+.global .u32 x = 0;
+.shared .u32 s = 0;
+.shared .b64 bar = mbarrier.init(1);
+.thread T0 .cluster 0 .cta 1 {
+    mapa.shared::cluster.u64 %rd0, s, 0;
+    mapa.shared::cluster.u64 %rd1, bar, 0;
+    %STORE%
+    mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%rd1];
+}
+.thread T1 .cluster 0 .cta 0 {
+W:  mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 %p0, [bar], 0;
+    @!%p0 bra W;
+    %FENCE%;
+    %LOAD%
+}
+exists (T1:%r0 == 0)
+"""
+
+
+@pytest.mark.parametrize("fence, shared, glob", [
+    ("fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster", False, True),
+    ("fence.acquire.cluster", False, False),
+    ("fence.proxy.async.shared::cta", True, True),
+])
+def test_restricted_acquire_orders_only_shared_accesses(fence, shared, glob):
+    """CHOICE (asr-sync): the acquire half of the one-way fence orders the shared-memory accesses
+    after it, not a global load (a full fence.acquire orders both; the bi-directional proxy fence
+    neither)."""
+    base = ASR.replace("%FENCE%", fence)
+    sh = base.replace("%STORE%", "st.shared::cluster.u32 [%rd0], 1;").replace(
+        "%LOAD%", "ld.shared.u32 %r0, [s];")
+    gl = base.replace("%STORE%", "st.global.u32 [x], 1;").replace("%LOAD%", "ld.global.u32 %r0, [x];")
+    assert _verdict(sh) is shared
+    assert _verdict(gl) is glob
