@@ -248,7 +248,8 @@ def rf_choices(eg: EventGraph, cand: Candidates):
             yield paths, active, reads, {r: w for r, w in zip(reads, rfc) if w is not None}
 
 
-def pruned_rf_choices(eg: EventGraph, cand: Candidates, cycles: bool = False):
+def pruned_rf_choices(eg: EventGraph, cand: Candidates, cycles: bool = False,
+                      tick: Callable[[], None] = _no_tick):
     """:func:`rf_choices` less the choices that cannot be well-formed, found as soon as the reads
     that decide it have their sources (a depth-first choice of one source per read, in the same
     order, so the choices that remain come in the same order): a read that runs on every
@@ -268,7 +269,7 @@ def pruned_rf_choices(eg: EventGraph, cand: Candidates, cycles: bool = False):
         opts = [([] if r in sure else [None]) + [w for w, r2 in cand.rf if r2 == r and w in act_ids]
                 for r in reads]
         checks = [a for t, k in enumerate(paths) for a in eg.paths[t][k].assumes]
-        search = _RfSearch(eg, reads, opts, checks, cycles)
+        search = _RfSearch(eg, reads, opts, checks, cycles, tick)
         for source_of in search.run():
             yield paths, active, reads, source_of
 
@@ -277,15 +278,19 @@ class _RfSearch:
     """The depth-first choice of :func:`pruned_rf_choices` for one choice of paths."""
 
     def __init__(self, eg: EventGraph, reads: list[int], opts: list[list[int | None]],
-                 checks: list, cycles: bool):
-        self.eg, self.reads, self.opts, self.cycles = eg, reads, opts, cycles
+                 checks: list, cycles: bool, tick: Callable[[], None] = _no_tick):
+        self.eg, self.reads, self.opts, self.cycles, self.tick = eg, reads, opts, cycles, tick
         self.src: dict[int, int | None] = {}
         # each check (an assumption, or "write w runs") and the reads it names
         self.assumes = [(a, frozenset(reads_of(a))) for a in checks]
 
     def run(self) -> Iterator[dict[int, int]]:
         stack: list[tuple[int, int]] = [(0, 0)]  # (read index, next option), no recursion
+        steps = 0
         while stack:
+            steps += 1
+            if steps % 512 == 0:
+                self.tick()  # a deadline raises from it, however many choices are pruned
             i, k = stack.pop()
             if i == len(self.reads):
                 yield {r: w for r, w in self.src.items() if w is not None}
@@ -547,7 +552,7 @@ class ExecutionSpace:
         self._orders: dict[tuple[int, ...], list[set[tuple[int, int]]]] = {}
 
     def __iter__(self) -> Iterator[Candidate]:
-        choices = pruned_rf_choices(self.eg, self.cand, cycles=bool(self.domain)) if self.prune \
+        choices = pruned_rf_choices(self.eg, self.cand, bool(self.domain), self.tick) if self.prune \
             else rf_choices(self.eg, self.cand)
         for paths, active, reads, source_of in choices:
             self.tick()
