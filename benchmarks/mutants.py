@@ -487,6 +487,22 @@ HOPPER_MUTANTS = [
            "a copy into another CTA's shared memory is performed in the issuing CTA",
            [(EV, "        return None if key == t.placement.cta_key else self.cta_place[key]\n",
              "        return None\n")]),
+    # issue 27, the forms built last (killed by tests/test_hopper_forms.py and examples/hopper/)
+    Mutant("wgmma-no-completion-fence", "engine",
+           "wgmma.wait_group is not ordered after the mma's implicit completion fence",
+           [(EV, '                self.edges.add((f, e, "done"))\n                pending.pop',
+             '                pending.pop')]),
+    Mutant("rsr-cumulative", "model", "the restricted release fence releases everything before it",
+           [(ASYNC, "let rsr-sync = [M & SHM] ; po ; [RSR]", "let rsr-sync = [M] ; po ; [RSR]")]),
+    Mutant("asr-unrestricted", "model", "the restricted acquire fence is not an acquire",
+           [(ASYNC, "let bco = bco0 | (bco0? ; issue) | (bco-sync? ; asr-sync)",
+             "let bco = bco0 | (bco0? ; issue)")]),
+    Mutant("inval-is-an-init", "model", "fence.mbarrier_init releases an mbarrier.inval too",
+           [(ASYNC, "let mbinit-sync = [(MBAR & W & WEAK) \\ MBINV]",
+             "let mbinit-sync = [MBAR & W & WEAK]")]),
+    Mutant("reduce-weak", "engine", "cp.reduce.async.bulk's read-modify-write is weak",
+           [(EV, 'base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)',
+             'base = dict(sem="weak", scope=None, agent=agent, **dst)')]),
 ]
 
 # Findings (Engine 3): the race query on the one formula; killed by tests/test_findings.py and

@@ -204,6 +204,14 @@ DEVICE_REFUSED = {
     "st-async-no-expect-tx.ptx": "st.async",
     "red-async-remote.ptx": "red.async",
     "red-async-half-expected.ptx": "red.async",
+    # issue 27, hop3: the forms the harness emits none of yet
+    **{f"wgmma-{n}.ptx": "wgmma" for n in ("smem-fence", "smem-no-fence", "tma-war",
+                                            "tma-war-early-release")},
+    **{f"uni-fence-{n}.ptx": "mbarrier of another CTA" for n in (
+        "release-remote", "release-remote-bidir", "acquire-remote", "acquire-remote-bidir")},
+    "bulk-reduce-add.ptx": "bulk reduction", "bulk-reduce-lost.ptx": "bulk reduction",
+    "mbarrier-inval.ptx": "mbarrier.inval", "mbarrier-inval-early.ptx": "mbarrier.inval",
+    "elect-sync-producer.ptx": "elect.sync", "elect-sync-every-lane-arrives.ptx": "elect.sync",
 }
 SYNC_TESTS = sorted(p for p in HOP.glob("*.ptx") if p.name not in DEVICE_REFUSED) \
     + sorted(p for p in BAR.glob("*.litmus") if "hang" not in p.name)

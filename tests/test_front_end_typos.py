@@ -33,7 +33,8 @@ CASES = [
     # ... real PTX that ptxmm does not model → not supported yet
     ("cvta.to.global.u64 %rd0, x", UnsupportedError, "PTX instruction `cvta`", "ptxmm models ld st", 0),
     ("mad.lo.s32 %r0, 1, 2, 3", UnsupportedError, "PTX instruction `mad`", "ptxmm models", 0),
-    ("wgmma.fence.sync.aligned", UnsupportedError, "PTX instruction `wgmma`", "ptxmm models", 0),
+    ("setmaxnreg.inc.sync.aligned.u32 240", UnsupportedError, "PTX instruction `setmaxnreg`",
+     "ptxmm models", 0),
     # ... other tools' spellings keep their own hint
     ("cold %r0, [x]", ParseError, "`cold` is not a PTX instruction", "ld.const.u32", 0),
     ("tld %r0, [x]", ParseError, "`tld` is not a PTX instruction", "tex.1d.v4.s32.s32", 0),

@@ -3,6 +3,8 @@ engine agrees with the brute-force enumerator on its whole outcome set."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from conftest import ROOT, ptx_files
 
@@ -34,10 +36,24 @@ def test_expected_verdict(path):
         assert fast.outcomes[0].outcome.as_dict() in full
 
 
+# Hopper examples are compared whatever their size (issue 27): those the brute-force engine takes
+# more than ~5 s for run with PTXMM_SLOW=1; the three PipelineTmaAsync examples are out of its
+# reach (tests/test_hopper_brute.py, docs/hopper.md)
+HOPPER_SLOW = {"red-async-remote.ptx", "red-async-half-expected.ptx", "ring-2stage-full-empty.ptx",
+               "remote-arrive-2cta.ptx", "wgmma-tma-war.ptx", "wgmma-tma-war-early-release.ptx"}
+HOPPER_OUT_OF_REACH = {"pipeline-tma-async.ptx", "pipeline-tma-async-no-empty-wait.ptx",
+                       "pipeline-tma-async-no-consumer-fence.ptx"}
+
+
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_z3_matches_brute_force(path):
     prog = ptxmm.load(path)
-    if len(build(prog).events) > 12:
+    if path.parent.name == "hopper":
+        if path.name in HOPPER_OUT_OF_REACH:
+            pytest.skip("out of the brute-force engine's reach (docs/hopper.md)")
+        if path.name in HOPPER_SLOW and os.environ.get("PTXMM_SLOW") != "1":
+            pytest.skip("PTXMM_SLOW=1: the brute-force engine takes 10 s to a minute")
+    elif len(build(prog).events) > 12:
         pytest.skip("too large for the brute-force enumerator")
     z = ptxmm.check(prog, engine="z3", flags=False)
     b = ptxmm.check(prog, engine="brute", flags=False)

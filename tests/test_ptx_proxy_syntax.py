@@ -217,8 +217,8 @@ COL = 14  # the column of the instruction in `_one`
     ("tex.1d.v4.s32.s32 {%r0, _, _, _}, [t, {1}]", UnsupportedError, None, "coordinate 1"),
     ("sust.b.1d.b32.trap [s, {-4}], {%r0}", UnsupportedError, None, "coordinate -4"),
     # proxy fences
-    ("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster", UnsupportedError,
-     "async", "async-proxy fence"),
+    ("fence.proxy.async::generic.release.sync_restrict::shared::cluster.cluster", ParseError,
+     "sync_restrict::shared::cluster", "needs .sync_restrict::shared::cta"),
     ("fence.proxy.tensormap::generic.release.gpu", UnsupportedError, "tensormap", "async-proxy"),
     ("fence.proxy.textur", ParseError, "textur", "unknown proxy kind .textur"),
     ("fence.proxy.generic", ParseError, "generic", "unknown proxy kind .generic"),
@@ -245,8 +245,9 @@ def test_typo_in_proxy_kind_suggests():
 
 
 def test_async_fence_hint_names_what_is_modelled():
-    e = _err("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster")
+    e = _err("fence.proxy.tensormap::generic.release.gpu")
     assert "fence.proxy.alias" in e.hint and "fence.proxy.async{.global" in e.hint
+    assert "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster" in e.hint
     assert "not modelled yet" in e.hint  # fence.proxy.async itself is: tests/test_hopper.py
 
 

@@ -222,8 +222,9 @@ def _unspecified(prog: Program, eg, obs: list[Observable], one_query: bool):
     unspecified value: up to 2^w values each; all of them for ``one_query``, whose witness shows
     its values), and whether the condition names one left out (then one solver query decides
     it, exactly)."""
-    if not eg.unspecified:
-        return prog, obs, False
+    if not eg.unspecified:  # the graph's other warnings (elect.sync) still reach the report
+        return (replace(prog, warnings=tuple(prog.warnings) + tuple(eg.warnings)) if eg.warnings
+                else prog), obs, False
     free = set() if one_query else unspecified_observables(eg, obs)
     notes = tuple(eg.warnings)
     if free:

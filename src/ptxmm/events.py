@@ -41,6 +41,7 @@ from .program import (
     ClusterBarrier,
     CpAsync,
     CpAsyncGroup,
+    Elect,
     Fence,
     Imm,
     Instruction,
@@ -60,6 +61,8 @@ from .program import (
     Store,
     Sym,
     Thread,
+    Wgmma,
+    cond_refs,
     operands,
     type_signed,
     type_width,
@@ -424,6 +427,7 @@ class _Builder:
             e = self.ctarank(st)  # PTX ISA, special registers: the CTA's rank in its cluster
             return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg):
+            self.not_pending(o.name, st)
             if st.heads:
                 st.used(o.name, False)
             e = st.regs.get(o.name)
@@ -487,6 +491,11 @@ class _Builder:
                     stack += self.pending
                     self.pending = []
             if st is not None:
+                for name, mma in st.bars.get(("wgmma", "pending"), {}).items():
+                    raise SemanticError(f"thread {t.name} ends before a wgmma.wait_group waits for "
+                                        f"`{mma.text}`", mma.pos, "PTX ISA, wgmma.wait_group: its "
+                                        f"accumulator {name} is undefined until then; add "
+                                        "wgmma.commit_group and wgmma.wait_group 0")
                 done.append(PathInfo(tuple(st.events), tuple(st.assumes), st.regs, st.types, *st.end,
                                      tuple(st.marks)))
             if len(done) + len(stack) > MAX_PATHS:
@@ -523,13 +532,17 @@ class _Builder:
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
                 space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
-                e = self.new_event(st, t, Kind.F, ins, guard,
-                                   tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space))
+                # the uni-directional generic→async fences (UNI) with their restricted release
+                # (RSR) or acquire (ASR) half at .cluster (models/ptx-async.cat)
+                uni = {"release": {"UNI", "RSR"}, "acquire": {"UNI", "ASR"}}.get(ins.sem or "", set())
+                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem,
+                                   scope="cluster" if uni else None,
+                                   tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space | uni))
                 self.dep(gdeps, e, "ctrl")
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
             case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
-                    CpAsyncGroup() | AsyncStore():
+                    CpAsyncGroup() | AsyncStore() | Wgmma() | Elect():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
@@ -667,7 +680,7 @@ class _Builder:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
                    BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
                    CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group,
-                   AsyncStore: self.async_store}[type(ins)]
+                   AsyncStore: self.async_store, Wgmma: self.wgmma, Elect: self.elect}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -700,7 +713,8 @@ class _Builder:
         if loc.space != "shared" or type_width(loc.type) != 64:
             raise SemanticError(f"`{ins.text}`: mbarrier object {name} must be a .shared .b64 location",
                                 ins.pos, f"declare `.shared .b64 {name};`")
-        if rank is not None and isinstance(ins, MBarrier) and ins.op in ("init", "test_wait", "try_wait"):
+        if rank is not None and isinstance(ins, MBarrier) and ins.op in ("init", "inval", "test_wait",
+                                                                         "try_wait"):
             raise UnsupportedError(f"`{ins.text}` on another CTA's mbarrier", ins.pos,
                                    "init and waits act on the thread's own CTA's mbarrier (PTX ISA)")
         vl, pl = self.place(name, t, rank)
@@ -729,6 +743,9 @@ class _Builder:
                                **where)
             self.dep(ndeps, e, "data")
             events = [e]
+        elif ins.op == "inval":  # a weak write of a word no initialised object holds (MBINV)
+            events = [self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=Const(0, 64),
+                                     tags=tags | {"MBINV"}, **where)]
         elif ins.op in ("test_wait", "try_wait"):
             e = self.new_event(st, t, Kind.R, ins, guard, sem=ins.sem, scope=ins.scope,
                                tags=tags | {"MBWAIT"}, **where)
@@ -841,8 +858,11 @@ class _Builder:
         """The copy's write of its destination (in CTA ``rank`` for a multicast) and the implicit
         fence of its completion; returns the fence."""
         dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t, rank)
-        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
-                           tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+        if ins.op is not None:  # cp.reduce.async.bulk: a read-modify-write of dst
+            w = self.bulk_reduce(t, ins, st, guard, gdeps, r, agent, dst, dtag, ddeps)
+        else:
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
+                               tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
         f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}),
                            agent=agent, at=dat)
         self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
@@ -850,6 +870,24 @@ class _Builder:
         for e in (w, f):
             self.dep(gdeps, e, "ctrl")
         return f
+
+    def bulk_reduce(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int, agent: int,
+                    dst: dict, dtag: frozenset, ddeps) -> int:
+        """cp.reduce.async.bulk's reduction of dst: the agent's read and write of dst through the
+        async proxy, a read-modify-write whose read is no read operation (RedR, as red's), each
+        .relaxed at .gpu scope (PTX ISA, cp.reduce.async.bulk: "Each reduction operation performed
+        by cp.reduce.async.bulk has individually .relaxed.gpu memory ordering semantics"); returns
+        the write."""
+        base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)
+        rr = self.new_event(st, t, Kind.R, ins, guard, tags=frozenset({"ASYNC", "AOP", "RMW_R", "RedR"})
+                            | dtag, **base)
+        new = mk(_alu_op(ins.op, ins.type), ReadVal(rr, 32), ReadVal(r, 32), w=32)
+        w = self.new_event(st, t, Kind.W, ins, guard, value=new,
+                           tags=frozenset({"ASYNC", "AOP", "RMW_W"}) | dtag, **base)
+        self.edges |= {(rr, w, "rmw"), (rr, w, "data"), (r, rr, "aint"), (rr, w, "aint")}
+        self.dep(ddeps, rr, "addr")
+        self.dep(gdeps, rr, "ctrl")
+        return w
 
     def bulk_group(self, t: Thread, ins: BulkGroup, st: _State, guard, gdeps) -> None:
         """commit_group closes the open bulk copies into a group; wait_group N waits for all
@@ -981,6 +1019,112 @@ class _Builder:
             self.dep(bdeps, e, "addr")
         for e in evs + [w, cr, cw]:
             self.dep(gdeps, e, "ctrl")
+
+    def elect(self, t: Thread, ins: Elect, st: _State, guard, gdeps) -> None:
+        """elect.sync: the thread is the elected lane (p True) on one path and not (p False) on
+        another, a path the thread forks here — the execution chooses, never ptxmm; a warning
+        when a later instruction or the condition reads p (the outcome may then depend on it)."""
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos, "elect.sync runs in every lane")
+        other = st.fork()
+        other.pc += 1
+        self.set_reg(other, ins.dst, Const(0, 1), "pred", frozenset(), None)
+        self.pending.append(other)
+        self.set_reg(st, ins.dst, Const(1, 1), "pred", frozenset(), None)
+        if id(ins) not in self.warned and self.reads_later(t, ins.dst.name, ins):
+            self.warned[id(ins)] = Diagnostic(
+                f"`{ins.text}`: which lane is elected is the execution's choice, and {ins.dst.name} "
+                "is read later", ins.pos, f"ptxmm checks both (thread {t.name} elected or not); an "
+                "outcome that holds only on one of them depends on the election")
+
+    def reads_later(self, t: Thread, reg: str, ins: Instruction) -> bool:
+        cond = self.p.condition
+        named = cond is not None and any(getattr(r, "reg", None) == reg and getattr(r, "thread", None)
+                                         == t.name for r in cond_refs(cond.expr))
+        k = t.instrs.index(ins)
+        return named or any(reg in {getattr(o, "name", None) for o in operands(i)}
+                            or (i.guard is not None and i.guard[0].name == reg) for i in t.instrs[k + 1:])
+
+    # -- wgmma (PTX ISA, wgmma; models/ptx-async.cat) ------------------------------------------
+    def wgmma(self, t: Thread, ins: Wgmma, st: _State, guard, gdeps) -> None:
+        """wgmma.fence: the thread may issue mma operations (an mma before the first fence is
+        undefined: a located error).  mma: an asynchronous agent reads the A and B words through
+        the async proxy (issue orders them after the thread's earlier events), then the implicit
+        generic-async proxy fence of its completion; the accumulator gets (scale-d ? D : 0) +
+        A * B once a wgmma.wait_group waits for the operation's group (reading it before is
+        undefined: a located error).  commit_group / wait_group N as the bulk groups: the wait
+        is ordered after the completion fences of all groups but the N newest."""
+        if guard is not None:
+            raise UnsupportedError(f"predicated `{ins.text}`", ins.pos,
+                                   "every thread of the warpgroup executes wgmma instructions")
+        if ins.kind == "fence":
+            st.bars[("wgmma", "fenced")] = True
+            return
+        if ins.kind == "mma":
+            self.wgmma_mma(t, ins, st, gdeps)
+            return
+        groups = st.bars.get(("wgmma", "groups"), ())
+        if ins.kind == "commit":
+            st.bars[("wgmma", "groups")] = groups + (st.bars.get(("wgmma", "open"), ()),)
+            st.bars[("wgmma", "open")] = ()
+            return
+        done = groups[:max(len(groups) - ins.n, 0)]
+        e = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "WGWAIT"}))
+        pending = dict(st.bars.get(("wgmma", "pending"), {}))
+        for grp in done:
+            for f, reg, value, deps in grp:
+                self.edges.add((f, e, "done"))
+                pending.pop(reg.name, None)
+                self.set_reg(st, reg, value, "s32", deps, None)
+        st.bars[("wgmma", "pending")] = pending
+        st.bars[("wgmma", "groups")] = groups[len(done):]
+
+    def wgmma_mma(self, t: Thread, ins: Wgmma, st: _State, gdeps) -> None:
+        if not st.bars.get(("wgmma", "fenced")):
+            raise SemanticError(f"`{ins.text}` before any wgmma.fence", ins.pos,
+                                "PTX ISA, wgmma.fence: it must be issued before the first "
+                                "wgmma.mma_async of the warpgroup (otherwise undefined)")
+        agent = self.agents
+        self.agents += 1
+        reads = []
+        for desc in (ins.a, ins.b):
+            name, rank, adeps = self.resolve(Addr(desc), st, ins)
+            loc = self.locs[self.p.physical(name)]
+            if loc.space != "shared" or type_width(loc.type) != 32 or rank is not None:
+                raise SemanticError(f"`{ins.text}`: descriptor {desc.name} must hold the address of "
+                                    "a 32-bit .shared location of the thread's CTA", ins.pos,
+                                    "mov.u64 %rd0, x; where x is a .shared .u32 word")
+            vl, pl = self.place(name, t, None)
+            r = self.new_event(st, t, Kind.R, ins, None, sem="weak", loc=pl, vloc=vl, w=32,
+                               tags=frozenset({"ASYNC", "AOP", "SHM"}), agent=agent)
+            self.dep(adeps, r, "addr")
+            self.dep(gdeps, r, "ctrl")
+            reads.append(r)
+        f = self.new_event(st, t, Kind.F, ins, None, tags=frozenset({"PROXY", "ASYNC", "AOP"}), agent=agent)
+        self.edges |= {(r, f, "aint") for r in reads}
+        prod = mk("mul", ReadVal(reads[0], 32), ReadVal(reads[1], 32), w=32)
+        acc, deps = Const(0, 32), frozenset(reads)
+        if not (isinstance(ins.scale_d, Imm) and ins.scale_d.value == 0):
+            d, ddeps = self.val(ins.dst, st, "s32")
+            p, pdeps = self.val(ins.scale_d, st, None)
+            acc, deps = mk("ite", truth(p), d, Const(0, 32)), deps | ddeps | pdeps
+        value = mk("add", prod, acc, w=32)
+        st.bars[("wgmma", "open")] = st.bars.get(("wgmma", "open"), ()) + ((f, ins.dst, value, deps),)
+        st.bars[("wgmma", "pending")] = dict(st.bars.get(("wgmma", "pending"), {})) | {ins.dst.name: ins}
+
+    def not_pending(self, reg: str, st: _State) -> None:
+        """Reading an accumulator of a wgmma.mma_async no wgmma.wait_group waited for yet is
+        undefined (PTX ISA, wgmma.wait_group): a located error."""
+        mma = st.bars.get(("wgmma", "pending"), {}).get(reg)
+        if mma is not None:
+            raise SemanticError(f"{reg} is read before a wgmma.wait_group waits for `{mma.text}` "
+                                f"(line {mma.pos.line if mma.pos else '?'})", self.cur_ins_pos(st),
+                                "PTX ISA, wgmma.wait_group: accessing the accumulator before the "
+                                "wait is undefined; add wgmma.commit_group and wgmma.wait_group 0")
+
+    def cur_ins_pos(self, st: _State):
+        ins = self.p.threads[self.cur].instrs
+        return ins[st.pc].pos if st.pc < len(ins) else None
 
     def finish_guarded(self, st: _State, guard: Expr, gdeps, stack) -> _State:
         other = st.fork()

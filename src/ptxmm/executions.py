@@ -35,7 +35,7 @@ from .cat.relalg import Guard, Universe
 from .events import EventGraph, Kind
 from .records import record
 from .result import Execution
-from .values import evaluate, reads_of
+from .values import TRUE, evaluate, reads_of
 from .vocab import Candidates, base_env
 
 # ----- concrete executions as a Choice ----------------------------------------------------------
@@ -248,6 +248,119 @@ def rf_choices(eg: EventGraph, cand: Candidates):
             yield paths, active, reads, {r: w for r, w in zip(reads, rfc) if w is not None}
 
 
+def pruned_rf_choices(eg: EventGraph, cand: Candidates, cycles: bool = False,
+                      tick: Callable[[], None] = _no_tick):
+    """:func:`rf_choices` less the choices that cannot be well-formed, found as soon as the reads
+    that decide it have their sources (a depth-first choice of one source per read, in the same
+    order, so the choices that remain come in the same order): a read that runs on every
+    execution of its path (its condition the constant 1) reads from some write
+    (:func:`rf_wellformed`); with ``cycles`` False, no read's value depends on itself through rf
+    and written values (:func:`read_values` gives such a choice no value); the path's
+    assumptions hold once every read they name has a value (``_consistent``); a source write
+    whose condition is then known to be 0 does not run (:func:`rf_wellformed`). Each of these
+    rejects a partial choice that every completion keeps, so it removes only choices the full
+    check would reject: the candidates that remain are the same."""
+    ev = eg.events
+    for paths in itertools.product(*(range(len(p)) for p in eg.paths)):
+        active = [e for e in ev if e.thread < 0 or paths[e.thread] in e.paths]
+        act_ids = {e.eid for e in active}
+        reads = [e.eid for e in active if e.kind == Kind.R]
+        sure = {r for r in reads if ev[r].cond == TRUE}
+        opts = [([] if r in sure else [None]) + [w for w, r2 in cand.rf if r2 == r and w in act_ids]
+                for r in reads]
+        checks = [a for t, k in enumerate(paths) for a in eg.paths[t][k].assumes]
+        search = _RfSearch(eg, reads, opts, checks, cycles, tick)
+        for source_of in search.run():
+            yield paths, active, reads, source_of
+
+
+class _RfSearch:
+    """The depth-first choice of :func:`pruned_rf_choices` for one choice of paths."""
+
+    def __init__(self, eg: EventGraph, reads: list[int], opts: list[list[int | None]],
+                 checks: list, cycles: bool, tick: Callable[[], None] = _no_tick):
+        self.eg, self.reads, self.opts, self.cycles, self.tick = eg, reads, opts, cycles, tick
+        self.src: dict[int, int | None] = {}
+        # each check (an assumption, or "write w runs") and the reads it names
+        self.assumes = [(a, frozenset(reads_of(a))) for a in checks]
+
+    def run(self) -> Iterator[dict[int, int]]:
+        stack: list[tuple[int, int]] = [(0, 0)]  # (read index, next option), no recursion
+        steps = 0
+        while stack:
+            steps += 1
+            if steps % 512 == 0:
+                self.tick()  # a deadline raises from it, however many choices are pruned
+            i, k = stack.pop()
+            if i == len(self.reads):
+                yield {r: w for r, w in self.src.items() if w is not None}
+                continue
+            r = self.reads[i]
+            self.src.pop(r, None)
+            for j in range(i + 1, len(self.reads)):
+                self.src.pop(self.reads[j], None)
+            if k >= len(self.opts[i]):
+                continue
+            stack.append((i, k + 1))
+            self.src[r] = self.opts[i][k]
+            if self.viable():
+                stack.append((i + 1, 0))
+
+    def viable(self) -> bool:
+        vals = self.values()
+        if vals is None:
+            return False
+        ev = self.eg.events
+        for a, names in self.assumes:
+            if names <= vals.keys() and not evaluate(a, vals):
+                return False
+        for w in self.src.values():
+            if w is not None and ev[w].cond != TRUE:
+                names = frozenset(reads_of(ev[w].cond))
+                if names <= vals.keys() and not evaluate(ev[w].cond, vals):
+                    return False
+        return True
+
+    def values(self) -> dict[int, int] | None:
+        """The value of every read whose value the chosen sources decide (a read without a source
+        reads 0, as in :func:`read_values`); None when, with ``cycles`` False, a read's value
+        depends on itself."""
+        vals: dict[int, int] = {}
+        state: dict[int, int] = {}  # 1: being resolved, 2: resolved or undecided
+        try:
+            for r in self.src:
+                self.resolve(r, vals, state)
+        except _Cycle:
+            return None
+        return vals
+
+    def resolve(self, r: int, vals: dict[int, int], state: dict[int, int]) -> None:
+        if state.get(r) == 2:
+            return
+        if state.get(r) == 1:  # r's value depends on itself
+            if not self.cycles:
+                raise _Cycle
+            return
+        w = self.src.get(r, -1)
+        if w is None or w == -1:  # no source (reads 0), or none chosen yet (undecided)
+            if w is None:
+                vals[r] = 0
+            state[r] = 2
+            return
+        state[r] = 1
+        names = reads_of(self.eg.events[w].value)
+        for x in names:
+            if x in self.src:
+                self.resolve(x, vals, state)
+        state[r] = 2
+        if all(x in vals for x in names):
+            vals[r] = evaluate(self.eg.events[w].value, {x: vals[x] for x in names})
+
+
+class _Cycle(Exception):
+    """A read's value depends on itself through the chosen sources."""
+
+
 def read_values(eg: EventGraph, source_of: dict[int, int], domain: list[int] | None = None
                 ) -> Iterator[dict[int, int]]:
     """Values of the reads under rf, following it through written values. Reads whose value
@@ -428,8 +541,10 @@ class ExecutionSpace:
 
     def __init__(self, eg: EventGraph, cand: Candidates, *, fin_locs: Iterable[str] = (),
                  domain: list[int] | None = None, tick: Callable[[], None] = _no_tick,
-                 keep: Callable[[Execution], bool] | None = None, limit: int | None = None):
+                 keep: Callable[[Execution], bool] | None = None, limit: int | None = None,
+                 prune: bool = False):
         self.eg, self.cand, self.domain, self.tick = eg, cand, domain, tick
+        self.prune = prune  # rf choices by pruned_rf_choices (the same candidates, found sooner)
         self.keep, self.limit = keep, limit
         self.fin_locs = sorted(set(fin_locs))
         self.examined = 0
@@ -437,7 +552,9 @@ class ExecutionSpace:
         self._orders: dict[tuple[int, ...], list[set[tuple[int, int]]]] = {}
 
     def __iter__(self) -> Iterator[Candidate]:
-        for paths, active, reads, source_of in rf_choices(self.eg, self.cand):
+        choices = pruned_rf_choices(self.eg, self.cand, bool(self.domain), self.tick) if self.prune \
+            else rf_choices(self.eg, self.cand)
+        for paths, active, reads, source_of in choices:
             self.tick()
             for vals in read_values(self.eg, source_of, self.domain):
                 for c in self._with_values(paths, active, reads, source_of, vals):

@@ -201,6 +201,10 @@ class ProxyFence(Instr):
     # fence.proxy.async.global / .shared::cta / .shared::cluster: the state space it covers
     # ("global" | "shared"; None: every state space)
     space: str | None = None
+    # the uni-directional fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster /
+    # .acquire.sync_restrict::shared::cluster.cluster: "release" | "acquire" (None: bi-directional)
+    sem: str | None = None
+    restrict: str | None = None  # "shared::cta" | "shared::cluster"
 
 
 @record(kw_only=True)
@@ -275,6 +279,10 @@ class BulkCopy(Instr):
     # .multicast::cluster: the ctaMask operand (bit k: CTA rank k of the cluster receives the word
     # at dst's CTA-relative offset, and the complete-tx on its mbarrier at mbar's offset)
     multicast: Operand | None = None
+    # cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type: the reduction (add min max inc
+    # dec and or xor) the agent applies to dst with the word read from src, at ``type``
+    op: str | None = None
+    type: str = "b32"
 
 
 @record(kw_only=True)
@@ -321,6 +329,49 @@ class AsyncStore(Instr):
     mbar: Addr
     type: str = "b32"
     op: str | None = None  # red.async: add inc dec min max and or xor
+
+
+@record(kw_only=True)
+class Wgmma(Instr):
+    """``wgmma.fence.sync.aligned``, ``wgmma.commit_group.sync.aligned``,
+    ``wgmma.wait_group.sync.aligned N`` and, litmus-sized (PTX ISA, wgmma.mma_async),
+    ``wgmma.mma_async.sync.aligned.shape.s32.atype.btype {d0, ...}, a-desc, b-desc, scale-d``: the
+    descriptors are registers holding the address of a ``.shared`` word (``mov.u64 %rd, x;``),
+    which the asynchronous agent reads through the async proxy; the first accumulator register
+    ``dst`` becomes ``(scale-d ? dst : 0) + A * B`` once a ``wgmma.wait_group`` waits for the
+    operation (docs/hopper.md)."""
+
+    kind: str  # "fence" | "mma" | "commit" | "wait"
+    dst: Reg | None = None  # mma: the first accumulator register (the one the litmus mma computes)
+    accs: tuple[Reg, ...] = ()  # mma: the whole accumulator vector as written
+    a: Operand | None = None  # mma: the A and B matrix descriptors
+    b: Operand | None = None
+    scale_d: Operand | None = None  # mma: 0 (D = A*B) or not (D = A*B + D); an immediate or predicate
+    n: int = 0  # wait: the number of most recent groups left pending
+    shape: str = ""
+    type: str = "s32"
+
+    def reads(self) -> tuple[Operand, ...]:
+        """The value operands: the descriptors, scale-d and (unless scale-d is 0) the accumulator."""
+        if self.kind != "mma":
+            return ()
+        acc = () if isinstance(self.scale_d, Imm) and self.scale_d.value == 0 else (self.dst,)
+        return (self.a, self.b, self.scale_d, *acc)
+
+
+@record(kw_only=True)
+class Elect(Instr):
+    """``elect.sync _|p, membermask`` (PTX ISA, elect.sync): ``p`` is True in the lane the
+    instruction elects among the membermask's lanes, False in the others.  A litmus thread is one
+    lane whose warp-mates are not in the test: whether it is the elected one is the execution's
+    choice (docs/hopper.md)."""
+
+    dst: Reg
+    mask: Operand
+    type: str = "pred"
+
+    def reads(self) -> tuple[Operand, ...]:
+        return (self.mask,)
 
 
 @record(kw_only=True)
@@ -378,8 +429,8 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Mov, Alu, Setp,
-                    Selp, Branch, Label, Ret]
+                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Wgmma, Elect, Mov,
+                    Alu, Setp, Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
 
@@ -406,6 +457,8 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,)
         case AsyncStore():
             return (ins.src,)
+        case Elect() | Wgmma():
+            return ins.reads()
     return ()
 
 

@@ -36,6 +36,7 @@ from ..program import (
     ClusterBarrier,
     CpAsync,
     CpAsyncGroup,
+    Elect,
     Imm,
     Label,
     Mapa,
@@ -48,10 +49,12 @@ from ..program import (
     Selp,
     Setp,
     Sym,
+    Wgmma,
 )
 from .env import pow2
 
-HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore)
+HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore,
+          Wgmma, Elect)
 SYNC = (Barrier, *HOPPER)
 BULK_BYTES = 16  # the hardware's unit: one model word (4 bytes) of a bulk copy is 16 bytes here
 TX_SCALE = BULK_BYTES // 4
@@ -182,9 +185,25 @@ def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper fo
             if isinstance(ins, (CpAsync, CpAsyncGroup)):
                 _unsupported(f"Ampere cp.async `{ins.text}`", "the harness emits no cp.async yet",
                              ins.pos)
+            _check_issue27_forms(ins)
             if isinstance(ins, ProxyFence) and ins.kind != "async":
                 _unsupported(f"proxy: proxy fence `{ins.text}`",
                              "only fence.proxy.async runs on the device", ins.pos)
+
+
+def _check_issue27_forms(ins) -> None:
+    """wgmma, elect.sync, mbarrier.inval and cp.reduce.async.bulk: the harness emits none yet."""
+    if isinstance(ins, Wgmma):
+        _unsupported(f"wgmma `{ins.text}`", "the harness runs one warp per thread, not the "
+                     "warpgroup wgmma needs, and emits no matrix descriptors", ins.pos)
+    if isinstance(ins, Elect):
+        _unsupported(f"`{ins.text}`", "the harness emits no elect.sync yet (one lane per test "
+                     "thread: the election would always pick it)", ins.pos)
+    if isinstance(ins, MBarrier) and ins.op == "inval":
+        _unsupported(f"`{ins.text}`", "the harness emits no mbarrier.inval yet", ins.pos)
+    if isinstance(ins, BulkCopy) and ins.op is not None:
+        _unsupported(f"bulk reduction `{ins.text}`", "the harness emits no cp.reduce.async.bulk "
+                     "yet", ins.pos)
 
 
 def _cluster_phases(prog: Program) -> int:

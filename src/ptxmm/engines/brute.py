@@ -132,7 +132,7 @@ class BruteProblem:
     def _judged(self) -> Iterator[tuple[Execution, list[str], list]]:
         eg, cand = self.eg, self.cand
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
-        space = ExecutionSpace(eg, cand, fin_locs=fin_locs, tick=self.deadline.check)
+        space = ExecutionSpace(eg, cand, fin_locs=fin_locs, tick=self.deadline.check, prune=True)
         verdicts: dict[tuple, list[str] | None] = {}
         frame = None
         for c in space:

@@ -48,6 +48,7 @@ from ..program import (
     Barrier,
     Branch,
     Cmp,
+    Elect,
     Imm,
     Instruction,
     Label,
@@ -67,6 +68,7 @@ from ..program import (
     Store,
     Sym,
     Thread,
+    Wgmma,
     cond_refs,
     operands,
     type_width,
@@ -285,6 +287,8 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
                                          (ins.p, "pred", False, "selector")]
     if isinstance(ins, MBarrier):
         return None, _mbar_slots(ins)
+    if isinstance(ins, (Wgmma, Elect)):
+        return None, _async_slots(ins)
     if isinstance(ins, Mapa):
         return None, [(ins.dst, ins.type, False, "destination"), (ins.src, ins.type, False, "address"),
                       (ins.rank, "u32", False, "rank")]
@@ -294,6 +298,18 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
     if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
         return None
     return _memory_slots(ins)
+
+
+def _async_slots(ins: Wgmma | Elect) -> list:
+    """wgmma.mma_async's 64-bit descriptors, 32-bit accumulators and predicate scale-d (ptxas:
+    "Arguments mismatch" otherwise); elect.sync's predicate and 32-bit membermask."""
+    if isinstance(ins, Elect):
+        return [(ins.dst, "pred", False, "predicate destination"), (ins.mask, "b32", False, "membermask")]
+    if ins.kind != "mma":
+        return []
+    scale = [(ins.scale_d, "pred", False, "scale-d")] if isinstance(ins.scale_d, Reg) else []
+    return [*[(r, "b32", False, "accumulator") for r in ins.accs], (ins.a, "b64", False, "A descriptor"),
+            (ins.b, "b64", False, "B descriptor"), *scale]
 
 
 def _mbar_slots(ins: MBarrier) -> list:

@@ -34,6 +34,7 @@ texture/surface/constant proxy fences, for which the PTX ISA has none."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import field
 
 from ..errors import ParseError, SourcePos, UnsupportedError
@@ -49,6 +50,7 @@ from ..program import (
     ClusterBarrier,
     CpAsync,
     CpAsyncGroup,
+    Elect,
     Fence,
     Guard,
     Imm,
@@ -66,6 +68,7 @@ from ..program import (
     Setp,
     Store,
     Sym,
+    Wgmma,
 )
 from ..records import record
 from .check import did_you_mean
@@ -84,7 +87,7 @@ ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", 
            "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
-         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp").split()
+         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma elect").split()
 # proxy fences: the ISA's fence.proxy.alias and fence.proxy.async, and Dat3M's
 # texture/surface/constant proxy fences
 PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")
@@ -108,6 +111,7 @@ class Vec:
     Front-end only: decoded into the scalar operands of the IR."""
 
     items: tuple[Operand, ...]
+    pair: bool = False  # `d|p` (elect.sync's destinations), not `{...}`
 
 
 @record
@@ -413,10 +417,12 @@ def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instructi
     if base == "membar" and kind != "alias" and (
             kind in PROXY_FENCE_KINDS or root in ("async", "tensormap")):
         q.fail(f"membar.proxy.{kind} is not PTX", f"write fence.proxy.{kind}")
+    if kind == "async::generic":
+        return _uni_async_fence(q, ops, c)
     if root in ("async", "tensormap") and kind != "async":
         q.fail(f"async-proxy fence `{q.mnemonic}`",
-               "the tensormap proxy and the uni-directional async proxy fences are not modelled "
-               "yet; modelled: " + form, unsupported=True)
+               "the tensormap proxy (and its fences) is not modelled yet; modelled: " + form
+               + " | " + _UNI_FORMS, unsupported=True)
     if kind == "async":
         q.take()
         space = q.take_if({"global", "shared::cta", "shared::cluster"})
@@ -431,6 +437,28 @@ def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instructi
     q.done(form)
     _operands(ops, "", q, form)
     return ProxyFence(kind=kind, **c)
+
+
+_UNI_FORMS = ("fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster | "
+              "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster")
+
+
+def _uni_async_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """The uni-directional generic→async proxy fences with their release/acquire half (PTX ISA,
+    membar/fence; ptxas accepts exactly these two forms: .release with
+    .sync_restrict::shared::cta, .acquire with .sync_restrict::shared::cluster, scope .cluster)."""
+    q.take()
+    sem = q.take_if({"release", "acquire"})
+    want = {"release": "shared::cta", "acquire": "shared::cluster"}
+    if sem is None:
+        q.fail(f"`{q.mnemonic}` needs .release or .acquire", f"the forms: {_UNI_FORMS}")
+    if q.take_if({f"sync_restrict::{want[sem]}"}) is None:  # located at what stands there
+        q.fail(f"`{q.mnemonic}` needs .sync_restrict::{want[sem]}", f"the forms: {_UNI_FORMS}")
+    if q.take_if({"cluster"}) is None:
+        q.fail(f"`{q.mnemonic}` needs the scope .cluster", f"the forms: {_UNI_FORMS}")
+    q.done(_UNI_FORMS)
+    _operands(ops, "", q, _UNI_FORMS)
+    return ProxyFence(kind="async", space="shared", sem=sem, restrict=want[sem], **c)
 
 
 def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -670,9 +698,11 @@ def _cluster_bar(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 # ----- mbarrier, mapa, cp.async.bulk (docs/hopper.md) --------------------------------------------
 
-MBAR_OPS = {"init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait"}
+MBAR_OPS = {"init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait",
+            "try_wait"}
 _MBAR_FORMS = {
     "init": "mbarrier.init{.shared{::cta}}.b64 [a], count",
+    "inval": "mbarrier.inval{.shared{::cta}}.b64 [a]",
     "arrive": "mbarrier.arrive{.expect_tx}{.release|.relaxed}{.cta|.cluster}{.shared{::cta}|"
               ".shared::cluster}.b64 state, [a]{, count}  (.expect_tx: state, [a], txCount)",
     "expect_tx": "mbarrier.expect_tx{.relaxed}{.cta|.cluster}{.shared{::cta}|.shared::cluster}.b64 "
@@ -702,18 +732,18 @@ def _mbar_tail(q: _Quals, form: str, sems: set[str], default: str, cluster_space
 def _mbarrier(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     op = q.take_if(MBAR_OPS)
     if op is None:
-        if q.peek() in ("inval", "pending_count", "arrive.noComplete"):
+        if q.peek() in ("pending_count", "arrive.noComplete"):
             q.fail(f"mbarrier.{q.peek()}", "not modelled yet (docs/hopper.md)", unsupported=True)
         q.fail("unknown mbarrier operation" + (f" .{q.peek()}" if q.peek() else ""),
                "operations: " + ", ".join(sorted(MBAR_OPS)), typo=True)
     form = _MBAR_FORMS[op]
-    if op == "init":
+    if op in ("init", "inval"):
         q.take_if({"shared", "shared::cta"})
         if q.take_if({"b64"}) is None:
-            q.fail("mbarrier.init ends in .b64", f"expected form: {form}")
+            q.fail(f"mbarrier.{op} ends in .b64", f"expected form: {form}")
         q.done(form)
-        a, n = _operands(ops, "mv", q, form)
-        return MBarrier(op=op, addr=a, count=n, sem="weak", scope="cta", **c)
+        a, *n = _operands(ops, "mv" if op == "init" else "m", q, form)
+        return MBarrier(op=op, addr=a, count=n[0] if n else None, sem="weak", scope="cta", **c)
     if op in ("arrive", "arrive_drop"):
         return _mbar_arrive(op, q, ops, c, form)
     if op in ("expect_tx", "complete_tx"):
@@ -762,6 +792,11 @@ def _mapa(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 
 def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``cp.reduce.async.bulk`` or the copies."""
+    return _cp_reduce(q, ops, c) if q.peek() == "reduce" else _cp_copy(base, q, ops, c)
+
+
+def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     """``cp.async.bulk`` (one word), ``cp.async.bulk.commit_group``, ``cp.async.bulk.wait_group``."""
     g2s = ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster} "
            "[dst], [src], size, [mbar]{, ctaMask}")
@@ -811,6 +846,43 @@ def _cp(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
                     multicast=rest[1] if multi else None, **c)
 
 
+_REDUCE_TYPES = {"add": {"u32", "s32"}, "min": {"u32", "s32"}, "max": {"u32", "s32"},
+                 "inc": {"u32"}, "dec": {"u32"}, "and": {"b32"}, "or": {"b32"}, "xor": {"b32"}}
+
+
+def _cp_reduce(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], 4`` (PTX ISA,
+    cp.reduce.async.bulk; one 32-bit word, the types ptxas takes for each operation)."""
+    form = ("cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], 4  "
+            "(.add|.min|.max .u32|.s32, .inc|.dec .u32, .and|.or|.xor .b32)")
+    q.take()
+    if q.take_if({"async"}) is None or q.take_if({"bulk"}) is None:
+        q.fail(f"`{q.mnemonic}`", f"expected form: {form}")
+    if q.peek() == "tensor":
+        q.fail("cp.reduce.async.bulk.tensor", f"modelled: {form}", unsupported=True)
+    dst, src = q.take_if({"global", "shared::cluster"}), q.take_if({"shared::cta"})
+    if (dst, src) != ("global", "shared::cta"):
+        q.fail(f"cp.reduce.async.bulk from {src or '?'} to {dst or '?'}", f"modelled: {form}",
+               unsupported=True)
+    if q.take_if({"bulk_group"}) is None:
+        q.fail(f"`{q.mnemonic}` needs the completion mechanism .bulk_group", f"expected form: {form}")
+    op = q.take_if(set(_REDUCE_TYPES))
+    if op is None:
+        q.fail("cp.reduce.async.bulk needs a reduction", f"expected form: {form}", typo=True)
+    ty = q.take_if(_REDUCE_TYPES[op])
+    if ty is None:
+        q.fail(f"cp.reduce.async.bulk .{op} takes " + " ".join(f".{t}" for t in sorted(_REDUCE_TYPES[op]))
+               + (f" (got .{q.peek()})" if q.peek() else ""), f"expected form: {form}")
+    if q.peek() is not None:
+        q.fail(f"qualifier .{q.peek()} of cp.reduce.async.bulk", f"modelled: {form}", unsupported=True)
+    d, s_, n = _operands(ops, "mmv", q, form)
+    if not isinstance(n, Imm) or n.value != 4:
+        raise UnsupportedError("a bulk reduction of other than 4 bytes", q.pos,
+                               "a litmus location is one 32-bit word: reduce 4 bytes")
+    return BulkCopy(dst=d, src=s_, size=n, dst_space="global", src_space="shared", op=op, type=ty,
+                    **c)
+
+
 def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     """Ampere ``cp.async.ca.shared{::cta}.global [d], [s], 4``, ``cp.async.commit_group``,
     ``cp.async.wait_group N``, ``cp.async.wait_all``, ``cp.async.mbarrier.arrive{.noinc}
@@ -853,6 +925,78 @@ def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         raise UnsupportedError("a cp.async of other than 4 bytes", q.pos,
                                "a litmus location is one 32-bit word: copy 4 bytes")
     return CpAsync(dst=d, src=s_, size=n, **c)
+
+
+_WGMMA_FORM = ("wgmma.fence.sync.aligned | wgmma.commit_group.sync.aligned | "
+               "wgmma.wait_group.sync.aligned N | wgmma.mma_async.sync.aligned.m64nNk32.s32"
+               ".s8|.u8.s8|.u8{.satfinite} {d0, ..., d(N/2-1)}, a-desc, b-desc, scale-d")
+
+
+def _wgmma(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``wgmma.fence`` / ``commit_group`` / ``wait_group`` and the integer ``wgmma.mma_async``
+    with both matrices in shared memory (PTX ISA, wgmma; docs/hopper.md), in ptxas's operand
+    rules: ``.sync.aligned`` required, 64-bit descriptor registers, scale-d 0, 1 or a predicate,
+    N/2 accumulator registers for shape m64nNk32."""
+    form = _WGMMA_FORM
+    kind = q.take_if({"fence", "commit_group", "wait_group", "mma_async"})
+    if kind is None:
+        q.fail(f"`{q.mnemonic}`" + (" (wgmma.mma_async.sp is not modelled)" if q.peek() == "mma_async"
+                                    else ""), f"modelled: {form}", unsupported=q.peek() is not None)
+    if q.take_if({"sync"}) is None or q.take_if({"aligned"}) is None:
+        q.fail(f"`{q.mnemonic}` needs .sync.aligned", f"expected form: {form}")
+    if kind != "mma_async":
+        q.done(form)
+        if kind == "wait_group":
+            (n,) = _operands(ops, "v", q, form)
+            if not isinstance(n, Imm):
+                raise ParseError("wgmma.wait_group takes an integer constant", q.pos,
+                                 f"expected form: {form}")
+            return Wgmma(kind="wait", n=n.value, **c)
+        _operands(ops, "", q, form)
+        return Wgmma(kind={"commit_group": "commit"}.get(kind, kind), **c)
+    shape = q.take() if q.peek() is not None else None
+    m = re.fullmatch(r"m64n(\d+)k(\d+)", shape or "")
+    if m is None or int(m.group(1)) % 8 or not 8 <= int(m.group(1)) <= 256:
+        q.fail(f"wgmma shape .{shape}", f"expected form: {form}")
+    dtype = q.take_if({"s32", "f32", "f16"})
+    if dtype != "s32" or m.group(2) != "32":
+        q.fail(f"the floating-point wgmma form .{shape}.{dtype}", "ptxmm models integer values: "
+               f"write the integer form {form}", unsupported=True)
+    if q.take_if({"s8", "u8"}) is None or q.take_if({"s8", "u8"}) is None:
+        q.fail("wgmma.mma_async.s32 needs .s8|.u8 for A and B", f"expected form: {form}")
+    q.take_if({"satfinite"})
+    q.done(form)
+    d, a, b, scale = _operands(ops, "Vvvv", q, form)
+    want = int(m.group(1)) // 2
+    if len(d.items) != want or not all(isinstance(x, Reg) for x in d.items):
+        raise ParseError(f"`{q.mnemonic}` takes {want} accumulator registers, got {len(d.items)}",
+                         q.pos, f"shape m64n{m.group(1)}k32: N/2 .s32 registers per thread")
+    if not all(isinstance(x, Reg) for x in (a, b)):
+        raise ParseError("wgmma matrix descriptors are 64-bit registers", q.pos,
+                         "hold the address of a .shared word in one: mov.u64 %rd0, x;")
+    if isinstance(scale, Imm) and scale.value not in (0, 1):
+        raise ParseError("scale-d is 0, 1 or a predicate", q.pos, "0: D = A*B; 1: D = A*B + D")
+    return Wgmma(kind="mma", dst=d.items[0], accs=d.items, a=a, b=b, scale_d=scale, shape=shape, **c)
+
+
+def _elect(base: str, q: _Quals, ops: list, c: dict) -> Instruction:
+    """``elect.sync _|p, membermask`` (PTX ISA, elect.sync): p is True in the one lane of the
+    membermask the instruction elects.  The elected lane's id (``d``) is not modelled: a litmus
+    thread has no lane id (write ``_``)."""
+    form = "elect.sync _|p, membermask"
+    if q.take_if({"sync"}) is None:
+        q.fail("elect needs .sync", f"expected form: {form}")
+    q.done(form)
+    dp, mask = _operands(ops, "Vv", q, form)
+    if not dp.pair or len(dp.items) != 2 or not isinstance(dp.items[1], Reg):
+        raise ParseError("the destination of elect.sync is d|p: a register or `_`, `|`, and a "
+                         "predicate register", q.pos, f"expected form: {form}")
+    if dp.items[0] != SINK:
+        raise UnsupportedError("the elected lane's id (elect.sync's d)", q.pos,
+                               "a litmus thread has no lane id: write `_|%p`")
+    if not isinstance(mask, Imm):
+        raise UnsupportedError("a membermask held in a register", q.pos, "write the mask as a constant")
+    return Elect(dst=dp.items[1], mask=mask, **c)
 
 
 def _mov(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -919,7 +1063,8 @@ def _ret(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 _HANDLERS = {"ld": _ld, "st": _st, "atom": _atom, "red": _red, "fence": _fence, "membar": _membar,
              "bar": _bar, "barrier": _bar, "mov": _mov, "setp": _setp, "selp": _selp, "bra": _bra,
              "ret": _ret, "exit": _ret, "tex": _tex, "tld4": _tld4, "suld": _suld, "sust": _sust,
-             "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp,
+             "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp, "wgmma": _wgmma,
+             "elect": _elect,
              **{op: _alu for op in ALU_OPS}}
 
 
@@ -972,7 +1117,7 @@ _CATEGORY = {
 }
 # instructions whose forms name a category twice: tex's data and coordinate types, cp's
 # destination and source state spaces
-_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}}
+_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}, "wgmma": {"type"}}
 
 
 def _check_repeats(base: str, q: _Quals) -> None:
@@ -990,6 +1135,7 @@ def _check_repeats(base: str, q: _Quals) -> None:
 
 
 _ASYNC_ST = {"async", "mbarrier::complete_tx::bytes"}
+_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _MEM_QUALS = ({*_SEMS, "volatile", "mmio", "const", "local", "param", "nc", "v2", "v4", "v8"}
               | SCOPES | set(SPACES) | CACHE_HINTS | TYPES)
 _SU_QUALS = ({"b", "p", "v2", "v4", "b8", "b16", "b32", "b64"} | GEOMS | SULD_COPS | SUST_COPS
@@ -999,7 +1145,9 @@ QUALIFIERS = {
     "ld": _MEM_QUALS, "st": _MEM_QUALS | _ASYNC_ST, "atom": _MEM_QUALS | ATOM_OPS,
     "red": _MEM_QUALS | ATOM_OPS | _ASYNC_ST,
     "fence": ({"sc", "acq_rel", "acquire", "release", "proxy", "op_restrict", "mbarrier_init",
-               "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global"}
+               "sync_restrict", "tensormap", "shared::cta", "shared::cluster", "global",
+               "async::generic", "tensormap::generic", "sync_restrict::shared::cta",
+               "sync_restrict::shared::cluster"}
               | SCOPES | set(PROXY_FENCE_KINDS)),
     "membar": {"cta", "gl", "sys", "proxy", "alias"},
     "bar": {"cta", "sync", "arrive", "red", "aligned", "warp", "cluster", "wait", "release",
@@ -1014,7 +1162,10 @@ QUALIFIERS = {
     "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
            "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
-           "shared", "b64"},
+           "shared", "b64", "reduce", "u32", "s32", "b32", *_REDUCE_OPS},
+    "elect": {"sync"},
+    "wgmma": {"fence", "commit_group", "wait_group", "mma_async", "sync", "aligned", "s32", "s8",
+              "u8", "f32", "f16", "satfinite", "sp"},
     **{op: TYPES | {"lo", "hi", "wide", "sat"} for op in ALU_OPS},
 }
 QUALIFIERS |= {"barrier": QUALIFIERS["bar"], "exit": QUALIFIERS["ret"]}

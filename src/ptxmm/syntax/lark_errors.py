@@ -10,7 +10,7 @@ _PRETTY = {
     "RSQB": "']'", "LPAR": "'('", "RPAR": "')'", "COLON": "':'", "EQUAL": "'='", "WORD": "a name",
     "REG": "a register like %r0", "INT": "a number", "HEX": "a number", "STRING": "a string",
     "QUANT": "exists/~exists/forall", "SPACE": "a state space like .global", "TYPE": "a type like .u32",
-    "PLACE": ".cta/.cluster/.gpu", "CMPOP": "a comparison", "SIGN": "a sign", "BAR": "'|'",
+    "PLACE": ".cta/.cluster/.gpu", "CMPOP": "a comparison", "SIGN": "a sign", "BAR": "'|'", "VBAR": "'|'",
 }
 
 

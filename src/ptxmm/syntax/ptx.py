@@ -429,8 +429,8 @@ class _Builder:
                                    _tok_pos(self.file, o.children[0]),
                                    "ptxmm models integer values: floating-point constants and "
                                    "arithmetic are not modelled yet")
-        if o.data == "vector":
-            return Vec(tuple(self.operand(c) for c in o.children))
+        if o.data in ("vector", "pair"):  # `d|p` (elect.sync) as a two-element vector
+            return Vec(tuple(self.operand(c) for c in o.children), pair=o.data == "pair")
         base_tok, *rest = o.children[0].children
         base = Reg(str(base_tok)) if str(base_tok).startswith("%") else Sym(str(base_tok))
         offset = 0
