@@ -34,7 +34,8 @@ class GenOptions:
     scopes: tuple[str, ...] = ("gpu",)
     placement: str = "cta"
     limit: int | None = None
-    proxies: tuple[str, ...] = ()  # also crossed on unannotated accesses: weak, through that proxy
+    # besides: one unannotated access at a time made a weak access through each of these proxies
+    proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         bad = [s for s in self.sems if s not in SEMS]
@@ -149,9 +150,21 @@ def _choices(d: str, opts: GenOptions, atomic: bool = False) -> list[Ann]:
             out += [] if atomic else [Ann("weak")]
         else:
             out += [Ann(s, sc) for sc in opts.scopes if Ann(s, sc).fits(d)]
-    if not atomic:
-        out += [Ann("weak", None, p) for p in opts.proxies if Ann("weak", None, p).fits(d)]
     return out or [Ann("relaxed", opts.scopes[0])]
+
+
+def _picks(edges: list[Edge], free: list[int], atomic: set[int], opts: GenOptions) -> Iterator[tuple]:
+    """The annotations of the free accesses: the --sems x --scopes cross; then, with --proxies,
+    each of those with one free access (not an atom's) through each proxy that fits it."""
+    choices = [_choices(edges[i].src, opts, i in atomic) for i in free]
+    yield from product(*choices)
+    for k, i in enumerate(free):
+        if i in atomic:
+            continue
+        for p in opts.proxies:
+            a = Ann("weak", None, p)
+            if a.fits(edges[i].src):
+                yield from product(*(choices[:k] + [[a]] + choices[k + 1:]))
 
 
 def _writable(edges: list[Edge], anns: list[Ann]) -> bool:
@@ -212,7 +225,7 @@ def tests_of_cycle(edges: list[Edge], opts: GenOptions) -> Iterator[Litmus]:
     atomic = {i for i, e in enumerate(edges) if e.kind == "rmw"} | {
         (i + 1) % n for i, e in enumerate(edges) if e.kind == "rmw"}
     n_threads = sum(e.ext for e in edges)
-    for pick in product(*(_choices(edges[i].src, opts, i in atomic) for i in free)):
+    for pick in _picks(edges, free, atomic, opts):
         anns = list(fixed)
         for i, a in zip(free, pick):
             anns[i] = a
