@@ -341,3 +341,19 @@ def test_engines_agree_on_generated_tests():
         prog = ptxmm.parse(g.text())
         for m in ("ptx", "ptx-v6.0"):
             assert ptxmm.check(prog, m, engine="brute").holds == ptxmm.check(prog, m, engine="z3").holds
+
+
+def test_diff_over_generated_proxy_and_atom_tests(tmp_path):
+    """`ptxmm diff ptx-v6.0 ptx-v7.5 --gen` with proxy accesses: the MP whose data is read through
+    the constant proxy holds only under ptx-v7.5 (6.0 has no proxies); the atom cycle agrees."""
+    out = tmp_path / "d.json"
+    r = CliRunner().invoke(main, ["diff", "ptx-v6.0", "ptx-v7.5", "--gen", "-j", "1", "--no-explain",
+                                  "--cycle", "RfeLgAg PodRRAgCn Fre PodWW",
+                                  "--cycle", "PodWW RfeRgAg RmwAgLg RfeLgAg PodRR Fre",
+                                  "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    import json
+
+    data = json.loads(out.read_text())
+    assert data["summary"]["total"] == 2 and data["summary"]["holds_only_in_m2"] == 1
+    assert [x["name"] for x in data["holds_only_in_m2"]] == ["MP+po-rel.gpu+acq.gpu-po-const"]
