@@ -35,10 +35,13 @@ class FakeDevice:
     """plan(): a Skip (parse error) for files named bad*, else a Job; run_one(): records the file,
     raises ``fail`` (an exception instance) at the ``at``-th run."""
 
-    def __init__(self, at: int | None = None, fail: BaseException | None = None):
+    def __init__(self, at: int | None = None, fail: BaseException | None = None,
+                 out: Path | None = None):
         self.ran: list[str] = []
         self.plans: list[int] = []
         self.at, self.fail = at, fail
+        self.out = out  # when given: every earlier test must already have its line there
+        self.lines_before: list[int] = []
 
     def plan(self, files, model=None, unroll=2, **_):
         self.plans.append(len(files))
@@ -49,6 +52,11 @@ class FakeDevice:
         if self.at is not None and len(self.ran) == self.at:
             self.at = None
             raise self.fail
+        if self.out is not None:
+            keys = set(_keys(self.out)) if self.out.exists() else set()
+            earlier = [f for f in _all_files(self.out.parent / "tests") if f < str(job.file)]
+            assert set(earlier) <= keys, "a finished test has no line yet"
+            self.lines_before.append(len(keys))
         self.ran.append(str(job.file))
         return str(job.file)
 
@@ -67,8 +75,8 @@ def _all_files(d: Path) -> list[str]:
 
 def test_a_line_per_test_in_walk_order_planned_a_chunk_at_a_time(tmp_path):
     d = _tree(tmp_path)
-    dev = FakeDevice()
     out = tmp_path / "out.jsonl"
+    dev = FakeDevice(out=out)
     err = io.StringIO()
     res = stream_campaign(dev.campaign(), [str(d)], out, chunk=5, plan_fn=dev.plan, progress=True,
                           stream=err)
@@ -80,6 +88,7 @@ def test_a_line_per_test_in_walk_order_planned_a_chunk_at_a_time(tmp_path):
     assert all(r["status"] == "ran" and r["file"] == r["key"] for r in rows if r not in bad)
     assert res.ran == 23 - len(bad) and res.violations == 1 and res.exit_code() == 1
     assert "23/23" in err.getvalue()
+    assert len(dev.lines_before) == res.ran and dev.lines_before == sorted(dev.lines_before)
 
 
 def test_a_list_file_is_read_line_by_line(tmp_path):

@@ -91,24 +91,42 @@ def stream_campaign(camp, paths: Iterable[str], out: Path | None, resume: bool =
 
 
 def _run_chunk(camp, part, plan_fn, run_batch, writer, res: StreamResult, on_row, prog) -> bool:
-    """Plan and run one chunk, a line per test that ran or could not; False: stop (cut short)."""
+    """Plan and run one chunk, a line per test that ran or could not — a test's line written as
+    soon as it finished (those of files that could not be planned just before the next test runs,
+    in order; a test the device failed on when the chunk ends). False: stop (cut short)."""
+    from ..device.batch import Skip
+
     planned = plan_fn([it.path for it in part], camp.model, camp.unroll)
-    batch = run_batch(planned, camp.run_one, on_result=camp.render, measure=camp.measure)
-    for it, x in zip(part, batch.items):
-        reason = getattr(x, "reason", None)
-        if reason in NOT_RUN:
-            continue
-        row = _row(it.key, x, camp)
+    index = {id(x): i for i, x in enumerate(planned)}
+    written: set[int] = set()
+
+    def emit(i: int, x) -> None:
+        written.add(i)
+        row = _row(part[i].key, x, camp)
         writer.write(row)
         res.written += 1
-        if reason is None:
+        if isinstance(x, Skip):
+            res.reasons[x.reason] = res.reasons.get(x.reason, 0) + 1
+        else:
             res.ran += 1
             res.violations += row["violations"]
-        else:
-            res.reasons[reason] = res.reasons.get(reason, 0) + 1
         if on_row:
             on_row(row)
         prog.step()
+
+    def run_and_write(job):
+        i = index[id(job)]
+        for k in range(i):  # the files before it that could not be planned
+            if k not in written and isinstance(planned[k], Skip):
+                emit(k, planned[k])
+        r = camp.run_one(job)
+        emit(i, r)
+        return r
+
+    batch = run_batch(planned, run_and_write, on_result=camp.render, measure=camp.measure)
+    for i, x in enumerate(batch.items):
+        if i not in written and getattr(x, "reason", None) not in NOT_RUN:
+            emit(i, x)
     res.interrupted |= batch.interrupted
     res.hung |= batch.hung
     return not (batch.interrupted or batch.hung)
