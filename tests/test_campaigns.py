@@ -44,14 +44,23 @@ def _sample6(k: int = 40) -> list:
 
 def test_edges_read_and_print_back():
     for text in ("Rfe", "Fre", "Coe", "PodWR", "PosRR", "Fence.sc.gpu.dWR", "Fence.acq_rel.cta.sWW",
-                 "DpAddrdR", "DpDatadW", "DpCtrldW", "RfeLgAg", "PodWRPRc"):
+                 "DpAddrdR", "DpDatadW", "DpCtrldW", "RfeLgAg", "PodWRPRc", "Rfi", "Fri", "Coi", "Rmw",
+                 "Rmw.cas", "Rmw.add", "RmwAgLg", "Fence.proxy.texture.dRR", "PosWRPTx", "RfeSfCn",
+                 "PodWRVaP"):
         assert str(parse_edge(text)) == text
+    assert (str(parse_edge("Wsi")), str(parse_edge("Wse"))) == ("Coi", "Coe")  # diy7's older names
+    assert not parse_edge("Rfi").ext and parse_edge("Rfe").ext and not parse_edge("Rmw").ext
+    assert [str(e) for e in parse_edges("Fence.proxy.*.dWR")] == [
+        f"Fence.proxy.{k}.dWR" for k in ("alias", "texture", "surface", "constant")]
     assert [str(e) for e in parse_edges("Pod**")] == ["PodRR", "PodRW", "PodWR", "PodWW"]
     assert len(parse_edges("Fence.sc.*.dW*")) == 8
 
 
 @pytest.mark.parametrize("bad, words", [("Rfx", "unknown edge"), ("DpDatadR", "ends at a store"),
-                                        ("RfeAgAg", "does not apply to a store")])
+                                        ("RfeAgAg", "does not apply to a store"),
+                                        ("CoeSfTx", "texture does not apply to a store"),
+                                        ("RmwPRg", "generic strong access"),
+                                        ("RmwAgLc", "one scope")])
 def test_bad_edges_are_typed_errors(bad, words):
     with pytest.raises(EdgeError, match=words):
         parse_edge(bad)
@@ -61,7 +70,9 @@ def test_bad_edges_are_typed_errors(bad, words):
     ("Rfe PodWR Fre", "ends at a R but PodWR starts at a W"),
     ("Rfe PodRR", "ends at a R but Rfe starts at a W"),
     ("RfeLgAg PodRRRgRg Fre PodWW", "annotate their access differently"),
-    ("PosWW PosWW", "two communication edges")])
+    ("PosWW PosWW", "two communication edges"),
+    ("Rfe DpAddrdRPTx Fre PodWW", "no register address"),
+    ("RfeRgAg RmwRcRc Rfe PodRR Fre PodWW", "annotate their access differently")])
 def test_cycles_that_cannot_be_tests_are_refused(cycle, words):
     with pytest.raises(EdgeError, match=words):
         list(generate(GenOptions(cycles=(cycle,))))
@@ -78,7 +89,10 @@ def test_cycles_that_cannot_be_tests_are_refused(cycle, words):
     ("PodWW Rfe PodRW Coe", "S+pos"), ("PodWW Coe PodWR Fre", "R+pos"),
     ("Rfe PodRR Fre Rfe PodRR Fre", "IRIW+pos"), ("Rfe PodRW Rfe PodRR Fre", "WRC+pos"),
     ("Rfe PosRR Fre", "CoRR+po"), ("Fence.sc.gpu.dWR Fre PodWR Fre", "SB+fence.sc.gpu+po"),
-    ("Rfe DpAddrdR Fre PodWW", "MP+po+addr"), ("RfeLgAg PodRR Fre PodWW", "MP+po-rel.gpu+acq.gpu-po")])
+    ("Rfe DpAddrdR Fre PodWW", "MP+po+addr"), ("RfeLgAg PodRR Fre PodWW", "MP+po-rel.gpu+acq.gpu-po"),
+    ("Rfi PodRR Fre Rfi PodRR Fre", "SB+rfi-pos"), ("PodWW Rfe Rmw Rfe PodRR Fre", "ISA2+po+exch+po"),
+    ("RfeLgAg PodRRAgCn Fre PodWW", "MP+po-rel.gpu+acq.gpu-po-const"),
+    ("Rfe Fence.proxy.texture.dRRPTx Fre PodWW", "MP+po+wk-fence.proxy.texture-tex")])
 def test_classic_cycles_give_diy_names(cycle, name):
     (g,) = generate(GenOptions(cycles=(cycle,)))
     assert g.name == name
@@ -106,7 +120,61 @@ def test_dependencies_order_load_buffering_under_every_ptx_model():
     assert ptxmm.check(ptxmm.parse(g.text()), "ptx").holds is True
 
 
+def test_internal_edges_are_program_order_the_values_observe():
+    """Rfi is PosWR as a test (one test, kept once, named by the first cycle that made it); the read
+    sees the thread's own write."""
+    gs = list(generate(GenOptions(cycles=("Rfe PodRR Fre Rfi PodRR Fre", "Rfe PodRR Fre PosWR PodRR Fre"))))
+    assert [g.name for g in gs] == ["RWC+po+rfi-po"]
+    assert "T2:%r0 == 1" in gs[0].text()
+
+
+def test_read_modify_writes_are_atoms_with_their_annotations():
+    (g,) = generate(GenOptions(cycles=("PodWW RfeRgAg RmwAgLg RfeLgAg PodRR Fre",)))
+    assert "atom.acq_rel.gpu.global.exch.b32 %r0, [y], 2;" in g.text()
+    (g,) = generate(GenOptions(cycles=("PodWW Rfe Rmw.cas Rfe PodRR Fre",)))
+    assert "atom.relaxed.gpu.global.cas.b32 %r0, [y], 1, 2;" in g.text()
+    assert "atom.relaxed.gpu.cas r0, y, 1, 2" in g.text("litmus")
+    (g,) = generate(GenOptions(cycles=("PodWW Rfe Rmw.add Coe PodWR Fre",)))
+    assert "atom.relaxed.gpu.global.add.u32 %r0, [y], 1;" in g.text() and "y == 3" in g.text()
+    # crossing --sems/--scopes never makes an atom weak or splits its scope
+    gs = list(generate(GenOptions(cycles=("PodWW Rfe Rmw Rfe PodRR Fre",), sems=("weak", "relaxed"),
+                                  scopes=("cta", "gpu"))))
+    assert gs and all(".global.exch" in g.text() and ("atom.relaxed.cta" in g.text() or
+                                                     "atom.relaxed.gpu" in g.text()) for g in gs)
+    with pytest.raises(EdgeError):
+        generate(GenOptions(cycles=("Rfe Rmw",))).__next__()
+
+
+def test_a_proxy_read_without_a_proxy_fence_tells_the_proxy_models_apart():
+    """MP whose data is read through the constant proxy: the release/acquire pair orders the
+    generic write, not the constant-proxy read — allowed where proxies exist (ptx, ptx-v7.5),
+    forbidden in ptx-v6.0 (no proxies); the proxy fence forbids it everywhere."""
+    (g,) = generate(GenOptions(cycles=("RfeLgAg PodRRAgCn Fre PodWW",)))
+    prog = ptxmm.parse(g.text())
+    assert ".const .u32 x_c aliases x;" in g.text() and "ld.const.u32 %r1, [x_c];" in g.text()
+    assert [ptxmm.check(prog, m).holds for m in ("ptx", "ptx-v7.5", "ptx-v6.0")] == [True, True, False]
+    (g,) = generate(GenOptions(cycles=("RfeLgAg Fence.proxy.constant.dRRAgCn Fre PodWW",)))
+    prog = ptxmm.parse(g.text())
+    assert [ptxmm.check(prog, m).holds for m in ("ptx", "ptx-v7.5", "ptx-v6.0")] == [False, False, False]
+
+
+def test_proxies_cross_one_access_at_a_time():
+    base = list(generate(GenOptions(cycles=("Rfe PodRR Fre PodWW",))))
+    gs = list(generate(GenOptions(cycles=("Rfe PodRR Fre PodWW",), proxies=("texture", "surface"))))
+    # 4 accesses: the 2 reads take texture or surface, the 2 writes surface: 1 + 2 + 2 + 1 + 1
+    assert len(base) == 1 and len(gs) == 7 and len({g.name for g in gs}) == 7
+    assert sum("tex.1d" in g.text() for g in gs) == 2 and sum("sust.b" in g.text() for g in gs) == 2
+
+
 # ----- every generated test ---------------------------------------------------------------------
+
+NEW_EDGES = GenOptions(size=5, relax="Rmw Rmw.cas Rmw.add Rfi Fri Coi Pos** Fence.proxy.*.d**",
+                       safe="Rfe Fre Coe Pod** Fence.acq_rel.gpu.d**",
+                       proxies=("alias", "texture", "surface", "constant"))
+
+
+def _sample_new(k: int) -> list:
+    return random.Random(5).sample(list(generate(NEW_EDGES)), k)
 
 
 def test_size4_counts_and_families():
@@ -138,13 +206,22 @@ def test_a_sample_of_size6_parses_and_checks_under_every_model(no_axioms):
         _check_everywhere(g, no_axioms)
 
 
-_LOC = re.compile(r"\[(x|y|z|a|b|c)\]|, (x|y|z|a|b|c);")
+def test_internal_edges_atoms_and_proxies_parse_and_check_under_every_model(no_axioms):
+    """Rfi Fri Coi, the three read-modify-writes, proxy fences and proxy accesses: each test a
+    cycle forbidden under SC and a consistent observation (size 5, a sample)."""
+    sample = _sample_new(50)
+    assert any("atom." in g.text() for g in sample) and any("fence.proxy" in g.text() for g in sample)
+    assert any("aliases" in g.text() for g in sample)
+    for g in sample:
+        _check_everywhere(g, no_axioms)
+
+
+_LOC = re.compile(r"(?<=[\[ ])(x|y|z|a|b|c)(?=(?:_[vtsc])?[\],;])")
 
 
 def _rename_locs(text: str, ren: dict[str, str]) -> str:
     def sub(m: re.Match) -> str:
-        old = m.group(1) or m.group(2)
-        return m.group(0).replace(old, ren.setdefault(old, f"L{len(ren)}"))
+        return ren.setdefault(m.group(1), f"L{len(ren)}")
 
     return _LOC.sub(sub, text)
 
@@ -171,7 +248,7 @@ def _text_key(text: str) -> str:
 
 
 def test_no_two_generated_tests_are_equal_up_to_symmetry():
-    for tests in (SIZE4, _sample6(400)):
+    for tests in (SIZE4, _sample6(400), _sample_new(400)):
         keys = [_text_key(g.text()) for g in tests]
         assert len(set(keys)) == len(keys)
         assert len({g.name for g in tests}) == len(tests)
@@ -264,3 +341,19 @@ def test_engines_agree_on_generated_tests():
         prog = ptxmm.parse(g.text())
         for m in ("ptx", "ptx-v6.0"):
             assert ptxmm.check(prog, m, engine="brute").holds == ptxmm.check(prog, m, engine="z3").holds
+
+
+def test_diff_over_generated_proxy_and_atom_tests(tmp_path):
+    """`ptxmm diff ptx-v6.0 ptx-v7.5 --gen` with proxy accesses: the MP whose data is read through
+    the constant proxy holds only under ptx-v7.5 (6.0 has no proxies); the atom cycle agrees."""
+    out = tmp_path / "d.json"
+    r = CliRunner().invoke(main, ["diff", "ptx-v6.0", "ptx-v7.5", "--gen", "-j", "1", "--no-explain",
+                                  "--cycle", "RfeLgAg PodRRAgCn Fre PodWW",
+                                  "--cycle", "PodWW RfeRgAg RmwAgLg RfeLgAg PodRR Fre",
+                                  "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    import json
+
+    data = json.loads(out.read_text())
+    assert data["summary"]["total"] == 2 and data["summary"]["holds_only_in_m2"] == 1
+    assert [x["name"] for x in data["holds_only_in_m2"]] == ["MP+po-rel.gpu+acq.gpu-po-const"]

@@ -450,9 +450,13 @@ def _device_exit(code: int, hung: bool) -> None:
 @click.option("--hunt-budget", type=float, default=10.0, show_default=True,
               help="seconds of replay per test for --hunt, split over its environments")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")
+@click.option("--jsonl", default=None, help="stream: inputs read lazily, one JSON line per test as it "
+              "finishes (docs/campaigns.md)")
+@click.option("--resume", is_flag=True, help="with --jsonl: skip the tests already in its file")
+@click.option("--show-progress", is_flag=True, help="with --jsonl: show progress also off a terminal")
 @kernel_options
 def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed, timeout,
-             self_check, hunt, hunt_budget, json_out, kernel) -> None:
+             self_check, hunt, hunt_budget, json_out, jsonl, resume, show_progress, kernel) -> None:
     """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
     planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
     1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
@@ -484,6 +488,10 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
     camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console,
                              hunt_budget=hunt_budget if hunt else None)
     camp = with_kernels(camp, env_for, budget, iterations, timeout, console, kernel)  # .cu / nvcc PTX files
+    if jsonl or resume:
+        from .cli_campaigns import stream_crossval
+
+        return stream_crossval(camp, files, jsonl, resume, show_progress, json_out, pre, console, err)
     code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out), pre=pre)
     _device_exit(code, batch.hung)
 

@@ -29,6 +29,9 @@ def _gen_options(f):
                      help="semantics crossed on unannotated accesses: weak,relaxed,acquire,release"),
         click.option("--scopes", default="gpu", show_default=True,
                      help="scopes crossed on unannotated accesses: cta,cluster,gpu,sys"),
+        click.option("--proxies", default="", show_default=True,
+                     help="also crossed on unannotated accesses, as weak accesses through a proxy "
+                     "alias: alias,texture,surface,constant (texture and constant: loads only)"),
         click.option("--placement", type=click.Choice(["cta", "same-cta", "all", "cluster"]),
                      default="cta", show_default=True,
                      help="cta: one CTA per thread; same-cta; all: every grouping into CTAs; "
@@ -40,7 +43,7 @@ def _gen_options(f):
     return f
 
 
-def gen_options(size, relax, safe, cycles, nprocs, sems, scopes, placement, limit):
+def gen_options(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit):
     from .campaigns.edges import DEFAULT_RELAX, DEFAULT_SAFE
     from .campaigns.gen import GenOptions
 
@@ -48,7 +51,7 @@ def gen_options(size, relax, safe, cycles, nprocs, sems, scopes, placement, limi
                       safe=safe if safe is not None else DEFAULT_SAFE, cycles=tuple(cycles),
                       nprocs=nprocs, sems=tuple(s for s in sems.split(",") if s),
                       scopes=tuple(s for s in scopes.split(",") if s), placement=placement,
-                      limit=limit)
+                      limit=limit, proxies=tuple(p for p in proxies.split(",") if p))
 
 
 @click.command()
@@ -61,7 +64,7 @@ def gen_options(size, relax, safe, cycles, nprocs, sems, scopes, placement, limi
               help="instead: the device-coverage families, N variants each (shape x scope x fence "
               "x placement)")
 @click.option("--seed", type=int, default=14, show_default=True, help="--families' sample")
-def gen(size, relax, safe, cycles, nprocs, sems, scopes, placement, limit, fmt, out, per_family,
+def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit, fmt, out, per_family,
         seed) -> None:
     """Litmus tests from cycles of relaxations (diy7 for PTX): every cycle of at most --size edges
     with a relaxation, as a test whose condition observes the cycle; each once up to symmetry."""
@@ -73,7 +76,7 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, placement, limit, fmt, 
         from .campaigns.edges import EdgeError
         from .campaigns.gen import generate
 
-        opts = gen_options(size, relax, safe, cycles, nprocs, sems, scopes, placement, limit)
+        opts = gen_options(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit)
         n, skipped = 0, 0
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
@@ -182,7 +185,7 @@ def _stream_options(f):
 @click.option("--explain/--no-explain", default=True, show_default=True,
               help="explain each listed test in both models")
 @click.option("--json", "as_json", default=None, help="write the summary and listed tests as JSON")
-def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes, placement, limit,
+def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit,
          unroll, timeout, jsonl, jobs, dask, resume, progress, explain, as_json) -> None:
     """The tests whose condition verdict differs between models M1 and M2 (names from
     `ptxmm models`, or .cat paths), over PATHS (test files, folders, list files) or --gen: in each
@@ -202,7 +205,7 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
         from .cat.parser import load_model
 
         load_model(m1), load_model(m2)  # a wrong name fails here, once
-        opts = gen_options(size, relax, safe, cycles, nprocs, sems, scopes, placement, limit) \
+        opts = gen_options(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit) \
             if use_gen else None
         make = _items(paths, opts)
         kept: dict[str, object] = {}
@@ -300,3 +303,37 @@ def stream_test(paths, model: str, unroll: int, jobs, timeout, jsonl: str | None
                f"{n / wall if wall else 0:.1f} tests/s" + (" — interrupted" if stopped else ""))
     failed = any(k not in ("agree", "unrated", "DISAGREE") for k in counts) or stopped
     sys.exit(1 if counts.get("DISAGREE") else 2 if failed else 0)
+
+
+# ----- ptxmm crossval --jsonl ------------------------------------------------------------------------
+
+
+def stream_crossval(camp, files, jsonl: str | None, resume: bool, progress: bool, json_out: str | None,
+                    pre, console, err) -> None:
+    """``ptxmm crossval`` streaming its inputs (campaigns/devstream.py): one JSON line per test as it
+    finishes, --resume, progress. Exit status as ``crossval``'s: 1 on a violation, else 2 if a test
+    could not run or the run was cut short, else 0."""
+    from .campaigns.devstream import stream_campaign
+
+    if not jsonl:
+        raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")
+    if json_out:
+        raise click.UsageError("--json writes one document at the end: with --jsonl, leave it out")
+    dev = camp.ready() if camp.ready else None
+    if dev is not None:
+        err.print(str(dev), markup=False, highlight=False)
+        sys.exit(2)
+    try:
+        self_violations = pre() if pre else 0
+        res = stream_campaign(camp, files, Path(jsonl), resume, progress, plan_fn=camp.planner)
+    except PtxmmError as e:
+        _fail(e)
+    res.violations += self_violations
+    console.print(res.summary_line("cross-validated"))
+    if res.hung:  # after a hung kernel the CUDA context never drains: leave without CuPy's cleanup
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(res.exit_code())
+    sys.exit(res.exit_code())

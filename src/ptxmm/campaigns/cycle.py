@@ -10,9 +10,9 @@ is the edge the test's outcome contradicts (CoRR, CoWW, …)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .edges import DEFAULT_ANN, Ann, Edge, EdgeError
+from .edges import DEFAULT_ANN, Ann, Edge, EdgeError, rmw_ends_fit
 
 LOC_NAMES = ("x", "y", "z", "a", "b", "c", "d", "e", "f", "g", "h", "i")
 
@@ -28,9 +28,12 @@ class Access:
 @dataclass(frozen=True, order=True)
 class Link:
     """What stands between two consecutive accesses of a thread (an internal edge)."""
-    kind: str  # po fence dep
+    kind: str  # po fence dep rmw (the two accesses are one atom)
     fence: tuple[str, str] | None = None
-    dep: str | None = None
+    dep: str | None = None  # addr data ctrl; rmw: exch cas add
+    # the edge's name in a test name where it is not the kind's (rfi fri coi: program order on one
+    # location, as the test is written; not part of the test's identity)
+    tag: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True, order=True)
@@ -60,6 +63,8 @@ class Litmus:
 
 
 def link_of(e: Edge) -> Link:
+    if e.kind in ("rf", "fr", "co"):  # internal: program order, observed by the values
+        return Link("po", tag=e.tag())
     return Link(e.kind, e.fence, e.dep)
 
 
@@ -99,7 +104,27 @@ def annotations(edges: list[Edge]) -> list[Ann | None]:
             raise EdgeError(f"{edges[i - 1]} and {edges[i]} annotate their access differently", None,
                             "the target annotation of an edge is the source one of the next")
         out.append(a or b)
+    for i, e in enumerate(edges):
+        if e.kind == "rmw" and out[i] is not None and out[(i + 1) % n] is not None:
+            why = rmw_ends_fit(out[i], out[(i + 1) % n])
+            if why:
+                raise EdgeError(f"{edges[i - 1]} {e} {edges[(i + 1) % n]}: {why}", None,
+                                "annotate the read R or A, the write R or L, at one scope")
     return out
+
+
+def validate(edges: list[Edge]) -> list[Ann | None]:
+    """The accesses' annotations (:func:`annotations`), or EdgeError where the edges cannot be
+    written: an address dependency into a texture, surface or constant access (PTX names those
+    through their reference or bank, never a register)."""
+    anns = annotations(edges)
+    for i, e in enumerate(edges):
+        a = anns[(i + 1) % len(edges)]
+        if e.kind == "dep" and e.dep == "addr" and a is not None and a.proxy in (
+                "texture", "surface", "constant"):
+            raise EdgeError(f"{e}: a {a.proxy} access has no register address", None,
+                            "use DpCtrl or DpData, or a generic access")
+    return anns
 
 
 def _start(edges: list[Edge]) -> int:

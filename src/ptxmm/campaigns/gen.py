@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
-from .cycle import Litmus, Place, annotations, build, check_shape, rotate_to_thread_start
-from .edges import DEFAULT_RELAX, DEFAULT_SAFE, Ann, Edge, EdgeError, parse_edges
+from .cycle import Litmus, Place, build, check_shape, rotate_to_thread_start, validate
+from .edges import DEFAULT_RELAX, DEFAULT_SAFE, PROXIES, Ann, Edge, EdgeError, parse_edges, rmw_ends_fit
 from .naming import family, family_key, name_of
 from .render import canonical, renumber, to_herd, to_litmus, to_ptx
 
@@ -34,11 +34,16 @@ class GenOptions:
     scopes: tuple[str, ...] = ("gpu",)
     placement: str = "cta"
     limit: int | None = None
+    # besides: one unannotated access at a time made a weak access through each of these proxies
+    proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         bad = [s for s in self.sems if s not in SEMS]
         if bad:
             raise EdgeError(f"unknown semantics {bad[0]!r}", None, "choose from " + " ".join(SEMS))
+        bad = [p for p in self.proxies if p not in PROXIES]
+        if bad:
+            raise EdgeError(f"unknown proxy {bad[0]!r}", None, "choose from " + " ".join(PROXIES))
         if self.placement not in PLACEMENTS:
             raise EdgeError(f"unknown placement {self.placement!r}", None,
                             "choose from " + " ".join(PLACEMENTS))
@@ -106,10 +111,16 @@ class _Cycles:
         if seq[-1].dst != seq[0].src or n_ext < 2 or not any(str(e) in self.relax for e in seq):
             return False
         changes = sum(not e.same_loc for e in seq)
-        if changes == 1 or changes == 0 and not any(e.kind != "co" and not e.ext for e in seq):
+        if changes == 1 or changes == 0 and not any(e.kind in ("po", "fence", "dep") for e in seq):
             return False
         key = [self.idx[str(e)] for e in seq]
-        return all(key[i:] + key[:i] >= key for i in range(1, len(seq)) if seq[i - 1].ext)
+        if not all(key[i:] + key[:i] >= key for i in range(1, len(seq)) if seq[i - 1].ext):
+            return False
+        try:
+            validate(seq)
+        except EdgeError:
+            return False  # its edges annotate one access two ways, or cannot be written
+        return True
 
 
 def cycles(opts: GenOptions) -> Iterator[list[Edge]]:
@@ -118,6 +129,7 @@ def cycles(opts: GenOptions) -> Iterator[list[Edge]]:
         for text in opts.cycles:
             es = parse_edges(text)
             check_shape(es, opts.nprocs)
+            validate(es)
             yield rotate_to_thread_start(es)
         return
     alpha, relax = _alphabet(opts)
@@ -129,14 +141,43 @@ def cycles(opts: GenOptions) -> Iterator[list[Edge]]:
 # ----- annotations and placements -----------------------------------------------------------------
 
 
-def _choices(d: str, opts: GenOptions) -> list[Ann]:
+def _choices(d: str, opts: GenOptions, atomic: bool = False) -> list[Ann]:
+    """The annotations crossed on a free access of direction ``d``; ``atomic``: an end of a
+    read-modify-write (strong and generic only)."""
     out = []
     for s in opts.sems:
         if s == "weak":
-            out.append(Ann("weak"))
+            out += [] if atomic else [Ann("weak")]
         else:
             out += [Ann(s, sc) for sc in opts.scopes if Ann(s, sc).fits(d)]
     return out or [Ann("relaxed", opts.scopes[0])]
+
+
+def _picks(edges: list[Edge], free: list[int], atomic: set[int], opts: GenOptions) -> Iterator[tuple]:
+    """The annotations of the free accesses: the --sems x --scopes cross; then, with --proxies,
+    each of those with one free access (not an atom's) through each proxy that fits it."""
+    choices = [_choices(edges[i].src, opts, i in atomic) for i in free]
+    yield from product(*choices)
+    for k, i in enumerate(free):
+        if i in atomic:
+            continue
+        for p in opts.proxies:
+            a = Ann("weak", None, p)
+            if a.fits(edges[i].src):
+                yield from product(*(choices[:k] + [[a]] + choices[k + 1:]))
+
+
+def _writable(edges: list[Edge], anns: list[Ann]) -> bool:
+    """Whether the annotations chosen fit: one scope per read-modify-write, no register address
+    into a texture, surface or constant access."""
+    n = len(edges)
+    for i, e in enumerate(edges):
+        if e.kind == "rmw" and rmw_ends_fit(anns[i], anns[(i + 1) % n]):
+            return False
+        if e.kind == "dep" and e.dep == "addr" and anns[(i + 1) % n].proxy in (
+                "texture", "surface", "constant"):
+            return False
+    return True
 
 
 def _partitions(n: int) -> Iterator[tuple[int, ...]]:
@@ -178,13 +219,18 @@ def _family_rotation(edges: list[Edge]) -> list[Edge]:
 
 def tests_of_cycle(edges: list[Edge], opts: GenOptions) -> Iterator[Litmus]:
     edges = _family_rotation(edges)
-    fixed = annotations(edges)
+    fixed = validate(edges)
     free = [i for i, a in enumerate(fixed) if a is None]
+    n = len(edges)
+    atomic = {i for i, e in enumerate(edges) if e.kind == "rmw"} | {
+        (i + 1) % n for i, e in enumerate(edges) if e.kind == "rmw"}
     n_threads = sum(e.ext for e in edges)
-    for pick in product(*(_choices(edges[i].src, opts) for i in free)):
+    for pick in _picks(edges, free, atomic, opts):
         anns = list(fixed)
         for i, a in zip(free, pick):
             anns[i] = a
+        if not _writable(edges, anns):
+            continue
         for places in placements(n_threads, opts.placement):
             t = renumber(build(edges, anns, places), tuple(range(n_threads)))
             yield Litmus(name_of(t), t.cycle, t.threads, t.finals, t.n_locs)

@@ -54,8 +54,8 @@ def _descriptor(t: Thread) -> str:
             parts.append(a.ann.short())
         if k < len(t.links):
             lk = t.links[k]
-            parts.append("po" if lk.kind == "po" else f"fence.{lk.fence[0]}.{lk.fence[1]}"
-                         if lk.kind == "fence" else lk.dep)
+            parts.append(lk.tag or ("po" if lk.kind == "po" else f"fence.{lk.fence[0]}.{lk.fence[1]}"
+                                    if lk.kind == "fence" else lk.dep))
     return "-".join(parts)
 
 
