@@ -5,6 +5,7 @@ placement (env.py, codegen.py: fused roles, stripe, coalesce, warp gap, per-thre
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -273,3 +274,49 @@ def test_runner_sass_preset_compiles_to_the_runners_machine_code(tmp_path, monke
     old = shape(PRESETS["runner"])  # global addresses, whole-program: LDG/STG, no padding
     assert not _sub(old, RUNNER_IRIW) and "pad4" not in old
     assert _sub(old, [op.replace("LD.", "LDG.").replace("ST.", "STG.") for op in RUNNER_IRIW if op != "pad4"])
+
+
+# -- the ptxas of CUDA 12 (preset runner-cuda12) --------------------------------------------------------
+
+def test_ptxas_releases_map_to_ptx_isa_and_need_their_executable(monkeypatch):
+    from ptxmm.device.build import ptx_isa, ptxas_path
+
+    assert ptx_isa(129) == "8.8" and ptx_isa(124) == "8.4" and ptx_isa(118) == "7.8"
+    with pytest.raises(PtxmmError, match="not a CUDA release"):
+        ptx_isa(130)
+    monkeypatch.delenv("PTXMM_PTXAS_129", raising=False)
+    with pytest.raises(PtxmmError, match="PTXMM_PTXAS_129 is not set") as e:
+        ptxas_path(129)
+    assert "nvidia-cuda-nvcc-cu12==12.9" in e.value.hint
+    monkeypatch.setenv("PTXMM_PTXAS_129", "/nonexistent/ptxas")
+    with pytest.raises(PtxmmError, match="not an executable"):
+        ptxas_path(129)
+
+
+def test_runner_cuda12_preset_is_runner_sass_with_the_ptxas_of_12_9():
+    s = PRESETS["runner-cuda12"]
+    assert s == replace(PRESETS["runner-sass"], ptxas=129) and s.short().endswith("rdc ptxas=129")
+    assert rc.parse_env("runner:ptxas=124").ptxas == 124 and Env().ptxas == 0
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") and shutil.which("cuobjdump")
+                         and os.access(os.environ.get("PTXMM_PTXAS_129", ""), os.X_OK)),
+                    reason="needs nvcc, cuobjdump and PTXMM_PTXAS_129 (the ptxas of CUDA 12.9)")
+def test_cuda12_ptxas_leaves_loads_unordered_across_a_block_fence(tmp_path, monkeypatch):
+    """IRIW's readers ld; fence.acq_rel.cta; ld: CUDA 13's machine code waits for the first load before
+    the second issues, CUDA 12.9's has the MEMBAR.ALL.CTA alone (sass.gaps reads the scoreboards)."""
+    from ptxmm.device import sass
+    from ptxmm.device.build import compile_cubin
+
+    monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
+    lay = _lay(tmp_path, "iriw_TB_0_1_2_3_SCOPE_DEVICE_FENCE_SCOPE_BLOCK_BOTH_FENCE")
+    src = generate(lay, fused=True, generic=True)
+    kinds = {}
+    for rel in (0, 129):
+        cub = compile_cubin(src, ptxas=rel)
+        kinds[rel] = [[g.kind for g in r] for r in sass.role_gaps(cub, 4)]
+    assert kinds[0] == [[], ["load-wait"], [], ["load-wait"]]
+    assert kinds[129] == [[], ["membar.cta"], [], ["membar.cta"]]
+    # a filled cache serves a machine without that ptxas (the device machine)
+    monkeypatch.delenv("PTXMM_PTXAS_129")
+    assert compile_cubin(src, ptxas=129) == compile_cubin(src, ptxas=129)

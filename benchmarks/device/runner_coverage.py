@@ -135,9 +135,9 @@ def precompile(tests: list[Test], envs: list[Env], jobs: int) -> float:
     from ptxmm.device.build import compile_cubin
 
     t0 = time.perf_counter()
-    srcs = {(t.source(e), e.rdc) for t in tests for e in envs}
+    srcs = {(t.source(e), e.rdc, e.ptxas) for t in tests for e in envs}
     with ThreadPoolExecutor(jobs) as ex:
-        list(ex.map(lambda s: compile_cubin(s[0], rdc=s[1]), srcs))
+        list(ex.map(lambda s: compile_cubin(s[0], rdc=s[1], ptxas=s[2]), srcs))
     return time.perf_counter() - t0
 
 

@@ -43,6 +43,7 @@ class Env:
     generic: bool = False
     tail_fence: bool = False  # fused roles: fence.sc.sys after the last role, before the registers are stored
     rdc: bool = False  # compiled as relocatable device code and linked (nvcc -rdc=true, as the runner builds)
+    ptxas: int = 0  # the CUDA release whose ptxas assembles the PTX (129 = 12.9; 0: nvcc's own), build.py
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -60,6 +61,7 @@ class Env:
         s += " generic" if self.generic else ""
         s += " tailfence" if self.tail_fence else ""
         s += " rdc" if self.rdc else ""
+        s += f" ptxas={self.ptxas}" if self.ptxas else ""
         if self.stress_blocks:
             s += f" stress={self.stress_blocks}b/{self.stress_loops}l/{self.stress_lines}L"
         return s
@@ -75,6 +77,8 @@ PRESETS: dict[str, Env] = {
                   thread_barrier=True),
     "runner-sass": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
                        thread_barrier=True, generic=True, tail_fence=True, rdc=True),
+    "runner-cuda12": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
+                         thread_barrier=True, generic=True, tail_fence=True, rdc=True, ptxas=129),
 }
 DEFAULT_PRESET = "barrier"
 
@@ -96,6 +100,9 @@ PRESET_WHAT = {
                    "address (SASS LD/ST as its cuda::atomic accesses, not LDG/STG), a fence.sc.sys "
                    "after the last role before the registers are stored, as its kernels end, and built "
                    "as relocatable device code (nvcc -rdc=true) as it builds them",
+    "runner-cuda12": "preset runner-sass assembled by CUDA 12.9's ptxas (PTXMM_PTXAS_129), as the runner's "
+                     "H100 results were: its MEMBAR.ALL.CTA (fence.*.cta) does not wait for earlier loads, "
+                     "CUDA 13's does, so only this shows loads reordered across block-scope fences",
 }
 
 

@@ -137,7 +137,7 @@ class Harness:
         self.prog = prog
         lay = self.lay
         self.source = generate(lay, fused=env.fused, generic=env.generic, tail_fence=env.tail_fence)
-        self.cubin = compile_cubin(self.source, rdc=env.rdc)
+        self.cubin = compile_cubin(self.source, rdc=env.rdc, ptxas=env.ptxas)
         self.mod = cp.RawModule(path=str(self.cubin))
         self.k_bump = self.mod.get_function("ptxmm_bump")
         self.k_litmus = self.mod.get_function("ptxmm_litmus")
