@@ -30,7 +30,8 @@ def test_shape_of_examples():
     assert _shape("device/MP-spin.ptx").loops
 
 
-def test_order_depends_on_shape():
+def test_order_depends_on_shape(monkeypatch):
+    monkeypatch.delenv("PTXMM_PTXAS_129", raising=False)
     two_ctas = order(Shape(2, 2, 2, False))
     assert two_ctas[:6] == ["none", "runner", "light", "runner-stress", "spread", "packed"]
     one_cta = order(Shape(1, 2, 2, False))
@@ -42,6 +43,15 @@ def test_order_depends_on_shape():
     for o in (two_ctas, one_cta, iriw, spin):
         assert len(o) == len(set(o)) and set(o) <= set(PORTFOLIO)
         assert o[-1] == "heavy"
+
+
+def test_runner_cuda12_is_tried_second_across_ctas_where_its_ptxas_is(monkeypatch):
+    monkeypatch.setenv("PTXMM_PTXAS_129", "/opt/cuda-12.9/bin/ptxas")
+    assert order(Shape(2, 3, 3, False))[:3] == ["none", "runner-cuda12", "runner"]
+    assert "runner-cuda12" not in order(Shape(1, 2, 2, False))  # one CTA: block fences order it there
+    assert PORTFOLIO["runner-cuda12"][0].ptxas == 129
+    monkeypatch.delenv("PTXMM_PTXAS_129")
+    assert "runner-cuda12" not in order(Shape(2, 3, 3, False))
 
 
 def test_plan_splits_budget():

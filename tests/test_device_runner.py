@@ -5,7 +5,10 @@ placement (env.py, codegen.py: fused roles, stripe, coalesce, warp gap, per-thre
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -198,3 +201,122 @@ def test_env_knobs_print_and_validate():
     with pytest.raises(PtxmmError, match="warp-gap"):
         fit(replace(Env(), warp_gap=0), 1, 1)
     assert PRESETS["runner"].fused and PRESETS["runner"].stripe == 1 and not PRESETS["runner"].rotate
+
+
+# -- the runner's machine code (preset runner-sass: generic addresses, tail fence, -rdc) ----------------
+
+def _litmus_body(src: str) -> str:
+    return src[src.index("ptxmm_litmus("):src.index("ptxmm_check(")]
+
+
+def test_generic_accesses_drop_only_the_global_space(tmp_path):
+    lay = _lay(tmp_path)
+    plain, gen = generate(lay, fused=True), generate(lay, fused=True, generic=True)
+    assert 'asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];"' in plain
+    assert "ld.relaxed.gpu.u32 %0, [%1];" in gen and ".gpu.global." not in gen
+    assert 'asm volatile("st.relaxed.gpu.u32 [%0], %1;"' in gen and "fence.acq_rel.cta;" in gen
+    # the same accesses in the same order, only the state space differs
+    assert gen == plain.replace(".gpu.global.", ".gpu.")
+    shared = make_layout(ptxmm.load(ROOT / "examples" / "device" / "MP-shared-rel-acq.ptx"))
+    sh = generate(shared, generic=True)
+    assert ".shared.u32" in sh and ".global." not in sh.split("ptxmm_bump")[1]
+
+
+def test_tail_fence_sits_after_the_last_role_before_the_registers(tmp_path):
+    lay = _lay(tmp_path)
+    body = _litmus_body(generate(lay, fused=True, tail_fence=True))
+    after = body[body.index("switch (rot)"):]
+    fence = after.index('asm volatile("fence.sc.sys;" ::: "memory");')
+    assert after.rindex("ptxmm_role_") < fence < after.index("res[(u64)I[")
+    assert "fence.sc.sys" not in _litmus_body(generate(lay, fused=True))
+    assert "fence.sc.sys" not in _litmus_body(generate(lay, tail_fence=True))  # unfused: no tail
+
+
+def test_runner_sass_preset_is_runner_compiled_like_the_runner():
+    r, s = PRESETS["runner"], PRESETS["runner-sass"]
+    assert s == replace(r, generic=True, tail_fence=True, rdc=True)
+    assert s.short().endswith("tbar generic tailfence rdc") and "generic" not in r.short()
+    assert rc.parse_env("runner:generic=1/rdc=1") == replace(r, generic=True, rdc=True)
+
+
+# the order of memory accesses and ordering instructions in the runner's IRIW test body
+# (iriw TB_0_1_2_3 SCOPE_DEVICE FENCE_SCOPE_BLOCK THREAD_1_FENCE, built as its tune.sh builds it:
+# nvcc -rdc=true; cuobjdump -sass, sm_90): T0 st x; T1 ld x, fence.acq_rel.cta, ld y; T2 st y;
+# T3 ld.acquire y, ld x; then fence.sc.sys
+RUNNER_IRIW = ["ST.E.STRONG.GPU", "LD.E.STRONG.GPU", "pad4", "MEMBAR.ALL.CTA", "LD.E.STRONG.GPU",
+               "ST.E.STRONG.GPU", "LD.E.STRONG.GPU", "CCTL.IVALL", "LD.E.STRONG.GPU"]
+
+
+def _sub(seq: list[str], sub: list[str]) -> bool:
+    return any(seq[i:i + len(sub)] == sub for i in range(len(seq) - len(sub) + 1))
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") and shutil.which("nvlink") and shutil.which("cuobjdump")),
+                    reason="needs nvcc, nvlink and cuobjdump")
+def test_runner_sass_preset_compiles_to_the_runners_machine_code(tmp_path, monkeypatch):
+    from ptxmm.device import sass
+    from ptxmm.device.build import compile_cubin
+
+    monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
+    lay = _lay(tmp_path, "iriw_TB_0_1_2_3_SCOPE_DEVICE_FENCE_SCOPE_BLOCK_THREAD_1_FENCE")
+
+    def shape(env):
+        src = generate(lay, fused=env.fused, generic=env.generic, tail_fence=env.tail_fence)
+        out = subprocess.run(["cuobjdump", "-sass", str(compile_cubin(src, rdc=env.rdc))],
+                             capture_output=True, text=True, check=True).stdout
+        return sass.shape(sass.parse_sass_full(out)["ptxmm_litmus"])
+
+    got = shape(PRESETS["runner-sass"])
+    assert _sub(got, RUNNER_IRIW)  # rotation 0: roles 0..3 in one straight line, as the runner
+    last = max(i for i, op in enumerate(got) if op.startswith("LD.E.STRONG"))
+    assert "MEMBAR.SC.SYS" in got[last:]  # the tail fence after the last test access
+    assert "LDG.E.STRONG.GPU" not in got and "STG.E.STRONG.GPU" not in got  # (volatile stress: .SYS)
+    old = shape(PRESETS["runner"])  # global addresses, whole-program: LDG/STG, no padding
+    assert not _sub(old, RUNNER_IRIW) and "pad4" not in old
+    assert _sub(old, [op.replace("LD.", "LDG.").replace("ST.", "STG.") for op in RUNNER_IRIW if op != "pad4"])
+
+
+# -- the ptxas of CUDA 12 (preset runner-cuda12) --------------------------------------------------------
+
+def test_ptxas_releases_map_to_ptx_isa_and_need_their_executable(monkeypatch):
+    from ptxmm.device.build import ptx_isa, ptxas_path
+
+    assert ptx_isa(129) == "8.8" and ptx_isa(124) == "8.4" and ptx_isa(118) == "7.8"
+    with pytest.raises(PtxmmError, match="not a CUDA release"):
+        ptx_isa(130)
+    monkeypatch.delenv("PTXMM_PTXAS_129", raising=False)
+    with pytest.raises(PtxmmError, match="PTXMM_PTXAS_129 is not set") as e:
+        ptxas_path(129)
+    assert "nvidia-cuda-nvcc-cu12==12.9" in e.value.hint
+    monkeypatch.setenv("PTXMM_PTXAS_129", "/nonexistent/ptxas")
+    with pytest.raises(PtxmmError, match="not an executable"):
+        ptxas_path(129)
+
+
+def test_runner_cuda12_preset_is_runner_sass_with_the_ptxas_of_12_9():
+    s = PRESETS["runner-cuda12"]
+    assert s == replace(PRESETS["runner-sass"], ptxas=129) and s.short().endswith("rdc ptxas=129")
+    assert rc.parse_env("runner:ptxas=124").ptxas == 124 and Env().ptxas == 0
+
+
+@pytest.mark.skipif(not (shutil.which("nvcc") and shutil.which("cuobjdump")
+                         and os.access(os.environ.get("PTXMM_PTXAS_129", ""), os.X_OK)),
+                    reason="needs nvcc, cuobjdump and PTXMM_PTXAS_129 (the ptxas of CUDA 12.9)")
+def test_cuda12_ptxas_leaves_loads_unordered_across_a_block_fence(tmp_path, monkeypatch):
+    """IRIW's readers ld; fence.acq_rel.cta; ld: CUDA 13's machine code waits for the first load before
+    the second issues, CUDA 12.9's has the MEMBAR.ALL.CTA alone (sass.gaps reads the scoreboards)."""
+    from ptxmm.device import sass
+    from ptxmm.device.build import compile_cubin
+
+    monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
+    lay = _lay(tmp_path, "iriw_TB_0_1_2_3_SCOPE_DEVICE_FENCE_SCOPE_BLOCK_BOTH_FENCE")
+    src = generate(lay, fused=True, generic=True)
+    kinds = {}
+    for rel in (0, 129):
+        cub = compile_cubin(src, ptxas=rel)
+        kinds[rel] = [[g.kind for g in r] for r in sass.role_gaps(cub, 4)]
+    assert kinds[0] == [[], ["load-wait"], [], ["load-wait"]]
+    assert kinds[129] == [[], ["membar.cta"], [], ["membar.cta"]]
+    # a filled cache serves a machine without that ptxas (the device machine)
+    monkeypatch.delenv("PTXMM_PTXAS_129")
+    assert compile_cubin(src, ptxas=129) == compile_cubin(src, ptxas=129)

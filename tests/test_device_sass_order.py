@@ -47,3 +47,29 @@ def test_cta_membar_alone_and_gpu_membar():
     text = READER.replace("{nop}", "0x000fe20000000000").replace("MEMBAR.ALL.CTA", "MEMBAR.SC.GPU")
     (g,) = sass.gaps(sass.parse_sass_full(text)["ptxmm_audit_1"])
     assert g.kind == "membar.gpu"  # the accesses after the marker (STG) are not the test's
+
+
+PADDED = """
+\t\tFunction : ptxmm_litmus
+        /*1af0*/                   LD.E.STRONG.GPU R17, desc[UR6][R16.64] ;       /* 0x0000000610117980 */
+                                                                                  /* 0x000ea200001ef900 */
+        /*1b30*/              @!PT LDS RZ, [RZ] ;                                 /* 0x00000000fffff984 */
+                                                                                  /* 0x000fe20000000800 */
+        /*1b40*/              @!PT LDS RZ, [RZ] ;                                 /* 0x00000000fffff984 */
+                                                                                  /* 0x000fe20000000800 */
+        /*1b70*/                   MEMBAR.ALL.CTA ;                               /* 0x0000000000007992 */
+                                                                                  /* 0x000fec0000000000 */
+        /*1b80*/                   NOP ;                                          /* 0x0000000000007918 */
+                                                                                  /* 0x03ffe20000000000 */
+        /*1b90*/                   LD.E.STRONG.GPU R19, desc[UR6][R18.64] ;       /* 0x0000000612137980 */
+                                                                                  /* 0x000ee200001ef900 */
+"""
+
+
+def test_never_executed_padding_is_no_access():
+    ins = sass.parse_sass_full(PADDED)["ptxmm_litmus"]
+    assert ins[1].never and ins[1].op == "LDS" and ins[1].mem is None and ins[0].mem == "ld"
+    (g,) = sass.gaps(ins)  # the padding does not split the two loads into three accesses
+    assert (g.first, g.second, g.between, g.load_wait) == ("LD.E.STRONG.GPU", "LD.E.STRONG.GPU",
+                                                           ["MEMBAR.ALL.CTA"], True)
+    assert sass.shape(ins) == ["LD.E.STRONG.GPU", "pad2", "MEMBAR.ALL.CTA", "LD.E.STRONG.GPU"]

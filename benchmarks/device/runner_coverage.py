@@ -113,7 +113,8 @@ class Test:
     def source(self, env: Env) -> str:
         from ptxmm.device.codegen import fusable, generate
 
-        return generate(self.lay, fused=env.fused and fusable(self.lay))
+        fused = env.fused and fusable(self.lay)
+        return generate(self.lay, fused=fused, generic=env.generic, tail_fence=env.tail_fence and fused)
 
     def judge(self, run) -> int:
         """Weak instances of a run; forbidden outcomes go to ``violations``."""
@@ -134,9 +135,9 @@ def precompile(tests: list[Test], envs: list[Env], jobs: int) -> float:
     from ptxmm.device.build import compile_cubin
 
     t0 = time.perf_counter()
-    srcs = {t.source(e) for t in tests for e in envs}
+    srcs = {(t.source(e), e.rdc, e.ptxas) for t in tests for e in envs}
     with ThreadPoolExecutor(jobs) as ex:
-        list(ex.map(compile_cubin, srcs))
+        list(ex.map(lambda s: compile_cubin(s[0], rdc=s[1], ptxas=s[2]), srcs))
     return time.perf_counter() - t0
 
 

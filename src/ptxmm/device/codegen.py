@@ -69,8 +69,9 @@ def ident(name: str) -> str:
 class _Role:
     """Emits the body of one role (one program thread)."""
 
-    def __init__(self, lay: Layout, t: Thread, k: int):
+    def __init__(self, lay: Layout, t: Thread, k: int, generic: bool = False):
         self.lay, self.t, self.k = lay, t, k
+        self.generic = generic  # .global accesses by generic address (Env.generic)
         self.lines: list[str] = []
         self.n_access = 0
         self.regs: dict[str, bool] = {}  # C name → is 64-bit
@@ -141,9 +142,8 @@ class _Role:
             raise AssertionError(ins)
         return emit(self, ins)
 
-    @staticmethod
-    def mem_quals(ins: Load | Store | Atom | Red) -> str:
-        space = f".{ins.space}" if ins.space else ""
+    def mem_quals(self, ins: Load | Store | Atom | Red) -> str:
+        space = f".{ins.space}" if ins.space and not (self.generic and ins.space == "global") else ""
         if ins.space == "shared" and "shared::cluster" in ins.text:  # DSMEM (mapa addresses)
             space = ".shared::cluster"
         plain = isinstance(ins, (Load, Store))
@@ -319,11 +319,14 @@ def fusable(lay: Layout) -> bool:
     return not any(isinstance(ins, (Branch, Label, Ret)) for t in lay.program.threads for ins in t.instrs)
 
 
-def generate(lay: Layout, fused: bool = False) -> str:
+def generate(lay: Layout, fused: bool = False, generic: bool = False, tail_fence: bool = False) -> str:
     """The CUDA C++ translation unit for a layout. ``fused`` (only where :func:`fusable`): each
-    thread issues all its roles back to back and stores their registers after the last one."""
+    thread issues all its roles back to back and stores their registers after the last one;
+    ``tail_fence`` (fused only): a ``fence.sc.sys`` before those stores. ``generic``: every
+    ``.global`` access addresses its location generically (no state space: SASS ``LD``/``ST``/``ATOM``
+    rather than ``LDG``/``STG``/``ATOMG``) — the same accesses to the same global words."""
     prog = lay.program
-    roles = [_Role(lay, t, k) for k, t in enumerate(prog.threads)]
+    roles = [_Role(lay, t, k, generic) for k, t in enumerate(prog.threads)]
     fns = [r.function() for r in roles]
     n = len(roles)
     cta_of = lay.ctas
@@ -399,7 +402,7 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
     if fused:
         if not fusable(lay):
             raise ValueError("fused roles need straight-line roles without .shared locations")
-        src.append("\n" + _kernel_head(lay, "", "") + _fused_body(lay, roles) + "}\n")
+        src.append("\n" + _kernel_head(lay, "", "") + _fused_body(lay, roles, tail_fence) + "}\n")
         src.append(_check_kernel(lay))
         src += [_audit_kernel(lay, rl) for rl in roles]
         return "\n".join(src)
@@ -437,10 +440,11 @@ __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) 
     return "\n".join(src)
 
 
-def _fused_body(lay: Layout, roles: list[_Role]) -> str:
+def _fused_body(lay: Layout, roles: list[_Role], tail_fence: bool = False) -> str:
     """Fused roles: per instance plane, the instance of every role first, then the roles back to
-    back in one straight line (order rotated by warp: one straight line per rotation), then the
-    registers. No role's result is stored (waited for) before the last role has issued."""
+    back in one straight line (order rotated by warp: one straight line per rotation), then (with
+    ``tail_fence``) a ``fence.sc.sys``, then the registers. No role's result is stored (waited
+    for) before the last role has issued."""
     n = len(roles)
     calls = []
     for k, rl in enumerate(roles):
@@ -454,7 +458,8 @@ def _fused_body(lay: Layout, roles: list[_Role]) -> str:
     insts = "\n".join(f"        {{\n{_instance(role, 'wgap')}\n                I[{k}] = i;\n        }}"
                        for k, role in enumerate(lay.roles))
     outs = " ".join(f"u64 o{k}[NRES];" for k in range(n))
-    stores = []
+    tail = '        asm volatile("fence.sc.sys;" ::: "memory");  // as the runner\'s kernels end'
+    stores = [tail] if tail_fence else []
     for s in lay.slots:
         if s.role >= 0:
             stores.append(f"        res[(u64)I[{s.role}] * NRES + {s.res_index}] = o{s.role}[{s.res_index}];")

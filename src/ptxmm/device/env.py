@@ -38,6 +38,12 @@ class Env:
     pre_stress: int = 0  # loops of st;ld on the stress lines by every testing thread before the barrier
     warp_gap: int = 32  # lanes between the roles of one CTA (32: a warp each; fewer: one warp shares them)
     thread_barrier: bool = False  # every thread arrives at the barrier and polls <= 1024 times
+    # .global accesses by generic address (ld/st without a state space), as the runner's cuda::atomic
+    # accesses compile: SASS LD/ST instead of LDG/STG (the same program: a global address is a generic one)
+    generic: bool = False
+    tail_fence: bool = False  # fused roles: fence.sc.sys after the last role, before the registers are stored
+    rdc: bool = False  # compiled as relocatable device code and linked (nvcc -rdc=true, as the runner builds)
+    ptxas: int = 0  # the CUDA release whose ptxas assembles the PTX (129 = 12.9; 0: nvcc's own), build.py
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -52,6 +58,10 @@ class Env:
         s += f" pre={self.pre_stress}" if self.pre_stress else ""
         s += f" gap={self.warp_gap}" if self.warp_gap != 32 else ""
         s += " tbar" if self.thread_barrier else ""
+        s += " generic" if self.generic else ""
+        s += " tailfence" if self.tail_fence else ""
+        s += " rdc" if self.rdc else ""
+        s += f" ptxas={self.ptxas}" if self.ptxas else ""
         if self.stress_blocks:
             s += f" stress={self.stress_blocks}b/{self.stress_loops}l/{self.stress_lines}L"
         return s
@@ -65,6 +75,10 @@ PRESETS: dict[str, Env] = {
     "heavy": Env(stress_blocks=128, stress_loops=256),
     "runner": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
                   thread_barrier=True),
+    "runner-sass": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
+                       thread_barrier=True, generic=True, tail_fence=True, rdc=True),
+    "runner-cuda12": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
+                         thread_barrier=True, generic=True, tail_fence=True, rdc=True, ptxas=129),
 }
 DEFAULT_PRESET = "barrier"
 
@@ -82,6 +96,13 @@ PRESET_WHAT = {
               "thread issues its roles back to back in program order with no wait between them "
               "(registers stored after the last role), an instance's CTAs in adjacent blocks, every "
               "thread arriving at the barrier; roles with loops or .shared locations run unfused",
+    "runner-sass": "preset runner, compiled to the runner's machine code: global accesses by generic "
+                   "address (SASS LD/ST as its cuda::atomic accesses, not LDG/STG), a fence.sc.sys "
+                   "after the last role before the registers are stored, as its kernels end, and built "
+                   "as relocatable device code (nvcc -rdc=true) as it builds them",
+    "runner-cuda12": "preset runner-sass assembled by CUDA 12.9's ptxas (PTXMM_PTXAS_129), as the runner's "
+                     "H100 results were: its MEMBAR.ALL.CTA (fence.*.cta) does not wait for earlier loads, "
+                     "CUDA 13's does, so only this shows loads reordered across block-scope fences",
 }
 
 

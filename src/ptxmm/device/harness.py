@@ -136,8 +136,8 @@ class Harness:
         env = fit_fused(fit_sync(fit(env, self.lay.warps_per_cta, self.lay.cluster_size), self.lay), self.lay)
         self.prog = prog
         lay = self.lay
-        self.source = generate(lay, fused=env.fused)
-        self.cubin = compile_cubin(self.source)
+        self.source = generate(lay, fused=env.fused, generic=env.generic, tail_fence=env.tail_fence)
+        self.cubin = compile_cubin(self.source, rdc=env.rdc, ptxas=env.ptxas)
         self.mod = cp.RawModule(path=str(self.cubin))
         self.k_bump = self.mod.get_function("ptxmm_bump")
         self.k_litmus = self.mod.get_function("ptxmm_litmus")

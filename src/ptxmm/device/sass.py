@@ -126,9 +126,15 @@ class SassIns:
         return self.hi >> 52 & 0x3F
 
     @property
+    def never(self) -> bool:
+        """Guarded by ``@!PT`` (never true): never executed. ptxas pads ``MEMBAR.ALL.CTA`` in
+        relocatable generic code with four ``@!PT LDS RZ, [RZ]``."""
+        return self.text.startswith("@!PT ")
+
+    @property
     def mem(self) -> str | None:
         c = _CLASS.get(self.op.split(".")[0])
-        return None if c in (None, "fence") else c
+        return None if c in (None, "fence") or self.never else c
 
 
 def parse_sass_full(out: str) -> dict[str, list[SassIns]]:
@@ -193,3 +199,23 @@ def role_gaps(cubin: Path, n_roles: int) -> list[list[Gap]]:
                          check=True).stdout
     funcs = parse_sass_full(out)
     return [gaps(funcs.get(f"ptxmm_audit_{k}", [])) for k in range(n_roles)]
+
+
+_ORDERING = ("MEMBAR", "CCTL", "ERRBAR", "CGAERRBAR", "FENCE")
+
+
+def shape(ins: list[SassIns]) -> list[str]:
+    """A function's memory accesses and ordering instructions in order, for comparing machine code
+    (the public runner's kernel against the harness's): each access as its opcode with modifiers
+    (``LD.E.STRONG.GPU``), each ordering instruction by its opcode, a never-executed run of ``@!PT``
+    instructions as ``pad<n>``; the scheduling controls are left out (``gaps`` reads them)."""
+    out: list[str] = []
+    for x in ins:
+        if x.never:
+            if out and out[-1].startswith("pad"):
+                out[-1] = f"pad{int(out[-1][3:]) + 1}"
+            else:
+                out.append("pad1")
+        elif x.mem or x.op.split(".")[0] in _ORDERING:
+            out.append(x.op)
+    return out
