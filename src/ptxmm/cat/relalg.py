@@ -14,7 +14,7 @@ Terms are opaque here: a :class:`Logic` supplied by the engine builds them (``an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 Term = Any  # an engine's Boolean term
@@ -56,7 +56,7 @@ class Universe:
     the events of a's thread on all of a's paths) — an intermediate event of a composition in
     there adds nothing to the pair's guard."""
 
-    __slots__ = ("ex", "lg", "live", "sure", "implied", "_implied_by")
+    __slots__ = ("ex", "lg", "live", "sure", "implied", "apart", "_implied_by")
 
     def __init__(self, ex: list[Guard], lg: Logic, implied: list[int] | None = None):
         self.ex = ex
@@ -64,6 +64,9 @@ class Universe:
         self.live = sum(1 << i for i, g in enumerate(ex) if g is not False)
         self.sure = sum(1 << i for i, g in enumerate(ex) if g is True)
         self.implied = implied if implied is not None else [self.sure] * len(ex)
+        # apart(a): the events that never execute together with a (a bitset), where the engine
+        # knows them (a thread runs one of its paths); None: unknown
+        self.apart: Callable[[int], int] | None = None
         self._implied_by: dict[int, int] = {}
 
     def implied_by(self, m: int) -> int:
@@ -406,7 +409,48 @@ class Rel:
                     if ri & bk:
                         rows[i] = ri | rk
             return Rel(u, rows, {})
+        if self._is_order():
+            out = self._closure_order()
+            if out is not None:
+                return out
         return self._closure_guarded(nodes)
+
+    def _is_order(self) -> bool:
+        """Whether every pair is guarded by an order term x(a) < x(b) (the Logic's ``order``:
+        fence.sc ranks), with one integer constant x(e) per event, and no pair is static."""
+        order = getattr(self.u.lg, "order", None)
+        if not order or not self.may or any(self.must.values()):
+            return False
+        var: dict[int, int] = {}
+        for (a, b), g in self.may.items():
+            xy = order.get(g) if type(g) is int else None
+            if xy is None or var.setdefault(a, xy[0]) != xy[0] or var.setdefault(b, xy[1]) != xy[1]:
+                return False
+        return True
+
+    def _closure_order(self) -> Rel | None:
+        """The closure of a relation whose pairs are x(a) < x(b) (:meth:`_is_order`), when it is
+        the relation itself: every two pairs (a, k), (k, b), a ≠ b, are composed by a pair (a, b),
+        or a and b never execute together (``Universe.apart``). Then along a path a → v1 → … → b
+        (every event of it executed) x(a) < x(v1) < … < x(b), each pair (a, vi) is in the
+        relation by induction, so (a, b) is, with its guard x(a) < x(b); a path back to a would
+        need x(a) < x(a), so there is no pair (a, a). None when that cannot be shown."""
+        apart = self.u.apart
+        may = self.may
+        succ: dict[int, list[int]] = {}
+        for a, b in may:
+            succ.setdefault(a, []).append(b)
+        for a, ks in succ.items():
+            away = None
+            for k in ks:
+                for b in succ.get(k, ()):
+                    if b == a or (a, b) in may:
+                        continue
+                    if away is None:
+                        away = apart(a) if apart is not None else 0
+                    if not (away >> b) & 1:
+                        return None
+        return self
 
     def _closure_guarded(self, nodes: int) -> Rel:  # noqa: C901 — Warshall's loops, static/guarded cases
         """Warshall on guarded pairs. Rows stay split: a path through pivot k between static

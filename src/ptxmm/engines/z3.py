@@ -36,7 +36,7 @@ from ..program import And, Cmp, CondExpr, Not, Or
 from ..records import record
 from ..result import Execution
 from ..values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
-from ..vocab import Barriers, Candidates, base_env
+from ..vocab import Barriers, Candidates, base_env, exclusive
 from . import NO_DEADLINE, Deadline, Raised, TimedOut
 
 
@@ -158,6 +158,17 @@ class Z3Logic:
         weakref.finalize(self, _release, self.ctx, self._owned)
         self._tf = (z3.BoolVal(True, self.ctx), z3.BoolVal(False, self.ctx))  # kept alive
         self._consts = {self._tf[0].as_ast().value: True, self._tf[1].as_ast().value: False}
+        # term → (x, y) (AST pointers of two integer constants) for a leaf that is exactly x < y:
+        # what lets the relation algebra see that a relation is transitive (relalg.Rel.closure)
+        self.order: dict[int, tuple[int, int]] = {}
+
+    def lt(self, x: z3.ArithRef, y: z3.ArithRef) -> Guard:
+        """The term of x < y over two integer constants, remembered as an order term."""
+        ctx = x.ctx
+        i = self.leaf(z3.BoolRef(_LT(ctx.ref(), x.as_ast(), y.as_ast()), ctx))
+        if type(i) is int:
+            self.order[i] = (x.as_ast().value, y.as_ast().value)
+        return i
 
     def leaf(self, t: z3.BoolRef) -> Guard:
         """The term of a Z3 Bool (True/False for the constants)."""
@@ -286,8 +297,7 @@ class Z3Logic:
             for x in (a, b):
                 if x not in rank:
                     rank[x] = mk_int(f"rk{tag}_{x}")
-            lt = z3.BoolRef(_LT(rank[a].ctx.ref(), rank[a].as_ast(), rank[b].as_ast()), rank[a].ctx)
-            out.append(self.implies(g, self.leaf(lt)))
+            out.append(self.implies(g, self.lt(rank[a], rank[b])))
         return out
 
 
@@ -468,8 +478,7 @@ class Z3Choice:
 
     def scorder(self, f: int, g: int) -> Guard:
         if f in self.rank and g in self.rank:
-            return self.lg.leaf(z3.BoolRef(_LT(self.rank[f].ctx.ref(), self.rank[f].as_ast(),
-                                               self.rank[g].as_ast()), self.rank[f].ctx))
+            return self.lg.lt(self.rank[f], self.rank[g])
         return False
 
     def cond(self, e: Expr) -> Guard:
@@ -527,6 +536,7 @@ class Z3Problem:
         self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
+        env["_"].u.apart = _apart(eg)
         self.unsat = False
         deadline.check()  # encoding a large program takes seconds: the deadline is checked
         cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at
@@ -930,6 +940,20 @@ class Z3Problem:
         phases = tuple((a, m.eval(v, model_completion=True).as_long())
                        for a, v in sorted(ch.ph.items()) if ex[a])
         return Execution(paths, rf, tuple(sorted(co)), vals, sc, final, phases)
+
+
+def _apart(eg: EventGraph) -> Callable[[int], int]:
+    """apart(a): the events of a's thread on none of a's paths (a thread runs one path), as a
+    bitset: they never execute together with a."""
+    memo: dict[int, int] = {}
+
+    def apart(a: int) -> int:
+        x = memo.get(a)
+        if x is None:
+            ea = eg.events[a]
+            x = memo[a] = sum(1 << e.eid for e in eg.events if exclusive(ea, e))
+        return x
+    return apart
 
 
 def _raised_terms(pb: Z3Problem) -> dict[tuple[str, tuple[int, ...]], z3.BoolRef]:
