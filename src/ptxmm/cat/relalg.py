@@ -455,16 +455,24 @@ class Rel:
     def _closure_guarded(self, nodes: int) -> Rel:  # noqa: C901 — Warshall's loops, static/guarded cases
         """Warshall on guarded pairs. Rows stay split: a path through pivot k between static
         pairs is static when k always executes or an end implies it, and those are propagated
-        on bitsets; only pairs whose guard depends on the execution are built as terms."""
+        on bitsets; only pairs whose guard depends on the execution are built as terms. A
+        guarded pair keeps its disjuncts as a list, joined into one disjunction only when a
+        later pivot reads the pair (and at the end): the same disjunction as joining them two
+        at a time, in far fewer terms."""
         u = self.u
         ex, implied = u.ex, u.implied
-        and2, or2 = u.and2, u.or2
+        and2 = u.and2
         rows = {a: r for a, r in self.must.items() if r}
-        may: dict[int, dict[int, Guard]] = {}
+        may: dict[int, dict[int, list]] = {}  # i → j → the disjuncts of the guard of (i, j)
         pred: dict[int, int] = {}  # k → the i with a may pair (i, k) (stale bits are skipped)
         for (a, b), g in self.may.items():
-            may.setdefault(a, {})[b] = g
+            may.setdefault(a, {})[b] = [g]
             pred[b] = pred.get(b, 0) | (1 << a)
+
+        def cur(gs: list) -> Guard:
+            if len(gs) > 1:
+                gs[:] = [u.any(gs)]
+            return gs[0]
 
         def add_static(i: int, x: int) -> None:
             new = x & ~rows.get(i, 0)
@@ -476,26 +484,29 @@ class Rel:
                         del mi[j]
 
         def add(i: int, j: int, g: Guard) -> None:
-            if (rows.get(i, 0) >> j) & 1:
+            if g is False or (rows.get(i, 0) >> j) & 1:
                 return
             if g is True:
                 add_static(i, 1 << j)
                 return
             mi = may.setdefault(i, {})
             old = mi.get(j)
-            mi[j] = g if old is None else or2(old, g)
-            pred[j] = pred.get(j, 0) | (1 << i)
+            if old is None:
+                mi[j] = [g]
+                pred[j] = pred.get(j, 0) | (1 << i)
+            else:
+                old.append(g)
 
         for k in bits(nodes):
             rk = rows.get(k, 0)
-            dk = list(may[k].items()) if k in may else []
+            dk = [(j, cur(gs)) for j, gs in may[k].items()] if k in may else []
             if not rk and not dk:
                 continue
             exk = ex[k]
             if exk is False:  # no path runs through an event that never executes
                 continue
             impk = -1 if exk is True else u.implied_by(k)  # the j that imply k
-            dpred = [(i, may[i][k]) for i in bits(pred.get(k, 0)) if k in may.get(i, ())]
+            dpred = [(i, cur(may[i][k])) for i in bits(pred.get(k, 0)) if k in may.get(i, ())]
             for i in [i for i, r in rows.items() if (r >> k) & 1]:
                 if exk is True or (implied[i] >> k) & 1:
                     add_static(i, rk)
@@ -513,7 +524,15 @@ class Rel:
                     add(i, j, gik if via_i or (impk >> j) & 1 else and2(gik, exk))
                 for j, g in dk:
                     add(i, j, and2(gik, g) if via_i or (impk >> j) & 1 else u.all((gik, exk, g)))
-        return Rel(u, rows, {(i, j): g for i, mi in may.items() for j, g in mi.items()})
+        out = {}
+        for i, mi in may.items():
+            for j, gs in mi.items():
+                g = cur(gs)
+                if g is True:
+                    rows[i] = rows.get(i, 0) | (1 << j)
+                elif g is not False:
+                    out[(i, j)] = g
+        return Rel(u, rows, out)
 
     def domain(self) -> ESet:
         u = self.u
