@@ -497,7 +497,9 @@ class Rel:
             else:
                 old.append(g)
 
-        for k in bits(nodes):
+        # pivots last event first (any order gives the same closure; this one builds fewer terms
+        # on kernels: grid-barrier-reuse's bco 13.6k Z3 nodes instead of 19.4k)
+        for k in sorted(bits(nodes), reverse=True):
             rk = rows.get(k, 0)
             dk = [(j, cur(gs)) for j, gs in may[k].items()] if k in may else []
             if not rk and not dk:
