@@ -318,3 +318,66 @@ def test_every_logic_and_engine_completes_its_protocol():
             assert pb.find(pb.condition(prog.condition.expr, lambda r: r.loc)) is not None
         finally:
             pb.close()
+
+
+# -- the closure of an order relation (fence.sc ranks): its own closure, shown not assumed -------
+@st.composite
+def order_relations(draw):
+    """A universe over the Z3 Logic, an integer x(e) per event, a relation whose pairs are
+    x(a) < x(b), mostly closed under composition except at pairs drawn "apart" (never executed
+    together: the background constraint says so), sometimes with a gap or a foreign guard."""
+    u0 = draw(universes())
+    u, lg, _ = _z3_universe(u0)
+    n = len(u.ex)
+    xs = [z3.Int(f"x{e}") for e in range(n)]
+    apart = {(a, b) for a in range(n) for b in range(a + 1, n) if draw(st.integers(0, 3)) == 0}
+    apart |= {(b, a) for a, b in apart}
+    chosen = {(a, b) for a in range(n) for b in range(n) if a != b and draw(st.integers(0, 2)) == 0}
+    if draw(st.integers(0, 3)) > 0:  # closed under composition, but not at apart pairs
+        while True:
+            more = {(a, c) for a, b in chosen for b2, c in chosen if b == b2 and a != c} - apart
+            if more <= chosen:
+                break
+            chosen |= more
+    may = {p: lg.lt(xs[p[0]], xs[p[1]]) for p in sorted(chosen)}
+    if may and draw(st.integers(0, 9)) == 0:  # a guard that is not an order term: no shortcut
+        p = sorted(may)[0]
+        may[p] = lg.leaf(z3.Bool("other"))
+    bits_apart = [sum(1 << b for a2, b in apart if a2 == a) for a in range(n)]
+    u.apart = bits_apart.__getitem__
+    background = [lg.z3(u.not1(u.and2(u.ex[a], u.ex[b]))) for a, b in apart]
+    return u, lg, Rel(u, {}, may), background
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(order_relations())
+def test_closure_of_an_order_relation_is_the_plain_closure(case):
+    """Rel.closure's order shortcut (a relation of x(a) < x(b) pairs, closed under composition up
+    to events that never run together, is its own closure) against the naive closure: equal for
+    every pair, (a, a) included, in every execution where apart events never run together."""
+    u, lg, r, background = case
+    got = r.closure()
+    want = _naive_closure(u, dict(r.items()))
+    s = z3.Solver()
+    s.add(*background)
+    for a, b in set(dict(got.items())) | set(want):
+        both = u.and2(u.ex[a], u.ex[b])
+        lhs, rhs = u.and2(both, got.guard(a, b)), u.and2(both, want.get((a, b), False))
+        s.push()
+        s.add(lg.z3(lhs) != lg.z3(rhs))
+        assert s.check() == z3.unsat, (a, b)
+        s.pop()
+
+
+def test_order_shortcut_is_taken_and_refused():
+    """The shortcut returns the relation itself when it applies (fence.sc ranks), and the plain
+    closure when a composed pair is missing between events that may run together."""
+    u0 = Universe([True, True, True], None, None)
+    u, lg, _ = _z3_universe(u0)
+    xs = [z3.Int(f"x{e}") for e in range(3)]
+    full = Rel(u, {}, {(a, b): lg.lt(xs[a], xs[b]) for a in range(3) for b in range(3) if a != b})
+    assert full.closure() is full
+    gap = Rel(u, {}, {(0, 1): lg.lt(xs[0], xs[1]), (1, 2): lg.lt(xs[1], xs[2])})
+    assert gap._closure_order() is None and (0, 2) in gap.closure().may
+    u.apart = lambda e: 0b101 & ~(1 << e)  # 0 and 2 never run together
+    assert gap.closure() is gap
