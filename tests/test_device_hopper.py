@@ -121,6 +121,19 @@ exists (T0:%r0 == 1)""", "dead.ptx")
     assert "on the device" in e.value.message and "hang" in e.value.hint
 
 
+def test_a_test_the_model_lets_hang_is_not_run():
+    """A spin the model lets last forever would spin on the GPU until the timeout ends the batch
+    (pipeline-tma-async-no-empty-wait did, on the H100): refused with the hang; its fixed twin runs."""
+    from ptxmm.device.crossval import prepare
+
+    with pytest.raises(UnsupportedError, match="lets this test hang") as e:
+        prepare(ptxmm.load(HOP / "pipeline-tma-async-no-empty-wait.ptx"))
+    assert "on the device" in e.value.message and "spins at line" in e.value.message
+    assert "check --liveness" in e.value.hint
+    res, lay = prepare(ptxmm.load(HOP / "pipeline-tma-async.ptx"))
+    assert res.outcomes and lay is not None
+
+
 def test_mbarrier_and_tma_load_code():
     lay = lay_of(HOP / "tma-load-mbarrier.ptx")
     assert lay.mbars == ("bar",) and lay.shared == ("s",) and lay.chunk == 4 and lay.min_stride == 4

@@ -80,10 +80,24 @@ def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckRe
         raise UnsupportedError("a test the model lets no execution finish (it deadlocks at a "
                                "barrier) on the device", None,
                                "on the GPU it would hang: check it with the model only")
+    _refuse_hangs(prog, model, unroll)
     lay = make_layout(prog, [o.outcome.as_dict() for o in res.outcomes])
     if lay.observe != "all":
         res = check(prog, model, unroll=unroll, observe=lay.observe, flags=False)
     return res, lay
+
+
+def _refuse_hangs(prog: Program, model: str, unroll: int) -> None:
+    """A test the model lets hang (a spin or a barrier wait that may never end, docs/liveness.md) is
+    not run: on the GPU it would spin until the kernel's timeout ends the whole batch."""
+    from ..liveness import find_hangs
+
+    hangs = find_hangs(prog, model, unroll=unroll, every=False)
+    if hangs:
+        f = hangs[0].finding
+        raise UnsupportedError(f"the model lets this test hang ({f.detail}) on the device",
+                               None, "on the GPU it would spin until the timeout ends the batch: check it "
+                               "with the model only (ptxmm check --liveness)")
 
 
 def crossval(prog: Program, env: Env, budget_s: float = 1.0, model: str = "ptx", unroll: int = 2,
