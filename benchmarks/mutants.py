@@ -219,7 +219,7 @@ MODEL_EDITS = [
              "let ppcb = bco & (")]),
     Mutant("from-gen-no-proxy-fence", "model",
            "a proxy fence after a texture/surface/constant access does not bring it to the generic proxy",
-           [(PROXY, "let from-gen = [M & GEN] | (bco & PF^-1)", "let from-gen = [M & GEN]")]),
+           [(PROXY, "let from-gen = [M & GEN] | ((bco & PF^-1) ; [F \\ UNI])", "let from-gen = [M & GEN]")]),
     Mutant("into-gen-no-proxy-fence", "model",
            "a proxy fence before a texture/surface/constant access does not bring the generic proxy to it",
            [(PROXY, "let into-gen = [M & GEN] | (bco & PF)", "let into-gen = [M & GEN]")]),
