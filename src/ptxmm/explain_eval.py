@@ -18,7 +18,6 @@ Each derived edge can then be unfolded one level (:meth:`Concrete.unfold`) for t
 from __future__ import annotations
 
 import re
-from collections import deque
 from functools import cache
 from pathlib import Path
 
@@ -442,21 +441,29 @@ def _subtrees(t):
             yield from _subtrees(c)
 
 
+def _graph(succ: dict[int, list[int]]):
+    import networkx as nx  # lazily: only explanations walk paths
+
+    g = nx.DiGraph()
+    g.add_nodes_from(succ)
+    g.add_edges_from((a, b) for a, bs in succ.items() for b in bs)
+    return g
+
+
 def _shortest_path(succ: dict[int, list[int]], a: int, b: int) -> list[int] | None:
-    prev = {a: None}
-    q = deque([a])
-    while q:
-        x = q.popleft()
-        for y in succ.get(x, ()):
-            if y == b:
-                path = [b, x]
-                while prev[path[-1]] is not None:
-                    path.append(prev[path[-1]])
-                return path[::-1]
-            if y not in prev:
-                prev[y] = x
-                q.append(y)
-    return None
+    """A shortest path of at least one edge from ``a`` to ``b`` (a cycle when ``a == b``)."""
+    import networkx as nx
+
+    g = _graph(succ)
+    if a != b:
+        return nx.shortest_path(g, a, b) if a in g and b in g and nx.has_path(g, a, b) else None
+    best = None
+    for y in sorted(succ.get(a, ())):
+        if nx.has_path(g, y, a):
+            p = [a] + nx.shortest_path(g, y, a)
+            if best is None or len(p) < len(best):
+                best = p
+    return best
 
 
 def _shortest_cycle(succ: dict[int, list[int]], a: int) -> list[int] | None:
