@@ -36,6 +36,7 @@ from .events import Event, EventGraph, Kind, build
 from .findings import event_ref
 from .records import record
 from .result import Execution, Finding, FindingKind
+from .vocab import _LEVEL, _level
 
 MODELS = ("fair", "obe", "lobe", "hsa", "unfair")
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
@@ -110,10 +111,10 @@ class _Encoding:
                  scoped: bool = True):
         import z3
 
-        from .vocab import _LEVEL, Barriers, _level
+        from .vocab import Barriers
 
         self.z3, self.eg, self.pb, self.ch = z3, eg, pb, pb.ch
-        self.mem_fair, self.scoped, self._level, self._LEVEL = mem_fair, scoped, _level, _LEVEL
+        self.mem_fair, self.scoped = mem_fair, scoped
         self.lg = pb.ch.lg
         from .cat.relalg import Universe
 
@@ -164,7 +165,7 @@ class _Encoding:
         strong read (as before)."""
         if x.thread < 0 or x.agent >= 0 or x.thread == r.thread or not self.scoped:
             return True
-        return self._level(self.eg, (r.thread, r.at), (x.thread, x.at)) <= self._LEVEL[r.scope or "sys"]
+        return _level(self.eg, (r.thread, r.at), (x.thread, x.at)) <= _LEVEL[r.scope or "sys"]
 
     def stuck(self, end: tuple):
         """The iteration ``end`` describes repeats forever unchanged."""
