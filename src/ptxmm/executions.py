@@ -269,17 +269,21 @@ def pruned_rf_choices(eg: EventGraph, cand: Candidates, cycles: bool = False,
         opts = [([] if r in sure else [None]) + [w for w, r2 in cand.rf if r2 == r and w in act_ids]
                 for r in reads]
         checks = [a for t, k in enumerate(paths) for a in eg.paths[t][k].assumes]
-        search = _RfSearch(eg, reads, opts, checks, cycles, tick)
+        search = RfSearch(eg, reads, opts, checks, cycles, tick)
         for source_of in search.run():
             yield paths, active, reads, source_of
 
 
-class _RfSearch:
-    """The depth-first choice of :func:`pruned_rf_choices` for one choice of paths."""
+class RfSearch:
+    """The depth-first choice of :func:`pruned_rf_choices` for one choice of paths (``further``:
+    one more test of each partial choice — its sources, read → write or None, and the values
+    they decide — that must reject only choices every completion of which is rejected too)."""
 
     def __init__(self, eg: EventGraph, reads: list[int], opts: list[list[int | None]],
-                 checks: list, cycles: bool, tick: Callable[[], None] = _no_tick):
+                 checks: list, cycles: bool, tick: Callable[[], None] = _no_tick,
+                 further: Callable[[dict[int, int | None], dict[int, int]], bool] | None = None):
         self.eg, self.reads, self.opts, self.cycles, self.tick = eg, reads, opts, cycles, tick
+        self.further = further
         self.src: dict[int, int | None] = {}
         # each check (an assumption, or "write w runs") and the reads it names
         self.assumes = [(a, frozenset(reads_of(a))) for a in checks]
@@ -319,7 +323,7 @@ class _RfSearch:
                 names = frozenset(reads_of(ev[w].cond))
                 if names <= vals.keys() and not evaluate(ev[w].cond, vals):
                     return False
-        return True
+        return self.further is None or self.further(self.src, vals)
 
     def values(self) -> dict[int, int] | None:
         """The value of every read whose value the chosen sources decide (a read without a source
@@ -552,9 +556,7 @@ class ExecutionSpace:
         self._orders: dict[tuple[int, ...], list[set[tuple[int, int]]]] = {}
 
     def __iter__(self) -> Iterator[Candidate]:
-        choices = pruned_rf_choices(self.eg, self.cand, bool(self.domain), self.tick) if self.prune \
-            else rf_choices(self.eg, self.cand)
-        for paths, active, reads, source_of in choices:
+        for paths, active, reads, source_of in self._choices():
             self.tick()
             for vals in read_values(self.eg, source_of, self.domain):
                 for c in self._with_values(paths, active, reads, source_of, vals):
@@ -564,6 +566,13 @@ class ExecutionSpace:
                     if self.limit is not None and self.examined >= self.limit:
                         self.bound_hit = True
                         return
+
+    def _choices(self):
+        """Paths and rf sources, as :func:`pruned_rf_choices` (``prune``) or :func:`rf_choices`
+        give them."""
+        if self.prune:
+            return pruned_rf_choices(self.eg, self.cand, bool(self.domain), self.tick)
+        return rf_choices(self.eg, self.cand)
 
     def executions(self) -> Iterator[Execution]:
         for c in self:

@@ -13,13 +13,13 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..errors import UnsupportedError
 from ..events import EventGraph
-from ..executions import ExecutionSpace
 from ..outcomes import Observable, eval_cond, value_expr
 from ..program import CondExpr
 from ..result import Execution
 from ..values import evaluate
 from ..vocab import Candidates, base_env
 from . import NO_DEADLINE, Deadline, Raised
+from .prune import guided_space
 
 
 def _raised_elements(flags) -> list[tuple[str, tuple[int, ...]]]:
@@ -132,7 +132,7 @@ class BruteProblem:
     def _judged(self) -> Iterator[tuple[Execution, list[str], list]]:
         eg, cand = self.eg, self.cand
         fin_locs = sorted({o.loc for o in self.obs if o.loc is not None})
-        space = ExecutionSpace(eg, cand, fin_locs=fin_locs, tick=self.deadline.check, prune=True)
+        space = guided_space(eg, cand, self.model, fin_locs=fin_locs, tick=self.deadline.check)
         verdicts: dict[tuple, list[str] | None] = {}
         frame = None
         for c in space:
