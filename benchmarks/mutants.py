@@ -615,6 +615,18 @@ KERNEL_MUTANTS = [
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
                          + LIVENESS_MUTANTS + KERNEL_MUTANTS)
 
+# Model-guarded pruning of the brute-force engine (src/ptxmm/engines/prune.py, issue 27): killed by
+# tests/test_prune.py (and the brute = Z3 comparisons on the Hopper examples)
+MUTANTS += [
+    Mutant("prune-difference-monotone", "engine",
+           "the early checks treat the right operand of a difference as monotone: Coherence "
+           "(`\\ co`) fails on the lower bound of a partial candidate and prunes executions the "
+           "model accepts",
+           [("src/ptxmm/engines/prune.py",
+             'flip = (node.data == "diff" and k > 0) or node.data == "complement"',
+             'flip = node.data == "complement"')]),
+]
+
 
 # ====================================================================================== runner
 
