@@ -37,6 +37,8 @@ from ..program import (
     Reg,
     RegRef,
     Sym,
+    TensorCopy,
+    TensorMap,
     Thread,
     cond_refs,
     operands,
@@ -235,7 +237,8 @@ class _Builder:
                     desc = str(item.children[1])[1:-1]
             elif kind == "expect_decl":
                 expect_tok = self.expect(item, expect_tok)
-            elif kind in ("location", "alias_location", "mbar_location", "array_location"):
+            elif kind in ("location", "alias_location", "mbar_location", "array_location",
+                          "tmap_location"):
                 locs += self.declaration(item)
             elif kind == "thread":
                 threads.append(self.thread(item, len(threads)))
@@ -288,6 +291,10 @@ class _Builder:
         proxy = _HANDLE_PROXY.get(ty, "constant" if space == ".const" else "generic")
         if proxy != "generic":
             self.proxy_declaration(item, proxy)
+        if ty == ".tensormap":
+            raise SemanticError(f"tensor map {name_tok} needs its contents", self.pos(name_tok),
+                                f"write `.global .tensormap {name_tok} = tensormap(a, dims {{4}}, "
+                                "box {2});`")
         if item.data == "alias_location":
             # a texture/surface reference has no data type: _with_handle_types gives it its target's
             return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
@@ -304,7 +311,46 @@ class _Builder:
         """The locations one declaration declares (an array: one per element)."""
         if item.data == "array_location":
             return self.array_location(item)
+        if item.data == "tmap_location":
+            return [self.tmap_location(item)]
         return [self.mbar_location(item) if item.data == "mbar_location" else self.location(item)]
+
+    def tmap_location(self, item: Tree) -> Location:
+        """``.global .tensormap tm = tensormap(a, dims {4, 2}, box {2, 2});``: a tensor map over the
+        global .b32 array ``a`` (a litmus form of what cuTensorMapEncodeTiled makes on the host;
+        docs/hopper.md). The location holds the map's global address, a's."""
+        space_tok, type_tok, name_tok, fn_tok, arr_tok, *fields = item.children
+        form = f"`.global .tensormap {name_tok} = tensormap(a, dims {{4, 2}}, box {{2, 2}});`"
+        if str(fn_tok) != "tensormap":
+            raise ParseError(f"unknown initialiser {fn_tok}(...)", self.pos(fn_tok),
+                             f"a tensor map is declared {form}")
+        if str(type_tok) != ".tensormap" or str(space_tok) != ".global":
+            raise SemanticError(f"a tensor map is a .global .tensormap location, not {space_tok} "
+                                f"{type_tok}", self.pos(space_tok), f"write {form}")
+        arr = str(arr_tok)
+        if arr not in self.arrays or self.arrays[arr][1] != 32:
+            raise SemanticError(f"tensor map {name_tok} maps {arr}, which is not a 32-bit array",
+                                self.pos(arr_tok), f"declare `.global .b32 {arr}[8];` and write {form}")
+        got: dict[str, tuple[int, ...]] = {}
+        for f in fields:
+            key, *vals = f.children
+            if str(key) not in ("dims", "box") or str(key) in got:
+                raise ParseError(f"tensormap field {key}", self.pos(key),
+                                 f"a tensor map names dims {{…}} and box {{…}} once each: {form}")
+            got[str(key)] = tuple(_int(v, self.file) for v in vals)
+        if set(got) != {"dims", "box"} or len(got["dims"]) != len(got["box"]) or \
+                len(got["dims"]) > 2 or min(got["dims"] + got["box"]) < 1:
+            raise SemanticError(f"tensor map {name_tok} needs dims and box of one or two positive "
+                                "sizes each, dimension 0 first", self.pos(name_tok), f"write {form}")
+        n, need = self.arrays[arr][0], got["dims"][0] * (got["dims"][1] if len(got["dims"]) > 1 else 1)
+        if need > n:
+            raise SemanticError(f"tensor map {name_tok} has {need} elements, but {arr} holds {n}",
+                                self.pos(arr_tok), f"declare `.global .b32 {arr}[{need}];`")
+        if got["box"][0] * (got["box"][1] if len(got["box"]) > 1 else 1) > MAX_ARRAY:
+            raise SemanticError(f"tensor map {name_tok}: a box of more than {MAX_ARRAY} elements",
+                                self.pos(name_tok), "keep the box small")
+        return Location(str(name_tok), "global", "b64", 0, pos=self.pos(name_tok),
+                        tensormap=TensorMap(arr, got["dims"], got["box"]))
 
     def array_count(self, item: Tree) -> int:
         space_tok, type_tok, name_tok, n_tok, *_ = item.children
@@ -312,7 +358,7 @@ class _Builder:
         if not 0 < n <= MAX_ARRAY:
             raise SemanticError(f"array {name_tok}[{n}]: a litmus array has 1 to {MAX_ARRAY} elements",
                                 self.pos(n_tok), "each element is a location of its own: keep arrays small")
-        if str(type_tok) in (".pred", ".texref", ".surfref") or str(space_tok) == ".const":
+        if str(type_tok) in (".pred", ".texref", ".surfref", ".tensormap") or str(space_tok) == ".const":
             raise UnsupportedError(f"an array of {space_tok} {type_tok}", self.pos(type_tok),
                                    "arrays are .global or .shared words of a data type, e.g. "
                                    f"`.global .u32 {name_tok}[{n}];`")
@@ -462,7 +508,7 @@ class _Builder:
         """Keep what the IR drops of a texture/surface instruction (see _ThreadNotes)."""
         notes = self.notes.setdefault(thread, _ThreadNotes())
         for o in ops:
-            if isinstance(o, Handle):
+            if isinstance(o, Handle) and not isinstance(ins, TensorCopy):  # tensor copies: instr.py
                 regs = [x for x in o.coords if isinstance(x, Reg)]
                 notes.coords += [(x, ins) for x in regs]
                 if regs:
@@ -586,6 +632,10 @@ def _check_access(ins: Instruction, locs: dict[str, Location]) -> None:
     if not isinstance(ins, MEMORY_INSTRS) or not isinstance(ins.addr.base, Sym):
         return
     loc = locs.get(ins.addr.base.name)
+    if loc is not None and loc.tensormap is not None:
+        raise UnsupportedError(f"`{ins.text}` accesses tensor map {loc.name} as data", ins.pos,
+                               "a tensor map is an opaque object: change it with tensormap.replace."
+                               "tile.global_address.global.b1024.b64, use it in cp.async.bulk.tensor")
     if loc is None or _proxy_of(loc) == ins.proxy:
         return
     have, want = _proxy_of(loc), ins.proxy
