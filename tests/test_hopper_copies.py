@@ -58,6 +58,7 @@ def test_array_elements_in_the_condition_and_by_address():
     (".global .u8 a[2] = {1, 300};", "ld.global.u8 %r0, [a];", PtxmmError, "300"),
     (".const .u32 a[2];", "ld.const.u32 %r0, [a];", UnsupportedError, "an array of .const"),
     (".global .u32 a;", "ld.global.u32 %r0, [a+4];", UnsupportedError, "address offset"),
+    (".global .u32 a[4];", "ld.global.u32 %r0, [a+08];", ParseError, "malformed integer constant"),
 ])
 def test_array_mistakes_are_located(decl, access, cls, words):
     with pytest.raises(cls) as e:

@@ -862,6 +862,9 @@ class _Builder:
 
     def tmap_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[str, dict, frozenset[int]]:
         """The tensor map an operand names: (its name, location fields, address dependencies)."""
+        if self.layout is not None:
+            raise UnsupportedError(f"`{ins.text}` in a kernel", ins.pos, "tensor maps are a litmus "
+                                   "form (docs/hopper.md): write the test as a .ptx litmus test")
         name, rank, deps = self.resolve(a, st, ins)
         if self.locs[self.p.physical(name)].tensormap is None or rank is not None:
             raise SemanticError(f"`{ins.text}`: {name} is not a tensor map", ins.pos,

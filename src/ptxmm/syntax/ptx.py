@@ -536,7 +536,8 @@ class _Builder:
         base = Reg(str(base_tok)) if str(base_tok).startswith("%") else Sym(str(base_tok))
         offset = 0
         if rest and isinstance(rest[0], Token) and rest[0].type == "SIGN":
-            offset = int_literal(_digits(str(rest[1]))) * (-1 if rest[0] == "-" else 1)
+            offset = int_literal(_digits(str(rest[1])), _tok_pos(self.file, rest[1])) * \
+                (-1 if rest[0] == "-" else 1)
             rest = rest[2:]
         if isinstance(base, Sym) and base.name in self.arrays:
             base, offset = self.element(base_tok, offset), 0
