@@ -503,6 +503,15 @@ HOPPER_MUTANTS = [
     Mutant("reduce-weak", "engine", "cp.reduce.async.bulk's read-modify-write is weak",
            [(EV, 'base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)',
              'base = dict(sem="weak", scope=None, agent=agent, **dst)')]),
+    # issue 27, hcopy: the tensormap proxy (killed by tests/test_hopper_tensor.py)
+    Mutant("tm-acquire-any-map", "model",
+           "fence.proxy.tensormap::generic.acquire [addr], 128 covers every tensor map, not the one it names",
+           [(PROXY, "let into-tm = [TMACQ] ; (bco & tm_range) ; [TMAP]",
+             "let into-tm = [TMACQ] ; bco ; [TMAP]")]),
+    Mutant("tm-acquire-fence-alone", "model",
+           "the acquire tensormap proxy fence alone orders a generic write of a map before a copy's use",
+           [(PROXY, "let tm-ppcb = vloc & ([M & GEN] ; bco ; [TMREL] ; bco ; into-tm)",
+             "let tm-ppcb = vloc & ([M & GEN] ; bco ; into-tm)")]),
 ]
 
 # Findings (Engine 3): the race query on the one formula; killed by tests/test_findings.py and

@@ -344,8 +344,9 @@ def test_bulk_copy_and_mapa_ir():
 
 
 @pytest.mark.parametrize("text,cls,words", [
-    ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 8", UnsupportedError, "other than 4 bytes"),
-    ("cp.async.bulk.tensor.1d.shared::cluster.global [s], [g]", UnsupportedError, "tensor"),
+    ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 8", PtxmmError, "of 8 bytes"),
+    ("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], [g], [bar]",
+     UnsupportedError, "tensor.3d"),
     ("cp.async.cg.shared.global [s], [g], 16", UnsupportedError, "cp.async.cg"),
     ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 4", PtxmmError,
      "bulk_group"),
@@ -355,7 +356,8 @@ def test_bulk_copy_and_mapa_ir():
     ("mbarrier.arrive.shared.global.b64 %st, [bar]", PtxmmError, "b64"),
     ("barrier.cluster.sync", PtxmmError, "arrive or .wait"),
     ("barrier.cluster.wait.release", PtxmmError, "release"),
-    ("fence.proxy.tensormap::generic.release.gpu", UnsupportedError, "tensormap"),
+    ("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [g], [s], 128",
+     UnsupportedError, "tensormap.cp_fenceproxy"),
 ])
 def test_rejected_forms(text, cls, words):
     with pytest.raises(cls) as e:

@@ -134,7 +134,7 @@ def test_forms_decode_to_their_records():
     ("elect.sync _|%p1, %r1", "membermask"),
     ("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 "
      "[s2], [s], 4, [bar]", "shared::cta to shared::cluster"),
-    ("fence.proxy.tensormap::generic.release.gpu", "tensormap"),
+    ("tensormap.replace.tile.global_dim.global.b1024.b32 [g], 0, 4", "global_dim"),
 ])
 def test_forms_not_modelled_are_unsupported_and_located(form, what):
     with pytest.raises(UnsupportedError, match=what) as e:

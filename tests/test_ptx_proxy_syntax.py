@@ -219,7 +219,7 @@ COL = 14  # the column of the instruction in `_one`
     # proxy fences
     ("fence.proxy.async::generic.release.sync_restrict::shared::cluster.cluster", ParseError,
      "sync_restrict::shared::cluster", "needs .sync_restrict::shared::cta"),
-    ("fence.proxy.tensormap::generic.release.gpu", UnsupportedError, "tensormap", "async-proxy"),
+    ("fence.proxy.tensormap::async.release.gpu", UnsupportedError, "tensormap::async", "async-proxy"),
     ("fence.proxy.textur", ParseError, "textur", "unknown proxy kind .textur"),
     ("fence.proxy.generic", ParseError, "generic", "unknown proxy kind .generic"),
     ("membar.proxy.alais", ParseError, "alais", "unknown proxy kind .alais"),
@@ -245,8 +245,9 @@ def test_typo_in_proxy_kind_suggests():
 
 
 def test_async_fence_hint_names_what_is_modelled():
-    e = _err("fence.proxy.tensormap::generic.release.gpu")
+    e = _err("fence.proxy.tensormap::async.release.gpu")
     assert "fence.proxy.alias" in e.hint and "fence.proxy.async{.global" in e.hint
+    assert "fence.proxy.tensormap::generic.acquire.scope [addr], 128" in e.hint
     assert "fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster" in e.hint
     assert "not modelled yet" in e.hint  # fence.proxy.async itself is: tests/test_hopper.py
 

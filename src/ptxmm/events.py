@@ -60,6 +60,9 @@ from .program import (
     Setp,
     Store,
     Sym,
+    TensorCopy,
+    TensorMap,
+    TensorMapReplace,
     Thread,
     Wgmma,
     cond_refs,
@@ -264,6 +267,13 @@ def _alu_op(op: str, ty: str) -> str:
     return op
 
 
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
 def _cmp_op(cmp: str, ty: str) -> str:
     if cmp in _SETP:
         return _SETP[cmp]
@@ -290,6 +300,7 @@ class _Builder:
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
         self.locs = {loc.name: loc for loc in prog.locations}
         self.agents = 0  # asynchronous operations so far (Event.agent)
+        self.box_n = 0  # the words of the tensor copy being built
         self.cur = 0  # the thread being built
         self.unspecs: list[Unspec] = []
         self.warned: dict[int, Diagnostic] = {}  # id(instruction) → its warning
@@ -531,23 +542,29 @@ class _Builder:
                 e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope, tags=tags)
                 self.dep(gdeps, e, "ctrl")
             case ProxyFence():
-                space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
-                # the uni-directional generic→async fences (UNI) with their restricted release
-                # (RSR) or acquire (ASR) half at .cluster (models/ptx-async.cat)
-                uni = {"release": {"UNI", "RSR"}, "acquire": {"UNI", "ASR"}}.get(ins.sem or "", set())
-                e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem,
-                                   scope="cluster" if uni else None,
-                                   tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space | uni))
-                self.dep(gdeps, e, "ctrl")
+                self.proxy_fence(t, ins, st, guard, gdeps)
             case Barrier():
                 self.barrier(t, ins, st, guard, gdeps)
             case ClusterBarrier() | MBarrier() | BulkCopy() | BulkGroup() | Mapa() | CpAsync() | \
-                    CpAsyncGroup() | AsyncStore() | Wgmma() | Elect():
+                    CpAsyncGroup() | AsyncStore() | Wgmma() | Elect() | TensorCopy() | TensorMapReplace():
                 self.hopper(t, ins, st, guard, gdeps)
             case _:
                 self.register_op(ins, st, guard, gdeps)
         st.pc += 1
         return st
+
+    def proxy_fence(self, t: Thread, ins: ProxyFence, st: _State, guard, gdeps) -> None:
+        if ins.kind == "tensormap":
+            self.tensormap_fence(t, ins, st, guard, gdeps)
+            return
+        space = {"global": {"PFG"}, "shared": {"PFS"}}.get(ins.space or "", set())
+        # the uni-directional generic→async fences (UNI) with their restricted release
+        # (RSR) or acquire (ASR) half at .cluster (models/ptx-async.cat)
+        uni = {"release": {"UNI", "RSR"}, "acquire": {"UNI", "ASR"}}.get(ins.sem or "", set())
+        e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem,
+                           scope="cluster" if uni else None,
+                           tags=frozenset({"PROXY", PROXY_TAG[ins.kind]} | space | uni))
+        self.dep(gdeps, e, "ctrl")
 
     def register_op(self, ins: Instruction, st: _State, guard: Expr | None, gdeps) -> None:
         match ins:
@@ -599,6 +616,9 @@ class _Builder:
             self.set_reg(st, ins.dst, convert(const(value, type_width(ty)), type_width(ins.type),
                                               type_signed(ty)), ins.type, frozenset(), guard)
             return
+        if self.locs[self.p.physical(name)].tensormap is not None:
+            raise UnsupportedError(f"`{ins.text}` accesses tensor map {name} as data", ins.pos,
+                                   "a tensor map is an opaque object: change it with tensormap.replace")
         vl, pl = self.place(name, t, rank)
         lw = self.width_of(name)
         tags = frozenset({PROXY_TAG[ins.proxy]} | ({"VOL"} if getattr(ins, "volatile", False) else set())
@@ -680,7 +700,8 @@ class _Builder:
         handler = {ClusterBarrier: self.cluster_barrier, MBarrier: self.mbarrier,
                    BulkCopy: self.bulk_copy, BulkGroup: self.bulk_group, Mapa: self.mapa,
                    CpAsync: self.cp_async, CpAsyncGroup: self.cp_async_group,
-                   AsyncStore: self.async_store, Wgmma: self.wgmma, Elect: self.elect}[type(ins)]
+                   AsyncStore: self.async_store, Wgmma: self.wgmma, Elect: self.elect,
+                   TensorCopy: self.tensor_copy, TensorMapReplace: self.tensormap_replace}[type(ins)]
         handler(t, ins, st, guard, gdeps)
 
     def space_tag(self, name: str) -> set[str]:
@@ -787,17 +808,235 @@ class _Builder:
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
 
     def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread,
-                    multicast: int | None = None):
-        """Location fields of a copy operand (``multicast``: the copy in that CTA rank)."""
-        name, rank, deps = self.resolve(a, st, ins)
+                    multicast: int | None = None, k: int = 0):
+        """Location fields of word ``k`` of a copy operand (``multicast``: the copy in that CTA
+        rank)."""
+        name, rank, deps = self.copy_word(ins, a, k, st)
         rank = rank if multicast is None else multicast
         loc = self.locs[self.p.physical(name)]
         if loc.space != space or type_width(loc.type) != 32:
             raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
-                                ins.pos, "cp.async.bulk copies one 32-bit word between the state "
+                                ins.pos, "cp.async.bulk copies 32-bit words between the state "
                                 "spaces its qualifiers name")
         vl, pl = self.place(name, t, rank)
         return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps, self.owner(t, rank)
+
+    def copy_word(self, ins: BulkCopy | TensorCopy, a: Addr, k: int,
+                  st: _State) -> tuple[str, int | None, frozenset[int]]:
+        """The location of word ``k`` (bytes 4k..4k+3) of a copy operand: the operand's own
+        location, then the consecutive words of its array (``.shared .u32 s[4]``: s[1], s[2], …;
+        in a kernel, the element at the address 4k bytes on); a copy that runs off the end of its
+        location is a located error."""
+        if k == 0:
+            return self.resolve(a, st, ins)
+        if self.layout is not None:
+            name, deps = self.element(Addr(a.base, a.offset + 4 * k), st, ins)
+            if name is None:
+                raise SemanticError(f"`{ins.text}`: its {self.copy_words(ins)} words run off the end "
+                                    "of the buffer", ins.pos, "copy no more bytes than the buffer holds")
+            return name, None, deps
+        name, rank, deps = self.resolve(a, st, ins)
+        base, _, i = name[:-1].partition("[") if name.endswith("]") else (name, "", "")
+        nxt = f"{base}[{int(i) + k}]" if i.isdigit() else None
+        if nxt is None or nxt not in self.locs:
+            n = self.copy_words(ins)
+            have = "is one word" if nxt is None else f"ends {k - 1} word(s) after it"
+            raise SemanticError(f"`{ins.text}` copies {n} words from {name} on, but {base} {have}",
+                                ins.pos, f"declare an array of at least {n} words, e.g. "
+                                f"`.{self.locs[name].space} .u32 {base}[{n}];`, and copy from its start")
+        return nxt, rank, deps
+
+    def copy_words(self, ins: BulkCopy | TensorCopy) -> int:
+        """The 32-bit words a bulk copy moves: its size (a constant, instr.py) / 4; a tensor
+        copy: its box's elements (the copy being built)."""
+        if isinstance(ins, TensorCopy):
+            return self.box_n
+        assert isinstance(ins.size, Imm)
+        return max(1, ins.size.value // 4)
+
+    # -- tensor copies and the tensormap proxy (PTX ISA, cp.async.bulk.tensor, tensormap.replace,
+    #    membar/fence; models/ptx-proxy.cat, docs/hopper.md) ------------------------------------
+    def init_value(self, loc) -> int:
+        """A location's initial value; a tensor map's: its global address (its array's)."""
+        return loc.init if loc.tensormap is None else self.addr_of[f"{loc.tensormap.array}[0]"]
+
+    def tmap_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[str, dict, frozenset[int]]:
+        """The tensor map an operand names: (its name, location fields, address dependencies)."""
+        if self.layout is not None:
+            raise UnsupportedError(f"`{ins.text}` in a kernel", ins.pos, "tensor maps are a litmus "
+                                   "form (docs/hopper.md): write the test as a .ptx litmus test")
+        name, rank, deps = self.resolve(a, st, ins)
+        if self.locs[self.p.physical(name)].tensormap is None or rank is not None:
+            raise SemanticError(f"`{ins.text}`: {name} is not a tensor map", ins.pos,
+                                "declare `.global .tensormap tm = tensormap(a, dims {4}, box {2});` "
+                                "and name tm")
+        vl, pl = self.place(name, t)
+        return name, dict(loc=pl, vloc=vl, w=64), deps
+
+    def map_targets(self, name: str) -> list[tuple[str, int]]:
+        """The global addresses tensor map ``name`` may hold, each with its array: the declared one
+        and every one a tensormap.replace of it writes (tensormap_replace checks each write)."""
+        out = [self.locs[name].tensormap.array]
+        for t in self.p.threads:
+            for ins in t.instrs:
+                if isinstance(ins, TensorMapReplace) and isinstance(ins.addr.base, Sym) and \
+                        ins.addr.base.name == name:
+                    out += [arr for arr in self.replace_arrays(t, ins) if arr not in out]
+        return [(arr, self.addr_of[f"{arr}[0]"]) for arr in out]
+
+    def replace_arrays(self, t: Thread, ins: TensorMapReplace) -> list[str]:
+        """The arrays a tensormap.replace's new value may name, read off the program text: a
+        location, or a register given one by `mov` or its initial value."""
+        syms = [ins.src] if isinstance(ins.src, Sym) else []
+        if isinstance(ins.src, Reg):
+            syms += [i.src for i in t.instrs
+                     if isinstance(i, Mov) and i.dst == ins.src and isinstance(i.src, Sym)]
+            syms += [Sym(v) for r, v in t.init_regs if r == ins.src.name and isinstance(v, str)]
+        return [s.name[:-3] for s in syms if s.name.endswith("[0]")]
+
+    def tensormap_fence(self, t: Thread, ins: ProxyFence, st: _State, guard, gdeps) -> None:
+        """fence.proxy.tensormap::generic.release|acquire: a uni-directional generic → tensormap
+        proxy fence with its release or acquire half at its scope (TMREL / TMACQ); the acquire's
+        [addr, addr+127] is the tensor map its operand names: tm_range relates the fence to that
+        map's tensormap-proxy reads by the copies the thread issues after it."""
+        tags = {"PROXY", "TMAP", "TMREL" if ins.sem == "release" else "TMACQ"}
+        e = self.new_event(st, t, Kind.F, ins, guard, sem=ins.sem, scope=ins.scope, tags=frozenset(tags))
+        self.dep(gdeps, e, "ctrl")
+        if ins.addr is not None:
+            name, _, deps = self.tmap_place(ins, ins.addr, st, t)
+            st.bars[("tmacq", name)] = st.bars.get(("tmacq", name), ()) + (e,)
+
+    def tensormap_replace(self, t: Thread, ins: TensorMapReplace, st: _State, guard, gdeps) -> None:
+        """tensormap.replace.tile.global_address: "a weak memory operation, on the entire 1024-bit
+        opaque tensor-map object": a weak generic write of the map's new global address, which
+        must be the start of an array the map fits in (a copy's case split names its words)."""
+        name, where, adeps = self.tmap_place(ins, ins.addr, st, t)
+        v, vdeps = self.val(ins.src, st, "b64")
+        tm = self.locs[name].tensormap
+        known = dict((addr, arr) for arr, addr in self.map_targets(name))
+        arr = known.get(v.v) if isinstance(v, Const) else None
+        if arr is None or sum(f"{arr}[{i}]" in self.locs for i in range(_prod(tm.dims))) < _prod(tm.dims) \
+                or self.locs[f"{arr}[0]"].space != "global":
+            raise SemanticError(f"`{ins.text}`: the new global address must be that of a .global 32-bit "
+                                f"array of at least {_prod(tm.dims)} elements, named in the program text",
+                                ins.pos, "write `mov.u64 %rd, b;` (b an array) before it, or name b")
+        w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=v, tags=frozenset({"GEN"}), **where)
+        self.dep(adeps, w, "addr")
+        self.dep(vdeps, w, "data")
+        self.dep(gdeps, w, "ctrl")
+
+    def tensor_copy(self, t: Thread, ins: TensorCopy, st: _State, guard, gdeps) -> None:
+        """cp.async.bulk.tensor (tile mode): the agent reads the tensor map through the tensormap
+        proxy ("The tensorMap is accessed in tensormap proxy"), a weak read whose value, the map's
+        global address, decides which words the copy moves: a case split, one path per array the
+        map may hold (map_targets; the path assumes the read returns that array's address), each
+        then copying the box at the coordinates word by word as cp.async.bulk does."""
+        agent = self.agents
+        self.agents += 1
+        name, where, mdeps = self.tmap_place(ins, ins.tmap, st, t)
+        coords = []
+        for c in ins.coords:
+            v, _ = self.val(c, st, "s32")
+            if not isinstance(v, Const):
+                raise UnsupportedError(f"a tensor coordinate of `{ins.text}` computed from a loaded value",
+                                       ins.pos, "ptxmm needs the box's position: a constant, or a "
+                                       "register holding one")
+            coords.append(v.v - (1 << 32) if v.v >> 31 else v.v)
+        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"TMAP", "AOP"}),
+                           agent=agent, **where)
+        self.dep(mdeps, r, "addr")
+        self.dep(gdeps, r, "ctrl")
+        self.edges |= {(f, r, "tmrange") for f in st.bars.get(("tmacq", name), ())}
+        targets = self.map_targets(name)
+        cases = [st.fork() for _ in targets[1:]] + [st]
+        for case, (arr, addr) in zip(cases, targets):
+            eq = mk("eq", ReadVal(r, 64), Const(addr, 64))
+            case.assumes.append(eq if guard is None else mk("lor", mk("lnot", guard), eq))
+            box = self.box_words(ins, self.locs[name].tensormap, arr, coords)
+            self.box_n = len(box)
+            if ins.load:
+                self.tensor_load(t, ins, case, guard, gdeps, agent, r, box)
+            else:
+                self.tensor_store(t, ins, case, guard, gdeps, agent, r, box)
+            if case is not st:
+                case.pc += 1
+                self.pending.append(case)
+
+    def box_words(self, ins: TensorCopy, tm: TensorMap, arr: str, coords: list[int]) -> list[str | None]:
+        """The global element of each word of the box at ``coords`` (dimension 0 innermost, as the
+        box lands in shared memory), None where the box crosses the tensor's boundary."""
+        dims = (*tm.dims, 1)[:2]
+        box = (*tm.box, 1)[:2]
+        c = (*coords, 0)[:2]
+        out: list[str | None] = []
+        for j1 in range(box[1]):
+            for j0 in range(box[0]):
+                g0, g1 = c[0] + j0, c[1] + j1
+                inside = 0 <= g0 < dims[0] and 0 <= g1 < dims[1]
+                out.append(f"{arr}[{g1 * dims[0] + g0}]" if inside else None)
+        return out
+
+    def tensor_load(self, t: Thread, ins: TensorCopy, st: _State, guard, gdeps, agent: int, rmap: int,
+                    box: list[str | None]) -> None:
+        """A tensor load: per box word, the async read of the global element (an addr dependency on
+        the tensor map's value) and the async write of the shared word; outside the tensor the
+        word is filled with 0 ("Zero fill mode: Elements in the Bounding Box which fall outside of
+        the tensor boundary are set to 0", PTX ISA, Tensor › Out of Boundary Access; the default
+        of cuTensorMapEncodeTiled); then, per destination CTA, the completion's implicit fence and
+        one complete-tx of the box's bytes (CHOICE: the zero-filled words count, as they are
+        written)."""
+        reads: list[int | None] = []
+        for elem in box:
+            if elem is None:
+                reads.append(None)
+                continue
+            vl, pl = self.place(elem, t)
+            e = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"ASYNC", "AOP"}),
+                               agent=agent, loc=pl, vloc=vl, w=32)
+            self.edges |= {(rmap, e, "aint"), (rmap, e, "addr")}
+            self.dep(gdeps, e, "ctrl")
+            reads.append(e)
+        for rank in self.copy_ranks(t, ins, st):
+            f = self.copy_write(t, ins, st, guard, gdeps, reads, rank, agent, zero=rmap)
+            where, bdeps = self.mbar_place(ins, ins.mbar, st, t, rank)
+            brank = rank if ins.multicast is not None else self.resolve(ins.mbar, st, ins)[1]
+            size = Const(4 * len(box), 64)
+            cr, cw = self.mbar_rmw(st, t, ins, guard, where, ("relaxed", "release"), "cluster",
+                                   (Const(0, 64), False, mk("neg", size)), agent, self.owner(t, brank))
+            self.edges |= {(f, cr, "aint"), (cr, cw, "aint")}
+            for e in (cr, cw):
+                self.dep(bdeps, e, "addr")
+
+    def tensor_store(self, t: Thread, ins: TensorCopy, st: _State, guard, gdeps, agent: int, rmap: int,
+                     box: list[str | None]) -> None:
+        """A tensor store: per box word, the async read of the shared word and the async write of
+        the global element (addr-dependent on the map's value); the read-completion and completion
+        fences and the bulk group as cp.async.bulk's. A box crossing the tensor's boundary is not
+        supported yet (located)."""
+        if None in box:
+            raise UnsupportedError(f"`{ins.text}`: a tensor store whose box crosses the tensor's boundary",
+                                   ins.pos, "keep the stored box inside the tensor")
+        fence = frozenset({"PROXY", "ASYNC", "AOP"})
+        reads, writes = [], []
+        for k, elem in enumerate(box):
+            src, stag, sdeps, _ = self.async_place(ins, ins.smem, "shared", st, t, k=k)
+            r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"ASYNC", "AOP"}) | stag,
+                               agent=agent, **src)
+            vl, pl = self.place(elem, t)
+            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
+                               tags=frozenset({"ASYNC", "AOP"}), agent=agent, loc=pl, vloc=vl, w=32)
+            self.edges |= {(rmap, r, "aint"), (r, w, "data"), (r, w, "aint"), (rmap, w, "addr")}
+            self.dep(sdeps, r, "addr")
+            for e in (r, w):
+                self.dep(gdeps, e, "ctrl")
+            reads.append(r)
+            writes.append(w)
+        f = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
+        fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
+        self.edges |= {(w, f, "aint") for w in writes} | {(r, fr, "aint") for r in reads}
+        for e in (f, fr):
+            self.dep(gdeps, e, "ctrl")
+        st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
 
     def owner(self, t: Thread, rank: int | None) -> Placement | None:
         """The placement of CTA ``rank`` of t's cluster when it is not t's own CTA (None)."""
@@ -807,27 +1046,33 @@ class _Builder:
         return None if key == t.placement.cta_key else self.cta_place[key]
 
     def bulk_copy(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps) -> None:
-        """The async agent's events (agent = a fresh id, not in po): the read of src and the write
-        of dst through the async proxy, then the implicit generic-async proxy fence of the
-        copy's completion; with an mbarrier, the complete-tx (release, cluster scope) on it after
-        that fence; in a bulk group, also an implicit fence after the read, which a
-        cp.async.bulk.wait_group.read waits for (models/ptx-async.cat, D1). The write, its fence
-        and the complete-tx are performed in the CTA that owns the destination and the
-        mbarrier (``at``, models/ptx-async.cat, D4); a multicast copy writes, fences and
-        completes in each CTA of its ctaMask, at dst's and mbar's CTA-relative offsets."""
+        """The async agent's events (agent = a fresh id, not in po): the reads of src's words and
+        the writes of dst's through the async proxy (a copy of 4k bytes moves k consecutive
+        words, each read → its write), then one implicit generic-async proxy fence of the copy's
+        completion after all the writes; with an mbarrier, one complete-tx of the whole size
+        (release, cluster scope) on it after that fence; in a bulk group, also one implicit fence
+        after all the reads, which a cp.async.bulk.wait_group.read waits for
+        (models/ptx-async.cat, D1). The writes, their fence and the complete-tx are performed in
+        the CTA that owns the destination and the mbarrier (``at``, models/ptx-async.cat, D4); a
+        multicast copy writes, fences and completes in each CTA of its ctaMask, at dst's and
+        mbar's CTA-relative offsets."""
         agent = self.agents
         self.agents += 1
-        src, stag, sdeps, _ = self.async_place(ins, ins.src, ins.src_space, st, t)
+        srcs = [self.async_place(ins, ins.src, ins.src_space, st, t, k=k)
+                for k in range(self.copy_words(ins))]
         fence = frozenset({"PROXY", "ASYNC", "AOP"})
-        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"ASYNC", "AOP"}) | stag,
-                           agent=agent, **src)
-        self.dep(sdeps, r, "addr")
-        self.dep(gdeps, r, "ctrl")
+        reads = []
+        for src, stag, sdeps, _ in srcs:
+            r = self.new_event(st, t, Kind.R, ins, guard, sem="weak",
+                               tags=frozenset({"ASYNC", "AOP"}) | stag, agent=agent, **src)
+            self.dep(sdeps, r, "addr")
+            self.dep(gdeps, r, "ctrl")
+            reads.append(r)
         for rank in self.copy_ranks(t, ins, st):
-            f = self.copy_write(t, ins, st, guard, gdeps, r, rank, agent)
+            f = self.copy_write(t, ins, st, guard, gdeps, reads, rank, agent)
             if ins.mbar is None:
                 fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
-                self.edges.add((r, fr, "aint"))
+                self.edges |= {(r, fr, "aint") for r in reads}
                 self.dep(gdeps, fr, "ctrl")
                 st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
                 continue
@@ -853,22 +1098,29 @@ class _Builder:
                                 ins.pos, "place a thread in each CTA the mask names (.cluster C .cta K)")
         return ranks
 
-    def copy_write(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int,
-                   rank: int | None, agent: int) -> int:
-        """The copy's write of its destination (in CTA ``rank`` for a multicast) and the implicit
-        fence of its completion; returns the fence."""
-        dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t, rank)
-        if ins.op is not None:  # cp.reduce.async.bulk: a read-modify-write of dst
-            w = self.bulk_reduce(t, ins, st, guard, gdeps, r, agent, dst, dtag, ddeps)
-        else:
-            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
-                               tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+    def copy_write(self, t: Thread, ins: BulkCopy | TensorCopy, st: _State, guard, gdeps,
+                   reads: list[int | None], rank: int | None, agent: int, zero: int | None = None) -> int:
+        """The copy's writes of its destination's words (in CTA ``rank`` for a multicast), word k
+        from read k (a tensor load's word with no read: 0, after the map read ``zero``), and the
+        implicit fence of its completion after them all; returns the fence."""
+        src = ins.smem if isinstance(ins, TensorCopy) else ins.dst
+        dsts = [self.async_place(ins, src, ins.dst_space, st, t, rank, k) for k in range(len(reads))]
+        writes = []
+        for r, (dst, dtag, ddeps, dat) in zip(reads, dsts):
+            if getattr(ins, "op", None) is not None:  # cp.reduce.async.bulk: a read-modify-write of dst
+                w = self.bulk_reduce(t, ins, st, guard, gdeps, r, agent, dst, dtag, ddeps)
+            else:
+                w = self.new_event(st, t, Kind.W, ins, guard, sem="weak",
+                                   value=Const(0, 32) if r is None else ReadVal(r, 32),
+                                   tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+            self.edges |= {(zero, w, "aint")} if r is None else {(r, w, "data"), (r, w, "aint")}
+            self.dep(ddeps, w, "addr")
+            self.dep(gdeps, w, "ctrl")
+            writes.append(w)
         f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}),
-                           agent=agent, at=dat)
-        self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
-        self.dep(ddeps, w, "addr")
-        for e in (w, f):
-            self.dep(gdeps, e, "ctrl")
+                           agent=agent, at=dsts[0][3])
+        self.edges |= {(w, f, "aint") for w in writes}
+        self.dep(gdeps, f, "ctrl")
         return f
 
     def bulk_reduce(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int, agent: int,
@@ -1299,7 +1551,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
                 w = type_width(loc.type)
                 init[pl] = len(b.events)
                 b.events.append(_Proto(Kind.W, -1, 0, None, loc=pl, vloc=vl, w=w,
-                                       value=const(loc.init, w), tags=frozenset({"IW"}), paths={0}))
+                                       value=const(b.init_value(loc), w), tags=frozenset({"IW"}),
+                                       paths={0}))
     all_paths = []
     for t in prog.threads:
         paths = b.thread(t)
@@ -1328,7 +1581,7 @@ def _freeze(b: _Builder, prog: Program, all_paths, init, loc_of_name) -> EventGr
                             substitute(e.cond, f), e.tags, e.instr, bar, e.agent,
                             None if e.ok is None else substitute(e.ok, f), e.at))
     edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": [],
-                                               "aint": [], "done": []}
+                                               "aint": [], "done": [], "tmrange": []}
     for a, c, k in sorted(b.edges):
         if a in remap and c in remap:
             edges[k].append((remap[a], remap[c]))

@@ -32,6 +32,23 @@ class Location:
     # address; any other proxy names the target's own virtual address through that proxy
     proxy: str = "generic"
     pos: SourcePos | None = None
+    # a tensor map object (``.tensormap``): its contents; the location holds its global address
+    tensormap: TensorMap | None = None
+
+
+@record
+class TensorMap:
+    """A litmus tensor map (``.global .tensormap tm = tensormap(a, dims {4, 2}, box {2, 2});``,
+    docs/hopper.md): a tiled map of 32-bit elements over the global array ``array`` (its element
+    0 the tensor's origin, dimension 0 contiguous, rows packed), ``dims`` the tensor's size and
+    ``box`` the bounding box a copy moves, dimension 0 first. What the tensor map location holds
+    is the map's global address (the address of ``array``'s element 0): ``tensormap.replace
+    .global_address`` changes it; dims and box are fixed (CUTLASS encodes them on the host with
+    cuTensorMapEncodeTiled)."""
+
+    array: str
+    dims: tuple[int, ...]
+    box: tuple[int, ...]
 
 
 @record
@@ -197,7 +214,7 @@ class ProxyFence(Instr):
     """``fence.proxy.alias`` (virtual aliases of one physical location) or
     ``fence.proxy.texture|surface|constant`` (that proxy and the generic proxy)."""
 
-    kind: str  # "alias" | "texture" | "surface" | "constant" | "async"
+    kind: str  # "alias" | "texture" | "surface" | "constant" | "async" | "tensormap"
     # fence.proxy.async.global / .shared::cta / .shared::cluster: the state space it covers
     # ("global" | "shared"; None: every state space)
     space: str | None = None
@@ -205,6 +222,10 @@ class ProxyFence(Instr):
     # .acquire.sync_restrict::shared::cluster.cluster: "release" | "acquire" (None: bi-directional)
     sem: str | None = None
     restrict: str | None = None  # "shared::cta" | "shared::cluster"
+    # fence.proxy.tensormap::generic.release.scope / .acquire.scope [addr], 128: its scope, and
+    # the acquire's address operand (the tensor map [addr, addr+127] it covers)
+    scope: str | None = None
+    addr: Addr | None = None
 
 
 @record(kw_only=True)
@@ -283,6 +304,41 @@ class BulkCopy(Instr):
     # dec and or xor) the agent applies to dst with the word read from src, at ``type``
     op: str | None = None
     type: str = "b32"
+
+
+@record(kw_only=True)
+class TensorCopy(Instr):
+    """``cp.async.bulk.tensor.{1d,2d}`` in tile mode (PTX ISA, cp.async.bulk.tensor): the async
+    agent reads the tensor map ``tmap`` through the tensormap proxy, then copies the box at
+    ``coords`` word by word between the map's global array and the shared words at ``smem``;
+    a load (``load``: global → shared::cluster/cta) completes on ``mbar`` with a complete-tx of
+    the box's bytes (``.multicast::cluster``: ``multicast`` is the ctaMask), a store (shared::cta →
+    global) in bulk async-groups."""
+
+    dims: int
+    smem: Addr
+    tmap: Addr
+    coords: tuple[Operand, ...]
+    load: bool = True
+    mbar: Addr | None = None
+    multicast: Operand | None = None
+    dst_space: str = "shared"
+
+    def reads(self) -> tuple[Operand, ...]:
+        return self.coords if self.multicast is None else (*self.coords, self.multicast)
+
+
+@record(kw_only=True)
+class TensorMapReplace(Instr):
+    """``tensormap.replace.tile.global_address{.global}.b1024.b64 [tmap], new_val`` (PTX ISA,
+    tensormap.replace): "treated as a weak memory operation, on the entire 1024-bit opaque
+    tensor-map object": a weak generic write of the map location, the map's new global address."""
+
+    addr: Addr
+    src: Operand
+
+    def reads(self) -> tuple[Operand, ...]:
+        return (self.src,)
 
 
 @record(kw_only=True)
@@ -429,7 +485,8 @@ class Ret(Instr):
 
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
-                    Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore, Wgmma, Elect, Mov,
+                    Mapa, BulkCopy, TensorCopy, TensorMapReplace, BulkGroup, CpAsync, CpAsyncGroup,
+                    AsyncStore, Wgmma, Elect, Mov,
                     Alu, Setp, Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
@@ -457,7 +514,7 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,)
         case AsyncStore():
             return (ins.src,)
-        case Elect() | Wgmma():
+        case Elect() | Wgmma() | TensorCopy() | TensorMapReplace():
             return ins.reads()
     return ()
 
@@ -470,6 +527,12 @@ def memory_operands(ins: Instruction) -> tuple[Addr, ...]:
         return (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar is not None else ())
     if isinstance(ins, CpAsync):
         return (ins.dst, ins.src)
+    if isinstance(ins, TensorCopy):
+        return (ins.smem, ins.tmap) + ((ins.mbar,) if ins.mbar is not None else ())
+    if isinstance(ins, TensorMapReplace):
+        return (ins.addr,)
+    if isinstance(ins, ProxyFence) and ins.addr is not None:
+        return (ins.addr,)
     if isinstance(ins, AsyncStore):
         return (ins.addr, ins.mbar)
     if isinstance(ins, CpAsyncGroup) and ins.mbar is not None:

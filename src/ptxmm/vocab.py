@@ -25,7 +25,10 @@ CB_HANG (cluster waits of a thread that has not arrived in that phase); relation
 one asynchronous operation: read → write → implicit proxy fence → complete-tx), bulk_done (bulk
 copies → the cp.async.bulk.wait_group that waits for them), issue (a thread's events → the events
 of the asynchronous operations it issues later), sync_cluster_barrier (the k-th arrive of a thread
-→ the k-th wait of every other thread of its cluster).
+→ the k-th wait of every other thread of its cluster). The tensormap proxy (cp.async.bulk.tensor):
+TMAP (a tensor copy's read of its tensor map, and the tensormap proxy fences), TMREL / TMACQ
+(fence.proxy.tensormap::generic.release / .acquire), tm_range (an acquire fence → the reads of the
+tensor map its [addr, addr+127] names by the copies its thread issues after it).
 
 Static relations are row bitsets; only rf, co, scorder and barrier phases depend on the
 execution. A :class:`Choice` supplies those existential parts and each event's execution guard —
@@ -363,7 +366,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         "ALIAS": lambda: b.eset(tag("ALIAS")),
         **{name: (lambda n=name: b.eset(tag(n)))
            for name in ("ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT", "MBI", "UNI", "RSR",
-                        "ASR", "MBINV")},
+                        "ASR", "MBINV", "TMAP", "TMREL", "TMACQ")},
         "CBA": lambda: b.eset(lambda e: {"CBAR", "ARRIVE"} <= e.tags),
         "CBW": lambda: b.eset(lambda e: {"CBAR", "WAIT"} <= e.tags),
         "CB_HANG": lambda: b.eset(tag("HANG")),
@@ -379,6 +382,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
         lazy[label] = lambda lb=label: b.edges(lb)
     lazy["async_int"] = lambda: b.edges("aint")
     lazy["bulk_done"] = lambda: b.edges("done")
+    lazy["tm_range"] = lambda: b.edges("tmrange")
     lazy["issue"] = b.issue
     lazy["sync_cluster_barrier"] = b.cluster_barrier
     lazy["loc"] = lambda: b.same(lambda e: e.loc, b.mem)

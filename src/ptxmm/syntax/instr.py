@@ -68,6 +68,8 @@ from ..program import (
     Setp,
     Store,
     Sym,
+    TensorCopy,
+    TensorMapReplace,
     Wgmma,
 )
 from ..records import record
@@ -87,7 +89,8 @@ ALU_OPS = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "not", "shl", 
            "neg"}
 CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"}
 KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
-         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma elect").split()
+         "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma elect "
+         "tensormap").split()
 # proxy fences: the ISA's fence.proxy.alias and fence.proxy.async, and Dat3M's
 # texture/surface/constant proxy fences
 PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")
@@ -419,10 +422,12 @@ def _proxy_fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instructi
         q.fail(f"membar.proxy.{kind} is not PTX", f"write fence.proxy.{kind}")
     if kind == "async::generic":
         return _uni_async_fence(q, ops, c)
+    if kind == "tensormap::generic":
+        return _tensormap_fence(q, ops, c)
     if root in ("async", "tensormap") and kind != "async":
         q.fail(f"async-proxy fence `{q.mnemonic}`",
-               "the tensormap proxy (and its fences) is not modelled yet; modelled: " + form
-               + " | " + _UNI_FORMS, unsupported=True)
+               "this proxy fence is not modelled yet; modelled: " + form
+               + " | " + _UNI_FORMS + " | " + _TM_FENCES, unsupported=True)
     if kind == "async":
         q.take()
         space = q.take_if({"global", "shared::cta", "shared::cluster"})
@@ -459,6 +464,32 @@ def _uni_async_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     q.done(_UNI_FORMS)
     _operands(ops, "", q, _UNI_FORMS)
     return ProxyFence(kind="async", space="shared", sem=sem, restrict=want[sem], **c)
+
+
+_TM_FENCES = ("fence.proxy.tensormap::generic.release.scope | "
+              "fence.proxy.tensormap::generic.acquire.scope [addr], 128")
+
+
+def _tensormap_fence(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``fence.proxy.tensormap::generic.release.scope`` and ``.acquire.scope [addr], 128`` (PTX
+    ISA, membar/fence): uni-directional generic → tensormap proxy fences; "The only supported
+    value for the size operand is 128, which must be a constant integer literal"."""
+    q.take()
+    sem = q.take_if({"release", "acquire"})
+    if sem is None:
+        q.fail(f"`{q.mnemonic}` needs .release or .acquire", f"the forms: {_TM_FENCES}")
+    scope = q.take_if(SCOPES)
+    if scope is None:
+        q.fail(f"`{q.mnemonic}` needs a scope (.cta .cluster .gpu .sys)", f"the forms: {_TM_FENCES}")
+    q.done(_TM_FENCES)
+    if sem == "release":
+        _operands(ops, "", q, _TM_FENCES)
+        return ProxyFence(kind="tensormap", sem=sem, scope=scope, **c)
+    a, n = _operands(ops, "mv", q, _TM_FENCES)
+    if not isinstance(n, Imm) or n.value != 128:
+        raise ParseError("the size of fence.proxy.tensormap::generic.acquire is the constant 128",
+                         q.pos, "PTX ISA: \"The only supported value for the size operand is 128\"")
+    return ProxyFence(kind="tensormap", sem=sem, scope=scope, addr=a, **c)
 
 
 def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
@@ -808,7 +839,9 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.peek() != "bulk":
         return _cp_async(q, ops, c)
     q.take()
-    if q.peek() in ("tensor", "prefetch"):
+    if q.take_if({"tensor"}):
+        return _cp_tensor(q, ops, c)
+    if q.peek() == "prefetch":
         q.fail(f"cp.async.bulk.{q.peek()}", f"modelled: {form}", unsupported=True)
     if q.take_if({"commit_group"}):
         q.done(form)
@@ -835,15 +868,97 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.fail(f"qualifier .{q.peek()} of cp.async.bulk", f"modelled: {form}", unsupported=True)
     kinds = "mmv" if dst == "global" else ("mmvmv" if multi else "mmvm")
     d, s_, n, *rest = _operands(ops, kinds, q, form)
-    if not isinstance(n, Imm) or n.value != 4:
-        raise UnsupportedError("a bulk copy of other than 4 bytes", q.pos,
-                               "a litmus location is one 32-bit word: copy 4 bytes")
+    _bulk_size(n, q, "copy")
     if multi and not isinstance(rest[1], Imm):
         raise UnsupportedError("a ctaMask held in a register", q.pos,
                                "write the mask as a constant, e.g. 3 for CTA ranks 0 and 1")
     return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
                     dst_space=SPACES[dst], src_space=SPACES[src],
                     multicast=rest[1] if multi else None, **c)
+
+
+def _bulk_size(n: Operand, q: _Quals, what: str) -> None:
+    """A bulk copy's size: a constant number of bytes, a multiple of 16 (PTX ISA, cp.async.bulk:
+    "size ... must be a multiple of 16"), or 4, the litmus extension of a one-word copy; the copy
+    moves size/4 consecutive 32-bit words."""
+    if not isinstance(n, Imm):
+        raise UnsupportedError(f"a bulk {what} whose size is held in a register", q.pos,
+                               "write the number of bytes as a constant (4, or a multiple of 16)")
+    if n.value != 4 and (n.value <= 0 or n.value % 16):
+        raise ParseError(f"a bulk {what} of {n.value} bytes", q.pos,
+                         "the size is a multiple of 16 (ptxas), or 4: the litmus one-word copy")
+
+
+_TENSOR_LOAD = ("cp.async.bulk.tensor.1d|.2d.shared::cluster|.shared::cta.global{.tile}"
+                ".mbarrier::complete_tx::bytes{.multicast::cluster} [dst], [tmap, {c0{, c1}}], [mbar]"
+                "{, ctaMask}")
+_TENSOR_STORE = "cp.async.bulk.tensor.1d|.2d.global.shared::cta{.tile}.bulk_group [tmap, {c0{, c1}}], [src]"
+
+
+def _cp_tensor(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``cp.async.bulk.tensor`` in tile mode, 1d and 2d (PTX ISA, cp.async.bulk.tensor); the tensor
+    map a litmus ``.tensormap`` location (docs/hopper.md)."""
+    form = f"{_TENSOR_LOAD} | {_TENSOR_STORE}"
+    dim = q.take_if({"1d", "2d"})
+    if dim is None:
+        if q.peek() in ("3d", "4d", "5d"):
+            q.fail(f"cp.async.bulk.tensor.{q.peek()}", f"modelled: {form}", unsupported=True)
+        q.fail(f"`{q.mnemonic}` needs the dimension .1d or .2d", f"expected form: {form}")
+    dst = q.take_if({"shared::cluster", "shared::cta", "global"})
+    src = q.take_if({"global", "shared::cta"})
+    if (dst, src) not in (("shared::cluster", "global"), ("shared::cta", "global"),
+                          ("global", "shared::cta")):
+        q.fail(f"cp.async.bulk.tensor from {src or '?'} to {dst or '?'}", f"modelled: {form}",
+               unsupported=True)
+    if q.peek() in ("im2col", "tile::gather4", "tile::scatter4", "im2col::w", "im2col::w::128",
+                    "im2col_no_offs"):
+        q.fail(f"load mode .{q.peek()}", f"modelled: the tile mode; {form}", unsupported=True)
+    q.take_if({"tile"})
+    load = dst != "global"
+    want = "mbarrier::complete_tx::bytes" if load else "bulk_group"
+    if q.take_if({want}) is None:
+        q.fail(f"`{q.mnemonic}` needs the completion mechanism .{want}", f"expected form: {form}")
+    multi = dst == "shared::cluster" and q.take_if({"multicast::cluster"}) is not None
+    if q.peek() is not None:
+        q.fail(f"qualifier .{q.peek()} of cp.async.bulk.tensor", f"modelled: {form}", unsupported=True)
+    kinds = ("mhmv" if multi else "mhm") if load else "hm"
+    got = _operands(ops, kinds, q, form)
+    h = got[1] if load else got[0]
+    n = int(dim[0])
+    if len(h.coords) != n or not all(isinstance(x, (Reg, Imm)) and x != SINK for x in h.coords):
+        raise ParseError(f"a .{dim} tensor copy takes {n} coordinate(s) (registers or integers), got "
+                         f"{len(h.coords)}", q.pos, f"expected form: {form}")
+    if multi and not isinstance(got[3], Imm):
+        raise UnsupportedError("a ctaMask held in a register", q.pos,
+                               "write the mask as a constant, e.g. 3 for CTA ranks 0 and 1")
+    return TensorCopy(dims=n, smem=got[0] if load else got[1], tmap=h.addr, coords=tuple(h.coords),
+                      load=load, mbar=got[2] if load else None, multicast=got[3] if multi else None,
+                      dst_space="shared" if load else "global", **c)
+
+
+def _tensormap(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
+    """``tensormap.replace.tile.global_address{.global}.b1024.b64 [tmap], new_val`` (PTX ISA,
+    tensormap.replace; the other fields, the .shared::cta copy and tensormap.cp_fenceproxy are
+    not modelled: a litmus tensor map fixes dims and box)."""
+    form = "tensormap.replace.tile.global_address{.global}.b1024.b64 [tmap], new_val"
+    if q.take_if({"replace"}) is None:
+        q.fail(f"`{q.mnemonic}`", f"modelled: {form}", unsupported=True)
+    if q.take_if({"tile"}) is None:
+        q.fail(f"`{q.mnemonic}` needs the mode .tile", f"expected form: {form}")
+    field_ = q.take_if({"global_address"})
+    if field_ is None:
+        q.fail(f"tensormap.replace of the field .{q.peek()}" if q.peek() else f"`{q.mnemonic}`",
+               f"a litmus tensor map fixes its dims and box; modelled: {form}", unsupported=True)
+    if q.peek() == "shared::cta":
+        q.fail("tensormap.replace of a tensor map in shared memory", f"modelled: {form}",
+               unsupported=True)
+    q.take_if({"global"})
+    if q.take_if({"b1024"}) is None or q.take_if({"b64"}) is None:
+        q.fail(f"`{q.mnemonic}` ends in .b1024.b64 (the .global_address field is 64 bits)",
+               f"expected form: {form}")
+    q.done(form)
+    a, v = _operands(ops, "mv", q, form)
+    return TensorMapReplace(addr=a, src=v, **c)
 
 
 _REDUCE_TYPES = {"add": {"u32", "s32"}, "min": {"u32", "s32"}, "max": {"u32", "s32"},
@@ -876,9 +991,7 @@ def _cp_reduce(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.peek() is not None:
         q.fail(f"qualifier .{q.peek()} of cp.reduce.async.bulk", f"modelled: {form}", unsupported=True)
     d, s_, n = _operands(ops, "mmv", q, form)
-    if not isinstance(n, Imm) or n.value != 4:
-        raise UnsupportedError("a bulk reduction of other than 4 bytes", q.pos,
-                               "a litmus location is one 32-bit word: reduce 4 bytes")
+    _bulk_size(n, q, "reduction")
     return BulkCopy(dst=d, src=s_, size=n, dst_space="global", src_space="shared", op=op, type=ty,
                     **c)
 
@@ -1064,7 +1177,7 @@ _HANDLERS = {"ld": _ld, "st": _st, "atom": _atom, "red": _red, "fence": _fence, 
              "bar": _bar, "barrier": _bar, "mov": _mov, "setp": _setp, "selp": _selp, "bra": _bra,
              "ret": _ret, "exit": _ret, "tex": _tex, "tld4": _tld4, "suld": _suld, "sust": _sust,
              "sured": _sured, "mbarrier": _mbarrier, "mapa": _mapa, "cp": _cp, "wgmma": _wgmma,
-             "elect": _elect,
+             "elect": _elect, "tensormap": _tensormap,
              **{op: _alu for op in ALU_OPS}}
 
 
@@ -1117,7 +1230,8 @@ _CATEGORY = {
 }
 # instructions whose forms name a category twice: tex's data and coordinate types, cp's
 # destination and source state spaces
-_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}, "wgmma": {"type"}}
+_REPEATED = {"tex": {"type"}, "tld4": {"type"}, "cp": {"state space"}, "wgmma": {"type"},
+             "tensormap": {"state space", "type"}}
 
 
 def _check_repeats(base: str, q: _Quals) -> None:
@@ -1162,7 +1276,12 @@ QUALIFIERS = {
     "cp": {"async", "bulk", "commit_group", "wait_group", "read", "shared::cluster",
            "shared::cta", "global", "bulk_group", "mbarrier::complete_tx::bytes", "tensor",
            "prefetch", "multicast::cluster", "ca", "cg", "wait_all", "mbarrier", "arrive", "noinc",
-           "shared", "b64", "reduce", "u32", "s32", "b32", *_REDUCE_OPS},
+           "shared", "b64", "reduce", "u32", "s32", "b32", "1d", "2d", "3d", "4d", "5d", "tile",
+           *_REDUCE_OPS},
+    "tensormap": {"replace", "tile", "global_address", "global", "shared::cta", "b1024", "b64", "b32",
+                  "rank", "box_dim", "global_dim", "global_stride", "element_stride", "elemtype",
+                  "interleave_layout", "swizzle_mode", "swizzle_atomicity", "fill_mode",
+                  "cp_fenceproxy"},
     "elect": {"sync"},
     "wgmma": {"fence", "commit_group", "wait_group", "mma_async", "sync", "aligned", "s32", "s8",
               "u8", "f32", "f16", "satfinite", "sp"},

@@ -37,9 +37,12 @@ from ..program import (
     Reg,
     RegRef,
     Sym,
+    TensorCopy,
+    TensorMap,
     Thread,
     cond_refs,
     operands,
+    type_width,
     value_operands,
 )
 from ..records import record
@@ -199,8 +202,12 @@ def _span(node: Tree) -> tuple[Token, Token]:
     return first, last
 
 
+MAX_ARRAY = 64  # elements of a litmus array (each a location)
+
+
 class _Builder:
     def __init__(self, file: str, text: str):
+        self.arrays: dict[str, tuple[int, int]] = {}  # array name → (elements, bits per element)
         self.file = file
         self.text = text
         self.notes: dict[str, _ThreadNotes] = {}
@@ -216,6 +223,9 @@ class _Builder:
         threads: list[Thread] = []
         cond: Condition | None = None
         n_threads = sum(1 for item in tree.children if item.data == "thread")
+        # arrays first: a thread may name one declared after it
+        self.arrays = {str(i.children[2]): (self.array_count(i), type_width(str(i.children[1])[1:]))
+                       for i in tree.children if i.data == "array_location"}
         if n_threads > check.MAX_THREADS:
             last = [i for i in tree.children if i.data == "thread"][check.MAX_THREADS]
             check.check_thread_count(n_threads, self.pos(last.children[0]))
@@ -227,10 +237,9 @@ class _Builder:
                     desc = str(item.children[1])[1:-1]
             elif kind == "expect_decl":
                 expect_tok = self.expect(item, expect_tok)
-            elif kind in ("location", "alias_location"):
-                locs.append(self.location(item))
-            elif kind == "mbar_location":
-                locs.append(self.mbar_location(item))
+            elif kind in ("location", "alias_location", "mbar_location", "array_location",
+                          "tmap_location"):
+                locs += self.declaration(item)
             elif kind == "thread":
                 threads.append(self.thread(item, len(threads)))
             elif kind == "condition":
@@ -282,6 +291,10 @@ class _Builder:
         proxy = _HANDLE_PROXY.get(ty, "constant" if space == ".const" else "generic")
         if proxy != "generic":
             self.proxy_declaration(item, proxy)
+        if ty == ".tensormap":
+            raise SemanticError(f"tensor map {name_tok} needs its contents", self.pos(name_tok),
+                                f"write `.global .tensormap {name_tok} = tensormap(a, dims {{4}}, "
+                                "box {2});`")
         if item.data == "alias_location":
             # a texture/surface reference has no data type: _with_handle_types gives it its target's
             return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
@@ -293,6 +306,94 @@ class _Builder:
             check.check_init_value(init, ty[1:], f"location {name_tok}", at)
         return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
                         ty[1:], init, pos=self.pos(name_tok))
+
+    def declaration(self, item: Tree) -> list[Location]:
+        """The locations one declaration declares (an array: one per element)."""
+        if item.data == "array_location":
+            return self.array_location(item)
+        if item.data == "tmap_location":
+            return [self.tmap_location(item)]
+        return [self.mbar_location(item) if item.data == "mbar_location" else self.location(item)]
+
+    def tmap_location(self, item: Tree) -> Location:
+        """``.global .tensormap tm = tensormap(a, dims {4, 2}, box {2, 2});``: a tensor map over the
+        global .b32 array ``a`` (a litmus form of what cuTensorMapEncodeTiled makes on the host;
+        docs/hopper.md). The location holds the map's global address, a's."""
+        space_tok, type_tok, name_tok, fn_tok, arr_tok, *fields = item.children
+        form = f"`.global .tensormap {name_tok} = tensormap(a, dims {{4, 2}}, box {{2, 2}});`"
+        if str(fn_tok) != "tensormap":
+            raise ParseError(f"unknown initialiser {fn_tok}(...)", self.pos(fn_tok),
+                             f"a tensor map is declared {form}")
+        if str(type_tok) != ".tensormap" or str(space_tok) != ".global":
+            raise SemanticError(f"a tensor map is a .global .tensormap location, not {space_tok} "
+                                f"{type_tok}", self.pos(space_tok), f"write {form}")
+        arr = str(arr_tok)
+        if arr not in self.arrays or self.arrays[arr][1] != 32:
+            raise SemanticError(f"tensor map {name_tok} maps {arr}, which is not a 32-bit array",
+                                self.pos(arr_tok), f"declare `.global .b32 {arr}[8];` and write {form}")
+        got: dict[str, tuple[int, ...]] = {}
+        for f in fields:
+            key, *vals = f.children
+            if str(key) not in ("dims", "box") or str(key) in got:
+                raise ParseError(f"tensormap field {key}", self.pos(key),
+                                 f"a tensor map names dims {{…}} and box {{…}} once each: {form}")
+            got[str(key)] = tuple(_int(v, self.file) for v in vals)
+        if set(got) != {"dims", "box"} or len(got["dims"]) != len(got["box"]) or \
+                len(got["dims"]) > 2 or min(got["dims"] + got["box"]) < 1:
+            raise SemanticError(f"tensor map {name_tok} needs dims and box of one or two positive "
+                                "sizes each, dimension 0 first", self.pos(name_tok), f"write {form}")
+        n, need = self.arrays[arr][0], got["dims"][0] * (got["dims"][1] if len(got["dims"]) > 1 else 1)
+        if need > n:
+            raise SemanticError(f"tensor map {name_tok} has {need} elements, but {arr} holds {n}",
+                                self.pos(arr_tok), f"declare `.global .b32 {arr}[{need}];`")
+        if got["box"][0] * (got["box"][1] if len(got["box"]) > 1 else 1) > MAX_ARRAY:
+            raise SemanticError(f"tensor map {name_tok}: a box of more than {MAX_ARRAY} elements",
+                                self.pos(name_tok), "keep the box small")
+        return Location(str(name_tok), "global", "b64", 0, pos=self.pos(name_tok),
+                        tensormap=TensorMap(arr, got["dims"], got["box"]))
+
+    def array_count(self, item: Tree) -> int:
+        space_tok, type_tok, name_tok, n_tok, *_ = item.children
+        n = int(_digits(str(n_tok)))
+        if not 0 < n <= MAX_ARRAY:
+            raise SemanticError(f"array {name_tok}[{n}]: a litmus array has 1 to {MAX_ARRAY} elements",
+                                self.pos(n_tok), "each element is a location of its own: keep arrays small")
+        if str(type_tok) in (".pred", ".texref", ".surfref", ".tensormap") or str(space_tok) == ".const":
+            raise UnsupportedError(f"an array of {space_tok} {type_tok}", self.pos(type_tok),
+                                   "arrays are .global or .shared words of a data type, e.g. "
+                                   f"`.global .u32 {name_tok}[{n}];`")
+        return n
+
+    def array_location(self, item: Tree) -> list[Location]:
+        """``.global .u32 a[4] = {1, 2};``: the consecutive words a[0] … a[3] (the locations of its
+        elements; values not given are 0, as PTX initialises them); ``[a+4]`` names a[1]."""
+        space_tok, type_tok, name_tok, n_tok, *values = item.children
+        n, ty = self.array_count(item), str(type_tok)[1:]
+        if len(values) > n:
+            raise SemanticError(f"array {name_tok}[{n}] is given {len(values)} values",
+                                _int_at(values[n], self.file)[1], f"give at most {n} values")
+        init = []
+        for v in values:
+            value, at = _int_at(v, self.file)
+            check.check_init_value(value, ty, f"element of {name_tok}", at)
+            init.append(value)
+        init += [0] * (n - len(init))
+        space = "shared" if str(space_tok).startswith(".shared") else "global"
+        return [Location(f"{name_tok}[{i}]", space, ty, init[i], pos=self.pos(name_tok)) for i in range(n)]
+
+    def element(self, base_tok: Token, offset: int) -> Sym:
+        """The element of array ``base_tok`` at byte ``offset`` (``[a+4]``: a[1]); located errors
+        for an offset that is not a whole element or lies outside the array."""
+        name = str(base_tok)
+        n, w = self.arrays[name]
+        i, part = divmod(offset, w // 8)
+        if part or not 0 <= i < n:
+            raise SemanticError(f"[{name}{offset:+d}]: byte {offset} of {name}[{n}] is "
+                                + ("not the start of an element" if part and 0 <= i < n else
+                                   "outside the array"), self.pos(base_tok),
+                                f"elements are {w // 8} bytes: offsets 0 to {(n - 1) * w // 8} "
+                                f"in steps of {w // 8}")
+        return Sym(f"{name}[{i}]")
 
     def mbar_location(self, item: Tree) -> Location:
         """``.shared .b64 bar = mbarrier.init(N);``: an mbarrier object initialised before the
@@ -407,7 +508,7 @@ class _Builder:
         """Keep what the IR drops of a texture/surface instruction (see _ThreadNotes)."""
         notes = self.notes.setdefault(thread, _ThreadNotes())
         for o in ops:
-            if isinstance(o, Handle):
+            if isinstance(o, Handle) and not isinstance(ins, TensorCopy):  # tensor copies: instr.py
                 regs = [x for x in o.coords if isinstance(x, Reg)]
                 notes.coords += [(x, ins) for x in regs]
                 if regs:
@@ -422,8 +523,8 @@ class _Builder:
             value, pos = _int_at(o.children[0], self.file)
             check.check_immediate(value, pos)
             return Imm(value)
-        if o.data == "sym":
-            return Sym(str(o.children[0]))
+        if o.data == "sym":  # an array's name is the address of its first element
+            return Sym(f"{o.children[0]}[0]" if str(o.children[0]) in self.arrays else str(o.children[0]))
         if o.data == "fimm":
             raise UnsupportedError(f"floating-point constant {''.join(map(str, o.children))}",
                                    _tok_pos(self.file, o.children[0]),
@@ -435,8 +536,11 @@ class _Builder:
         base = Reg(str(base_tok)) if str(base_tok).startswith("%") else Sym(str(base_tok))
         offset = 0
         if rest and isinstance(rest[0], Token) and rest[0].type == "SIGN":
-            offset = int_literal(_digits(str(rest[1]))) * (-1 if rest[0] == "-" else 1)
+            offset = int_literal(_digits(str(rest[1])), _tok_pos(self.file, rest[1])) * \
+                (-1 if rest[0] == "-" else 1)
             rest = rest[2:]
+        if isinstance(base, Sym) and base.name in self.arrays:
+            base, offset = self.element(base_tok, offset), 0
         if not rest:
             return Addr(base, offset)
         coords = rest[0]
@@ -529,6 +633,10 @@ def _check_access(ins: Instruction, locs: dict[str, Location]) -> None:
     if not isinstance(ins, MEMORY_INSTRS) or not isinstance(ins.addr.base, Sym):
         return
     loc = locs.get(ins.addr.base.name)
+    if loc is not None and loc.tensormap is not None:
+        raise UnsupportedError(f"`{ins.text}` accesses tensor map {loc.name} as data", ins.pos,
+                               "a tensor map is an opaque object: change it with tensormap.replace."
+                               "tile.global_address.global.b1024.b64, use it in cp.async.bulk.tensor")
     if loc is None or _proxy_of(loc) == ins.proxy:
         return
     have, want = _proxy_of(loc), ins.proxy
