@@ -364,7 +364,7 @@ def test_bulk_copy_and_mapa_ir():
 
 
 @pytest.mark.parametrize("text,cls,words", [
-    ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 8", UnsupportedError, "other than 4 bytes"),
+    ("cp.async.bulk.global.shared::cta.bulk_group [g], [s], 8", PtxmmError, "of 8 bytes"),
     ("cp.async.bulk.tensor.1d.shared::cluster.global [s], [g]", UnsupportedError, "tensor"),
     ("cp.async.cg.shared.global [s], [g], 16", UnsupportedError, "cp.async.cg"),
     ("cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [g], [s], 4", PtxmmError,

@@ -787,17 +787,48 @@ class _Builder:
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
 
     def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread,
-                    multicast: int | None = None):
-        """Location fields of a copy operand (``multicast``: the copy in that CTA rank)."""
-        name, rank, deps = self.resolve(a, st, ins)
+                    multicast: int | None = None, k: int = 0):
+        """Location fields of word ``k`` of a copy operand (``multicast``: the copy in that CTA
+        rank)."""
+        name, rank, deps = self.copy_word(ins, a, k, st)
         rank = rank if multicast is None else multicast
         loc = self.locs[self.p.physical(name)]
         if loc.space != space or type_width(loc.type) != 32:
             raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
-                                ins.pos, "cp.async.bulk copies one 32-bit word between the state "
+                                ins.pos, "cp.async.bulk copies 32-bit words between the state "
                                 "spaces its qualifiers name")
         vl, pl = self.place(name, t, rank)
         return dict(loc=pl, vloc=vl, w=32), frozenset(self.space_tag(name)), deps, self.owner(t, rank)
+
+    def copy_word(self, ins: BulkCopy, a: Addr, k: int, st: _State) -> tuple[str, int | None, frozenset[int]]:
+        """The location of word ``k`` (bytes 4k..4k+3) of a copy operand: the operand's own
+        location, then the consecutive words of its array (``.shared .u32 s[4]``: s[1], s[2], …;
+        in a kernel, the element at the address 4k bytes on); a copy that runs off the end of its
+        location is a located error."""
+        if k == 0:
+            return self.resolve(a, st, ins)
+        if self.layout is not None:
+            name, deps = self.element(Addr(a.base, a.offset + 4 * k), st, ins)
+            if name is None:
+                raise SemanticError(f"`{ins.text}`: its {self.copy_words(ins)} words run off the end "
+                                    "of the buffer", ins.pos, "copy no more bytes than the buffer holds")
+            return name, None, deps
+        name, rank, deps = self.resolve(a, st, ins)
+        base, _, i = name[:-1].partition("[") if name.endswith("]") else (name, "", "")
+        nxt = f"{base}[{int(i) + k}]" if i.isdigit() else None
+        if nxt is None or nxt not in self.locs:
+            n = self.copy_words(ins)
+            have = "is one word" if nxt is None else f"ends {k - 1} word(s) after it"
+            raise SemanticError(f"`{ins.text}` copies {n} words from {name} on, but {base} {have}",
+                                ins.pos, f"declare an array of at least {n} words, e.g. "
+                                f"`.{self.locs[name].space} .u32 {base}[{n}];`, and copy from its start")
+        return nxt, rank, deps
+
+    @staticmethod
+    def copy_words(ins: BulkCopy) -> int:
+        """The 32-bit words a bulk copy moves: its size (a constant, instr.py) / 4."""
+        assert isinstance(ins.size, Imm)
+        return max(1, ins.size.value // 4)
 
     def owner(self, t: Thread, rank: int | None) -> Placement | None:
         """The placement of CTA ``rank`` of t's cluster when it is not t's own CTA (None)."""
@@ -807,27 +838,33 @@ class _Builder:
         return None if key == t.placement.cta_key else self.cta_place[key]
 
     def bulk_copy(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps) -> None:
-        """The async agent's events (agent = a fresh id, not in po): the read of src and the write
-        of dst through the async proxy, then the implicit generic-async proxy fence of the
-        copy's completion; with an mbarrier, the complete-tx (release, cluster scope) on it after
-        that fence; in a bulk group, also an implicit fence after the read, which a
-        cp.async.bulk.wait_group.read waits for (models/ptx-async.cat, D1). The write, its fence
-        and the complete-tx are performed in the CTA that owns the destination and the
-        mbarrier (``at``, models/ptx-async.cat, D4); a multicast copy writes, fences and
-        completes in each CTA of its ctaMask, at dst's and mbar's CTA-relative offsets."""
+        """The async agent's events (agent = a fresh id, not in po): the reads of src's words and
+        the writes of dst's through the async proxy (a copy of 4k bytes moves k consecutive
+        words, each read → its write), then one implicit generic-async proxy fence of the copy's
+        completion after all the writes; with an mbarrier, one complete-tx of the whole size
+        (release, cluster scope) on it after that fence; in a bulk group, also one implicit fence
+        after all the reads, which a cp.async.bulk.wait_group.read waits for
+        (models/ptx-async.cat, D1). The writes, their fence and the complete-tx are performed in
+        the CTA that owns the destination and the mbarrier (``at``, models/ptx-async.cat, D4); a
+        multicast copy writes, fences and completes in each CTA of its ctaMask, at dst's and
+        mbar's CTA-relative offsets."""
         agent = self.agents
         self.agents += 1
-        src, stag, sdeps, _ = self.async_place(ins, ins.src, ins.src_space, st, t)
+        srcs = [self.async_place(ins, ins.src, ins.src_space, st, t, k=k)
+                for k in range(self.copy_words(ins))]
         fence = frozenset({"PROXY", "ASYNC", "AOP"})
-        r = self.new_event(st, t, Kind.R, ins, guard, sem="weak", tags=frozenset({"ASYNC", "AOP"}) | stag,
-                           agent=agent, **src)
-        self.dep(sdeps, r, "addr")
-        self.dep(gdeps, r, "ctrl")
+        reads = []
+        for src, stag, sdeps, _ in srcs:
+            r = self.new_event(st, t, Kind.R, ins, guard, sem="weak",
+                               tags=frozenset({"ASYNC", "AOP"}) | stag, agent=agent, **src)
+            self.dep(sdeps, r, "addr")
+            self.dep(gdeps, r, "ctrl")
+            reads.append(r)
         for rank in self.copy_ranks(t, ins, st):
-            f = self.copy_write(t, ins, st, guard, gdeps, r, rank, agent)
+            f = self.copy_write(t, ins, st, guard, gdeps, reads, rank, agent)
             if ins.mbar is None:
                 fr = self.new_event(st, t, Kind.F, ins, guard, tags=fence, agent=agent)
-                self.edges.add((r, fr, "aint"))
+                self.edges |= {(r, fr, "aint") for r in reads}
                 self.dep(gdeps, fr, "ctrl")
                 st.bars[("bulk", "open")] = st.bars.get(("bulk", "open"), ()) + ((fr, f),)
                 continue
@@ -853,22 +890,27 @@ class _Builder:
                                 ins.pos, "place a thread in each CTA the mask names (.cluster C .cta K)")
         return ranks
 
-    def copy_write(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int,
+    def copy_write(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, reads: list[int],
                    rank: int | None, agent: int) -> int:
-        """The copy's write of its destination (in CTA ``rank`` for a multicast) and the implicit
-        fence of its completion; returns the fence."""
-        dst, dtag, ddeps, dat = self.async_place(ins, ins.dst, ins.dst_space, st, t, rank)
-        if ins.op is not None:  # cp.reduce.async.bulk: a read-modify-write of dst
-            w = self.bulk_reduce(t, ins, st, guard, gdeps, r, agent, dst, dtag, ddeps)
-        else:
-            w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
-                               tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+        """The copy's writes of its destination's words (in CTA ``rank`` for a multicast), word k
+        from read k, and the implicit fence of its completion after them all; returns the fence."""
+        dsts = [self.async_place(ins, ins.dst, ins.dst_space, st, t, rank, k) for k in range(len(reads))]
+        f = None
+        writes = []
+        for r, (dst, dtag, ddeps, dat) in zip(reads, dsts):
+            if ins.op is not None:  # cp.reduce.async.bulk: a read-modify-write of dst
+                w = self.bulk_reduce(t, ins, st, guard, gdeps, r, agent, dst, dtag, ddeps)
+            else:
+                w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=ReadVal(r, 32),
+                                   tags=frozenset({"ASYNC", "AOP"}) | dtag, agent=agent, at=dat, **dst)
+            self.edges |= {(r, w, "data"), (r, w, "aint")}
+            self.dep(ddeps, w, "addr")
+            self.dep(gdeps, w, "ctrl")
+            writes.append(w)
         f = self.new_event(st, t, Kind.F, ins, guard, tags=frozenset({"PROXY", "ASYNC", "AOP"}),
-                           agent=agent, at=dat)
-        self.edges |= {(r, w, "data"), (r, w, "aint"), (w, f, "aint")}
-        self.dep(ddeps, w, "addr")
-        for e in (w, f):
-            self.dep(gdeps, e, "ctrl")
+                           agent=agent, at=dsts[0][3])
+        self.edges |= {(w, f, "aint") for w in writes}
+        self.dep(gdeps, f, "ctrl")
         return f
 
     def bulk_reduce(self, t: Thread, ins: BulkCopy, st: _State, guard, gdeps, r: int, agent: int,

@@ -835,15 +835,25 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.fail(f"qualifier .{q.peek()} of cp.async.bulk", f"modelled: {form}", unsupported=True)
     kinds = "mmv" if dst == "global" else ("mmvmv" if multi else "mmvm")
     d, s_, n, *rest = _operands(ops, kinds, q, form)
-    if not isinstance(n, Imm) or n.value != 4:
-        raise UnsupportedError("a bulk copy of other than 4 bytes", q.pos,
-                               "a litmus location is one 32-bit word: copy 4 bytes")
+    _bulk_size(n, q, "copy")
     if multi and not isinstance(rest[1], Imm):
         raise UnsupportedError("a ctaMask held in a register", q.pos,
                                "write the mask as a constant, e.g. 3 for CTA ranks 0 and 1")
     return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
                     dst_space=SPACES[dst], src_space=SPACES[src],
                     multicast=rest[1] if multi else None, **c)
+
+
+def _bulk_size(n: Operand, q: _Quals, what: str) -> None:
+    """A bulk copy's size: a constant number of bytes, a multiple of 16 (PTX ISA, cp.async.bulk:
+    "size ... must be a multiple of 16"), or 4, the litmus extension of a one-word copy; the copy
+    moves size/4 consecutive 32-bit words."""
+    if not isinstance(n, Imm):
+        raise UnsupportedError(f"a bulk {what} whose size is held in a register", q.pos,
+                               "write the number of bytes as a constant (4, or a multiple of 16)")
+    if n.value != 4 and (n.value <= 0 or n.value % 16):
+        raise ParseError(f"a bulk {what} of {n.value} bytes", q.pos,
+                         "the size is a multiple of 16 (ptxas), or 4: the litmus one-word copy")
 
 
 _REDUCE_TYPES = {"add": {"u32", "s32"}, "min": {"u32", "s32"}, "max": {"u32", "s32"},
@@ -876,9 +886,7 @@ def _cp_reduce(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.peek() is not None:
         q.fail(f"qualifier .{q.peek()} of cp.reduce.async.bulk", f"modelled: {form}", unsupported=True)
     d, s_, n = _operands(ops, "mmv", q, form)
-    if not isinstance(n, Imm) or n.value != 4:
-        raise UnsupportedError("a bulk reduction of other than 4 bytes", q.pos,
-                               "a litmus location is one 32-bit word: reduce 4 bytes")
+    _bulk_size(n, q, "reduction")
     return BulkCopy(dst=d, src=s_, size=n, dst_space="global", src_space="shared", op=op, type=ty,
                     **c)
 

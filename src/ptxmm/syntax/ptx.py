@@ -40,6 +40,7 @@ from ..program import (
     Thread,
     cond_refs,
     operands,
+    type_width,
     value_operands,
 )
 from ..records import record
@@ -199,8 +200,12 @@ def _span(node: Tree) -> tuple[Token, Token]:
     return first, last
 
 
+MAX_ARRAY = 64  # elements of a litmus array (each a location)
+
+
 class _Builder:
     def __init__(self, file: str, text: str):
+        self.arrays: dict[str, tuple[int, int]] = {}  # array name → (elements, bits per element)
         self.file = file
         self.text = text
         self.notes: dict[str, _ThreadNotes] = {}
@@ -216,6 +221,9 @@ class _Builder:
         threads: list[Thread] = []
         cond: Condition | None = None
         n_threads = sum(1 for item in tree.children if item.data == "thread")
+        # arrays first: a thread may name one declared after it
+        self.arrays = {str(i.children[2]): (self.array_count(i), type_width(str(i.children[1])[1:]))
+                       for i in tree.children if i.data == "array_location"}
         if n_threads > check.MAX_THREADS:
             last = [i for i in tree.children if i.data == "thread"][check.MAX_THREADS]
             check.check_thread_count(n_threads, self.pos(last.children[0]))
@@ -227,10 +235,8 @@ class _Builder:
                     desc = str(item.children[1])[1:-1]
             elif kind == "expect_decl":
                 expect_tok = self.expect(item, expect_tok)
-            elif kind in ("location", "alias_location"):
-                locs.append(self.location(item))
-            elif kind == "mbar_location":
-                locs.append(self.mbar_location(item))
+            elif kind in ("location", "alias_location", "mbar_location", "array_location"):
+                locs += self.declaration(item)
             elif kind == "thread":
                 threads.append(self.thread(item, len(threads)))
             elif kind == "condition":
@@ -293,6 +299,55 @@ class _Builder:
             check.check_init_value(init, ty[1:], f"location {name_tok}", at)
         return Location(str(name_tok), "shared" if space.startswith(".shared") else "global",
                         ty[1:], init, pos=self.pos(name_tok))
+
+    def declaration(self, item: Tree) -> list[Location]:
+        """The locations one declaration declares (an array: one per element)."""
+        if item.data == "array_location":
+            return self.array_location(item)
+        return [self.mbar_location(item) if item.data == "mbar_location" else self.location(item)]
+
+    def array_count(self, item: Tree) -> int:
+        space_tok, type_tok, name_tok, n_tok, *_ = item.children
+        n = int(_digits(str(n_tok)))
+        if not 0 < n <= MAX_ARRAY:
+            raise SemanticError(f"array {name_tok}[{n}]: a litmus array has 1 to {MAX_ARRAY} elements",
+                                self.pos(n_tok), "each element is a location of its own: keep arrays small")
+        if str(type_tok) in (".pred", ".texref", ".surfref") or str(space_tok) == ".const":
+            raise UnsupportedError(f"an array of {space_tok} {type_tok}", self.pos(type_tok),
+                                   "arrays are .global or .shared words of a data type, e.g. "
+                                   f"`.global .u32 {name_tok}[{n}];`")
+        return n
+
+    def array_location(self, item: Tree) -> list[Location]:
+        """``.global .u32 a[4] = {1, 2};``: the consecutive words a[0] … a[3] (the locations of its
+        elements; values not given are 0, as PTX initialises them); ``[a+4]`` names a[1]."""
+        space_tok, type_tok, name_tok, n_tok, *values = item.children
+        n, ty = self.array_count(item), str(type_tok)[1:]
+        if len(values) > n:
+            raise SemanticError(f"array {name_tok}[{n}] is given {len(values)} values",
+                                _int_at(values[n], self.file)[1], f"give at most {n} values")
+        init = []
+        for v in values:
+            value, at = _int_at(v, self.file)
+            check.check_init_value(value, ty, f"element of {name_tok}", at)
+            init.append(value)
+        init += [0] * (n - len(init))
+        space = "shared" if str(space_tok).startswith(".shared") else "global"
+        return [Location(f"{name_tok}[{i}]", space, ty, init[i], pos=self.pos(name_tok)) for i in range(n)]
+
+    def element(self, base_tok: Token, offset: int) -> Sym:
+        """The element of array ``base_tok`` at byte ``offset`` (``[a+4]``: a[1]); located errors
+        for an offset that is not a whole element or lies outside the array."""
+        name = str(base_tok)
+        n, w = self.arrays[name]
+        i, part = divmod(offset, w // 8)
+        if part or not 0 <= i < n:
+            raise SemanticError(f"[{name}{offset:+d}]: byte {offset} of {name}[{n}] is "
+                                + ("not the start of an element" if part and 0 <= i < n else
+                                   "outside the array"), self.pos(base_tok),
+                                f"elements are {w // 8} bytes: offsets 0 to {(n - 1) * w // 8} "
+                                f"in steps of {w // 8}")
+        return Sym(f"{name}[{i}]")
 
     def mbar_location(self, item: Tree) -> Location:
         """``.shared .b64 bar = mbarrier.init(N);``: an mbarrier object initialised before the
@@ -422,8 +477,8 @@ class _Builder:
             value, pos = _int_at(o.children[0], self.file)
             check.check_immediate(value, pos)
             return Imm(value)
-        if o.data == "sym":
-            return Sym(str(o.children[0]))
+        if o.data == "sym":  # an array's name is the address of its first element
+            return Sym(f"{o.children[0]}[0]" if str(o.children[0]) in self.arrays else str(o.children[0]))
         if o.data == "fimm":
             raise UnsupportedError(f"floating-point constant {''.join(map(str, o.children))}",
                                    _tok_pos(self.file, o.children[0]),
@@ -437,6 +492,8 @@ class _Builder:
         if rest and isinstance(rest[0], Token) and rest[0].type == "SIGN":
             offset = int_literal(_digits(str(rest[1]))) * (-1 if rest[0] == "-" else 1)
             rest = rest[2:]
+        if isinstance(base, Sym) and base.name in self.arrays:
+            base, offset = self.element(base_tok, offset), 0
         if not rest:
             return Addr(base, offset)
         coords = rest[0]
