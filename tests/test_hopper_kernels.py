@@ -167,6 +167,15 @@ def test_strong_vector_accesses_are_not_supported_yet(ins):
     assert e.value.pos.line == 8
 
 
+@pytest.mark.parametrize("ins", ["ld.shared.v4.u32 {%r1, %r2}, [s];", "st.shared.v2.u32 [s];",
+                                 "ld.shared.v2.u32 %r1, [s];"])
+def test_a_malformed_vector_access_is_a_located_error(ins):
+    body = f"\t.reg .b32 %r<3>;\n\t.shared .align 16 .b8 s[16];\n\t{ins}"
+    with pytest.raises(ptxmm.ParseError, match="takes a vector of") as e:
+        ptx_module.parse(HEAD + f".visible .entry k()\n{{\n{body}\n}}\n", "k.ptx")
+    assert e.value.pos.line == 8
+
+
 # ----- 3. byte arrays typed by their accesses ------------------------------------------------------
 
 def test_mixed_size_accesses_stay_a_located_error():

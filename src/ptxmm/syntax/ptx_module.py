@@ -974,8 +974,8 @@ def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
     supported yet."""
     n = int(next(q for q in quals if q in ("v2", "v4", "v8"))[1:])
     scalar = [q for q in quals if q not in ("v2", "v4", "v8")]
-    vec, addr = (ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])
-    if len(ops) != 2 or not isinstance(vec, Vec) or len(vec.items) != n or not isinstance(addr, Addr):
+    vec, addr = ((ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])) if len(ops) == 2 else (None, None)
+    if not isinstance(vec, Vec) or len(vec.items) != n or not isinstance(addr, Addr):
         raise ParseError(f"`{c['text']}` takes a vector of {n} and an address", c["pos"],
                          f"{base}.v{n}.type " + ("{d0, ...}, [a]" if base == "ld" else "[a], {v0, ...}"))
     if any(q in ("relaxed", "acquire", "release", "volatile", "mmio", "acq_rel", "sc") for q in scalar):
