@@ -619,6 +619,15 @@ KERNEL_MUTANTS = [
            "the dynamic shared array is sized one element smaller than the launch says",
            [("src/ptxmm/kernels.py", "count=b.count, dynamic=False)",
              "count=b.count - 1 or 1, dynamic=False)")]),
+    # issue 27, hcu: nvcc's PTX of CUTLASS-style inline asm; killed by tests/test_hopper_kernels.py
+    Mutant("scope-outer-declaration-wins", "engine",
+           "a register declared in a nested { } block is shadowed by the enclosing block's declaration",
+           [("src/ptxmm/syntax/ptx_module.py", "        for k in chain:  # outer first",
+             "        for k in reversed(chain):  # outer first")]),
+    Mutant("vector-elements-one-address", "engine",
+           "every element of a .v2/.v4 access is accessed at the vector's first address",
+           [("src/ptxmm/syntax/ptx_module.py", "a = Addr(addr.base, addr.offset + k * width)",
+             "a = Addr(addr.base, addr.offset + 0 * width)")]),
 ]
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS

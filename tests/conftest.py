@@ -32,8 +32,9 @@ def gpu_test_marks() -> list:
 
 def ptx_files() -> list[Path]:
     kernels = ROOT / "examples" / "kernels"  # nvcc's PTX modules: kernels, tested by test_kernel_corpus
+    modules = (kernels, ROOT / "examples" / "hopper" / "kernels")  # and by test_hopper_kernels
     return sorted([*(ROOT / "tests" / "litmus").rglob("*.ptx"),
-                   *(p for p in (ROOT / "examples").rglob("*.ptx") if p.parent != kernels)])
+                   *(p for p in (ROOT / "examples").rglob("*.ptx") if p.parent not in modules)])
 
 
 @pytest.fixture

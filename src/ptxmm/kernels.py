@@ -28,13 +28,19 @@ from .errors import Diagnostic, ParseError, SemanticError, SourcePos, Unsupporte
 from .program import (
     Addr,
     Alu,
+    AsyncStore,
     Branch,
+    BulkCopy,
     Condition,
+    CpAsync,
+    CpAsyncGroup,
     Imm,
     Instruction,
     Label,
     Load,
     Location,
+    Mapa,
+    MBarrier,
     MemRef,
     Mov,
     Placement,
@@ -248,6 +254,7 @@ class Region:
     base: int
     init: tuple[int, ...] = ()
     located: bool = True  # False: nvcc's string constants (no locations)
+    mixed: tuple[int, ...] = ()  # a byte array accessed at several widths (bytes): not typed by them
 
     @property
     def size(self) -> int:
@@ -276,12 +283,20 @@ class Layout:
         """The location an access of ``width`` bits at ``addr`` names; None: out of bounds (or an
         access the element does not allow: a write of ``__constant__`` data, ``ld.const`` of
         another space)."""
+        widths = _operand_widths(ins, width)
         for r in self.regions:
             end = r.base + r.n * r.size
             if r.base <= addr < end:
                 off = addr - r.base
                 if not r.located or not _allows(r, ins):
                     return None
+                width = 8 * r.size if 8 * r.size in widths else width
+                if r.mixed and (off % r.size or width != 8 * r.size):
+                    raise UnsupportedError(
+                        f"`{ins.text}` accesses {width // 8} byte(s) at byte {off} of {r.name}, an array "
+                        f"nvcc declares as bytes and the kernel accesses at several widths "
+                        f"({', '.join(map(str, r.mixed))} bytes)", ins.pos,
+                        "mixed-size accesses are not modelled yet: give each width an array of its own")
                 if off % r.size or width != 8 * r.size:
                     raise UnsupportedError(
                         f"`{ins.text}` accesses {width // 8} byte(s) at byte {off} of {r.name}, whose "
@@ -365,6 +380,19 @@ class Layout:
 MAX_TARGETS = 64  # elements one access whose address is computed from loaded data may name
 
 
+def _operand_widths(ins: Instruction, width: int) -> set[int]:
+    """The widths (bits) an access of ``ins`` may have at one of its addresses. An mbarrier
+    operation accesses its object, a 64-bit word, whatever register it writes (a wait's ``.pred``);
+    a bulk copy, ``st.async`` or ``cp.async``'s operands are 32-bit words and a 64-bit mbarrier —
+    which operand is which the event builder checks on the location it gets (a copy's word must be
+    32-bit, its mbarrier a .shared .b64). Anything else: the width of its type."""
+    if isinstance(ins, MBarrier):
+        return {64}
+    if isinstance(ins, (BulkCopy, AsyncStore, CpAsync, CpAsyncGroup)):
+        return {32, 64}
+    return {width}
+
+
 def _allows(r: Region, ins: Instruction) -> bool:
     """Whether ``ins`` may access an element of ``r``: ``__constant__`` data only by loads (the
     kernel cannot write it), and ``ld.const`` only constant data."""
@@ -389,7 +417,8 @@ def _read_widths(*exprs) -> dict[int, int]:
     return out
 
 
-def _layout(module: Module, launch: Launch) -> Layout:
+def _layout(module: Module, launch: Launch, widths: dict[str, set[int]] | None = None) -> Layout:
+    """``widths``: the access widths (bytes) :func:`access_widths` found for each byte array."""
     regions: list[Region] = []
     g = s = 0
     for a in launch.args:
@@ -406,6 +435,9 @@ def _layout(module: Module, launch: Launch) -> Layout:
             v = dynamic.get(v.name)
             if v is None:
                 continue  # another kernel's (this one's is in `dynamic`)
+        found = sorted(widths.get(v.name, ())) if widths is not None and v.byte_array else []
+        if len(found) == 1 and not _STRINGS.match(v.name):
+            v = v.as_width(found[0])
         name = demangle(v.name)
         if name in taken:
             name = v.name
@@ -420,8 +452,64 @@ def _layout(module: Module, launch: Launch) -> Layout:
         else:
             base = SHARED_BASE + s * SLOT
             s += 1
-        regions.append(Region(name, v.name, v.space, v.type, v.count, base, v.init, located))
+        regions.append(Region(name, v.name, v.space, v.type, v.count, base, v.init, located,
+                              tuple(found) if len(found) > 1 else ()))
     return Layout(tuple(regions))
+
+
+def access_widths(body, names: set[str]) -> dict[str, set[int]]:
+    """For each variable of ``names`` (nvcc's ``.b8`` arrays), the widths in bytes of the accesses
+    whose address is derived from it: registers carry the variables whose addresses flow into them
+    (``mov``, ALU operations, ``selp``, ``mapa``, ``cvta`` — every instruction that computes a
+    register from others; a flow-insensitive closure), and an access through a register or a
+    ``[name+off]`` records its width for each. A byte array with one width is an array of elements
+    of that width (:meth:`Variable.as_width`); with several, or none found, it keeps the alignment's
+    guess, and an access of another width than its elements' is a located "mixed-size" error
+    (:meth:`Layout.element` checks every access, so this guess can change no answer)."""
+    taint: dict[str, set[str]] = {}
+
+    def of(o) -> set[str]:
+        if isinstance(o, Addr):
+            o = o.base
+        if isinstance(o, Sym):
+            return {o.name} if o.name in names else set()
+        if isinstance(o, Reg):
+            return taint.get(o.name, set())
+        return set()
+
+    computes = [i for i in body if isinstance(i, (Mov, Alu, Selp, Mapa)) and isinstance(i.dst, Reg)]
+    changed = bool(names)
+    while changed:
+        changed = False
+        for ins in computes:
+            new = set().union(*(of(o) for o in operands(ins)))
+            if not new <= taint.get(ins.dst.name, set()):
+                taint.setdefault(ins.dst.name, set()).update(new)
+                changed = True
+    out: dict[str, set[int]] = {}
+    for ins in body:
+        for a, w in _accesses(ins):
+            for n in of(a):
+                out.setdefault(n, set()).add(w)
+    return out
+
+
+def _accesses(ins) -> list[tuple[Addr, int]]:
+    """The memory operands of ``ins`` with the width (bytes) of each access through them."""
+    from .program import memory_operands
+
+    if isinstance(ins, MBarrier):
+        return [(ins.addr, 8)]
+    if isinstance(ins, (BulkCopy, AsyncStore, CpAsync)):  # words, then the mbarrier (if any)
+        ops = memory_operands(ins)
+        has_mbar = getattr(ins, "mbar", None) is not None
+        return [(a, 8 if has_mbar and k == len(ops) - 1 else 4) for k, a in enumerate(ops)]
+    if isinstance(ins, CpAsyncGroup):
+        return [(a, 8) for a in memory_operands(ins)]
+    ty = getattr(ins, "type", None)
+    if not isinstance(ty, str) or not ty[1:].isdigit():
+        return []
+    return [(a, type_width(ty) // 8) for a in memory_operands(ins)]
 
 
 def _dynamic_shared(module: Module, launch: Launch) -> dict[str, Variable]:
@@ -531,6 +619,8 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     notes: list[str] = []
     ex = _Expander(module, layout, values, notes)
     body = ex.expand(fn)
+    # the byte arrays' element widths from the accesses (the buffers' addresses do not change)
+    layout = _layout(module, launch, access_widths(body, {v.name for v in module.variables if v.byte_array}))
     declared = ex.declared
     specials = _specials_used(body, declared)
     threads = []

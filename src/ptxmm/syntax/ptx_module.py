@@ -55,6 +55,32 @@ class Variable:
     align: int = 0
     pos: SourcePos | None = None
     dynamic: bool = False  # `.extern .shared .b8 s[]` (extern __shared__): sized by the launch
+    # declared `.b8 name[N]` (how nvcc declares every array): ptxmm.kernels gives it the element width
+    # its accesses use (Variable.as_width); ``type`` is the alignment's guess
+    byte_array: bool = False
+
+    def as_width(self, nbytes: int) -> Variable:
+        """A byte array as an array of ``nbytes``-byte words (its initial bytes little-endian, the
+        missing ones 0, as the ISA fills them); itself when that does not divide its size."""
+        if not self.byte_array or not self.count or self.dynamic:
+            return self
+        size = self.count * type_width_bytes(self.type)
+        if size % nbytes:
+            return self
+        raw = self.bytes()
+        init = tuple(int.from_bytes(bytes(raw[i:i + nbytes]), "little") for i in range(0, len(raw), nbytes))
+        return replace(self, type=f"b{8 * nbytes}", count=size // nbytes, init=init)
+
+    def bytes(self) -> list[int]:
+        """The initial bytes (little-endian elements, the missing ones 0)."""
+        w = type_width_bytes(self.type)
+        n = self.count or 1
+        vals = list(self.init) + [0] * (n - len(self.init))
+        return [b for v in vals for b in (v & ((1 << 8 * w) - 1)).to_bytes(w, "little")]
+
+
+def type_width_bytes(ty: str) -> int:
+    return 1 if ty == "pred" else int(ty[1:]) // 8
 
 
 @record
@@ -395,6 +421,7 @@ class _ModuleBuilder:
                                    _pos(self.file, st), None)
         ty = types[0]
         n = int(count) if count else None
+        byte_array = ty == "b8" and bool(n)
         if count == "" and space == "shared":  # extern __shared__: the launch gives its type and size
             self.variables.append(Variable(name, space, ty, 0, (), align, _pos(self.file, st), True))
             return
@@ -409,7 +436,8 @@ class _ModuleBuilder:
                 values = tuple(int.from_bytes(bytes(x & 0xFF for x in b[i:i + align]), "little")
                                for i in range(0, n, align))
             ty, n = f"b{8 * align}", n // align
-        self.variables.append(Variable(name, space, ty, n, values, align, _pos(self.file, st)))
+        self.variables.append(Variable(name, space, ty, n, values, align, _pos(self.file, st),
+                                       byte_array=byte_array))
 
     def function(self, stmts: list[_Stmt], i: int) -> int:
         st = stmts[i]
@@ -421,24 +449,106 @@ class _ModuleBuilder:
         kind, _, rets, name, params, _rest = m.groups()
         fb = _FunctionBuilder(self.file, name, kind == "entry", _params(params or "", st, self.file),
                               _params(rets or "", st, self.file), _pos(self.file, st))
-        depth, j = 0, i + 1
-        while j < len(stmts):
-            s = stmts[j]
-            if s.kind == "open":
-                depth += 1
-            elif s.kind == "close":
-                depth -= 1
-                if depth == 0:
-                    break
-            else:
-                fb.statement(s)
-            j += 1
-        else:
+        j = _function_end(stmts, i + 1)
+        if j is None:
             raise ParseError(f"function {name} has no closing `}}`", _pos(self.file, st), None)
+        for s in _scoped(stmts[i + 1:j + 1]):
+            if s.kind in ("stmt", "label"):
+                fb.statement(s)
         self.functions[name] = fb.build()
         for v in fb.variables:
             self.variable(v, v.text.split())
         return j + 1
+
+
+def _function_end(stmts: list[_Stmt], i: int) -> int | None:
+    """The index of the ``}`` that closes the function body opening at ``stmts[i]``."""
+    depth = 0
+    for j in range(i, len(stmts)):
+        depth += {"open": 1, "close": -1}.get(stmts[j].kind, 0)
+        if depth == 0:
+            return j
+    return None
+
+
+def _scoped(body: list[_Stmt]) -> list[_Stmt]:
+    """The statements of a function body (its braces included) with the names declared in nested
+    ``{ }`` blocks made unique. PTX scopes ``.reg`` declarations and labels to their block, and inline
+    asm relies on it: CUTLASS's mbarrier wait, inlined once per call, is
+    ``{ .reg .pred P1; LAB_WAIT: mbarrier.try_wait... P1, ...; @P1 bra DONE; bra LAB_WAIT; DONE: }``
+    — registers named without ``%`` and labels that repeat in every block. A register declared in
+    block k becomes ``%ptxmm.s<k>.NAME`` (ranges ``NAME<N>``: ``NAME0`` .. ``NAME<N-1>``), a label
+    ``NAME$ptxmm$s<k>``, inside that block and the blocks it contains (an inner declaration
+    shadows an outer one); the function's own block (depth 1) keeps its names."""
+    stack: list[int] = []
+    chain_of: list[tuple[int, ...]] = []
+    names: dict[int, dict[str, str]] = {}
+    ranges: dict[int, dict[str, tuple[str, int]]] = {}
+    n = 0
+    for s in body:  # pass 1: each statement's chain of blocks, and what each block declares
+        if s.kind == "open":
+            n += 1
+            stack.append(n)
+        chain_of.append(tuple(stack))
+        if s.kind == "close" and stack:
+            stack.pop()
+        if len(stack) < 2 or s.kind not in ("stmt", "label"):
+            continue
+        k = stack[-1]
+        if s.kind == "label":
+            names.setdefault(k, {})[s.text] = f"{s.text}$ptxmm$s{k}"
+            continue
+        m = re.match(r"^\.reg\s+\.\w+\s+(.*)$", s.text)
+        for item in _split_top(m.group(1)) if m else ():
+            r = re.match(r"^(%?[\w$]+)<(\d+)>$", item)
+            if r:
+                new = f"%ptxmm.s{k}.{r.group(1).lstrip('%')}"
+                ranges.setdefault(k, {})[r.group(1)] = (new, int(r.group(2)))
+            else:
+                names.setdefault(k, {})[item] = f"%ptxmm.s{k}.{item.lstrip('%')}"
+    out = []
+    for s, chain in zip(body, chain_of):
+        if s.kind not in ("stmt", "label") or not any(k in names or k in ranges for k in chain):
+            out.append(s)
+            continue
+        ren: dict[str, str] = {}
+        rng: dict[str, tuple[str, int]] = {}
+        for k in chain:  # outer first: an inner block's declaration wins
+            ren.update(names.get(k, {}))
+            rng.update(ranges.get(k, {}))
+        if s.kind == "label":
+            out.append(replace(s, text=ren.get(s.text, s.text)))
+        else:
+            out.append(replace(s, text=_rename(s.text, ren, rng)))
+    return out
+
+
+def _rename(text: str, ren: dict[str, str], rng: dict[str, tuple[str, int]]) -> str:
+    """``text`` (one statement) with the block-scoped names ``ren`` (and register ranges ``rng``)
+    replaced where they stand as whole operands or a guard — never inside the mnemonic or its
+    qualifiers."""
+    def sub(m: re.Match) -> str:
+        w = m.group(0)
+        if w in ren:
+            return ren[w]
+        for prefix, (new, count) in rng.items():
+            tail = w[len(prefix):]
+            if w.startswith(prefix) and tail.isdigit() and int(tail) < count:
+                return f"{new}{tail}"
+        return w
+
+    token = re.compile(r"(?<![\w$.%])%?[A-Za-z_$][\w$]*(?![\w$])")
+    if text.startswith(".reg"):
+        head, _, rest = text.partition(" ")
+        ty, _, items = rest.partition(" ")
+        return f"{head} {ty} " + re.sub(r"(?<![\w$.%])%?[A-Za-z_$][\w$]*",
+                                         lambda m: ren.get(m.group(0), rng.get(m.group(0), (m.group(0),))[0]),
+                                         items)
+    m = re.match(r"^(@!?\S+\s+)?(\S+)(.*)$", text)
+    if m is None:
+        return text
+    guard, mn, rest = m.group(1) or "", m.group(2), m.group(3)
+    return token.sub(sub, guard) + mn + token.sub(sub, rest)
 
 
 def _short(text: str, n: int = 60) -> str:
@@ -542,7 +652,7 @@ class _FunctionBuilder:
         self.tmp = 0
 
     def build(self) -> Function:
-        return Function(self.name, self.entry, self.params, self.rets, tuple(self.body),
+        return Function(self.name, self.entry, self.params, self.rets, tuple(_bulk_sizes(self.body)),
                         tuple(self.regs), self.pos)
 
     def statement(self, st: _Stmt) -> None:
@@ -822,6 +932,8 @@ def _bfi(fb, quals, ops, c):
 
 
 def _ld(fb, quals, ops, c):
+    if any(q in ("v2", "v4", "v8") for q in quals):
+        return _vector(fb, "ld", quals, ops, c)
     if "const" in quals:  # __constant__ data: a load of the const space (kernels.Layout: read-only)
         ld = decode(".".join(["ld"] + ["global" if q == "const" else q for q in quals]), ops, c["pos"],
                     c["text"], c["guard"])
@@ -837,6 +949,8 @@ def _ld(fb, quals, ops, c):
 
 
 def _st(fb, quals, ops, c):
+    if any(q in ("v2", "v4", "v8") for q in quals) and "param" not in quals:
+        return _vector(fb, "st", quals, ops, c)
     if "param" not in quals:
         return None
     _need(ops, 2, "st.param.type [p], v", c)
@@ -844,6 +958,102 @@ def _st(fb, quals, ops, c):
     if not isinstance(a, Addr) or not isinstance(a.base, Sym) or a.offset:
         raise UnsupportedError(f"`{c['text']}`", c["pos"], "a parameter is written whole, at offset 0")
     return [ParamStore(a.base.name, ops[1], _types_of(quals)[-1], c["pos"], c["text"])]
+
+
+def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
+    """``ld/st{.weak}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, and the stores it
+    merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``). PTX ISA 8.2.4 (memory operations
+    on vector data types): "modelled as a set of equivalent memory operations on scalar data types,
+    executed in an unspecified order on the elements in the vector". So: one scalar access per
+    element, at the address plus the element's offset, here in element order. That order changes no
+    answer for *weak* elements: each element is a different location, and a weak access is morally
+    strong with nothing, so no observation edge starts or ends at one — the causality edges
+    between elements that program order adds lead only between the instruction's own elements,
+    whose other edges are the instruction's program-order ones in either order. Strong (relaxed,
+    acquire, release, volatile) vector accesses, whose elements may be observed one by one, are not
+    supported yet."""
+    n = int(next(q for q in quals if q in ("v2", "v4", "v8"))[1:])
+    scalar = [q for q in quals if q not in ("v2", "v4", "v8")]
+    vec, addr = ((ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])) if len(ops) == 2 else (None, None)
+    if not isinstance(vec, Vec) or len(vec.items) != n or not isinstance(addr, Addr):
+        raise ParseError(f"`{c['text']}` takes a vector of {n} and an address", c["pos"],
+                         f"{base}.v{n}.type " + ("{d0, ...}, [a]" if base == "ld" else "[a], {v0, ...}"))
+    if any(q in ("relaxed", "acquire", "release", "volatile", "mmio", "acq_rel", "sc") for q in scalar):
+        raise UnsupportedError(f"a strong vector access `{c['text']}`", c["pos"],
+                               "weak vector loads and stores are modelled (one access per element)")
+    mn = _canonical(base, scalar)
+    width = _ty(_types_of(scalar)[-1])[0] // 8 if _types_of(scalar) else 4
+    out: list = []
+    for k, item in enumerate(vec.items):
+        a = Addr(addr.base, addr.offset + k * width)
+        if base == "ld":
+            dst = fb.scratch() if item == Sym("_") else item
+            out.append(decode(mn, [dst, a], c["pos"], c["text"], c["guard"]))
+        else:
+            out.append(decode(mn, [a, item], c["pos"], c["text"], c["guard"]))
+    return out
+
+
+def _mbarrier(fb, quals, ops, c):
+    """``mbarrier.try_wait{.parity}… p, [a], state|parity, suspendTimeHint`` (CUTLASS's wait): the
+    hint bounds how long one try_wait may suspend the thread before it returns; a try_wait that
+    returns False is already an execution the model allows, so the hint is dropped."""
+    if "try_wait" in quals and len(ops) == 4:
+        return [decode(".".join(["mbarrier", *quals]), ops[:3], c["pos"], c["text"], c["guard"])]
+    return None
+
+
+_SIZE_PENDING = "%ptxmm.size:"
+
+
+def _cp(fb, quals, ops, c):
+    """A bulk copy whose size is a register (CUTLASS passes ``"r"(bytes)``; nvcc writes
+    ``mov.u32 %r4, 16;`` and ``[%rd], [%r], %r4``): decoded with the register's value once the
+    body is read (:func:`_bulk_sizes`)."""
+    if "bulk" not in quals or any(q in quals for q in ("commit_group", "wait_group")) or len(ops) < 3 \
+            or not isinstance(ops[2], Reg):
+        return None
+    return [_PendingCopy(".".join(["cp", *quals]), tuple(ops), c["pos"], c["text"], c["guard"])]
+
+
+@record
+class _PendingCopy:
+    """A bulk copy whose size operand is a register, until :func:`_bulk_sizes` finds its value."""
+
+    mnemonic: str
+    ops: tuple
+    pos: SourcePos | None
+    text: str
+    guard: tuple | None = None
+
+
+def _bulk_sizes(body: list) -> list:
+    """Each :class:`_PendingCopy` decoded with its size register's value: the register must be
+    written once in the function, by ``mov`` of a constant (what nvcc makes of a constant size);
+    any other size register is a located "not supported yet"."""
+    pending = [x for x in body if isinstance(x, _PendingCopy)]
+    if not pending:
+        return body
+    writes: dict[str, list] = {}
+    for ins in body:
+        dst = getattr(ins, "dst", None)
+        if isinstance(dst, Reg):
+            writes.setdefault(dst.name, []).append(ins)
+    out = []
+    for ins in body:
+        if not isinstance(ins, _PendingCopy):
+            out.append(ins)
+            continue
+        size = ins.ops[2]
+        ws = writes.get(size.name, [])
+        if len(ws) != 1 or not isinstance(ws[0], Mov) or not isinstance(ws[0].src, Imm) or ws[0].guard:
+            raise UnsupportedError(f"`{ins.text}`: its size {size.name} is not a constant", ins.pos,
+                                   "a bulk copy's size register must be set once, to a constant "
+                                   "(`mov.u32 %r, 16;`)")
+        ops = list(ins.ops)
+        ops[2] = ws[0].src
+        out.append(decode(ins.mnemonic, ops, ins.pos, ins.text, ins.guard))
+    return out
 
 
 def _bar(fb, quals, ops, c):
@@ -862,7 +1072,7 @@ def _bar(fb, quals, ops, c):
 PARAM = "%param:"
 WARP_BARRIER = 16
 _NVCC = {"cvta": _cvta, "cvt": _cvt, "mul": _mul, "mad": _mad, "abs": _abs, "bfe": _bfe, "bfi": _bfi,
-         "ld": _ld, "st": _st, "bar": _bar}
+         "ld": _ld, "st": _st, "bar": _bar, "mbarrier": _mbarrier, "cp": _cp}
 
 
 def is_module(text: str) -> bool:
