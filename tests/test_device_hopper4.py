@@ -274,6 +274,11 @@ exists (C1:%r0 != 42)""", "ctaMask 0x5"),
   mbarrier.init.shared::cta.b64 [%rd0], 1; }
 .thread T1 .cluster 0 .cta 1 { mbarrier.test_wait.parity.shared::cta.b64 %p, [bar], 0; }
 exists (T1:%p == 0)""", "only arrive-type operations"),
+    "tx-count from a register": (""".shared .b64 bar = mbarrier.init(1);
+.thread T0 .cta 0 { mov.u32 %r1, 4; mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], %r1;
+  mbarrier.arrive.shared::cta.b64 _, [bar]; }
+.thread T1 .cta 0 { mbarrier.test_wait.parity.shared::cta.b64 %p, [bar], 0; }
+exists (T1:%p == 1)""", "count from a register"),
     "arrive through mapa without shared::cluster": (""".shared .b64 bar = mbarrier.init(1);
 .thread T0 .cluster 0 .cta 0 { mapa.shared::cluster.u64 %rd0, bar, 1;
   mbarrier.arrive.release.cluster.shared::cta.b64 _, [%rd0]; }
