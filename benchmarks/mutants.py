@@ -632,6 +632,16 @@ KERNEL_MUTANTS = [
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
                          + LIVENESS_MUTANTS + KERNEL_MUTANTS)
+# The H100 harness (issue 27, item 4): a multicast copy's ctaMask names test ranks, which the
+# harness plays on rotated hardware ranks; killed by tests/test_device_hopper4.py
+MUTANTS += [
+    Mutant("multicast-mask-not-rotated", "engine",
+           "the device harness passes a multicast ctaMask through unchanged: the copy lands in the "
+           "CTAs whose hardware ranks the test's ranks name, not in the CTAs that play them",
+           [("src/ptxmm/device/codegen_sync.py",
+             'return f"(unsigned short)((({mask}U << RI) | ({mask}U >> (CS - RI))) & ((1U << CS) - 1U))"',
+             'return f"(unsigned short){mask}U"')]),
+]
 
 # Model-guarded pruning of the brute-force engine (src/ptxmm/engines/prune.py, issue 27): killed by
 # tests/test_prune.py (and the brute = Z3 comparisons on the Hopper examples)

@@ -478,23 +478,24 @@ def _fused_body(lay: Layout, roles: list[_Role], tail_fence: bool = False) -> st
 
 def _role_args(lay: Layout, k: int, role, rl: _Role) -> list[str]:
     """Arguments of role k's function in a synchronized test (16-byte chunks under bulk copies,
-    mbarrier objects in their own region)."""
-    prog, cta_of = lay.program, lay.ctas
+    mbarrier objects in their own region; shared regions per instance, codegen_sync.region)."""
+    prog = lay.program
     mul = f" * {lay.chunk}U" if lay.chunk > 1 else ""
+    g = hs.region(role.cg)
 
-    def shared_slot(name: str, g: int) -> str:
+    def shared_slot(name: str) -> str:
         if name in lay.mbars:
-            return f"(u32*)(mb + ({lay.mbars.index(name)} * NCTA + {g}) * bsz + li)"
-        return f"sh + (({lay.shared.index(name)} * NCTA + {g}) * bsz + li){mul}"
+            return f"(u32*)(mb + ({lay.mbars.index(name)} * NREG + {g}) * bsz + li)"
+        return f"sh + (({lay.shared.index(name)} * NREG + {g}) * bsz + li){mul}"
 
     args = []
     for name in rl.locs:
         if prog.location(name).space == "shared":
-            args.append(shared_slot(name, cta_of[(role.cg, role.rank)]))
+            args.append(shared_slot(name))
         else:
             args.append(f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, i, n) * stride")
     args += [f"z + {lay.access_base[k]}", "res + (u64)i * NRES", "dnf + i"]
-    return args + hs.role_args(lay, role, rl, cta_of, shared_slot)
+    return args + hs.role_args(lay, role, rl)
 
 
 def _generate_sync(lay: Layout, roles: list[_Role], src: list[str]) -> str:
@@ -511,19 +512,20 @@ def _generate_sync(lay: Layout, roles: list[_Role], src: list[str]) -> str:
     fin = [sl for sl in lay.slots if sl.shared_loc >= 0]
     if fin:  # final values of shared locations, read by the first role's slot of its CTA
         role = lay.roles[0]
-        g = lay.ctas[(role.cg, role.rank)]
+        g = hs.region(role.cg)
         writes = " ".join(f"shfin[(u64)i * NSHARED + {sl.shared_loc}] = "
-                          f"sh[(({sl.shared_loc} * NCTA + {g}) * bsz + li){mul}];" for sl in fin)
+                          f"sh[(({sl.shared_loc} * NREG + {g}) * bsz + li){mul}];" for sl in fin)
         shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
                         + _instance(role) + "\n                " + writes + "\n    }\n")
-    mbase = f"NSHARED * NCTA * bsz{mul}"
+    mbase = f"NSHARED * NREG * bsz{mul}"
     decl = ("    extern __shared__ __align__(16) u32 sh[];\n"
             "    __shared__ u32 ptxmm_passed[16];  // quorum barriers: lanes that passed, per barrier\n"
             f"    u64* mb = (u64*)(sh + {mbase});  // mbarrier objects\n"
             "    (void)mb; (void)ptxmm_passed; (void)rotate;\n")
     src.append(f"#define MW {sp.mw}U\n#define NBARIDS {max(1, len(sp.bar_ids))}U\n"
+               "#define NREG (NGROUPS * CS)\n"
                + _kernel_head(lay, decl, hs.prologue(lay, mul))
-               + hs.step_loop(lay, cases, mul) + shared_final + hs.epilogue(lay) + "}\n")
+               + hs.step_loop(lay, cases, mul) + shared_final + "}\n")
     src.append(_check_kernel(lay, dnf=sp.needs_dnf or None))
     src += [_audit_kernel(lay, rl) for rl in roles]
     return "\n".join(src)

@@ -1,37 +1,59 @@
 """CUDA for a test's synchronization (sync.py has the plan): CTA barriers on per-group hardware
-barriers, ``barrier.cluster``, mbarrier operations, ``mapa``, bulk copies and their groups,
-``fence.proxy.async``, and the litmus kernel's step schedule. Every test instruction stays one
-``asm volatile`` statement with the qualifiers as written, with these changes the hardware forces:
+barriers, ``barrier.cluster``, mbarrier operations (the CTA's own, and arrive-type operations on
+another CTA's through ``mapa``), ``mapa``, bulk copies (multicast and reductions too) and their
+groups, Ampere ``cp.async`` and its groups, ``st.async``/``red.async``, ``elect.sync``,
+``%cluster_ctarank``, ``fence.proxy.async``, and the litmus kernel's step schedule. Every test
+instruction stays one ``asm volatile`` statement with the qualifiers as written, with these changes
+the hardware forces:
 
 * ``bar.sync a{, b}`` / ``barrier.sync`` / ``bar.arrive`` become ``barrier.sync|arrive id, 32*n``
   on the instance group's own hardware barrier (sync.py), without ``.aligned`` (same ordering;
   never undefined when a warp has diverged); ``barrier.cluster.*`` likewise without ``.aligned``;
 * a bulk copy moves 16 bytes (the hardware's minimum; each location involved has its own aligned
-  16-byte chunk), so its size and every tx-count operand are scaled by 4;
-* an mbarrier arrive whose state is ``_`` writes a scratch register."""
+  16-byte chunk), so its size and every tx-count operand are scaled by 4, and an ``st.async``
+  beside it stores 16 bytes (``.v4``, the word four times) to complete as many;
+* an mbarrier arrive on the CTA's own object whose state is ``_`` writes a scratch register;
+* CTA ranks are the test's: the harness rotates which hardware rank plays which test rank
+  (``ri``), so a ``mapa`` rank r becomes hardware rank ``(RI + r) % CS``, a multicast ctaMask is
+  rotated likewise, and ``%cluster_ctarank`` reads the hardware rank and turns it back.
+
+Shared memory: every block holds, per location, one region per (cluster group, ``ri``): the
+instance a cluster's blocks play in one step has the same region in every block, so a location
+has the same CTA-relative offset in every CTA of the instance, as multicast copies and ``mapa``
+need (``region``)."""
 
 from __future__ import annotations
 
 import re
 
 from ..program import (
+    AsyncStore,
     Barrier,
     BulkCopy,
     BulkGroup,
     ClusterBarrier,
+    CpAsync,
+    CpAsyncGroup,
+    Elect,
+    Imm,
     Mapa,
     MBarrier,
     ProxyFence,
     Reg,
     Sym,
 )
-from .sync import BULK_BYTES, TX_SCALE
+from .sync import BULK_BYTES, CTARANK, reads_ctarank
 
 
 def mnemonic(text: str) -> str:
     """The opcode with its qualifiers, as the test wrote it (guard and operands dropped)."""
     words = text.strip().rstrip(";").split()
     return words[1] if words[0].startswith("@") else words[0]
+
+
+def region(cg: int) -> str:
+    """The shared-memory region of the instance a block plays (cluster group cg, its ``ri``)."""
+    return f"({cg}U * CS + ri)"
 
 
 def _shared_addr(role, name: str) -> str:
@@ -42,7 +64,19 @@ def _ident(name: str) -> str:
     return re.sub(r"\W", "_", name.lstrip("%"))
 
 
+def _cluster_operand(role, a) -> tuple[str, str]:
+    """(constraint, expression) of a shared operand: a location by name (a shared::cta address,
+    which the shared::cluster window holds too) or a register mapa.shared::cluster wrote."""
+    if isinstance(a.base, Sym):
+        return "r", _shared_addr(role, a.base.name)
+    if role.cluster_regs[a.base.name] == 64:
+        return "l", role.r(a.base.name)
+    return "r", f"(u32){role.r(a.base.name)}"
+
+
 def _mbar_addr(role, ins: MBarrier, mn: str) -> tuple[str, str]:
+    if isinstance(ins.addr.base, Reg):
+        return _cluster_operand(role, ins.addr)
     if ".shared" in mn:
         return "r", _shared_addr(role, ins.addr.base.name)
     return "l", f"(u64)A_{_ident(ins.addr.base.name)}"
@@ -64,25 +98,22 @@ def cluster_barrier(role, ins: ClusterBarrier) -> list[str]:
     return [f'asm volatile("barrier.cluster.{op};" ::: "memory");']
 
 
+def _tx(role, ins) -> str:
+    return f"{ins.tx.value * role.lay.sync.tx_scale}U"
+
+
 def mbarrier(role, ins: MBarrier) -> list[str]:
     mn = mnemonic(ins.text)
     c, a = _mbar_addr(role, ins, mn)
     if ins.op == "init":
         return [f'asm volatile("{mn} [%0], %1;" :: "{c}"({a}), "r"({role.val(ins.count, False)}) '
                 ': "memory");']
+    if ins.op == "inval":
+        return [f'asm volatile("{mn} [%0];" :: "{c}"({a}) : "memory");']
     if ins.op in ("expect_tx", "complete_tx"):
-        return [f'asm volatile("{mn} [%0], %1;" :: "{c}"({a}), "r"({ins.tx.value * TX_SCALE}U) '
-                ': "memory");']
+        return [f'asm volatile("{mn} [%0], %1;" :: "{c}"({a}), "r"({_tx(role, ins)}) : "memory");']
     if ins.op in ("arrive", "arrive_drop"):
-        extra = ""
-        if ins.tx is not None:
-            extra = f', "r"({ins.tx.value * TX_SCALE}U)'
-        elif ins.count is not None:
-            extra = f', "r"({role.val(ins.count, False)})'
-        ops = "%0, [%1], %2" if extra else "%0, [%1]"
-        keep = f" {role.r(ins.dst.name)} = st;" if ins.dst is not None else ""
-        return [f'{{ u64 st; asm volatile("{mn} {ops};" : "=l"(st) : "{c}"({a}){extra} : "memory");'
-                f"{keep} (void)st; }}"]
+        return _arrive(role, ins, mn, c, a)
     # test_wait / try_wait: the predicate as 0/1
     if ins.parity:
         st = f'"r"({role.val(ins.state, False)})'
@@ -92,24 +123,54 @@ def mbarrier(role, ins: MBarrier) -> list[str]:
             f': "=r"(d) : "{c}"({a}), {st} : "memory"); {role.r(ins.dst.name)} = d; }}']
 
 
+def _arrive(role, ins: MBarrier, mn: str, c: str, a: str) -> list[str]:
+    extra = ""
+    if ins.tx is not None:
+        extra = f', "r"({_tx(role, ins)})'
+    elif ins.count is not None:
+        extra = f', "r"({role.val(ins.count, False)})'
+    if "shared::cluster" in mn:  # another CTA's object: the ISA's form has no state (`_`)
+        ops = "_, [%0], %1" if extra else "_, [%0]"
+        return [f'asm volatile("{mn} {ops};" :: "{c}"({a}){extra} : "memory");']
+    ops = "%0, [%1], %2" if extra else "%0, [%1]"
+    keep = f" {role.r(ins.dst.name)} = st;" if ins.dst is not None else ""
+    return [f'{{ u64 st; asm volatile("{mn} {ops};" : "=l"(st) : "{c}"({a}){extra} : "memory");'
+            f"{keep} (void)st; }}"]
+
+
+def _hw_rank(role, rank) -> str:
+    """The hardware rank of test rank ``rank`` (a constant or a register) for this instance."""
+    r = f"{rank.value}U" if isinstance(rank, Imm) else f"(u32){role.r(rank.name)}"
+    return f"((RI + {r}) % CS)"
+
+
 def mapa(role, ins: Mapa) -> list[str]:
+    """The location's own slot (same offset in every CTA of the instance) mapped to the CTA that
+    plays test rank ``rank``."""
     mn = mnemonic(ins.text)
-    rank = ins.rank.value
-    p = f"P_{_ident(ins.src.name)}_{rank}"
-    if ins.type.endswith("64"):
-        return [f'{{ u64 d; asm volatile("{mn} %0, %1, %2;" : "=l"(d) : '
-                f'"l"((u64)__cvta_generic_to_shared({p})), "r"(H_{rank})); {role.r(ins.dst.name)} = d; }}']
-    return [f'{{ u32 d; asm volatile("{mn} %0, %1, %2;" : "=r"(d) : '
-            f'"r"((u32)__cvta_generic_to_shared({p})), "r"(H_{rank})); {role.r(ins.dst.name)} = d; }}']
+    p = f"__cvta_generic_to_shared(A_{_ident(ins.src.name)})"
+    w, c = ("u64", "l") if ins.type.endswith("64") else ("u32", "r")
+    return [f'{{ {w} d; asm volatile("{mn} %0, %1, %2;" : "={c}"(d) : "{c}"(({w}){p}), '
+            f'"r"({_hw_rank(role, ins.rank)})); {role.r(ins.dst.name)} = d; }}']
+
+
+def _hw_mask(mask: int) -> str:
+    """A ctaMask of test ranks as hardware ranks: rotated left by RI within CS bits."""
+    return f"(unsigned short)((({mask}U << RI) | ({mask}U >> (CS - RI))) & ((1U << CS) - 1U))"
 
 
 def bulk_copy(role, ins: BulkCopy) -> list[str]:
     mn = mnemonic(ins.text)
     dst, src = ins.dst.base.name, ins.src.base.name
     if ins.mbar is not None:  # global -> shared, complete-tx on the mbarrier
-        return [f'asm volatile("{mn} [%0], [%1], %2, [%3];" :: "r"({_shared_addr(role, dst)}), '
-                f'"l"(A_{_ident(src)}), "r"({BULK_BYTES}U), "r"({_shared_addr(role, ins.mbar.base.name)}) '
-                ': "memory");']
+        ops = "[%0], [%1], %2, [%3]"
+        args = (f'"r"({_shared_addr(role, dst)}), "l"(A_{_ident(src)}), "r"({BULK_BYTES}U), '
+                f'"r"({_shared_addr(role, ins.mbar.base.name)})')
+        if ins.multicast is not None:  # every CTA of the mask: same offsets (region)
+            ops += ", %4"
+            args += f', "h"({_hw_mask(ins.multicast.value)})'
+        return [f'asm volatile("{mn} {ops};" :: {args} : "memory");']
+    # shared -> global: a copy, or (cp.reduce.async.bulk, the op as written) a reduction
     return [f'asm volatile("{mn} [%0], [%1], %2;" :: "l"(A_{_ident(dst)}), '
             f'"r"({_shared_addr(role, src)}), "r"({BULK_BYTES}U) : "memory");']
 
@@ -119,12 +180,65 @@ def bulk_group(role, ins: BulkGroup) -> list[str]:
             '"memory");']
 
 
+def cp_async(role, ins: CpAsync) -> list[str]:
+    """Ampere cp.async of one word: the hardware copies 4 bytes (cp-size 4) as written."""
+    return [f'asm volatile("{mnemonic(ins.text)} [%0], [%1], 4;" :: '
+            f'"r"({_shared_addr(role, ins.dst.base.name)}), "l"(A_{_ident(ins.src.base.name)}) '
+            ': "memory");']
+
+
+def cp_async_group(role, ins: CpAsyncGroup) -> list[str]:
+    mn = mnemonic(ins.text)
+    if ins.kind == "arrive":
+        return [f'asm volatile("{mn} [%0];" :: "r"({_shared_addr(role, ins.mbar.base.name)}) '
+                ': "memory");']
+    return [f'asm volatile("{mn}{f" {ins.n}" if ins.kind == "wait" else ""};" ::: "memory");']
+
+
+def async_store(role, ins: AsyncStore) -> list[str]:
+    """st.async / red.async into the shared memory of a CTA of the cluster, complete-tx on its
+    mbarrier. Beside bulk copies (tx-counts ×4) st.async stores 16 bytes: ``.v4``, the word
+    four times, into the location's 16-byte chunk."""
+    mn = mnemonic(ins.text)
+    ca, a = _cluster_operand(role, ins.addr)
+    cm, m = _cluster_operand(role, ins.mbar)
+    v = "{%1, %1, %1, %1}" if role.lay.sync.tx_scale > 1 else "%1"
+    if role.lay.sync.tx_scale > 1:
+        head, _, ty = mn.rpartition(".")
+        mn = f"{head}.v4.{ty}"
+    return [f'asm volatile("{mn} [%0], {v}, [%2];" :: "{ca}"({a}), '
+            f'"r"({role.val(ins.src, False)}), "{cm}"({m}) : "memory");']
+
+
+def elect(role, ins: Elect) -> list[str]:
+    """elect.sync over the warp that plays the thread: one lane (one instance of 32) is elected."""
+    return [f'{{ u32 d; asm volatile("{{ .reg .pred q; elect.sync _|q, %1; selp.u32 %0, 1, 0, q; }}" '
+            f': "=r"(d) : "r"({role.val(ins.mask, False)}) : "memory"); {role.r(ins.dst.name)} = d; }}']
+
+
 def proxy_fence(role, ins: ProxyFence) -> list[str]:
     return [f'asm volatile("{mnemonic(ins.text)};" ::: "memory");']
 
 
 EMIT = {Barrier: barrier, ClusterBarrier: cluster_barrier, MBarrier: mbarrier, Mapa: mapa,
-        BulkCopy: bulk_copy, BulkGroup: bulk_group, ProxyFence: proxy_fence}
+        BulkCopy: bulk_copy, BulkGroup: bulk_group, ProxyFence: proxy_fence, CpAsync: cp_async,
+        CpAsyncGroup: cp_async_group, AsyncStore: async_store, Elect: elect}
+
+# %cluster_ctarank: the hardware rank, turned back into the test rank this block plays
+CTARANK_LINE = ('{ u32 d; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(d)); '
+                f"R_{_ident(CTARANK)} = (d + CS - RI) % CS; }}")
+
+
+def _addrs(ins) -> list:
+    if isinstance(ins, MBarrier):
+        return [ins.addr]
+    if isinstance(ins, BulkCopy):
+        return [ins.dst, ins.src] + ([ins.mbar] if ins.mbar is not None else [])
+    if isinstance(ins, CpAsync):
+        return [ins.dst, ins.src]
+    if isinstance(ins, (CpAsyncGroup, AsyncStore)):
+        return [a for a in (getattr(ins, "addr", None), ins.mbar) if a is not None]
+    return []
 
 
 def scan(role, ins) -> None:
@@ -133,23 +247,20 @@ def scan(role, ins) -> None:
         wide = ins.type.endswith("64")
         role.regs[ins.dst.name] = role.regs.get(ins.dst.name, False) or wide
         role.cluster_regs[ins.dst.name] = 64 if wide else 32
-        key = (ins.src.name, ins.rank.value)
+        key = (ins.src.name, ins.rank.value if isinstance(ins.rank, Imm) else ins.rank.name)
         if key not in role.mapas:
             role.mapas.append(key)
-    elif isinstance(ins, MBarrier) and ins.dst is not None:
-        wide = ins.op not in ("test_wait", "try_wait")
+    elif isinstance(ins, (MBarrier, Elect)) and ins.dst is not None:
+        wide = isinstance(ins, MBarrier) and ins.op not in ("test_wait", "try_wait")
         role.regs[ins.dst.name] = role.regs.get(ins.dst.name, False) or wide
-    addrs = []
-    if isinstance(ins, MBarrier):
-        addrs = [ins.addr]
-    elif isinstance(ins, BulkCopy):
-        addrs = [ins.dst, ins.src] + ([ins.mbar] if ins.mbar is not None else [])
-    for a in addrs:
+    for a in _addrs(ins):
         if isinstance(a.base, Sym) and a.base.name not in role.locs:
             role.locs.append(a.base.name)
     for o in (getattr(ins, "state", None), getattr(ins, "count", None)):
         if isinstance(o, Reg):
             role.regs.setdefault(o.name, False)
+    if reads_ctarank(ins) and CTARANK_LINE not in role.lines:
+        role.lines.insert(0, CTARANK_LINE)
 
 
 def cluster_addr(role, a, z: str) -> tuple[str, str] | None:
@@ -161,6 +272,12 @@ def cluster_addr(role, a, z: str) -> tuple[str, str] | None:
     return None
 
 
+def _needs_ri(t) -> bool:
+    """Whether a role translates CTA ranks (mapa, multicast, %cluster_ctarank)."""
+    return any(isinstance(i, Mapa) or isinstance(i, BulkCopy) and i.multicast is not None
+               or reads_ctarank(i) for i in t.instrs)
+
+
 def role_params(role) -> list[str]:
     """Extra parameters of a role function in a synchronized test."""
     out = []
@@ -168,27 +285,18 @@ def role_params(role) -> list[str]:
         return out
     if role.lay.sync.bar_ids:
         out += ["u32 hb", "u32* psd"]
-    for name, rank in role.mapas:
-        out.append(f"u32* P_{_ident(name)}_{rank}")
-    for rank in sorted({r for _, r in role.mapas}):
-        out.append(f"u32 H_{rank}")
+    if _needs_ri(role.t):
+        out.append("u32 RI")
     return out
 
 
-def role_args(lay, role, rl, cta_of, shared_slot) -> list[str]:
+def role_args(lay, role, rl) -> list[str]:
     """The arguments for role_params, in the litmus kernel (``ri`` from the instance snippet)."""
     out = []
     if lay.sync.bar_ids:
         out += ["hb", "ptxmm_passed"]
-    ranks = {r.rank: (r.cg, r.rank) for r in lay.roles if r.cg == role.cg}
-    for name, rank in rl.mapas:
-        if rank not in ranks:
-            from .sync import _unsupported
-
-            _unsupported(f"mapa to rank {rank}", "the cluster has no CTA of that rank")
-        out.append(shared_slot(name, cta_of[ranks[rank]]))
-    for rank in sorted({r for _, r in rl.mapas}):
-        out.append(f"(ri + {rank}U) % CS")
+    if _needs_ri(rl.t):
+        out.append("ri")
     return out
 
 
@@ -206,7 +314,11 @@ def step_loop(lay, cases: list[tuple[int, str]], chunk_mul: str) -> str:
     by_cta = {}
     for r in lay.roles:
         by_cta.setdefault((r.cg, r.rank), []).append(r)
-    body = [f"            case {slot}: {{\n{code}\n                break;\n            }}"
+    # cp.async: the thread waits for its copies after its role (nothing of the test follows), so
+    # none lands after the step, in a region another instance's role reads (final values)
+    tail = ('\n                asm volatile("cp.async.wait_all;" ::: "memory");'
+            if any(isinstance(i, CpAsync) for t in lay.program.threads for i in t.instrs) else "")
+    body = [f"            case {slot}: {{\n{code}{tail}\n                break;\n            }}"
             for slot, code in cases]
     for rs in sp.rescues:
         n_roles = len(by_cta[(rs.cg, rs.rank)])
@@ -236,25 +348,25 @@ def step_loop(lay, cases: list[tuple[int, str]], chunk_mul: str) -> str:
 {chr(10).join(body)}
         }}
 {end}    }}
-"""
+{_settle(lay)}"""
 
 
 def prologue(lay, chunk_mul: str) -> str:
     """Shared memory set-up of a synchronized test: data words, mbarrier objects (initialised by
     the harness, then fence.mbarrier_init), and a cluster-wide barrier before DSMEM accesses."""
     lines = []
-    inits = [f"sh[(({s} * NCTA + g) * bsz + threadIdx.x){chunk_mul}] = {lay.init[name] & 0xffffffff}U;"
+    inits = [f"sh[(({s} * NREG + g) * bsz + threadIdx.x){chunk_mul}] = {lay.init[name] & 0xffffffff}U;"
              for s, name in enumerate(lay.shared)]
     for m, name in enumerate(lay.mbars):
         word = lay.init[name]
-        addr = f"(u32)__cvta_generic_to_shared(mb + ({m} * NCTA + g) * bsz + threadIdx.x)"
+        addr = f"(u32)__cvta_generic_to_shared(mb + ({m} * NREG + g) * bsz + threadIdx.x)"
         if word:
             inits.append(f'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"({addr}), '
                          f'"r"({word & 0xffff}U) : "memory");')
         else:
-            inits.append(f"mb[({m} * NCTA + g) * bsz + threadIdx.x] = 0ULL;")
+            inits.append(f"mb[({m} * NREG + g) * bsz + threadIdx.x] = 0ULL;")
     if inits:
-        lines.append("    for (u32 g = 0; g < NCTA; g++) { " + " ".join(inits) + " }")
+        lines.append("    for (u32 g = 0; g < NREG; g++) { " + " ".join(inits) + " }")
     if lay.mbars:
         lines.append('    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
     lines.append("    __syncthreads();")
@@ -264,13 +376,14 @@ def prologue(lay, chunk_mul: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def epilogue(lay) -> str:
-    """DSMEM: no CTA of the cluster exits while a peer may still access its shared memory. Bulk
-    copies into shared memory whose mbarrier phase nobody waits for (a broken test's) get a few
-    microseconds to land before the block exits."""
+def _settle(lay) -> str:
+    """After the steps, before the final values are read: asynchronous writes into shared memory
+    that nobody waits for (a broken test's bulk copy, st.async or red.async) get a few
+    microseconds to land, and with DSMEM or multicast no CTA of the cluster goes on (reads final
+    values, exits) while a peer may still access its shared memory."""
     out = ""
-    if any(isinstance(i, BulkCopy) and i.mbar is not None for t in lay.program.threads
-           for i in t.instrs):
+    if any(isinstance(i, BulkCopy) and i.mbar is not None or isinstance(i, AsyncStore)
+           for t in lay.program.threads for i in t.instrs):
         out += "    __nanosleep(4000);\n"
     if lay.sync.dsmem:
         out += ('    asm volatile("barrier.cluster.arrive.release;" ::: "memory"); '
@@ -279,4 +392,4 @@ def epilogue(lay) -> str:
 
 
 __all__ = ["EMIT", "scan", "cluster_addr", "role_params", "role_args", "step_loop",
-           "prologue", "epilogue", "mnemonic"]
+           "prologue", "mnemonic", "region"]

@@ -129,7 +129,9 @@ class Layout:
         return 8 + 2 * self.n_global_slots + self.n_zero
 
     def shared_bytes(self, threads: int) -> int:
-        return (4 * self.chunk * len(self.shared) + 8 * len(self.mbars)) * len(self.ctas) * threads
+        # synchronized tests: a region per (cluster group, instance rotation), codegen_sync.region
+        regions = self.n_groups * self.cluster_size if self.sync is not None else len(self.ctas)
+        return (4 * self.chunk * len(self.shared) + 8 * len(self.mbars)) * regions * threads
 
     @property
     def dnf_bit(self) -> int:

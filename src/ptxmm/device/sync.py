@@ -91,8 +91,14 @@ class SyncPlan:
     bars: dict  # (role, instruction index) -> BarUse
     rescues: tuple[Rescue, ...]
     cluster_phases: int  # barrier.cluster arrive/wait pairs every role (and pad) takes per step
-    dsmem: bool  # mapa: cluster-wide sync around the test so peers' shared memory is live
+    dsmem: bool  # mapa, multicast: cluster-wide sync around the test (peers' shared memory live)
     bulk: bool  # bulk copies: 16-byte chunks for the locations involved
+
+    @property
+    def tx_scale(self) -> int:
+        """Hardware bytes per model byte of a tx-count: 4 beside bulk copies (a model word is a
+        16-byte chunk there), else 1 (st.async / red.async complete the 4 bytes they write)."""
+        return TX_SCALE if self.bulk else 1
 
     @property
     def max_threads(self) -> int:
@@ -114,9 +120,20 @@ def _unsupported(what: str, hint: str, pos=None):
     raise UnsupportedError(f"{what} on the device", pos, hint)
 
 
+CTARANK = "%cluster_ctarank"
+
+
+def reads_ctarank(ins) -> bool:
+    """Whether an instruction reads the special register ``%cluster_ctarank``."""
+    from ..program import value_operands
+
+    return any(isinstance(o, Reg) and o.name == CTARANK for o in value_operands(ins))
+
+
 def synchronized(prog: Program) -> bool:
-    """Whether the test needs the step schedule (any barrier or Hopper synchronization)."""
-    return any(isinstance(i, SYNC) for t in prog.threads for i in t.instrs)
+    """Whether the test needs the step schedule (any barrier or Hopper synchronization, or a read
+    of ``%cluster_ctarank``: the step schedule knows which test rank a block plays)."""
+    return any(isinstance(i, SYNC) or reads_ctarank(i) for t in prog.threads for i in t.instrs)
 
 
 def _imm(o, ins, what: str) -> int:
@@ -133,77 +150,197 @@ def _straight_prefix(t) -> int:
     return len(t.instrs)
 
 
-def _check_forms(prog: Program) -> None:  # noqa: C901 - one check per Hopper form, each one line
+@dataclass(frozen=True)
+class _Thread:
+    """What the form checks need to know of the thread an instruction is in."""
+
+    prog: Program
+    t: object
+    first_branch: int
+    mapas: dict  # register -> the mapa.shared::cluster that writes it (the only writer)
+    ranks: int  # CTAs of the thread's cluster in the test
+    bulk: bool  # the test has bulk copies (tx-counts in 16-byte units)
+
+
+def _mapa_regs(t) -> dict:
+    """Registers that only ``mapa.shared::cluster`` writes, in thread ``t``."""
+    from .operands import dst
+
+    writers: dict[str, list] = {}
+    for ins in t.instrs:
+        d = ins.dst if isinstance(ins, (Mapa, MBarrier, Elect)) else dst(ins)
+        if isinstance(d, Reg):
+            writers.setdefault(d.name, []).append(ins)
+    return {r: ws[0] for r, ws in writers.items()
+            if all(isinstance(w, Mapa) and "shared::cluster" in w.text for w in ws)}
+
+
+def _cluster_address(th: _Thread, a, ins, what: str) -> None:
+    """An operand that names another CTA's shared memory: a location by name (the thread's own
+    CTA) or a register only mapa.shared::cluster writes, without an offset."""
+    if a.offset or not (isinstance(a.base, Sym) or a.base.name in th.mapas):
+        _unsupported(f"{what} address `{ins.text}`", "name the location, or use a register that "
+                     "only mapa.shared::cluster writes", ins.pos)
+
+
+def _check_barrier(th: _Thread, k: int, ins) -> None:
+    if ins.guard is not None:
+        _unsupported(f"predicated barrier `{ins.text}`", "barriers run unpredicated", ins.pos)
+    if k > th.first_branch:
+        _unsupported(f"barrier after a branch `{ins.text}`", "the device runs barriers that come "
+                     "before every branch of their thread (each runs once)", ins.pos)
+
+
+ARRIVE_TYPE = ("arrive", "arrive_drop", "expect_tx", "complete_tx")
+
+
+def _check_mbarrier(th: _Thread, k: int, ins: MBarrier) -> None:
+    remote = "shared::cluster" in ins.text
+    if isinstance(ins.addr.base, Reg) or remote:
+        if ins.op not in ARRIVE_TYPE:  # the ISA: only arrive-type operations on another CTA's
+            _unsupported(f"mbarrier of another CTA `{ins.text}`", "the PTX ISA allows only "
+                         "arrive-type operations (arrive, arrive_drop, expect_tx, complete_tx) "
+                         "on another CTA's mbarrier; use the CTA's own (.shared::cta)", ins.pos)
+        if not remote:
+            _unsupported(f"mbarrier through a register `{ins.text}`", "a mapa address is a "
+                         ".shared::cluster address: write .shared::cluster", ins.pos)
+        _cluster_address(th, ins.addr, ins, "mbarrier")
+    elif ins.addr.offset:
+        _unsupported(f"mbarrier address `{ins.text}`", "name the mbarrier", ins.pos)
+    for o in (ins.count, ins.tx):
+        if o is not None:
+            _imm(o, ins, "count")
+    if ins.op in ("test_wait", "try_wait") and not ins.parity and not isinstance(ins.state, Reg):
+        _unsupported(f"wait on a constant state `{ins.text}`",
+                     "use .parity, or the state an arrive returned", ins.pos)
+
+
+def _check_mapa(th: _Thread, k: int, ins: Mapa) -> None:
+    if "shared::cluster" not in ins.text:
+        _unsupported(f"generic `{ins.text}`", "use mapa.shared::cluster", ins.pos)
+    if not isinstance(ins.src, Sym):
+        _unsupported(f"mapa of a register `{ins.text}`", "name the location", ins.pos)
+    if isinstance(ins.rank, Imm) and not 0 <= ins.rank.value < th.ranks:
+        _unsupported(f"mapa to rank {ins.rank.value} `{ins.text}`", f"the cluster has "
+                     f"{th.ranks} CTA(s) in the test", ins.pos)
+
+
+def _check_bulk(th: _Thread, k: int, ins: BulkCopy) -> None:
+    for a in (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar else ()):
+        if not isinstance(a.base, Sym) or a.offset:
+            _unsupported(f"bulk copy address `{ins.text}`", "name the locations", ins.pos)
+    if _imm(ins.size, ins, "size") != 4:
+        _unsupported(f"bulk copy of {ins.size.value} bytes `{ins.text}`",
+                     "the device runs one-word copies", ins.pos)
+    if ins.multicast is not None:
+        mask = _imm(ins.multicast, ins, "ctaMask")
+        if not 0 < mask < 1 << th.ranks:
+            _unsupported(f"multicast to ctaMask {mask:#x} `{ins.text}`", f"the cluster has "
+                         f"{th.ranks} CTA(s) in the test: name ranks 0..{th.ranks - 1}", ins.pos)
+
+
+def _check_async_store(th: _Thread, k: int, ins: AsyncStore) -> None:
+    _cluster_address(th, ins.addr, ins, "st.async/red.async")
+    _cluster_address(th, ins.mbar, ins, "st.async/red.async mbarrier")
+    ranks = {_rank_of(th, a) for a in (ins.addr, ins.mbar)}
+    if len(ranks) > 1:
+        _unsupported(f"`{ins.text}` with its word and its mbarrier in different CTAs", "the PTX "
+                     "ISA needs both in one CTA: mapa both to the same rank", ins.pos)
+    if th.bulk and ins.op is not None:
+        _unsupported(f"`{ins.text}` beside bulk copies", "a bulk copy moves 16 bytes on the "
+                     "device, so its tx-counts are scaled by 4; red.async completes 4 bytes and "
+                     "has no 16-byte form: run it in a test without bulk copies", ins.pos)
+
+
+def _rank_of(th: _Thread, a) -> object:
+    """The CTA rank an address names: None (the thread's own) or the mapa's rank operand."""
+    if isinstance(a.base, Sym):
+        return None
+    r = th.mapas[a.base.name].rank
+    return r.value if isinstance(r, Imm) else r.name
+
+
+def _check_cp_async(th: _Thread, k: int, ins) -> None:
+    addrs = (ins.dst, ins.src) if isinstance(ins, CpAsync) else (
+        (ins.mbar,) if ins.mbar is not None else ())
+    for a in addrs:
+        if not isinstance(a.base, Sym) or a.offset:
+            _unsupported(f"cp.async address `{ins.text}`", "name the locations", ins.pos)
+    if isinstance(ins, CpAsync) and _imm(ins.size, ins, "size") != 4:
+        _unsupported(f"cp.async of {ins.size.value} bytes `{ins.text}`",
+                     "the device runs one-word copies", ins.pos)
+
+
+def _check_elect(th: _Thread, k: int, ins: Elect) -> None:
+    """elect.sync waits for every lane of its membermask; the harness runs a test thread as a
+    whole warp (32 instances, one per lane), each of which executes it."""
+    if ins.guard is not None or k > th.first_branch:
+        _unsupported(f"`{ins.text}` predicated or after a branch", "the device runs elect.sync "
+                     "where every lane of the warp reaches it (unpredicated, before every branch)",
+                     ins.pos)
+    if not isinstance(ins.mask, Imm) or ins.mask.value & 0xffffffff != 0xffffffff:
+        _unsupported(f"`{ins.text}` with a partial membermask", "the harness runs each test "
+                     "thread as a full warp of 32 instances, all of which execute it, and the ISA "
+                     "leaves a lane outside membermask undefined: use 0xffffffff", ins.pos)
+
+
+def _check_wgmma(th: _Thread, k: int, ins: Wgmma) -> None:
+    _unsupported(f"wgmma `{ins.text}`", WGMMA_WHY, ins.pos)
+
+
+WGMMA_WHY = (
+    "the litmus mma has no hardware counterpart: it reads one 32-bit word of A and one of B "
+    "(a descriptor naming one word) and computes d0 = A*B, while wgmma.mma_async.m64nNk32 reads "
+    "whole 64x32 and 32xN byte tiles in the descriptor's layout and gives each lane a dot "
+    "product over 32 bytes of many words; and it is .sync.aligned over a warpgroup (4 warps "
+    "acting as one), whereas the harness runs each test thread as one warp of 32 independent "
+    "instances")
+
+
+def _check_proxy_fence(th: _Thread, k: int, ins: ProxyFence) -> None:
+    if ins.kind != "async":
+        _unsupported(f"proxy: proxy fence `{ins.text}`",
+                     "only fence.proxy.async runs on the device", ins.pos)
+
+
+_CHECKS = {Barrier: _check_barrier, ClusterBarrier: _check_barrier, MBarrier: _check_mbarrier,
+           Mapa: _check_mapa, BulkCopy: _check_bulk, AsyncStore: _check_async_store,
+           CpAsync: _check_cp_async, CpAsyncGroup: _check_cp_async, Elect: _check_elect,
+           Wgmma: _check_wgmma, ProxyFence: _check_proxy_fence}
+
+
+def _check_forms(prog: Program) -> None:
     """Forms the device runs; everything else a located 'not supported … on the device'."""
+    bulk = any(isinstance(i, BulkCopy) for t in prog.threads for i in t.instrs)
     for t in prog.threads:
-        first_branch = _straight_prefix(t)
+        ranks = len({u.placement.cta_key for u in prog.threads
+                     if u.placement.cluster_key == t.placement.cluster_key})
+        th = _Thread(prog, t, _straight_prefix(t), _mapa_regs(t), ranks, bulk)
         for k, ins in enumerate(t.instrs):
-            if isinstance(ins, (Barrier, ClusterBarrier)):
-                if ins.guard is not None:
-                    _unsupported(f"predicated barrier `{ins.text}`", "barriers run unpredicated",
-                                 ins.pos)
-                if k > first_branch:
-                    _unsupported(f"barrier after a branch `{ins.text}`", "the device runs barriers "
-                                 "that come before every branch of their thread (each runs once)",
-                                 ins.pos)
-            if isinstance(ins, MBarrier):
-                if "shared::cluster" in ins.text:
-                    _unsupported(f"mbarrier of another CTA `{ins.text}`", "use the CTA's own "
-                                 "mbarrier (.shared::cta)", ins.pos)
-                if not isinstance(ins.addr.base, Sym) or ins.addr.offset:
-                    _unsupported(f"mbarrier address `{ins.text}`", "name the mbarrier", ins.pos)
-                for o in (ins.count, ins.tx):
-                    if o is not None:
-                        _imm(o, ins, "count")
-                if ins.op in ("test_wait", "try_wait") and not ins.parity and not isinstance(
-                        ins.state, Reg):
-                    _unsupported(f"wait on a constant state `{ins.text}`",
-                                 "use .parity, or the state an arrive returned", ins.pos)
-            if isinstance(ins, Mapa):
-                if "shared::cluster" not in ins.text:
-                    _unsupported(f"generic `{ins.text}`", "use mapa.shared::cluster", ins.pos)
-                if not isinstance(ins.src, Sym):
-                    _unsupported(f"mapa of a register `{ins.text}`", "name the location", ins.pos)
-                ctas = {u.placement.cta_key for u in prog.threads
-                        if u.placement.cluster_key == t.placement.cluster_key}
-                if not 0 <= _imm(ins.rank, ins, "rank") < len(ctas):
-                    _unsupported(f"mapa to rank {ins.rank.value} `{ins.text}`", f"the cluster has "
-                                 f"{len(ctas)} CTA(s) in the test", ins.pos)
-            if isinstance(ins, BulkCopy):
-                for a in (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar else ()):
-                    if not isinstance(a.base, Sym) or a.offset:
-                        _unsupported(f"bulk copy address `{ins.text}`", "name the locations",
-                                     ins.pos)
-                if _imm(ins.size, ins, "size") != 4:
-                    _unsupported(f"bulk copy of {ins.size.value} bytes `{ins.text}`",
-                                 "the device runs one-word copies", ins.pos)
-                if ins.multicast is not None:
-                    _unsupported(f"multicast bulk copy `{ins.text}`", "the harness does not map a "
-                                 "ctaMask's test ranks to hardware ranks yet", ins.pos)
-            if isinstance(ins, AsyncStore):
-                _unsupported(f"`{ins.text}`", "the harness emits no st.async/red.async yet", ins.pos)
-            if isinstance(ins, (CpAsync, CpAsyncGroup)):
-                _unsupported(f"Ampere cp.async `{ins.text}`", "the harness emits no cp.async yet",
-                             ins.pos)
-            _check_issue27_forms(ins)
-            if isinstance(ins, ProxyFence) and ins.kind != "async":
-                _unsupported(f"proxy: proxy fence `{ins.text}`",
-                             "only fence.proxy.async runs on the device", ins.pos)
+            check = _CHECKS.get(type(ins))
+            if check is not None:
+                check(th, k, ins)
+    if any(isinstance(i, MBarrier) and i.op == "inval" for t in prog.threads for i in t.instrs):
+        _check_inval(prog)
 
 
-def _check_issue27_forms(ins) -> None:
-    """wgmma, elect.sync, mbarrier.inval and cp.reduce.async.bulk: the harness emits none yet."""
-    if isinstance(ins, Wgmma):
-        _unsupported(f"wgmma `{ins.text}`", "the harness runs one warp per thread, not the "
-                     "warpgroup wgmma needs, and emits no matrix descriptors", ins.pos)
-    if isinstance(ins, Elect):
-        _unsupported(f"`{ins.text}`", "the harness emits no elect.sync yet (one lane per test "
-                     "thread: the election would always pick it)", ins.pos)
-    if isinstance(ins, MBarrier) and ins.op == "inval":
-        _unsupported(f"`{ins.text}`", "the harness emits no mbarrier.inval yet", ins.pos)
-    if isinstance(ins, BulkCopy) and ins.op is not None:
-        _unsupported(f"bulk reduction `{ins.text}`", "the harness emits no cp.reduce.async.bulk "
-                     "yet", ins.pos)
+def _check_inval(prog: Program) -> None:
+    """An mbarrier operation on an invalidated object is undefined behaviour (PTX ISA,
+    mbarrier.inval): a test whose executions may do one (the model's finding
+    ``mbarrier-use-after-inval``) has no defined hardware behaviour to compare."""
+    from ..checker import check
+
+    res = check(prog, "ptx", flags=True)
+    for f in res.findings:
+        if f.name == "mbarrier-use-after-inval":
+            ev = f.events[0]
+            use = next((i for t in prog.threads if t.name == ev.thread for i in t.instrs
+                        if i.pos is not None and i.pos.line == ev.line), None)
+            text = use.text if use is not None else ev.text
+            _unsupported(f"an mbarrier operation after mbarrier.inval `{text}`", "the PTX ISA "
+                         "leaves an operation on an invalidated mbarrier undefined, and the model "
+                         "finds an execution with one (mbarrier-use-after-inval): check it with "
+                         "the model only", use.pos if use is not None else prog.threads[0].pos)
 
 
 def _cluster_phases(prog: Program) -> int:
@@ -302,21 +439,31 @@ def plan(prog: Program, roles, warps_per_cta: int) -> SyncPlan | None:
     mw = pow2(warps_per_cta)
     bar_ids, uses, rescues = _cta_barriers(prog, roles, mw)
     ins_all = [i for t in prog.threads for i in t.instrs]
-    return SyncPlan(mw, bar_ids, uses, rescues, _cluster_phases(prog),
-                    any(isinstance(i, Mapa) for i in ins_all),
+    peers = any(isinstance(i, Mapa) or isinstance(i, BulkCopy) and i.multicast is not None
+                for i in ins_all)
+    return SyncPlan(mw, bar_ids, uses, rescues, _cluster_phases(prog), peers,
                     any(isinstance(i, BulkCopy) for i in ins_all))
+
+
+def _mbar_operands(ins) -> list:
+    if isinstance(ins, MBarrier):
+        return [ins.addr]
+    if isinstance(ins, (BulkCopy, CpAsyncGroup, AsyncStore)) and ins.mbar is not None:
+        return [ins.mbar]
+    return []
 
 
 def mbarrier_locations(prog: Program) -> tuple[str, ...]:
     """The .shared .b64 locations used as mbarrier objects."""
     names: list[str] = []
     for t in prog.threads:
+        mapas = {i.dst.name: i.src.name for i in t.instrs if isinstance(i, Mapa)
+                 and isinstance(i.src, Sym)}
         for ins in t.instrs:
-            addrs = [ins.addr] if isinstance(ins, MBarrier) else (
-                [ins.mbar] if isinstance(ins, BulkCopy) and ins.mbar is not None else [])
-            for a in addrs:
-                if isinstance(a.base, Sym) and a.base.name not in names:
-                    names.append(a.base.name)
+            for a in _mbar_operands(ins):  # by name, or through a mapa of it (another CTA's)
+                name = a.base.name if isinstance(a.base, Sym) else mapas.get(a.base.name)
+                if name is not None and name not in names:
+                    names.append(name)
     return tuple(n for n in (loc.name for loc in prog.locations) if n in names)
 
 
