@@ -47,11 +47,14 @@ def test_order_depends_on_shape(monkeypatch):
 
 def test_runner_cuda12_is_tried_second_across_ctas_where_its_ptxas_is(monkeypatch):
     monkeypatch.setenv("PTXMM_PTXAS_129", "/opt/cuda-12.9/bin/ptxas")
-    assert order(Shape(2, 3, 3, False))[:3] == ["none", "runner-cuda12", "runner"]
+    assert order(Shape(2, 3, 3, False))[:4] == ["none", "runner-cuda12", "runner-cuda12-stress", "runner"]
+    o = order(Shape(2, 3, 3, False))
+    assert o.index("runner-random") == o.index("runner-stress") + 1
+    assert PORTFOLIO["runner-random"][0].random_config and PORTFOLIO["runner-cuda12-stress"][0].ptxas == 129
     assert "runner-cuda12" not in order(Shape(1, 2, 2, False))  # one CTA: block fences order it there
     assert PORTFOLIO["runner-cuda12"][0].ptxas == 129
     monkeypatch.delenv("PTXMM_PTXAS_129")
-    assert "runner-cuda12" not in order(Shape(2, 3, 3, False))
+    assert not {"runner-cuda12", "runner-cuda12-stress", "runner-random"} & set(order(Shape(2, 3, 3, False)))
 
 
 def test_plan_splits_budget():

@@ -180,7 +180,7 @@ def hunt_one(t: Test, plan: list[tuple[str, Env, float]], limit: float, seed: in
     """Cycle through the plan until the weak outcome shows or ``limit`` replay seconds are spent."""
     from ptxmm.device.harness import Harness
 
-    used, first, first_env = 0.0, None, None
+    used, first, first_env, first_knobs = 0.0, None, None, None
     per_env: dict[str, dict] = {}
     instances = 0
     checksum = True
@@ -189,7 +189,7 @@ def hunt_one(t: Test, plan: list[tuple[str, Env, float]], limit: float, seed: in
         label, env, share = plan[k % len(plan)]
         h = Harness(t.prog, env, t.lay, seed=seed + k)
         spent = 0.0
-        acc = per_env.setdefault(label, {"knobs": h.env.short(), "instances": 0, "seconds": 0.0, "weak": 0})
+        acc = per_env.setdefault(label, {"knobs": h.base.short(), "instances": 0, "seconds": 0.0, "weak": 0})
         while spent < share - 1e-9 and used < limit - 1e-9:
             r = h.run(min(CHUNK_S, share - spent, limit - used))
             w = t.judge(r)
@@ -200,13 +200,14 @@ def hunt_one(t: Test, plan: list[tuple[str, Env, float]], limit: float, seed: in
             acc["instances"] += r.instances
             acc["seconds"] = round(acc["seconds"] + r.seconds, 3)
             acc["weak"] += w
-            if w and first is None:
-                first, first_env = used, label
+            if w and first is None:  # the configuration that showed it (Env.random_config: the last drawn)
+                first, first_env, first_knobs = used, label, r.configs[-1][0] if r.configs else None
                 break
         del h
         k += 1
     return {"test": t.name, "holds": t.model["holds"], "first_s": None if first is None else round(first, 3),
-            "first_env": first_env, "replay_s": round(used, 3), "instances": instances,
+            "first_env": first_env, "first_knobs": first_knobs, "replay_s": round(used, 3),
+            "instances": instances,
             "checksum_ok": checksum, "envs": per_env, "violations": t.violation_rows()}
 
 

@@ -44,6 +44,10 @@ class Env:
     tail_fence: bool = False  # fused roles: fence.sc.sys after the last role, before the registers are stored
     rdc: bool = False  # compiled as relocatable device code and linked (nvcc -rdc=true, as the runner builds)
     ptxas: int = 0  # the CUDA release whose ptxas assembles the PTX (129 = 12.9; 0: nvcc's own), build.py
+    # a fresh random launch configuration (draw_config: grid, block size, stride, barrier, stress,
+    # lane gap) every RANDOM_CHUNK_S of replay, drawn from the run's seed, as the runner's tune.sh
+    # draws one per configuration; the configurations are recorded in DeviceRun.configs
+    random_config: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -62,6 +66,7 @@ class Env:
         s += " tailfence" if self.tail_fence else ""
         s += " rdc" if self.rdc else ""
         s += f" ptxas={self.ptxas}" if self.ptxas else ""
+        s += " random" if self.random_config else ""
         if self.stress_blocks:
             s += f" stress={self.stress_blocks}b/{self.stress_loops}l/{self.stress_lines}L"
         return s
@@ -79,6 +84,9 @@ PRESETS: dict[str, Env] = {
                        thread_barrier=True, generic=True, tail_fence=True, rdc=True),
     "runner-cuda12": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
                          thread_barrier=True, generic=True, tail_fence=True, rdc=True, ptxas=129),
+    "runner-random": Env(blocks=256, threads=128, stride=1, rotate=False, fused=True, stripe=1,
+                         thread_barrier=True, generic=True, tail_fence=True, rdc=True, ptxas=129,
+                         random_config=True),
 }
 DEFAULT_PRESET = "barrier"
 
@@ -103,6 +111,10 @@ PRESET_WHAT = {
     "runner-cuda12": "preset runner-sass assembled by CUDA 12.9's ptxas (PTXMM_PTXAS_129), as the runner's "
                      "H100 results were: its MEMBAR.ALL.CTA (fence.*.cta) does not wait for earlier loads, "
                      "CUDA 13's does, so only this shows loads reordered across block-scope fences",
+    "runner-random": "preset runner-cuda12 with the runner's random launch configurations: every "
+                     "0.25 s of replay a fresh grid (4-1024 blocks), block size (32-256), stride (1-7), "
+                     "barrier and stress probability and lane gap, drawn from the seed as the runner's "
+                     "tune.sh draws one per configuration (rounded to ptxmm's powers of two)",
 }
 
 
@@ -131,6 +143,43 @@ def random_env(rng: random.Random) -> Env:
         stress_lines=rng.choice([1, 2, 8, 16]),
         stress_line_words=rng.choice([16, 64, 256]),
     )
+
+
+RANDOM_CHUNK_S = 0.25  # replay seconds per random launch configuration (Env.random_config)
+
+
+def _nearest_pow2(x: int, lo: int, hi: int) -> int:
+    """The power of two nearest to x on a log scale, within [lo, hi]."""
+    p = lo
+    while p < hi and x >= p * 3 // 2:
+        p *= 2
+    return p
+
+
+def draw_config(base: Env, rng: random.Random) -> Env:
+    """One launch configuration as the public runner's ``tune.sh random_config 1024 256`` draws it,
+    mapped onto ptxmm's knobs: testing blocks uniform in 4..1024 and block size uniform in 2..256,
+    each rounded to the nearest power of two (block size at least 32: a warp); extra blocks beyond
+    the testing ones (uniform up to 1024, at most 128 here so that a barrier's grid stays
+    co-resident) run memory stress of 0..1024 loops with the runner's stress probability; stride
+    1..7; barrier probability 0..100 %; pre-stress 0..128 loops with its probability; the lanes
+    between one CTA's roles uniform in 1..32 (the runner permutes lanes by 419 instead). Everything
+    the compiled code fixes (fused, generic, tail fence, rdc, ptxas, rotation, stripe) stays
+    ``base``'s."""
+    testing = rng.randint(4, 1024)
+    extra = rng.randint(testing, 1024) - testing
+    size = rng.randint(1, 256)
+    stress_on = rng.randint(0, 100) > rng.randint(0, 99)  # memStressPct, then the per-iteration check
+    pre_on = rng.randint(0, 100) > rng.randint(0, 99)
+    stress_loops = rng.randint(0, 1024)
+    stress_blocks = min(extra, 128) if stress_on and stress_loops else 0
+    threads = _nearest_pow2(size + size % 2, 32, 256)
+    blocks = max(_nearest_pow2(testing, 4, 1024), 256 // threads)  # the check kernel: 256 instances a block
+    return replace(base, random_config=False, blocks=blocks, threads=threads,
+                   stride=rng.randint(1, 7), barrier_pct=rng.randint(0, 100),
+                   stress_blocks=stress_blocks, stress_loops=stress_loops if stress_blocks else 0,
+                   stress_lines=rng.randint(1, 16), stress_line_words=rng.randint(2, 10) ** 2,
+                   pre_stress=rng.randint(0, 128) if pre_on else 0, warp_gap=rng.randint(1, 32))
 
 
 def fit(env: Env, warps_per_cta: int, cluster_size: int) -> Env:

@@ -5,6 +5,7 @@ on the GPU has a deadline (DeviceTimeout), so a hung kernel ends the run instead
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, replace
 
@@ -13,7 +14,7 @@ from ..program import Program
 from ..result import Outcome
 from .build import compile_cubin
 from .codegen import fusable, generate
-from .env import Env, fit
+from .env import RANDOM_CHUNK_S, Env, draw_config, fit
 from .layout import Layout, make_layout
 
 
@@ -39,6 +40,8 @@ class DeviceRun:
     dnf: int  # instances where a spin loop hit its bound
     device: str = ""
     checksum_ok: bool = True
+    # the launch configurations replayed (knobs, instances, seconds): one, or Env.random_config's draws
+    configs: tuple[tuple[str, int, float], ...] = ()
 
     @property
     def per_s(self) -> float:
@@ -130,18 +133,35 @@ class Harness:
 
     def __init__(self, prog: Program, env: Env, layout: Layout | None = None, seed: int = 1,
                  timeout_s: float = 60.0):
-        cp = self.cp = cupy()
+        self.cp = cupy()
         self.lay = layout or make_layout(prog)
         self.timeout_s = timeout_s
-        env = fit_fused(fit_sync(fit(env, self.lay.warps_per_cta, self.lay.cluster_size), self.lay), self.lay)
+        self.seed = seed
+        env = self._fit(env)
         self.prog = prog
         lay = self.lay
         self.source = generate(lay, fused=env.fused, generic=env.generic, tail_fence=env.tail_fence)
         self.cubin = compile_cubin(self.source, rdc=env.rdc, ptxas=env.ptxas)
-        self.mod = cp.RawModule(path=str(self.cubin))
+        self.mod = self.cp.RawModule(path=str(self.cubin))
         self.k_bump = self.mod.get_function("ptxmm_bump")
         self.k_litmus = self.mod.get_function("ptxmm_litmus")
         self.k_check = self.mod.get_function("ptxmm_check")
+        # Env.random_config: the base (what the code was compiled for) and the configurations drawn
+        self.base = env
+        self._rng = random.Random(seed) if env.random_config else None
+        self._cfg_s = 0.0  # replay seconds of the current configuration
+        self._draws = 0
+        self._setup(draw_config(env, self._rng) if self._rng else env)
+
+    def _fit(self, env: Env) -> Env:
+        lay = self.lay
+        return fit_fused(fit_sync(fit(env, lay.warps_per_cta, lay.cluster_size), lay), lay)
+
+    def _setup(self, env: Env) -> None:
+        """Buffers and the captured graph for one launch configuration (the compiled code is the
+        same for every configuration: blocks, threads, stride, barrier and stress are arguments)."""
+        cp, lay = self.cp, self.lay
+        env = self._fit(env)
         self.shared_bytes = lay.shared_bytes(env.threads)
         self.env = e = fit_co_resident(env, co_resident_blocks(self.k_litmus, env.threads, self.shared_bytes),
                                        lay.cluster_size)
@@ -149,6 +169,9 @@ class Harness:
         self.n = n = nb * bsz * e.reps  # instances per iteration: reps planes of nb * bsz
         lg = lay.n_global_slots
         ipg = e.iters_per_graph
+        seed = self.seed + 7919 * self._draws  # a fresh permutation sequence per configuration
+        self._draws += 1
+        self._cfg_s = 0.0
         self.params = cp.zeros(lay.params_words * ipg, dtype=cp.uint32)
         self.ctr = cp.array([0, seed & 0xFFFFFFFF], dtype=cp.uint32)
         self.mem = cp.zeros((n, lg, e.stride), dtype=cp.uint32)
@@ -216,8 +239,40 @@ class Harness:
 
     def run(self, budget_s: float = 1.5, iterations: int | None = None) -> DeviceRun:
         """Replay the graph for ``budget_s`` seconds (or ``iterations`` iterations, rounded up to
-        whole graphs) and decode the histogram. Batches of graphs are queued one ahead of the one
-        waited for, so the GPU never idles on the host."""
+        whole graphs) and decode the histogram. Under ``Env.random_config`` a fresh launch
+        configuration is drawn every RANDOM_CHUNK_S seconds of replay (``iterations``: the current
+        one only); the run's ``configs`` lists each configuration used with its instances and
+        seconds, its ``env`` is the base environment."""
+        if self._rng is None or iterations is not None:
+            hist, instances, dt = self._replay(budget_s, iterations)
+            run = self._decode(hist, instances, dt, self.base if self._rng else self.env)
+            run.configs = ((self.env.short(), instances, round(dt, 4)),)
+            return run
+        total: dict[int, int] = {}
+        instances, dt = 0, 0.0
+        configs = []
+        while dt < budget_s:
+            if self._cfg_s >= RANDOM_CHUNK_S - 1e-9:
+                self._setup(draw_config(self.base, self._rng))
+            hist, k, t = self._replay(min(RANDOM_CHUNK_S - self._cfg_s, budget_s - dt), None)
+            self._cfg_s += t
+            for key, c in hist.items():
+                total[key] = total.get(key, 0) + c
+            instances += k
+            dt += t
+            configs.append((self.env.short(), k, round(t, 4)))
+        run = self._decode(total, instances, dt, self.base)
+        run.configs = tuple(configs)
+        return run
+
+    def _decode(self, hist: dict[int, int], instances: int, dt: float, env: Env) -> DeviceRun:
+        run = decode(self.prog, self.lay, hist, env, instances, dt)
+        run.device = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)["name"].decode()
+        return run
+
+    def _replay(self, budget_s: float, iterations: int | None) -> tuple[dict[int, int], int, float]:
+        """Replay the current configuration's graph: (histogram, instances, seconds). Batches of
+        graphs are queued one ahead of the one waited for, so the GPU never idles on the host."""
         cp = self.cp
         with self.stream:
             self.hist.fill(0)
@@ -243,10 +298,7 @@ class Harness:
             dt = time.perf_counter() - t0
             h = cp.asnumpy(self.hist.reshape(self.lay.hist_copies, self.lay.hist_size).sum(axis=0))
             hist = {int(k): int(h[k]) for k in h.nonzero()[0]}
-        instances = launches * self.env.iters_per_graph * self.n
-        run = decode(self.prog, self.lay, hist, self.env, instances, dt)
-        run.device = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
-        return run
+        return hist, launches * self.env.iters_per_graph * self.n, dt
 
 
 def decode(prog: Program, lay: Layout, hist: dict[int, int], env: Env, instances: int,

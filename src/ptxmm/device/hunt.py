@@ -65,6 +65,15 @@ PORTFOLIO: dict[str, tuple[Env, str]] = {
     "runner-cuda12": (PRESETS["runner-cuda12"], "preset runner-cuda12: the runner's machine code from "
                       "CUDA 12.9's ptxas, whose block-scope fences let loads pass (only where "
                       "PTXMM_PTXAS_129 names that ptxas)"),
+    "runner-cuda12-stress": (replace(PRESETS["runner-cuda12"], threads=64, barrier_pct=2, pre_stress=74,
+                                     warp_gap=4, stress_blocks=128, stress_loops=184, stress_lines=13,
+                                     stress_line_words=100),
+                             "runner-cuda12 almost without the barrier (2 %), with pre-stress (74 loops) "
+                             "and memory stress (128 blocks x 184 loops), 64-thread blocks, one CTA's roles "
+                             "4 lanes apart: the runner-random draw that first showed 23 of the 38 runner "
+                             "tests ptxmm had missed (docs/device/coverage.md, session 9)"),
+    "runner-random": (PRESETS["runner-random"], "preset runner-random: a fresh runner-style launch "
+                      "configuration (grid, block size, stride, barrier, stress, lane gap) every 0.25 s"),
     "light": (PRESETS["light"], "preset light: 16 stress blocks"),
     "heavy": (PRESETS["heavy"], "preset heavy: 128 stress blocks"),
     "hot-line": (replace(BARRIER, stress_blocks=64, stress_loops=64, stress_lines=1),
@@ -102,13 +111,15 @@ def order(shape: Shape) -> list[str]:
     spin loops (it starves them). A test in one CTA skips ``spread``: fewer blocks only cost
     instances. Where ``PTXMM_PTXAS_129`` names CUDA 12.9's ptxas, tests across CTAs try
     ``runner-cuda12`` right after ``none``: it showed 78 of the 123 runner tests that CUDA 13 code
-    never showed."""
+    never showed; then ``runner-cuda12-stress`` and, after the CUDA 13 stress environments,
+    ``runner-random``: with them the session-9 run saw 556 of the runner's 559."""
     names = ["none", "barrier"]
     if shape.ctas > 1:  # the runner's placement first: on the H100 it showed most of the runner's
         # families first (docs/device/coverage.md), memory stress the IRIW/Z6.3/3.2W-like rest
         names = ["none", "runner", "light", "runner-stress", "spread", "packed", "barrier"]
         if os.environ.get("PTXMM_PTXAS_129"):
-            names.insert(1, "runner-cuda12")
+            names[1:1] = ["runner-cuda12", "runner-cuda12-stress"]
+            names.insert(names.index("runner-stress") + 1, "runner-random")
     if shape.roles >= 3:
         names += ["light", "hot-line"]
     if shape.locations >= 2:
