@@ -33,10 +33,15 @@ def _crossval_all(files):
 
 
 def test_hopper_examples_never_violate():
+    from test_device_hopper import DEVICE_REFUSED
+
     res = _crossval_all(sorted((ROOT / "examples/hopper").glob("*.ptx")))
-    assert len(res) == 9
-    for name, cr in res.items():
-        assert hasattr(cr, "rows"), (name, cr)  # every example runs
+    ran = {n: cr for n, cr in res.items() if hasattr(cr, "rows")}
+    # every example runs but the forms the harness refuses and the tests the model lets hang
+    for name in set(res) - set(ran):
+        assert name in DEVICE_REFUSED or "hang" in res[name].message, (name, res[name])
+    assert len(ran) >= 33  # measured: 33 of the 45 examples of 2026-11-25 (hopper4-crossval.json)
+    for name, cr in ran.items():
         assert not cr.violations and cr.run.checksum_ok, name
     # hardware shows the stale read of the TMA load without expect_tx (measured: ~90 %)
     assert res["tma-load-no-expect-tx.ptx"].weak > 0
