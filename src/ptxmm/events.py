@@ -324,7 +324,7 @@ class _Builder:
         root, virt = self.p.physical(name), self.p.virtual(name)
         if loc.space == "shared":
             cta = t.placement.cta_key if rank is None else self.ranks[t.placement.cluster_key][rank]
-            suffix = "@" + ".".join(map(str, cta))
+            suffix = "@" + _cta_label(cta)
             return virt + suffix, root + suffix
         return virt, root
 
@@ -1632,3 +1632,11 @@ def reg_type(eg: EventGraph, thread: int, reg: str) -> str:
         if reg in p.reg_types:
             return p.reg_types[reg]
     return dict(eg.program.threads[thread].reg_types).get(reg, "u32")
+
+
+def _cta_label(cta: tuple) -> str:
+    """A CTA's part of a shared location's name: ``gpu.cluster.cta`` for a thread in an explicit
+    cluster, ``gpu.cta`` for one in its CTA's implicit 1x1x1 cluster (unique: two parts against
+    three; never the key's internal tuple)."""
+    gpu, cluster, cta_n = cta
+    return f"{gpu}.{cta_n}" if isinstance(cluster, tuple) else f"{gpu}.{cluster}.{cta_n}"
