@@ -203,7 +203,8 @@ MODEL_EDITS = [
            "base causality cannot start with program order before a synchronization: what precedes "
            "a release in its thread is not ordered before the acquiring side",
            [(ASYNC, "let bco-sync = (po | sync | tm-sync | async_int | bulk_done)+",
-             "let bco-sync = po | ((sync | tm-sync | async_int | bulk_done) ; (po | sync | tm-sync | async_int | bulk_done)*)")]),
+             "let bco-sync = po | ((sync | tm-sync | async_int | bulk_done) ; "
+             "(po | sync | tm-sync | async_int | bulk_done)*)")]),
     Mutant("bco-not-transitive", "model", "base causality is one po or sync step (no closure)",
            [(ASYNC, "let bco-sync = (po | sync | tm-sync | async_int | bulk_done)+",
              "let bco-sync = po | sync | tm-sync | async_int | bulk_done")]),
