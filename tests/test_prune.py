@@ -85,6 +85,20 @@ def test_early_axioms_are_the_monotone_ones():
     assert not names & {"Coherence", "Coherence-ms", "MBarrier-order", "Fence-SC"}
 
 
+def test_every_base_name_is_classified():
+    """A base name the vocabulary gains (the tensormap sets and tm_range did) must be classed as
+    static, chosen or empty-bounded here, or every axiom naming it silently leaves the early
+    checks (Causality did, and the PipelineTmaAsync brute force went from 12 candidates to 2592)."""
+    from ptxmm.engines.prune import _CHOSEN, _EMPTY, _STATIC
+    from ptxmm.knowledge import FreeChoice
+    from ptxmm.vocab import base_env
+
+    eg = build(ptxmm.load(PIPELINE))
+    names = set(base_env(eg, FreeChoice(eg), candidates(eg)).names())
+    assert names - (_STATIC | _CHOSEN | _EMPTY) == set()
+    assert not (_STATIC & _CHOSEN or _STATIC & _EMPTY or _CHOSEN & _EMPTY)
+
+
 def test_a_fixed_point_or_a_difference_keeps_an_axiom_off_the_early_checks(tmp_path):
     p = tmp_path / "m.cat"
     p.write_text('include "ptx-common.cat"\nlet rec r = rf | (r ; rf)\nacyclic r as A\n'

@@ -293,9 +293,9 @@ _EMPTY = frozenset({"scorder", "sync_fence", "sync_barrier", "syncbar", "QUORUM_
 _STATIC = frozenset({
     "_", "id", "R", "W", "M", "F", "B", "IW", "RMW", "RedR", "VOL", "GEN", "TEX", "SUR", "CON",
     "PROXY", "ALIAS", "ASYNC", "AOP", "SHM", "PFG", "PFS", "MBAR", "MBWAIT", "MBI", "UNI", "RSR",
-    "ASR", "MBINV", "CBA", "CBW", "CB_HANG", "po", "rmw", "addr", "data", "ctrl", "async_int",
-    "bulk_done", "issue", "sync_cluster_barrier", "loc", "vloc", "int", "ext", "sr", "scta",
-    "scluster", "sgpu", "po-loc", *SEM_TAG.values(), *SCOPE_TAG.values()})
+    "ASR", "MBINV", "TMAP", "TMREL", "TMACQ", "CBA", "CBW", "CB_HANG", "po", "rmw", "addr", "data",
+    "ctrl", "async_int", "bulk_done", "tm_range", "issue", "sync_cluster_barrier", "loc", "vloc",
+    "int", "ext", "sr", "scta", "scluster", "sgpu", "po-loc", *SEM_TAG.values(), *SCOPE_TAG.values()})
 
 
 def _polarity(node, defs: dict[str, dict[str, set[int]]], sign: int, out: dict[str, set[int]]) -> None:
