@@ -443,8 +443,9 @@ def _check(launch: Launch, dims, r: _Reader) -> Launch:
     names = [a.name for a in named]
     for a in named:
         if names.count(a.name) > 1:
-            raise SemanticError(f"two buffers or tensor maps are named {a.name}", a.pos,
-                                "give each its own name")
+            what = "buffers" if all(isinstance(x, Buffer) for x in named if x.name == a.name) else \
+                "arguments (buffers or tensor maps)"
+            raise SemanticError(f"two {what} are named {a.name}", a.pos, "give each its own name")
     buffers = {b.name: b for b in launch.buffers}
     args = tuple(check_tensormap(a, buffers) if isinstance(a, TensorMapArg) else a for a in launch.args)
     total = sum(b.count for b in launch.buffers) + sum(b.count for b in launch.shared)
