@@ -390,7 +390,8 @@ TMA_LOAD = r"cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::by
 PROXY_FENCE = r"fence\.proxy\.async\.shared::cta;"
 TENSOR_LOAD = (r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
                r"\.L2::cache_hint \[%r\d+\], \[%rd\d+, \{%r\d+, %r\d+\}\], \[%r\d+\], %rd\d+;")
-TENSOR_STORE = r"cp\.async\.bulk\.tensor\.1d\.global\.shared::cta\.tile\.bulk_group \[%rd\d+, \{%r\d+\}\], \[%r\d+\];"
+TENSOR_STORE = (r"cp\.async\.bulk\.tensor\.1d\.global\.shared::cta\.tile\.bulk_group "
+                r"\[%rd\d+, \{%r\d+\}\], \[%r\d+\];")
 MAP_ADDR = r"mov\.b64\s+%rd\d+, _Z8tma_load14CUtensorMap_stPi_param_0;"
 KEEPS = {
     "tma-store-epilogue": [(r"st\.shared\.v4\.u32", 2), (PROXY_FENCE, 2), (BULK_S2G, 2),
