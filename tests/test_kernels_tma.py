@@ -441,3 +441,12 @@ def test_crossval_plans_and_assembles_the_tensor_copy_kernels_for_sm_90():
         job = plan_kernel_file(KDIR / f"{name}.cu", "ptx", 2)
         assert isinstance(job, KernelJob), getattr(job, "message", job)
         assert job.kplan.maps and Path(job.cubin).is_file()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on the PATH: no recompile to compare")
+def test_a_recompile_of_the_tensor_load_equals_the_committed_ptx(tmp_path):
+    """test_hopper_kernels compares every kernel (the others under -m slow); the tensor load here,
+    unmarked: its PTX is what the launch's map, the cache hint and the cvta.param tests read."""
+    from test_hopper_kernels import test_a_recompile_equals_the_committed_ptx as recompile
+
+    recompile("tma-tensor-load-2d", tmp_path)
