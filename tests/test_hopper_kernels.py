@@ -366,7 +366,9 @@ def _check(path: str):
 
 def test_the_kernels_are_there():
     assert set(NAMES) == {"tma-store-epilogue", "tma-store-epilogue-no-wait", "pipeline-tma-async",
-                          "pipeline-tma-async-no-empty-wait", "pipeline-tma-async-no-consumer-fence"}
+                          "pipeline-tma-async-no-empty-wait", "pipeline-tma-async-no-consumer-fence",
+                          "tma-tensor-load-2d", "tma-tensor-load-2d-no-expect-tx", "tma-tensor-store",
+                          "tma-tensor-store-no-fence"}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -378,13 +380,19 @@ def test_every_kernel_states_and_argues_its_test(name):
     assert ("exists" in d) == ("assert-fails" in _expected(name))
     assert (KDIR / f"{name}.ptx").is_file() and (ROOT / "examples" / "hopper" / f"{name}.ptx").is_file()
     text = cu.read_text()
-    assert "assert(" in text and "Why" in text and "asm volatile" in text
+    # the instructions as CUTLASS's inline PTX, or as libcu++'s <cuda/barrier> / <cuda/ptx> issue them
+    assert "assert(" in text and "Why" in text and ("asm volatile" in text or "cuda::ptx" in text)
 
 
 # what nvcc must keep for each kernel to mean what its comment argues (the committed PTX)
 BULK_S2G = r"cp\.async\.bulk\.global\.shared::cta\.bulk_group \[%rd\d+\], \[%r\d+\], %r\d+;"
 TMA_LOAD = r"cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
 PROXY_FENCE = r"fence\.proxy\.async\.shared::cta;"
+TENSOR_LOAD = (r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes"
+               r"\.L2::cache_hint \[%r\d+\], \[%rd\d+, \{%r\d+, %r\d+\}\], \[%r\d+\], %rd\d+;")
+TENSOR_STORE = (r"cp\.async\.bulk\.tensor\.1d\.global\.shared::cta\.tile\.bulk_group "
+                r"\[%rd\d+, \{%r\d+\}\], \[%r\d+\];")
+MAP_ADDR = r"mov\.b64\s+%rd\d+, _Z8tma_load14CUtensorMap_stPi_param_0;"
 KEEPS = {
     "tma-store-epilogue": [(r"st\.shared\.v4\.u32", 2), (PROXY_FENCE, 2), (BULK_S2G, 2),
                            (r"cp\.async\.bulk\.commit_group;", 2),
@@ -398,6 +406,15 @@ KEEPS = {
                            (r"fence\.mbarrier_init\.release\.cluster", 1)],
     "pipeline-tma-async-no-empty-wait": [(r"LAB_WAIT:", 3), (PROXY_FENCE, 3)],
     "pipeline-tma-async-no-consumer-fence": [(r"LAB_WAIT:", 6), (r"fence\.proxy\.async", 0)],
+    # the tensor copies (tests/test_kernels_tma.py): the map's address is the parameter's, cvta.param
+    "tma-tensor-load-2d": [(TENSOR_LOAD, 1), (r"mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _", 1),
+                           (MAP_ADDR, 1), (r"cvta\.param\.u64", 1), (r"LAB_WAIT:", 1)],
+    "tma-tensor-load-2d-no-expect-tx": [(TENSOR_LOAD, 1), (r"expect_tx", 0),
+                                        (r"mbarrier\.arrive\.shared::cta\.b64", 1)],
+    "tma-tensor-store": [(r"st\.shared\.v4\.u32", 1), (PROXY_FENCE, 1), (TENSOR_STORE, 1),
+                         (r"cp\.async\.bulk\.commit_group;", 1), (r"cp\.async\.bulk\.wait_group 0;", 1)],
+    "tma-tensor-store-no-fence": [(r"st\.shared\.v4\.u32", 1), (r"fence\.proxy\.async", 0),
+                                  (TENSOR_STORE, 1)],
 }
 
 

@@ -361,7 +361,8 @@ class _Builder:
         if not isinstance(addr, Const):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
                                    "ptxmm computes such addresses for ld, st, atom and red only")
-        return self.layout.element(addr.v, type_width(ins.type), ins), deps
+        # a tensor copy's operands: 32-bit words and a 64-bit mbarrier (kernels._operand_widths)
+        return self.layout.element(addr.v, type_width(getattr(ins, "type", "b32")), ins), deps
 
     def address(self, a: Addr, st: _State) -> tuple[Expr, frozenset[int]]:
         base, deps = self.val(a.base, st, "u64")
@@ -858,13 +859,25 @@ class _Builder:
     #    membar/fence; models/ptx-proxy.cat, docs/hopper.md) ------------------------------------
     def init_value(self, loc) -> int:
         """A location's initial value; a tensor map's: its global address (its array's)."""
-        return loc.init if loc.tensormap is None else self.addr_of[f"{loc.tensormap.array}[0]"]
+        return loc.init if loc.tensormap is None else self.array_address(loc.tensormap.array)
+
+    def array_address(self, arr: str) -> int:
+        """The global address of array ``arr``'s element 0 (a kernel's launch buffer ``arr``)."""
+        return self.layout.base_of(arr) if self.layout is not None else self.addr_of[f"{arr}[0]"]
 
     def tmap_place(self, ins, a: Addr, st: _State, t: Thread) -> tuple[str, dict, frozenset[int]]:
-        """The tensor map an operand names: (its name, location fields, address dependencies)."""
+        """The tensor map an operand names: (its name, location fields, address dependencies). In a
+        kernel: the `__grid_constant__ CUtensorMap` parameter whose address the operand holds
+        (kernels.Layout.tensormap_at; nvcc's ``mov.b64 %rd, k_param_0; cvta.param.u64``)."""
         if self.layout is not None:
-            raise UnsupportedError(f"`{ins.text}` in a kernel", ins.pos, "tensor maps are a litmus "
-                                   "form (docs/hopper.md): write the test as a .ptx litmus test")
+            addr, deps = self.address(a, st)
+            if not isinstance(addr, Const):
+                raise UnsupportedError(f"`{ins.text}`: its tensor map address depends on a loaded value",
+                                       ins.pos, "pass &tm of a `const __grid_constant__ CUtensorMap` "
+                                       "parameter")
+            name = self.layout.tensormap_at(addr.v, ins)
+            vl, pl = self.place(name, t)
+            return name, dict(loc=pl, vloc=vl, w=64), deps
         name, rank, deps = self.resolve(a, st, ins)
         if self.locs[self.p.physical(name)].tensormap is None or rank is not None:
             raise SemanticError(f"`{ins.text}`: {name} is not a tensor map", ins.pos,
@@ -882,7 +895,7 @@ class _Builder:
                 if isinstance(ins, TensorMapReplace) and isinstance(ins.addr.base, Sym) and \
                         ins.addr.base.name == name:
                     out += [arr for arr in self.replace_arrays(t, ins) if arr not in out]
-        return [(arr, self.addr_of[f"{arr}[0]"]) for arr in out]
+        return [(arr, self.array_address(arr)) for arr in out]
 
     def replace_arrays(self, t: Thread, ins: TensorMapReplace) -> list[str]:
         """The arrays a tensormap.replace's new value may name, read off the program text: a

@@ -50,12 +50,15 @@ from .program import (
     Selp,
     Setp,
     Sym,
+    TensorCopy,
+    TensorMap,
+    TensorMapReplace,
     Thread,
     operands,
     type_width,
 )
 from .records import record
-from .syntax.launch import Buffer, Launch, Scalar, parse_launch
+from .syntax.launch import Buffer, Launch, Scalar, TensorMapArg, parse_launch
 from .syntax.ptx_module import PARAM, Call, Function, KernelPos, Module, ParamStore, Variable
 
 ASSERT_REG = "%ptxmm.assert"
@@ -63,6 +66,8 @@ OOB_REG = "%ptxmm.oob"
 GLOBAL_BASE = 0x1000_0000
 SHARED_BASE = 0x0100_0000
 CONST_BASE = 0x0800_0000
+PARAM_BASE = 0x0400_0000  # the tensor maps the launch passes by value (`__grid_constant__ CUtensorMap`)
+TENSORMAP_BYTES = 128  # sizeof(CUtensorMap)
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
 # nvcc's string constants (assert messages, printf formats): addresses, no locations
 _STRINGS = re.compile(r"^(\$str|__unnamed_)")
@@ -198,8 +203,9 @@ C_CODE = {"int": "i", "signed": "i", "signed int": "i", "unsigned": "j", "unsign
 
 def param_types(name: str) -> list[str] | None:
     """The parameter types of a simply mangled function ``_Z<n><name><types>`` as mangling codes of
-    pointers to builtins and builtins (``Pi``, ``PKj``, ``i``), substitutions ``S_``/``S<n>_``
-    resolved; None for anything else (templates, classes, namespaces)."""
+    pointers to builtins and builtins (``Pi``, ``PKj``, ``i``) and classes of the global namespace
+    as ``N<name>`` (``NCUtensorMap_st``), substitutions ``S_``/``S<n>_`` resolved; None for
+    anything else (templates, namespaces)."""
     m = re.match(r"^_Z(\d+)", name)
     if not m:
         return None
@@ -229,6 +235,12 @@ def _one_type(name: str, i: int, subs: list[str]) -> tuple[str | None, int]:
     if m:
         k = int(m.group(1)) + 1 if m.group(1) else 0
         return (subs[k] if k < len(subs) else None), i + m.end()
+    m = re.match(r"(\d+)", name[i:])
+    if m:  # a class named in the global namespace (``14CUtensorMap_st``): N<name>, substitutable
+        n = int(m.group(1))
+        t = "N" + name[i + m.end():i + m.end() + n]
+        subs.append(t)
+        return t, i + m.end() + n
     return None, i
 
 
@@ -255,10 +267,13 @@ class Region:
     init: tuple[int, ...] = ()
     located: bool = True  # False: nvcc's string constants (no locations)
     mixed: tuple[int, ...] = ()  # a byte array accessed at several widths (bytes): not typed by them
+    # a tensor map the launch passes by value (space "param"): one opaque 128-byte object, one
+    # location of the model holding its global address (docs/kernels.md, "Tensor maps")
+    tensormap: TensorMap | None = None
 
     @property
     def size(self) -> int:
-        return type_width(self.type) // 8
+        return TENSORMAP_BYTES if self.tensormap is not None else type_width(self.type) // 8
 
     def element_name(self, i: int) -> str:
         return self.name if self.count is None else f"{self.name}[{i}]"
@@ -276,8 +291,36 @@ class Layout:
 
     @property
     def symbols(self) -> dict[str, int]:
-        """Module variables' names → their base addresses (a ``mov.u64 %rd, var`` operand)."""
+        """Module variables' names → their base addresses (a ``mov.u64 %rd, var`` operand; a tensor
+        map parameter's ``mov.b64 %rd, k_param_0``)."""
         return {r.ptx: r.base for r in self.regions}
+
+    def base_of(self, name: str) -> int:
+        """The address of buffer ``name``'s element 0 (a tensor map's global address)."""
+        return next(r.base for r in self.regions if r.name == name)
+
+    def tensormap_at(self, addr: int, ins: Instruction) -> str:
+        """The tensor map whose object starts at ``addr`` (a copy's ``[tensorMap, …]`` operand);
+        anything else a located error."""
+        for r in self.regions:
+            if not r.base <= addr < r.base + r.n * r.size:
+                continue
+            if r.tensormap is not None and addr == r.base:
+                return r.name
+            if r.tensormap is not None:
+                raise SemanticError(f"`{ins.text}` names byte {addr - r.base} of tensor map {r.name}",
+                                    ins.pos, "pass the map's own address (&tm)")
+            if r.space == "const":
+                break
+            raise SemanticError(f"`{ins.text}`: its tensor map operand names {r.name}, which is no tensor "
+                                "map the launch gives", ins.pos, "pass &tm of a `const __grid_constant__ "
+                                "CUtensorMap tm` parameter, given in the launch as `CUtensorMap tm = "
+                                "tensormap(a, dims {...}, box {...})` (a map in global memory is not "
+                                "supported yet)")
+        raise UnsupportedError(f"`{ins.text}`: a tensor map that is not a kernel parameter", ins.pos,
+                               "tensor maps are modelled as `const __grid_constant__ CUtensorMap` "
+                               "parameters; a map in __constant__ or global memory (or built or "
+                               "modified on the device) is not supported yet")
 
     def element(self, addr: int, width: int, ins: Instruction) -> str | None:
         """The location an access of ``width`` bits at ``addr`` names; None: out of bounds (or an
@@ -288,6 +331,10 @@ class Layout:
             end = r.base + r.n * r.size
             if r.base <= addr < end:
                 off = addr - r.base
+                if r.tensormap is not None:
+                    raise UnsupportedError(f"`{ins.text}` accesses the tensor map {r.name} as data", ins.pos,
+                                           "a CUtensorMap is an opaque object: pass its address to "
+                                           "cp.async.bulk.tensor")
                 if not r.located or not _allows(r, ins):
                     return None
                 width = 8 * r.size if 8 * r.size in widths else width
@@ -388,14 +435,16 @@ def _operand_widths(ins: Instruction, width: int) -> set[int]:
     32-bit, its mbarrier a .shared .b64). Anything else: the width of its type."""
     if isinstance(ins, MBarrier):
         return {64}
-    if isinstance(ins, (BulkCopy, AsyncStore, CpAsync, CpAsyncGroup)):
+    if isinstance(ins, (BulkCopy, AsyncStore, CpAsync, CpAsyncGroup, TensorCopy)):
         return {32, 64}
     return {width}
 
 
 def _allows(r: Region, ins: Instruction) -> bool:
     """Whether ``ins`` may access an element of ``r``: ``__constant__`` data only by loads (the
-    kernel cannot write it), and ``ld.const`` only constant data."""
+    kernel cannot write it), and ``ld.const`` only constant data; a tensor map none (it is opaque)."""
+    if r.tensormap is not None:
+        return False
     if r.space == "const":
         return isinstance(ins, Load)
     return getattr(ins, "space", None) != "const"
@@ -417,14 +466,19 @@ def _read_widths(*exprs) -> dict[int, int]:
     return out
 
 
-def _layout(module: Module, launch: Launch, widths: dict[str, set[int]] | None = None) -> Layout:
-    """``widths``: the access widths (bytes) :func:`access_widths` found for each byte array."""
+def _layout(module: Module, launch: Launch, widths: dict[str, set[int]] | None = None,
+            fn: Function | None = None) -> Layout:
+    """``widths``: the access widths (bytes) :func:`access_widths` found for each byte array;
+    ``fn``: the kernel, whose by-value parameters the launch's tensor maps are."""
     regions: list[Region] = []
     g = s = 0
-    for a in launch.args:
-        if isinstance(a, Buffer):
-            regions.append(Region(a.name, a.name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
-            g += 1
+    for a in launch.buffers:
+        regions.append(Region(a.name, a.name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
+        g += 1
+    for k, (p, a) in enumerate(zip(fn.params if fn is not None else (), launch.args)):
+        if isinstance(a, TensorMapArg):
+            regions.append(Region(a.name, p.name, "param", "b64", None, PARAM_BASE + k * SLOT,
+                                  tensormap=TensorMap(a.array, a.dims, a.box)))
     taken = {r.name for r in regions}
     c = 0
     dynamic = _dynamic_shared(module, launch)
@@ -506,6 +560,8 @@ def _accesses(ins) -> list[tuple[Addr, int]]:
         return [(a, 8 if has_mbar and k == len(ops) - 1 else 4) for k, a in enumerate(ops)]
     if isinstance(ins, CpAsyncGroup):
         return [(a, 8) for a in memory_operands(ins)]
+    if isinstance(ins, TensorCopy):  # the box's words in shared memory, the mbarrier (the map: opaque)
+        return [(ins.smem, 4)] + ([(ins.mbar, 8)] if ins.mbar is not None else [])
     ty = getattr(ins, "type", None)
     if not isinstance(ty, str) or not ty[1:].isdigit():
         return []
@@ -537,6 +593,9 @@ def _dynamic_shared(module: Module, launch: Launch) -> dict[str, Variable]:
 def _locations(layout: Layout) -> tuple[Location, ...]:
     out = []
     for r in layout.regions:
+        if r.tensormap is not None:  # the map's one location: its global address (events.init_value)
+            out.append(Location(r.name, "global", "b64", 0, tensormap=r.tensormap))
+            continue
         if not r.located or r.space == "const":  # constants: no locations (Layout.constant)
             continue
         w = type_width(r.type)
@@ -614,13 +673,14 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
                 expect: tuple[str, ...] | None = None, expect_pos: SourcePos | None = None) -> Program:
     """The Program of ``launch`` of a kernel of ``module``."""
     fn = find_kernel(module, launch.kernel, launch.pos)
-    layout = _layout(module, launch)
+    layout = _layout(module, launch, fn=fn)
     values = _param_values(fn, launch, layout)
     notes: list[str] = []
     ex = _Expander(module, layout, values, notes)
     body = ex.expand(fn)
     # the byte arrays' element widths from the accesses (the buffers' addresses do not change)
-    layout = _layout(module, launch, access_widths(body, {v.name for v in module.variables if v.byte_array}))
+    layout = _layout(module, launch, access_widths(body, {v.name for v in module.variables if v.byte_array}),
+                     fn)
     declared = ex.declared
     specials = _specials_used(body, declared)
     threads = []
@@ -652,6 +712,9 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
 
 
 def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int]:
+    """Each scalar and pointer parameter's value (a buffer's base address, the scalar); a tensor map
+    parameter has none (the kernel takes its address: Layout.symbols), an aggregate passed by
+    value that is not one is a located "not supported yet"."""
     if len(launch.args) != len(fn.params):
         raise SemanticError(f"kernel {demangle(fn.name)} takes {len(fn.params)} argument(s), the launch "
                             f"gives {len(launch.args)}", launch.pos,
@@ -660,8 +723,10 @@ def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int
     out = {}
     codes = param_types(fn.name)
     for k, (p, a) in enumerate(zip(fn.params, launch.args)):
-        w = type_width(p.type) if p.type[1:].isdigit() else 64
         code = codes[k] if codes is not None and len(codes) == len(fn.params) else None
+        if _by_value(p, a, code, k):
+            continue
+        w = type_width(p.type) if p.type[1:].isdigit() else 64
         if isinstance(a, Buffer) and code is not None:
             _buffer_type(a, code, k)
         if isinstance(a, Buffer):
@@ -682,9 +747,32 @@ def _param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int
     return out
 
 
+TENSORMAP_CODE = "NCUtensorMap_st"  # how `CUtensorMap` (typedef of struct CUtensorMap_st) mangles
+
+
+def _by_value(p, a, code: str | None, k: int) -> bool:
+    """Whether parameter ``p`` is a tensor map given by ``a`` (checked): nvcc declares a
+    ``const __grid_constant__ CUtensorMap`` parameter ``.param .align 64|128 .b8 name[128]``. Any
+    other aggregate by value, or a tensor map for another parameter, is a located error."""
+    is_map = p.size == TENSORMAP_BYTES and code in (None, TENSORMAP_CODE)
+    if isinstance(a, TensorMapArg):
+        if not is_map:
+            what = f"a {p.size}-byte aggregate" if p.size else f"a .{p.type} value"
+            raise SemanticError(f"argument {k + 1} is the tensor map {a.name}, but parameter {p.name} is "
+                                f"{what}, not a CUtensorMap", a.pos,
+                                "the kernel takes it as `const __grid_constant__ CUtensorMap tm`")
+        return True
+    if p.size is not None:
+        raise UnsupportedError(f"parameter {p.name}: {'a CUtensorMap' if is_map else 'a struct or array'} "
+                               f"passed by value ({p.size} bytes), and argument {k + 1} is not a tensor map",
+                               p.pos, "give a CUtensorMap parameter as `CUtensorMap tm = tensormap(a, dims "
+                               "{8, 2}, box {4, 2})` in the launch; other aggregates: pass a pointer")
+    return False
+
+
 def _buffer_type(a: Buffer, code: str, k: int) -> None:
     """A buffer for a pointer parameter of its own element type (``int x[N]`` for ``int *``)."""
-    shown = _BUILTIN.get(code.lstrip("PKV"), "?")
+    shown = code[1:] if code.startswith("N") else _BUILTIN.get(code.lstrip("PKV"), "?")
     if not code.startswith("P"):
         raise SemanticError(f"argument {k + 1} ({a.ctype} {a.name}[{a.count}]) is a buffer, parameter "
                             f"{k + 1} is of type {shown}, not a pointer", a.pos, "pass an integer literal")
@@ -787,6 +875,10 @@ class _Expander:
         if isinstance(ins, Load) and ins.proxy != "generic":
             raise UnsupportedError(f"`{ins.text}` (the {ins.proxy} proxy in a kernel)", ins.pos,
                                    "__constant__ and texture data are not modelled yet")
+        if isinstance(ins, TensorMapReplace):
+            raise UnsupportedError(f"`{ins.text}` in a kernel (a tensor map the kernel modifies)", ins.pos,
+                                   "kernels take tensor maps as `const __grid_constant__ CUtensorMap` "
+                                   "parameters; write a map updated on the device as a .ptx litmus test")
         self.check_symbols(ins)
         ch = self.renamed(ins, frame) if frame is not None else {}
         if isinstance(ins, Mov) and isinstance(ins.src, Sym) and ins.src.name.startswith(PARAM):
@@ -800,6 +892,10 @@ class _Expander:
             return params[p]
         if frame is None and p in self.values:
             return Imm(self.values[p])
+        if frame is None and p in self.symbols:  # a tensor map parameter's bytes
+            raise UnsupportedError(f"`{ins.text}` reads the bytes of a tensor map parameter", ins.pos,
+                                   "a CUtensorMap is an opaque object: pass its address (&tm) to "
+                                   "cp.async.bulk.tensor")
         raise SemanticError(f"`{ins.text}` reads {p}, which is not a parameter of "
                             f"{'the kernel' if frame is None else fn.name}", ins.pos, None)
 
@@ -919,6 +1015,9 @@ def _check_condition(prog: Program, cond: Condition) -> None:
             shown = ", ".join(sorted(names)[:12])
             raise SemanticError(f"the condition names {r.loc}, which is no buffer element", None,
                                 f"elements: {shown}")
+        if isinstance(r, MemRef) and prog.location(r.loc).tensormap is not None:
+            raise SemanticError(f"the condition names the tensor map {r.loc}", None,
+                                "a tensor map is opaque: name buffer elements")
         if isinstance(r, MemRef) and prog.location(r.loc).space != "global":
             raise SemanticError(f"the condition names {r.loc}, a .shared element (one copy per CTA)", None,
                                 "name global buffer elements")

@@ -21,6 +21,11 @@ A kernel file (a ``.cu`` nvcc compiles, or nvcc's PTX module) and its launch bec
 * **the instance's memory** — the launch's buffers at fixed offsets in one block per instance,
   each surrounded by guard bytes (:data:`SENTINEL`): a write outside every buffer lands in a guard
   and shows as an out-of-bounds write in the final state (a read out of bounds is not seen).
+* **tensor maps** — a ``CUtensorMap tm = tensormap(a, dims {…}, box {…})`` argument is a
+  :class:`MapPlan`: what ``cuTensorMapEncodeTiled`` is given for instance i (its data type, rank,
+  dims, packed strides, box, element strides 1; interleave, swizzle, L2 promotion and OOB fill
+  NONE) with ``a``'s address in instance i's block as the global address. The run encodes one map
+  per instance and passes its 128 bytes as the by-value parameter (:func:`.kernel_run.instance_args`).
 
 Refused on the device (rows "not supported on the device", with the reason): module-scope
 ``__device__`` variables (one copy for all instances), pointers passed as integers, cluster
@@ -71,11 +76,34 @@ class BufferPlan:
 
 @dataclass(frozen=True)
 class Arg:
-    """A kernel argument: a buffer's address in the instance's block, or a scalar of ``width`` bits."""
+    """A kernel argument: a buffer's address in the instance's block, a tensor map (128 bytes by
+    value, encoded per instance), or a scalar of ``width`` bits."""
 
     width: int
     buffer: int | None = None  # index into KernelPlan.buffers
     value: int = 0
+    tensormap: int | None = None  # index into KernelPlan.maps
+
+
+@dataclass(frozen=True)
+class MapPlan:
+    """A tensor map argument: cuTensorMapEncodeTiled's arguments but the global address, which is
+    buffer ``buffer``'s in each instance's block (launch.TensorMapArg, validated by its rules)."""
+
+    name: str
+    buffer: int  # index into KernelPlan.buffers
+    dtype: int  # CUtensorMapDataType
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]  # bytes, rank - 1 of them
+    box: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def element_strides(self) -> tuple[int, ...]:
+        return (1,) * len(self.dims)
 
 
 @dataclass(frozen=True)
@@ -93,6 +121,7 @@ class KernelPlan:
     oob_allowed: bool
     ptx: str  # what runs: nvcc's PTX with the harness's __assertfail
     uses_assert: bool
+    maps: tuple[MapPlan, ...] = ()  # the launch's tensor maps (Arg.tensormap)
 
     @property
     def elements(self) -> tuple[str, ...]:
@@ -153,7 +182,6 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) ->
     """The plan for a kernel Program (``ptxmm.load`` of a kernel file) and the PTX nvcc made of it.
     Raises UnsupportedError (its message says "on the device") for a kernel it does not run."""
     from ..checker import check
-    from ..syntax.launch import Buffer
 
     info = prog.meta["kernel"]
     launch = info.launch
@@ -171,12 +199,19 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) ->
     if res.liveness != "terminates":
         raise _refuse(f"the liveness check did not decide that every execution ends ({res.liveness})",
                       "check it with the model only (ptxmm check --liveness)")
-    buffers, stride = _buffers([a for a in launch.args if isinstance(a, Buffer)])
+    buffers, stride = _buffers(list(launch.buffers))
     allowed = _allowed(res, buffers)
     text, uses_assert = rewrite_ptx(ptx)
-    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, _args(ptx, info, buffers),
+    maps = _maps(launch, buffers)
+    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, _args(ptx, info, buffers, maps),
                       buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
-                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert)
+                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps)
+
+
+def _maps(launch, buffers: tuple[BufferPlan, ...]) -> tuple[MapPlan, ...]:
+    index = {b.name: k for k, b in enumerate(buffers)}
+    return tuple(MapPlan(tm.name, index[tm.array], tm.dtype, tm.dims, tm.strides, tm.box)
+                 for tm in launch.tensormaps)
 
 
 def _refuse_shape(info) -> None:
@@ -190,9 +225,7 @@ def _refuse_shape(info) -> None:
 
 
 def _bufs(info) -> list:
-    from ..syntax.launch import Buffer
-
-    return [a for a in info.launch.args if isinstance(a, Buffer)]
+    return list(info.launch.buffers)
 
 
 def _buffers(bufs: list) -> tuple[tuple[BufferPlan, ...], int]:
@@ -221,19 +254,23 @@ def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...]) -> frozenset[tup
     return frozenset(out)
 
 
-def _args(ptx: str, info, buffers: tuple[BufferPlan, ...]) -> tuple[Arg, ...]:
-    from ..kernels import find_kernel, param_types
+def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, ...] = ()) -> tuple[Arg, ...]:
+    from ..kernels import TENSORMAP_BYTES, find_kernel, param_types
     from ..syntax import ptx_module
-    from ..syntax.launch import Buffer
+    from ..syntax.launch import Buffer, TensorMapArg
 
     fn = find_kernel(ptx_module.parse(ptx, "<kernel>"), info.kernel, None)
     codes = param_types(fn.name)
     index = {b.name: k for k, b in enumerate(buffers)}
+    map_index = {m.name: k for k, m in enumerate(maps)}
     out = []
     for k, (p, a) in enumerate(zip(fn.params, info.launch.args)):
         w = type_width(p.type) if p.type[1:].isdigit() else 64
         if isinstance(a, Buffer):
             out.append(Arg(64, buffer=index[a.name]))
+            continue
+        if isinstance(a, TensorMapArg):
+            out.append(Arg(8 * TENSORMAP_BYTES, tensormap=map_index[a.name]))
             continue
         if codes is not None and k < len(codes) and codes[k].startswith("P"):
             raise _refuse(f"argument {k + 1} is the integer {a.value} for a pointer parameter",

@@ -10,16 +10,84 @@ optionally with memory-stress kernels on streams of their own (the Env's stress 
 graphs, over two halves of the memory, alternate: while one replays, the other's final states are
 copied back and histogrammed on the host (:class:`Histogram`: per instance the bytes of every
 element, whether a guard byte changed, how many threads failed an assertion). Every wait has a
-deadline (a hung kernel ends the run: DeviceTimeout)."""
+deadline (a hung kernel ends the run: DeviceTimeout).
+
+A tensor map argument (``CUtensorMap tm = tensormap(a, …)``) is encoded per instance, by the CUDA
+driver's ``cuTensorMapEncodeTiled`` (ctypes on ``libcuda.so.1``: CuPy has no binding of it) with
+the address of ``a`` in that instance's block, and its 128 bytes are passed by value
+(:func:`instance_args`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..errors import PtxmmError
 from .env import Env
 from .kernel_plan import SENTINEL, KernelPlan, assemble
+
+# cuTensorMapEncodeTiled's arguments but the map itself and the enums left NONE:
+# (dtype, rank, globalAddress, globalDim, globalStrides, boxDim, elementStrides) → the 128 bytes
+TiledEncoder = Callable[[int, int, int, tuple, tuple, tuple, tuple], bytes]
+TENSORMAP_BYTES = 128
+
+
+def driver_encoder() -> TiledEncoder:
+    """cuTensorMapEncodeTiled of the CUDA driver (``libcuda.so.1``, through ctypes); the map is
+    written to a 64-byte aligned buffer ("tensorMap address must be aligned to 64 bytes", cuda.h).
+    Interleave, swizzle, L2 promotion and OOB fill are NONE (0): zero fill, as the model's
+    tensor loads assume."""
+    import ctypes
+
+    lib = ctypes.CDLL("libcuda.so.1")
+    fn = lib.cuTensorMapEncodeTiled
+    u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64),
+                   ctypes.POINTER(u64), ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int,
+                   ctypes.c_int, ctypes.c_int]
+
+    def encode(dtype: int, rank: int, address: int, dims: tuple, strides: tuple, box: tuple,
+               elem_strides: tuple) -> bytes:
+        raw = (ctypes.c_uint8 * (TENSORMAP_BYTES + 64))()
+        at = -(-ctypes.addressof(raw) // 64) * 64
+        r = fn(ctypes.c_void_p(at), dtype, rank, ctypes.c_void_p(address), (u64 * rank)(*dims),
+               (u64 * max(1, rank - 1))(*strides), (u32 * rank)(*box), (u32 * rank)(*elem_strides),
+               0, 0, 0, 0)
+        if r != 0:
+            raise PtxmmError(f"cuTensorMapEncodeTiled returned CUresult {r} (dtype {dtype}, dims {dims}, "
+                             f"strides {strides}, box {box}, address {address:#x})", None,
+                             "a ptxmm bug if the launch's tensormap(...) was accepted: please report it")
+        return ctypes.string_at(at, TENSORMAP_BYTES)
+
+    return encode
+
+
+def instance_args(plan: KernelPlan, base: int, encode: TiledEncoder | None) -> tuple:
+    """The kernel arguments of the instance whose block starts at device address ``base``: each
+    buffer's address, each scalar at its width, each tensor map as the 128 bytes ``encode``
+    (cuTensorMapEncodeTiled) makes for its buffer's address in this block — a one-element numpy
+    array of 128 raw bytes, which CuPy passes by value (``numpy.ndarray`` of size one)."""
+    import numpy as np
+
+    types = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+    out: list = []
+    for a in plan.args:
+        if a.buffer is not None:
+            out.append(np.uint64(base + plan.buffers[a.buffer].offset))
+        elif a.tensormap is not None:
+            if encode is None:
+                raise PtxmmError("a tensor map argument needs an encoder", None, None)
+            m = plan.maps[a.tensormap]
+            raw = encode(m.dtype, m.rank, base + plan.buffers[m.buffer].offset, m.dims, m.strides, m.box,
+                         m.element_strides)
+            if len(raw) != TENSORMAP_BYTES:
+                raise PtxmmError(f"the encoder made {len(raw)} bytes of tensor map {m.name}", None, None)
+            out.append(np.frombuffer(bytes(raw), dtype=np.dtype((np.void, TENSORMAP_BYTES))).copy())
+        else:
+            out.append(types[a.width](a.value))
+    return tuple(out)
 
 STRESS_SOURCE = r"""
 extern "C" __global__ void ptxmm_kernel_stress(unsigned *scratch, unsigned loops, unsigned lines,
@@ -134,12 +202,14 @@ class Histogram:
 class KernelHarness:
     """The assembled kernel, its instances' memory and the two graphs, for one plan."""
 
-    def __init__(self, plan: KernelPlan, env: KernelEnv, timeout_s: float = 60.0, cubin=None):
+    def __init__(self, plan: KernelPlan, env: KernelEnv, timeout_s: float = 60.0, cubin=None,
+                 encode: TiledEncoder | None = None):
         import numpy as np
 
         from .harness import cupy
 
         cp = self.cp = cupy()
+        self.encode = encode if encode is not None or not plan.maps else driver_encoder()
         self.plan, self.env, self.timeout_s = plan, env, timeout_s
         n = env.instances
         if plan.uses_assert and 2 * n > _max_slots():
@@ -172,12 +242,8 @@ class KernelHarness:
         return self.cp.RawModule(path=str(compile_cubin(STRESS_SOURCE))).get_function("ptxmm_kernel_stress")
 
     def _args(self, half: int, i: int) -> tuple:
-        import numpy as np
-
         base = self.mem.data.ptr + (half * self.env.instances + i) * self.plan.stride
-        types = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-        return tuple(np.uint64(base + self.plan.buffers[a.buffer].offset) if a.buffer is not None
-                     else types[a.width](a.value) for a in self.plan.args)
+        return instance_args(self.plan, base, self.encode)
 
     def _round(self, half: int) -> None:
         """One graph's worth of work on ``self.stream`` (eager, or while capturing)."""

@@ -4,14 +4,19 @@ GRID, BLOCK and CLUSTER are integers or ``(x, y{, z})``; ``T name[N]`` inside ``
 dynamic shared memory of the kernel's ``extern __shared__ T name[]`` (CUDA's third launch
 argument, given as the array it holds: N elements of C type T, N * sizeof(T) bytes); an ARG is
 ``T name[N]`` (a fresh global buffer of N zero-filled elements of C type T), ``T name[N] = {v,
-...}`` (the first elements given, the rest 0), or an integer literal (a scalar parameter). Every
-mistake is a located error."""
+...}`` (the first elements given, the rest 0), an integer literal (a scalar parameter), or
+``CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})`` (a ``const __grid_constant__
+CUtensorMap`` parameter: the tiled map cuTensorMapEncodeTiled would encode for the launch buffer
+``a``, validated by that function's rules: :func:`check_tensormap`). Every mistake is a located
+error."""
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import replace as _replace
 
-from ..errors import ParseError, SemanticError, SourcePos
+from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..records import record
 
 # C types → PTX element types
@@ -46,12 +51,50 @@ class Scalar:
 
 
 @record
+class TensorMapArg:
+    """``CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})``: a tiled tensor map over the launch
+    buffer ``array`` (its element 0 the tensor's origin, dimension 0 innermost and contiguous, rows
+    packed: globalStrides[0] = dims[0] * the element size), tensor size ``dims`` and bounding box
+    ``box``, dimension 0 first, as ``cuTensorMapEncodeTiled`` takes them (interleave, swizzle, L2
+    promotion and OOB fill NONE; every element stride 1). ``tensormap(int a[16] = {...}, …)``
+    declares the buffer itself: a host allocation only the map points to. ``dtype`` is its
+    ``CUtensorMapDataType`` and ``esize`` the element size in bytes, from the buffer's C type
+    (:func:`check_tensormap`)."""
+
+    name: str
+    array: str
+    dims: tuple[int, ...]
+    box: tuple[int, ...]
+    pos: SourcePos | None = None
+    dims_pos: SourcePos | None = None
+    box_pos: SourcePos | None = None
+    array_pos: SourcePos | None = None
+    # `tensormap(int a[16] = {...}, ...)`: the map's own buffer (no kernel parameter points to it)
+    buffer: Buffer | None = None
+    dtype: int = -1
+    esize: int = 0
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """cuTensorMapEncodeTiled's globalStrides (bytes, rank - 1 of them): packed rows."""
+        out, s = [], self.esize
+        for d in self.dims[:-1]:
+            s *= d
+            out.append(s)
+        return tuple(out)
+
+    @property
+    def box_bytes(self) -> int:
+        return self.esize * _prod(self.box)
+
+
+@record
 class Launch:
     kernel: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     cluster: tuple[int, int, int] | None
-    args: tuple[Buffer | Scalar, ...]
+    args: tuple[Buffer | Scalar | TensorMapArg, ...]
     text: str = ""
     pos: SourcePos | None = None
     shared: tuple[Buffer, ...] = ()  # dynamic shared memory: the extern __shared__ arrays it holds
@@ -59,6 +102,21 @@ class Launch:
     @property
     def n_threads(self) -> int:
         return _prod(self.grid) * _prod(self.block)
+
+    @property
+    def tensormaps(self) -> tuple[TensorMapArg, ...]:
+        return tuple(a for a in self.args if isinstance(a, TensorMapArg))
+
+    @property
+    def buffers(self) -> tuple[Buffer, ...]:
+        """Every global buffer of the launch: the arguments' and the tensor maps' own, in order."""
+        out: list[Buffer] = []
+        for a in self.args:
+            if isinstance(a, Buffer):
+                out.append(a)
+            elif isinstance(a, TensorMapArg) and a.buffer is not None:
+                out.append(a.buffer)
+        return tuple(out)
 
     def __str__(self) -> str:
         return self.text
@@ -107,7 +165,9 @@ class _Reader:
         return -v if m.group(0).lstrip().startswith("-") else v
 
 
-FORM = "KERNEL<<<GRID, BLOCK[, CLUSTER][, T shared[N]]>>>(T name[N], T name[N] = {v, ...}, 5, ...)"
+FORM = ("KERNEL<<<GRID, BLOCK[, CLUSTER][, T shared[N]]>>>(T name[N], T name[N] = {v, ...}, 5, "
+        "CUtensorMap tm = tensormap(name, dims {8, 2}, box {4, 2}), ...)")
+TM_FORM = "CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})"
 
 
 def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
@@ -134,7 +194,7 @@ def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
                          "dimension(s)", r.at(), FORM)
     r.expect(">>>", "after the launch configuration")
     r.expect("(", "before the arguments")
-    args: list[Buffer | Scalar] = []
+    args: list[Buffer | Scalar | TensorMapArg] = []
     if not r.peek(")"):
         args.append(_arg(r))
         while r.peek(","):
@@ -146,8 +206,7 @@ def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
         raise ParseError(f"unexpected `{text[r.i:r.i + 10]}` after the launch", r.at(), FORM)
     launch = Launch(kernel, dims[0][0], dims[1][0], dims[2][0] if len(dims) > 2 else None, tuple(args),
                     " ".join(text.split()).rstrip(";"), pos, tuple(shared))
-    _check(launch, dims, r)
-    return launch
+    return _check(launch, dims, r)
 
 
 def _dim(r: _Reader, what: str) -> tuple[tuple[int, int, int], SourcePos | None]:
@@ -177,14 +236,26 @@ _BUFFER = re.compile(r"((?:const\s+)?(?:unsigned|signed)?\s*(?:long\s+long|long|
                      r"bool|u?int(?:8|16|32|64)_t|size_t)?(?:\s+int)?)\s+([A-Za-z_]\w*)\s*\[")
 
 
-def _arg(r: _Reader) -> Buffer | Scalar:
+_TENSORMAP = re.compile(r"(?:const\s+)?(?:__grid_constant__\s+)?(?:const\s+)?CUtensorMap(?:_st)?\b\s*")
+
+
+def _arg(r: _Reader) -> Buffer | Scalar | TensorMapArg:
     r.ws()
     at = r.at()
     if r.peek("-") or (r.i < len(r.text) and r.text[r.i].isdigit()):
         return Scalar(r.integer("a scalar argument"), at)
+    tm = _TENSORMAP.match(r.text, r.i)
+    if tm:
+        r.i = tm.end()
+        return _tensormap_arg(r, at)
+    return _buffer(r, at, "an argument is `T name[N]`, `T name[N] = {...}`, an integer or "
+                   f"`{TM_FORM}`", FORM)
+
+
+def _buffer(r: _Reader, at: SourcePos | None, what: str, form: str) -> Buffer:
     m = _BUFFER.match(r.text, r.i)
     if not m or not m.group(1).strip():
-        raise ParseError("an argument is `T name[N]`, `T name[N] = {...}` or an integer", at, FORM)
+        raise ParseError(what, at, form)
     ctype = " ".join(m.group(1).replace("const", "").split())
     if ctype not in C_TYPES:
         raise SemanticError(f"unknown element type `{ctype}`", at,
@@ -208,11 +279,136 @@ def _arg(r: _Reader) -> Buffer | Scalar:
     return buf
 
 
+def _name(r: _Reader, what: str, form: str) -> str:
+    r.ws()
+    m = re.compile(r"[A-Za-z_]\w*").match(r.text, r.i)
+    if not m:
+        raise ParseError(f"expected {what}", r.at(), form)
+    r.i = m.end()
+    return m.group(0)
+
+
+def _sizes(r: _Reader, key: str) -> tuple[tuple[int, ...], SourcePos | None]:
+    """``dims {8, 2}`` / ``box {4, 2}``: the keyword, then integers in braces."""
+    r.ws()
+    at = r.at()
+    if not r.text.startswith(key, r.i):
+        raise ParseError(f"expected `{key} {{...}}` in tensormap(...)", at, TM_FORM)
+    r.i += len(key)
+    r.expect("{", f"after `{key}`")
+    xs = [r.integer(f"a size of {key}")]
+    while r.peek(","):
+        r.i += 1
+        xs.append(r.integer(f"a size of {key}"))
+    r.expect("}", f"closing {key}")
+    return tuple(xs), at
+
+
+def _tensormap_arg(r: _Reader, at: SourcePos | None) -> TensorMapArg:
+    """``CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})`` (``CUtensorMap`` already read)."""
+    name = _name(r, "the tensor map's name after CUtensorMap", TM_FORM)
+    r.expect("=", f"after CUtensorMap {name} (a tensor map is given as `{TM_FORM}`)")
+    r.ws()
+    if not r.text.startswith("tensormap", r.i):
+        raise ParseError(f"expected `tensormap(...)` for CUtensorMap {name}", r.at(), TM_FORM)
+    r.i += len("tensormap")
+    r.expect("(", "after tensormap")
+    r.ws()
+    array_pos = r.at()
+    inline = None
+    if _BUFFER.match(r.text, r.i):  # `tensormap(int a[16] = {...}, ...)`: a buffer of its own
+        inline = _buffer(r, array_pos, "expected a launch buffer's name or `T name[N]`", TM_FORM)
+        array = inline.name
+    else:
+        array = _name(r, "the name of the launch buffer the tensor map describes (or `T name[N]`)", TM_FORM)
+    r.expect(",", f"after {array}")
+    dims, dims_pos = _sizes(r, "dims")
+    r.expect(",", "after dims {...}")
+    box, box_pos = _sizes(r, "box")
+    r.expect(")", "closing tensormap(...)")
+    return TensorMapArg(name, array, dims, box, at, dims_pos, box_pos, array_pos, inline)
+
+
+# cuTensorMapEncodeTiled's CUtensorMapDataType (cuda.h) of each element type. CHOICE: the signed
+# 8- and 16-bit types have no enum of their own; a tiled copy with no OOB NaN fill moves the bytes
+# unchanged, so they are UINT8 / UINT16 (bool too).
+TENSOR_DTYPES = {"u8": 0, "s8": 0, "u16": 1, "s16": 1, "u32": 2, "s32": 3, "u64": 4, "s64": 5,
+                 "f32": 7, "f64": 8}
+MAX_BOX_ELEMENTS = 64  # ptxmm's limit: every element of a box is a read and a write of the model
+MAX_TENSOR_RANK = 2  # ptxmm models cp.async.bulk.tensor.1d and .2d
+
+
+def check_tensormap(tm: TensorMapArg, buffers: dict[str, Buffer]) -> TensorMapArg:
+    """The map with its data type and element size, after cuTensorMapEncodeTiled's rules (cuda.h,
+    its documentation) for what a launch can give — "tensorRank must be non-zero and less than or
+    equal to the maximum supported dimensionality of 5"; "globalAddress ... must be 16 byte aligned"
+    (a launch buffer is: kernels.Layout and the device harness align each to 128 bytes); "globalDim
+    array ... must be non-zero and less than or equal to 2^32"; "globalStrides ... must be a
+    multiple of 16 and less than 2^40" (the packed row: dims[0] × the element size); "boxDim array
+    ... must be non-zero and less than or equal to 256" and, with interleave NONE, "boxDim[0] *
+    elementSizeInBytes(tensorDataType) must be a multiple of 16 bytes" — then ptxmm's own limits,
+    each a located "not supported yet": the tensor within its buffer, rank 1 or 2, 4-byte elements
+    (the model copies 32-bit words), at most MAX_BOX_ELEMENTS elements per box."""
+    b = buffers.get(tm.array)
+    if b is None:
+        raise SemanticError(f"tensor map {tm.name} describes {tm.array}, which is no buffer of the launch",
+                            tm.array_pos, "buffers: " + (", ".join(sorted(buffers)) or "none") +
+                            f"; write `int {tm.array}[N]` among the arguments")
+    esize = int(b.type[1:]) // 8
+    dtype = TENSOR_DTYPES[b.type]
+    if len(tm.dims) != len(tm.box):
+        raise SemanticError(f"tensor map {tm.name} has {len(tm.dims)} dims but {len(tm.box)} box sizes",
+                            tm.box_pos, "give one box size per dimension, dimension 0 first")
+    if not 1 <= len(tm.dims) <= 5:
+        raise SemanticError(f"tensor map {tm.name} has rank {len(tm.dims)}", tm.dims_pos,
+                            "cuTensorMapEncodeTiled takes 1 to 5 dimensions")
+    for d in tm.dims:
+        if not 1 <= d <= 1 << 32:
+            raise SemanticError(f"tensor map {tm.name}: dimension size {d}", tm.dims_pos,
+                                "cuTensorMapEncodeTiled: every globalDim is 1 .. 2^32")
+    for x in tm.box:
+        if not 1 <= x <= 256:
+            raise SemanticError(f"tensor map {tm.name}: box size {x}", tm.box_pos,
+                                "cuTensorMapEncodeTiled: every boxDim is 1 .. 256")
+    if tm.box[0] * esize % 16:
+        raise SemanticError(f"tensor map {tm.name}: the box's inner dimension is {tm.box[0]} × {esize} = "
+                            f"{tm.box[0] * esize} bytes, not a multiple of 16", tm.box_pos,
+                            f"cuTensorMapEncodeTiled: boxDim[0] × the element size is a multiple of 16 "
+                            f"bytes (here box[0] a multiple of {16 // math.gcd(16, esize)})")
+    out = _replace(tm, dtype=dtype, esize=esize)
+    for k, s in enumerate(out.strides):
+        if s % 16 or s >= 1 << 40:
+            raise SemanticError(f"tensor map {tm.name}: the stride of dimension {k + 1} is {s} bytes (rows "
+                                "packed), not a multiple of 16", tm.dims_pos,
+                                "cuTensorMapEncodeTiled: globalStrides are multiples of 16 bytes; "
+                                f"make dims[0] × {esize} a multiple of 16")
+    return _model_limits(out, b)
+
+
+def _model_limits(tm: TensorMapArg, b: Buffer) -> TensorMapArg:
+    need = _prod(tm.dims)
+    if need > b.count:
+        raise SemanticError(f"tensor map {tm.name} has {need} elements, but {b.name} holds {b.count}",
+                            tm.array_pos, f"declare `{b.ctype} {b.name}[{need}]` or shrink dims")
+    if len(tm.dims) > MAX_TENSOR_RANK:
+        raise UnsupportedError(f"a {len(tm.dims)}-dimensional tensor map {tm.name}", tm.dims_pos,
+                               "ptxmm models 1d and 2d tensor maps and copies")
+    if tm.esize != 4:
+        raise UnsupportedError(f"tensor map {tm.name} over {b.ctype} ({tm.esize}-byte elements)",
+                               tm.array_pos, "ptxmm's tensor copies move 32-bit words: map a buffer of "
+                               "int, unsigned, float, int32_t or uint32_t")
+    if _prod(tm.box) > MAX_BOX_ELEMENTS:
+        raise UnsupportedError(f"tensor map {tm.name}: a box of {_prod(tm.box)} elements", tm.box_pos,
+                               f"every box element is two events of the model: at most {MAX_BOX_ELEMENTS}")
+    return tm
+
+
 def _dynamic(r: _Reader, shared: list[Buffer]) -> Buffer:
     """``T name[N]`` in ``<<< >>>``: the dynamic shared memory of ``extern __shared__ T name[]``."""
     at = r.at()
     b = _arg(r)
-    assert isinstance(b, Buffer)
+    if not isinstance(b, Buffer):
+        raise ParseError("the dynamic shared memory is `T name[N]`", at, FORM)
     if b.init:
         raise SemanticError(f"values for the dynamic shared array {b.name}", at,
                             "shared memory has no initial values: write `T name[N]`")
@@ -242,12 +438,17 @@ def _check_buffer(b: Buffer) -> None:
             raise SemanticError(f"value {v} does not fit {ctype}", at, f"range {lo}..{hi}")
 
 
-def _check(launch: Launch, dims, r: _Reader) -> None:
-    names = [a.name for a in launch.args if isinstance(a, Buffer)]
-    for a in launch.args:
-        if isinstance(a, Buffer) and names.count(a.name) > 1:
-            raise SemanticError(f"two buffers are named {a.name}", a.pos, "give each buffer its own name")
-    total = sum(a.count for a in launch.args if isinstance(a, Buffer)) + sum(b.count for b in launch.shared)
+def _check(launch: Launch, dims, r: _Reader) -> Launch:
+    named = [*launch.buffers, *launch.tensormaps]
+    names = [a.name for a in named]
+    for a in named:
+        if names.count(a.name) > 1:
+            what = "buffers" if all(isinstance(x, Buffer) for x in named if x.name == a.name) else \
+                "arguments (buffers or tensor maps)"
+            raise SemanticError(f"two {what} are named {a.name}", a.pos, "give each its own name")
+    buffers = {b.name: b for b in launch.buffers}
+    args = tuple(check_tensormap(a, buffers) if isinstance(a, TensorMapArg) else a for a in launch.args)
+    total = sum(b.count for b in launch.buffers) + sum(b.count for b in launch.shared)
     if total > MAX_TOTAL_ELEMENTS:
         raise SemanticError(f"the buffers have {total} elements, more than the limit of "
                             f"{MAX_TOTAL_ELEMENTS}", launch.pos or r.at(0), "keep buffers small")
@@ -264,6 +465,7 @@ def _check(launch: Launch, dims, r: _Reader) -> None:
         if _prod(launch.cluster) > 8:
             raise SemanticError(f"a cluster of {_prod(launch.cluster)} CTAs", dims[2][1],
                                 "portable clusters have at most 8 CTAs")
+    return _replace(launch, args=args)
 
 
-__all__ = ["Buffer", "C_TYPES", "Launch", "Scalar", "parse_launch"]
+__all__ = ["Buffer", "C_TYPES", "Launch", "Scalar", "TensorMapArg", "check_tensormap", "parse_launch"]

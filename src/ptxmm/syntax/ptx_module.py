@@ -27,7 +27,7 @@ from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..program import Addr, Alu, Barrier, Imm, Instruction, Load, Mov, Operand, Reg, Selp, Setp, Sym
 from ..records import record
 from .common import int_literal
-from .instr import Vec, decode
+from .instr import Handle, Vec, decode
 
 
 @record
@@ -88,6 +88,9 @@ class Param:
     name: str
     type: str  # u64 s32 ... (no dot)
     pos: SourcePos | None = None
+    # an aggregate passed by value (`.param .align 128 .b8 k_param_0[128]`, a `const __grid_constant__
+    # CUtensorMap`): its size in bytes; None for a scalar or pointer
+    size: int | None = None
 
 
 @record
@@ -562,10 +565,10 @@ def _params(text: str, st: _Stmt, file: str) -> tuple[Param, ...]:
         if not m:
             raise UnsupportedError(f"parameter `{part}`", _pos(file, st),
                                    "kernel parameters are scalars and pointers")
-        if m.group(3):
-            raise UnsupportedError(f"parameter `{part}` (a struct or array passed by value)",
-                                   _pos(file, st), "pass pointers and scalars")
-        out.append(Param(m.group(2), m.group(1), _pos(file, st)))
+        size = None
+        if m.group(3):  # an aggregate by value: kernels.instantiate takes a CUtensorMap, refuses others
+            size = int(m.group(3)[1:-1]) * type_width_bytes(m.group(1))
+        out.append(Param(m.group(2), m.group(1), _pos(file, st), size))
     return tuple(out)
 
 
@@ -606,8 +609,16 @@ def _split_top(s: str) -> list[str]:
     return out
 
 
+_TENSOR_OPERAND = re.compile(r"^\[\s*([^,\]]+?)\s*,\s*\{([^{}]*)\}\s*\]$")
+
+
 def _operand(s: str, pos: SourcePos):
     s = s.strip()
+    m = _TENSOR_OPERAND.match(s)
+    if m:  # cp.async.bulk.tensor's [tensorMap, {c0, c1}]: the map's address and the coordinates
+        addr = _operand(f"[{m.group(1)}]", pos)
+        coords = tuple(_operand(c, pos) for c in m.group(2).split(",") if c.strip())
+        return Handle(addr, coords)
     if s.startswith("[") and s.endswith("]"):
         inner = s[1:-1].replace(" ", "")
         m = re.match(r"^([%A-Za-z_$][\w$.]*)?(?:\+?([+-]?(?:0[xX][0-9a-fA-F]+|\d+)))?$", inner)
@@ -823,10 +834,12 @@ def _extend(fb, dst: Reg, src, from_ty: str, to_ty: str, c: dict) -> list[Instru
 
 
 def _cvta(fb, quals, ops, c):
-    """``cvta{.to}.{global|shared|const|local}.u64 d, a``: generic and state-space addresses are
-    the same numbers in ptxmm's layout (each buffer has one address range), so a move."""
+    """``cvta{.to}.{global|shared|const|param}.u64 d, a``: generic and state-space addresses are
+    the same numbers in ptxmm's layout (each buffer has one address range), so a move. ``.param``:
+    the generic address of a kernel parameter (nvcc's ``mov.b64 %rd, k_param_0; cvta.param.u64``
+    for ``&tm`` of a ``__grid_constant__ CUtensorMap``; kernels.Layout gives the map its range)."""
     space = next((q for q in quals if q in ("global", "shared", "const", "local", "param")), None)
-    if space in ("local", "param", None):
+    if space in ("local", None):
         raise UnsupportedError(f"`{c['text']}`", c["pos"], "global and shared addresses are modelled")
     ty = (_types_of(quals) or ["u64"])[-1]
     _need(ops, 2, "cvta{.to}.space.u64 d, a", c)
@@ -1009,11 +1022,29 @@ _SIZE_PENDING = "%ptxmm.size:"
 def _cp(fb, quals, ops, c):
     """A bulk copy whose size is a register (CUTLASS passes ``"r"(bytes)``; nvcc writes
     ``mov.u32 %r4, 16;`` and ``[%rd], [%r], %r4``): decoded with the register's value once the
-    body is read (:func:`_bulk_sizes`)."""
+    body is read (:func:`_bulk_sizes`). A tensor copy: :func:`_cp_tensor`."""
+    if "tensor" in quals:
+        return _cp_tensor(quals, ops, c)
     if "bulk" not in quals or any(q in quals for q in ("commit_group", "wait_group")) or len(ops) < 3 \
             or not isinstance(ops[2], Reg):
         return None
     return [_PendingCopy(".".join(["cp", *quals]), tuple(ops), c["pos"], c["text"], c["guard"])]
+
+
+def _cp_tensor(quals, ops, c):
+    """``cp.async.bulk.tensor…`` as CUTLASS's SM90_TMA_LOAD_2D writes it, with
+    ``.L2::cache_hint`` and a 64-bit cache-policy operand last (PTX ISA, cp.async.bulk.tensor: "The
+    optional qualifier .L2::cache_hint specifies the cache eviction policy that may be used during
+    the memory access" — a hint to the cache, no memory-model meaning): the qualifier and its
+    operand are dropped, and the litmus decoder reads the rest (:func:`.instr._cp_tensor`, whose
+    located errors name what is not supported: 3d–5d, im2col, ...)."""
+    if "L2::cache_hint" not in quals:
+        return None
+    if not ops or not isinstance(ops[-1], Reg):
+        raise ParseError(f"`{c['text']}`: .L2::cache_hint needs its cache-policy operand last", c["pos"],
+                         "[dst], [tensorMap, {c0, c1}], [mbar], policy")
+    rest = [q for q in quals if q != "L2::cache_hint"]
+    return [decode(".".join(["cp", *rest]), ops[:-1], c["pos"], c["text"], c["guard"])]
 
 
 @record
