@@ -397,7 +397,7 @@ def _plan(name: str):
 
 def test_the_plan_encodes_the_map_of_each_instance_s_own_buffer():
     from ptxmm.device.kernel_plan import MapPlan
-    from ptxmm.device.kernel_run import instance_args
+    from ptxmm.device.kernel_run import instance_values
 
     plan = _plan("tma-tensor-load-2d")
     assert [b.name for b in plan.buffers] == ["in", "out"]
@@ -408,27 +408,39 @@ def test_the_plan_encodes_the_map_of_each_instance_s_own_buffer():
     assert state == tuple(range(1, 17)) + (5, 6, 7, 8, 13, 14, 15, 16)
     enc = FakeEncoder()
     bases = [0x7F00_0000_0000 + i * plan.stride for i in range(3)]
-    args = [instance_args(plan, base, enc) for base in bases]
+    args = [instance_values(plan, base, enc) for base in bases]
     at = [base + plan.buffers[0].offset for base in bases]  # `in` in each instance's block
     assert enc.calls == [(3, 2, a, (8, 2), (32,), (4, 2), (1, 1)) for a in at]
     for k, (base, a) in enumerate(zip(bases, args)):
         tm, out = a
-        assert tm.shape == (1,) and tm.dtype.itemsize == 128  # CuPy passes a size-one array by value
-        assert tm.tobytes()[:16] == (k + 1).to_bytes(8, "little") + at[k].to_bytes(8, "little")
-        assert int(out) == base + plan.buffers[1].offset
+        assert isinstance(tm, bytes) and len(tm) == 128
+        assert tm[:16] == (k + 1).to_bytes(8, "little") + at[k].to_bytes(8, "little")
+        assert out == base + plan.buffers[1].offset
     assert plan.buffers[0].offset % 16 == 0 and plan.stride % 16 == 0  # globalAddress 16-byte aligned
 
 
 def test_the_store_kernel_s_map_and_pointer_name_one_buffer():
-    from ptxmm.device.kernel_run import instance_args
+    from ptxmm.device.kernel_run import instance_values
 
     plan = _plan("tma-tensor-store")
     assert [b.name for b in plan.buffers] == ["out"] and plan.maps[0].strides == () and plan.maps[0].rank == 1
     enc = FakeEncoder()
-    tm, out = instance_args(plan, 0x10000, enc)
-    assert enc.calls[0][2] == int(out) == 0x10000 + plan.buffers[0].offset
+    tm, out = instance_values(plan, 0x10000, enc)
+    assert enc.calls[0][2] == out == 0x10000 + plan.buffers[0].offset
     with pytest.raises(PtxmmError, match="needs an encoder"):
-        instance_args(plan, 0x10000, None)
+        instance_values(plan, 0x10000, None)
+
+
+def test_kernel_args_pass_a_map_as_one_128_byte_element():
+    """What CuPy is given (numpy needed: it comes with CuPy, the device extras)."""
+    np = pytest.importorskip("numpy", reason="numpy is not installed (it comes with the device extras' CuPy)")
+    from ptxmm.device.kernel_run import instance_args
+
+    plan = _plan("tma-tensor-load-2d")
+    tm, out = instance_args(plan, 0x10000, FakeEncoder())
+    assert tm.shape == (1,) and tm.dtype.itemsize == 128  # CuPy passes a size-one array by value
+    assert tm.tobytes()[8:16] == (0x10000 + plan.buffers[0].offset).to_bytes(8, "little")
+    assert isinstance(out, np.uint64) and int(out) == 0x10000 + plan.buffers[1].offset
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("ptxas") is None,

@@ -64,18 +64,14 @@ def driver_encoder() -> TiledEncoder:
     return encode
 
 
-def instance_args(plan: KernelPlan, base: int, encode: TiledEncoder | None) -> tuple:
-    """The kernel arguments of the instance whose block starts at device address ``base``: each
-    buffer's address, each scalar at its width, each tensor map as the 128 bytes ``encode``
-    (cuTensorMapEncodeTiled) makes for its buffer's address in this block — a one-element numpy
-    array of 128 raw bytes, which CuPy passes by value (``numpy.ndarray`` of size one)."""
-    import numpy as np
-
-    types = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-    out: list = []
+def instance_values(plan: KernelPlan, base: int, encode: TiledEncoder | None) -> tuple[int | bytes, ...]:
+    """The kernel arguments of the instance whose block starts at device address ``base``, as
+    plain values: each buffer's address and each scalar as an int, each tensor map as the 128
+    bytes ``encode`` (cuTensorMapEncodeTiled) makes for its buffer's address in this block."""
+    out: list[int | bytes] = []
     for a in plan.args:
         if a.buffer is not None:
-            out.append(np.uint64(base + plan.buffers[a.buffer].offset))
+            out.append(base + plan.buffers[a.buffer].offset)
         elif a.tensormap is not None:
             if encode is None:
                 raise PtxmmError("a tensor map argument needs an encoder", None, None)
@@ -84,10 +80,31 @@ def instance_args(plan: KernelPlan, base: int, encode: TiledEncoder | None) -> t
                          m.element_strides)
             if len(raw) != TENSORMAP_BYTES:
                 raise PtxmmError(f"the encoder made {len(raw)} bytes of tensor map {m.name}", None, None)
-            out.append(np.frombuffer(bytes(raw), dtype=np.dtype((np.void, TENSORMAP_BYTES))).copy())
+            out.append(bytes(raw))
         else:
-            out.append(types[a.width](a.value))
+            out.append(a.value)
     return tuple(out)
+
+
+def kernel_args(plan: KernelPlan, values: tuple[int | bytes, ...]) -> tuple:
+    """``instance_values`` as CuPy launches them: addresses as uint64, scalars at their width, a
+    tensor map as a one-element numpy array of 128 raw bytes, which CuPy passes by value."""
+    import numpy as np
+
+    types = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+    out: list = []
+    for a, v in zip(plan.args, values):
+        if isinstance(v, bytes):
+            out.append(np.frombuffer(v, dtype=np.dtype((np.void, TENSORMAP_BYTES))).copy())
+        else:
+            out.append(np.uint64(v) if a.buffer is not None else types[a.width](v))
+    return tuple(out)
+
+
+def instance_args(plan: KernelPlan, base: int, encode: TiledEncoder | None) -> tuple:
+    """The launch arguments of one instance (``kernel_args`` of ``instance_values``)."""
+    return kernel_args(plan, instance_values(plan, base, encode))
+
 
 STRESS_SOURCE = r"""
 extern "C" __global__ void ptxmm_kernel_stress(unsigned *scratch, unsigned loops, unsigned lines,
