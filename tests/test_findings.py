@@ -117,7 +117,8 @@ def test_report_and_json_name_the_witness_outcome():
     buf = io.StringIO()
     render(res, Writer(buf, colour=False))
     text = buf.getvalue()
-    assert text.count("data-race: T0 st.global.u32") == 2 and "(e.g. outcome " in text
+    assert text.count("data-race on ") == 2 and text.count(": T0 st.global.u32") == 2
+    assert "(e.g. outcome " in text
 
 
 _SETTINGS = dict(deadline=None, derandomize=True, database=None,

@@ -49,7 +49,7 @@ def test_observe_condition_on_mp_relaxed_acquire():
     assert "ALLOWED" in r.output and "the condition is reachable" in r.output
     assert "1 of 1" not in r.output and "allowed outcome(s)" not in r.output
     # the race query does not depend on enumerating: the pair is found with its witness
-    assert "data-race: T0 st.global.u32 [data], 42" in r.output
+    assert "data-race on data: T0 st.global.u32 [data], 42" in r.output
     assert "outcomes: not enumerated" in r.output
     full = run("check", MP)  # what the query mode does not claim, enumeration shows
     assert "1 of 4 allowed outcomes" in full.output and "data-race" in full.output

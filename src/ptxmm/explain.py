@@ -25,7 +25,7 @@ from .cat.parser import Model, load_model
 from .events import EventGraph, build
 from .executions import Candidate, ExecutionSpace, concrete_env
 from .explain_eval import Concrete, Step, text_of
-from .findings import EventRef, event_ref
+from .findings import EventRef, event_ref, where
 from .outcomes import observables, outcome_of, satisfies
 from .program import And, Cmp, Not, Program
 from .records import record
@@ -89,9 +89,11 @@ class Race:
     flag: str
     a: EventRef
     b: EventRef
+    where: str = ""  # the location both accesses touch (findings.where)
 
     def to_json(self) -> dict:
-        return {"flag": self.flag, "a": self.a.to_json(), "b": self.b.to_json()}
+        return {"flag": self.flag, "a": self.a.to_json(), "b": self.b.to_json()} | (
+            {"location": self.where} if self.where else {})
 
 
 @record
@@ -334,7 +336,7 @@ def races_of(eg: EventGraph, c: Concrete) -> tuple[Race, ...]:
             if (b, a) in seen:
                 continue
             seen.add((a, b))
-            out.append(Race(st.name, event_ref(eg, a), event_ref(eg, b)))
+            out.append(Race(st.name, event_ref(eg, a), event_ref(eg, b), where(eg, (a, b))))
     return tuple(out)
 
 
@@ -572,7 +574,7 @@ def render_text(x: Explanation) -> str:
     if x.races:
         out.append("races:")
         for r in x.races:
-            out.append(f"  {r.flag}: {r.a}  ~  {r.b}")
+            out.append(f"  {r.flag}{f' on {r.where}' if r.where else ''}: {r.a}  ~  {r.b}")
     if x.fixes is not None:
         out.append("")
         out += x.fixes.lines()

@@ -32,10 +32,21 @@ def event_ref(eg: EventGraph, e: int) -> EventRef:
     return EventRef(e, eg.program.threads[ev.thread].name, line, label)
 
 
+def where(eg: EventGraph, events: Iterable[int]) -> str:
+    """The location the events access, as the program names it (``a1 / a2`` for two virtual names
+    of one location): a race between the elements of one vector access, or of a loaded address,
+    reads alike in its instructions and differs here."""
+    names = list(dict.fromkeys(eg.events[e].vloc for e in events if eg.events[e].vloc is not None))
+    return " / ".join(names)
+
+
 def of_raised(eg: EventGraph, raised: Iterable, outcome_of=None) -> tuple[Finding, ...]:
     """Findings from an engine's raised flag elements (``engines.Raised``), in a stable order
-    (kind, name, events); ``outcome_of(execution)`` names each witness's outcome."""
+    (kind, name, events); ``outcome_of(execution)`` names each witness's outcome; a race says the
+    location its accesses touch."""
     out = [Finding(kind_of_flag(r.flag), r.flag, tuple(event_ref(eg, e) for e in r.events), r.witness,
-                   outcome_of(r.witness) if outcome_of else None) for r in raised]
+                   outcome_of(r.witness) if outcome_of else None,
+                   where=where(eg, r.events) if kind_of_flag(r.flag) == FindingKind.RACE else "")
+           for r in raised]
     out.sort(key=lambda f: (f.kind, f.name, tuple(e.eid for e in f.events)))
     return tuple(out)

@@ -79,11 +79,13 @@ class Finding:
     witness: Execution
     outcome: Outcome | None = None  # the witness's outcome, projected on the check's observables
     detail: str = ""  # the finding in words, where its events alone do not say it (a hang: where, why)
+    where: str = ""  # the location a race's accesses touch (its elements differ where the text does not)
 
     def __str__(self) -> str:
         if self.detail:
             return f"{self.name}: {self.detail}"
-        return f"{self.name}: " + "  ~  ".join(str(e) for e in self.events)
+        on = f" on {self.where}" if self.where else ""
+        return f"{self.name}{on}: " + "  ~  ".join(str(e) for e in self.events)
 
     def to_json(self) -> dict:
         w = self.witness
@@ -91,7 +93,9 @@ class Finding:
                 "events": [e.to_json() for e in self.events],
                 "outcome": None if self.outcome is None else self.outcome.as_dict(),
                 "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
-                            "co": [list(p) for p in w.co]}} | ({"detail": self.detail} if self.detail else {})
+                            "co": [list(p) for p in w.co]}} \
+            | ({"detail": self.detail} if self.detail else {}) \
+            | ({"location": self.where} if self.where else {})
 
 
 @record(frozen=False)
