@@ -206,14 +206,14 @@ class Harness:
 
         t = self.lay.tensor
         maps = []
-        for arr in t.arrays:  # n rows of arr.words words from slots + n * arr.offset (ptxmm_tword)
-            start = slots + n * arr.offset
+        for arr in t.arrays:  # n rows of arr.words words (TensorArray.word, ptxmm_tword)
+            start = arr.start(slots, n)
             rows = self.mem[start:start + n * arr.words].reshape(n, arr.words)
             for k in range(arr.elements):
                 rows[:, 4 * k] = self.lay.init[f"{arr.name}[{k}]"] & 0xFFFFFFFF
         for m in t.maps:
             arr = t.array(m.array)
-            address = self.mem.data.ptr + 4 * (slots + n * arr.offset)
+            address = self.mem.data.ptr + 4 * arr.start(slots, n)
             maps.append(encode_tiled(m.encoding(arr, n, address)))
         return maps
 

@@ -79,6 +79,15 @@ class TensorArray:
         """Bytes between two instances' rows: the map's outermost stride (a multiple of 16)."""
         return CHUNK * self.elements
 
+    def start(self, slots: int, n: int) -> int:
+        """Index in ``mem`` (words) of the row of instance slot 0: after the ``slots`` words of
+        the location slots and the n rows of every array before it (codegen's ``ptxmm_tword``)."""
+        return slots + n * self.offset
+
+    def word(self, slots: int, n: int, q: int, k: int) -> int:
+        """Index in ``mem`` of element ``k`` of the row at instance slot ``q`` (its first u32)."""
+        return self.start(slots, n) + q * self.words + 4 * k
+
 
 @dataclass(frozen=True)
 class DeviceMap:
