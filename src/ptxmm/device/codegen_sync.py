@@ -15,7 +15,16 @@ the hardware forces:
 * an mbarrier arrive on the CTA's own object whose state is ``_`` writes a scratch register;
 * CTA ranks are the test's: the harness rotates which hardware rank plays which test rank
   (``ri``), so a ``mapa`` rank r becomes hardware rank ``(RI + r) % CS``, a multicast ctaMask is
-  rotated likewise, and ``%cluster_ctarank`` reads the hardware rank and turns it back.
+  rotated likewise, and ``%cluster_ctarank`` reads the hardware rank and turns it back;
+* a tensor copy (``cp.async.bulk.tensor.1d|.2d``, tensor.py) gains a dimension: ``.1d`` runs as
+  ``.2d`` and ``.2d`` as ``.3d``, the new outermost coordinate being the instance's row of the
+  tensor region (``TQ_``: every instance has its own contiguous copy of the array, placed by the
+  permutation of the array's first element); coordinate 0 is scaled by 4 (a model word is 4
+  .b32 elements, one 16-byte chunk, as for bulk copies; the map's dims and box likewise), and the
+  map is the kernel's ``const __grid_constant__ CUtensorMap`` parameter (``TM_`` its address),
+  encoded once per launch configuration on the host (harness.py); the box's shared array is one
+  row of chunks per (region, lane), padded to 128 bytes, after the plain locations
+  (Layout.shared_word), and the dynamic shared memory base is rounded up to 128 bytes.
 
 Shared memory: every block holds, per location, one region per (cluster group, ``ri``): the
 instance a cluster's blocks play in one step has the same region in every block, so a location

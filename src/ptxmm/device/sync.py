@@ -1,6 +1,7 @@
 """How the device runs a test's synchronization (docs/hopper.md, "On the device"): CTA execution
 barriers (``bar.sync``/``barrier.sync``/``bar.arrive``), cluster barriers, mbarrier objects,
-``mapa`` (DSMEM) and the bulk asynchronous copies. Pure Python (no CuPy).
+``mapa`` (DSMEM) and the bulk asynchronous copies (tensor copies too: tensor.py). Pure Python (no
+CuPy).
 
 Such a test runs on a *step schedule* instead of the free role rotation: a CTA of the program gets
 ``mw`` warp slots (a power of two >= its roles), a cluster ``cs`` CTA ranks, and the testing thread
