@@ -174,7 +174,7 @@ def test_encode_calls_the_driver_with_u32_tiles_and_zero_fill():
     buf = encode_tiled(MapArgs(1 << 20, (16, 2, 256), (64, 128), (8, 2, 1)), encoder=fake)
     assert seen == dict(tmap=buf.address, dtype=2, rank=3, addr=1 << 20, dims=[16, 2, 256],
                         strides=[64, 128], box=[8, 2, 1], estr=[1, 1, 1], rest=(0, 0, 0, 0))
-    assert buf.address % 64 == 0 and buf.bytes() == b"\xab" * 128
+    assert buf.address % 128 == 0 and buf.bytes() == b"\xab" * 128
     with pytest.raises(PtxmmError, match="CUresult 1"):
         encode_tiled(MapArgs(1 << 20, (16, 256), (64,), (8, 1)), encoder=lambda *a: 1)
 
@@ -233,6 +233,10 @@ def test_load_2d_code():
     assert "u32* sh = (u32*)(((u64)ptxmm_shraw + 127ULL) & ~127ULL);" in src
     assert "u64* mb = (u64*)(sh + 8U * NREG * bsz * 4U);" in src  # after the 8-chunk box row
     assert "__nanosleep(4000);" in src  # an unwaited box may still land after the steps
+    # the harness's initial shared words reach the async proxy before the test starts
+    head = src[src.index("ptxmm_litmus("):src.index("const u32 W = bsz >> 5;")]
+    assert head.index("sh[(0U * NREG * bsz") < head.index("fence.proxy.async.shared::cta;") \
+        < head.rindex("__syncthreads();")
 
 
 def test_store_1d_code():

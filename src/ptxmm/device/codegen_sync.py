@@ -455,6 +455,9 @@ def prologue(lay, chunk_mul: str) -> str:
         lines.append("    for (u32 g = 0; g < NREG; g++) { " + " ".join(inits) + " }")
     if lay.mbars:
         lines.append('    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
+    if lay.tensor is not None:  # the initial words, as the model has them, for the async proxy too
+        lines.append('    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  '
+                     '// the harness\'s own writes, before the test (tensor.py)')
     lines.append("    __syncthreads();")
     if lay.sync.dsmem or lay.sync.cluster_phases:
         lines.append('    asm volatile("barrier.cluster.arrive.release;" ::: "memory"); '

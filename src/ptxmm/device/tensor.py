@@ -28,7 +28,13 @@ most 256, the inner box a multiple of 16 bytes, the map object (host buffer) 64-
 (cuda.h, cuTensorMapEncodeTiled); the shared box address 128-byte aligned (CUDA C++ Programming
 Guide, TMA: multi-dimensional copies), which the harness meets by giving every shared array a box
 starts in a row of ``BOX_ALIGN`` bytes per instance slot (a width padded to 8 chunks) and rounding
-the dynamic shared memory base up to 128 bytes; the mbarrier 8-byte aligned (as for bulk copies)."""
+the dynamic shared memory base up to 128 bytes; the mbarrier 8-byte aligned (as for bulk copies).
+
+Initial values. The model's initial writes are visible to every proxy. The harness writes a shared
+location's initial word with a generic store in the kernel's prologue, so a test with tensor copies
+gets a ``fence.proxy.async.shared::cta`` after those stores, before the prologue's barrier: a box
+stored without the test's own proxy fence then reads the initial word or the test's, as in the
+model, never a stale one. The tensor region's words are reset by the check kernel, a launch earlier."""
 
 from __future__ import annotations
 
@@ -229,13 +235,13 @@ def plan(prog: Program, globals_: tuple[str, ...]) -> TensorPlan | None:
 # -- the CUDA driver (ctypes; only on a machine with a GPU) ------------------------------------------
 
 class MapBuffer:
-    """A 128-byte CUtensorMap in host memory, 64-byte aligned (cuTensorMapEncodeTiled requires
-    it), kept alive as long as a launch may read it."""
+    """A 128-byte CUtensorMap in host memory, 128-byte aligned (cuTensorMapEncodeTiled requires
+    64; cuda.h declares the type with alignas(128)), kept alive as long as a launch may read it."""
 
     def __init__(self) -> None:
-        self._raw = (ctypes.c_ubyte * (128 + 64))()
+        self._raw = (ctypes.c_ubyte * (128 + 128))()
         base = ctypes.addressof(self._raw)
-        self.address = base + (-base) % 64
+        self.address = base + (-base) % 128
 
     def bytes(self) -> bytes:
         return ctypes.string_at(self.address, 128)
