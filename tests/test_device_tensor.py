@@ -320,3 +320,15 @@ def test_map_named_outside_a_tensor_copy_is_refused():
     with pytest.raises(UnsupportedError, match="tensor map `tm` named by `mov.u64") as e:
         make_layout(ptxmm.parse(text, "mov.ptx"))
     assert "kernel parameters" in e.value.hint
+
+
+def test_box_through_a_mapa_register_is_refused():
+    text = (HOP / "tma-tensor-load-2d.ptx").read_text()
+    text = text.replace(".thread T0 .cta 0 {", ".thread T0 .cluster 0 .cta 0 {\n"
+                        "    mapa.shared::cluster.u32 %r1, s, 1;")
+    text = text.replace(".thread T1 .cta 0 {", ".thread T1 .cluster 0 .cta 1 {")
+    text = text.replace("complete_tx::bytes [s], [tm", "complete_tx::bytes [%r1], [tm")
+    with pytest.raises(UnsupportedError, match="tensor copy through a register address") as e:
+        make_layout(ptxmm.parse(text, "remote.ptx"))
+    assert e.value.pos.line == text.splitlines().index(
+        next(t for t in text.splitlines() if "[%r1], [tm" in t)) + 1

@@ -120,15 +120,15 @@ SHARED_LIMIT = 48 * 1024  # dynamic shared memory per block without an opt-in at
 def fit_sync(env: Env, lay: Layout) -> Env:
     """Adjust a fitted environment to a layout's memory and synchronization: one instance plane
     per block when shared memory holds instances (.shared locations, mbarriers); at most
-    ``lay.max_threads`` per block (a hardware barrier per warp group), and no more than 48 KiB
-    of dynamic shared memory (halving the threads, down to one warp group); 16-byte global
-    slots for bulk copies."""
+    ``lay.max_threads`` per block (a hardware barrier per warp group), and with tensor copies
+    (padded shared box rows) no more than 48 KiB of dynamic shared memory (halving the threads,
+    down to one warp group); 16-byte global slots for bulk copies."""
     if (lay.shared or lay.mbars) and env.reps > 1:  # shared memory holds one plane per block
         env = replace(env, reps=1)
     if env.threads > lay.max_threads:
         env = replace(env, threads=lay.max_threads)
     least = 32 * (lay.sync.mw if lay.sync is not None else 1)
-    while env.threads > least and lay.shared_bytes(env.threads) > SHARED_LIMIT:
+    while lay.tensor is not None and env.threads > least and lay.shared_bytes(env.threads) > SHARED_LIMIT:
         env = replace(env, threads=env.threads // 2)
     if lay.min_stride > 1 and env.stride % lay.min_stride:
         env = replace(env, stride=env.stride + lay.min_stride - env.stride % lay.min_stride)

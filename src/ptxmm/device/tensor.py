@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import PtxmmError, UnsupportedError
-from ..program import Program, TensorCopy
+from ..program import Program, Sym, TensorCopy
 from .sync import BULK_BYTES as CHUNK  # bytes per model word
 
 BOX_ALIGN = 128  # bytes: the shared address of a tensor copy's box
@@ -197,6 +197,9 @@ def _check_map(prog: Program, loc) -> None:
 
 def _check_box_start(ins: TensorCopy) -> str:
     """The shared array a copy's box starts at (its first element), else a located refusal."""
+    if not isinstance(ins.smem.base, Sym):
+        _unsupported(f"tensor copy through a register address `{ins.text}`", "name the shared "
+                     "array (a multicast copy reaches the other CTAs of its mask)", ins.pos)
     e = element_of(ins.smem.base.name)
     if e is None or e[1] != 0 or ins.smem.offset:
         _unsupported(f"tensor copy box at `{ins.smem.base.name}` in `{ins.text}`",
