@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import ctypes
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import PtxmmError, UnsupportedError
-from ..program import Program, Sym, TensorCopy
+from ..program import Location, Program, Sym, TensorCopy
 from .sync import BULK_BYTES as CHUNK  # bytes per model word
 
 BOX_ALIGN = 128  # bytes: the shared address of a tensor copy's box
@@ -175,7 +176,7 @@ class TensorPlan:
         return None
 
 
-def _unsupported(what: str, hint: str, pos=None):
+def _unsupported(what: str, hint: str, pos=None) -> None:
     raise UnsupportedError(f"{what} on the device", pos, hint)
 
 
@@ -183,7 +184,7 @@ def _copies(prog: Program) -> list[TensorCopy]:
     return [i for t in prog.threads for i in t.instrs if isinstance(i, TensorCopy)]
 
 
-def _check_map(prog: Program, loc) -> None:
+def _check_map(prog: Program, loc: Location) -> None:
     tm = loc.tensormap
     arr = prog.location(f"{tm.array}[0]") if array_elements(prog, tm.array) else None
     if arr is None or arr.space == "shared":
@@ -258,7 +259,7 @@ def _driver():
                          "run on a machine with an NVIDIA driver") from None
 
 
-def encode_tiled(a: MapArgs, encoder=None) -> MapBuffer:
+def encode_tiled(a: MapArgs, encoder: Callable[..., int] | None = None) -> MapBuffer:
     """Encode a map with the driver's cuTensorMapEncodeTiled (``encoder``: a stand-in with the
     same signature, for tests)."""
     a.check()
@@ -281,7 +282,7 @@ def encode_tiled(a: MapArgs, encoder=None) -> MapBuffer:
     return buf
 
 
-def kernel_params(args, maps: list[MapBuffer]) -> tuple[ctypes.Array, list]:
+def kernel_params(args: Sequence, maps: list[MapBuffer]) -> tuple[ctypes.Array, list]:
     """cuLaunchKernel's ``kernelParams`` for ``args`` (CuPy arrays or their ``data.ptr``-holding
     views: a pointer each; numpy 32-bit scalars: a u32 each) followed by the maps (a pointer to
     each map's 128 bytes, which the driver copies into the __grid_constant__ parameter). Returns
@@ -301,8 +302,8 @@ def kernel_params(args, maps: list[MapBuffer]) -> tuple[ctypes.Array, list]:
     return arr, keep
 
 
-def launch(func_ptr: int, grid: int, block: int, shared: int, stream_ptr: int, args,
-           maps: list[MapBuffer], launcher=None) -> None:
+def launch(func_ptr: int, grid: int, block: int, shared: int, stream_ptr: int, args: Sequence,
+           maps: list[MapBuffer], launcher: Callable[..., object] | None = None) -> None:
     """Launch a kernel whose last parameters are ``const __grid_constant__ CUtensorMap`` maps
     (CuPy passes no 128-byte parameter): CuPy's own cuLaunchKernel binding with our
     ``kernelParams``, on ``stream_ptr`` (the capturing stream while a graph is captured)."""
