@@ -1,6 +1,7 @@
-"""Tensor copies on the device (``cp.async.bulk.tensor`` tile mode over litmus tensor maps; docs/hopper.md,
-"On the device"). Pure Python except :func:`encode_tiled` and :func:`launch`, which reach the CUDA
-driver through ctypes (``libcuda.so.1``, already loaded by CuPy's process): no new dependency.
+"""Tensor copies on the device (``cp.async.bulk.tensor`` tile mode over litmus tensor maps;
+docs/hopper.md, "On the device"). Pure Python except :func:`encode_tiled` and :func:`launch`,
+which reach the CUDA driver through ctypes (``libcuda.so.1``, already loaded by CuPy's process):
+no new dependency.
 
 The harness keeps the bulk copies' scaling (sync.py ``BULK_BYTES``): one model word is a 16-byte
 chunk whose first u32 holds its value. A litmus tensor of dims {d0, d1} model words is a device
@@ -26,9 +27,10 @@ Alignment (requirements, each from its source): the map's global address 16-byte
 global stride a multiple of 16 and below 2^40, each dimension at most 2^32, each box dimension at
 most 256, the inner box a multiple of 16 bytes, the map object (host buffer) 64-byte aligned
 (cuda.h, cuTensorMapEncodeTiled); the shared box address 128-byte aligned (CUDA C++ Programming
-Guide, TMA: multi-dimensional copies), which the harness meets by giving every shared array a box
-starts in a row of ``BOX_ALIGN`` bytes per instance slot (a width padded to 8 chunks) and rounding
-the dynamic shared memory base up to 128 bytes; the mbarrier 8-byte aligned (as for bulk copies).
+Guide, TMA: multi-dimensional copies), which the harness meets by laying every shared array a box
+starts at out as one row per (region, lane), its width padded to a multiple of ``BOX_ALIGN`` bytes
+(8 chunks), and by rounding the dynamic shared memory base up to 128 bytes; a box must start at
+such an array's first element. The mbarrier: 8-byte aligned (as for bulk copies).
 
 Initial values. The model's initial writes are visible to every proxy. The harness writes a shared
 location's initial word with a generic store in the kernel's prologue, so a test with tensor copies
