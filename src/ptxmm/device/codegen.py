@@ -78,6 +78,7 @@ class _Role:
         self.locs: list[str] = []
         self.cluster_regs: dict[str, int] = {}  # mapa.shared::cluster results → their width
         self.mapas: list[tuple[str, int]] = []  # (location, rank) of each mapa
+        self.tmaps: list[str] = []  # tensor maps its tensor copies name (kernel parameters)
         self.idx = 0  # index of the instruction being emitted
         for ins in t.instrs:
             self.scan(ins)
@@ -87,7 +88,8 @@ class _Role:
             if isinstance(v, str) and v not in self.locs:
                 self.locs.append(v)
         if any(isinstance(v, str) for _, v in t.init_regs):  # registers may hold any address
-            self.locs += [loc.name for loc in lay.program.locations if loc.name not in self.locs]
+            self.locs += [loc.name for loc in lay.program.locations if loc.name not in self.locs
+                          and loc.tensormap is None]
 
     def scan(self, ins: Instruction) -> None:
         """Note the registers (in order of first mention) and locations an instruction names."""
@@ -333,6 +335,8 @@ def generate(lay: Layout, fused: bool = False, generic: bool = False, tail_fence
     zbase = lay.access_base
 
     src = [f"// ptxmm litmus harness for {prog.name} ({prog.file})", _PRELUDE]
+    if lay.tensor is not None:  # CUtensorMap (tensor copies, tensor.py)
+        src.insert(1, "#include <cuda.h>")
     src.append(f"#define NROLES {n}\n#define LG {lay.n_global_slots}\n#define NZ {lay.n_zero}\n"
                f"#define CS {lay.cluster_size}\n#define NGROUPS {lay.n_groups}\n"
                f"#define NSHARED {len(lay.shared)}\n#define NCTA {len(cta_of)}\n"
@@ -378,7 +382,7 @@ extern "C" __global__ void ptxmm_bump(Params* ps, u32* ctr, u32* bars, u32 nc, u
 __device__ __forceinline__ u32 ptxmm_slot(const Params* p, u32 m, u32 i, u32 n) {
     return (((i * p->pm[m] + p->om[m]) & (n - 1U)) * LG + m);
 }
-""")
+""" + hs.tensor_prelude(lay))
     src += fns
     if lay.sync is not None:
         return _generate_sync(lay, roles, src)
@@ -480,20 +484,19 @@ def _role_args(lay: Layout, k: int, role, rl: _Role) -> list[str]:
     """Arguments of role k's function in a synchronized test (16-byte chunks under bulk copies,
     mbarrier objects in their own region; shared regions per instance, codegen_sync.region)."""
     prog = lay.program
-    mul = f" * {lay.chunk}U" if lay.chunk > 1 else ""
     g = hs.region(role.cg)
 
     def shared_slot(name: str) -> str:
         if name in lay.mbars:
             return f"(u32*)(mb + ({lay.mbars.index(name)} * NREG + {g}) * bsz + li)"
-        return f"sh + (({lay.shared.index(name)} * NREG + {g}) * bsz + li){mul}"
+        return f"sh + {lay.shared_word(name, g, 'li')}"
 
     args = []
     for name in rl.locs:
         if prog.location(name).space == "shared":
             args.append(shared_slot(name))
         else:
-            args.append(f"mem + ptxmm_slot(p, {lay.globals_.index(name)}, i, n) * stride")
+            args.append(f"mem + {lay.global_word(name)}")
     args += [f"z + {lay.access_base[k]}", "res + (u64)i * NRES", "dnf + i"]
     return args + hs.role_args(lay, role, rl)
 
@@ -514,11 +517,17 @@ def _generate_sync(lay: Layout, roles: list[_Role], src: list[str]) -> str:
         role = lay.roles[0]
         g = hs.region(role.cg)
         writes = " ".join(f"shfin[(u64)i * NSHARED + {sl.shared_loc}] = "
-                          f"sh[(({sl.shared_loc} * NREG + {g}) * bsz + li){mul}];" for sl in fin)
+                          f"sh[{lay.shared_word(lay.shared[sl.shared_loc], g, 'li')}];" for sl in fin)
         shared_final = ("    __syncthreads();\n    rep = 0;  // one plane: Harness keeps reps = 1\n    {\n"
                         + _instance(role) + "\n                " + writes + "\n    }\n")
-    mbase = f"NSHARED * NREG * bsz{mul}"
-    decl = ("    extern __shared__ __align__(16) u32 sh[];\n"
+    mbase = f"NSHARED * NREG * bsz{mul}" if lay.tensor is None else \
+        f"{lay.shared_columns}U * NREG * bsz{mul}"
+    base = ("    extern __shared__ __align__(16) u32 sh[];\n" if lay.tensor is None else
+            # tensor boxes need 128-byte aligned shared addresses: round the base up (tensor.py;
+            # shared_bytes adds the slack)
+            "    extern __shared__ __align__(128) u32 ptxmm_shraw[];\n"
+            "    u32* sh = (u32*)(((u64)ptxmm_shraw + 127ULL) & ~127ULL);\n")
+    decl = (base +
             "    __shared__ u32 ptxmm_passed[16];  // quorum barriers: lanes that passed, per barrier\n"
             f"    u64* mb = (u64*)(sh + {mbase});  // mbarrier objects\n"
             "    (void)mb; (void)ptxmm_passed; (void)rotate;\n")
@@ -539,7 +548,7 @@ def _kernel_head(lay: Layout, shared_decl: str, prologue: str) -> str:
     return f"""extern "C" __global__ void {cluster}__launch_bounds__(1024, 2) ptxmm_litmus(
         const Params* __restrict__ p, u32* mem, u64* res, u32* bsm, u32* dnf, u32* bar, u32* scratch,
         u32* shfin, u32 nb, u32 bsz, u32 stride, u32 rotate, u32 stress_loops, u32 stress_lines,
-        u32 stress_line_words, u32 reps, u32 pre_loops, u32 wgap, u32 tbar) {{
+        u32 stress_line_words, u32 reps, u32 pre_loops, u32 wgap, u32 tbar{hs.tensor_params(lay)}) {{
 {shared_decl}    const u32 b = blockIdx.x, lane = threadIdx.x, warp = lane >> 5;
     if (b >= nb) {{  // memory stress blocks
         u32 line = ptxmm_hash(p->iter * 977U + b) % stress_lines;
@@ -611,7 +620,7 @@ def _check_kernel(lay: Layout, exchange: str = "all", dnf: bool | None = None) -
             if exchange == "all" or (exchange == "perm" and s.loc > 0):
                 expr = f"(u64)fin{s.loc}"
             else:
-                expr = f"(u64)mem[ptxmm_slot(p, {s.loc}, i, n) * stride]"
+                expr = f"(u64)mem[{lay.global_word(lay.globals_[s.loc])}]"
         elif s.shared_loc >= 0:
             expr = f"(u64)shfin[(u64)i * NSHARED + {s.shared_loc}]"
         else:
@@ -621,10 +630,10 @@ def _check_kernel(lay: Layout, exchange: str = "all", dnf: bool | None = None) -
     for m, name in enumerate(lay.globals_):
         init = lay.init[name] & 0xffffffff
         if exchange == "all" or (exchange == "perm" and m > 0):
-            slot = f"&mem[ptxmm_slot(p, {m}, i, n) * stride]"
+            slot = f"&mem[{lay.global_word(name)}]"
             fins.append(f"    const u32 fin{m} = atomicExch({slot}, {init}U);")
         else:
-            resets.append(f"    mem[ptxmm_slot(p, {m}, i, n) * stride] = {init}U;")
+            resets.append(f"    mem[{lay.global_word(name)}] = {init}U;")
     if dnf is None:  # an instance can fail to finish when some thread loops
         dnf = any(isinstance(ins, Branch) for t in lay.program.threads for ins in t.instrs)
     dnf_line = f"    if (dnf[i]) {{ key |= 1U << {lay.dnf_bit}; dnf[i] = 0; }}\n" if dnf else ""

@@ -15,7 +15,16 @@ the hardware forces:
 * an mbarrier arrive on the CTA's own object whose state is ``_`` writes a scratch register;
 * CTA ranks are the test's: the harness rotates which hardware rank plays which test rank
   (``ri``), so a ``mapa`` rank r becomes hardware rank ``(RI + r) % CS``, a multicast ctaMask is
-  rotated likewise, and ``%cluster_ctarank`` reads the hardware rank and turns it back.
+  rotated likewise, and ``%cluster_ctarank`` reads the hardware rank and turns it back;
+* a tensor copy (``cp.async.bulk.tensor.1d|.2d``, tensor.py) gains a dimension: ``.1d`` runs as
+  ``.2d`` and ``.2d`` as ``.3d``, the new outermost coordinate being the instance's row of the
+  tensor region (``TQ_``: every instance has its own contiguous copy of the array, placed by the
+  permutation of the array's first element); coordinate 0 is scaled by 4 (a model word is 4
+  .b32 elements, one 16-byte chunk, as for bulk copies; the map's dims and box likewise), and the
+  map is the kernel's ``const __grid_constant__ CUtensorMap`` parameter (``TM_`` its address),
+  encoded once per launch configuration on the host (harness.py); the box's shared array is one
+  row of chunks per (region, lane), padded to 128 bytes, after the plain locations
+  (Layout.shared_word), and the dynamic shared memory base is rounded up to 128 bytes.
 
 Shared memory: every block holds, per location, one region per (cluster group, ``ri``): the
 instance a cluster's blocks play in one step has the same region in every block, so a location
@@ -41,8 +50,9 @@ from ..program import (
     ProxyFence,
     Reg,
     Sym,
+    TensorCopy,
 )
-from .sync import BULK_BYTES, CTARANK, reads_ctarank
+from .sync import BULK_BYTES, COPIES, CTARANK, reads_ctarank
 
 
 def mnemonic(text: str) -> str:
@@ -175,6 +185,44 @@ def bulk_copy(role, ins: BulkCopy) -> list[str]:
             f'"r"({_shared_addr(role, src)}), "r"({BULK_BYTES}U) : "memory");']
 
 
+def _coord(role, c, scale: int) -> str:
+    """A tensor coordinate (signed 32-bit) times ``scale``: dimension 0 counts .b32 elements on
+    the device, 4 per model word."""
+    if isinstance(c, Imm):
+        return f"{(scale * c.value) & 0xffffffff}U"
+    return f"({scale}U * (u32){role.r(c.name)})"
+
+
+def tensor_map_ident(name: str) -> str:
+    return _ident(name)
+
+
+def tensor_copy(role, ins: TensorCopy) -> list[str]:
+    """cp.async.bulk.tensor as written, one dimension more: the instance's row of the tensor
+    region (``TQ_``, the map's outermost dimension), dimension 0 scaled to .b32 elements (4 per
+    model word); the map is the kernel's __grid_constant__ parameter (``TM_``, its address);
+    a multicast ctaMask rotated as for bulk copies (tensor.py)."""
+    mn = mnemonic(ins.text).replace(f".{ins.dims}d.", f".{ins.dims + 1}d.", 1)
+    m = tensor_map_ident(ins.tmap.base.name)
+    coords = [_coord(role, c, 4 if k == 0 else 1) for k, c in enumerate(ins.coords)] + [f"TQ_{m}"]
+    smem = f'"r"({_shared_addr(role, ins.smem.base.name)})'
+    tmap = f'"l"((u64)TM_{m})'
+    crd = [f'"r"({c})' for c in coords]
+    if ins.load:
+        n = 2 + len(coords)
+        box = ", ".join(f"%{2 + k}" for k in range(len(coords)))
+        ops = f"[%0], [%1, {{{box}}}], [%{n}]"
+        args = [smem, tmap, *crd, f'"r"({_shared_addr(role, ins.mbar.base.name)})']
+        if ins.multicast is not None:  # every CTA of the mask: same offsets (region)
+            ops += f", %{n + 1}"
+            args.append(f'"h"({_hw_mask(ins.multicast.value)})')
+    else:  # shared::cta -> global, bulk async-group
+        box = ", ".join(f"%{1 + k}" for k in range(len(coords)))
+        ops = f"[%0, {{{box}}}], [%{1 + len(coords)}]"
+        args = [tmap, *crd, smem]
+    return [f'asm volatile("{mn} {ops};" :: {", ".join(args)} : "memory");']
+
+
 def bulk_group(role, ins: BulkGroup) -> list[str]:
     return [f'asm volatile("{mnemonic(ins.text)}{f" {ins.n}" if ins.kind == "wait" else ""};" ::: '
             '"memory");']
@@ -222,7 +270,8 @@ def proxy_fence(role, ins: ProxyFence) -> list[str]:
 
 EMIT = {Barrier: barrier, ClusterBarrier: cluster_barrier, MBarrier: mbarrier, Mapa: mapa,
         BulkCopy: bulk_copy, BulkGroup: bulk_group, ProxyFence: proxy_fence, CpAsync: cp_async,
-        CpAsyncGroup: cp_async_group, AsyncStore: async_store, Elect: elect}
+        CpAsyncGroup: cp_async_group, AsyncStore: async_store, Elect: elect,
+        TensorCopy: tensor_copy}
 
 # %cluster_ctarank: the hardware rank, turned back into the test rank this block plays
 CTARANK_LINE = ('{ u32 d; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(d)); '
@@ -234,6 +283,8 @@ def _addrs(ins) -> list:
         return [ins.addr]
     if isinstance(ins, BulkCopy):
         return [ins.dst, ins.src] + ([ins.mbar] if ins.mbar is not None else [])
+    if isinstance(ins, TensorCopy):  # the map is a kernel parameter, not a location slot
+        return [ins.smem] + ([ins.mbar] if ins.mbar is not None else [])
     if isinstance(ins, CpAsync):
         return [ins.dst, ins.src]
     if isinstance(ins, (CpAsyncGroup, AsyncStore)):
@@ -250,6 +301,8 @@ def scan(role, ins) -> None:
         key = (ins.src.name, ins.rank.value if isinstance(ins.rank, Imm) else ins.rank.name)
         if key not in role.mapas:
             role.mapas.append(key)
+    elif isinstance(ins, TensorCopy) and ins.tmap.base.name not in role.tmaps:
+        role.tmaps.append(ins.tmap.base.name)
     elif isinstance(ins, (MBarrier, Elect)) and ins.dst is not None:
         wide = isinstance(ins, MBarrier) and ins.op not in ("test_wait", "try_wait")
         role.regs[ins.dst.name] = role.regs.get(ins.dst.name, False) or wide
@@ -274,7 +327,7 @@ def cluster_addr(role, a, z: str) -> tuple[str, str] | None:
 
 def _needs_ri(t) -> bool:
     """Whether a role translates CTA ranks (mapa, multicast, %cluster_ctarank)."""
-    return any(isinstance(i, Mapa) or isinstance(i, BulkCopy) and i.multicast is not None
+    return any(isinstance(i, Mapa) or isinstance(i, COPIES) and i.multicast is not None
                or reads_ctarank(i) for i in t.instrs)
 
 
@@ -287,6 +340,8 @@ def role_params(role) -> list[str]:
         out += ["u32 hb", "u32* psd"]
     if _needs_ri(role.t):
         out.append("u32 RI")
+    for m in role.tmaps:  # a tensor map's address and the instance's row in its tensor region
+        out += [f"const CUtensorMap* TM_{tensor_map_ident(m)}", f"u32 TQ_{tensor_map_ident(m)}"]
     return out
 
 
@@ -297,7 +352,38 @@ def role_args(lay, role, rl) -> list[str]:
         out += ["hb", "ptxmm_passed"]
     if _needs_ri(rl.t):
         out.append("ri")
+    for m in rl.tmaps:
+        arr = lay.tensor.array(lay.tensor.map(m).array)
+        out += [f"&TMAP_{tensor_map_ident(m)}", f"ptxmm_tq(p, {arr.perm_slot}, i, n)"]
     return out
+
+
+def tensor_prelude(lay) -> str:
+    """Declarations for tensor copies (after ``ptxmm_slot``): CUtensorMap from cuda.h, the
+    instance's row in the tensor region (the permutation of the array's first element) and the
+    word of an element there (tensor.py)."""
+    if lay.tensor is None:
+        return ""
+    return """
+// tensor copies (tensor.py): instance i's row of a tensor array sits at slot q = ptxmm_tq(...)
+// of its region, after the n * LG * stride words of the location slots
+__device__ __forceinline__ u32 ptxmm_tq(const Params* p, u32 m, u32 i, u32 n) {
+    return (i * p->pm[m] + p->om[m]) & (n - 1U);
+}
+__device__ __forceinline__ u64 ptxmm_tword(const Params* p, u32 m, u32 i, u32 n, u32 stride,
+                                           u32 off, u32 words, u32 w) {
+    return (u64)n * LG * stride + (u64)n * off + (u64)ptxmm_tq(p, m, i, n) * words + w;
+}
+"""
+
+
+def tensor_params(lay) -> str:
+    """The litmus kernel's tensor map parameters (last): one CUtensorMap each, passed by value
+    as a grid constant (tensor.launch), so copies use its parameter-space address."""
+    if lay.tensor is None:
+        return ""
+    return "".join(f", const __grid_constant__ CUtensorMap TMAP_{tensor_map_ident(m.name)}"
+                   for m in lay.tensor.maps)
 
 
 def _cluster_pad(k: int) -> str:
@@ -355,8 +441,8 @@ def prologue(lay, chunk_mul: str) -> str:
     """Shared memory set-up of a synchronized test: data words, mbarrier objects (initialised by
     the harness, then fence.mbarrier_init), and a cluster-wide barrier before DSMEM accesses."""
     lines = []
-    inits = [f"sh[(({s} * NREG + g) * bsz + threadIdx.x){chunk_mul}] = {lay.init[name] & 0xffffffff}U;"
-             for s, name in enumerate(lay.shared)]
+    inits = [f"sh[{lay.shared_word(name, 'g', 'threadIdx.x')}] = {lay.init[name] & 0xffffffff}U;"
+             for name in lay.shared]
     for m, name in enumerate(lay.mbars):
         word = lay.init[name]
         addr = f"(u32)__cvta_generic_to_shared(mb + ({m} * NREG + g) * bsz + threadIdx.x)"
@@ -369,6 +455,9 @@ def prologue(lay, chunk_mul: str) -> str:
         lines.append("    for (u32 g = 0; g < NREG; g++) { " + " ".join(inits) + " }")
     if lay.mbars:
         lines.append('    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");')
+    if lay.tensor is not None:  # the initial words, as the model has them, for the async proxy too
+        lines.append('    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  '
+                     '// the harness\'s own writes, before the test (tensor.py)')
     lines.append("    __syncthreads();")
     if lay.sync.dsmem or lay.sync.cluster_phases:
         lines.append('    asm volatile("barrier.cluster.arrive.release;" ::: "memory"); '
@@ -382,7 +471,7 @@ def _settle(lay) -> str:
     microseconds to land, and with DSMEM or multicast no CTA of the cluster goes on (reads final
     values, exits) while a peer may still access its shared memory."""
     out = ""
-    if any(isinstance(i, BulkCopy) and i.mbar is not None or isinstance(i, AsyncStore)
+    if any(isinstance(i, COPIES) and i.mbar is not None or isinstance(i, AsyncStore)
            for t in lay.program.threads for i in t.instrs):
         out += "    __nanosleep(4000);\n"
     if lay.sync.dsmem:
@@ -392,4 +481,4 @@ def _settle(lay) -> str:
 
 
 __all__ = ["EMIT", "scan", "cluster_addr", "role_params", "role_args", "step_loop",
-           "prologue", "mnemonic", "region"]
+           "prologue", "mnemonic", "region", "tensor_prelude", "tensor_params"]

@@ -114,15 +114,22 @@ def fit_fused(env: Env, lay: Layout) -> Env:
     return replace(env, fused=False) if env.fused and not fusable(lay) else env
 
 
+SHARED_LIMIT = 48 * 1024  # dynamic shared memory per block without an opt-in attribute
+
+
 def fit_sync(env: Env, lay: Layout) -> Env:
     """Adjust a fitted environment to a layout's memory and synchronization: one instance plane
     per block when shared memory holds instances (.shared locations, mbarriers); at most
-    ``lay.max_threads`` per block (a hardware barrier per warp group); 16-byte global slots for
-    bulk copies."""
+    ``lay.max_threads`` per block (a hardware barrier per warp group), and with tensor copies
+    (padded shared box rows) no more than 48 KiB of dynamic shared memory (halving the threads,
+    down to one warp group); 16-byte global slots for bulk copies."""
     if (lay.shared or lay.mbars) and env.reps > 1:  # shared memory holds one plane per block
         env = replace(env, reps=1)
     if env.threads > lay.max_threads:
         env = replace(env, threads=lay.max_threads)
+    least = 32 * (lay.sync.mw if lay.sync is not None else 1)
+    while lay.tensor is not None and env.threads > least and lay.shared_bytes(env.threads) > SHARED_LIMIT:
+        env = replace(env, threads=env.threads // 2)
     if lay.min_stride > 1 and env.stride % lay.min_stride:
         env = replace(env, stride=env.stride + lay.min_stride - env.stride % lay.min_stride)
     return env
@@ -174,9 +181,13 @@ class Harness:
         self._cfg_s = 0.0
         self.params = cp.zeros(lay.params_words * ipg, dtype=cp.uint32)
         self.ctr = cp.array([0, seed & 0xFFFFFFFF], dtype=cp.uint32)
-        self.mem = cp.zeros((n, lg, e.stride), dtype=cp.uint32)
+        slots = n * lg * e.stride
+        tw = lay.tensor.words if lay.tensor is not None else 0
+        self.mem = cp.zeros(slots + n * tw, dtype=cp.uint32)  # slots, then the tensor region
         for m, name in enumerate(lay.globals_):
-            self.mem[:, m, 0] = lay.init[name] & 0xFFFFFFFF
+            if lay.tensor is None or lay.tensor.global_element(name) is None:
+                self.mem[:slots].reshape(n, lg, e.stride)[:, m, 0] = lay.init[name] & 0xFFFFFFFF
+        self.maps = self._tensor_maps(slots, n) if lay.tensor is not None else []
         self.res = cp.zeros(n * max(1, lay.n_res), dtype=cp.uint64)
         self.bsm = cp.zeros(nb, dtype=cp.uint32)
         self.dnf = cp.zeros(n, dtype=cp.uint32)
@@ -187,6 +198,24 @@ class Harness:
         self.grid = nb + e.stress_blocks
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = self._capture()
+
+    def _tensor_maps(self, slots: int, n: int) -> list:
+        """Initialise the tensor region (every instance's row: the arrays' initial words) and
+        encode one map per tensor map location over it (tensor.py)."""
+        from .tensor import encode_tiled
+
+        t = self.lay.tensor
+        maps = []
+        for arr in t.arrays:  # n rows of arr.words words (TensorArray.word, ptxmm_tword)
+            start = arr.start(slots, n)
+            rows = self.mem[start:start + n * arr.words].reshape(n, arr.words)
+            for k in range(arr.elements):
+                rows[:, 4 * k] = self.lay.init[f"{arr.name}[{k}]"] & 0xFFFFFFFF
+        for m in t.maps:
+            arr = t.array(m.array)
+            address = self.mem.data.ptr + 4 * arr.start(slots, n)
+            maps.append(encode_tiled(m.encoding(arr, n, address)))
+        return maps
 
     def stages(self) -> dict[str, list]:
         """The pipeline's launches by stage, for one graph of ``iters_per_graph`` iterations (for
@@ -201,14 +230,19 @@ class Harness:
                                                      _u32(e.stripe), _u32(int(e.coalesce))))
 
         def litmus(j: int):
-            self.k_litmus((self.grid,), (e.threads,),
-                          (self.params[j * w:], self.mem, self.res, self.bsm, self.dnf, self.bar[j:],
-                           self.scratch, self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride),
-                           _u32(int(e.rotate)), _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
-                           _u32(max(1, e.stress_line_words)), _u32(e.reps), _u32(e.pre_stress),
-                           _u32(32 if self.lay.sync is not None else e.warp_gap),
-                           _u32(int(e.thread_barrier and self.lay.sync is None))),
-                          shared_mem=self.shared_bytes)
+            args = (self.params[j * w:], self.mem, self.res, self.bsm, self.dnf, self.bar[j:],
+                    self.scratch, self.shfin, _u32(e.blocks), _u32(e.threads), _u32(e.stride),
+                    _u32(int(e.rotate)), _u32(e.stress_loops), _u32(max(1, e.stress_lines)),
+                    _u32(max(1, e.stress_line_words)), _u32(e.reps), _u32(e.pre_stress),
+                    _u32(32 if self.lay.sync is not None else e.warp_gap),
+                    _u32(int(e.thread_barrier and self.lay.sync is None)))
+            if self.maps:  # tensor maps: 128-byte grid-constant parameters CuPy cannot pass
+                from .tensor import launch
+
+                launch(self.k_litmus.kernel.ptr, self.grid, e.threads, self.shared_bytes,
+                       self.cp.cuda.get_current_stream().ptr, args, self.maps)
+                return
+            self.k_litmus((self.grid,), (e.threads,), args, shared_mem=self.shared_bytes)
 
         def check(j: int):
             self.k_check((self.n // 256,), (256,), (self.params[j * w:], self.mem, self.res, self.bsm,

@@ -16,6 +16,7 @@ from ..events import build
 from ..outcomes import Observable, observables
 from ..program import (
     MEMORY_INSTRS,
+    Addr,
     Alu,
     Atom,
     Barrier,
@@ -34,12 +35,18 @@ from ..program import (
     Selp,
     Setp,
     Store,
+    Sym,
+    TensorCopy,
+    TensorMapReplace,
+    operands,
     value_operands,
 )
 from ..syntax.litmus import narrowed_to_32_bits
 from .env import pow2
 from .sync import HOPPER, SyncPlan, mbarrier_locations, mbarrier_only
 from .sync import plan as sync_plan
+from .tensor import TensorPlan
+from .tensor import plan as tensor_plan
 
 MAX_KEY_BITS = 22
 
@@ -84,6 +91,7 @@ class Layout:
     observe: str = "all"  # which observables the key holds ("all" or "condition")
     mbars: tuple[str, ...] = ()  # .shared .b64 mbarrier objects (a u64 region after `shared`)
     sync: SyncPlan | None = None  # barriers / Hopper synchronization: the step schedule (sync.py)
+    tensor: TensorPlan | None = None  # tensor copies: maps, tensor arrays, shared boxes (tensor.py)
 
     @property
     def chunk(self) -> int:
@@ -128,10 +136,46 @@ class Layout:
         """Size of the device-side Params struct in 32-bit words (see codegen)."""
         return 8 + 2 * self.n_global_slots + self.n_zero
 
+    @property
+    def shared_columns(self) -> int:
+        """Shared words (chunks under bulk copies) per (region, lane): one per plain location, a
+        padded row per tensor box array (tensor.py)."""
+        if self.tensor is None:
+            return len(self.shared)
+        boxed = sum(1 for s in self.shared if self.tensor.shared_box(s) is not None)
+        return len(self.shared) - boxed + sum(w for _, _, w in self.tensor.boxes)
+
+    def shared_word(self, name: str, g: str, lane: str) -> str:
+        """Index into ``sh`` (32-bit words) of shared location ``name`` for region ``g`` and lane
+        slot ``lane`` (C expressions) in a synchronized test. Plain locations take one column
+        each, in order; a tensor box array's elements lie in one row of ``width`` chunks per
+        (region, lane), after the plain columns (a 128-byte aligned box start: tensor.py)."""
+        mul = f" * {self.chunk}U" if self.chunk > 1 else ""
+        box = self.tensor.shared_box(name) if self.tensor is not None else None
+        plain = [s for s in self.shared if self.tensor is None or self.tensor.shared_box(s) is None]
+        if box is None:
+            return f"(({plain.index(name)} * NREG + {g}) * bsz + {lane}){mul}"
+        b, j, width = box
+        col = len(plain) + sum(w for _, _, w in self.tensor.boxes[:b])
+        return f"({col}U * NREG * bsz + ({g} * bsz + {lane}) * {width}U + {j}U){mul}"
+
+    def global_word(self, name: str, i: str = "i") -> str:
+        """Index into ``mem`` (32-bit words) of global location ``name`` for instance ``i``: its
+        permuted slot, or for an element of a tensor array its word in the instance's row of
+        the tensor region (after the n·LG·stride slot words; tensor.py)."""
+        m = self.globals_.index(name)
+        el = self.tensor.global_element(name) if self.tensor is not None else None
+        if el is None:
+            return f"ptxmm_slot(p, {m}, {i}, n) * stride"
+        arr, k = el
+        return (f"ptxmm_tword(p, {arr.perm_slot}, {i}, n, stride, {arr.offset}U, {arr.words}U, "
+                f"{4 * k}U)")
+
     def shared_bytes(self, threads: int) -> int:
         # synchronized tests: a region per (cluster group, instance rotation), codegen_sync.region
         regions = self.n_groups * self.cluster_size if self.sync is not None else len(self.ctas)
-        return (4 * self.chunk * len(self.shared) + 8 * len(self.mbars)) * regions * threads
+        align = 128 if self.tensor is not None else 0  # slack to round the base up (tensor.py)
+        return (4 * self.chunk * self.shared_columns + 8 * len(self.mbars)) * regions * threads + align
 
     @property
     def dnf_bit(self) -> int:
@@ -163,6 +207,8 @@ def _check_supported(prog: Program) -> None:
             _check_instr(ins)
     mbars = mbarrier_locations(prog)
     for loc in prog.locations:
+        if loc.tensormap is not None:  # a kernel parameter on the device, not a word (tensor.py)
+            continue
         if loc.name in mbars:
             if loc.space != "shared" or loc.type != "b64" or not mbarrier_only(prog, loc.name):
                 _unsupported(f"mbarrier location `{loc.name}`", "an mbarrier is a .shared .b64 "
@@ -177,6 +223,42 @@ def _check_supported(prog: Program) -> None:
         if t.placement.gpu != 0:
             _unsupported(f"thread {t.name} on gpu {t.placement.gpu}",
                          "the harness runs on one GPU; put every thread on gpu 0", t.pos)
+    _check_tensormap_uses(prog)
+
+
+TENSORMAP_REPLACE_WHY = (
+    "tensormap.replace needs sm_90a (ptxas refuses it for sm_90, the harness's target), and it "
+    "writes a map in .global or .shared::cta memory, while the harness's maps are kernel "
+    "parameters (__grid_constant__) that nothing writes; a map in global memory, reset for every "
+    "instance before each step, would need a fence.proxy.tensormap::generic.acquire in the "
+    "copying thread to order that reset before its copy, ordering the test does not have: "
+    "check it with the model only")
+TENSORMAP_ACQUIRE_WHY = (
+    "the PTX ISA leaves fence.proxy.tensormap::generic.acquire undefined unless its address is in "
+    ".global memory, and the harness's tensor maps are kernel parameters (__grid_constant__, "
+    "param space) that nothing writes during a test: check it with the model only")
+
+
+def _check_tensormap_uses(prog: Program) -> None:
+    """A tensor map location is a kernel parameter on the device: only tensor copies name it."""
+    maps = {loc.name for loc in prog.locations if loc.tensormap is not None}
+    if not maps:
+        return
+    for t in prog.threads:
+        for name, v in t.init_regs:
+            if v in maps:
+                _unsupported(f"register {name} holding the address of tensor map `{v}`",
+                             "the device's tensor maps are kernel parameters, not global words: "
+                             "name the map only in cp.async.bulk.tensor", t.pos)
+        for ins in t.instrs:
+            for o in operands(ins):
+                base = o.base if isinstance(o, Addr) else o
+                if isinstance(ins, TensorCopy) and o is ins.tmap or not isinstance(base, Sym):
+                    continue
+                if base.name in maps:
+                    _unsupported(f"tensor map `{base.name}` named by `{ins.text}`", "the device's "
+                                 "tensor maps are kernel parameters, not global words: name the map "
+                                 "only in cp.async.bulk.tensor", ins.pos)
 
 
 # atom/red operations the generated CUDA can issue (Dat3M's `.sub` becomes `.add` of the negation)
@@ -188,13 +270,17 @@ DEVICE_INSTRS = (Load, Store, Atom, Red, Fence, Mov, Alu, Setp, Selp, Branch, La
 
 
 def _check_instr(ins: Instruction) -> None:
-    if not isinstance(ins, (*DEVICE_INSTRS, Barrier, ProxyFence, *HOPPER)):
+    if not isinstance(ins, (*DEVICE_INSTRS, Barrier, ProxyFence, TensorMapReplace, *HOPPER)):
         _unsupported(f"`{ins.text}`", "the device harness does not run this instruction; check it "
                      "with the model only", ins.pos)
-    if isinstance(ins, ProxyFence) and ins.kind != "async":
+    if isinstance(ins, TensorMapReplace):
+        _unsupported(f"`{ins.text}`", TENSORMAP_REPLACE_WHY, ins.pos)
+    if isinstance(ins, ProxyFence) and ins.kind == "tensormap" and ins.sem == "acquire":
+        _unsupported(f"`{ins.text}`", TENSORMAP_ACQUIRE_WHY, ins.pos)
+    if isinstance(ins, ProxyFence) and ins.kind not in ("async", "tensormap"):
         _unsupported(f"proxy: proxy fence `{ins.text}`",
-                     "only fence.proxy.async runs on the device; other proxy fences run only in "
-                     "the model", ins.pos)
+                     "only fence.proxy.async and fence.proxy.tensormap::generic.release run on the "
+                     "device; other proxy fences run only in the model", ins.pos)
     if isinstance(ins, MEMORY_INSTRS) and ins.proxy != "generic":
         _unsupported(f"proxy: {ins.proxy} access `{ins.text}`",
                      "texture, surface and constant accesses run only in the model", ins.pos)
@@ -266,7 +352,9 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
     obs = observables(eg, observe)
     consts = _constants(prog)
     shared = tuple(loc.name for loc in prog.locations if loc.space == "shared" and loc.name not in mbars)
-    globals_ = tuple(loc.name for loc in prog.locations if loc.space != "shared")
+    globals_ = tuple(loc.name for loc in prog.locations if loc.space != "shared"
+                     and loc.tensormap is None)
+    tensor = tensor_plan(prog, globals_)
     slots: list[ObsSlot] = []
     shift = 0
     res_count = 0
@@ -280,6 +368,11 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
             res_count += 1
         else:
             name = o.ref.loc
+            loc = prog.location(name)
+            if loc is not None and loc.tensormap is not None:
+                _unsupported(f"observed tensor map `{name}`", "the device's tensor maps are "
+                             "kernel parameters, not global words: leave it out of the condition",
+                             loc.pos)
             if name in shared:  # recorded after the test by a thread of the (only) CTA
                 slots.append(ObsSlot(o, values, shift, bits, shared_loc=shared.index(name)))
             else:
@@ -291,4 +384,4 @@ def make_layout(prog: Program, allowed: list[dict[str, int]] | None = None,
         _unsupported(f"an outcome key of {shift} bits", f"at most {MAX_KEY_BITS} bits")
     init = {loc.name: loc.init for loc in prog.locations}
     return Layout(prog, roles, cs, ngroups, warps, globals_, shared, init, tuple(slots), res_count,
-                  shift, observe, mbars, sync)
+                  shift, observe, mbars, sync, tensor)

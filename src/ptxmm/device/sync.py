@@ -1,6 +1,7 @@
 """How the device runs a test's synchronization (docs/hopper.md, "On the device"): CTA execution
 barriers (``bar.sync``/``barrier.sync``/``bar.arrive``), cluster barriers, mbarrier objects,
-``mapa`` (DSMEM) and the bulk asynchronous copies. Pure Python (no CuPy).
+``mapa`` (DSMEM) and the bulk asynchronous copies (tensor copies too: tensor.py). Pure Python (no
+CuPy).
 
 Such a test runs on a *step schedule* instead of the free role rotation: a CTA of the program gets
 ``mw`` warp slots (a power of two >= its roles), a cluster ``cs`` CTA ranks, and the testing thread
@@ -49,12 +50,14 @@ from ..program import (
     Selp,
     Setp,
     Sym,
+    TensorCopy,
     Wgmma,
 )
 from .env import pow2
 
 HOPPER = (ClusterBarrier, MBarrier, Mapa, BulkCopy, BulkGroup, CpAsync, CpAsyncGroup, AsyncStore,
-          Wgmma, Elect)
+          Wgmma, Elect, TensorCopy)
+COPIES = (BulkCopy, TensorCopy)  # 16-byte chunks for the model words they move (BULK_BYTES)
 SYNC = (Barrier, *HOPPER)
 BULK_BYTES = 16  # the hardware's unit: one model word (4 bytes) of a bulk copy is 16 bytes here
 TX_SCALE = BULK_BYTES // 4
@@ -239,6 +242,18 @@ def _check_bulk(th: _Thread, k: int, ins: BulkCopy) -> None:
                          f"{th.ranks} CTA(s) in the test: name ranks 0..{th.ranks - 1}", ins.pos)
 
 
+def _check_tensor(th: _Thread, k: int, ins: TensorCopy) -> None:
+    """cp.async.bulk.tensor: its box start and map are checked by tensor.plan; here the
+    mbarrier (named, no offset) and a multicast mask of the test's ranks."""
+    if ins.mbar is not None and (not isinstance(ins.mbar.base, Sym) or ins.mbar.offset):
+        _unsupported(f"tensor copy mbarrier `{ins.text}`", "name the mbarrier", ins.pos)
+    if ins.multicast is not None:
+        mask = _imm(ins.multicast, ins, "ctaMask")
+        if not 0 < mask < 1 << th.ranks:
+            _unsupported(f"multicast to ctaMask {mask:#x} `{ins.text}`", f"the cluster has "
+                         f"{th.ranks} CTA(s) in the test: name ranks 0..{th.ranks - 1}", ins.pos)
+
+
 def _check_async_store(th: _Thread, k: int, ins: AsyncStore) -> None:
     _cluster_address(th, ins.addr, ins, "st.async/red.async")
     _cluster_address(th, ins.mbar, ins, "st.async/red.async mbarrier")
@@ -298,20 +313,21 @@ WGMMA_WHY = (
 
 
 def _check_proxy_fence(th: _Thread, k: int, ins: ProxyFence) -> None:
-    if ins.kind != "async":
+    if ins.kind not in ("async", "tensormap"):  # the tensormap acquire form: layout refuses it
         _unsupported(f"proxy: proxy fence `{ins.text}`",
-                     "only fence.proxy.async runs on the device", ins.pos)
+                     "only fence.proxy.async and fence.proxy.tensormap::generic.release run on "
+                     "the device", ins.pos)
 
 
 _CHECKS = {Barrier: _check_barrier, ClusterBarrier: _check_barrier, MBarrier: _check_mbarrier,
            Mapa: _check_mapa, BulkCopy: _check_bulk, AsyncStore: _check_async_store,
            CpAsync: _check_cp_async, CpAsyncGroup: _check_cp_async, Elect: _check_elect,
-           Wgmma: _check_wgmma, ProxyFence: _check_proxy_fence}
+           Wgmma: _check_wgmma, ProxyFence: _check_proxy_fence, TensorCopy: _check_tensor}
 
 
 def _check_forms(prog: Program) -> None:
     """Forms the device runs; everything else a located 'not supported … on the device'."""
-    bulk = any(isinstance(i, BulkCopy) for t in prog.threads for i in t.instrs)
+    bulk = any(isinstance(i, COPIES) for t in prog.threads for i in t.instrs)
     for t in prog.threads:
         ranks = len({u.placement.cta_key for u in prog.threads
                      if u.placement.cluster_key == t.placement.cluster_key})
@@ -439,16 +455,16 @@ def plan(prog: Program, roles, warps_per_cta: int) -> SyncPlan | None:
     mw = pow2(warps_per_cta)
     bar_ids, uses, rescues = _cta_barriers(prog, roles, mw)
     ins_all = [i for t in prog.threads for i in t.instrs]
-    peers = any(isinstance(i, Mapa) or isinstance(i, BulkCopy) and i.multicast is not None
+    peers = any(isinstance(i, Mapa) or isinstance(i, COPIES) and i.multicast is not None
                 for i in ins_all)
     return SyncPlan(mw, bar_ids, uses, rescues, _cluster_phases(prog), peers,
-                    any(isinstance(i, BulkCopy) for i in ins_all))
+                    any(isinstance(i, COPIES) for i in ins_all))
 
 
 def _mbar_operands(ins) -> list:
     if isinstance(ins, MBarrier):
         return [ins.addr]
-    if isinstance(ins, (BulkCopy, CpAsyncGroup, AsyncStore)) and ins.mbar is not None:
+    if isinstance(ins, (BulkCopy, TensorCopy, CpAsyncGroup, AsyncStore)) and ins.mbar is not None:
         return [ins.mbar]
     return []
 
@@ -476,5 +492,7 @@ def mbarrier_only(prog: Program, name: str) -> bool:
                 return False
             if isinstance(ins, BulkCopy) and any(isinstance(a.base, Sym) and a.base.name == name
                                                  for a in (ins.dst, ins.src)):
+                return False
+            if isinstance(ins, TensorCopy) and ins.smem.base == Sym(name):
                 return False
     return True
