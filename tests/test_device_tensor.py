@@ -21,7 +21,7 @@ from ptxmm.device.codegen import generate
 from ptxmm.device.env import PRESETS, fit
 from ptxmm.device.harness import SHARED_LIMIT, fit_sync
 from ptxmm.device.layout import make_layout
-from ptxmm.device.tensor import MapArgs, encode_tiled, kernel_params, launch
+from ptxmm.device.tensor import MapArgs, encode_tiled, kernel_arg
 from ptxmm.errors import PtxmmError, UnsupportedError
 
 HOP = ROOT / "examples" / "hopper"
@@ -179,34 +179,29 @@ def test_encode_calls_the_driver_with_u32_tiles_and_zero_fill():
         encode_tiled(MapArgs(1 << 20, (16, 256), (64,), (8, 1)), encoder=lambda *a: 1)
 
 
-class _U32:  # a numpy 32-bit scalar as kernel_params sees one (numpy is not a test dependency)
-    shape = ()
+def test_a_kernel_s_map_keeps_its_element_type_and_strides():
+    """The kernel harness's per-instance maps go through the same binding with the launch's
+    element type (INT32 = 3 here) and element strides; the inner box is checked in its bytes."""
+    seen = []
 
-    def __init__(self, v: int):
-        self.v = v
+    def fake(tmap, dtype, rank, addr, dims, strides, box, estr, *rest):
+        seen.append((dtype, rank, list(dims[:rank]), list(box[:rank]), list(estr[:rank])))
+        return 0
 
-    def __int__(self) -> int:
-        return self.v
+    encode_tiled(MapArgs(1 << 20, (8, 2), (32,), (4, 2), 3, (1, 1)), encoder=fake)
+    assert seen == [(3, 2, [8, 2], [4, 2], [1, 1])]
+    with pytest.raises(PtxmmError, match="requirements"):  # 2 UINT8 elements: a 2-byte inner box
+        encode_tiled(MapArgs(1 << 20, (64,), (), (2,), 0), encoder=fake)
+    encode_tiled(MapArgs(1 << 20, (64,), (), (2,), 0), encoder=fake, check=False)  # the driver's call
+    assert len(seen) == 2
 
 
-class _Arr:  # a device array as kernel_params sees one: its address and a shape
-    def __init__(self, ptr: int):
-        self.data = type("P", (), {"ptr": ptr})()
-        self.shape = (4,)
-
-
-def test_launch_parameters_pass_the_map_by_value():
-    fake = _Arr(0x1234_5678_9A00)
-    buf = encode_tiled(MapArgs(1 << 20, (16, 256), (64,), (8, 1)),
-                       encoder=lambda t, *a: ctypes.memset(t.value, 7, 128) and 0)
-    params, keep = kernel_params((fake, _U32(5), 9), [buf])
-    vals = [ctypes.c_uint64.from_address(params[0]).value, ctypes.c_uint32.from_address(params[1]).value,
-            ctypes.c_uint32.from_address(params[2]).value]
-    assert vals == [0x1234_5678_9A00, 5, 9] and params[3] == buf.address and len(params) == 4
-    calls = []
-    launch(77, 512, 256, 34944, 99, (fake,), [buf], launcher=lambda *a: calls.append(a))
-    assert calls and calls[0][:10] == (77, 512, 1, 1, 256, 1, 1, 34944, 99, calls[0][9])
-    assert keep[-1] is buf
+def test_a_map_is_passed_by_value_as_one_128_byte_element():
+    pytest.importorskip("numpy", reason="numpy is not installed (it comes with the device extras' CuPy)")
+    arg = kernel_arg(bytes(range(128)))
+    assert arg.shape == (1,) and arg.dtype.itemsize == 128 and arg.tobytes() == bytes(range(128))
+    with pytest.raises(PtxmmError, match="128 bytes"):
+        kernel_arg(bytes(64))
 
 
 def test_shared_memory_stays_under_48k():

@@ -379,7 +379,7 @@ __device__ __forceinline__ u64 ptxmm_tword(const Params* p, u32 m, u32 i, u32 n,
 
 def tensor_params(lay) -> str:
     """The litmus kernel's tensor map parameters (last): one CUtensorMap each, passed by value
-    as a grid constant (tensor.launch), so copies use its parameter-space address."""
+    as a grid constant (tensor.kernel_arg), so copies use its parameter-space address."""
     if lay.tensor is None:
         return ""
     return "".join(f", const __grid_constant__ CUtensorMap TMAP_{tensor_map_ident(m.name)}"

@@ -236,12 +236,10 @@ class Harness:
                     _u32(max(1, e.stress_line_words)), _u32(e.reps), _u32(e.pre_stress),
                     _u32(32 if self.lay.sync is not None else e.warp_gap),
                     _u32(int(e.thread_barrier and self.lay.sync is None)))
-            if self.maps:  # tensor maps: 128-byte grid-constant parameters CuPy cannot pass
-                from .tensor import launch
+            if self.maps:  # tensor maps: the last parameters, 128 bytes each, by value
+                from .tensor import kernel_arg
 
-                launch(self.k_litmus.kernel.ptr, self.grid, e.threads, self.shared_bytes,
-                       self.cp.cuda.get_current_stream().ptr, args, self.maps)
-                return
+                args += tuple(kernel_arg(m.bytes()) for m in self.maps)
             self.k_litmus((self.grid,), (e.threads,), args, shared_mem=self.shared_bytes)
 
         def check(j: int):

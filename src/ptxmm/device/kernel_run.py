@@ -26,40 +26,28 @@ from dataclasses import dataclass, field, replace
 from ..errors import PtxmmError
 from .env import Env
 from .kernel_plan import SENTINEL, KernelPlan, assemble
+from .tensor import MAP_BYTES as TENSORMAP_BYTES
+from .tensor import kernel_arg
 
 # cuTensorMapEncodeTiled's arguments but the map itself and the enums left NONE:
 # (dtype, rank, globalAddress, globalDim, globalStrides, boxDim, elementStrides) → the 128 bytes
 TiledEncoder = Callable[[int, int, int, tuple, tuple, tuple, tuple], bytes]
-TENSORMAP_BYTES = 128
 
 
 def driver_encoder() -> TiledEncoder:
-    """cuTensorMapEncodeTiled of the CUDA driver (``libcuda.so.1``, through ctypes); the map is
-    written to a 64-byte aligned buffer ("tensorMap address must be aligned to 64 bytes", cuda.h).
-    Interleave, swizzle, L2 promotion and OOB fill are NONE (0): zero fill, as the model's
-    tensor loads assume."""
-    import ctypes
-
-    lib = ctypes.CDLL("libcuda.so.1")
-    fn = lib.cuTensorMapEncodeTiled
-    u32, u64 = ctypes.c_uint32, ctypes.c_uint64
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p, ctypes.POINTER(u64),
-                   ctypes.POINTER(u64), ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int,
-                   ctypes.c_int, ctypes.c_int]
+    """cuTensorMapEncodeTiled of the CUDA driver, through the litmus harness's binding
+    (tensor.encode_tiled: ctypes on ``libcuda.so.1``, the map in a 128-byte aligned host buffer).
+    Interleave, swizzle, L2 promotion and OOB fill are NONE (0): zero fill, as the model's tensor
+    loads assume. The launch's rules were checked when it was read; the driver checks them again
+    (tests/test_device_kernels_tma_gpu.py holds the two against each other)."""
+    from .tensor import MapArgs, encode_tiled
 
     def encode(dtype: int, rank: int, address: int, dims: tuple, strides: tuple, box: tuple,
                elem_strides: tuple) -> bytes:
-        raw = (ctypes.c_uint8 * (TENSORMAP_BYTES + 64))()
-        at = -(-ctypes.addressof(raw) // 64) * 64
-        r = fn(ctypes.c_void_p(at), dtype, rank, ctypes.c_void_p(address), (u64 * rank)(*dims),
-               (u64 * max(1, rank - 1))(*strides), (u32 * rank)(*box), (u32 * rank)(*elem_strides),
-               0, 0, 0, 0)
-        if r != 0:
-            raise PtxmmError(f"cuTensorMapEncodeTiled returned CUresult {r} (dtype {dtype}, dims {dims}, "
-                             f"strides {strides}, box {box}, address {address:#x})", None,
-                             "a ptxmm bug if the launch's tensormap(...) was accepted: please report it")
-        return ctypes.string_at(at, TENSORMAP_BYTES)
+        a = MapArgs(address, tuple(dims), tuple(strides), tuple(box), dtype, tuple(elem_strides))
+        if len(a.dims) != rank:
+            raise PtxmmError(f"a rank-{rank} map with {len(a.dims)} dimensions", None, "report this bug")
+        return encode_tiled(a, check=False).bytes()
 
     return encode
 
@@ -95,7 +83,7 @@ def kernel_args(plan: KernelPlan, values: tuple[int | bytes, ...]) -> tuple:
     out: list = []
     for a, v in zip(plan.args, values):
         if isinstance(v, bytes):
-            out.append(np.frombuffer(v, dtype=np.dtype((np.void, TENSORMAP_BYTES))).copy())
+            out.append(kernel_arg(v))
         else:
             out.append(np.uint64(v) if a.buffer is not None else types[a.width](v))
     return tuple(out)

@@ -1,7 +1,8 @@
 """Tensor copies on the device (``cp.async.bulk.tensor`` tile mode over litmus tensor maps;
-docs/hopper.md, "On the device"). Pure Python except :func:`encode_tiled` and :func:`launch`,
-which reach the CUDA driver through ctypes (``libcuda.so.1``, already loaded by CuPy's process):
-no new dependency.
+docs/hopper.md, "On the device"). Pure Python except :func:`encode_tiled`, which reaches the CUDA
+driver through ctypes (``libcuda.so.1``, already loaded by CuPy's process; no new dependency) and
+serves the kernel harness's per-instance maps too (kernel_run.driver_encoder), and
+:func:`kernel_arg`, the map as CuPy passes it by value.
 
 The harness keeps the bulk copies' scaling (sync.py ``BULK_BYTES``): one model word is a 16-byte
 chunk whose first u32 holds its value. A litmus tensor of dims {d0, d1} model words is a device
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import PtxmmError, UnsupportedError
@@ -53,6 +54,10 @@ BOX_ALIGN = 128  # bytes: the shared address of a tensor copy's box
 BOX_CHUNKS = BOX_ALIGN // CHUNK
 MAX_BOX = 256  # elements per box dimension (cuTensorMapEncodeTiled)
 U32 = 2  # CU_TENSOR_MAP_DATA_TYPE_UINT32 (cuda.h, CUtensorMapDataType)
+# bytes per element of each CUtensorMapDataType (cuda.h: UINT8, UINT16, UINT32, INT32, UINT64, INT64,
+# FLOAT16, FLOAT32, FLOAT64, BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ)
+DTYPE_BYTES = (1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4)
+MAP_BYTES = 128  # sizeof(CUtensorMap)
 _ELEMENT = re.compile(r"^(.*)\[(\d+)\]$")
 
 
@@ -118,22 +123,27 @@ class DeviceMap:
 
 @dataclass(frozen=True)
 class MapArgs:
-    """cuTensorMapEncodeTiled's arguments (.b32 elements, no interleave, no swizzle, no L2
-    promotion, zero fill out of bounds; element strides all 1)."""
+    """cuTensorMapEncodeTiled's arguments (no interleave, no swizzle, no L2 promotion, zero fill
+    out of bounds): .b32 elements with element strides all 1 unless ``dtype`` / ``elem_strides``
+    say otherwise (a kernel's map: the launch's element type)."""
 
     address: int
     dims: tuple[int, ...]
     strides: tuple[int, ...]  # bytes, dimensions 1 .. rank-1
     box: tuple[int, ...]
+    dtype: int = U32
+    elem_strides: tuple[int, ...] = ()  # () = all 1
 
     def check(self) -> None:
         """The driver's requirements (cuda.h, cuTensorMapEncodeTiled), checked before the call
         so that a violation is ptxmm's located bug, never a device fault."""
         rank = len(self.dims)
         ok = (1 <= rank <= 5 and len(self.strides) == rank - 1 and len(self.box) == rank
+              and 0 <= self.dtype < len(DTYPE_BYTES) and len(self.elem_strides) in (0, rank)
               and self.address % 16 == 0 and all(0 < d <= 1 << 32 for d in self.dims)
               and all(s % 16 == 0 and 0 < s < 1 << 40 for s in self.strides)
-              and all(0 < b <= MAX_BOX for b in self.box) and (4 * self.box[0]) % 16 == 0)
+              and all(0 < b <= MAX_BOX for b in self.box)
+              and (DTYPE_BYTES[self.dtype] * self.box[0]) % 16 == 0)
         if not ok:
             raise PtxmmError(f"internal error: tensor map arguments {self} break "
                              "cuTensorMapEncodeTiled's requirements", None, "report this bug")
@@ -261,10 +271,12 @@ def _driver():
                          "run on a machine with an NVIDIA driver") from None
 
 
-def encode_tiled(a: MapArgs, encoder: Callable[..., int] | None = None) -> MapBuffer:
+def encode_tiled(a: MapArgs, encoder: Callable[..., int] | None = None, check: bool = True) -> MapBuffer:
     """Encode a map with the driver's cuTensorMapEncodeTiled (``encoder``: a stand-in with the
-    same signature, for tests)."""
-    a.check()
+    same signature, for tests). ``check=False`` leaves the requirements to the driver (a kernel's
+    maps were validated by the launch's own rules, which a GPU test holds against the driver's)."""
+    if check:
+        a.check()
     f = encoder
     if f is None:
         f = _driver().cuTensorMapEncodeTiled
@@ -275,48 +287,26 @@ def encode_tiled(a: MapArgs, encoder: Callable[..., int] | None = None) -> MapBu
                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     rank = len(a.dims)
     buf = MapBuffer()
-    res = f(ctypes.c_void_p(buf.address), U32, rank, ctypes.c_void_p(a.address),
+    res = f(ctypes.c_void_p(buf.address), a.dtype, rank, ctypes.c_void_p(a.address),
             (ctypes.c_uint64 * rank)(*a.dims), (ctypes.c_uint64 * max(1, rank - 1))(*a.strides),
-            (ctypes.c_uint32 * rank)(*a.box), (ctypes.c_uint32 * rank)(*([1] * rank)), 0, 0, 0, 0)
+            (ctypes.c_uint32 * rank)(*a.box), (ctypes.c_uint32 * rank)(*(a.elem_strides or [1] * rank)),
+            0, 0, 0, 0)
     if res != 0:
         raise PtxmmError(f"cuTensorMapEncodeTiled failed (CUresult {res}) for {a}", None,
                          "the arguments meet cuda.h's requirements: check the driver version")
     return buf
 
 
-def kernel_params(args: Sequence, maps: list[MapBuffer]) -> tuple[ctypes.Array, list]:
-    """cuLaunchKernel's ``kernelParams`` for ``args`` (CuPy arrays or their ``data.ptr``-holding
-    views: a pointer each; numpy 32-bit scalars: a u32 each) followed by the maps (a pointer to
-    each map's 128 bytes, which the driver copies into the __grid_constant__ parameter). Returns
-    the array and the objects it points into (keep them alive until the launch returned)."""
-    keep: list = []
-    ptrs = []
-    for x in args:
-        if isinstance(x, int) or getattr(x, "shape", None) == ():  # a 32-bit scalar argument
-            v: ctypes.c_uint32 | ctypes.c_uint64 = ctypes.c_uint32(int(x))
-        else:  # a device array: its address
-            v = ctypes.c_uint64(x.data.ptr)
-        keep.append(v)
-        ptrs.append(ctypes.addressof(v))
-    ptrs += [m.address for m in maps]
-    keep += maps
-    arr = (ctypes.c_void_p * len(ptrs))(*ptrs)
-    return arr, keep
+def kernel_arg(raw: bytes):
+    """A map's 128 bytes as CuPy passes a kernel argument by value: a one-element numpy array of
+    a 128-byte void type (the ``const __grid_constant__ CUtensorMap`` parameter; numpy comes with
+    CuPy)."""
+    import numpy as np
 
-
-def launch(func_ptr: int, grid: int, block: int, shared: int, stream_ptr: int, args: Sequence,
-           maps: list[MapBuffer], launcher: Callable[..., object] | None = None) -> None:
-    """Launch a kernel whose last parameters are ``const __grid_constant__ CUtensorMap`` maps
-    (CuPy passes no 128-byte parameter): CuPy's own cuLaunchKernel binding with our
-    ``kernelParams``, on ``stream_ptr`` (the capturing stream while a graph is captured)."""
-    if launcher is None:
-        from cupy.cuda import driver
-
-        launcher = driver.launchKernel
-    params, keep = kernel_params(args, maps)
-    launcher(func_ptr, grid, 1, 1, block, 1, 1, shared, stream_ptr, ctypes.addressof(params), 0)
-    del keep
+    if len(raw) != MAP_BYTES:
+        raise PtxmmError(f"a tensor map has {MAP_BYTES} bytes, not {len(raw)}", None, "report this bug")
+    return np.frombuffer(raw, dtype=np.dtype((np.void, MAP_BYTES))).copy()
 
 
 __all__ = ["CHUNK", "BOX_ALIGN", "TensorPlan", "TensorArray", "DeviceMap", "MapArgs", "plan",
-           "element_of", "encode_tiled", "kernel_params", "launch", "MapBuffer"]
+           "element_of", "encode_tiled", "kernel_arg", "MapBuffer"]
