@@ -236,12 +236,15 @@ class _State:
     heads: dict = field(default_factory=dict)
     marks: list = field(default_factory=list)
     end: tuple = ("done", ())
+    # registers whose value was computed from a location's address (a symbol, a mapa): the exact
+    # address they hold, or None where arithmetic moved it (Builder.resolve refuses that one)
+    ptr: dict = field(default_factory=dict)
 
     def fork(self) -> _State:
         return _State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
                       self.ctrl, list(self.events), dict(self.back), dict(self.bars),
                       {k: (n, r, set(rbw), set(wr)) for k, (n, r, rbw, wr) in self.heads.items()},
-                      list(self.marks), self.end)
+                      list(self.marks), self.end, dict(self.ptr))
 
     def used(self, reg: str, write: bool) -> None:
         """Liveness graphs: note a register read (before the iteration wrote it: it carries state
@@ -342,9 +345,15 @@ class _Builder:
             return a.base.name, None, frozenset()
         e = st.regs.get(a.base.name)
         deps = st.deps.get(a.base.name, frozenset())
-        if isinstance(e, Const) and e.v in self.name_of_addr:
-            return self.name_of_addr[e.v], None, deps
-        if isinstance(e, Const) and e.v in self.mapa_addrs:
+        if isinstance(e, Const) and a.base.name in st.ptr and st.ptr[a.base.name] != e.v:
+            raise UnsupportedError(
+                f"register {a.base.name} holds an address computed from the address of a location "
+                "by arithmetic", ins.pos,
+                "a litmus location is one word with no neighbours ptxmm knows: access it by its "
+                "name, and an array element as [a+4]")
+        if isinstance(e, Const) and st.ptr.get(a.base.name) == e.v:
+            if e.v in self.name_of_addr:
+                return self.name_of_addr[e.v], None, deps
             return self.name_of_addr[e.v - e.v % ADDR_BASE], e.v % ADDR_BASE // RANK_STEP - 1, deps
         if e is not None and reads_of(e):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
@@ -477,6 +486,27 @@ class _Builder:
         st.regs[r.name] = e
         st.types[r.name] = ty
         st.deps[r.name] = deps
+        st.ptr.pop(r.name, None)
+
+    def address_sources(self, ins: Instruction, st: _State) -> list[int | None]:
+        """The addresses the operands of a register operation hold (a location symbol's, or a
+        register's from ``_State.ptr``): where its result comes from an address."""
+        out: list[int | None] = []
+        for o in operands(ins):
+            if isinstance(o, Sym) and o.name in self.addr_of:
+                out.append(self.addr_of[o.name])
+            elif isinstance(o, Reg) and o.name in st.ptr:
+                out.append(st.ptr[o.name])
+        return out
+
+    @staticmethod
+    def note_address(st: _State, r: Reg, sources: list[int | None]) -> None:
+        """``r`` was computed from ``sources`` (addresses): it holds one of them exactly (a move,
+        a selection, ``+ 0``), or an address arithmetic moved (None)."""
+        if not sources:
+            return
+        e = st.regs.get(r.name)
+        st.ptr[r.name] = e.v if isinstance(e, Const) and e.v in sources else None
 
     def dep(self, src: frozenset[int], dst: int, label: str) -> None:
         for d in src:
@@ -492,7 +522,8 @@ class _Builder:
             ty = types.get(name, "u64" if isinstance(v, str) else "s32")
             regs[name] = Const(self.addr_of[v], ADDR_W) if isinstance(v, str) else const(v, type_width(ty))
             types.setdefault(name, ty)
-        stack = [_State(0, regs, types, {}, [], frozenset(), [], {}, {})]
+        stack = [_State(0, regs, types, {}, [], frozenset(), [], {}, {},
+                        ptr={n: self.addr_of[v] for n, v in t.init_regs if isinstance(v, str)})]
         done: list[PathInfo] = []
         while stack:
             st: _State | None = stack.pop()
@@ -567,6 +598,12 @@ class _Builder:
         self.dep(gdeps, e, "ctrl")
 
     def register_op(self, ins: Instruction, st: _State, guard: Expr | None, gdeps) -> None:
+        sources = self.address_sources(ins, st) if isinstance(ins, (Mov, Alu, Selp)) else []
+        self.register_value(ins, st, guard, gdeps)
+        if sources:
+            self.note_address(st, ins.dst, sources)
+
+    def register_value(self, ins: Instruction, st: _State, guard: Expr | None, gdeps) -> None:
         match ins:
             case Mov():
                 v, d = self.val(ins.src, st, ins.type)
@@ -806,6 +843,7 @@ class _Builder:
         v = Const(self.addr_of[name] + RANK_STEP * (rank.v + 1), ADDR_W)
         self.mapa_addrs.add(v.v)
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
+        self.note_address(st, ins.dst, [v.v])
 
     def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread,
                     multicast: int | None = None, k: int = 0):
