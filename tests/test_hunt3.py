@@ -4,10 +4,18 @@ ptxas) gives. Front-end properties against ptxas skip visibly where ptxas is not
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.errors import SemanticError, UnsupportedError
+from ptxmm.errors import PtxmmError, SemanticError, UnsupportedError
 
 # ----- 1. an address computed by arithmetic named whatever location the sum happened to hit -------
 
@@ -63,3 +71,133 @@ def test_exact_addresses_still_resolve(body, value):
     res = ptxmm.check(ptxmm.parse(ARITH.replace("BODY", body).replace("== 7", f"== {value}"),
                                   "ok.ptx"))
     assert res.holds is True and len(res.outcome_set) == 1
+
+
+# ----- ptxas as the oracle: sm_90a kernels around one litmus instruction ---------------------------
+
+PTXAS = shutil.which("ptxas")
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas is not installed (CUDA toolkit)")
+# the locations and registers every body may use: global and shared words and arrays, an mbarrier,
+# a tensor map over the global array
+_REGS = {"%r0": "u32", "%r1": "u32", "%s0": "s32", "%b0": "b32", "%rd0": "u64", "%rd1": "u64",
+         "%bd0": "b64", "%sd0": "s64", "%h0": "u16", "%p0": "pred", "%p1": "pred"}
+
+
+def _kernel(lines: list[str]) -> str:
+    regs = "".join(f"  .reg .{t} {r};\n" for r, t in _REGS.items())
+    return (".version 8.7\n.target sm_90a\n.address_size 64\n.global .align 16 .b32 g[8];\n"
+            ".global .align 16 .b32 g2[8];\n.global .align 8 .u64 gd;\n.shared .align 16 .b32 s[8];\n"
+            ".shared .align 16 .b32 s2[8];\n.shared .align 8 .b64 bar;\n.global .align 64 .b8 tm[128];\n"
+            ".visible .entry k()\n{\n" + regs + "".join(f"  {ln}\n" for ln in lines) + "  ret;\n}\n")
+
+
+def _litmus(lines: list[str]) -> str:
+    regs = "".join(f"  .reg .{t} {r} = 0;\n" for r, t in _REGS.items())
+    return (".global .b32 g[8];\n.global .b32 g2[8];\n.global .u64 gd = 0;\n.shared .b32 s[8];\n"
+            ".shared .b32 s2[8];\n.shared .b64 bar = mbarrier.init(1);\n"
+            ".global .tensormap tm = tensormap(g, dims {4, 2}, box {2, 2});\n"
+            ".thread T0 .cluster 0 .cta 0 {\n" + regs + "".join(f"  {ln}\n" for ln in lines)
+            + "}\n.thread T1 .cluster 0 .cta 1 { }\n")
+
+
+_LITMUS_LINE = _litmus([]).count("\n") - 1  # the first body line of _litmus
+
+
+def ptxas_accepts(lines: list[str]) -> tuple[bool, str]:
+    """Whether ptxas -arch=sm_90a assembles the kernel (a 4-byte bulk copy, the litmus one-word
+    copy, is 16 bytes for ptxas)."""
+    assert PTXAS is not None
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.ptx")
+        with open(path, "w") as f:
+            f.write(_kernel([re.sub(r"\], 4\b", "], 16", ln) for ln in lines]))
+        r = subprocess.run([PTXAS, "-arch=sm_90a", path, "-o", os.devnull], capture_output=True,
+                           text=True, timeout=60)
+    return r.returncode == 0, r.stderr.strip()
+
+
+def ptxmm_verdict(lines: list[str]) -> tuple[str, PtxmmError | None]:
+    """"accept", "reject" (a ParseError or SemanticError) or "unsupported", and the error."""
+    try:
+        ptxmm.parse(_litmus(lines), "k.ptx")
+    except UnsupportedError as e:
+        return "unsupported", e
+    except PtxmmError as e:
+        return "reject", e
+    return "accept", None
+
+
+def agrees_with_ptxas(lines: list[str]) -> None:
+    """What ptxmm accepts assembles; what ptxas rejects is a located ptxmm error."""
+    ok, said = ptxas_accepts(lines)
+    verdict, err = ptxmm_verdict(lines)
+    text = "\n".join(lines)
+    assert not (verdict == "accept" and not ok), f"ptxmm accepts, ptxas rejects:\n{text}\n{said}"
+    assert not (verdict == "reject" and ok), f"ptxas accepts, ptxmm rejects:\n{text}\n{err}"
+    if err is not None:
+        assert err.pos is not None and err.pos.line >= _LITMUS_LINE, f"{text}\n{err}"
+
+
+def rejected_located(line: str, match: str, unsupported: bool = False) -> None:
+    verdict, err = ptxmm_verdict([line])
+    assert verdict == ("unsupported" if unsupported else "reject"), (line, verdict, err)
+    assert err is not None and err.pos is not None and err.pos.line == _LITMUS_LINE, err
+    assert re.search(match, str(err)), str(err)
+
+
+# ----- 2. ld/st cache and eviction qualifiers ptxas refuses were skipped over ---------------------
+
+HINTS = ["", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".L1::evict_last", ".L1::evict_normal",
+         ".L1::no_allocate", ".L2::evict_first", ".L2::64B", ".L2::256B", ".L1::evict_last.L2::256B",
+         ".ca.L2::128B", ".L2::cache_hint"]
+SEMS = ["", ".weak", ".relaxed.gpu", ".acquire.cta", ".release.sys", ".volatile", ".mmio.relaxed.sys"]
+
+
+def _ldst(op: str, sem: str, space: str, hint: str) -> str:
+    loc = "s" if "shared" in space else "g"
+    if op == "ld":
+        return f"ld{sem}{space}{hint}.u32 %r0, [{loc}];"
+    return f"st{sem}{space}{hint}.u32 [{loc}], %r0;"
+
+
+@pytest.mark.parametrize("line, match", [
+    ("ld.relaxed.gpu.global.ca.u32 %r0, [g];", "weak"),          # ptxas: .relaxed with .ca
+    ("ld.acquire.gpu.global.cg.u32 %r0, [g];", "weak"),
+    ("st.release.gpu.global.wb.u32 [g], %r0;", "weak"),
+    ("ld.volatile.global.ca.u32 %r0, [g];", "volatile"),
+    ("st.global.cv.u32 [g], %r0;", "cache operator of ld"),      # ptxas: illegal modifier .cv for st
+    ("st.global.ca.u32 [g], %r0;", "cache operator of ld"),
+    ("ld.global.wb.u32 %r0, [g];", "cache operator of st"),
+    ("ld.shared.L1::evict_last.u32 %r0, [s];", "shared"),
+    ("ld.global.ca.L1::evict_last.u32 %r0, [g];", "cache operator"),
+    ("ld.volatile.global.L1::no_allocate.u32 %r0, [g];", "volatile"),
+    ("ld.global.L2::evict_first.u32 %r0, [g];", "256-bit"),
+    ("st.global.L2::128B.u32 [g], %r0;", "prefetch"),
+    ("ld.shared.L2::256B.u32 %r0, [s];", "shared"),
+    ("ld.mmio.relaxed.sys.global.L2::128B.u32 %r0, [g];", "mmio"),
+    ("ld.mmio.relaxed.sys.shared.u32 %r0, [s];", "mmio"),
+    ("ld.global.L2::cache_hint.u32 %r0, [g];", "cache-policy"),  # ptxas: arguments mismatch
+])
+def test_cache_qualifiers_ptxas_refuses_are_errors(line, match):
+    """ptxmm skipped every cache qualifier after the state space, so it read as plain loads and
+    stores instructions ptxas refuses: a cache operator on a relaxed/acquire/release/volatile
+    access, ld's operators on st and st's on ld, L1 eviction priorities on .shared or with a
+    cache operator, an L2 eviction priority on a scalar, a prefetch size on st or .shared,
+    `.mmio` on .shared, and `.L2::cache_hint` without its cache-policy operand."""
+    rejected_located(line, match, unsupported="cache_hint" in line)
+
+
+def test_cache_qualifiers_ptxas_takes_still_read():
+    for line in ["ld.global.ca.L2::128B.u32 %r0, [g];", "ld.relaxed.gpu.global.L1::evict_last.u32 %r0, [g];",
+                 "ld.volatile.global.L2::256B.u32 %r0, [g];", "st.weak.shared.wt.u32 [s], %r0;",
+                 "ld.shared.cv.u32 %r0, [s];", "st.release.sys.global.L1::no_allocate.u32 [g], %r0;",
+                 "ld.acquire.cta.L1::evict_last.L2::256B.u32 %r0, [g];"]:
+        assert ptxmm_verdict([line])[0] == "accept", line
+
+
+@needs_ptxas
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op=st.sampled_from(["ld", "st"]), sem=st.sampled_from(SEMS),
+       space=st.sampled_from(["", ".global", ".shared", ".shared::cta"]), hint=st.sampled_from(HINTS))
+def test_ld_st_qualifiers_agree_with_ptxas(op, sem, space, hint):
+    agrees_with_ptxas([_ldst(op, sem, space, hint)])

@@ -241,6 +241,14 @@ def _space(q: _Quals) -> str | None:
     return SPACES[s] if s else None
 
 
+def _mmio_space(q: _Quals, mmio: bool) -> str | None:
+    """The state space of ld/st; an ``.mmio`` access is to .global (or generic) memory."""
+    if mmio and q.peek() in SPACES and SPACES[q.peek()] == "shared":
+        q.fail(f"an .mmio access to .{q.peek()} memory", "memory-mapped I/O is .global: write "
+               "ld.mmio.relaxed.sys.global (or no state space)")
+    return _space(q)
+
+
 _SEMS = ("relaxed", "acquire", "release", "acq_rel", "weak", "sc")
 
 
@@ -297,6 +305,81 @@ def _skip_cache_hints(q: _Quals) -> None:
         pass
 
 
+_LD_COPS = {"ca", "cg", "cs", "lu", "cv"}
+_ST_COPS = {"wb", "cg", "cs", "wt"}
+_PREFETCH = {"L2::64B", "L2::128B", "L2::256B"}
+
+
+@record
+class _Access:
+    """What the cache qualifiers of one ld/st must agree with (ptxas -arch=sm_90a's rules)."""
+
+    base: str  # ld | st
+    sem: str
+    volatile: bool
+    mmio: bool
+    shared: bool
+
+
+def _cache_hints(q: _Quals, acc: _Access) -> None:
+    """The cache operator, eviction priorities, prefetch size and cache hint of ld/st, each
+    checked where it stands, as ptxas checks them (the memory model gives them no meaning, but a
+    program ptxas refuses is not one to answer for)."""
+    seen: set[str] = set()
+    while q.peek() in CACHE_HINTS:
+        h = q.peek()
+        problem = _hint_problem(h, acc, seen)
+        if problem is not None:
+            q.fail(*problem)
+        if h == "L2::cache_hint":
+            q.fail(f"the cache-policy operand of `.L2::cache_hint` in `{q.mnemonic}`",
+                   "it is a performance hint: drop .L2::cache_hint and its 64-bit operand",
+                   unsupported=True)
+        seen.add(q.take())
+
+
+def _hint_problem(h: str, acc: _Access, seen: set[str]) -> tuple[str, str] | None:
+    """Why ptxas refuses the cache qualifier ``h`` of this access (None: it takes it)."""
+    base, mine = acc.base, (_LD_COPS if acc.base == "ld" else _ST_COPS)
+    other = "st" if base == "ld" else "ld"
+    if h in _LD_COPS | _ST_COPS:
+        if h not in mine:
+            return (f"`.{h}` is a cache operator of {other}, not of {base}",
+                    f"{base} takes " + " ".join("." + c for c in sorted(mine)))
+        if acc.volatile:
+            return (f"a {'.mmio' if acc.mmio else '.volatile'} access takes no cache operator (.{h})",
+                    "drop the cache operator")
+        if acc.sem != "weak":
+            return (f"a cache operator (.{h}) goes with a weak {base} only, not .{acc.sem}",
+                    f"drop .{h}, or write a weak {base}")
+        if any(x.startswith("L1::") for x in seen):
+            return (f"a cache operator (.{h}) after an L1 eviction priority", "keep one of the two")
+        return None
+    where = _hint_place(h, acc)
+    if where is not None:
+        return where
+    if h.startswith("L1::") and seen & (_LD_COPS | _ST_COPS):
+        return (f"an L1 eviction priority (.{h}) with a cache operator", "keep one of the two")
+    if h.startswith("L2::evict"):
+        return (f"`.{h}` needs a 256-bit vector access (.v8.b32 or .v4.b64)",
+                "ptxas refuses it on a scalar access; drop it")
+    return None
+
+
+def _hint_place(h: str, acc: _Access) -> tuple[str, str] | None:
+    """The state-space and access-kind rules of eviction priorities, prefetch sizes and hints."""
+    if h in _PREFETCH and acc.base == "st":
+        return f"a prefetch size (.{h}) on st", "only ld prefetches: drop it"
+    if acc.mmio:
+        return f"an .mmio access takes no cache qualifier (.{h})", "drop it"
+    if acc.shared:
+        return (f"`.{h}` on a .shared access", "eviction priorities, prefetch sizes and cache "
+                "hints apply to .global (or generic) accesses: drop it")
+    if acc.volatile and not (h in _PREFETCH and acc.base == "ld"):
+        return f"a .volatile access takes no `.{h}`", "drop it"
+    return None
+
+
 # ----- one handler per instruction family ---------------------------------------------------------
 # Each takes (base mnemonic, qualifier cursor, operands, common fields pos/text/guard) and returns
 # the typed instruction, or raises a ParseError/UnsupportedError naming the offending column.
@@ -310,9 +393,10 @@ def _ld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.take()
         q.fail("ld.global.nc (non-coherent texture path) is outside the memory model",
                "use ld.global or ld.relaxed.<scope>.global", unsupported=True)
+    mmio = q.peek() == "mmio"
     sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "acquire"}, form)
-    space = _space(q)
-    _skip_cache_hints(q)
+    space = _mmio_space(q, mmio)
+    _cache_hints(q, _Access(base, sem, vol, mmio, space == "shared"))
     ty = _type(q, form)
     q.done(form)
     d, a = _operands(ops, "rm", q, form)
@@ -341,9 +425,10 @@ def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.take_if({"async"}):
         return _async_store(base, q, ops, c)
     form = "st{.weak|.relaxed.scope|.release.scope|.volatile}{.global|.shared}.type [a], b"
+    mmio = q.peek() == "mmio"
     sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "release"}, form)
-    space = _space(q)
-    _skip_cache_hints(q)
+    space = _mmio_space(q, mmio)
+    _cache_hints(q, _Access(base, sem, vol, mmio, space == "shared"))
     ty = _type(q, form)
     q.done(form)
     a, v = _operands(ops, "mv", q, form)
