@@ -201,3 +201,25 @@ def test_cache_qualifiers_ptxas_takes_still_read():
        space=st.sampled_from(["", ".global", ".shared", ".shared::cta"]), hint=st.sampled_from(HINTS))
 def test_ld_st_qualifiers_agree_with_ptxas(op, sem, space, hint):
     agrees_with_ptxas([_ldst(op, sem, space, hint)])
+
+
+# ----- 3. atom/red .volatile and .mmio read as relaxed.sys RMWs ----------------------------------
+
+
+@pytest.mark.parametrize("line", [
+    "atom.volatile.global.add.u32 %r0, [g], 1;", "red.volatile.global.add.u32 [g], 1;",
+    "atom.volatile.cas.b32 %b0, [g], 1, 2;", "atom.mmio.relaxed.sys.global.exch.b32 %b0, [g], 1;",
+    "red.mmio.relaxed.sys.global.add.u32 [g], 1;",
+])
+def test_volatile_and_mmio_rmw_are_errors(line):
+    """ptxmm read `atom.volatile` / `atom.mmio.relaxed.sys` as a relaxed RMW at .sys scope;
+    ptxas: "Illegal modifier '.volatile' for instruction 'atom'" (the ISA gives .volatile and
+    .mmio to ld and st only)."""
+    rejected_located(line, r"\.(volatile|mmio)")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("sem", [".volatile", ".mmio.relaxed.sys", ".relaxed.sys", ""])
+def test_rmw_semantics_agree_with_ptxas(sem):
+    agrees_with_ptxas([f"atom{sem}.global.add.u32 %r0, [g], 1;"])
+    agrees_with_ptxas([f"red{sem}.global.add.u32 [g], 1;"])

@@ -437,6 +437,10 @@ def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 def _rmw_quals(base: str, q: _Quals, sems: set[str], opset: set[str], form: str) -> dict:
     """Qualifiers of atom/red: ``{.sem}{.scope}{.space}.op.type`` → the instruction's fields."""
+    if q.peek() in ("volatile", "mmio"):  # ptxas: "Illegal modifier '.volatile' for instruction 'atom'"
+        q.fail(f"`.{q.peek()}` is not a qualifier of {base}",
+               f"only ld and st take .volatile and .mmio; write {base}.relaxed.sys for a relaxed "
+               "RMW at system scope")
     sem, scope, _ = _mem_sem(q, sems, form, default="relaxed")
     space = _space(q)
     op = q.take_if(opset)
