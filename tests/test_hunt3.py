@@ -223,3 +223,33 @@ def test_volatile_and_mmio_rmw_are_errors(line):
 def test_rmw_semantics_agree_with_ptxas(sem):
     agrees_with_ptxas([f"atom{sem}.global.add.u32 %r0, [g], 1;"])
     agrees_with_ptxas([f"red{sem}.global.add.u32 [g], 1;"])
+
+
+# ----- 4. mbarrier semantics without a scope (and a scope without semantics) -----------------------
+
+MBAR = ["mbarrier.arrive{q}.shared.b64 %rd0, [bar];", "mbarrier.arrive.expect_tx{q}.shared.b64 _, [bar], 16;",
+        "mbarrier.arrive_drop{q}.shared::cta.b64 %rd0, [bar];", "mbarrier.expect_tx{q}.shared.b64 [bar], 16;",
+        "mbarrier.complete_tx{q}.shared.b64 [bar], 16;", "mbarrier.test_wait{q}.shared.b64 %p0, [bar], %rd0;",
+        "mbarrier.try_wait.parity{q}.shared::cta.b64 %p0, [bar], 0;"]
+MBAR_QUALS = ["", ".release", ".relaxed", ".acquire", ".cta", ".cluster", ".release.cta", ".relaxed.cluster",
+              ".acquire.cluster", ".relaxed.cta"]
+
+
+@pytest.mark.parametrize("line", [
+    "mbarrier.arrive.release.shared.b64 %rd0, [bar];", "mbarrier.arrive.cluster.shared.b64 %rd0, [bar];",
+    "mbarrier.try_wait.acquire.shared.b64 %p0, [bar], %rd0;",
+    "mbarrier.expect_tx.relaxed.shared.b64 [bar], 16;",
+    "mbarrier.test_wait.parity.cta.shared.b64 %p0, [bar], 0;",
+])
+def test_mbarrier_semantics_and_scope_come_together(line):
+    """ptxmm took `.release` alone (scope .cta by default) and `.cluster` alone (semantics by
+    default); ptxas (8.0 to 9.0): "Modifier '.release' requires scope with 'mbarrier.arrive'",
+    "Modifier '.cluster' requires order"."""
+    rejected_located(line, "together")
+
+
+@needs_ptxas
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(form=st.sampled_from(MBAR), q=st.sampled_from(MBAR_QUALS))
+def test_mbarrier_qualifiers_agree_with_ptxas(form, q):
+    agrees_with_ptxas([form.format(q=q)])

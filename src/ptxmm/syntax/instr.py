@@ -836,8 +836,17 @@ _MBAR_FORMS["try_wait"] = _MBAR_FORMS["test_wait"].replace("test_wait", "try_wai
 
 
 def _mbar_tail(q: _Quals, form: str, sems: set[str], default: str, cluster_space: bool) -> dict:
-    """``{.sem}{.scope}{.space}.b64`` of an mbarrier instruction."""
-    sem = q.take_if(sems) or default
+    """``{.sem.scope}{.space}.b64`` of an mbarrier instruction: the semantics and the scope are
+    written together or not at all (ptxas: "Modifier '.release' requires scope", "Modifier
+    '.cluster' requires order"); without them, ``default`` at .cta."""
+    sem = q.take_if(sems)
+    if sem is not None and q.peek() not in ("cta", "cluster"):
+        q.fail(f"`.{sem}` of `{q.mnemonic}` without a scope: the semantics and the scope go together",
+               f"write .{sem}.cta or .{sem}.cluster (or neither: {default} at .cta)")
+    if sem is None and q.peek() in ("cta", "cluster"):
+        q.fail(f"the scope `.{q.peek()}` of `{q.mnemonic}` without semantics: the semantics and the "
+               "scope go together", f"write .{default}.{q.peek()} (or neither: {default} at .cta)")
+    sem = sem or default
     scope = q.take_if({"cta", "cluster"}) or "cta"
     space = q.take_if({"shared", "shared::cta"} | ({"shared::cluster"} if cluster_space else set()))
     if q.peek() in ("global", "local"):
