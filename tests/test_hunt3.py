@@ -253,3 +253,35 @@ def test_mbarrier_semantics_and_scope_come_together(line):
 @given(form=st.sampled_from(MBAR), q=st.sampled_from(MBAR_QUALS))
 def test_mbarrier_qualifiers_agree_with_ptxas(form, q):
     agrees_with_ptxas([form.format(q=q)])
+
+
+# ----- 5. cp.async copied between whatever locations its operands named ---------------------------
+
+CP_ASYNC = """.global .u32 g = 0;
+.shared .u32 s = 5;
+.thread T0 .cta 0 {
+    COPY
+    cp.async.wait_all;
+    ld.global.u32 %r0, [g];
+}
+exists (T0:%r0 == 5)
+"""
+
+
+@pytest.mark.parametrize("copy", ["cp.async.ca.shared.global [g], [s], 4;",
+                                  "cp.async.ca.shared::cta.global [s], [s], 4;",
+                                  "cp.async.ca.shared.global [g], [g], 4;"])
+def test_cp_async_operands_in_their_state_spaces(copy):
+    """`cp.async.ca.shared.global [g], [s], 4` copied the shared word into the global one, and
+    the condition (g == 5 after the wait) was ALLOWED; the instruction copies global → shared,
+    and ptxas: "State space mismatch between instruction and address in instruction 'cp.async'"."""
+    with pytest.raises(SemanticError, match=r"must be a \.(shared|global) 32-bit location") as e:
+        ptxmm.check(ptxmm.parse(CP_ASYNC.replace("COPY", copy), "cp.ptx"))
+    assert e.value.pos is not None and e.value.pos.line == 4
+
+
+def test_cp_async_the_right_way_round_still_copies():
+    src = CP_ASYNC.replace("COPY", "cp.async.ca.shared.global [s], [g], 4;").replace(
+        "ld.global.u32 %r0, [g]", "ld.shared.u32 %r0, [s]").replace("== 5", "== 0")
+    res = ptxmm.check(ptxmm.parse(src, "cp.ptx"))
+    assert res.holds is True and len(res.outcome_set) == 1

@@ -1207,12 +1207,13 @@ class _Builder:
         agent = self.agents
         self.agents += 1
         evs = []
-        for a, kind in ((ins.src, Kind.R), (ins.dst, Kind.W)):
+        for a, kind, space in ((ins.src, Kind.R, "global"), (ins.dst, Kind.W, "shared")):
             name, rank, adeps = self.resolve(a, st, ins)
             vl, pl = self.place(name, t, rank)
-            if type_width(self.locs[self.p.physical(name)].type) != 32:
-                raise SemanticError(f"`{ins.text}`: {name} must be a 32-bit location", ins.pos,
-                                    "cp.async copies one 32-bit word")
+            loc = self.locs[self.p.physical(name)]
+            if type_width(loc.type) != 32 or loc.space != space:
+                raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
+                                    ins.pos, "cp.async copies one 32-bit word from .global to .shared")
             extra = dict(value=ReadVal(evs[0], 32)) if kind == Kind.W else {}
             e = self.new_event(st, t, kind, ins, guard, sem="weak", agent=agent, loc=pl, vloc=vl, w=32,
                                tags=frozenset({"GEN", "AOP"} | self.space_tag(name)), **extra)
