@@ -285,3 +285,55 @@ def test_cp_async_the_right_way_round_still_copies():
         "ld.global.u32 %r0, [g]", "ld.shared.u32 %r0, [s]").replace("== 5", "== 0")
     res = ptxmm.check(ptxmm.parse(src, "cp.ptx"))
     assert res.holds is True and len(res.outcome_set) == 1
+
+
+# ----- 6. operand types of st.async / red.async / tensor copies / tensormap.replace -------------
+
+TX = "shared::cluster.mbarrier::complete_tx::bytes"
+
+
+@pytest.mark.parametrize("line, match", [
+    (f"st.async.{TX}.b32 [s], %rd0, [bar];", r"%rd0 is a \.u64 register"),   # stored its low half
+    (f"st.async.{TX}.u32 [s], %h0, [bar];", r"%h0 is a \.u16 register"),
+    (f"red.async.relaxed.cluster.{TX}.add.u32 [s], %p0, [bar];", "pred"),
+    (f"red.async.relaxed.cluster.{TX}.and.u32 [s], 1, [bar];", r"does not take the type \.u32"),
+    (f"red.async.relaxed.cluster.{TX}.add.b32 [s], 1, [bar];", r"does not take the type \.b32"),
+    (f"red.async.relaxed.cluster.{TX}.inc.s32 [s], 1, [bar];", r"does not take the type \.s32"),
+    (f"cp.async.bulk.tensor.2d.{TX.replace('cluster', 'cluster.global', 1)} [s], [tm, {{%rd0, 0}}], "
+     "[bar];", r"%rd0 is a \.u64 register"),
+    ("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [tm, {%h0}], [s];", r"%h0 is a \.u16 register"),
+    ("tensormap.replace.tile.global_address.global.b1024.b64 [tm], g2;", "only in mov"),
+    ("tensormap.replace.tile.global_address.global.b1024.b64 [tm], %r0;", r"%r0 is a \.u32 register"),
+])
+def test_async_operand_types_ptxas_refuses_are_errors(line, match):
+    """Each was ACCEPTED: a 64-bit register stored as a .b32 word (its low half), a predicate as a
+    reduction operand, red.async .and on .u32 and .add on .b32 (ptxas: "Incorrect type '.u32' for
+    operation '.and' in instruction 'red.async'"), 64- and 16-bit tensor coordinates ("Incompatible
+    elements of vector expression"), a location's address as tensormap.replace's new value
+    ("must be register") and a 32-bit one ("Arguments mismatch")."""
+    rejected_located(line, match)
+
+
+ASYNC_FORMS = [f"st.async.{TX}.{{t}} [s], {{v}}, [bar];",
+               f"red.async.relaxed.cluster.{TX}.{{op}}.{{t}} [s], {{v}}, [bar];",
+               "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [tm, {{{v}}}], [s];",
+               "tensormap.replace.tile.global_address.global.b1024.b64 [tm], {v};"]
+
+
+@needs_ptxas
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(form=st.sampled_from(ASYNC_FORMS), t=st.sampled_from(["u32", "s32", "b32"]),
+       op=st.sampled_from(["add", "min", "max", "inc", "dec", "and", "or", "xor"]),
+       v=st.sampled_from(["%r0", "%s0", "%b0", "%rd0", "%h0", "%p0", "0", "-1", "g2", "%bd0"]))
+def test_async_operands_agree_with_ptxas(form, t, op, v):
+    line = form.format(t=t, op=op, v=v)
+    ok, said = ptxas_accepts([line])
+    verdict, err = ptxmm_verdict([line])
+    if "tensormap.replace" in line and verdict == "accept":  # the new value is checked when built
+        try:
+            ptxmm.check(ptxmm.parse(_litmus([line]), "k.ptx"))
+        except PtxmmError:
+            verdict = "reject"
+    assert not (verdict == "accept" and not ok), f"{line}\n{said}"
+    if not ok:
+        assert err is None or err.pos is not None

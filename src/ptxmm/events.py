@@ -957,7 +957,8 @@ class _Builder:
                 or self.locs[f"{arr}[0]"].space != "global":
             raise SemanticError(f"`{ins.text}`: the new global address must be that of a .global 32-bit "
                                 f"array of at least {_prod(tm.dims)} elements, named in the program text",
-                                ins.pos, "write `mov.u64 %rd, b;` (b an array) before it, or name b")
+                                ins.pos, "write `mov.u64 %rd, b;` (b an array) before it, then replace "
+                                "with %rd")
         w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=v, tags=frozenset({"GEN"}), **where)
         self.dep(adeps, w, "addr")
         self.dep(vdeps, w, "data")
