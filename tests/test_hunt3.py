@@ -337,3 +337,15 @@ def test_async_operands_agree_with_ptxas(form, t, op, v):
     assert not (verdict == "accept" and not ok), f"{line}\n{said}"
     if not ok:
         assert err is None or err.pos is not None
+
+
+def test_tensormap_replace_with_an_address_computed_by_arithmetic():
+    """`mov.u64 %rd0, g2; sub.u64 %rd0, %rd0, 0x8000` then tensormap.replace pointed the map at
+    g (the array ptxmm happened to lay out 0x8000 before g2), an address the program never
+    takes: refused like any address arithmetic (1.); a register holding g2's address works."""
+    bad = ["mov.u64 %rd0, g2;", "sub.u64 %rd0, %rd0, 0x8000;",
+           "tensormap.replace.tile.global_address.global.b1024.b64 [tm], %rd0;"]
+    with pytest.raises(SemanticError, match="new global address"):
+        ptxmm.check(ptxmm.parse(_litmus(bad), "k.ptx"))
+    good = ["mov.u64 %rd0, g2;", "tensormap.replace.tile.global_address.global.b1024.b64 [tm], %rd0;"]
+    assert ptxmm.check(ptxmm.parse(_litmus(good) + "exists (g2[0] == 0)\n", "k.ptx")).holds is True

@@ -952,7 +952,8 @@ class _Builder:
         v, vdeps = self.val(ins.src, st, "b64")
         tm = self.locs[name].tensormap
         known = dict((addr, arr) for arr, addr in self.map_targets(name))
-        arr = known.get(v.v) if isinstance(v, Const) else None
+        exact = not isinstance(ins.src, Reg) or (isinstance(v, Const) and st.ptr.get(ins.src.name) == v.v)
+        arr = known.get(v.v) if isinstance(v, Const) and exact else None
         if arr is None or sum(f"{arr}[{i}]" in self.locs for i in range(_prod(tm.dims))) < _prod(tm.dims) \
                 or self.locs[f"{arr}[0]"].space != "global":
             raise SemanticError(f"`{ins.text}`: the new global address must be that of a .global 32-bit "
