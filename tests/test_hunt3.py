@@ -349,3 +349,14 @@ def test_tensormap_replace_with_an_address_computed_by_arithmetic():
         ptxmm.check(ptxmm.parse(_litmus(bad), "k.ptx"))
     good = ["mov.u64 %rd0, g2;", "tensormap.replace.tile.global_address.global.b1024.b64 [tm], %rd0;"]
     assert ptxmm.check(ptxmm.parse(_litmus(good) + "exists (g2[0] == 0)\n", "k.ptx")).holds is True
+
+
+# ----- 7. a restricted fence was told it has no scope ---------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["fence.release.sync_restrict::shared::cta.cluster;",
+                                  "fence.acquire.sync_restrict::shared::cluster.cluster;"])
+def test_restricted_fences_are_unsupported_not_scopeless(line):
+    """ptxas assembles both (PTX ISA 8.6, membar/fence: .sync_restrict); ptxmm said "fence needs a
+    scope" at the qualifier, a syntax error on a program that has one. They are not modelled."""
+    rejected_located(line, "restricted fence", unsupported=True)

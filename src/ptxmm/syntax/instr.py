@@ -588,7 +588,7 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.take_if({"mbarrier_init"}):
         return _mbarrier_init_fence(q, ops, c)
     sem = q.take_if({"sc", "acq_rel", "acquire", "release"}) or "acq_rel"
-    if q.peek() in ("op_restrict", "mbarrier_init", "sync_restrict"):
+    if (q.peek() or "").split("::")[0] in ("op_restrict", "mbarrier_init", "sync_restrict"):
         q.fail(f"restricted fence .{q.peek()}", "only unrestricted fences are modelled",
                unsupported=True)
     scope = q.take_if(SCOPES)
