@@ -360,3 +360,42 @@ def test_restricted_fences_are_unsupported_not_scopeless(line):
     """ptxas assembles both (PTX ISA 8.6, membar/fence: .sync_restrict); ptxmm said "fence needs a
     scope" at the qualifier, a syntax error on a program that has one. They are not modelled."""
     rejected_located(line, "restricted fence", unsupported=True)
+
+
+# ----- 8. a wait_group count outside 0 .. 2^32 - 1 got a meaning ----------------------------------
+
+BULK_WAIT = """.global .u32 g = 0;
+.shared .u32 s = 5;
+.thread T0 .cta 0 {
+    cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4;
+    cp.async.bulk.commit_group;
+    WAIT
+    ld.global.u32 %r0, [g];
+}
+exists (T0:%r0 == 0)
+"""
+
+
+@pytest.mark.parametrize("wait", ["cp.async.bulk.wait_group -1;", "cp.async.bulk.wait_group.read -2;",
+                                  "cp.async.bulk.wait_group 4294967296;"])
+def test_bulk_wait_group_count_out_of_range(wait):
+    """`cp.async.bulk.wait_group -1` waited for every group (ptxmm took "all but the -1 most
+    recent"), so the stale read was FORBIDDEN; 4294967296 waited for none. The ISA's N counts the
+    groups left pending (a 32-bit constant, cuda::ptx's n32_t): a negative count has no meaning
+    (ptxas even rejects it in wgmma.wait_group), and ptxas truncates 2^32 to 0."""
+    with pytest.raises(PtxmmError, match="group count") as e:
+        ptxmm.check(ptxmm.parse(BULK_WAIT.replace("WAIT", wait), "w.ptx"))
+    assert e.value.pos is not None and e.value.pos.line == 6
+
+
+@pytest.mark.parametrize("line", ["cp.async.wait_group -1;", "wgmma.wait_group.sync.aligned -1;",
+                                  "cp.async.wait_group 4294967296;",
+                                  "wgmma.wait_group.sync.aligned 4294967296;"])
+def test_wait_group_counts_out_of_range(line):
+    rejected_located(line, "group count")
+
+
+def test_wait_group_counts_in_range_still_read():
+    for line in ["cp.async.bulk.wait_group 0;", "cp.async.bulk.wait_group.read 4294967295;",
+                 "cp.async.wait_group 0x3;", "wgmma.wait_group.sync.aligned 7;"]:
+        assert ptxmm_verdict([line])[0] == "accept", line

@@ -949,9 +949,7 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         read = q.take_if({"read"}) is not None
         q.done(form)
         (n,) = _operands(ops, "v", q, form)
-        if not isinstance(n, Imm):
-            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
-        return BulkGroup(kind="wait", n=n.value, read=read, **c)
+        return BulkGroup(kind="wait", n=_group_count(n, q, form), read=read, **c)
     dst = q.take_if({"shared::cluster", "shared::cta", "global"})
     src = q.take_if({"global", "shared::cta"})
     if (dst, src) not in (("shared::cluster", "global"), ("shared::cta", "global"),
@@ -973,6 +971,19 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
                     dst_space=SPACES[dst], src_space=SPACES[src],
                     multicast=rest[1] if multi else None, **c)
+
+
+def _group_count(n: Operand, q: _Quals, form: str) -> int:
+    """The N of ``wait_group N``: a constant count of the groups left pending, 0 .. 2^32 - 1 (a
+    32-bit operand; ptxas rejects a negative one in wgmma.wait_group and would truncate 2^32 to
+    0). A negative count has no meaning the ISA gives, and is not given one here."""
+    if not isinstance(n, Imm):
+        raise ParseError(f"`{q.mnemonic}` takes an integer constant", q.pos, f"expected form: {form}")
+    if not 0 <= n.value < 1 << 32:
+        raise ParseError(f"group count {n.value} of `{q.mnemonic}`", q.pos,
+                         "N is how many of the most recent groups may stay pending: 0 .. 4294967295 "
+                         "(0 waits for all of them)")
+    return n.value
 
 
 def _bulk_size(n: Operand, q: _Quals, what: str) -> None:
@@ -1121,9 +1132,7 @@ def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if kind == "wait_group":
         q.done(form)
         (n,) = _operands(ops, "v", q, form)
-        if not isinstance(n, Imm):
-            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
-        return CpAsyncGroup(kind="wait", n=n.value, **c)
+        return CpAsyncGroup(kind="wait", n=_group_count(n, q, form), **c)
     if kind == "cg":
         q.fail("cp.async.cg (16-byte copies)", "a litmus location is one word: cp.async.ca of 4 "
                "bytes", unsupported=True)
@@ -1159,10 +1168,7 @@ def _wgmma(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.done(form)
         if kind == "wait_group":
             (n,) = _operands(ops, "v", q, form)
-            if not isinstance(n, Imm):
-                raise ParseError("wgmma.wait_group takes an integer constant", q.pos,
-                                 f"expected form: {form}")
-            return Wgmma(kind="wait", n=n.value, **c)
+            return Wgmma(kind="wait", n=_group_count(n, q, form), **c)
         _operands(ops, "", q, form)
         return Wgmma(kind={"commit_group": "commit"}.get(kind, kind), **c)
     shape = q.take() if q.peek() is not None else None
