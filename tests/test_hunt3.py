@@ -399,3 +399,49 @@ def test_wait_group_counts_in_range_still_read():
     for line in ["cp.async.bulk.wait_group 0;", "cp.async.bulk.wait_group.read 4294967295;",
                  "cp.async.wait_group 0x3;", "wgmma.wait_group.sync.aligned 7;"]:
         assert ptxmm_verdict([line])[0] == "accept", line
+
+
+# ----- 9. mbarrier counts past ptxmm's 16-bit fields wrapped around ------------------------------
+
+MB_COUNT = """.shared .b64 bar;
+.thread T0 .cta 0 {
+    mbarrier.init.shared.b64 [bar], INIT;
+    ARRIVE
+    mbarrier.test_wait.acquire.cta.shared.b64 %p0, [bar], %rd0;
+    selp.u32 %r0, 1, 0, %p0;
+}
+exists (T0:%r0 == 1)
+"""
+
+
+@pytest.mark.parametrize("init, arrive", [
+    ("65537", "mbarrier.arrive.release.cta.shared.b64 %rd0, [bar];"),       # 1 of 65537 arrivals
+    ("131073", "mbarrier.arrive.release.cta.shared.b64 %rd0, [bar];"),
+    ("1", "mbarrier.arrive.expect_tx.release.cta.shared.b64 %rd0, [bar], 65536;"),  # 64 KiB pending
+    ("2", "mbarrier.arrive.release.cta.shared.b64 %rd0, [bar], 65538;"),
+])
+def test_mbarrier_counts_beyond_16_bits_are_refused(init, arrive):
+    """ptxmm keeps an mbarrier's counts in 16-bit fields: `mbarrier.init [bar], 65537` then one
+    arrive completed the phase (65537 mod 2^16 = 1) and the wait's success was ALLOWED, as was one
+    arrive with an expected 64 KiB transaction (65536 mod 2^16 = 0); the ISA's limit is 2^20 - 1,
+    and the phase is not complete. Refused (not supported) like the declaration form's
+    `mbarrier.init(65537)`, located at the instruction."""
+    src = MB_COUNT.replace("INIT", init).replace("ARRIVE", arrive)
+    with pytest.raises(UnsupportedError, match="16 bits") as e:
+        ptxmm.check(ptxmm.parse(src, "mb.ptx"))
+    assert e.value.pos is not None and e.value.pos.line in (3, 4)
+
+
+def test_mbarrier_init_count_zero_is_out_of_range():
+    """The declaration `mbarrier.init(0)` was an error and the instruction's count 0 was not."""
+    arrive = "mbarrier.arrive.release.cta.shared.b64 %rd0, [bar];"
+    src = MB_COUNT.replace("INIT", "0").replace("ARRIVE", arrive)
+    with pytest.raises(SemanticError, match="count 0") as e:
+        ptxmm.check(ptxmm.parse(src, "mb.ptx"))
+    assert e.value.pos is not None and e.value.pos.line == 3
+
+
+def test_mbarrier_counts_within_16_bits_still_count():
+    src = MB_COUNT.replace("INIT", "65535").replace("ARRIVE", "mbarrier.arrive.release.cta.shared.b64 "
+                                                              "%rd0, [bar], 65535;")
+    assert ptxmm.check(ptxmm.parse(src, "mb.ptx")).holds is True

@@ -795,6 +795,9 @@ class _Builder:
         where, adeps = self.mbar_place(ins, ins.addr, st, t)
         tags = frozenset({"GEN", "MBAR", "SHM"})
         one = lambda o: self.val(o, st, "b64") if o is not None else (Const(1, 64), frozenset())  # noqa: E731
+        for what, o in (("arrival count", ins.count), ("transaction count", ins.tx)):
+            if o is not None:
+                _mbar_count(ins, what, one(o)[0])
         if ins.op == "init":
             (n, ndeps) = one(ins.count)
             e = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=mb.init_word(n), tags=tags,
@@ -1558,6 +1561,21 @@ class _Builder:
         return all((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
                     or (isinstance(i, MBarrier) and i.op in ("test_wait", "try_wait")))
                    and i.guard is None for i in t.instrs[start:end])
+
+
+def _mbar_count(ins: MBarrier, what: str, v: Expr) -> None:
+    """A constant count of an mbarrier instruction fits the object's 16-bit fields (mbarrier.py;
+    the ISA's limit is 2^20 - 1: a larger count would wrap around and complete phases early), and
+    an expected count is at least 1 (as the declaration ``mbarrier.init(N)`` requires)."""
+    if not isinstance(v, Const):
+        return
+    if ins.op == "init" and v.v == 0:
+        raise SemanticError(f"`{ins.text}`: expected arrival count 0", ins.pos,
+                            "an mbarrier phase completes after 1 or more arrivals")
+    if v.v >= 1 << 16:
+        raise UnsupportedError(f"`{ins.text}`: {what} {v.v} (ptxmm counts an mbarrier's arrivals "
+                               "and transaction bytes in 16 bits)", ins.pos,
+                               "use counts up to 65535 (the ISA allows up to 2^20 - 1)")
 
 
 def _negates(c: Expr, g: Expr) -> bool:
