@@ -445,3 +445,29 @@ def test_mbarrier_counts_within_16_bits_still_count():
     src = MB_COUNT.replace("INIT", "65535").replace("ARRIVE", "mbarrier.arrive.release.cta.shared.b64 "
                                                               "%rd0, [bar], 65535;")
     assert ptxmm.check(ptxmm.parse(src, "mb.ptx")).holds is True
+
+
+# ----- 10. Dat3M: a barrier's instance is its constant's text, not its value ------------------------
+
+BAR_MP = """PTX MP-bar
+{
+x = 0;
+}
+ P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;
+ st.weak x, 1   | bar.cta.sync B1 ;
+ bar.cta.sync B0 | ld.weak r0, x ;
+exists (P1:r0 == 0)
+"""
+
+
+@pytest.mark.parametrize("b0, b1, synchronizes", [
+    ("1", "1", True), ("1", "- 1".replace(" ", ""), False), ("1", "01", False), ("1", "0x1", False),
+    ("0x1", "0x1", True), ("2", "2", True), ("-1", "- 1", True), ("1, 1", "01, 1", False),
+])
+def test_dat3m_barrier_instances_are_texts(b0, b1, synchronizes):
+    """Dat3M's visitor keeps `bar.cta.sync 01`'s constant as the text "01" (ControlBarrier's
+    instanceId), and barriers synchronize by instance (ProgramEncoder groups them by
+    workgroup@instanceId): `bar.cta.sync 1` and `bar.cta.sync 01` are two barriers that do not
+    meet, so the stale read is ALLOWED; ptxmm compared the values and said FORBIDDEN."""
+    res = ptxmm.check(ptxmm.parse(BAR_MP.replace("B0", b0).replace("B1", b1), "bar.litmus"))
+    assert res.holds is (not synchronizes)
