@@ -523,3 +523,19 @@ def test_generated_programs_engines_and_shortcuts_agree(seed, unroll):
 @given(seed=st.integers(0, 2**32))
 def test_generated_independent_parts_agree(seed):
     _agree(hunt3_gen.parts(seed), 2)
+
+
+# ----- 11. a multicast ctaMask wider than its 16 bits ---------------------------------------------
+
+
+@pytest.mark.parametrize("line", [
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+    "[s], [g], 4, [bar], 65537;",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+    "[s], [tm, {0, 0}], [bar], 0x10001;",
+])
+def test_cta_mask_wider_than_16_bits_is_an_error(line):
+    """ctaMask is a 16-bit operand (PTX ISA, cp.async.bulk: "16-bit ctaMask"); 65537 was read as
+    ranks {0, 16} and multicast to rank 0 (ptxas truncates it to 1 without a word), where
+    ptxmm's rule for every other operand is that a constant its type cannot hold is an error."""
+    rejected_located(line, r"does not fit the \.b16 ctaMask")

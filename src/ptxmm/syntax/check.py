@@ -48,6 +48,7 @@ from ..program import (
     Atom,
     Barrier,
     Branch,
+    BulkCopy,
     Cmp,
     Elect,
     Imm,
@@ -298,7 +299,7 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
     if isinstance(ins, Barrier):  # untyped: its operands are .u32
         return None, [(o, "u32", False, "barrier" if k == 0 else "thread count")
                       for k, o in enumerate((*ins.ids, ins.count)) if o is not None]
-    if isinstance(ins, (AsyncStore, TensorCopy, TensorMapReplace)):
+    if isinstance(ins, (AsyncStore, BulkCopy, TensorCopy, TensorMapReplace)):
         return _copy_slots(ins)
     if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
         return None
@@ -312,16 +313,21 @@ _ASYNC_STORE_TYPES = {"st": ("b32", "u32", "s32"), "add": ("u32", "s32"), "min":
                       "or": ("b32",), "xor": ("b32",)}
 
 
-def _copy_slots(ins: AsyncStore | TensorCopy | TensorMapReplace) -> tuple[tuple[str, ...] | None, list]:
+def _copy_slots(ins: AsyncStore | BulkCopy | TensorCopy | TensorMapReplace
+                ) -> tuple[tuple[str, ...] | None, list]:
     """st.async/red.async's value at the instruction's type; a tensor copy's coordinates, .b32
     (ptxas: "Incompatible elements of vector expression" for other widths); tensormap.replace's
-    new global address, a 64-bit register or constant (ptxas: "must be register" for a name)."""
+    new global address, a 64-bit register or constant (ptxas: "must be register" for a name); a
+    multicast copy's 16-bit ctaMask."""
     mem = (None, "", False, "address")
     if isinstance(ins, AsyncStore):
         return _ASYNC_STORE_TYPES[ins.op or "st"], [mem, (ins.src, ins.type, False, "source"), mem]
     if isinstance(ins, TensorMapReplace):
         return None, [mem, (ins.src, "b64", False, "new global address")]
-    return None, [(x, "b32", False, f"coordinate {k}") for k, x in enumerate(ins.coords)]
+    mask = [(ins.multicast, "b16", False, "ctaMask")] if ins.multicast is not None else []
+    if isinstance(ins, BulkCopy):
+        return None, mask
+    return None, [*((x, "b32", False, f"coordinate {k}") for k, x in enumerate(ins.coords)), *mask]
 
 
 def _async_slots(ins: Wgmma | Elect) -> list:
