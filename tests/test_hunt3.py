@@ -540,3 +540,19 @@ def test_cta_mask_wider_than_16_bits_is_an_error(line):
     ranks {0, 16} and multicast to rank 0 (ptxas truncates it to 1 without a word), where
     ptxmm's rule for every other operand is that a constant its type cannot hold is an error."""
     rejected_located(line, r"does not fit the \.b16 ctaMask")
+
+
+# ----- 12. bar with .aligned ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["bar.sync.aligned 0;", "bar.cta.sync.aligned 0;",
+                                  "bar.cta.arrive.aligned 0, 32;"])
+def test_bar_takes_no_aligned(line):
+    """ptxas: "Illegal modifier '.aligned' for instruction 'bar'" (bar.sync already means
+    barrier.sync.aligned); ptxmm read it as the plain barrier."""
+    rejected_located(line, "aligned")
+
+
+def test_barrier_takes_aligned():
+    for line in ["barrier.sync.aligned 0;", "barrier.cta.arrive.aligned 0, 32;"]:
+        assert ptxmm_verdict([line])[0] == "accept", line

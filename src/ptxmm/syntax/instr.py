@@ -793,6 +793,9 @@ def _bar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.fail(f"{base} needs .sync or .arrive", f"expected form: {form}", typo=True)
     if kind == "red":
         q.fail("bar.red", "use bar.sync", unsupported=True)
+    if base == "bar" and q.peek() == "aligned":  # ptxas: "Illegal modifier '.aligned' for ... 'bar'"
+        q.fail(f"`{q.mnemonic}`: bar takes no .aligned", "bar.sync already is barrier.sync.aligned: "
+               "drop .aligned, or write barrier.sync.aligned")
     q.take_if({"aligned"})
     q.done(form)
     if len(ops) > 2 and isinstance(ops[-1], (Imm, Reg)):
