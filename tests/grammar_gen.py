@@ -169,9 +169,10 @@ CMPS = {"u": ["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"],
         "s": ["eq", "ne", "lt", "le", "gt", "ge"], "b": ["eq", "ne"]}
 LD_COPS = [".ca", ".cg", ".cs", ".lu", ".cv"]
 ST_COPS = [".wb", ".cg", ".cs", ".wt"]
+# L1 eviction priorities, then ld's prefetch sizes (ptxas takes an L2 eviction priority on a
+# 256-bit vector access only)
 EVICT = [".L1::evict_normal", ".L1::evict_unchanged", ".L1::evict_first", ".L1::evict_last",
-         ".L1::no_allocate", ".L2::evict_normal", ".L2::evict_first", ".L2::evict_last", ".L2::64B",
-         ".L2::128B", ".L2::256B"]
+         ".L1::no_allocate", ".L2::64B", ".L2::128B", ".L2::256B"]
 
 
 @dataclass

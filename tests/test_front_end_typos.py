@@ -84,8 +84,9 @@ def test_front_end_typo(ins, cls, message, hint, off):
 
 
 @pytest.mark.parametrize("ins", [
-    "ld.global.cg.L2::evict_last.L2::256B.u32 %r0, [x]",  # one of each cache-hint category
-    "st.global.wb.L1::no_allocate.u32 [x], 1",
+    "ld.global.cg.L2::256B.u32 %r0, [x]",  # a cache operator and a prefetch size
+    "ld.global.L1::evict_last.L2::256B.u32 %r0, [x]",  # an L1 eviction priority and a prefetch size
+    "st.global.L1::no_allocate.u32 [x], 1",
     "ld.mmio.relaxed.sys.global.u32 %r0, [x]",  # .mmio is not a second semantics
 ])
 def test_one_qualifier_per_category_is_accepted(ins):

@@ -89,7 +89,7 @@ WAIT
 
 def test_scoped_names_are_unique_per_block():
     mod = ptx_module.parse(HEAD + ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n"
-                           + MP.replace("SEM", "release") + "\n}\n", "k.ptx")
+                           + MP.replace("SEM", "release.cta") + "\n}\n", "k.ptx")
     fn = mod.entries[0]
     labels = [i.name for i in fn.body if isinstance(i, Label)]
     waits = [x for x in labels if x.startswith("LAB_WAIT")]
@@ -125,7 +125,7 @@ def test_inner_block_declaration_shadows_the_outer_one():
     assert res.holds is True and not kinds(res)
 
 
-@pytest.mark.parametrize("sem, expect", [("release", set()), ("relaxed", {"race"})])
+@pytest.mark.parametrize("sem, expect", [("release.cta", set()), ("relaxed.cta", {"race"})])
 def test_mbarrier_message_passing_through_cutlass_waits(sem, expect):
     """Thread 0 stores data (st.shared.v4 into a byte array) and arrives on the mbarrier; thread 1
     waits twice with CUTLASS's loop (each a spin reduced to an await) and loads with ld.shared.v2.

@@ -236,12 +236,15 @@ class _State:
     heads: dict = field(default_factory=dict)
     marks: list = field(default_factory=list)
     end: tuple = ("done", ())
+    # registers whose value was computed from a location's address (a symbol, a mapa): the exact
+    # address they hold, or None where arithmetic moved it (Builder.resolve refuses that one)
+    ptr: dict = field(default_factory=dict)
 
     def fork(self) -> _State:
         return _State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
                       self.ctrl, list(self.events), dict(self.back), dict(self.bars),
                       {k: (n, r, set(rbw), set(wr)) for k, (n, r, rbw, wr) in self.heads.items()},
-                      list(self.marks), self.end)
+                      list(self.marks), self.end, dict(self.ptr))
 
     def used(self, reg: str, write: bool) -> None:
         """Liveness graphs: note a register read (before the iteration wrote it: it carries state
@@ -342,9 +345,15 @@ class _Builder:
             return a.base.name, None, frozenset()
         e = st.regs.get(a.base.name)
         deps = st.deps.get(a.base.name, frozenset())
-        if isinstance(e, Const) and e.v in self.name_of_addr:
-            return self.name_of_addr[e.v], None, deps
-        if isinstance(e, Const) and e.v in self.mapa_addrs:
+        if isinstance(e, Const) and a.base.name in st.ptr and st.ptr[a.base.name] != e.v:
+            raise UnsupportedError(
+                f"register {a.base.name} holds an address computed from the address of a location "
+                "by arithmetic", ins.pos,
+                "a litmus location is one word with no neighbours ptxmm knows: access it by its "
+                "name, and an array element as [a+4]")
+        if isinstance(e, Const) and st.ptr.get(a.base.name) == e.v:
+            if e.v in self.name_of_addr:
+                return self.name_of_addr[e.v], None, deps
             return self.name_of_addr[e.v - e.v % ADDR_BASE], e.v % ADDR_BASE // RANK_STEP - 1, deps
         if e is not None and reads_of(e):
             raise UnsupportedError("address depends on a loaded value", ins.pos,
@@ -478,6 +487,27 @@ class _Builder:
         st.regs[r.name] = e
         st.types[r.name] = ty
         st.deps[r.name] = deps
+        st.ptr.pop(r.name, None)
+
+    def address_sources(self, ins: Instruction, st: _State) -> list[int | None]:
+        """The addresses the operands of a register operation hold (a location symbol's, or a
+        register's from ``_State.ptr``): where its result comes from an address."""
+        out: list[int | None] = []
+        for o in operands(ins):
+            if isinstance(o, Sym) and o.name in self.addr_of:
+                out.append(self.addr_of[o.name])
+            elif isinstance(o, Reg) and o.name in st.ptr:
+                out.append(st.ptr[o.name])
+        return out
+
+    @staticmethod
+    def note_address(st: _State, r: Reg, sources: list[int | None]) -> None:
+        """``r`` was computed from ``sources`` (addresses): it holds one of them exactly (a move,
+        a selection, ``+ 0``), or an address arithmetic moved (None)."""
+        if not sources:
+            return
+        e = st.regs.get(r.name)
+        st.ptr[r.name] = e.v if isinstance(e, Const) and e.v in sources else None
 
     def dep(self, src: frozenset[int], dst: int, label: str) -> None:
         for d in src:
@@ -493,7 +523,8 @@ class _Builder:
             ty = types.get(name, "u64" if isinstance(v, str) else "s32")
             regs[name] = Const(self.addr_of[v], ADDR_W) if isinstance(v, str) else const(v, type_width(ty))
             types.setdefault(name, ty)
-        stack = [_State(0, regs, types, {}, [], frozenset(), [], {}, {})]
+        stack = [_State(0, regs, types, {}, [], frozenset(), [], {}, {},
+                        ptr={n: self.addr_of[v] for n, v in t.init_regs if isinstance(v, str)})]
         done: list[PathInfo] = []
         while stack:
             st: _State | None = stack.pop()
@@ -568,6 +599,12 @@ class _Builder:
         self.dep(gdeps, e, "ctrl")
 
     def register_op(self, ins: Instruction, st: _State, guard: Expr | None, gdeps) -> None:
+        sources = self.address_sources(ins, st) if isinstance(ins, (Mov, Alu, Selp)) else []
+        self.register_value(ins, st, guard, gdeps)
+        if sources:
+            self.note_address(st, ins.dst, sources)
+
+    def register_value(self, ins: Instruction, st: _State, guard: Expr | None, gdeps) -> None:
         match ins:
             case Mov():
                 v, d = self.val(ins.src, st, ins.type)
@@ -759,6 +796,9 @@ class _Builder:
         where, adeps = self.mbar_place(ins, ins.addr, st, t)
         tags = frozenset({"GEN", "MBAR", "SHM"})
         one = lambda o: self.val(o, st, "b64") if o is not None else (Const(1, 64), frozenset())  # noqa: E731
+        for what, o in (("arrival count", ins.count), ("transaction count", ins.tx)):
+            if o is not None:
+                _mbar_count(ins, what, one(o)[0])
         if ins.op == "init":
             (n, ndeps) = one(ins.count)
             e = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=mb.init_word(n), tags=tags,
@@ -807,6 +847,7 @@ class _Builder:
         v = Const(self.addr_of[name] + RANK_STEP * (rank.v + 1), ADDR_W)
         self.mapa_addrs.add(v.v)
         self.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
+        self.note_address(st, ins.dst, [v.v])
 
     def async_place(self, ins: BulkCopy, a: Addr, space: str, st: _State, t: Thread,
                     multicast: int | None = None, k: int = 0):
@@ -927,12 +968,14 @@ class _Builder:
         v, vdeps = self.val(ins.src, st, "b64")
         tm = self.locs[name].tensormap
         known = dict((addr, arr) for arr, addr in self.map_targets(name))
-        arr = known.get(v.v) if isinstance(v, Const) else None
+        exact = not isinstance(ins.src, Reg) or (isinstance(v, Const) and st.ptr.get(ins.src.name) == v.v)
+        arr = known.get(v.v) if isinstance(v, Const) and exact else None
         if arr is None or sum(f"{arr}[{i}]" in self.locs for i in range(_prod(tm.dims))) < _prod(tm.dims) \
                 or self.locs[f"{arr}[0]"].space != "global":
             raise SemanticError(f"`{ins.text}`: the new global address must be that of a .global 32-bit "
                                 f"array of at least {_prod(tm.dims)} elements, named in the program text",
-                                ins.pos, "write `mov.u64 %rd, b;` (b an array) before it, or name b")
+                                ins.pos, "write `mov.u64 %rd, b;` (b an array) before it, then replace "
+                                "with %rd")
         w = self.new_event(st, t, Kind.W, ins, guard, sem="weak", value=v, tags=frozenset({"GEN"}), **where)
         self.dep(adeps, w, "addr")
         self.dep(vdeps, w, "data")
@@ -1182,12 +1225,13 @@ class _Builder:
         agent = self.agents
         self.agents += 1
         evs = []
-        for a, kind in ((ins.src, Kind.R), (ins.dst, Kind.W)):
+        for a, kind, space in ((ins.src, Kind.R, "global"), (ins.dst, Kind.W, "shared")):
             name, rank, adeps = self.resolve(a, st, ins)
             vl, pl = self.place(name, t, rank)
-            if type_width(self.locs[self.p.physical(name)].type) != 32:
-                raise SemanticError(f"`{ins.text}`: {name} must be a 32-bit location", ins.pos,
-                                    "cp.async copies one 32-bit word")
+            loc = self.locs[self.p.physical(name)]
+            if type_width(loc.type) != 32 or loc.space != space:
+                raise SemanticError(f"`{ins.text}`: {name} must be a .{space} 32-bit location",
+                                    ins.pos, "cp.async copies one 32-bit word from .global to .shared")
             extra = dict(value=ReadVal(evs[0], 32)) if kind == Kind.W else {}
             e = self.new_event(st, t, kind, ins, guard, sem="weak", agent=agent, loc=pl, vloc=vl, w=32,
                                tags=frozenset({"GEN", "AOP"} | self.space_tag(name)), **extra)
@@ -1530,6 +1574,21 @@ class _Builder:
         return all((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
                     or (isinstance(i, MBarrier) and i.op in ("test_wait", "try_wait")))
                    and i.guard is None for i in t.instrs[start:end])
+
+
+def _mbar_count(ins: MBarrier, what: str, v: Expr) -> None:
+    """A constant count of an mbarrier instruction fits the object's 16-bit fields (mbarrier.py;
+    the ISA's limit is 2^20 - 1: a larger count would wrap around and complete phases early), and
+    an expected count is at least 1 (as the declaration ``mbarrier.init(N)`` requires)."""
+    if not isinstance(v, Const):
+        return
+    if ins.op == "init" and v.v == 0:
+        raise SemanticError(f"`{ins.text}`: expected arrival count 0", ins.pos,
+                            "an mbarrier phase completes after 1 or more arrivals")
+    if v.v >= 1 << 16:
+        raise UnsupportedError(f"`{ins.text}`: {what} {v.v} (ptxmm counts an mbarrier's arrivals "
+                               "and transaction bytes in 16 bits)", ins.pos,
+                               "use counts up to 65535 (the ISA allows up to 2^20 - 1)")
 
 
 def _negates(c: Expr, g: Expr) -> bool:

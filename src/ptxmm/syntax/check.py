@@ -44,9 +44,11 @@ from ..program import (
     MEMORY_INSTRS,
     Addr,
     Alu,
+    AsyncStore,
     Atom,
     Barrier,
     Branch,
+    BulkCopy,
     Cmp,
     Elect,
     Imm,
@@ -67,6 +69,8 @@ from ..program import (
     Setp,
     Store,
     Sym,
+    TensorCopy,
+    TensorMapReplace,
     Thread,
     Wgmma,
     cond_refs,
@@ -295,9 +299,35 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
     if isinstance(ins, Barrier):  # untyped: its operands are .u32
         return None, [(o, "u32", False, "barrier" if k == 0 else "thread count")
                       for k, o in enumerate((*ins.ids, ins.count)) if o is not None]
+    if isinstance(ins, (AsyncStore, BulkCopy, TensorCopy, TensorMapReplace)):
+        return _copy_slots(ins)
     if not isinstance(ins, MEMORY_INSTRS) or ins.proxy != "generic":
         return None
     return _memory_slots(ins)
+
+
+# st.async's types and red.async's per operation, in their modelled 32-bit forms (ptxas: "Incorrect
+# type '.u32' for operation '.and' in instruction 'red.async'")
+_ASYNC_STORE_TYPES = {"st": ("b32", "u32", "s32"), "add": ("u32", "s32"), "min": ("u32", "s32"),
+                      "max": ("u32", "s32"), "inc": ("u32",), "dec": ("u32",), "and": ("b32",),
+                      "or": ("b32",), "xor": ("b32",)}
+
+
+def _copy_slots(ins: AsyncStore | BulkCopy | TensorCopy | TensorMapReplace
+                ) -> tuple[tuple[str, ...] | None, list]:
+    """st.async/red.async's value at the instruction's type; a tensor copy's coordinates, .b32
+    (ptxas: "Incompatible elements of vector expression" for other widths); tensormap.replace's
+    new global address, a 64-bit register or constant (ptxas: "must be register" for a name); a
+    multicast copy's 16-bit ctaMask."""
+    mem = (None, "", False, "address")
+    if isinstance(ins, AsyncStore):
+        return _ASYNC_STORE_TYPES[ins.op or "st"], [mem, (ins.src, ins.type, False, "source"), mem]
+    if isinstance(ins, TensorMapReplace):
+        return None, [mem, (ins.src, "b64", False, "new global address")]
+    mask = [(ins.multicast, "b16", False, "ctaMask")] if ins.multicast is not None else []
+    if isinstance(ins, BulkCopy):
+        return None, mask
+    return None, [*((x, "b32", False, f"coordinate {k}") for k, x in enumerate(ins.coords)), *mask]
 
 
 def _async_slots(ins: Wgmma | Elect) -> list:

@@ -241,6 +241,14 @@ def _space(q: _Quals) -> str | None:
     return SPACES[s] if s else None
 
 
+def _mmio_space(q: _Quals, mmio: bool) -> str | None:
+    """The state space of ld/st; an ``.mmio`` access is to .global (or generic) memory."""
+    if mmio and q.peek() in SPACES and SPACES[q.peek()] == "shared":
+        q.fail(f"an .mmio access to .{q.peek()} memory", "memory-mapped I/O is .global: write "
+               "ld.mmio.relaxed.sys.global (or no state space)")
+    return _space(q)
+
+
 _SEMS = ("relaxed", "acquire", "release", "acq_rel", "weak", "sc")
 
 
@@ -297,6 +305,81 @@ def _skip_cache_hints(q: _Quals) -> None:
         pass
 
 
+_LD_COPS = {"ca", "cg", "cs", "lu", "cv"}
+_ST_COPS = {"wb", "cg", "cs", "wt"}
+_PREFETCH = {"L2::64B", "L2::128B", "L2::256B"}
+
+
+@record
+class _Access:
+    """What the cache qualifiers of one ld/st must agree with (ptxas -arch=sm_90a's rules)."""
+
+    base: str  # ld | st
+    sem: str
+    volatile: bool
+    mmio: bool
+    shared: bool
+
+
+def _cache_hints(q: _Quals, acc: _Access) -> None:
+    """The cache operator, eviction priorities, prefetch size and cache hint of ld/st, each
+    checked where it stands, as ptxas checks them (the memory model gives them no meaning, but a
+    program ptxas refuses is not one to answer for)."""
+    seen: set[str] = set()
+    while q.peek() in CACHE_HINTS:
+        h = q.peek()
+        problem = _hint_problem(h, acc, seen)
+        if problem is not None:
+            q.fail(*problem)
+        if h == "L2::cache_hint":
+            q.fail(f"the cache-policy operand of `.L2::cache_hint` in `{q.mnemonic}`",
+                   "it is a performance hint: drop .L2::cache_hint and its 64-bit operand",
+                   unsupported=True)
+        seen.add(q.take())
+
+
+def _hint_problem(h: str, acc: _Access, seen: set[str]) -> tuple[str, str] | None:
+    """Why ptxas refuses the cache qualifier ``h`` of this access (None: it takes it)."""
+    base, mine = acc.base, (_LD_COPS if acc.base == "ld" else _ST_COPS)
+    other = "st" if base == "ld" else "ld"
+    if h in _LD_COPS | _ST_COPS:
+        if h not in mine:
+            return (f"`.{h}` is a cache operator of {other}, not of {base}",
+                    f"{base} takes " + " ".join("." + c for c in sorted(mine)))
+        if acc.volatile:
+            return (f"a {'.mmio' if acc.mmio else '.volatile'} access takes no cache operator (.{h})",
+                    "drop the cache operator")
+        if acc.sem != "weak":
+            return (f"a cache operator (.{h}) goes with a weak {base} only, not .{acc.sem}",
+                    f"drop .{h}, or write a weak {base}")
+        if any(x.startswith("L1::") for x in seen):
+            return (f"a cache operator (.{h}) after an L1 eviction priority", "keep one of the two")
+        return None
+    where = _hint_place(h, acc)
+    if where is not None:
+        return where
+    if h.startswith("L1::") and seen & (_LD_COPS | _ST_COPS):
+        return (f"an L1 eviction priority (.{h}) with a cache operator", "keep one of the two")
+    if h.startswith("L2::evict"):
+        return (f"`.{h}` needs a 256-bit vector access (.v8.b32 or .v4.b64)",
+                "ptxas refuses it on a scalar access; drop it")
+    return None
+
+
+def _hint_place(h: str, acc: _Access) -> tuple[str, str] | None:
+    """The state-space and access-kind rules of eviction priorities, prefetch sizes and hints."""
+    if h in _PREFETCH and acc.base == "st":
+        return f"a prefetch size (.{h}) on st", "only ld prefetches: drop it"
+    if acc.mmio:
+        return f"an .mmio access takes no cache qualifier (.{h})", "drop it"
+    if acc.shared:
+        return (f"`.{h}` on a .shared access", "eviction priorities, prefetch sizes and cache "
+                "hints apply to .global (or generic) accesses: drop it")
+    if acc.volatile and not (h in _PREFETCH and acc.base == "ld"):
+        return f"a .volatile access takes no `.{h}`", "drop it"
+    return None
+
+
 # ----- one handler per instruction family ---------------------------------------------------------
 # Each takes (base mnemonic, qualifier cursor, operands, common fields pos/text/guard) and returns
 # the typed instruction, or raises a ParseError/UnsupportedError naming the offending column.
@@ -310,9 +393,10 @@ def _ld(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.take()
         q.fail("ld.global.nc (non-coherent texture path) is outside the memory model",
                "use ld.global or ld.relaxed.<scope>.global", unsupported=True)
+    mmio = q.peek() == "mmio"
     sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "acquire"}, form)
-    space = _space(q)
-    _skip_cache_hints(q)
+    space = _mmio_space(q, mmio)
+    _cache_hints(q, _Access(base, sem, vol, mmio, space == "shared"))
     ty = _type(q, form)
     q.done(form)
     d, a = _operands(ops, "rm", q, form)
@@ -341,9 +425,10 @@ def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.take_if({"async"}):
         return _async_store(base, q, ops, c)
     form = "st{.weak|.relaxed.scope|.release.scope|.volatile}{.global|.shared}.type [a], b"
+    mmio = q.peek() == "mmio"
     sem, scope, vol = _mem_sem(q, {"weak", "relaxed", "release"}, form)
-    space = _space(q)
-    _skip_cache_hints(q)
+    space = _mmio_space(q, mmio)
+    _cache_hints(q, _Access(base, sem, vol, mmio, space == "shared"))
     ty = _type(q, form)
     q.done(form)
     a, v = _operands(ops, "mv", q, form)
@@ -352,6 +437,10 @@ def _st(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
 
 def _rmw_quals(base: str, q: _Quals, sems: set[str], opset: set[str], form: str) -> dict:
     """Qualifiers of atom/red: ``{.sem}{.scope}{.space}.op.type`` → the instruction's fields."""
+    if q.peek() in ("volatile", "mmio"):  # ptxas: "Illegal modifier '.volatile' for instruction 'atom'"
+        q.fail(f"`.{q.peek()}` is not a qualifier of {base}",
+               f"only ld and st take .volatile and .mmio; write {base}.relaxed.sys for a relaxed "
+               "RMW at system scope")
     sem, scope, _ = _mem_sem(q, sems, form, default="relaxed")
     space = _space(q)
     op = q.take_if(opset)
@@ -499,7 +588,7 @@ def _fence(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if q.take_if({"mbarrier_init"}):
         return _mbarrier_init_fence(q, ops, c)
     sem = q.take_if({"sc", "acq_rel", "acquire", "release"}) or "acq_rel"
-    if q.peek() in ("op_restrict", "mbarrier_init", "sync_restrict"):
+    if (q.peek() or "").split("::")[0] in ("op_restrict", "mbarrier_init", "sync_restrict"):
         q.fail(f"restricted fence .{q.peek()}", "only unrestricted fences are modelled",
                unsupported=True)
     scope = q.take_if(SCOPES)
@@ -704,6 +793,9 @@ def _bar(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.fail(f"{base} needs .sync or .arrive", f"expected form: {form}", typo=True)
     if kind == "red":
         q.fail("bar.red", "use bar.sync", unsupported=True)
+    if base == "bar" and q.peek() == "aligned":  # ptxas: "Illegal modifier '.aligned' for ... 'bar'"
+        q.fail(f"`{q.mnemonic}`: bar takes no .aligned", "bar.sync already is barrier.sync.aligned: "
+               "drop .aligned, or write barrier.sync.aligned")
     q.take_if({"aligned"})
     q.done(form)
     if len(ops) > 2 and isinstance(ops[-1], (Imm, Reg)):
@@ -747,8 +839,17 @@ _MBAR_FORMS["try_wait"] = _MBAR_FORMS["test_wait"].replace("test_wait", "try_wai
 
 
 def _mbar_tail(q: _Quals, form: str, sems: set[str], default: str, cluster_space: bool) -> dict:
-    """``{.sem}{.scope}{.space}.b64`` of an mbarrier instruction."""
-    sem = q.take_if(sems) or default
+    """``{.sem.scope}{.space}.b64`` of an mbarrier instruction: the semantics and the scope are
+    written together or not at all (ptxas: "Modifier '.release' requires scope", "Modifier
+    '.cluster' requires order"); without them, ``default`` at .cta."""
+    sem = q.take_if(sems)
+    if sem is not None and q.peek() not in ("cta", "cluster"):
+        q.fail(f"`.{sem}` of `{q.mnemonic}` without a scope: the semantics and the scope go together",
+               f"write .{sem}.cta or .{sem}.cluster (or neither: {default} at .cta)")
+    if sem is None and q.peek() in ("cta", "cluster"):
+        q.fail(f"the scope `.{q.peek()}` of `{q.mnemonic}` without semantics: the semantics and the "
+               "scope go together", f"write .{default}.{q.peek()} (or neither: {default} at .cta)")
+    sem = sem or default
     scope = q.take_if({"cta", "cluster"}) or "cta"
     space = q.take_if({"shared", "shared::cta"} | ({"shared::cluster"} if cluster_space else set()))
     if q.peek() in ("global", "local"):
@@ -851,9 +952,7 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         read = q.take_if({"read"}) is not None
         q.done(form)
         (n,) = _operands(ops, "v", q, form)
-        if not isinstance(n, Imm):
-            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
-        return BulkGroup(kind="wait", n=n.value, read=read, **c)
+        return BulkGroup(kind="wait", n=_group_count(n, q, form), read=read, **c)
     dst = q.take_if({"shared::cluster", "shared::cta", "global"})
     src = q.take_if({"global", "shared::cta"})
     if (dst, src) not in (("shared::cluster", "global"), ("shared::cta", "global"),
@@ -875,6 +974,19 @@ def _cp_copy(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     return BulkCopy(dst=d, src=s_, size=n, mbar=rest[0] if rest else None,
                     dst_space=SPACES[dst], src_space=SPACES[src],
                     multicast=rest[1] if multi else None, **c)
+
+
+def _group_count(n: Operand, q: _Quals, form: str) -> int:
+    """The N of ``wait_group N``: a constant count of the groups left pending, 0 .. 2^32 - 1 (a
+    32-bit operand; ptxas rejects a negative one in wgmma.wait_group and would truncate 2^32 to
+    0). A negative count has no meaning the ISA gives, and is not given one here."""
+    if not isinstance(n, Imm):
+        raise ParseError(f"`{q.mnemonic}` takes an integer constant", q.pos, f"expected form: {form}")
+    if not 0 <= n.value < 1 << 32:
+        raise ParseError(f"group count {n.value} of `{q.mnemonic}`", q.pos,
+                         "N is how many of the most recent groups may stay pending: 0 .. 4294967295 "
+                         "(0 waits for all of them)")
+    return n.value
 
 
 def _bulk_size(n: Operand, q: _Quals, what: str) -> None:
@@ -1023,9 +1135,7 @@ def _cp_async(q: _Quals, ops: list[Operand], c: dict) -> Instruction:
     if kind == "wait_group":
         q.done(form)
         (n,) = _operands(ops, "v", q, form)
-        if not isinstance(n, Imm):
-            raise ParseError("wait_group takes an integer constant", q.pos, f"expected form: {form}")
-        return CpAsyncGroup(kind="wait", n=n.value, **c)
+        return CpAsyncGroup(kind="wait", n=_group_count(n, q, form), **c)
     if kind == "cg":
         q.fail("cp.async.cg (16-byte copies)", "a litmus location is one word: cp.async.ca of 4 "
                "bytes", unsupported=True)
@@ -1061,10 +1171,7 @@ def _wgmma(base: str, q: _Quals, ops: list[Operand], c: dict) -> Instruction:
         q.done(form)
         if kind == "wait_group":
             (n,) = _operands(ops, "v", q, form)
-            if not isinstance(n, Imm):
-                raise ParseError("wgmma.wait_group takes an integer constant", q.pos,
-                                 f"expected form: {form}")
-            return Wgmma(kind="wait", n=n.value, **c)
+            return Wgmma(kind="wait", n=_group_count(n, q, form), **c)
         _operands(ops, "", q, form)
         return Wgmma(kind={"commit_group": "commit"}.get(kind, kind), **c)
     shape = q.take() if q.peek() is not None else None
