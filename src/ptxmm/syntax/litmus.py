@@ -555,7 +555,6 @@ class _Builder:
         self.locs: dict[str, Location] = {}
         self.regs: list[dict[str, int | str]] = []
         self.names: list[str] = []
-        self.instances: dict[str, Imm] = {}  # a barrier constant's text → its instance (bar)
 
     def pos(self, tok) -> SourcePos:
         return SourcePos(self.file, tok.line, tok.column)
@@ -876,19 +875,8 @@ class _Builder:
             cell.fail("`bar.cta` needs .sync or .arrive", f"expected form: {form}")
         cell.done(form)
         first, *vals = cell.operands("cvv??", form)
-        ids = (self.instance(cell.ops[0][0], first), *vals[:1])
+        ids = (first, *vals[:1])
         return [Barrier(kind=kind, ids=ids, count=vals[1] if len(vals) > 1 else None, **c)]
-
-    def instance(self, text: str, value: Imm) -> Imm:
-        """A barrier's instance: Dat3M keeps the constant's text (ControlBarrier.instanceId), and
-        barriers of one CTA meet by that text, so ``1``, ``01`` and ``0x1`` are three barriers.
-        The first spelling of a value stands for it; another spelling of a taken value gets an
-        instance of its own (a 64-bit value no other instance of the test has)."""
-        if text not in self.instances:
-            taken = {v.value % (1 << 64) for v in self.instances.values()}
-            fresh = next(v for v in range(1 << 63, 1 << 64) if v not in taken)
-            self.instances[text] = value if value.value % (1 << 64) not in taken else Imm(fresh)
-        return self.instances[text]
 
     def branch(self, cell: _Cell, c: dict) -> list[Instruction]:
         """``beq a, b, LC``: set the predicate %branch, then branch on it."""
