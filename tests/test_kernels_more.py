@@ -163,3 +163,24 @@ def test_launch_with_dynamic_shared_memory_round_trip(grid, block, ctype, n, clu
     assert (la.grid[0], la.block[0], la.cluster is not None) == (grid, block, cluster)
     (b,) = la.shared
     assert (b.ctype, b.name, b.count) == (ctype, "smem", n) and len(la.args) == 1
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("path, line, old, new", [
+    ("examples/kernels/exchange-off-by-one.ptx", 39, "ld.param.u64", "ld.param.x64"),
+    ("examples/hopper/kernels/pipeline-tma-async.ptx", 156, "st.param.b64", "st.param.b4"),
+    ("examples/kernels/exchange-off-by-one.ptx", 39, "ld.param.u64", "ld.param.u64.u32"),
+])
+def test_a_param_access_without_one_type_is_a_located_error(path, line, old, new, tmp_path):
+    """ld.param / st.param with no type ptxmm knows (or two) were an IndexError in the module
+    reader (the hunt's find): a syntax error at the line, with the form."""
+    lines = (ROOT / path).read_text().splitlines(keepends=True)
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    bad = tmp_path / "bad.ptx"
+    bad.write_text("".join(lines))
+    with pytest.raises(ParseError) as e:
+        ptxmm.load(bad)
+    assert e.value.pos.line == line and "needs one type" in str(e.value)

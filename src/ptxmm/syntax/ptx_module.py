@@ -807,6 +807,15 @@ def _types_of(quals: list[str]) -> list[str]:
     return [q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)|pred", q)]
 
 
+def _param_type(quals: list[str], c: dict, form: str) -> str:
+    """The type of an ``ld.param`` / ``st.param``: exactly one of PTX's fundamental types."""
+    types = _types_of(quals)
+    if len(types) != 1:
+        raise ParseError(f"`{c['text']}` needs one type of .u8-.u64, .s8-.s64, .b8-.b64 or .f16-.f64",
+                         c["pos"], f"expected form: {form}")
+    return types[0]
+
+
 _FLOAT_QUALS = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "approx"}
 
 
@@ -957,7 +966,7 @@ def _ld(fb, quals, ops, c):
     a = ops[1]
     if not isinstance(a, Addr) or not isinstance(a.base, Sym) or a.offset:
         raise UnsupportedError(f"`{c['text']}`", c["pos"], "a parameter is read whole, at offset 0")
-    ty = _types_of(quals)[-1]
+    ty = _param_type(quals, c, "ld.param.type d, [p]")
     return [Mov(dst=ops[0], src=Sym(PARAM + a.base.name), type=ty, **c)]
 
 
@@ -970,7 +979,8 @@ def _st(fb, quals, ops, c):
     a = ops[0]
     if not isinstance(a, Addr) or not isinstance(a.base, Sym) or a.offset:
         raise UnsupportedError(f"`{c['text']}`", c["pos"], "a parameter is written whole, at offset 0")
-    return [ParamStore(a.base.name, ops[1], _types_of(quals)[-1], c["pos"], c["text"])]
+    return [ParamStore(a.base.name, ops[1], _param_type(quals, c, "st.param.type [p], v"), c["pos"],
+                       c["text"])]
 
 
 def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
