@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .errors import Diagnostic, ParseError, SemanticError, SourcePos, UnsupportedError
 from .program import (
+    TENSORMAP_BYTES,
     Addr,
     Alu,
     AsyncStore,
@@ -67,7 +68,6 @@ GLOBAL_BASE = 0x1000_0000
 SHARED_BASE = 0x0100_0000
 CONST_BASE = 0x0800_0000
 PARAM_BASE = 0x0400_0000  # the tensor maps the launch passes by value (`__grid_constant__ CUtensorMap`)
-TENSORMAP_BYTES = 128  # sizeof(CUtensorMap)
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
 # nvcc's string constants (assert messages, printf formats): addresses, no locations
 _STRINGS = re.compile(r"^(\$str|__unnamed_)")

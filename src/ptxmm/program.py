@@ -36,6 +36,9 @@ class Location:
     tensormap: TensorMap | None = None
 
 
+TENSORMAP_BYTES = 128  # sizeof(CUtensorMap): the opaque object a tensor map is (cuda.h)
+
+
 @record
 class TensorMap:
     """A litmus tensor map (``.global .tensormap tm = tensormap(a, dims {4, 2}, box {2, 2});``,

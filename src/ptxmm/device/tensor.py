@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import PtxmmError, UnsupportedError
-from ..program import Location, Program, Sym, TensorCopy
+from ..program import TENSORMAP_BYTES, Location, Program, Sym, TensorCopy
 from .sync import BULK_BYTES as CHUNK  # bytes per model word
 
 BOX_ALIGN = 128  # bytes: the shared address of a tensor copy's box
@@ -57,7 +57,7 @@ U32 = 2  # CU_TENSOR_MAP_DATA_TYPE_UINT32 (cuda.h, CUtensorMapDataType)
 # bytes per element of each CUtensorMapDataType (cuda.h: UINT8, UINT16, UINT32, INT32, UINT64, INT64,
 # FLOAT16, FLOAT32, FLOAT64, BFLOAT16, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ)
 DTYPE_BYTES = (1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4)
-MAP_BYTES = 128  # sizeof(CUtensorMap)
+MAP_BYTES = TENSORMAP_BYTES
 _ELEMENT = re.compile(r"^(.*)\[(\d+)\]$")
 
 
@@ -255,12 +255,12 @@ class MapBuffer:
     64; cuda.h declares the type with alignas(128)), kept alive as long as a launch may read it."""
 
     def __init__(self) -> None:
-        self._raw = (ctypes.c_ubyte * (128 + 128))()
+        self._raw = (ctypes.c_ubyte * (2 * MAP_BYTES))()
         base = ctypes.addressof(self._raw)
-        self.address = base + (-base) % 128
+        self.address = base + (-base) % MAP_BYTES
 
     def bytes(self) -> bytes:
-        return ctypes.string_at(self.address, 128)
+        return ctypes.string_at(self.address, MAP_BYTES)
 
 
 def _driver():
