@@ -36,11 +36,12 @@ def test_the_driver_encodes_maps_and_refuses_what_the_launch_refuses():
     import cupy as cp
 
     from ptxmm.device.kernel_run import driver_encoder
+    from ptxmm.device.tensor import MapArgs
 
     buf = cp.zeros(64, dtype=cp.int32)
     encode = driver_encoder()
-    a = encode(3, 2, buf.data.ptr, (8, 2), (32,), (4, 2), (1, 1))
-    b = encode(3, 2, buf.data.ptr + 128, (8, 2), (32,), (4, 2), (1, 1))
+    a = encode(MapArgs(buf.data.ptr, (8, 2), (32,), (4, 2), 3, (1, 1)))
+    b = encode(MapArgs(buf.data.ptr + 128, (8, 2), (32,), (4, 2), 3, (1, 1)))
     assert len(a) == len(b) == 128 and a != b  # the global address is in the map
     with pytest.raises(PtxmmError, match="CUresult"):  # "globalStrides ... must be a multiple of 16"
-        encode(3, 2, buf.data.ptr, (6, 2), (24,), (4, 2), (1, 1))
+        encode(MapArgs(buf.data.ptr, (6, 2), (24,), (4, 2), 3, (1, 1)))

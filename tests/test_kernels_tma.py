@@ -382,10 +382,10 @@ class FakeEncoder:
     def __init__(self):
         self.calls: list[tuple] = []
 
-    def __call__(self, dtype, rank, address, dims, strides, box, elem_strides) -> bytes:
-        self.calls.append((dtype, rank, address, tuple(dims), tuple(strides), tuple(box),
-                           tuple(elem_strides)))
-        return len(self.calls).to_bytes(8, "little") + address.to_bytes(8, "little") + bytes(112)
+    def __call__(self, a) -> bytes:  # a tensor.MapArgs
+        self.calls.append((a.dtype, len(a.dims), a.address, tuple(a.dims), tuple(a.strides), tuple(a.box),
+                           tuple(a.elem_strides)))
+        return len(self.calls).to_bytes(8, "little") + a.address.to_bytes(8, "little") + bytes(112)
 
 
 def _plan(name: str):

@@ -44,6 +44,7 @@ from pathlib import Path
 from ..errors import PtxmmError, UnsupportedError
 from ..program import Program, type_width
 from ..result import CheckResult, FindingKind
+from .tensor import MapArgs
 
 GUARD = 128  # bytes of guard before, between and after the buffers of one instance
 ALIGN = 128  # each buffer starts on a 128-byte boundary
@@ -104,6 +105,10 @@ class MapPlan:
     @property
     def element_strides(self) -> tuple[int, ...]:
         return (1,) * len(self.dims)
+
+    def at(self, address: int) -> MapArgs:
+        """cuTensorMapEncodeTiled's arguments for the buffer at ``address``."""
+        return MapArgs(address, self.dims, self.strides, self.box, self.dtype, self.element_strides)
 
 
 @dataclass(frozen=True)

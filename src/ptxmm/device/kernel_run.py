@@ -27,11 +27,10 @@ from ..errors import PtxmmError
 from .env import Env
 from .kernel_plan import SENTINEL, KernelPlan, assemble
 from .tensor import MAP_BYTES as TENSORMAP_BYTES
-from .tensor import kernel_arg
+from .tensor import MapArgs, kernel_arg
 
-# cuTensorMapEncodeTiled's arguments but the map itself and the enums left NONE:
-# (dtype, rank, globalAddress, globalDim, globalStrides, boxDim, elementStrides) → the 128 bytes
-TiledEncoder = Callable[[int, int, int, tuple, tuple, tuple, tuple], bytes]
+# cuTensorMapEncodeTiled: its arguments (tensor.MapArgs) → the map's 128 bytes
+TiledEncoder = Callable[[MapArgs], bytes]
 
 
 def driver_encoder() -> TiledEncoder:
@@ -40,16 +39,9 @@ def driver_encoder() -> TiledEncoder:
     Interleave, swizzle, L2 promotion and OOB fill are NONE (0): zero fill, as the model's tensor
     loads assume. The launch's rules were checked when it was read; the driver checks them again
     (tests/test_device_kernels_tma_gpu.py holds the two against each other)."""
-    from .tensor import MapArgs, encode_tiled
+    from .tensor import encode_tiled
 
-    def encode(dtype: int, rank: int, address: int, dims: tuple, strides: tuple, box: tuple,
-               elem_strides: tuple) -> bytes:
-        a = MapArgs(address, tuple(dims), tuple(strides), tuple(box), dtype, tuple(elem_strides))
-        if len(a.dims) != rank:
-            raise PtxmmError(f"a rank-{rank} map with {len(a.dims)} dimensions", None, "report this bug")
-        return encode_tiled(a, check=False).bytes()
-
-    return encode
+    return lambda a: encode_tiled(a, check=False).bytes()
 
 
 def instance_values(plan: KernelPlan, base: int, encode: TiledEncoder | None) -> tuple[int | bytes, ...]:
@@ -64,8 +56,7 @@ def instance_values(plan: KernelPlan, base: int, encode: TiledEncoder | None) ->
             if encode is None:
                 raise PtxmmError("a tensor map argument needs an encoder", None, None)
             m = plan.maps[a.tensormap]
-            raw = encode(m.dtype, m.rank, base + plan.buffers[m.buffer].offset, m.dims, m.strides, m.box,
-                         m.element_strides)
+            raw = encode(m.at(base + plan.buffers[m.buffer].offset))
             if len(raw) != TENSORMAP_BYTES:
                 raise PtxmmError(f"the encoder made {len(raw)} bytes of tensor map {m.name}", None, None)
             out.append(bytes(raw))
