@@ -228,6 +228,15 @@ def _check_mapa(th: _Thread, k: int, ins: Mapa) -> None:
                      f"{th.ranks} CTA(s) in the test", ins.pos)
 
 
+def _check_multicast(th: _Thread, ins: BulkCopy | TensorCopy) -> None:
+    """A multicast copy's constant ctaMask names ranks of the test's cluster only."""
+    if ins.multicast is not None:
+        mask = _imm(ins.multicast, ins, "ctaMask")
+        if not 0 < mask < 1 << th.ranks:
+            _unsupported(f"multicast to ctaMask {mask:#x} `{ins.text}`", f"the cluster has "
+                         f"{th.ranks} CTA(s) in the test: name ranks 0..{th.ranks - 1}", ins.pos)
+
+
 def _check_bulk(th: _Thread, k: int, ins: BulkCopy) -> None:
     for a in (ins.dst, ins.src) + ((ins.mbar,) if ins.mbar else ()):
         if not isinstance(a.base, Sym) or a.offset:
@@ -235,11 +244,7 @@ def _check_bulk(th: _Thread, k: int, ins: BulkCopy) -> None:
     if _imm(ins.size, ins, "size") != 4:
         _unsupported(f"bulk copy of {ins.size.value} bytes `{ins.text}`",
                      "the device runs one-word copies", ins.pos)
-    if ins.multicast is not None:
-        mask = _imm(ins.multicast, ins, "ctaMask")
-        if not 0 < mask < 1 << th.ranks:
-            _unsupported(f"multicast to ctaMask {mask:#x} `{ins.text}`", f"the cluster has "
-                         f"{th.ranks} CTA(s) in the test: name ranks 0..{th.ranks - 1}", ins.pos)
+    _check_multicast(th, ins)
 
 
 def _check_tensor(th: _Thread, k: int, ins: TensorCopy) -> None:
@@ -247,11 +252,7 @@ def _check_tensor(th: _Thread, k: int, ins: TensorCopy) -> None:
     mbarrier (named, no offset) and a multicast mask of the test's ranks."""
     if ins.mbar is not None and (not isinstance(ins.mbar.base, Sym) or ins.mbar.offset):
         _unsupported(f"tensor copy mbarrier `{ins.text}`", "name the mbarrier", ins.pos)
-    if ins.multicast is not None:
-        mask = _imm(ins.multicast, ins, "ctaMask")
-        if not 0 < mask < 1 << th.ranks:
-            _unsupported(f"multicast to ctaMask {mask:#x} `{ins.text}`", f"the cluster has "
-                         f"{th.ranks} CTA(s) in the test: name ranks 0..{th.ranks - 1}", ins.pos)
+    _check_multicast(th, ins)
 
 
 def _check_async_store(th: _Thread, k: int, ins: AsyncStore) -> None:
