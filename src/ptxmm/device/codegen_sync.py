@@ -193,17 +193,13 @@ def _coord(role, c, scale: int) -> str:
     return f"({scale}U * (u32){role.r(c.name)})"
 
 
-def tensor_map_ident(name: str) -> str:
-    return _ident(name)
-
-
 def tensor_copy(role, ins: TensorCopy) -> list[str]:
     """cp.async.bulk.tensor as written, one dimension more: the instance's row of the tensor
     region (``TQ_``, the map's outermost dimension), dimension 0 scaled to .b32 elements (4 per
     model word); the map is the kernel's __grid_constant__ parameter (``TM_``, its address);
     a multicast ctaMask rotated as for bulk copies (tensor.py)."""
     mn = mnemonic(ins.text).replace(f".{ins.dims}d.", f".{ins.dims + 1}d.", 1)
-    m = tensor_map_ident(ins.tmap.base.name)
+    m = _ident(ins.tmap.base.name)
     coords = [_coord(role, c, 4 if k == 0 else 1) for k, c in enumerate(ins.coords)] + [f"TQ_{m}"]
     smem = f'"r"({_shared_addr(role, ins.smem.base.name)})'
     tmap = f'"l"((u64)TM_{m})'
@@ -341,7 +337,7 @@ def role_params(role) -> list[str]:
     if _needs_ri(role.t):
         out.append("u32 RI")
     for m in role.tmaps:  # a tensor map's address and the instance's row in its tensor region
-        out += [f"const CUtensorMap* TM_{tensor_map_ident(m)}", f"u32 TQ_{tensor_map_ident(m)}"]
+        out += [f"const CUtensorMap* TM_{_ident(m)}", f"u32 TQ_{_ident(m)}"]
     return out
 
 
@@ -354,7 +350,7 @@ def role_args(lay, role, rl) -> list[str]:
         out.append("ri")
     for m in rl.tmaps:
         arr = lay.tensor.array(lay.tensor.map(m).array)
-        out += [f"&TMAP_{tensor_map_ident(m)}", f"ptxmm_tq(p, {arr.perm_slot}, i, n)"]
+        out += [f"&TMAP_{_ident(m)}", f"ptxmm_tq(p, {arr.perm_slot}, i, n)"]
     return out
 
 
@@ -382,7 +378,7 @@ def tensor_params(lay) -> str:
     as a grid constant (tensor.kernel_arg), so copies use its parameter-space address."""
     if lay.tensor is None:
         return ""
-    return "".join(f", const __grid_constant__ CUtensorMap TMAP_{tensor_map_ident(m.name)}"
+    return "".join(f", const __grid_constant__ CUtensorMap TMAP_{_ident(m.name)}"
                    for m in lay.tensor.maps)
 
 
