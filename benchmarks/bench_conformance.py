@@ -13,7 +13,7 @@ import statistics
 import time
 from pathlib import Path
 
-from ptxmm.runner import run_tests
+from ptxmm.testing.runner import run_tests
 
 DAT3M = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "dat3m"
 ANCHORS = {"ptx-v7.5": "Dat3M 46.9 ms/test", "ptx-v6.0": "Dat3M 57 ms/test",

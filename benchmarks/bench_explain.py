@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import ptxmm
-from ptxmm.explain import explain
+from ptxmm.explanation.explain import explain
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-from ptxmm.runner import run_tests
+from ptxmm.testing.runner import run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "conformance" / "dat3m-liveness"

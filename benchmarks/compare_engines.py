@@ -1,15 +1,17 @@
-"""Old engine vs current checkout: the same verdict, the same outcome set and the same racing pairs
-on every bundled test and every non-proxy Dat3M conformance test (full enumeration, `ptxmm check
---json`). Racing pairs are compared as a set per file: Engine 2 read them from each outcome's
-witness, Engine 3 asks the solver for every pair (its findings), so a pair that no listed witness
-raised shows up as "race only after".
+"""Before vs after: the same verdicts, outcome sets and findings on every bundled example, every
+litmus test of tests/litmus and both Dat3M corpora (safety under ptx and ptx-v7.5, liveness under
+ptx), each file checked by `ptxmm check --json` in a process of its own.
 
-    python benchmarks/compare_engines.py [--before REV] [--model M]
+    python benchmarks/compare_engines.py [--before REV] [--jobs N] [--cache DIR]
 
-The old engine runs from a git worktree of REV (default a3d8f0f, the last commit of Engine 2;
-4a4a59e is the last of the engine before it; created beside the repository when missing). Prints
-each file whose verdict, outcome set or racing pairs differ, with what only one side has, then
-"N/M files agree"."""
+REV (default HEAD~1) is checked out as a git worktree beside the repository. What a side printed is
+normalised (timings, witnesses and file paths dropped; outcomes and findings as sets) and cached
+under --cache by commit, so a second comparison against the same REV runs only the after side.
+Prints each run whose verdict, outcome set or findings differ, with what only one side has, then
+"N/M runs agree"; exits 1 when some run differs.
+
+Witnesses are not compared: two correct encodings may pick different executions for one outcome.
+"""
 
 from __future__ import annotations
 
@@ -18,81 +20,134 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DAT3M = ROOT.parent / "shared" / "conformance" / "dat3m" / "PTX"
+SHARED = ROOT.parent / "shared" / "conformance"
+KERNEL_DIRS = ("kernels", "hopper/kernels")
 
 
 def worktree(rev: str) -> Path:
-    wt = ROOT.parent / f".bench-before-{rev}"
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    wt = ROOT.parent / f".bench-before-{sha}"
     if not wt.is_dir():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(wt), rev],
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(wt), sha],
                        check=True)
     return wt
 
 
-def files() -> list[Path]:
-    out = sorted([*ROOT.glob("examples/**/*.ptx"), *ROOT.glob("tests/litmus/**/*.ptx")])
-    if DAT3M.is_dir():
-        out += sorted(f for d in ("Manual", "Barrier", "Nvidia") for f in (DAT3M / d).rglob("*.litmus")
-                      if "proxy" not in f.parts)
+def runs() -> list[tuple[str, list[str]]]:
+    """(key, extra arguments) per check: the key names the file relative to its corpus."""
+    out: list[tuple[str, list[str]]] = []
+    for f in sorted([*ROOT.glob("examples/**/*.ptx"), *ROOT.glob("examples/**/*.cu"),
+                     *ROOT.glob("examples/**/*.litmus"), *ROOT.glob("tests/litmus/**/*.ptx")]):
+        rel = f.relative_to(ROOT)
+        if f.suffix == ".ptx" and any(str(rel.parent).endswith(d) for d in KERNEL_DIRS) \
+                and f.with_suffix(".cu").exists():
+            continue  # the .cu's own PTX, checked through the .cu
+        live = ["--liveness"] if "liveness" in rel.parts else []
+        out.append((f"repo/{rel}{' +liveness' if live else ''}", [f"@repo/{rel}", *live]))
+    safety = SHARED / "dat3m" / "PTX"
+    if safety.is_dir():
+        for f in sorted(safety.rglob("*.litmus")):
+            rel = f.relative_to(SHARED)
+            for m in ("ptx", "ptx-v7.5"):
+                out.append((f"shared/{rel} -m {m}", [f"@shared/{rel}", "--model", m]))
+    live = SHARED / "dat3m-liveness" / "PTX"
+    if live.is_dir():
+        for f in sorted(live.rglob("*.litmus")):
+            rel = f.relative_to(SHARED)
+            out.append((f"shared/{rel} +liveness", [f"@shared/{rel}", "--liveness"]))
     return out
 
 
-def run(src: Path, fs: list[Path], model: str) -> dict[str, dict]:
-    env = dict(os.environ, PYTHONPATH=str(src))
-    out = {}
-    for f in fs:  # one process per file: the old CLI stops a batch at its first error
-        r = subprocess.run([sys.executable, "-m", "ptxmm.cli", "check", "--json", "--model", model, str(f)],
-                           capture_output=True, text=True, env=env)
-        try:
-            d = json.loads(r.stdout)
-            out[str(f)] = {"holds": d["holds"],
-                           "outcomes": {json.dumps(o["values"], sort_keys=True) for o in d["outcomes"]},
-                           "races": races(d)}
-        except (json.JSONDecodeError, KeyError):
-            out[str(f)] = {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
-    return out
+def normalise(d: dict) -> dict:
+    if "error" in d:
+        return {"error": d["error"] if isinstance(d["error"], str) else d["error"].get("message")}
 
-
-def races(d: dict) -> set[str]:
-    """The racing pairs a check reports, as unordered pairs of (thread, instruction): Engine 2
-    listed them per outcome (``outcomes[].races``), Engine 3 as findings with a witness."""
     def ev(e: dict) -> str:
-        return f"{e['thread']} {e['text']}"
+        return f"{e.get('thread')}:{e.get('line')}:{e.get('text')}"
 
-    pairs = [(r["flag"], ev(r["a"]), ev(r["b"])) for o in d["outcomes"] for r in o.get("races", [])]
-    pairs += [(f["name"], *map(ev, f["events"])) for f in d.get("findings", []) if len(f["events"]) == 2]
-    return {f"{flag}: " + "  ~  ".join(sorted((a, b))) for flag, a, b in pairs}
+    findings = sorted(json.dumps({"kind": f.get("kind"), "name": f.get("name"),
+                                  "location": f.get("location"), "message": f.get("message"),
+                                  "events": sorted(ev(e) for e in f.get("events", []))}, sort_keys=True)
+                      for f in d.get("findings", []))
+    return {"holds": d.get("holds"), "status": d.get("status"), "expected": d.get("expected"),
+            "observables": d.get("observables"),
+            "outcomes": sorted(json.dumps([o["values"], o.get("satisfies"), sorted(o.get("flags", []))],
+                                          sort_keys=True) for o in d.get("outcomes", [])),
+            "findings": findings, "liveness": d.get("liveness")}
+
+
+def check(src: Path, repo: Path, args: list[str]) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(src))
+    argv = [a.replace("@repo/", f"{repo}/").replace("@shared/", f"{SHARED}/") for a in args]
+    r = subprocess.run([sys.executable, "-m", "ptxmm", "check", "--json", *argv], capture_output=True,
+                       text=True, env=env, cwd=repo)
+    try:
+        d = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
+    return normalise(d[0] if isinstance(d, list) else d)
+
+
+def side(repo: Path, todo: list[tuple[str, list[str]]], jobs: int) -> dict[str, dict]:
+    with ThreadPoolExecutor(jobs) as pool:
+        res = pool.map(lambda r: (r[0], check(repo / "src", repo, r[1])), todo)
+        return dict(res)
+
+
+def cached_side(rev: str, todo: list[tuple[str, list[str]]], jobs: int, cache: Path) -> dict[str, dict]:
+    wt = worktree(rev)
+    sha = subprocess.run(["git", "-C", str(wt), "rev-parse", "HEAD"], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    path = cache / f"{sha}.json"
+    have = json.loads(path.read_text()) if path.exists() else {}
+    missing = [r for r in todo if r[0] not in have]
+    if missing:
+        have.update(side(wt, missing, jobs))
+        cache.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(have, indent=0, sort_keys=True))
+    return have
+
+
+def report(key: str, a: dict, b: dict) -> None:
+    print(f"DIFFERS {key}")
+    if "error" in a or "error" in b:
+        print(f"   before: {a.get('error', 'ok')}   after: {b.get('error', 'ok')}")
+        return
+    for k in ("holds", "status", "expected", "observables", "liveness"):
+        if a.get(k) != b.get(k):
+            print(f"   {k} before {a.get(k)} after {b.get(k)}")
+    for name in ("outcomes", "findings"):
+        for x in sorted(set(a[name]) - set(b[name])):
+            print(f"   {name} only before: {x}")
+        for x in sorted(set(b[name]) - set(a[name])):
+            print(f"   {name} only after:  {x}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--before", default="a3d8f0f")
-    ap.add_argument("--model", default="ptx")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", default="HEAD~1")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--cache", type=Path, default=ROOT.parent / ".bench-compare-cache")
+    ap.add_argument("--only", default="", help="only runs whose key contains this text")
     args = ap.parse_args()
-    fs = files()
-    old = run(worktree(args.before) / "src", fs, args.model)
-    new = run(ROOT / "src", fs, args.model)
+    todo = [r for r in runs() if args.only in r[0]]
+    if not SHARED.is_dir():
+        print(f"note: {SHARED} is absent: the Dat3M corpora are not compared", file=sys.stderr)
+    old = cached_side(args.before, todo, args.jobs, args.cache)
+    new = side(ROOT, todo, args.jobs)
     agree = 0
-    for f in fs:
-        a, b = old[str(f)], new[str(f)]
-        if a == b:
+    for key, _ in todo:
+        if old[key] == new[key]:
             agree += 1
-            continue
-        print(f"DIFFERS {Path(f).relative_to(ROOT.parent)}")
-        if "error" in a or "error" in b:
-            print(f"   before: {a.get('error', 'ok')}   after: {b.get('error', 'ok')}")
-            continue
-        print(f"   holds before {a['holds']} after {b['holds']}")
-        for x in sorted(a["races"] ^ b["races"]):
-            print(f"   race only {'before' if x in a['races'] else 'after'}: {x}")
-        for o in sorted(a["outcomes"] - b["outcomes"]):
-            print(f"   only before: {o}")
-        for o in sorted(b["outcomes"] - a["outcomes"]):
-            print(f"   only after:  {o}")
-    print(f"{agree}/{len(fs)} files agree (model {args.model}, before {args.before})")
+        else:
+            report(key, old[key], new[key])
+    print(f"{agree}/{len(todo)} runs agree (before {args.before})")
+    sys.exit(0 if agree == len(todo) else 1)
 
 
 if __name__ == "__main__":

@@ -169,14 +169,14 @@ def _check(c: Case) -> str:
 def _cli(c: Case) -> str:
     from click.testing import CliRunner
 
-    from ptxmm.cli import main
+    from ptxmm.cli.main import main
 
     with tempfile.TemporaryDirectory() as d, _cwd(d):
         if c.text:
             Path("t.ptx").write_text(c.text)
         r = CliRunner().invoke(main, list(c.args))
     # the built-in models' files are where ptxmm is installed: not this machine's path
-    from ptxmm.resources import data_dir
+    from ptxmm._infra.resources import data_dir
 
     err = r.stderr.strip().replace(f"{data_dir('models').parent}/", "<ptxmm>/")
     return f"$ ptxmm {' '.join(c.args)}\n{err}\n(exit status {r.exit_code})"

@@ -96,7 +96,7 @@ How each format is made:
 def _run(args: list[str]) -> str:
     from click.testing import CliRunner
 
-    from ptxmm.cli import main
+    from ptxmm.cli.main import main
 
     r = CliRunner().invoke(main, args)
     return r.output.rstrip("\n")
@@ -113,8 +113,8 @@ def generate() -> tuple[str, str]:
     """(the markdown, the SVG), computed with the repository root as working directory."""
 
     from ptxmm import load
-    from ptxmm.explain import explain
-    from ptxmm.graph import svg
+    from ptxmm.explanation.explain import explain
+    from ptxmm.explanation.graph import svg
 
     old = os.getcwd()
     os.chdir(ROOT)

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.errors import ArgumentError, ArgumentTypeError, PtxmmError
 
 MP = ROOT / "examples" / "mp-relaxed-acquire.ptx"

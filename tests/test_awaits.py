@@ -171,8 +171,8 @@ def test_reduction_equals_plain_unrolling(writer, head, body, exit_, after, cas)
     outcome sets are equal at any bound. Loops whose body carries a register or has an effect
     are generated too: the reduction must leave them alone (else their outcomes differ, as the
     counter's did)."""
-    from ptxmm import checker
-    from ptxmm.events import build
+    from ptxmm.queries import checker
+    from ptxmm.semantics.events import build
 
     if "%r3" in " ".join(after) and "mov.u32 %r3, %r0;" not in [b for b, _ in body]:
         after = []
@@ -210,8 +210,8 @@ def test_an_await_that_never_exits_has_no_execution(verdict_only):
     """Nobody sets the flag: the await drops the executions that spin forever, as the unrolling
     bound cuts them, so the answer is the plain unrolling's "no execution finishes" (unknown),
     not FORBIDDEN over an empty set."""
-    from ptxmm import checker
-    from ptxmm.events import build
+    from ptxmm.queries import checker
+    from ptxmm.semantics.events import build
 
     prog = ptxmm.parse(NEVER, "never.ptx")
     kw = dict(observe="condition", verdict_only=True) if verdict_only else {}

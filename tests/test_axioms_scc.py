@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptxmm.cat.axioms import scc_ids
-from ptxmm.explain_eval import _shortest_path
+from ptxmm.explanation.evaluate import _shortest_path
 
 graphs = st.dictionaries(st.integers(0, 11), st.lists(st.integers(0, 11), max_size=4), max_size=12)
 

@@ -21,7 +21,7 @@ from ptxmm.campaigns.edges import EdgeError, parse_edge, parse_edges
 from ptxmm.campaigns.gen import GenOptions, generate
 from ptxmm.campaigns.render import canonical, renumber
 from ptxmm.cat.parser import builtin_models
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 
 MODELS = sorted(builtin_models())
 SIZE4 = list(generate(GenOptions(size=4)))

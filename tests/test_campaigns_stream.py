@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from ptxmm.campaigns.gen import GenOptions, generate
 from ptxmm.campaigns.stream import Progress, done_keys, iter_paths
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 
 
 def _write(d: Path, opts: GenOptions) -> list[Path]:
@@ -83,7 +83,7 @@ def test_streamed_test_agrees_with_the_batch_runner(tmp_path):
     out = tmp_path / "o.jsonl"
     r = CliRunner().invoke(main, ["test", str(tmp_path / "t"), "--jsonl", str(out), "-j", "1"])
     assert r.exit_code == 0, r.output
-    from ptxmm.runner import run_tests
+    from ptxmm.testing.runner import run_tests
 
     batch = {x.path: x.holds for x in run_tests([str(tmp_path / "t")], jobs=1)}
     rows = [json.loads(ln) for ln in out.read_text().splitlines()]

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 from conftest import ROOT
 
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 
 EX = str(ROOT / "examples" / "mp-relaxed-acquire.ptx")
 
@@ -81,9 +81,9 @@ def test_ctrl_c_in_a_batch_keeps_what_finished(monkeypatch):
     for each file not done, exit 2 — for check and explain alike."""
     import importlib
 
-    import ptxmm.cli
+    import ptxmm.cli.main
 
-    explain_module = importlib.import_module("ptxmm.explain")  # the attribute is the function
+    explain_module = importlib.import_module("ptxmm.explanation.explain")  # the attribute is the function
 
     def second_call_interrupts(real):
         calls = []
@@ -95,7 +95,7 @@ def test_ctrl_c_in_a_batch_keeps_what_finished(monkeypatch):
             return real(*a, **kw)
         return f
 
-    monkeypatch.setattr(ptxmm.cli, "api_check", second_call_interrupts(ptxmm.cli.api_check))
+    monkeypatch.setattr(ptxmm.cli.main, "api_check", second_call_interrupts(ptxmm.cli.main.api_check))
     monkeypatch.setattr(explain_module, "explain", second_call_interrupts(explain_module.explain))
     for cmd in ("check", "explain"):
         r = run(cmd, EX, EX, EX, "--json")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import SHARED
 
-from ptxmm.runner import run_tests
+from ptxmm.testing.runner import run_tests
 
 DAT3M = SHARED / "conformance" / "dat3m"
 pytestmark = pytest.mark.skipif(not DAT3M.is_dir(), reason="../shared/conformance not present")
@@ -54,8 +54,8 @@ def test_both_engines_give_the_same_outcomes_on_the_corpus():
     arrival's phase instead of choosing it; `ptxmm check`'s auto engine then picked the wrong one)."""
     import ptxmm
     from ptxmm.engines import candidate_space
-    from ptxmm.events import build
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.events import build
+    from ptxmm.semantics.vocab import candidates
 
     compared, differ = 0, []
     for f in sorted((DAT3M / "PTX").rglob("*.litmus")):

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from ptxmm.campaigns.devstream import stream_campaign
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.device import batch as B
 from ptxmm.device.commands import Campaign
 from ptxmm.device.harness import DeviceTimeout

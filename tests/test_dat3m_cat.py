@@ -17,7 +17,7 @@ from conftest import SHARED
 
 import ptxmm
 from ptxmm.cat.parser import load_model
-from ptxmm.runner import run_tests
+from ptxmm.testing.runner import run_tests
 
 CATS = Path(__file__).parent / "data" / "dat3m-cat"
 DAT3M = SHARED / "conformance" / "dat3m"

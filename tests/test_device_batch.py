@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.device import batch as B
 from ptxmm.device.build import nvcc_available
 from ptxmm.device.codegen import generate

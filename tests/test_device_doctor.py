@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.device import doctor
 
 

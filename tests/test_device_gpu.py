@@ -35,7 +35,7 @@ def test_batch_runs_the_good_and_reports_the_bad(tmp_path, monkeypatch):
     from click.testing import CliRunner
     from test_device_batch import GOOD, PROXY, _bad_files, broken_generate
 
-    from ptxmm.cli import main
+    from ptxmm.cli.main import main
     from ptxmm.device import batch as B
 
     monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))

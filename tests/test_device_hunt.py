@@ -15,7 +15,7 @@ from ptxmm.device.crossval import prepare
 from ptxmm.device.env import Env
 from ptxmm.device.hunt import MIN_SLICE_S, PORTFOLIO, Shape, Target, hunt, order, plan_hunt, targets_of
 from ptxmm.device.report import render_hunt
-from ptxmm.result import Outcome
+from ptxmm.semantics.result import Outcome
 
 EX = ROOT / "examples"
 

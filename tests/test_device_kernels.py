@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.device import batch as B
 from ptxmm.device import kernel_cross as KC
 from ptxmm.device import kernel_plan as KP
 from ptxmm.device.kernel_run import KernelEnv, KernelHung, KernelRun, State, run_isolated
-from ptxmm.kernels import KernelArgs
+from ptxmm.kernel.kernels import KernelArgs
 
 K = ROOT / "examples" / "kernels"
 

@@ -132,7 +132,7 @@ def _device_box(dims, box, coords):
 def test_scaled_box_zero_fills_the_model_words(c0, c1):
     """Chunk k of the device box (elements 4k..4k+3) is model box word k, read from the model
     element the model's box names, and all-zero exactly where the model's word is zero-filled."""
-    from ptxmm.events import _Builder
+    from ptxmm.semantics.events import _Builder
 
     lay = lay_of("tma-tensor-load-2d.ptx")
     m = lay.tensor.map("tm")

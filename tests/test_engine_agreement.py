@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.engines import candidate_space
-from ptxmm.events import build
-from ptxmm.vocab import candidates
+from ptxmm.semantics.events import build
+from ptxmm.semantics.vocab import candidates
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"
 

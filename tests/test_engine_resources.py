@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ptxmm
-from ptxmm.cli import _others_alive
+from ptxmm.cli.main import _others_alive
 from ptxmm.engines import z3 as z3engine
 
 EX = Path(__file__).resolve().parents[1] / "examples"
@@ -42,7 +42,7 @@ def test_a_check_leaves_no_cyclic_garbage_holding_solver_terms(model, kw):
             ptxmm.check(p, model, **kw)
         gc.collect()
         held = [type(o).__name__ for o in gc.garbage
-                if type(o).__module__.startswith(("z3", "ptxmm.engines", "ptxmm.cat", "ptxmm.vocab"))]
+                if type(o).__module__.startswith(("z3", "ptxmm.engines", "ptxmm.cat", "ptxmm.semantics.vocab"))]
     finally:
         gc.set_debug(was)
         gc.garbage.clear()
@@ -115,9 +115,9 @@ def test_only_small_problems_share_a_solver():
     """Scoped assertions miss Z3's base-level preprocessing: a problem with many rf/co choices
     gets a fresh solver at base level, which is not pooled afterwards."""
     from ptxmm.cat.parser import load_model
-    from ptxmm.events import build
-    from ptxmm.outcomes import observables
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.events import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
 
     def problem(src: str):
         eg = build(ptxmm.parse(src, "t.ptx"))

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.events import build
+from ptxmm.semantics.events import build
 
 
 @pytest.mark.parametrize("model", ["ptx", "sc"])
@@ -55,7 +55,7 @@ def test_phase_choices_are_the_z3_engines_groupings_once_each(arrivals):
     exactly once, numbered in an order that keeps every thread's arrivals increasing."""
     from types import SimpleNamespace
 
-    from ptxmm.executions import phase_choices
+    from ptxmm.semantics.executions import phase_choices
 
     evs = [SimpleNamespace(thread=t, barrier=((b,), 2, 0)) for t, b in arrivals]
     eg = SimpleNamespace(events=evs)

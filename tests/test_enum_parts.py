@@ -21,10 +21,10 @@ import ptxmm.engines.z3 as z3engine
 from ptxmm.cat import axioms as ax
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import candidate_space
-from ptxmm.events import build
-from ptxmm.explain import concrete
-from ptxmm.outcomes import observables, outcome_of
-from ptxmm.vocab import candidates
+from ptxmm.explanation.explain import concrete
+from ptxmm.semantics.events import build
+from ptxmm.semantics.outcomes import observables, outcome_of
+from ptxmm.semantics.vocab import candidates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import shapes  # noqa: E402

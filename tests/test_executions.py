@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm import executions
 from ptxmm.cat.parser import Model
 from ptxmm.engines.z3 import Z3Problem
-from ptxmm.events import build
-from ptxmm.executions import ExecutionSpace, violations
-from ptxmm.outcomes import observables
-from ptxmm.result import Execution
-from ptxmm.vocab import candidates
+from ptxmm.semantics import executions
+from ptxmm.semantics.events import build
+from ptxmm.semantics.executions import ExecutionSpace, violations
+from ptxmm.semantics.outcomes import observables
+from ptxmm.semantics.result import Execution
+from ptxmm.semantics.vocab import candidates
 
 NO_AXIOMS = Model("no-axioms", "<test>")
 
@@ -199,7 +199,7 @@ def test_explain_and_brute_use_the_layer():
     import importlib
     import inspect
 
-    explain = importlib.import_module("ptxmm.explain")
+    explain = importlib.import_module("ptxmm.explanation.explain")
     brute = importlib.import_module("ptxmm.engines.brute")
 
     assert "ExecutionSpace" in inspect.getsource(brute.BruteProblem.executions)

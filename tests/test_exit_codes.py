@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT
 
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 
 MP = str(ROOT / "examples" / "mp-relaxed-acquire.ptx")  # 4 allowed outcomes, ALLOWED
 NO_EXIT = ".global .u32 x = 0;\n.thread T0 { L: ld.global.u32 %r0, [x]; bra L; }\nexists (x == 0)\n"

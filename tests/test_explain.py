@@ -10,12 +10,12 @@ from click.testing import CliRunner
 
 import ptxmm
 from ptxmm.cat.parser import load_model
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.errors import PtxmmError
-from ptxmm.events import build
-from ptxmm.explain import concrete, explain, parse_outcome
-from ptxmm.explain_eval import pairs_of
-from ptxmm.fix import apply, forbids
+from ptxmm.explanation.evaluate import pairs_of
+from ptxmm.explanation.explain import concrete, explain, parse_outcome
+from ptxmm.explanation.fix import apply, forbids
+from ptxmm.semantics.events import build
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["ptx", "ptx-v7.5", "ptx-v6.0"]
@@ -106,7 +106,7 @@ def test_relaxed_store_is_not_a_release_and_the_fix():
     assert "`st.release.gpu.global.u32 [flag], 1`" in texts[0]
     assert texts[1].startswith("insert `fence.release.gpu` in T0 before `st.relaxed")
     prog = _ex("mp-relaxed-acquire.ptx")
-    from ptxmm.explain import target_of
+    from ptxmm.explanation.explain import target_of
 
     for s in x.fixes.solutions:  # re-checked: forbidden
         assert forbids(apply(prog, s.changes)[0], load_model("ptx"), target_of(prog, None))
@@ -188,7 +188,7 @@ def test_cli_explain_text_json_fix():
 def test_fix_strengthens_an_existing_fence_to_sc():
     """Store buffering with fence.acq_rel: only fence.sc forbids it, so --fix proposes raising both
     fences (not inserting new ones next to them)."""
-    from ptxmm.explain import explain as api_explain
+    from ptxmm.explanation.explain import explain as api_explain
 
     x = api_explain(ptxmm.load(ROOT / "examples/teaching/19-acq-rel-is-not-a-full-fence.ptx"), fix=True)
     (sol,) = x.fixes.solutions
@@ -198,7 +198,7 @@ def test_fix_strengthens_an_existing_fence_to_sc():
 def test_missing_ordering_of_a_two_change_bug():
     """MP with plain accesses needs a release *and* an acquire: no single change forbids the stale
     read, so the missing ordering comes from the cheapest pair of changes."""
-    from ptxmm.explain import explain as api_explain
+    from ptxmm.explanation.explain import explain as api_explain
 
     x = api_explain(ptxmm.load(ROOT / "examples/classic/MP-weak.ptx"))
     assert x.allowed and x.bad and x.missing

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.engines import candidate_space
-from ptxmm.events import build
-from ptxmm.explain import races_in
-from ptxmm.result import FindingKind
-from ptxmm.vocab import candidates
+from ptxmm.explanation.explain import races_in
+from ptxmm.semantics.events import build
+from ptxmm.semantics.result import FindingKind
+from ptxmm.semantics.vocab import candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,8 +105,8 @@ def test_races_are_found_without_enumerating():
 
 
 def test_report_and_json_name_the_witness_outcome():
-    from ptxmm.report import render
-    from ptxmm.termtext import Writer
+    from ptxmm.report.termtext import Writer
+    from ptxmm.report.text import render
 
     res = ptxmm.check(ptxmm.parse(TWO_WITNESSES, "two.ptx"))
     js = res.to_json()

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 import ptxmm
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.errors import PtxmmError
-from ptxmm.explain import explain
-from ptxmm.graph import ascii_art, dot_source, render_file, svg
+from ptxmm.explanation.explain import explain
+from ptxmm.explanation.graph import ascii_art, dot_source, render_file, svg
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.ptx"))
@@ -41,7 +41,7 @@ def test_graph_contents_and_highlight():
 def test_check_result_renders_svg():
     """A CheckResult is a plain record: graph.result_graph draws its witness from the event graph
     the check built (no second build), and svg() renders it."""
-    from ptxmm.graph import result_graph, svg
+    from ptxmm.explanation.graph import result_graph, svg
 
     res = ptxmm.check(ptxmm.load(ROOT / "examples/mp-relaxed-acquire.ptx"))
     assert res.graph is not None and res.graph.program is res.program

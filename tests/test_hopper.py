@@ -12,9 +12,9 @@ from conftest import ROOT
 
 import ptxmm
 from ptxmm.errors import PtxmmError, SemanticError, UnsupportedError
-from ptxmm.events import build
-from ptxmm.mbarrier import decode, init_count
-from ptxmm.program import BulkCopy, BulkGroup, ClusterBarrier, Mapa, MBarrier, ProxyFence
+from ptxmm.ir.mbarrier import decode, init_count
+from ptxmm.ir.program import BulkCopy, BulkGroup, ClusterBarrier, Mapa, MBarrier, ProxyFence
+from ptxmm.semantics.events import build
 
 EXAMPLES = sorted((ROOT / "examples" / "hopper").glob("*.ptx"))
 # every example with both engines: the brute-force engine's model-guarded pruning (issue 27,

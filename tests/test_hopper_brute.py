@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.engines import candidate_space
-from ptxmm.events import build
-from ptxmm.executions import ExecutionSpace
-from ptxmm.vocab import candidates
+from ptxmm.semantics.events import build
+from ptxmm.semantics.executions import ExecutionSpace
+from ptxmm.semantics.vocab import candidates
 
 HOPPER = sorted((ROOT / "examples" / "hopper").glob("*.ptx"))
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.events import Kind, build
+from ptxmm.semantics.events import Kind, build
 
 PTXAS = shutil.which("ptxas")
 

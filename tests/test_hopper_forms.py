@@ -13,8 +13,8 @@ import pytest
 
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
-from ptxmm.events import build
-from ptxmm.program import BulkCopy, Elect, MBarrier, ProxyFence, Wgmma
+from ptxmm.ir.program import BulkCopy, Elect, MBarrier, ProxyFence, Wgmma
+from ptxmm.semantics.events import build
 
 PTXAS = shutil.which("ptxas")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import ptxmm
-from ptxmm import events
+from ptxmm.semantics import events
 
 
 def _verdict(src: str, both: bool = True) -> bool:
@@ -250,7 +250,7 @@ def test_mbarrier_init_fence_releases_only_inits():
 
 def test_mbarrier_init_fence_ir_and_form():
     from ptxmm.errors import ParseError
-    from ptxmm.program import Fence
+    from ptxmm.ir.program import Fence
     p = ptxmm.parse(INIT.replace("%FENCE%", "fence.mbarrier_init.release.cluster;"), "i.ptx")
     f = p.threads[0].instrs[2]
     assert isinstance(f, Fence) and (f.sem, f.scope, f.restrict) == ("release", "cluster", "mbarrier_init")
@@ -325,7 +325,7 @@ exists (T0:%r0 != 42)
 
 def test_cp_async_ir():
     from ptxmm.errors import UnsupportedError
-    from ptxmm.program import CpAsync, CpAsyncGroup
+    from ptxmm.ir.program import CpAsync, CpAsyncGroup
     body = ("cp.async.ca.shared.global [s], [g], 4; cp.async.commit_group; cp.async.wait_group 1; "
             "cp.async.wait_all; cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar];")
     p = ptxmm.parse(".global .u32 g = 0;\n.shared .u32 s = 0;\n.shared .b64 bar;\n"

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import UnsupportedError
-from ptxmm.kernels import KernelArgs, access_widths, parse_kernel
-from ptxmm.program import Branch, BulkCopy, Imm, Label, Load, MBarrier, Store
-from ptxmm.syntax import ptx_module
-from ptxmm.syntax.ptx_module import Variable
+from ptxmm.ir.program import Branch, BulkCopy, Imm, Label, Load, MBarrier, Store
+from ptxmm.kernel import module as ptx_module
+from ptxmm.kernel.kernels import KernelArgs, access_widths, parse_kernel
+from ptxmm.kernel.module import Variable
 
 HEAD = ".version 9.0\n.target sm_90a\n.address_size 64\n"
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
-from ptxmm.events import Kind, build
-from ptxmm.program import ProxyFence, TensorCopy, TensorMap, TensorMapReplace
+from ptxmm.ir.program import ProxyFence, TensorCopy, TensorMap, TensorMapReplace
+from ptxmm.semantics.events import Kind, build
 
 HOP = ROOT / "examples" / "hopper"
 NEW = ["tma-tensor-load-2d.ptx", "tma-tensor-load-2d-no-expect-tx.ptx", "tma-tensor-store.ptx",

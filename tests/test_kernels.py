@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.kernels import KernelArgs, demangle, parse_kernel, thread_jumps
-from ptxmm.syntax import ptx_module
-from ptxmm.syntax.launch import parse_launch
+from ptxmm.kernel import module as ptx_module
+from ptxmm.kernel.kernels import KernelArgs, demangle, parse_kernel, thread_jumps
+from ptxmm.kernel.launch import parse_launch
 
 DATA = Path(__file__).parent / "data" / "kernels"
 
@@ -321,9 +321,9 @@ def test_an_inlined_func():
 def test_spin_loop_shape_of_nvcc_becomes_an_await():
     """``L: ld; setp; @p bra X; bra.uni L; X:`` is rewritten to ``L: ld; setp; @!p bra L; X:`` (the
     same control flow), which the event builder reduces to an await."""
-    from ptxmm.program import Branch, Label
+    from ptxmm.ir.program import Branch, Label
 
-    body = [Label(name="L"), Branch(target="X", guard=(ptxmm.program.Reg("%p"), False)),
+    body = [Label(name="L"), Branch(target="X", guard=(ptxmm.ir.program.Reg("%p"), False)),
             Branch(target="L"), Label(name="X")]
     out = thread_jumps(body)
     assert [type(i).__name__ for i in out] == ["Label", "Branch", "Label"]
@@ -364,7 +364,7 @@ def test_buffer_for_a_scalar_parameter():
 
 
 def test_mangled_parameter_types():
-    from ptxmm.kernels import param_types
+    from ptxmm.kernel.kernels import param_types
 
     assert param_types("_Z2mpPiS_S_") == ["Pi", "Pi", "Pi"]
     assert param_types("_Z6tickerPjS_PiS0_") == ["Pj", "Pj", "Pi", "Pi"]
@@ -461,7 +461,7 @@ def test_launch_round_trip(grid, block, args):
 # ----- nvcc ----------------------------------------------------------------------------------------
 
 def test_missing_nvcc_is_located(monkeypatch, tmp_path):
-    import ptxmm.nvcc as nv
+    import ptxmm.kernel.nvcc as nv
 
     monkeypatch.setattr(nv, "find_nvcc", lambda: None)
     shutil.copy(DATA / "oob.cu", tmp_path / "oob.cu")
@@ -498,7 +498,7 @@ def test_nvcc_error_is_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
     f = tmp_path / "bad.cu"
     f.write_text("// ptxmm: launch k<<<1, 1>>>(int out[1])\n__global__ void k(int *out) { out[0] = nope; }\n")
-    from ptxmm.nvcc import CompileError
+    from ptxmm.kernel.nvcc import CompileError
 
     with pytest.raises(CompileError, match="identifier \"nope\" is undefined") as e:
         ptxmm.load(f)
@@ -509,7 +509,7 @@ def test_nvcc_error_is_reported(tmp_path, monkeypatch):
 def test_compile_is_cached(tmp_path, monkeypatch):
     import time
 
-    from ptxmm.nvcc import compile_cu
+    from ptxmm.kernel.nvcc import compile_cu
 
     monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
     shutil.copy(DATA / "oob.cu", tmp_path / "oob.cu")
@@ -533,7 +533,7 @@ CORPUS = Path(__file__).parent.parent / "examples" / "kernels"
 def test_corpus_findings_equal_their_expect_lines(model):
     """Every corpus kernel's findings equal its `expect` line and its condition holds — except the
     `hang` the liveness checker will find (a kernel expecting one must show the others)."""
-    from ptxmm.runner import run_tests
+    from ptxmm.testing.runner import run_tests
 
     results = run_tests([str(CORPUS)], model, jobs=1)
     assert results

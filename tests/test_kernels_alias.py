@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import UnsupportedError
-from ptxmm.kernels import MAX_TARGETS, KernelArgs, parse_kernel
+from ptxmm.kernel.kernels import MAX_TARGETS, KernelArgs, parse_kernel
 
 CORPUS = Path(__file__).parent.parent / "examples" / "kernels"
 _OPS = {

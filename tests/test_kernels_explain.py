@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import ptxmm
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.errors import SemanticError
-from ptxmm.explain_findings import explain_findings, finding_graph
+from ptxmm.explanation.findings import explain_findings, finding_graph
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data" / "kernels"

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
-from ptxmm.kernels import KernelArgs, parse_kernel
-from ptxmm.syntax.launch import parse_launch
+from ptxmm.kernel.kernels import KernelArgs, parse_kernel
+from ptxmm.kernel.launch import parse_launch
 
 DATA = Path(__file__).parent / "data" / "kernels"
 

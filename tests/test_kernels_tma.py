@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.kernels import KernelArgs, param_types, parse_kernel
-from ptxmm.syntax.launch import TENSOR_DTYPES, parse_launch
+from ptxmm.kernel.kernels import KernelArgs, param_types, parse_kernel
+from ptxmm.kernel.launch import TENSOR_DTYPES, parse_launch
 
 KDIR = ROOT / "examples" / "hopper" / "kernels"
 IN16 = "{" + ", ".join(str(i) for i in range(1, 17)) + "}"

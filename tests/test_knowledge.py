@@ -1,4 +1,4 @@
-"""Relation analysis of co (ptxmm.knowledge.co_must) for any model.
+"""Relation analysis of co (ptxmm.semantics.knowledge.co_must) for any model.
 
 By hand: small cat texts whose axioms do (SC's co-total plus an acyclic axiom with co and po in a
 union, let-bound unions opened, ``E \\ co`` and ``E \\ co^-1`` bounds) or do not (no totality, po
@@ -22,13 +22,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-import ptxmm.checker
+import ptxmm.queries.checker
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import candidate_space
 from ptxmm.engines.z3 import Z3Problem
-from ptxmm.events import build
-from ptxmm.knowledge import co_must
-from ptxmm.vocab import candidates
+from ptxmm.semantics.events import build
+from ptxmm.semantics.knowledge import co_must
+from ptxmm.semantics.vocab import candidates
 
 STORES = """
 .global .u32 x = 0;

@@ -21,8 +21,8 @@ SRC = "\n".join([".test MANY", ".global .u32 x = 0;"] + [
 def _problem(prog):
     from ptxmm.cat.parser import load_model
     from ptxmm.engines.z3 import _POOL_MAX_CHOICES, Z3Problem
-    from ptxmm.events import build
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.events import build
+    from ptxmm.semantics.vocab import candidates
 
     eg = build(prog, unroll=2)
     cand = candidates(eg)

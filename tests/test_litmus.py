@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, ptx_files
 
 import ptxmm
-from ptxmm.events import build
+from ptxmm.semantics.events import build
 
 FILES = ptx_files()
 IDS = [str(f.relative_to(ROOT)) for f in FILES]

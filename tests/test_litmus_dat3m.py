@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError
-from ptxmm.program import Cmp, Imm, Load, MemRef, Reg, RegRef, Store
+from ptxmm.ir.program import Cmp, Imm, Load, MemRef, Reg, RegRef, Store
 from ptxmm.syntax.litmus import dat3m_tokens
 
 

@@ -6,8 +6,8 @@ from click.testing import CliRunner
 from conftest import ROOT
 
 import ptxmm
-from ptxmm.cli import main
-from ptxmm.program import (
+from ptxmm.cli.main import main
+from ptxmm.ir.program import (
     Addr,
     Alu,
     Atom,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.program import (
+from ptxmm.ir.program import (
     Addr,
     Alu,
     And,

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ptxmm import check, load, parse
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 from ptxmm.errors import PtxmmError
-from ptxmm.events import build
-from ptxmm.liveness import Progress, find_hangs, terminates
-from ptxmm.result import FindingKind
+from ptxmm.queries.hangs import Progress, find_hangs, terminates
+from ptxmm.semantics.events import build
+from ptxmm.semantics.result import FindingKind
 
 EX = ROOT / "examples" / "liveness"
 

@@ -119,7 +119,7 @@ def test_missing_model_file_is_named_as_such():
 def _cli(*args):
     from click.testing import CliRunner
 
-    from ptxmm.cli import main
+    from ptxmm.cli.main import main
 
     return CliRunner().invoke(main, list(args))
 

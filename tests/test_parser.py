@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError
-from ptxmm.program import (
+from ptxmm.ir.program import (
     Addr,
     Alu,
     Atom,

@@ -19,9 +19,9 @@ import ptxmm
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import brute
 from ptxmm.engines.prune import GuidedSpace, Implied, early_axioms, guided_space, implied
-from ptxmm.events import build
-from ptxmm.executions import ExecutionSpace
-from ptxmm.vocab import candidates
+from ptxmm.semantics.events import build
+from ptxmm.semantics.executions import ExecutionSpace
+from ptxmm.semantics.vocab import candidates
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"
 PTX_CAT = (ROOT / "models" / "ptx.cat").read_text()
@@ -90,8 +90,8 @@ def test_every_base_name_is_classified():
     static, chosen or empty-bounded here, or every axiom naming it silently leaves the early
     checks (Causality did, and the PipelineTmaAsync brute force went from 12 candidates to 2592)."""
     from ptxmm.engines.prune import _CHOSEN, _EMPTY, _STATIC
-    from ptxmm.knowledge import FreeChoice
-    from ptxmm.vocab import base_env
+    from ptxmm.semantics.knowledge import FreeChoice
+    from ptxmm.semantics.vocab import base_env
 
     eg = build(ptxmm.load(PIPELINE))
     names = set(base_env(eg, FreeChoice(eg), candidates(eg)).names())

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.program import Addr, Imm, Load, Location, ProxyFence, Red, Reg, Store, Sym
+from ptxmm.ir.program import Addr, Imm, Load, Location, ProxyFence, Red, Reg, Store, Sym
 
 DECLS = """.global .u32 x = 0;
 .global .texref t aliases x;

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from ptxmm.nvcc import find_nvcc
-from ptxmm.pytest_plugin import expectations
+from ptxmm.kernel.nvcc import find_nvcc
+from ptxmm.testing.pytest_plugin import expectations
 
 KERNELS = ROOT / "tests" / "data" / "kernels"
 NO_NVCC = "import ptxmm.nvcc\nptxmm.nvcc.find_nvcc = lambda: None  # as on a machine without CUDA\n"

@@ -299,16 +299,16 @@ def test_every_logic_and_engine_completes_its_protocol():
     from ptxmm.cat.relalg import Logic
     from ptxmm.engines import Engine, engine
     from ptxmm.engines.z3 import Z3Logic
-    from ptxmm.executions import ConcreteLogic
-    from ptxmm.knowledge import FreeLogic
-    from ptxmm.outcomes import observables
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.executions import ConcreteLogic
+    from ptxmm.semantics.knowledge import FreeLogic
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
 
     for lg in (Z3Logic(), ConcreteLogic(), FreeLogic()):
         assert isinstance(lg, Logic), type(lg).__name__
     prog = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)", "t.ptx")
     from ptxmm.cat.parser import load_model
-    from ptxmm.events import build
+    from ptxmm.semantics.events import build
 
     eg = build(prog)
     for name in ("z3", "brute"):

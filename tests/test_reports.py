@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import ROOT
 
 import ptxmm
-from ptxmm.cli import main
+from ptxmm.cli.main import main
 
 MP = str(ROOT / "examples" / "mp-relaxed-acquire.ptx")
 
@@ -91,8 +91,8 @@ def test_deadlock_note_stays_for_an_enumeration():
             ".thread T1 .cta 0 { bar.sync 1; bar.sync 0; }\n~exists (x == 1)\n")
     import io
 
-    from ptxmm.report import render
-    from ptxmm.termtext import Writer
+    from ptxmm.report.termtext import Writer
+    from ptxmm.report.text import render
 
     buf = io.StringIO()
     render(ptxmm.check(ptxmm.parse(text, "t.ptx")), Writer(buf, colour=False))

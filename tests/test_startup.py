@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.engines import AUTO_BRUTE_MAX, candidate_space, pick
-from ptxmm.events import build
-from ptxmm.termtext import Writer, wants_colour
-from ptxmm.vocab import candidates
+from ptxmm.report.termtext import Writer, wants_colour
+from ptxmm.semantics.events import build
+from ptxmm.semantics.vocab import candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 MP = ROOT / "examples" / "mp-relaxed-acquire.ptx"
@@ -114,31 +114,31 @@ def test_a_parallel_batch_exits_and_closes_its_output():
 
 def _dataclass_twin_module():
     """program.py with every ``@record`` written back as ``@dataclass(frozen=True)``."""
-    import ptxmm.program as mod
+    import ptxmm.ir.program as mod
 
     src = Path(mod.__file__).read_text()
     src = src.replace("@record(kw_only=True)\n", "@dataclass(frozen=True, kw_only=True)\n")
     src = src.replace("@record\n", "@dataclass(frozen=True)\n")
-    src = src.replace("from .records import record\n", "from dataclasses import dataclass\n")
+    src = src.replace("from .._infra.records import record\n", "from dataclasses import dataclass\n")
     assert "\n@record" not in src
-    ns: dict = {"__name__": "ptxmm.program_twin", "__package__": "ptxmm"}
-    sys.modules["ptxmm.program_twin"] = type(sys)("ptxmm.program_twin")  # dataclass looks it up
-    sys.modules["ptxmm.program_twin"].__dict__.update(ns)
-    exec(compile(src, "program_twin.py", "exec"), sys.modules["ptxmm.program_twin"].__dict__)
-    return sys.modules["ptxmm.program_twin"]
+    ns: dict = {"__name__": "ptxmm.ir.program_twin", "__package__": "ptxmm.ir"}
+    sys.modules["ptxmm.ir.program_twin"] = type(sys)("ptxmm.ir.program_twin")  # dataclass looks it up
+    sys.modules["ptxmm.ir.program_twin"].__dict__.update(ns)
+    exec(compile(src, "program_twin.py", "exec"), sys.modules["ptxmm.ir.program_twin"].__dict__)
+    return sys.modules["ptxmm.ir.program_twin"]
 
 
 def _records() -> list[str]:
     import dataclasses
 
-    import ptxmm.program as mod
+    import ptxmm.ir.program as mod
 
     return sorted(n for n, c in vars(mod).items() if isinstance(c, type) and dataclasses.is_dataclass(c)
                   and c.__module__ == mod.__name__)
 
 
 def test_every_class_of_the_program_ir_is_a_record():
-    import ptxmm.program as mod
+    import ptxmm.ir.program as mod
 
     names = _records()
     assert len(names) >= 36 and {"Program", "Load", "Instr", "TrueC", "Reg"} <= set(names)
@@ -174,7 +174,7 @@ def test_a_record_behaves_as_the_frozen_dataclass(name, data):
     import inspect
     import pickle
 
-    import ptxmm.program as mod
+    import ptxmm.ir.program as mod
 
     twin = _TWIN.__dict__[name]
     rec = getattr(mod, name)
@@ -300,8 +300,8 @@ def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, g
     with Lark alone (the parser is the runtime's: its trees and errors are the runtime's classes)."""
     import lark
 
-    from ptxmm.resources import data_dir
-    from ptxmm.syntax import larkrt
+    from ptxmm._infra import larkrt
+    from ptxmm._infra.resources import data_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     suffix = ".ptx" if grammar == "ptx.lark" else ".litmus"
@@ -334,7 +334,7 @@ def test_the_parsers_read_every_file_as_lark_alone_does(tmp_path, monkeypatch, g
 def _parse(parser, text: str):
     import lark
 
-    from ptxmm.syntax import larkrt
+    from ptxmm._infra import larkrt
 
     try:
         return parser.parse(text)
@@ -362,31 +362,31 @@ def test_a_check_loads_neither_explain_nor_the_other_commands():
             "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass")
     for f in (RACE_FREE, MP):
         mods = _modules_after(code, str(f))
-        assert "ptxmm.checker" in mods and "ptxmm.syntax.ptx" in mods  # it did check
-        assert not mods & {"ptxmm.explain", "ptxmm.explain_eval", "ptxmm.cli_explain", "ptxmm.graph",
-                           "ptxmm.fix", "ptxmm.jsonout", "json", "rich", "z3"}
-    assert not _modules_after("import ptxmm") & {"ptxmm.explain", "ptxmm.cli", "click"}
+        assert "ptxmm.queries.checker" in mods and "ptxmm.syntax.ptx" in mods  # it did check
+        assert not mods & {"ptxmm.explanation.explain", "ptxmm.explanation.evaluate", "ptxmm.cli.explain", "ptxmm.explanation.graph",
+                           "ptxmm.explanation.fix", "ptxmm.report.jsonout", "json", "rich", "z3"}
+    assert not _modules_after("import ptxmm") & {"ptxmm.explanation.explain", "ptxmm.cli.main", "click"}
 
 
 def test_ptxmm_explain_is_the_function_whoever_loads_the_module_first():
     code = ("import sys, ptxmm\n"
-            "assert 'ptxmm.explain' not in sys.modules and 'explain' in dir(ptxmm)\n"
+            "assert 'ptxmm.explanation.explain' not in sys.modules and 'explain' in dir(ptxmm)\n"
             "from ptxmm.explain import races_in\n"  # the submodule first, by another name
-            "assert callable(ptxmm.explain) and ptxmm.explain.__module__ == 'ptxmm.explain'\n"
+            "assert callable(ptxmm.explain) and ptxmm.explain.__module__ == 'ptxmm.explanation.explain'\n"
             "from ptxmm import Explanation, explain\n"
-            "assert explain is sys.modules['ptxmm.explain'].explain\n"
-            "assert Explanation is sys.modules['ptxmm.explain'].Explanation\n"
+            "assert explain is sys.modules['ptxmm.explanation.explain'].explain\n"
+            "assert Explanation is sys.modules['ptxmm.explanation.explain'].Explanation\n"
             "x = ptxmm.explain(ptxmm.load(sys.argv[1]))\n"
             "assert type(x) is Explanation and x.allowed")
-    assert "ptxmm.explain" in _modules_after(code, str(MP))
+    assert "ptxmm.explanation.explain" in _modules_after(code, str(MP))
     code = "import ptxmm\ntry:\n    ptxmm.nosuchname\nexcept AttributeError:\n    pass"
-    assert "ptxmm.explain" not in _modules_after(code)
+    assert "ptxmm.explanation.explain" not in _modules_after(code)
 
 
 def test_explain_and_graph_are_commands_loaded_when_named():
     from click.testing import CliRunner
 
-    from ptxmm.cli import main
+    from ptxmm.cli.main import main
 
     r = CliRunner().invoke(main, ["--help"])
     assert r.exit_code == 0 and "explain" in r.output and "graph" in r.output
@@ -399,15 +399,15 @@ def test_explain_and_graph_are_commands_loaded_when_named():
 
 def test_python_m_ptxmm_cli_builds_the_commands_once():
     """`python -m ptxmm.cli` runs the module ptxmm.cli's program, not a second copy as __main__."""
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "ptxmm.cli", "check", str(MP)],
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "ptxmm.cli.main", "check", str(MP)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("✓ agrees")
-    assert [ln.split("|")[-1].strip() for ln in r.stderr.splitlines()].count("ptxmm.cli") == 1
+    assert [ln.split("|")[-1].strip() for ln in r.stderr.splitlines()].count("ptxmm.cli.main") == 1
 
 
 # ----- `check --json`: each outcome written as it comes, the same JSON as CheckResult.to_json() ---
 
-from ptxmm.jsonout import BatchWriter, write_result  # noqa: E402
+from ptxmm.report.jsonout import BatchWriter, write_result  # noqa: E402
 
 UNREACHABLE = ".global .u32 x = 0;\n.thread T0 { bra END; st.global.u32 [x], 1; END: }\nexists (x == 1)\n"
 
@@ -508,7 +508,7 @@ def test_ctrl_c_while_a_result_is_written_waits_for_its_end():
     import os
     import signal
 
-    from ptxmm.jsonout import _sigint_deferred
+    from ptxmm.report.jsonout import _sigint_deferred
 
     done = []
     with pytest.raises(KeyboardInterrupt):
@@ -564,7 +564,7 @@ def test_a_damaged_parser_pickle_is_rebuilt(tmp_path, monkeypatch):
 def _option_twins():
     from dataclasses import dataclass, field
 
-    from ptxmm.records import record
+    from ptxmm._infra.records import record
 
     def body(deco):
         @deco

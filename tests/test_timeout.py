@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 import ptxmm
-from ptxmm.cli import _Ticker, main
-from ptxmm.report import SHOWN_ON_TIMEOUT, bounded, render
-from ptxmm.termtext import Writer
+from ptxmm.cli.main import _Ticker, main
+from ptxmm.report.termtext import Writer
+from ptxmm.report.text import SHOWN_ON_TIMEOUT, bounded, render
 
 
 def four_threads() -> str:
@@ -97,7 +97,7 @@ def test_outcomes_shown_on_timeout_keep_the_satisfying_ones():
 def test_race_queries_stop_at_the_deadline():
     """Races are queries of the check itself: past the deadline they stop and the result says the
     list may be incomplete (the verdict already decided is kept)."""
-    from ptxmm.checker import CheckOptions, run
+    from ptxmm.queries.checker import CheckOptions, run
 
     prog = ptxmm.load("examples/mp-relaxed-acquire.ptx")
     done = ptxmm.check(prog)
@@ -164,9 +164,9 @@ def test_value_resolution_leaves_no_cycle_for_the_paused_collector():
     import gc
     import itertools
 
-    from ptxmm.events import build
-    from ptxmm.executions import read_values, rf_choices
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.events import build
+    from ptxmm.semantics.executions import read_values, rf_choices
+    from ptxmm.semantics.vocab import candidates
 
     eg = build(ptxmm.load("examples/mp-relaxed-acquire.ptx"))
     rfs = [rf for *_, rf in itertools.islice(rf_choices(eg, candidates(eg)), 64) if rf]
@@ -187,9 +187,9 @@ def test_coherence_orders_are_listed_with_the_clock_watched():
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline, TimedOut
     from ptxmm.engines.brute import BruteProblem
-    from ptxmm.events import build
-    from ptxmm.outcomes import observables
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.events import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
 
     text = ".global .u32 x = 0;\n" + "".join(
         f".thread T{t} {{ st.global.u32 [x], {2 * t + 1}; st.global.u32 [x], {2 * t + 2}; }}\n"
@@ -210,9 +210,9 @@ def test_encoding_stops_between_phases_once_past_the_deadline(monkeypatch):
     import ptxmm.engines.z3 as z3e
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline, TimedOut
-    from ptxmm.events import build
-    from ptxmm.outcomes import observables
-    from ptxmm.vocab import candidates
+    from ptxmm.semantics.events import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
 
     def interp_not_expected(*a, **kw):
         raise AssertionError("the model was interpreted past the deadline")

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-from ptxmm.values import unspec_key
+from ptxmm.ir.values import unspec_key
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"  # PTXMM_SLOW=1: the properties run 500 examples
 
@@ -201,7 +201,7 @@ def test_explain_and_fix_with_an_unspecified_value():
     """The witness carries the value the solver chose; --fix maps it onto the fixed program
     (it raised KeyError). Explaining a forbidden outcome enumerates concrete candidates: where
     one would need the free value, a typed "not supported yet", never a traceback."""
-    from ptxmm.explain import explain
+    from ptxmm.explanation.explain import explain
 
     x = explain(ptxmm.parse(MP_DIV.replace("COND", "T1:%r0 == 1 /\\ T1:%r1 == 0"), "mp.ptx"), fix=True)
     assert x.allowed and x.fixes.solutions
@@ -214,7 +214,7 @@ def test_explain_and_fix_with_an_unspecified_value():
 def test_cli_names_the_line_and_says_how_it_decided(tmp_path):
     from click.testing import CliRunner
 
-    from ptxmm.cli import main
+    from ptxmm.cli.main import main
 
     f = tmp_path / "div0.ptx"
     f.write_text(DIV0.replace("OP", "div").replace("COND", "exists (T0:%r2 == 7)"))

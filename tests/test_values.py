@@ -102,7 +102,7 @@ exists (T0:%r1 == 0x2345)"""
 ])
 def test_division_truncates_toward_zero(op, a, b, want):
     """div.s/rem.s truncate toward zero, the remainder takes the dividend's sign (as C)."""
-    from ptxmm.values import Const, Op, evaluate, mask
+    from ptxmm.ir.values import Const, Op, evaluate, mask
 
     got = evaluate(Op(op, (Const(mask(a, 32), 32), Const(mask(b, 32), 32)), 32), {})
     assert got == mask(want, 32)

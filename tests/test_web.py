@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptxmm.cat.parser import builtin_models
-from ptxmm.cli import main
-from ptxmm.nvcc import find_nvcc
+from ptxmm.cli.main import main
+from ptxmm.kernel.nvcc import find_nvcc
 from ptxmm.web import formats
 from ptxmm.web.examples import Library
 from ptxmm.web.jobs import ACCEPTS, Job, RequestError, budget, job_of, run, stopped
@@ -117,7 +117,7 @@ def _kinds(body: str) -> list[str]:
 
 
 def _no_nvcc(monkeypatch):
-    import ptxmm.nvcc
+    import ptxmm.kernel.nvcc
 
     monkeypatch.setattr(ptxmm.nvcc, "find_nvcc", lambda: None)
 

@@ -38,7 +38,7 @@ def running_server(*args: str, log: Path | None = None):
     """``ptxmm serve`` on a free loopback port with ``args``; yields its base URL; stopped after."""
     port = _free_port()
     out = open(log, "w") if log else subprocess.DEVNULL
-    proc = subprocess.Popen([sys.executable, "-m", "ptxmm.cli", "serve", "--port", str(port), *args],
+    proc = subprocess.Popen([sys.executable, "-m", "ptxmm.cli.main", "serve", "--port", str(port), *args],
                             stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}"
@@ -151,7 +151,7 @@ def _kernel_requests(server: str) -> None:
     assert status == 200 and {f["kind"] for f in json.loads(body)["findings"]} == {"race", "assert-fails"}
     status, body, _ = post(server + "/api/check", {"source": (kernels / "mp_relaxed.cu").read_text(),
                                                    "format": "cu"})
-    from ptxmm.nvcc import find_nvcc
+    from ptxmm.kernel.nvcc import find_nvcc
 
     if find_nvcc() is None:
         assert status == 422 and _error(body)["kind"] == "nvcc error"

@@ -25,7 +25,7 @@ from ptxmm.device.env import PRESETS
 from ptxmm.device.layout import make_layout
 from ptxmm.device.tune import tune as run_tune
 from ptxmm.errors import PtxmmError
-from ptxmm.runner import collect
+from ptxmm.testing.runner import collect
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"

@@ -80,7 +80,7 @@ def names_of(path: str) -> list[str]:
 
 
 def model_of(prog) -> dict:
-    from ptxmm.checker import check
+    from ptxmm.queries.checker import check
 
     res = check(prog, "ptx", unroll=2, observe="all", flags=False)
     return {"holds": res.holds, "allowed": [o.outcome.as_dict() for o in res.outcomes],

@@ -10,11 +10,8 @@ Typical use::
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .checker import check
 from .errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -25,43 +22,32 @@ from .errors import (
     SourcePos,
     UnsupportedError,
 )
+from .ir.program import Program
 from .loading import load, parse
-from .program import Program
-from .result import CheckResult, Execution, Finding, FindingKind, Outcome, OutcomeInfo
+from .queries.checker import check
+from .semantics.result import CheckResult, Execution, Finding, FindingKind, Outcome, OutcomeInfo
 
 if TYPE_CHECKING:
-    from .explain import Explanation, explain
+    from .explanation.explain import Explanation, explain
 
 __version__ = "0.1.0"
 
 # ``ptxmm.explain`` and ``ptxmm.Explanation`` are loaded on first use: ``ptxmm check`` does without
-# them (6 ms of its start-up). The function ``explain`` shares its name with the submodule that
-# defines it; Python's import system sets the package's attribute to a submodule when it first
-# imports one (``from .explain import ...`` anywhere), so that assignment is turned into the
-# function: ``ptxmm.explain`` is the function whoever imported the submodule first.
+# them (6 ms of its start-up). They live in ``ptxmm.explanation.explain``; no submodule of this
+# package is named ``explain``, so the attribute is always the function.
 _LAZY = ("explain", "Explanation")
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from importlib import import_module
+        from .explanation import explain as _explain
 
-        return getattr(import_module(".explain", __name__), name)
+        return getattr(_explain, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
-
-
-class _Package(ModuleType):
-    def __setattr__(self, name: str, value) -> None:
-        if name == "explain" and isinstance(value, ModuleType):  # the submodule, just imported
-            value = value.explain
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = ["load", "parse", "check", "explain", "Explanation", "Program", "CheckResult", "Outcome",

@@ -1,5 +1,5 @@
 """``python -m ptxmm``: the command line."""
 
-from .cli import entry
+from .cli.main import entry
 
 entry()

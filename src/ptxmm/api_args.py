@@ -17,8 +17,8 @@ from typing import Any
 
 from .cat.parser import Model
 from .errors import ArgumentError, ArgumentTypeError
+from .ir.program import Program
 from .loading import load
-from .program import Program
 
 # the command line's ranges and choices (cli.py states the same in its click options)
 UNROLL_MAX = 64

@@ -3,7 +3,7 @@ as ``file:line:col: error: message`` plus the hint, and exits with code 2 (never
 
 from __future__ import annotations
 
-from .records import record
+from ._infra.records import record
 
 
 @record

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ArgumentError, PtxmmError, SourcePos
-from .program import Program
+from .ir.program import Program
 
 
 def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None) -> Program:
@@ -16,7 +16,7 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
     file or a PTX module (nvcc's output) is a kernel, launched as its ``// ptxmm: launch`` line or
     ``kernel`` (:class:`ptxmm.kernels.KernelArgs`) says."""
     if fmt == "kernel" or (fmt is None and _is_kernel(text, file)):
-        from .kernels import parse_kernel
+        from .kernel.kernels import parse_kernel
 
         return parse_kernel(text, file, kernel)
     if fmt is None:
@@ -39,7 +39,7 @@ def _is_kernel(text: str, file: str) -> bool:
         return True
     if Path(file).suffix == ".litmus" or ".entry" not in text:
         return False
-    from .syntax.ptx_module import is_module
+    from .kernel.module import is_module
 
     return is_module(text)
 

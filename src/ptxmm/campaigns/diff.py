@@ -60,7 +60,7 @@ def smallest_per_shape(rows: Iterable[tuple[dict, Item]]) -> list[tuple[dict, It
 def why(item: Item, model: str, unroll: int = 2) -> dict:
     """The test's condition outcome explained under ``model``: the verdict and, when forbidden, the
     axioms each failing group of candidate executions violates (the first group's cycle in words)."""
-    from ..explain import explain
+    from ..explanation.explain import explain
     from .work import load_item
 
     x = explain(load_item(item), model, unroll=unroll)

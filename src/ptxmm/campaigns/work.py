@@ -61,7 +61,7 @@ def test_rows(items: list[Item], model: str, unroll: int = 2, timeout: float | N
     """``ptxmm test``'s per-test result (runner.TestOutcome) of each item, as a JSON row; the
     expectation from ``expected`` (runner.read_expected's map) where it names the file, else the
     test's own ``.expect``."""
-    from ..runner import TestOutcome, _lookup
+    from ..testing.runner import TestOutcome, _lookup
 
     rows = []
     for it in items:

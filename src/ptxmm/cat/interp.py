@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import operator
 
+from .._infra import larkrt
+from .._infra.larkrt import token_texts
+from .._infra.records import record
 from ..errors import ModelError, SourcePos
-from ..records import record
-from ..syntax import larkrt
-from ..syntax.larkrt import token_texts
 from .parser import Model, Stmt
 from .relalg import ESet, Rel, cartesian, identity, lift
 

@@ -7,10 +7,10 @@ from dataclasses import field
 from functools import cache
 from pathlib import Path
 
+from .._infra import larkrt
+from .._infra.records import record
+from .._infra.resources import cache_dir, data_dir, digest
 from ..errors import ModelError, SourcePos
-from ..records import record
-from ..resources import cache_dir, data_dir, digest
-from ..syntax import larkrt
 from ..syntax.lark_errors import convert
 
 
@@ -44,7 +44,7 @@ class Model:
 
 @cache
 def _parser() -> larkrt.Lark:
-    from ..syntax.lark_build import build
+    from .._infra.lark_build import build
 
     return build("cat.lark", parser="lalr", propagate_positions=True)
 

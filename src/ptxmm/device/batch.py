@@ -23,8 +23,8 @@ from typing import Any
 from rich.console import Console
 
 from ..errors import PtxmmError, UnsupportedError
-from ..program import Program
-from ..result import CheckResult
+from ..ir.program import Program
+from ..semantics.result import CheckResult
 from .build import CompileTimeout, compile_cubin
 from .codegen import generate
 from .harness import DeviceTimeout

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ..program import (
+from ..ir.program import (
     Addr,
     Alu,
     Atom,

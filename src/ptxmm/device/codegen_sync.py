@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from ..program import (
+from ..ir.program import (
     AsyncStore,
     Barrier,
     BulkCopy,

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import PtxmmError
-from ..program import Program
+from ..ir.program import Program
 from .batch import NO_DEVICE, Batch, Job, Progress, Skip, plan, run_batch, write_json
 from .env import Env
 

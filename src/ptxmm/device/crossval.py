@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..checker import check
 from ..errors import UnsupportedError
-from ..events import build
-from ..outcomes import observables, satisfies, unspecified_observables
-from ..program import Program
-from ..result import CheckResult, Outcome
+from ..ir.program import Program
+from ..queries.checker import check
+from ..semantics.events import build
+from ..semantics.outcomes import observables, satisfies, unspecified_observables
+from ..semantics.result import CheckResult, Outcome
 from .env import Env
 from .harness import DeviceRun, Harness
 from .hunt import HuntResult
@@ -90,7 +90,7 @@ def prepare(prog: Program, model: str = "ptx", unroll: int = 2) -> tuple[CheckRe
 def _refuse_hangs(prog: Program, model: str, unroll: int) -> None:
     """A test the model lets hang (a spin or a barrier wait that may never end, docs/liveness.md) is
     not run: on the GPU it would spin until the kernel's timeout ends the whole batch."""
-    from ..liveness import find_hangs
+    from ..queries.hangs import find_hangs
 
     hangs = find_hangs(prog, model, unroll=unroll, every=False)
     if hangs:

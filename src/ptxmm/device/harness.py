@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, replace
 
 from ..errors import PtxmmError
-from ..program import Program
-from ..result import Outcome
+from ..ir.program import Program
+from ..semantics.result import Outcome
 from .build import compile_cubin
 from .codegen import fusable, generate
 from .env import RANDOM_CHUNK_S, Env, draw_config, fit

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..program import Branch
-from ..result import Outcome
+from ..ir.program import Branch
+from ..semantics.result import Outcome
 from .env import PRESETS, Env
 from .layout import Layout
 

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import PtxmmError, UnsupportedError
-from ..result import Outcome
+from ..semantics.result import Outcome
 from .batch import COMPILE, DEVICE_UNSUPPORTED, INTERNAL, MODEL, PARSE, TIMEOUT, UNSUPPORTED, Job, Skip
 from .build import CompileTimeout
 from .env import Env
@@ -151,8 +151,8 @@ def _satisfies(plan: KernelPlan) -> Callable[[tuple[int, ...]], bool | None]:
     prog = plan.prog
     if prog.condition is None:
         return lambda v: None
-    from ..events import build
-    from ..outcomes import satisfies
+    from ..semantics.events import build
+    from ..semantics.outcomes import satisfies
 
     eg = build(prog, unroll=0)
 
@@ -171,7 +171,7 @@ def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
                      compile_timeout: float = 300.0) -> KernelJob | Skip:
     """Load, model-check, plan and assemble one kernel file, or say why not (a row)."""
     from .. import load
-    from ..nvcc import CompileError
+    from ..kernel.nvcc import CompileError
 
     try:
         prog = load(path, kernel=kernel)

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PtxmmError, UnsupportedError
-from ..program import Program, type_width
-from ..result import CheckResult, FindingKind
+from ..ir.program import Program, type_width
+from ..semantics.result import CheckResult, FindingKind
 from .tensor import MapArgs
 
 GUARD = 128  # bytes of guard before, between and after the buffers of one instance
@@ -186,7 +186,7 @@ def _refuse(message: str, hint: str | None = None) -> UnsupportedError:
 def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) -> KernelPlan:
     """The plan for a kernel Program (``ptxmm.load`` of a kernel file) and the PTX nvcc made of it.
     Raises UnsupportedError (its message says "on the device") for a kernel it does not run."""
-    from ..checker import check
+    from ..queries.checker import check
 
     info = prog.meta["kernel"]
     launch = info.launch
@@ -260,9 +260,9 @@ def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...]) -> frozenset[tup
 
 
 def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, ...] = ()) -> tuple[Arg, ...]:
-    from ..kernels import TENSORMAP_BYTES, find_kernel, param_types
-    from ..syntax import ptx_module
-    from ..syntax.launch import Buffer, TensorMapArg
+    from ..kernel import module as ptx_module
+    from ..kernel.kernels import TENSORMAP_BYTES, find_kernel, param_types
+    from ..kernel.launch import Buffer, TensorMapArg
 
     fn = find_kernel(ptx_module.parse(ptx, "<kernel>"), info.kernel, None)
     codes = param_types(fn.name)
@@ -361,7 +361,7 @@ def assemble(ptx: str, timeout: float | None = 300.0) -> Path:
 def kernel_ptx(path: Path, nvcc_flags: str | None = None) -> str:
     """The PTX of a kernel file: nvcc's (cached) for a ``.cu``, the file itself for a module."""
     if path.suffix == ".cu":
-        from ..nvcc import compile_cu
+        from ..kernel.nvcc import compile_cu
 
         return compile_cu(path, nvcc_flags)[0]
     return path.read_text()

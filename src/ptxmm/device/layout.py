@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
-from ..events import build
-from ..outcomes import Observable, observables
-from ..program import (
+from ..ir.program import (
     MEMORY_INSTRS,
     Addr,
     Alu,
@@ -41,6 +39,8 @@ from ..program import (
     operands,
     value_operands,
 )
+from ..semantics.events import build
+from ..semantics.outcomes import Observable, observables
 from ..syntax.litmus import narrowed_to_32_bits
 from .env import pow2
 from .sync import HOPPER, SyncPlan, mbarrier_locations, mbarrier_only

@@ -3,7 +3,7 @@ declarations); the operands it reads are :func:`ptxmm.program.value_operands`.""
 
 from __future__ import annotations
 
-from ..program import Alu, Atom, Instruction, Load, Mov, Reg, Selp, Setp
+from ..ir.program import Alu, Atom, Instruction, Load, Mov, Reg, Selp, Setp
 
 
 def dst(ins: Instruction) -> Reg | None:

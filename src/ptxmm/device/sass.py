@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..program import Atom, Branch, Load, Program, Red, Store
+from ..ir.program import Atom, Branch, Load, Program, Red, Store
 
 _CLASS = {"LDG": "ld", "LDS": "ld", "LD": "ld", "STG": "st", "STS": "st", "ST": "st",
           "ATOMG": "atom", "ATOMS": "atom", "ATOM": "atom", "RED": "atom", "REDG": "atom",

@@ -5,7 +5,7 @@ possible outcome and nothing else."""
 from __future__ import annotations
 
 from .. import load
-from ..resources import data_dir
+from .._infra.resources import data_dir
 from .crossval import crossval
 from .env import Env
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
-from ..program import (
+from ..ir.program import (
     MEMORY_INSTRS,
     Alu,
     AsyncStore,
@@ -128,7 +128,7 @@ CTARANK = "%cluster_ctarank"
 
 def reads_ctarank(ins) -> bool:
     """Whether an instruction reads the special register ``%cluster_ctarank``."""
-    from ..program import value_operands
+    from ..ir.program import value_operands
 
     return any(isinstance(o, Reg) and o.name == CTARANK for o in value_operands(ins))
 
@@ -345,7 +345,7 @@ def _check_inval(prog: Program) -> None:
     """An mbarrier operation on an invalidated object is undefined behaviour (PTX ISA,
     mbarrier.inval): a test whose executions may do one (the model's finding
     ``mbarrier-use-after-inval``) has no defined hardware behaviour to compare."""
-    from ..checker import check
+    from ..queries.checker import check
 
     res = check(prog, "ptx", flags=True)
     for f in res.findings:

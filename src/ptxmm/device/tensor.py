@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import PtxmmError, UnsupportedError
-from ..program import TENSORMAP_BYTES, Location, Program, Sym, TensorCopy
+from ..ir.program import TENSORMAP_BYTES, Location, Program, Sym, TensorCopy
 from .sync import BULK_BYTES as CHUNK  # bytes per model word
 
 BOX_ALIGN = 128  # bytes: the shared address of a tensor copy's box

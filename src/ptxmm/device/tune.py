@@ -9,8 +9,8 @@ import json
 import random
 from dataclasses import dataclass
 
-from ..program import Program
-from ..result import CheckResult
+from ..ir.program import Program
+from ..semantics.result import CheckResult
 from .build import cache_dir
 from .crossval import CrossResult, crossval, prepare
 from .env import PRESETS, Env, random_env

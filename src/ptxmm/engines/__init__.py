@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
-from ..events import Kind
-from ..records import record
-from ..result import Execution
+from .._infra.records import record
+from ..semantics.events import Kind
+from ..semantics.result import Execution
 
 # one allowed outcome: the observables' values (unsigned, at their widths), a witness
 # execution, and the model flags the witness raises

@@ -12,12 +12,12 @@ from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..errors import UnsupportedError
-from ..events import EventGraph
-from ..outcomes import Observable, eval_cond, value_expr
-from ..program import CondExpr
-from ..result import Execution
-from ..values import evaluate
-from ..vocab import Candidates, base_env
+from ..ir.program import CondExpr
+from ..ir.values import evaluate
+from ..semantics.events import EventGraph
+from ..semantics.outcomes import Observable, eval_cond, value_expr
+from ..semantics.result import Execution
+from ..semantics.vocab import Candidates, base_env
 from . import NO_DEADLINE, Deadline, Raised
 from .prune import guided_space
 

@@ -44,16 +44,16 @@ import itertools
 from collections.abc import Iterator
 from functools import cache
 
+from .._infra import larkrt
+from .._infra.records import record
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model, Stmt
 from ..cat.relalg import ESet, Rel
-from ..events import EventGraph, Kind
-from ..executions import ConcreteChoice, ExecutionSpace, RfSearch, coherence_orders
-from ..records import record
-from ..syntax import larkrt
-from ..values import TRUE, evaluate, reads_of
-from ..vocab import SCOPE_TAG, SEM_TAG, base_env
+from ..ir.values import TRUE, evaluate, reads_of
+from ..semantics.events import EventGraph, Kind
+from ..semantics.executions import ConcreteChoice, ExecutionSpace, RfSearch, coherence_orders
+from ..semantics.vocab import SCOPE_TAG, SEM_TAG, base_env
 
 # ----- recognising the axioms ----------------------------------------------------------------
 

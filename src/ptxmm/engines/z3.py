@@ -24,19 +24,19 @@ from itertools import count, product
 
 import z3
 
-from .. import executions
+from .._infra.records import record
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..cat.relalg import Guard, Universe
 from ..errors import ModelError
-from ..events import Event, EventGraph, Kind, final_reg
-from ..outcomes import Observable
-from ..program import And, Cmp, CondExpr, Not, Or
-from ..records import record
-from ..result import Execution
-from ..values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
-from ..vocab import Barriers, Candidates, base_env, exclusive
+from ..ir.program import And, Cmp, CondExpr, Not, Or
+from ..ir.values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
+from ..semantics import executions
+from ..semantics.events import Event, EventGraph, Kind, final_reg
+from ..semantics.outcomes import Observable
+from ..semantics.result import Execution
+from ..semantics.vocab import Barriers, Candidates, base_env, exclusive
 from . import NO_DEADLINE, Deadline, Raised, TimedOut
 
 

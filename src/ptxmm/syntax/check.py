@@ -39,8 +39,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field, replace
 
+from .._infra.larkrt import Token, Tree
+from .._infra.records import record
 from ..errors import Diagnostic, ParseError, SemanticError, SourcePos, UnsupportedError
-from ..program import (
+from ..ir.program import (
     MEMORY_INSTRS,
     Addr,
     Alu,
@@ -77,8 +79,6 @@ from ..program import (
     operands,
     type_width,
 )
-from ..records import record
-from .larkrt import Token, Tree
 from .ptx_isa import ATOM_TYPES, INSTR_TYPES, SETP_TYPES, register_fits
 
 MAX_THREADS = 64

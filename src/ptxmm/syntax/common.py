@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import difflib
 
+from .._infra.larkrt import Token, Tree
 from ..errors import ParseError, SemanticError, SourcePos
-from ..program import And, Cmp, Condition, Not, Or, TrueC
-from .larkrt import Token, Tree
+from ..ir.program import And, Cmp, Condition, Not, Or, TrueC
 
 
 def int_literal(text: str, pos: SourcePos | None = None) -> int:

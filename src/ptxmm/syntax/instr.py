@@ -37,8 +37,9 @@ import difflib
 import re
 from dataclasses import field
 
+from .._infra.records import record
 from ..errors import ParseError, SourcePos, UnsupportedError
-from ..program import (
+from ..ir.program import (
     Addr,
     Alu,
     AsyncStore,
@@ -72,7 +73,6 @@ from ..program import (
     TensorMapReplace,
     Wgmma,
 )
-from ..records import record
 from .check import did_you_mean
 from .ptx_isa import PTX_OPCODES
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .._infra import larkrt
 from ..errors import ParseError, SourcePos
-from . import larkrt
 
 _PRETTY = {
     "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['",

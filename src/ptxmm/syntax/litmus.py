@@ -76,9 +76,12 @@ from bisect import bisect_right
 from functools import cache
 from pathlib import Path
 
+from .._infra import larkrt
+from .._infra.gcpause import no_gc
+from .._infra.larkrt import Token, Tree
+from .._infra.records import record
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
-from ..gcpause import no_gc
-from ..program import (
+from ..ir.program import (
     MEMORY_INSTRS,
     Addr,
     Alu,
@@ -113,9 +116,7 @@ from ..program import (
     TrueC,
     operands,
 )
-from ..records import record
-from . import check, lark_errors, larkrt
-from .larkrt import Token, Tree
+from . import check, lark_errors
 
 TYPE = "s64"  # Dat3M's litmus values: its 64-bit arch type (TypeFactory.getArchType), signed compares
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
@@ -285,7 +286,7 @@ _TAIL_START = frozenset(("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NO
 
 @cache
 def _parser() -> larkrt.Lark:
-    from .lark_build import build
+    from .._infra.lark_build import build
 
     return build("litmus.lark", parser="lalr", propagate_positions=True, lexer=_Dat3mLexer)
 

@@ -19,10 +19,13 @@ from __future__ import annotations
 from dataclasses import field, replace
 from functools import cache
 
-from .. import mbarrier
+from .._infra import larkrt
+from .._infra.gcpause import no_gc
+from .._infra.larkrt import Token, Tree
+from .._infra.records import record
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
-from ..gcpause import no_gc
-from ..program import (
+from ..ir import mbarrier
+from ..ir.program import (
     MEMORY_INSTRS,
     Addr,
     Condition,
@@ -45,16 +48,14 @@ from ..program import (
     type_width,
     value_operands,
 )
-from ..records import record
-from . import check, lark_errors, larkrt
+from . import check, lark_errors
 from .common import build_cond, expectation, int_literal
 from .instr import Handle, Vec, decode
-from .larkrt import Token, Tree
 
 
 @cache
 def _parser() -> larkrt.Lark:
-    from .lark_build import build
+    from .._infra.lark_build import build
 
     return build("ptx.lark", parser="lalr", maybe_placeholders=False)
 

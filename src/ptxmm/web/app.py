@@ -75,7 +75,7 @@ class Api:
     async def info(self, request: Request) -> Response:
         from .. import __version__
         from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
-        from ..nvcc import find_nvcc
+        from ..kernel.nvcc import find_nvcc
         from .formats import FORMATS
 
         models = [{"name": n, "description": _first_line(p)} for n, p in self.models.items()]

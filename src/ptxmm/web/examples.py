@@ -10,7 +10,7 @@ import re
 from functools import cached_property
 from pathlib import Path
 
-from ..resources import data_dir
+from .._infra.resources import data_dir
 from .formats import format_of
 
 GROUPS = (("teaching", "Tutorial steps"), ("", "Examples"), ("classic", "Classic shapes"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from ..program import Program
+from ..ir.program import Program
 
 FORMATS = ("ptx", "litmus", "cu")
 SUFFIX = {"ptx": ".ptx", "litmus": ".litmus", "cu": ".cu"}
@@ -30,7 +30,7 @@ def is_kernel(text: str, fmt: str) -> bool:
         return True
     if fmt != "ptx" or ".entry" not in text:
         return False
-    from ..syntax.ptx_module import is_module
+    from ..kernel.module import is_module
 
     return is_module(text)
 

@@ -204,8 +204,8 @@ def _kernel(job: Job, fmt: str) -> Answer:
     from dataclasses import replace
 
     from ..errors import SourcePos
-    from ..kernels import KernelArgs
-    from ..syntax.launch import parse_launch
+    from ..kernel.kernels import KernelArgs
+    from ..kernel.launch import parse_launch
     from .kernel_source import check_cu, check_ptx_files, cuda_include, plain_ptx_files, sandbox
 
     t0 = time.monotonic()
@@ -219,7 +219,7 @@ def _kernel(job: Job, fmt: str) -> Answer:
         os.environ["PTXMM_CACHE"] = str(tmp / "cache")
         try:
             if fmt == "cu":
-                from ..nvcc import compile_cu
+                from ..kernel.nvcc import compile_cu
 
                 (tmp / job.file).write_text(job.source)
                 ptx, _ = compile_cu(job.file)  # cached: the front end's compile below reads it back
@@ -245,8 +245,8 @@ def _kernel(job: Job, fmt: str) -> Answer:
 
 
 def _check(job: Job, prog) -> Answer:
-    from ..checker import check
-    from ..jsonout import write_result
+    from ..queries.checker import check
+    from ..report.jsonout import write_result
 
     res = check(prog, job.model, engine=job.engine, unroll=job.unroll, observe=job.observe,
                 verdict_only=job.observe == "condition", max_outcomes=job.max_outcomes,
@@ -256,8 +256,8 @@ def _check(job: Job, prog) -> Answer:
     write_result(res, out)
     if not job.text:
         return 200, out.getvalue() + "\n", JSON
-    from ..report import render
-    from ..termtext import Writer
+    from ..report.termtext import Writer
+    from ..report.text import render
 
     report = io.StringIO()
     for w in res.program.warnings:
@@ -269,7 +269,7 @@ def _check(job: Job, prog) -> Answer:
 
 
 def _explain(job: Job, prog) -> Answer:
-    from ..explain import explain
+    from ..explanation.explain import explain
 
     x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
                 fix_bound=job.fix_bound)
@@ -277,15 +277,15 @@ def _explain(job: Job, prog) -> Answer:
     if job.text:
         obj["text"] = str(x)
     if job.graph:
-        from ..graph import svg
+        from ..explanation.graph import svg
 
         obj["svg"] = svg(x.graph) if x.graph is not None and not x.unknown else None
     return 200, json.dumps(obj, indent=2) + "\n", JSON
 
 
 def _graph(job: Job, prog) -> Answer:
-    from ..explain import explain
-    from ..graph import svg
+    from ..explanation.explain import explain
+    from ..explanation.graph import svg
 
     x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll)
     if x.unknown:

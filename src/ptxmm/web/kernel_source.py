@@ -183,7 +183,7 @@ def cuda_include() -> Path | None:
     ``nvcc --dryrun`` says: nvcc may be a wrapper script elsewhere), if any."""
     import subprocess
 
-    from ..nvcc import find_nvcc
+    from ..kernel.nvcc import find_nvcc
 
     nvcc = find_nvcc()
     if nvcc is None:

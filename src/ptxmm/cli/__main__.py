@@ -1,0 +1,5 @@
+"""``python -m ptxmm.cli``: the command line."""
+
+from .main import entry
+
+entry()

@@ -1,0 +1,147 @@
+"""`ptxmm explain` and `ptxmm graph` (cli.py adds them to the command group when they are named)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import load
+from ..api_args import UNROLL_MAX
+from ..errors import PtxmmError
+from .common import _fail, error_json, finish_batch, interrupted
+from .liveness import liveness_options
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--outcome", default=None,
+              help='the outcome to explain, e.g. "T1:%r0=1 T1:%r1=0" (default: the condition\'s)')
+@click.option("--model", "-m", default="ptx", show_default=True,
+              help="model name (see `ptxmm models`) or path to a .cat file")
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
+@click.option("--fix", is_flag=True, help="search the smallest strengthenings that forbid the outcome")
+@click.option("--fix-bound", type=click.IntRange(1), default=400, show_default=True,
+              help="at most this many engine checks for --fix")
+@click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
+@liveness_options("also explain each hang: where a thread waits forever, why, and the execution up to it")
+@click.option("--finding", default=None, type=click.Choice(["race", "assert-fails", "out-of-bounds", "hang"]),
+              help="explain the check's findings of this kind, each with its witness execution (a kernel "
+                   "without --outcome: every finding, after its condition's explanation if it has one)")
+def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=False,
+            progress_model="fair", finding=None) -> None:
+    """Why each of FILES' outcome is forbidden (violated axioms, shortest cycles) or allowed (a
+    witness, the missing ordering); with --fix, the smallest changes that forbid it.
+
+    Every file is reported: one that cannot be explained is an error (on stderr, and an object
+    with an "error" member in the JSON); the exit status is then 2, as it is when a verdict is
+    unknown (no execution finishes within --unroll)."""
+    from ..explanation.explain import explain as api_explain
+
+    out, failed, i = [], 0, 0
+    try:
+        for i, f in enumerate(files):
+            try:
+                prog = load(f)
+                fx = _findings(prog, outcome, model, unroll, progress_model, finding, liveness)
+                x = None if fx is not None and (finding or prog.condition is None) else \
+                    api_explain(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound)
+            except PtxmmError as e:
+                failed += 1
+                click.echo(str(e), err=True)
+                out.append(error_json(f, e.kind, e.message, e.pos, e.hint))
+                continue
+            if x is None:
+                _echo_findings(out, fx, i, as_json, prog)
+                continue
+            failed += x.unknown is not None  # no verdict: exit 2, as check does
+            hangs = _hangs(f, model, unroll, progress_model) if liveness else None
+            if as_json:
+                live = {} if hangs is None else {"hangs": [h.to_json() for h in hangs],
+                                                 "progress": progress_model}
+                found = {} if fx is None else {"findings": [y.to_json() for y in fx]}
+                out.append(x.to_json() | live | found)
+            else:
+                click.echo(("\n" if i else "") + str(x))
+                for y in fx or ():
+                    click.echo("\n" + str(y))
+                if hangs is not None:
+                    click.echo("\n".join(h.explained() for h in hangs) if hangs else
+                               f"liveness: no execution hangs (progress {progress_model})")
+    except KeyboardInterrupt:
+        failed += interrupted(out, files, i, "explained")
+    finish_batch(out, failed, as_json)
+
+
+def _findings(prog, outcome, model, unroll, progress_model, finding, liveness):
+    """The findings to explain (explain_findings): those of kind ``finding``, or every finding
+    of a kernel explained without --outcome; None: none asked for."""
+    if finding is None and (outcome is not None or prog.format != "kernel"):
+        return None
+    from ..explanation.findings import explain_findings
+
+    return explain_findings(prog, model, kind=finding, unroll=unroll, progress=progress_model,
+                            hangs=not liveness)
+
+
+def _echo_findings(out: list, fx, i: int, as_json: bool, prog) -> None:
+    if as_json:
+        out.append({"name": prog.name, "file": prog.file, "findings": [y.to_json() for y in fx]})
+        return
+    text = "\n\n".join(str(y) for y in fx) or f"{prog.name}  ({prog.file})\nno findings"
+    click.echo(("\n" if i else "") + text)
+
+
+def _hangs(f, model, unroll, progress_model) -> list:
+    from ..queries.hangs import find_hangs
+
+    return find_hangs(load(f), model, unroll, progress_model)
+
+
+@click.command()
+@click.argument("file")
+@click.option("--outcome", default=None, help="the outcome whose execution to draw")
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
+@click.option("-o", "--output", default=None,
+              help="out.svg (drawn by ptxmm), out.dot (graphviz source), out.png (needs `dot`)")
+@click.option("--ascii", "as_ascii", is_flag=True, help="draw in the terminal")
+@click.option("--finding", default=None, type=click.Choice(["race", "assert-fails", "out-of-bounds", "hang"]),
+              help="draw the witness of the check's first finding of this kind (a kernel without a "
+                   "condition or --outcome: its first finding)")
+def graph(file, outcome, model, unroll, output, as_ascii, finding=None) -> None:
+    """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
+    derived relations of the explanation, the violating cycle highlighted."""
+    from ..explanation.explain import explain as api_explain
+    from ..explanation.graph import ascii_art, render_file, svg
+
+    try:
+        prog = load(file)
+        if finding is not None or (outcome is None and prog.format == "kernel" and prog.condition is None):
+            from ..explanation.findings import finding_graph
+
+            x = _Drawn(finding_graph(prog, model, kind=finding, unroll=unroll))
+        else:
+            x = api_explain(prog, model, outcome=outcome, unroll=unroll)
+        if x.unknown:
+            raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
+        if x.graph is None:
+            raise PtxmmError("no candidate execution produces this outcome", None,
+                             "the explanation lists why; nothing to draw")
+        if as_ascii:
+            click.echo(ascii_art(x.graph))
+        if output:
+            click.echo(f"wrote {render_file(x.graph, output)}", err=True)
+        elif not as_ascii:
+            sys.stdout.write(svg(x.graph) + "\n")
+    except PtxmmError as e:
+        _fail(e)
+
+
+class _Drawn:
+    """A finding's witness drawing, in the shape graph() reads from an Explanation."""
+
+    unknown = None
+
+    def __init__(self, graph) -> None:
+        self.graph = graph

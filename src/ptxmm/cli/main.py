@@ -1,0 +1,563 @@
+"""Command-line interface: a thin click shell over the Python API."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .. import api_args, load
+from .. import check as api_check
+from ..api_args import UNROLL_MAX
+from ..cat.parser import builtin_models, load_model, require_axioms
+from ..errors import PtxmmError
+from ..report.termtext import Writer
+from ..report.text import SHOWN_ON_TIMEOUT, render
+from .common import _fail, error_json, interrupted
+from .kernels import kernel_options
+from .liveness import liveness_options
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+ENGINES = click.Choice(api_args.ENGINES)
+
+
+def consoles() -> tuple[Console, Console]:
+    """rich consoles for stdout and stderr (imported here: ``check`` does without rich)."""
+    from rich.console import Console
+
+    return Console(highlight=False), Console(stderr=True, highlight=False)
+
+
+def entry() -> None:
+    """The ``ptxmm`` program: ``main`` then a quick exit. Once a command is done and its output
+    flushed, Python's own teardown (freeing every module and object one by one) would add ~15 ms
+    to each run — a tenth of a litmus check — for memory the OS reclaims anyway. Exit handlers
+    (atexit: logging, temporary files) still run. While other threads or worker processes are
+    alive (a batch interrupted by Ctrl-C), the exit is Python's own: their shutdown belongs to its
+    teardown, and skipping it could leave workers holding the output pipe open. Daemon threads
+    (rich's display refresh, which rich stops without joining) do not count. ``main`` itself, as
+    called from Python or by click's test runner, exits normally."""
+    import atexit
+    import os
+
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        if isinstance(e.code, str):
+            print(e.code, file=sys.stderr)
+    if _others_alive():
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`ptxmm ... | head`): nothing left to say
+            code = code or 1
+    os._exit(code)
+
+
+def _others_alive() -> bool:
+    """Whether a non-daemon thread besides this one, or a worker process, is still running."""
+    import threading
+
+    mp = sys.modules.get("multiprocessing")
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    return bool(others) or (mp is not None and bool(mp.active_children()))
+
+
+class _Commands(click.Group):
+    """The command group; the commands of another module are loaded when named or listed
+    (``ptxmm check`` does without them)."""
+
+    ELSEWHERE = {"explain": "explain", "graph": "explain",  # command → module (of ptxmm.cli) registering it
+                 "gen": "campaigns", "diff": "campaigns",
+                 "serve": "serve"}  # serve: the web playground (needs the [web] extra)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.ELSEWHERE})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.ELSEWHERE:
+            from importlib import import_module
+
+            self.add_command(getattr(import_module(f"{__package__}.{self.ELSEWHERE[name]}"), name))
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ptxmm")
+def main() -> None:
+    """ptxmm — which outcomes does the PTX memory model allow, and why?"""
+
+
+class _Ticker:
+    """Progress on a terminal for checks that run longer than a second (stderr): a spinner with
+    the outcomes found and the time elapsed (encoding shows signs of life too), cleared when the
+    check ends; then one final line — how many outcomes in how long, and why it stopped when it
+    did not finish (timeout, --max-outcomes, Ctrl-C)."""
+
+    def __init__(self, name: str, stream=None, delay: float = 1.0):
+        import threading
+
+        self.name = name
+        self.stream = sys.stderr if stream is None else stream
+        self.live = None  # (rich Progress, its task) while shown
+        self.n = 0
+        self.t0 = time.monotonic()  # rich's clock
+        self.shown = False
+        self.lock = threading.Lock()
+        tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.timer = threading.Timer(delay, self._start) if tty else None
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with self.lock:
+            if self.live is None and self.timer is not None:
+                prog = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                                TimeElapsedColumn(), transient=True,
+                                console=Console(file=self.stream, force_terminal=True))
+                prog.start()
+                task = prog.add_task(self._text())
+                prog.tasks[-1].start_time = self.t0  # elapsed: since the check began
+                # published whole, once ready: the checking thread may call in at any moment
+                self.live = (prog, task)
+                self.shown = True
+
+    def _text(self) -> str:
+        return f"{self.name}: {self.n:,} outcomes found" if self.n else f"{self.name}: checking"
+
+    def __call__(self, n: int) -> None:
+        self.n = n
+        live = self.live
+        if live is not None:
+            live[0].update(live[1], description=self._text())
+
+    def close(self, stopped: str | None = None) -> None:
+        """Clear the progress; if it was shown, the final line (``stopped``: why the check
+        ended early)."""
+        with self.lock:
+            timer, self.timer = self.timer, None
+            if timer is not None:
+                timer.cancel()
+            if self.live is not None:
+                self.live[0].stop()
+                self.live = None
+        if timer is not None:  # outside the lock (_start takes it): no thread outlives the check
+            timer.join()
+        if self.shown:
+            self.shown = False
+            self.stream.write(f"{self.name}: {self.n:,} outcome(s) found in "
+                              f"{time.monotonic() - self.t0:.1f} s"
+                              + (f"; stopped: {stopped}" if stopped else "") + "\n")
+            self.stream.flush()
+
+
+STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--model", "-m", default="ptx", show_default=True,
+              help="model name (see `ptxmm models`) or path to a .cat file")
+@click.option("--engine", type=ENGINES, default="auto", show_default=True,
+              help="z3: one formula per program; brute: enumerate candidate executions (herd "
+              "style); auto: brute when the candidate space is tiny, else z3")
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True,
+              help="bound on backward-branch iterations")
+@click.option("--observe", type=click.Choice(api_args.OBSERVE), default="all",
+              show_default=True, help="enumerate every outcome (loaded registers and final memory), "
+              "or only answer the condition: one query and its witness")
+@click.option("--max-outcomes", type=click.IntRange(1), default=None,
+              help="stop enumerating after this many outcomes")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="seconds per file (reading it included); past it the verdict is reported "
+              f"unknown, never guessed, and at most {SHOWN_ON_TIMEOUT} of the outcomes found are "
+              "listed")
+@click.option("--allow-no-axioms", is_flag=True,
+              help="accept a .cat file that states no axiom (it allows every execution)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
+@liveness_options("also look for hangs: a thread stuck in a loop or blocked at a barrier forever")
+@kernel_options
+def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no_axioms,
+          as_json, liveness=False, progress_model="fair", kernel=None) -> None:
+    """Enumerate every outcome FILES may have under the model and judge their conditions.
+
+    Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
+    with an "error" member). Exit status: 0 when every file was checked and decided, 2 when some
+    file had an error or an undecided check (--timeout passed, --max-outcomes reached, no
+    execution within --unroll) or the batch was interrupted."""
+    out_w = Writer()
+    try:
+        require_axioms_unless(model, allow_no_axioms)
+    except PtxmmError as e:
+        _fail(e)
+    if as_json:  # each file's JSON is written once it is checked (jsonout.py)
+        from ..report.jsonout import BatchWriter
+
+        js = BatchWriter(sys.stdout, len(files))
+    failed, i = 0, 0
+    try:
+        for i, f in enumerate(files):
+            started = time.perf_counter()
+            res = _check_one(f, started, model=model, engine=engine, unroll=unroll,
+                             observe=observe, verdict_only=observe == "condition",
+                             max_outcomes=max_outcomes, timeout=timeout,
+                             allow_no_axioms=allow_no_axioms, liveness=liveness or None,
+                             progress_model=progress_model, kernel=kernel)
+            failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
+            if as_json:  # streamed; a timed-out check's outcomes capped, as in the text report
+                js.add(res)
+            elif not isinstance(res, dict):
+                if i:
+                    out_w.line()
+                render(res, out_w)
+    except KeyboardInterrupt:
+        rows: list = []
+        failed += interrupted(rows, files, js.written if as_json else i, "checked")
+        for row in rows if as_json else ():
+            js.add(row)
+    if as_json:
+        js.close()
+    sys.exit(2 if failed else 0)
+
+
+def require_axioms_unless(model: str, allow: bool) -> None:
+    from ..api_args import model_arg
+
+    m = load_model(model_arg(model))  # a name the file system refuses is an error, not a traceback
+    if not allow:
+        require_axioms(m)
+
+
+def _check_one(f: str, started: float, kernel=None, **kw):
+    """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked.
+    --timeout counts from ``started``, the file's start: reading it is part of its time."""
+    ticker = _Ticker(str(f))
+    stopped = "interrupted (Ctrl-C)"
+    try:
+        prog = load(f, kernel=kernel)
+        for w in prog.warnings:
+            click.echo(str(w), err=True)
+        limit = kw["timeout"]
+        if limit is not None:
+            kw["timeout"] = max(limit - (time.perf_counter() - started), 0.001)
+        res = api_check(prog, progress=ticker, **kw)
+        for w in res.program.warnings[len(prog.warnings):]:  # found while checking (unspecified values)
+            click.echo(str(w), err=True)
+        res.timeout = limit  # the file's limit, as the user gave it, in the report
+        stopped = STOPPED.get(res.status)
+        return res
+    except PtxmmError as e:
+        click.echo(str(e), err=True)
+        return error_json(f, e.kind, e.message, e.pos, e.hint)
+    except RecursionError:
+        msg = "the program is nested too deeply for the checker"
+        click.echo(f"{f}: error: {msg}", err=True)
+        return error_json(f, "limit", msg, None, "simplify the program")
+    finally:
+        ticker.close(stopped)
+
+
+@main.command("test")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--expected", "expected_csv", default=None,
+              help="CSV of expectations (path,ptx-v6.0,ptx-v7.5; 1 = condition holds)")
+@click.option("--column", default=None, help="CSV column (default: the model's, else the last)")
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
+@click.option("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="seconds per test; past it the test's status is 'timeout'")
+@click.option("--json", "json_out", default=None, help="write per-test results to this file")
+@liveness_options("judge 'no execution hangs' instead of the condition (CSV: 1 = no hang, 0 = a hang; "
+                  ".expect-liveness terminates|hangs)")
+@click.option("--jsonl", default=None, help="stream: inputs read lazily, one JSON line per test as it "
+              "finishes (docs/campaigns.md; with --resume, --dask ADDRESS, --show-progress)")
+@click.option("--resume", is_flag=True, help="with --jsonl: skip the tests already in its file")
+@click.option("--dask", default=None, metavar="ADDRESS", help="with --jsonl: run on a Dask cluster")
+@click.option("--show-progress", "show_progress", is_flag=True,
+              help="with --jsonl: show progress also off a terminal")
+def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out, jsonl, resume, dask,
+             show_progress, liveness=False, progress_model="fair") -> None:
+    """Run many tests and compare verdicts with expectations (each file's .expect, or --expected).
+
+    Every test is reported, also when some fail or the run is interrupted (Ctrl-C: the summary
+    and --json cover the tests that finished). Exit status: 1 on any disagreement; else 2 when
+    some test had an error, is not supported yet, timed out or has no execution within --unroll;
+    0 when every test ran and agreed (or is unrated)."""
+    if jsonl or resume or dask:
+        if liveness:
+            raise click.UsageError("--liveness is not streamed yet: run it without --jsonl/--resume/--dask")
+        from .campaigns import stream_test
+
+        return stream_test(paths, model, unroll, jobs, timeout, jsonl, resume, dask, show_progress,
+                           expected_csv, column)
+    from rich.progress import Progress
+
+    from ..testing.runner import collect, run_tests
+
+    console = consoles()[0]
+    t0 = time.perf_counter()
+    results: list = []
+    stopped, n = False, 0
+    try:
+        require_axioms_unless(model, False)
+        n = len(collect(list(paths)))
+        with Progress(console=console, transient=True) as prog:
+            task = prog.add_task("testing", total=n)
+            run_tests(list(paths), model, expected_csv, column, unroll, jobs,
+                      progress=lambda: prog.advance(task), timeout=timeout, results=results,
+                      liveness=progress_model if liveness else None)
+    except PtxmmError as e:
+        _fail(e)
+    except KeyboardInterrupt:
+        stopped = True
+        console.print(f"[yellow]interrupted: {len(results)} of {n} test(s) finished[/yellow]")
+    _test_summary(console, results, f"{model}; liveness, progress {progress_model}" if liveness else model,
+                  time.perf_counter() - t0, json_out)
+    failed = any(r.status not in ("agree", "unrated", "DISAGREE") for r in results) or stopped
+    sys.exit(1 if any(r.status == "DISAGREE" for r in results) else 2 if failed else 0)
+
+
+def _test_summary(console: Console, results: list, model: str, wall: float, json_out) -> None:
+    from rich.table import Table
+
+    bad = [r for r in results if r.status not in ("agree", "unrated")]
+    if bad:
+        table = Table("test", "status", "expected", "got", "detail", box=None)
+        for r in bad:
+            table.add_row(r.name, r.status, str(r.expected), str(r.holds),
+                          r.error or r.detail or r.path)
+        console.print(table)
+    rated = [r for r in results if r.status in ("agree", "DISAGREE")]
+    agree = sum(r.status == "agree" for r in results)
+    times = sorted(r.time_s for r in results if r.status != "unsupported") or [0.0]
+    unknown = sum(r.status in ("timeout", "no-execution") for r in results)
+    console.print(f"{agree}/{len(rated)} agree   ({len(results)} tests, "
+                  f"{sum(r.status == 'error' for r in results)} errors, "
+                  f"{sum(r.status == 'unsupported' for r in results)} not supported yet, "
+                  + (f"{unknown} unknown (timeout or no execution), " if unknown else "")
+                  + f"{sum(r.status == 'unrated' for r in results)} unrated; model {model})")
+    console.print(f"wall {wall:.2f} s, median {times[len(times) // 2] * 1000:.1f} ms/test, "
+                  f"max {times[-1] * 1000:.1f} ms/test (tests that ran)")
+    if json_out:
+        import json
+
+        Path(json_out).write_text(json.dumps([r.__dict__ | {"status": r.status} for r in results],
+                                             indent=2))
+
+
+def _env(stress: str, blocks: int | None, threads: int | None, barrier: int | None, prog=None):
+    from dataclasses import replace
+
+    from ..device.env import DEFAULT_PRESET, PRESETS
+    from ..device.tune import tuned_env
+
+    env = (tuned_env(prog) if prog is not None and stress == "tuned" else None) or PRESETS[
+        DEFAULT_PRESET if stress == "tuned" else stress]
+    if blocks:
+        env = replace(env, blocks=blocks)
+    if threads:
+        env = replace(env, threads=threads)
+    if barrier is not None:
+        env = replace(env, barrier_pct=barrier)
+    return env
+
+
+def _device_opts(f):
+    from ..device.env import DEFAULT_PRESET, PRESETS, STRESS_HELP
+
+    for opt in reversed([
+        click.option("--stress", type=click.Choice(sorted(PRESETS) + ["tuned"]), default=DEFAULT_PRESET,
+                     show_default=True, help=STRESS_HELP),
+        click.option("--budget", type=float, default=1.0, show_default=True,
+                     help="seconds of graph replay per test"),
+        click.option("--iterations", type=int, default=None,
+                     help="run this many iterations instead of a time budget"),
+        click.option("--blocks", type=int, default=None, help="testing blocks (power of two)"),
+        click.option("--threads", type=int, default=None, help="threads per block (power of two)"),
+        click.option("--barrier", type=click.IntRange(0, 100), default=None,
+                     help="pre-test barrier probability in %"),
+        click.option("--seed", type=int, default=1, show_default=True),
+        click.option("--timeout", type=float, default=60.0, show_default=True,
+                     help="seconds a batch of launches may take before its test is reported as a "
+                     "timeout (a hung kernel; the rest of the batch is then not run)"),
+    ]):
+        f = opt(f)
+    return f
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--device", is_flag=True, required=True, help="run on the GPU (needs ptxmm[device])")
+@_device_opts
+@click.option("--json", "as_json", is_flag=True, help="print the batch as JSON instead of tables")
+def run(files, device, stress, budget, iterations, blocks, threads, barrier, seed, timeout, as_json) -> None:
+    """Run FILES on the GPU and print each histogram of outcomes. Every file is reported; one
+    that cannot run is a row with its reason (exit 2)."""
+    from ..device.commands import execute, json_to_stdout, run_campaign
+    from ..testing.runner import collect
+
+    console, err = consoles()
+    camp = run_campaign(lambda p: _env(stress, blocks, threads, barrier, p), budget, iterations, seed,
+                        timeout, console if not as_json else err, as_json)
+    code, batch = execute(camp, collect(list(files)), err if as_json else console, err,
+                          json_to_stdout(as_json))
+    _device_exit(code, batch.hung)
+
+
+def _device_exit(code: int, hung: bool) -> None:
+    """After a hung kernel the CUDA context never drains: leave without CuPy's cleanup."""
+    if hung:
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
+@_device_opts
+@click.option("--self-check/--no-self-check", default=True, show_default=True,
+              help="first check that the harness exposes weak behaviour (SB relaxed) and that a "
+                   "single-thread test shows no impossible value")
+@click.option("--hunt", is_flag=True, help="for every test with allowed-but-unseen outcomes, hunt them "
+              "on targeted environments (placement, strides, barrier probability, stress) and report "
+              "each as found (environment, rate) or not found within N instances")
+@click.option("--hunt-budget", type=float, default=10.0, show_default=True,
+              help="seconds of replay per test for --hunt, split over its environments")
+@click.option("--json", "json_out", default=None, help="write per-test results to this file")
+@click.option("--jsonl", default=None, help="stream: inputs read lazily, one JSON line per test as it "
+              "finishes (docs/campaigns.md)")
+@click.option("--resume", is_flag=True, help="with --jsonl: skip the tests already in its file")
+@click.option("--show-progress", is_flag=True, help="with --jsonl: show progress also off a terminal")
+@kernel_options
+def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed, timeout,
+             self_check, hunt, hunt_budget, json_out, jsonl, resume, show_progress, kernel) -> None:
+    """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
+    planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
+    1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
+    written also on Ctrl-C. FILES may be CUDA kernels (.cu, nvcc's .ptx), each launched as --launch
+    or its `// ptxmm: launch` line says (docs/device/kernels.md)."""
+    from ..device.commands import crossval_campaign, execute, json_to_file
+    from ..device.kernel_cross import with_kernels
+    from ..device.selfcheck import self_check as run_self_check
+    from ..testing.runner import collect
+
+    console, err = consoles()
+    try:
+        load_model(model)
+    except PtxmmError as e:
+        _fail(e)
+    env = _env(stress, blocks, threads, barrier)
+
+    def env_for(prog):
+        return _env(stress, blocks, threads, barrier, prog) if stress == "tuned" else env
+
+    def pre() -> int:
+        if not self_check:
+            return 0
+        ok, lines = run_self_check(env, model)
+        for ln in lines:
+            console.print(ln)
+        return 0 if ok else 1
+
+    camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console,
+                             hunt_budget=hunt_budget if hunt else None)
+    camp = with_kernels(camp, env_for, budget, iterations, timeout, console, kernel)  # .cu / nvcc PTX files
+    if jsonl or resume:
+        from .campaigns import stream_crossval
+
+        return stream_crossval(camp, files, jsonl, resume, show_progress, json_out, pre, console, err)
+    code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out), pre=pre)
+    _device_exit(code, batch.hung)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--n", "n_random", type=int, default=12, show_default=True,
+              help="random environments to try besides the presets")
+@click.option("--budget", type=float, default=0.5, show_default=True, help="seconds per environment")
+@click.option("--model", "-m", default="ptx", show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True,
+              help="seconds a batch of launches may take before its test is reported as a timeout")
+@click.option("--json", "json_out", default=None, help="write per-test trials to this file")
+def tune(files, n_random, budget, model, seed, timeout, json_out) -> None:
+    """Search environments that make each of FILES show its condition most often per second; the
+    best is remembered for `--stress tuned`. Every file is reported (exit 2 if one could not run)."""
+    from ..device.commands import execute, json_to_file, tune_campaign
+    from ..testing.runner import collect
+
+    console, err = consoles()
+    try:
+        load_model(model)
+    except PtxmmError as e:
+        _fail(e)
+    camp = tune_campaign(n_random, budget, model, seed, timeout, console)
+    code, batch = execute(camp, collect(list(files)), console, err, json_to_file(json_out))
+    _device_exit(code, batch.hung)
+
+
+@main.command()
+@click.argument("file")
+def codegen(file) -> None:
+    """Print the CUDA C++ harness generated for FILE."""
+    from ..device.codegen import generate
+    from ..device.layout import make_layout
+
+    try:
+        click.echo(generate(make_layout(load(file))))
+    except PtxmmError as e:
+        _fail(e)
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--json", "json_out", default=None, help="write per-role results to this file")
+def audit(files, json_out) -> None:
+    """Compile FILES for sm_90 and check the SASS keeps every test instruction (needs nvcc and
+    cuobjdump, no GPU). Exit 1 if an instruction was dropped or reordered, else 2 if some file
+    could not be audited."""
+    from ..device.commands import audit_campaign, execute, json_to_file
+    from ..testing.runner import collect
+
+    console, err = consoles()
+    code, _ = execute(audit_campaign(console), collect(list(files)), console, err, json_to_file(json_out))
+    sys.exit(code)
+
+
+@main.command()
+def doctor() -> None:
+    """Say what the device commands need here: GPU, driver, CUDA, CuPy, nvcc, ptxas, cuobjdump, and
+    what is missing (exit 1 if something is). Runs without a GPU."""
+    from ..device.doctor import diagnose, report
+
+    lines, ok = report(diagnose())
+    for ln in lines:
+        click.echo(ln)
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
+def models() -> None:
+    """List the built-in models (not the libraries of definitions they include)."""
+    for name, path in builtin_models().items():
+        first = path.read_text().splitlines()[0] if path.stat().st_size else ""
+        click.echo(f"{name:14s} {first}")

@@ -1,0 +1,312 @@
+"""``--fix``: the smallest strengthenings of a program that make an outcome forbidden.
+
+Single changes: raise an access's semantics (ld: weak → relaxed → acquire; st: weak → relaxed →
+release; atom: relaxed → acquire | release → acq_rel; red: relaxed → release), widen a strong
+access's or a fence's scope (up to the scope that holds every thread), or insert a fence
+(fence.release before a write, fence.acquire after a read, fence.acq_rel, fence.sc) between two
+memory instructions. Sets of changes are tried by size, one engine check each; the first size
+with solutions is the answer (fewest changes), ordered by cost — a semantics or scope change
+before a new fence, a narrower fence before fence.sc — and a solution is dropped when another of
+the same size makes a weaker change at each of its sites. Bounded by a number of checks; the
+report says when the bound was hit."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import replace
+
+from .._infra.records import record
+from ..cat.parser import Model
+from ..ir.program import SCOPES, Atom, Fence, Label, Load, Program, Red, Store, Thread
+from ..queries.checker import check
+from ..semantics.events import EventGraph
+from .targets import with_target
+
+SEM_LADDER = {
+    Load: {"weak": ("relaxed", "acquire"), "relaxed": ("acquire",)},
+    Store: {"weak": ("relaxed", "release"), "relaxed": ("release",)},
+    Atom: {"relaxed": ("acquire", "release", "acq_rel"), "acquire": ("acq_rel",),
+           "release": ("acq_rel",)},
+    Red: {"relaxed": ("release",)},
+}
+SEM_RANK = {"weak": 0, "relaxed": 1, "acquire": 2, "release": 2, "acq_rel": 3, "sc": 4}
+FENCE_COST = {"release": 3, "acquire": 3, "acq_rel": 4, "sc": 5}
+_SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc", "volatile"}
+MEMORY = (Load, Store, Atom, Red)
+
+
+@record
+class Change:
+    kind: str  # sem scope fence
+    thread: int
+    index: int  # the instruction (sem, scope), or the one the fence goes before
+    sem: str | None
+    scope: str | None
+    cost: int
+    text: str
+
+    @property
+    def site(self) -> tuple[str, int, int]:
+        return ("point" if self.kind == "fence" else "instr", self.thread, self.index)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "thread": self.thread, "index": self.index, "sem": self.sem,
+                "scope": self.scope, "cost": self.cost, "text": self.text}
+
+
+@record
+class Solution:
+    changes: tuple[Change, ...]
+    cost: int
+
+    @property
+    def text(self) -> str:
+        return " + ".join(c.text for c in self.changes)
+
+    def to_json(self) -> dict:
+        return {"changes": [c.to_json() for c in self.changes], "cost": self.cost, "text": self.text}
+
+
+@record
+class FixReport:
+    solutions: tuple[Solution, ...]
+    singles: int  # single changes considered
+    checked: int  # engine checks run
+    bound: int
+    bound_hit: bool
+    max_size: int
+    time_s: float
+    already: bool = False  # the outcome is forbidden as the program stands
+    budget_hit: bool = False  # stopped at the time budget
+
+    def to_json(self) -> dict:
+        return {"solutions": [s.to_json() for s in self.solutions], "singles": self.singles,
+                "checked": self.checked, "bound": self.bound, "bound_hit": self.bound_hit,
+                "max_size": self.max_size, "already_forbidden": self.already,
+                "budget_hit": self.budget_hit, "time_s": round(self.time_s, 4)}
+
+    def lines(self) -> list[str]:
+        if self.already:
+            return ["fix: nothing to fix, the outcome is already forbidden"]
+        if not self.solutions and (self.bound_hit or self.budget_hit):
+            out = [f"fix: none found within the bound ({self.checked} checks)"]
+        elif not self.solutions:
+            out = ["fix: no set of up to "
+                   f"{self.max_size} change(s) forbids the outcome ({self.checked} checks)"]
+        else:
+            n = len(self.solutions[0].changes)
+            out = [f"fix: {len(self.solutions)} minimal fix(es) of {n} change(s), each re-checked "
+                   f"forbidden ({self.checked} engine checks):"]
+            out += [f"  {i}. {s.text}   (cost {s.cost})" for i, s in enumerate(self.solutions, 1)]
+        if self.bound_hit:
+            out.append(f"  [bound hit: stopped after {self.bound} checks; larger or other fixes "
+                       "were not tried]")
+        if self.budget_hit:
+            out.append(f"  [time budget hit after {self.checked} checks; larger or other fixes "
+                       "were not tried]")
+        return out
+
+
+# ----- single changes ----------------------------------------------------------------------------
+
+
+def _needed_scope(prog: Program, t: Thread) -> str:
+    """The narrowest scope holding thread t and every other thread."""
+    lv = 0
+    for o in prog.threads:
+        if o.index != t.index:
+            lv = max(lv, SCOPES.index(t.placement.level_with(o.placement)))
+    return SCOPES[lv]
+
+
+def _retext(text: str, sem: str, scope: str | None) -> str:
+    """An instruction's text with new semantics (and scope) qualifiers."""
+    head, _, rest = text.partition(" ")
+    parts = head.split(".")
+    keep = [p for p in parts[1:] if p not in _SEMS and p not in SCOPES]
+    quals = ([] if sem == "weak" else [sem]) + ([scope] if scope and sem != "weak" else [])
+    return ".".join([parts[0], *quals, *keep]) + (" " + rest if rest else "")
+
+
+def _where(ins) -> str:
+    return f" (line {ins.pos.line})" if ins.pos is not None else ""
+
+
+def single_changes(prog: Program) -> list[Change]:
+    out: list[Change] = []
+    for t in prog.threads:
+        need = _needed_scope(prog, t)
+        mem = [i for i, ins in enumerate(t.instrs) if isinstance(ins, MEMORY)]
+        for i, ins in enumerate(t.instrs):
+            if isinstance(ins, MEMORY):
+                out += _access_changes(t, i, ins, need)
+            elif isinstance(ins, Fence):
+                out += _existing_fence_changes(t, i, ins, need)
+        if mem:
+            out += _fence_changes(t, mem, need)
+    return out
+
+
+# a fence made stronger: release/acquire → acq_rel → sc (fence.acq_rel orders no store before a
+# later load of another location; only fence.sc does: store buffering)
+FENCE_LADDER = {"release": ("acq_rel", "sc"), "acquire": ("acq_rel", "sc"), "acq_rel": ("sc",)}
+
+
+def _existing_fence_changes(t: Thread, i: int, ins: Fence, need: str) -> list[Change]:
+    """A fence already in the program: a wider scope, or stronger semantics (at least its own
+    scope)."""
+    out = []
+    if SCOPES.index(ins.scope) < SCOPES.index(need):
+        for s in SCOPES[SCOPES.index(ins.scope) + 1:SCOPES.index(need) + 1]:
+            out.append(Change("scope", t.index, i, ins.sem, s, SCOPES.index(s) - SCOPES.index(
+                ins.scope), f"`{ins.text}` → `{_retext(ins.text, ins.sem, s)}`{_where(ins)}"))
+    scope = ins.scope if SCOPES.index(ins.scope) >= SCOPES.index(need) else need
+    for sem in FENCE_LADDER.get(ins.sem, ()):
+        cost = max(1, FENCE_COST[sem] - FENCE_COST[ins.sem])
+        out.append(Change("sem", t.index, i, sem, scope, cost,
+                          f"`{ins.text}` → `{_retext(ins.text, sem, scope)}`{_where(ins)}"))
+    return out
+
+
+def _access_changes(t: Thread, i: int, ins, need: str) -> list[Change]:
+    out = []
+    scope = ins.scope or need
+    for sem in SEM_LADDER[type(ins)].get(ins.sem, ()):
+        cost = max(1, SEM_RANK[sem] - SEM_RANK[ins.sem])
+        new = _retext(ins.text, sem, scope)
+        out.append(Change("sem", t.index, i, sem, scope, cost, f"`{ins.text}` → `{new}`{_where(ins)}"))
+    if ins.sem != "weak" and ins.scope is not None and SCOPES.index(ins.scope) < SCOPES.index(need):
+        for s in SCOPES[SCOPES.index(ins.scope) + 1:SCOPES.index(need) + 1]:
+            cost = SCOPES.index(s) - SCOPES.index(ins.scope)
+            new = _retext(ins.text, ins.sem, s)
+            out.append(Change("scope", t.index, i, ins.sem, s, cost, f"`{ins.text}` → `{new}`{_where(ins)}"))
+    return out
+
+
+def _fence_changes(t: Thread, mem: list[int], need: str) -> list[Change]:
+    out = []
+    for i in range(mem[0] + 1, mem[-1] + 1):
+        before = [t.instrs[j] for j in mem if j < i]
+        after = [t.instrs[j] for j in mem if j >= i]
+        if not before or not after or isinstance(t.instrs[i], Label) and i == mem[0]:
+            continue
+        if isinstance(t.instrs[i - 1], Fence) or isinstance(t.instrs[i], Fence):
+            continue
+        nxt = next(ins for ins in t.instrs[i:] if isinstance(ins, MEMORY))
+        for sem in ("release", "acquire", "acq_rel", "sc"):
+            if sem == "release" and not any(isinstance(x, (Store, Atom, Red)) for x in after):
+                continue
+            if sem == "acquire" and not any(isinstance(x, (Load, Atom)) for x in before):
+                continue
+            out.append(Change("fence", t.index, i, sem, need, FENCE_COST[sem],
+                              f"insert `fence.{sem}.{need}` in {t.name} before `{nxt.text}`{_where(nxt)}"))
+    return out
+
+
+# ----- applying changes --------------------------------------------------------------------------
+
+
+def apply(prog: Program, changes: tuple[Change, ...]) -> tuple[Program, frozenset[int]]:
+    """The program with the changes made; and the ids of the fence instructions inserted."""
+    threads = list(prog.threads)
+    inserted: set[int] = set()
+    by_thread: dict[int, list[Change]] = {}
+    for c in changes:
+        by_thread.setdefault(c.thread, []).append(c)
+    for ti, cs in by_thread.items():
+        t = threads[ti]
+        instrs = list(t.instrs)
+        for c in cs:
+            if c.kind in ("sem", "scope"):
+                ins = instrs[c.index]
+                instrs[c.index] = replace(ins, sem=c.sem, scope=c.scope,
+                                          text=_retext(ins.text, c.sem, c.scope))
+        for c in sorted((c for c in cs if c.kind == "fence"), key=lambda c: -c.index):
+            f = Fence(sem=c.sem, scope=c.scope, text=f"fence.{c.sem}.{c.scope}")
+            inserted.add(id(f))
+            instrs.insert(c.index, f)
+        threads[ti] = replace(t, instrs=tuple(instrs))
+    return replace(prog, threads=tuple(threads)), frozenset(inserted)
+
+
+def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int]:
+    """Old event id → new event id (events of inserted fences have no old one)."""
+    def seq(g: EventGraph, skip: frozenset[int]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for e in g.events:
+            if e.instr is None or id(e.instr) not in skip:
+                out.setdefault(e.thread, []).append(e.eid)
+        return out
+
+    a, b = seq(eg, frozenset()), seq(eg2, inserted)
+    return {x: y for t in a for x, y in zip(a[t], b.get(t, []))}
+
+
+# ----- search --------------------------------------------------------------------------------------
+
+
+def forbids(prog: Program, model: Model, target, unroll: int = 2) -> bool:
+    """Whether the engine finds the target outcome forbidden (one verdict query)."""
+    res = check(with_target(prog, target), model, unroll=unroll, verdict_only=True, flags=False)
+    return res.holds is False
+
+
+def _dominated(s: Solution, others: list[Solution]) -> bool:
+    """Another solution of the same size, cheaper, with a weaker change at each of its sites."""
+    return any(o is not s and o.cost < s.cost and
+               all(any(oc.site == sc.site and _weaker(oc, sc) for sc in s.changes) for oc in o.changes)
+               for o in others)
+
+
+_FENCE_LE = {("release", "acq_rel"), ("acquire", "acq_rel"), ("release", "sc"), ("acquire", "sc"),
+             ("acq_rel", "sc")}
+
+
+def _weaker(a: Change, b: Change) -> bool:
+    """a is the same change as b or a weaker one at the same site."""
+    if a.kind != b.kind:
+        return False
+    if a.kind == "fence":
+        return a.sem == b.sem or (a.sem, b.sem) in _FENCE_LE
+    if a.kind == "scope":
+        return SCOPES.index(a.scope or "cta") <= SCOPES.index(b.scope or "cta")
+    return a.sem == b.sem or (SEM_RANK[a.sem or "weak"] < SEM_RANK[b.sem or "weak"]
+                              and {a.sem, b.sem} != {"acquire", "release"})
+
+
+def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int = 400,
+           max_size: int | None = None, budget_s: float | None = 9.0) -> FixReport:
+    """The minimal sets of changes that forbid ``target`` (see the module docstring); at most
+    ``bound`` engine checks and about ``budget_s`` seconds (None: the bound alone, so that the
+    answer does not depend on the machine's speed)."""
+    t0 = time.perf_counter()
+    singles = single_changes(prog)
+    if forbids(prog, model, target, unroll):
+        return FixReport((), len(singles), 1, bound, False, max_size or 3, time.perf_counter() - t0,
+                         already=True)
+    max_size = max_size or 3
+    checked = 0
+    found: list[Solution] = []
+    hit = over = False
+    for size in range(1, max_size + 1):
+        combos = sorted(itertools.combinations(singles, size), key=lambda cs: sum(c.cost for c in cs))
+        for cs in combos:
+            if len({c.site for c in cs}) < size:
+                continue
+            if checked >= bound:
+                hit = True
+                break
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
+                over = True
+                break
+            checked += 1
+            p2, _ = apply(prog, cs)
+            if forbids(p2, model, target, unroll):
+                found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
+        if found or hit or over:
+            break
+    found.sort(key=lambda s: (s.cost, s.text))
+    kept = [s for s in found if not _dominated(s, found)]
+    return FixReport(tuple(kept), len(singles), checked, bound, hit, max_size, time.perf_counter() - t0,
+                     budget_hit=over)

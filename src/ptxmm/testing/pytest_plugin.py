@@ -1,0 +1,217 @@
+"""pytest plugin (entry point ``ptxmm`` in the ``pytest11`` group): ``.ptx``, ``.litmus`` and
+``.cu`` files that carry an expectation become test items, each checked by ptxmm.
+
+Which files: those under a path named on pytest's command line (``pytest examples/``), or
+everywhere pytest looks with ``--ptxmm``. A project whose own ``pytest`` run collects from its
+``testpaths`` (as ptxmm's does) keeps its test suite as it was; ``-p no:ptxmm`` turns the plugin
+off. A file is collected only when it states what it expects:
+
+* ``.expect allowed|forbidden|required|holds|fails`` (the .ptx front end's line), or a comment
+  ``// ptxmm: expect forbidden`` (``(* ptxmm: expect ... *)`` in a Dat3M litmus file) — the
+  verdict of the test's condition;
+* ``// ptxmm: expect ok`` or ``// ptxmm: expect race, assert-fails, ...`` — the findings (finding
+  kinds, docs/json-schema.md) a check must report, no more, no less (``ok``: none; with a
+  condition, ``ok`` means ``holds``, as ``.expect ok`` does).
+
+An item passes when every expectation agrees; a verdict left unknown (timeout, no execution
+within the unroll bound) fails, never passes. A failure prints what differs and ptxmm's report of
+the file, as ``ptxmm check`` prints it.
+
+A kernel — a ``.cu`` file, or a PTX module (nvcc's output) with its own ``// ptxmm: expect`` line —
+is a kernel test, judged by ``ptxmm test``'s rule (:func:`ptxmm.runner.kernel_verdict`): the kinds
+of its findings equal its ``expect`` list and its condition (``// ptxmm: forall ...``) holds. A
+``.cu`` file is compiled with nvcc; without nvcc its committed ``.ptx`` twin is checked instead,
+and only a ``.cu`` with neither is skipped, saying so.
+
+Options (and ini keys): ``--ptxmm-model`` (``ptxmm_model``; default ptx), ``--ptxmm-timeout``
+seconds per file (``ptxmm_timeout``; default 60), ``--ptxmm-unroll`` (``ptxmm_unroll``; default 2),
+``--ptxmm-engine``, ``--ptxmm-observe condition`` (one solver query instead of every outcome)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+SUFFIXES = (".ptx", ".litmus", ".cu")
+_EXPECT_LINE = re.compile(r"^\s*\.expect\b", re.M)
+_EXPECT_COMMENT = re.compile(r"(?://|\(\*)\s*ptxmm:\s*expect\s+([^\n*]+)")
+FINDING_WORDS = ("race", "flag", "assert-fails", "hang", "out-of-bounds")
+DEFAULTS = {"model": "ptx", "timeout": "60", "unroll": "2", "engine": "auto", "observe": "all"}
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("ptxmm", "ptxmm: litmus tests and kernels with an expectation")
+    group.addoption("--ptxmm", action="store_true", default=False,
+                    help="collect .ptx/.litmus/.cu files with an expectation wherever pytest looks "
+                    "(default: only under paths named on the command line)")
+    helps = {"model": "model name or .cat file", "timeout": "seconds per file (past it: unknown, a failure)",
+             "unroll": "bound on loop iterations", "engine": "auto, z3 or brute",
+             "observe": "all (every outcome) or condition (one solver query)"}
+    for key, default in DEFAULTS.items():
+        group.addoption(f"--ptxmm-{key}", dest=f"ptxmm_{key}", default=None,
+                        help=f"{helps[key]} (default: {default}; ini: ptxmm_{key})")
+        parser.addini(f"ptxmm_{key}", helps[key], default=default)
+
+
+def _setting(config, key: str) -> str:
+    v = config.getoption(f"ptxmm_{key}")
+    return str(v if v is not None else config.getini(f"ptxmm_{key}") or DEFAULTS[key])
+
+
+def _named_roots(config) -> list[Path]:
+    """The paths the user named on the command line (not testpaths, not the current directory)."""
+    if config.args_source != config.ArgsSource.ARGS:
+        return []
+    base = Path(config.invocation_params.dir)
+    return [(base / a.split("::", 1)[0]).resolve() for a in config.args]
+
+
+def _wanted(config, path: Path) -> bool:
+    if config.getoption("ptxmm"):
+        return True
+    p = path.resolve()
+    return any(p == r or r in p.parents for r in _named_roots(config))
+
+
+def expectations(text: str) -> tuple[list[str], bool]:
+    """The words of the file's ``ptxmm: expect`` comments, and whether it has an ``.expect`` line."""
+    words = [w.lower() for m in _EXPECT_COMMENT.finditer(text)
+             for w in re.split(r"[\s,]+", m.group(1).strip()) if w]
+    return words, bool(_EXPECT_LINE.search(text))
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.suffix not in SUFFIXES or not _wanted(parent.config, file_path):
+        return None
+    try:
+        text = file_path.read_text(errors="replace")
+    except OSError:
+        return None
+    words, line = expectations(text)
+    if not words and not (line and file_path.suffix != ".cu"):
+        return None
+    return PtxmmFile.from_parent(parent, path=file_path)
+
+
+class PtxmmFile(pytest.File):
+    def collect(self):
+        item = PtxmmItem.from_parent(self, name=_setting(self.config, "model"))
+        if self.path.suffix == ".cu" and not self.path.with_suffix(".ptx").is_file():
+            from ..kernel.nvcc import find_nvcc
+
+            if find_nvcc() is None:
+                item.add_marker(pytest.mark.skip(reason=f"{self.path.name} needs nvcc, which is not "
+                                                 "found, and has no .ptx twin"))
+        yield item
+
+
+def source_of(path: Path) -> Path:
+    """The file a test checks: a ``.cu`` kernel's ``.ptx`` twin when nvcc is not found (as
+    ``ptxmm test`` does), else the file itself."""
+    if path.suffix == ".cu" and path.with_suffix(".ptx").is_file():
+        from ..kernel.nvcc import find_nvcc
+
+        if find_nvcc() is None:
+            return path.with_suffix(".ptx")
+    return path
+
+
+class Mismatch(Exception):
+    """An expectation the check did not meet: what differs, and ptxmm's report."""
+
+    def __init__(self, what: list[str], report: str):
+        super().__init__("; ".join(what))
+        self.what, self.report = what, report
+
+
+class PtxmmItem(pytest.Item):
+    def runtest(self) -> None:
+        from ..loading import load
+
+        prog = load(source_of(self.path))
+        if "kernel" in prog.meta:
+            return self._kernel(prog)
+        words, _ = expectations(self.path.read_text(errors="replace"))
+        no_cond = prog.condition is None
+        cond_words = [w for w in words if w not in FINDING_WORDS and not (w == "ok" and no_cond)]
+        kinds = {w for w in words if w in FINDING_WORDS}
+        want_findings = bool(kinds) or ("ok" in words and no_cond)
+        if cond_words:
+            from ..syntax.common import expectation
+
+            prog = _with_expect(prog, expectation(cond_words[-1], prog.condition, None))
+        res = self._check(prog, flags=want_findings or prog.expect is not None)
+        wrong = _disagreements(res, prog.expect, kinds if want_findings else None)
+        if wrong:
+            raise Mismatch(wrong, _report(res))
+
+    def _kernel(self, prog) -> None:
+        from .runner import kernel_verdict
+
+        agrees, detail, unknown, res = kernel_verdict(
+            prog, _setting(self.config, "model"), int(_setting(self.config, "unroll")),
+            float(_setting(self.config, "timeout")), _setting(self.config, "engine"))
+        if agrees is None and unknown is None:  # a file with neither an expect line nor a condition
+            raise Mismatch([f"not a kernel test ({detail}): add `// ptxmm: expect ...`"], _report(res))
+        if unknown is not None or not agrees:  # unknown fails, as in `ptxmm test`
+            what = [detail] + ([f"no verdict: {res.status_text or unknown}"] if unknown else [])
+            raise Mismatch(what, _report(res))
+
+    def _check(self, prog, flags: bool):
+        from ..queries.checker import check
+
+        observe = _setting(self.config, "observe")
+        return check(prog, _setting(self.config, "model"), engine=_setting(self.config, "engine"),
+                     unroll=int(_setting(self.config, "unroll")), observe=observe,
+                     verdict_only=observe == "condition", flags=flags,
+                     timeout=float(_setting(self.config, "timeout")))
+
+    def repr_failure(self, excinfo, style=None):
+        from ..errors import PtxmmError
+
+        e = excinfo.value
+        if isinstance(e, Mismatch):
+            return "\n".join([f"ptxmm: {self.path.name}: " + "; ".join(e.what), "", e.report])
+        if isinstance(e, PtxmmError):
+            return f"ptxmm: {e}"
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, 0, f"ptxmm check {self.path.name} --model {self.name}"
+
+
+def _with_expect(prog, expect: bool):
+    from dataclasses import replace
+
+    return replace(prog, expect=expect)
+
+
+def _disagreements(res, expect: bool | None, kinds: set[str] | None) -> list[str]:
+    out = []
+    if expect is not None:
+        if res.holds is None:
+            out.append(f"no verdict: {res.status_text or res.status}")
+        elif res.holds != expect:
+            out.append(f"expected the condition to {'hold' if expect else 'fail'}, it "
+                       f"{'holds' if res.holds else 'fails'}")
+    if kinds is not None:
+        found = {str(f.kind) for f in res.findings}
+        if res.findings_status != "ok":
+            out.append(f"findings not decided ({res.findings_status})")
+        elif found != kinds:
+            show = ", ".join(sorted(found)) or "none"
+            out.append(f"expected findings {', '.join(sorted(kinds)) or 'none'}, found {show}")
+    return out
+
+
+def _report(res) -> str:
+    import io
+
+    from ..report.termtext import Writer
+    from ..report.text import render
+
+    out = io.StringIO()
+    render(res, Writer(out, colour=False))
+    return out.getvalue()

@@ -1,0 +1,212 @@
+"""Run many litmus tests and compare verdicts with expectations (``ptxmm test``).
+
+Expectations come from each file's `.expect` line or from a CSV in the Dat3M format
+(``path,ptx-v6.0,ptx-v7.5``; 1 = the condition holds as written, empty = not rated). Tests run in
+parallel across cores; a test that cannot be parsed or is not supported is reported as an error."""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from .._infra.records import record
+from ..errors import PtxmmError
+
+
+@record(frozen=False)
+class TestOutcome:
+    path: str
+    name: str
+    expected: bool | None
+    holds: bool | None
+    n_outcomes: int
+    time_s: float
+    error: str | None = None
+    unknown: str | None = None  # why the verdict is unknown: "timeout" or "no-execution"
+    detail: str | None = None  # a kernel test: what was found against what its `expect` line lists
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "unsupported" if "not supported yet" in self.error else "error"
+        if self.unknown is not None:
+            return self.unknown
+        if self.expected is None:
+            return "unrated"
+        return "agree" if self.expected == self.holds else "DISAGREE"
+
+
+def collect(paths: list[str]) -> list[Path]:
+    """The tests under ``paths``: .ptx, .litmus and .cu files (of a kernel's .cu and its committed
+    .ptx twin, the .cu where nvcc is installed, else the .ptx)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.suffix in (".ptx", ".litmus", ".cu"))
+            out += _one_of_twins(found)
+        else:
+            out.append(p)
+    return out
+
+
+def _one_of_twins(files: list[Path]) -> list[Path]:
+    stems = {f.with_suffix("") for f in files if f.suffix == ".cu"}
+    twins = stems & {f.with_suffix("") for f in files if f.suffix == ".ptx"}
+    if not twins:
+        return files
+    from ..kernel.nvcc import find_nvcc
+
+    drop = ".ptx" if find_nvcc() else ".cu"
+    return [f for f in files if not (f.with_suffix("") in twins and f.suffix == drop)]
+
+
+def read_expected(csv_path: str, column: str) -> dict[str, bool | None]:
+    """Map a CSV path (e.g. ``PTX/Manual/MP.litmus``) to its expectation in ``column``."""
+    lines = Path(csv_path).read_text().splitlines()
+    header = None
+    rows = []
+    for ln in lines:
+        if ln.startswith("#"):
+            header = _header(ln)
+            continue
+        if ln.strip():
+            rows.append(next(csv.reader([ln])))
+    header = header or ["path", column]
+    if column not in header:
+        raise PtxmmError(f"column {column} not in {csv_path}", None,
+                         f"columns: {', '.join(header[1:])}; choose one with --column")
+    idx = header.index(column)
+    return {r[0]: (None if idx >= len(r) or r[idx].strip() == "" else r[idx].strip() == "1")
+            for r in rows}
+
+
+def _header(line: str) -> list[str]:
+    """`# path,ptx-v6.0,ptx-v7.5  (comment)` → ["path", "ptx-v6.0", "ptx-v7.5"]."""
+    return [h.strip().split()[0] for h in line.lstrip("# ").split("(")[0].split(",") if h.strip()]
+
+
+def _lookup(path: Path, expected: dict[str, bool | None]) -> tuple[bool, bool | None]:
+    s = path.as_posix()
+    for k, v in expected.items():
+        if s.endswith("/" + k) or s == k:
+            return True, v
+    return False, None
+
+
+def _run_one(args) -> TestOutcome:
+    path, model, unroll, exp_known, exp, timeout, *live = args
+    from .. import check, load
+
+    t0 = time.perf_counter()
+    try:
+        prog = load(path)
+        if "kernel" in prog.meta:
+            return _run_kernel(prog, path, model, unroll, timeout, t0)
+        if live and live[0] is not None:  # "no execution hangs" (ptxmm.liveness) is the verdict
+            from ..queries.hangs import verdict
+
+            ok = verdict(prog, model, unroll, live[0], timeout)
+            return TestOutcome(str(path), prog.name, exp if exp_known else prog.meta.get("expect_liveness"),
+                               ok, 0, time.perf_counter() - t0, unknown="timeout" if ok is None else None)
+        res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
+                    timeout=timeout)
+    except (PtxmmError, RecursionError) as e:
+        msg = str(e).splitlines()[0] if isinstance(e, PtxmmError) else \
+            f"{path}: error: the program is nested too deeply for the checker"
+        return TestOutcome(str(path), Path(path).stem, exp if exp_known else None, None, 0,
+                           time.perf_counter() - t0, msg)
+    expected = exp if exp_known else prog.expect
+    return TestOutcome(str(path), prog.name, expected, res.holds, len(res.outcomes),
+                       time.perf_counter() - t0,
+                       unknown=res.status if res.status in ("timeout", "no-execution") else None)
+
+
+def _run_kernel(prog, path, model: str, unroll: int, timeout, t0: float) -> TestOutcome:
+    agrees, detail, unknown, res = kernel_verdict(prog, model, unroll, timeout)
+    is_test = prog.meta["kernel"].expect is not None or prog.condition is not None
+    return TestOutcome(str(path), prog.name, True if is_test else None, agrees, len(res.outcomes),
+                       time.perf_counter() - t0, unknown=unknown, detail=detail)
+
+
+def kernel_verdict(prog, model: str = "ptx", unroll: int = 2, timeout=None, engine: str = "auto"):
+    """The rule of a kernel test (a kernel file with an `expect` line or a condition): it agrees
+    when the kinds of its findings equal the line's list and its condition holds. Returns
+    (agrees: True/False, None when unknown or not a test; what was found against what was expected;
+    why unknown: "timeout"/"no-execution" or None; the check's result)."""
+    from .. import check
+
+    info = prog.meta["kernel"]
+    res = check(prog, model, engine=engine, unroll=unroll, observe="condition",
+                verdict_only=prog.condition is not None, timeout=timeout)
+    unknown = res.status if res.status in ("timeout", "no-execution") else None
+    if res.findings_status not in ("ok", "no flags in model") and unknown is None:
+        unknown = "timeout"
+    kinds = tuple(sorted({str(f.kind) for f in res.findings}))
+    if info.expect is None and prog.condition is None:
+        return None, "found: " + (", ".join(kinds) or "ok"), unknown, res
+    parts, ok = [], True
+    if info.expect is not None:
+        ok = kinds == info.expect
+        parts.append(f"expect {', '.join(info.expect) or 'ok'}; found {', '.join(kinds) or 'ok'}")
+    if prog.condition is not None:
+        ok = ok and bool(res.holds)
+        parts.append(f"condition {'holds' if res.holds else 'fails'}")
+    agrees = ok if res.holds is not None or prog.condition is None else None
+    return agrees, "; ".join(parts), unknown, res
+
+
+def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = None,
+              column: str | None = None, unroll: int = 2, jobs: int | None = None,
+              progress=None, timeout: float | None = None,
+              results: list[TestOutcome] | None = None, liveness: str | None = None) -> list[TestOutcome]:
+    """Run every test of ``paths``; each result is appended to ``results`` (a caller's list keeps
+    those finished when the run is interrupted) as it arrives, in file order. ``liveness``: a
+    progress model — judge "no execution hangs" under it instead of the condition (expected
+    1 = no hang, 0 = a hang exists, as Dat3M's liveness CSVs say; a file's
+    ``.expect-liveness terminates|hangs``)."""
+    files = collect(paths)
+    expected: dict[str, bool | None] = {}
+    if expected_csv:
+        expected = read_expected(expected_csv, column or _default_column(expected_csv, model))
+    work = []
+    for f in files:
+        known, v = _lookup(f, expected) if expected else (False, None)
+        work.append((str(f), model, unroll, known, v, timeout, liveness))
+    jobs = jobs or os.cpu_count() or 1
+    results = [] if results is None else results
+    if jobs == 1 or len(work) < 4:
+        for w in work:
+            results.append(_run_one(w))
+            if progress:
+                progress()
+    else:
+        ex = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+        try:
+            for r in ex.map(_run_one, work, chunksize=4):
+                results.append(r)
+                if progress:
+                    progress()
+        except BaseException:  # Ctrl-C: cancel what has not started, do not wait for the rest
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)  # every result is in: the workers exit now, not at interpreter exit
+    return results
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which reports what finished."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _default_column(csv_path: str, model: str) -> str:
+    first = Path(csv_path).read_text().splitlines()[0]
+    cols = _header(first)[1:]
+    if model in cols:
+        return model
+    # the current model ("ptx") is compared with the newest rated version
+    return cols[-1] if cols else model
