@@ -330,11 +330,11 @@ EQUIVALENT = [
 # meaning is in each description). Where the engines have one piece of code each (Z3 and brute
 # force), both are patched alike, so that only tests of the *meaning* can kill the mutant.
 
-EV = "src/ptxmm/events.py"
-VOCAB = "src/ptxmm/vocab.py"
-VAL = "src/ptxmm/values.py"
+EV = "src/ptxmm/semantics/events.py"
+VOCAB = "src/ptxmm/semantics/vocab.py"
+VAL = "src/ptxmm/ir/values.py"
 Z3E = "src/ptxmm/engines/z3.py"
-EXE = "src/ptxmm/executions.py"
+EXE = "src/ptxmm/semantics/executions.py"
 
 ENGINE_MUTANTS = [
     Mutant("unroll-off-by-one", "engine",
@@ -469,7 +469,7 @@ HOPPER_MUTANTS = [
            [(VOCAB, "            mask &= ~self.agents\n", "")]),
     Mutant("mbarrier-tx-ignored", "engine",
            "a phase completes when the arrivals are in, whatever the tx-count",
-           [("src/ptxmm/mbarrier.py",
+           [("src/ptxmm/ir/mbarrier.py",
              'done = mk("land", mk("eq", pend, _c(0)), mk("eq", txc, _c(0)))',
              'done = mk("eq", pend, _c(0))')]),
     # issue 27: one mutant per D-fix (killed by tests/test_hopper_isa.py)
@@ -536,7 +536,7 @@ RACE_MUTANTS = [
            [(AXIOMS, "        if len(k) == 2 and k[0] > k[1]:", "        if False:")]),
     Mutant("findings-only-when-enumerating", "engine",
            "a one-query verdict (--observe condition) looks for no races",
-           [("src/ptxmm/checker.py", '    if status not in ("ok", "stopped"):',
+           [("src/ptxmm/queries/checker.py", '    if status not in ("ok", "stopped"):',
              '    if status not in ("ok", "stopped") or r.opts.verdict_only:')]),
     Mutant("race-query-in-enumeration-scope", "engine",
            "after an enumeration stopped at --max-outcomes, the race query runs under the "
@@ -545,9 +545,9 @@ RACE_MUTANTS = [
                   "pooled solver)\n                s.pop()\n", "            pass\n")]),
 ]
 
-# Liveness (src/ptxmm/liveness.py, issue 26): killed by tests/test_liveness.py and the Dat3M
+# Liveness (src/ptxmm/queries/hangs.py, issue 26): killed by tests/test_liveness.py and the Dat3M
 # liveness corpus (tests/test_conformance.py).
-LIVE = "src/ptxmm/liveness.py"
+LIVE = "src/ptxmm/queries/hangs.py"
 LIVENESS_MUTANTS = [
     Mutant("liveness-no-fairness", "engine",
            "a stuck iteration's strong reads need not read a co-maximal write (memory fairness "
@@ -567,68 +567,68 @@ LIVENESS_MUTANTS = [
 KERNEL_MUTANTS = [
     Mutant("assertfail-ignored", "engine",
            "a call of __assertfail is dropped (a failing assert is never found)",
-           [("src/ptxmm/kernels.py", '        if c.callee == "__assertfail":\n',
+           [("src/ptxmm/kernel/kernels.py", '        if c.callee == "__assertfail":\n',
              '        if c.callee == "__assertfail":\n            return []\n')]),
     Mutant("out-of-bounds-unchecked", "engine",
            "an access outside every buffer is not stopped (nor found): it names no location",
-           [("src/ptxmm/events.py",
+           [("src/ptxmm/semantics/events.py",
              "if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:", "if False:")]),
     # addresses computed from loaded data (events._Builder.loaded_access); killed by
     # tests/test_kernels_alias.py
     Mutant("loaded-address-no-oob-case", "engine",
            "an address computed from loaded data never stops out of bounds (the case is dropped)",
-           [("src/ptxmm/events.py", "        if outside is not None:\n            stop = st.fork()",
+           [("src/ptxmm/semantics/events.py", "        if outside is not None:\n            stop = st.fork()",
              "        if False:\n            stop = st.fork()")]),
     Mutant("loaded-address-first-element-only", "engine",
            "an address computed from loaded data names only the first element it may name",
-           [("src/ptxmm/events.py", "        for name, v in cases:\n",
+           [("src/ptxmm/semantics/events.py", "        for name, v in cases:\n",
              "        for name, v in cases[:1]:\n")]),
     Mutant("loaded-address-guard-dropped", "engine",
            "a predicated access with a loaded address assumes its address names an element even "
            "when its guard is false",
-           [("src/ptxmm/events.py", "ADDR_W))\n            case.assumes.append(eq if guard is None else "
+           [("src/ptxmm/semantics/events.py", "ADDR_W))\n            case.assumes.append(eq if guard is None else "
              "mk(\"lor\", mk(\"lnot\", guard), eq))", "ADDR_W))\n            case.assumes.append(eq)")]),
     Mutant("loaded-address-targets-ignore-bounds", "engine",
            "the elements a loaded address may name are computed without the path's conditions (a "
            "bounds test no longer narrows them: a bounded index into a large buffer is refused)",
-           [("src/ptxmm/kernels.py", "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
+           [("src/ptxmm/kernel/kernels.py", "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
     # explain and graph of a kernel's findings (explain_findings.py, cli_explain.py); killed by
     # tests/test_kernels_explain.py
     Mutant("finding-witness-hides-the-stop", "engine",
            "a finding's witness says every thread finishes, even one stopped by a failing assert or "
            "an out-of-bounds access",
-           [("src/ptxmm/explain_findings.py", "            if isinstance(v, Const):\n",
+           [("src/ptxmm/explanation/findings.py", "            if isinstance(v, Const):\n",
              "            if False:\n")]),
     Mutant("kernel-explain-without-findings", "engine",
            "`ptxmm explain`/`graph` of a kernel ignore its findings (--finding included)",
-           [("src/ptxmm/cli_explain.py", "    if finding is None and (outcome is not None",
+           [("src/ptxmm/cli/explain.py", "    if finding is None and (outcome is not None",
              "    if True or finding is None and (outcome is not None")]),
     # __constant__ data, predicated calls, dynamic shared memory; killed by tests/test_kernels_more.py
     Mutant("constant-reads-zero", "engine",
            "a read of __constant__ data returns 0 instead of the module's initial value",
-           [("src/ptxmm/kernels.py",
+           [("src/ptxmm/kernel/kernels.py",
              "                        return (r.init[i] if i < len(r.init) else 0) & ",
              "                        return 0 & ")]),
     Mutant("constant-writable", "engine",
            "a store to __constant__ data is allowed (it reads back as the initial value, no finding)",
-           [("src/ptxmm/kernels.py", '    if r.space == "const":\n        return isinstance(ins, Load)',
+           [("src/ptxmm/kernel/kernels.py", '    if r.space == "const":\n        return isinstance(ins, Load)',
              '    if r.space == "const":\n        return True')]),
     Mutant("predicated-call-always-runs", "engine",
            "a predicated call of a .func runs its body whatever its predicate",
-           [("src/ptxmm/kernels.py", "        if g is not None:  # `@p call f`",
+           [("src/ptxmm/kernel/kernels.py", "        if g is not None:  # `@p call f`",
              "        if False:  # `@p call f`")]),
     Mutant("dynamic-shared-one-short", "engine",
            "the dynamic shared array is sized one element smaller than the launch says",
-           [("src/ptxmm/kernels.py", "count=b.count, dynamic=False)",
+           [("src/ptxmm/kernel/kernels.py", "count=b.count, dynamic=False)",
              "count=b.count - 1 or 1, dynamic=False)")]),
     # issue 27, hcu: nvcc's PTX of CUTLASS-style inline asm; killed by tests/test_hopper_kernels.py
     Mutant("scope-outer-declaration-wins", "engine",
            "a register declared in a nested { } block is shadowed by the enclosing block's declaration",
-           [("src/ptxmm/syntax/ptx_module.py", "        for k in chain:  # outer first",
+           [("src/ptxmm/kernel/module.py", "        for k in chain:  # outer first",
              "        for k in reversed(chain):  # outer first")]),
     Mutant("vector-elements-one-address", "engine",
            "every element of a .v2/.v4 access is accessed at the vector's first address",
-           [("src/ptxmm/syntax/ptx_module.py", "a = Addr(addr.base, addr.offset + k * width)",
+           [("src/ptxmm/kernel/module.py", "a = Addr(addr.base, addr.offset + k * width)",
              "a = Addr(addr.base, addr.offset + 0 * width)")]),
 ]
 
@@ -688,17 +688,34 @@ def scratch_copy(repo: Path, tag: str) -> Path:
 
 
 def apply(copy: Path, m: Mutant) -> str | None:
-    """Apply the patches; an error message when one does not apply exactly once."""
+    """Apply the patches; an error message when one does not apply exactly once.
+
+    A patch names the file it was written against; when that file is gone or no longer holds the
+    text (code moved to another module by a restructuring), the text is looked for in every module
+    of the same tree (src/ptxmm or models/) and applied where it occurs exactly once in all of
+    them together — so a move never makes a mutant vanish, and an ambiguous text is an error."""
     for rel, old, new in m.patches:
         f = copy / rel
-        if not f.is_file():
-            return f"{rel}: no such file"
+        if not (f.is_file() and f.read_text().count(old) == 1):
+            found = relocate(copy, rel, old)
+            if isinstance(found, str):
+                return found
+            f = found
         text = f.read_text()
-        n = text.count(old)
-        if n != 1:
-            return f"{rel}: text to replace found {n} times: {old[:60]!r}"
         f.write_text(text.replace(old, new))
     return None
+
+
+def relocate(copy: Path, rel: str, old: str) -> Path | str:
+    """The one file of ``rel``'s tree that holds ``old`` exactly once (and no other file holds it)."""
+    tree = copy / ("models" if rel.startswith("models/") else "src/ptxmm")
+    hits = [(f, f.read_text().count(old)) for f in sorted(tree.rglob("*.cat" if tree.name == "models"
+                                                                      else "*.py"))]
+    hits = [(f, n) for f, n in hits if n]
+    if len(hits) == 1 and hits[0][1] == 1:
+        return hits[0][0]
+    where = ", ".join(f"{f.relative_to(copy)} ×{n}" for f, n in hits) or "nowhere"
+    return f"{rel}: text to replace found {where}: {old[:60]!r}"
 
 
 def killer(output: str) -> str:

@@ -79,7 +79,7 @@ def _line(*segs) -> str:
 
 
 def test_check_path_imports_neither_rich_nor_the_solver_for_a_tiny_test():
-    code = ("import sys; from ptxmm.cli import main\n"
+    code = ("import sys; from ptxmm.cli.main import main\n"
             "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('rich', 'z3', 'networkx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(MP)], capture_output=True, text=True,
@@ -239,7 +239,7 @@ _TWIN = _dataclass_twin_module()
 
 # ----- the front ends' parsers: lexer regexes compiled once per Python, not once per process -------
 
-from ptxmm.syntax import lark_build  # noqa: E402
+from ptxmm._infra import lark_build  # noqa: E402
 
 _ATOMS = st.sampled_from(["a", "ab", "[0-9]+", r"\.", r"%r[0-9]+", "x|y", "(?:ab)*c", r"\w+", "[^;]", "é"])
 
@@ -358,20 +358,22 @@ def _modules_after(code: str, *args: str) -> set[str]:
 
 def test_a_check_loads_neither_explain_nor_the_other_commands():
     """Races are findings of the engine: a check with races loads no more than one without."""
-    code = ("import sys; from ptxmm.cli import main\n"
+    code = ("import sys; from ptxmm.cli.main import main\n"
             "try:\n    main(['check', sys.argv[1]])\nexcept SystemExit:\n    pass")
     for f in (RACE_FREE, MP):
         mods = _modules_after(code, str(f))
         assert "ptxmm.queries.checker" in mods and "ptxmm.syntax.ptx" in mods  # it did check
-        assert not mods & {"ptxmm.explanation.explain", "ptxmm.explanation.evaluate", "ptxmm.cli.explain", "ptxmm.explanation.graph",
-                           "ptxmm.explanation.fix", "ptxmm.report.jsonout", "json", "rich", "z3"}
+        assert not mods & {"ptxmm.explanation.explain", "ptxmm.explanation.evaluate", "ptxmm.cli.explain",
+                           "ptxmm.explanation.graph", "ptxmm.explanation.fix", "ptxmm.report.jsonout", "json",
+                           "rich", "z3"}
     assert not _modules_after("import ptxmm") & {"ptxmm.explanation.explain", "ptxmm.cli.main", "click"}
 
 
 def test_ptxmm_explain_is_the_function_whoever_loads_the_module_first():
+    """No submodule is named explain: loading ptxmm.explanation.explain first changes nothing."""
     code = ("import sys, ptxmm\n"
             "assert 'ptxmm.explanation.explain' not in sys.modules and 'explain' in dir(ptxmm)\n"
-            "from ptxmm.explain import races_in\n"  # the submodule first, by another name
+            "from ptxmm.explanation.explain import races_in\n"  # the submodule first, by another name
             "assert callable(ptxmm.explain) and ptxmm.explain.__module__ == 'ptxmm.explanation.explain'\n"
             "from ptxmm import Explanation, explain\n"
             "assert explain is sys.modules['ptxmm.explanation.explain'].explain\n"
@@ -398,8 +400,8 @@ def test_explain_and_graph_are_commands_loaded_when_named():
 
 
 def test_python_m_ptxmm_cli_builds_the_commands_once():
-    """`python -m ptxmm.cli` runs the module ptxmm.cli's program, not a second copy as __main__."""
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "ptxmm.cli.main", "check", str(MP)],
+    """`python -m ptxmm.cli` runs ptxmm.cli.main's program (cli/__main__.py), not a second copy as __main__."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "ptxmm.cli", "check", str(MP)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("✓ agrees")
     assert [ln.split("|")[-1].strip() for ln in r.stderr.splitlines()].count("ptxmm.cli.main") == 1
@@ -636,7 +638,7 @@ def test_a_damaged_or_foreign_lark_runtime_file_is_written_afresh(tmp_path):
     wrote under the same name, is replaced, and the check still parses."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    probe = ("import ptxmm.syntax.larkrt as r, ptxmm; print(r.runtime.__file__); "
+    probe = ("import ptxmm._infra.larkrt as r, ptxmm; print(r.runtime.__file__); "
              f"print(ptxmm.check({str(ROOT / 'examples' / 'mp-relaxed-acquire.ptx')!r}).holds)")
     first = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
