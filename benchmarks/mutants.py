@@ -653,8 +653,8 @@ MUTANTS += [
            "(`\\ co`) fails on the lower bound of a partial candidate and prunes executions the "
            "model accepts",
            [("src/ptxmm/engines/prune.py",
-             'flip = (node.data == "diff" and k > 0) or node.data == "complement"',
-             'flip = node.data == "complement"')]),
+             "flip = (isinstance(node, Diff) and k > 0) or isinstance(node, Complement)",
+             "flip = isinstance(node, Complement)")]),
 ]
 
 

@@ -7,11 +7,33 @@ from __future__ import annotations
 
 import operator
 
-from .._infra import larkrt
-from .._infra.larkrt import token_texts
 from .._infra.records import record
 from ..errors import ModelError, SourcePos
-from .parser import Model, Stmt
+from .ast import (
+    Axiom,
+    Cart,
+    Complement,
+    Diff,
+    Domain,
+    EmptyRel,
+    Expr,
+    Flag,
+    Inter,
+    Inverse,
+    Let,
+    LetRec,
+    Lift,
+    Name,
+    Opt,
+    Plus,
+    Range,
+    Seq,
+    Star,
+    Stmt,
+    Union,
+    names,
+)
+from .parser import Model
 from .relalg import ESet, Rel, cartesian, identity, lift
 
 Value = ESet | Rel
@@ -20,8 +42,8 @@ Value = ESet | Rel
 @record(frozen=False)
 class Evaluation:
     env: dict[str, Value]
-    axioms: list[tuple[Stmt, Value]]
-    flags: list[tuple[Stmt, Value]]
+    axioms: list[tuple[Axiom, Value]]
+    flags: list[tuple[Flag, Value]]
 
 
 def _needed(model: Model) -> list[Stmt]:
@@ -36,37 +58,39 @@ def _backward(stmts: list[Stmt], need: set[str], axioms: bool) -> list[Stmt]:
     found by a backward pass that respects redefinitions."""
     keep: list[Stmt] = []
     for st in reversed(stmts):
-        if st.kind == "axiom" and axioms:
+        if isinstance(st, Axiom) and axioms:
             keep.append(st)
-            need |= token_texts(st.exprs[0])
-        elif st.kind in ("let", "letrec") and need & set(st.names):
+            need |= names(st.expr)
+        elif isinstance(st, (Let, LetRec)) and need & set(st.names):
             keep.append(st)
             need -= set(st.names)
             for e in st.exprs:
-                need |= token_texts(e)
+                need |= names(e)
     return list(reversed(keep))
 
 
-def evaluate_expr(model: Model, base: dict[str, Value], expr, at: int) -> Value:
+def evaluate_expr(model: Model, base: dict[str, Value], expr: Expr, at: int) -> Value:
     """The value of one expression of statement ``at`` of the model (e.g. an axiom's operand),
     evaluating only the definitions before it that it needs."""
-    env = _Scope(base)
-    ev = _Eval(env, model)
-    for st in _backward(model.stmts[:at], set(token_texts(expr)), axioms=False):
-        _run_stmt(ev, env, st)
+    env = Scope(base)
+    ev = Eval(env, model)
+    for st in _backward(model.stmts[:at], names(expr), axioms=False):
+        run_stmt(ev, env, st)
     return ev.eval(expr)
 
 
-def _run_stmt(ev: _Eval, env: _Scope, st: Stmt) -> None:
+def run_stmt(ev: Eval, env: Scope, st: Stmt) -> None:
+    """Bind the names a ``let`` or ``let rec`` defines (other statements bind nothing)."""
     ev.file = st.pos.file if st.pos else ev.model.path
-    if st.kind == "let":
-        for name, expr in zip(st.names, st.exprs):
-            env[name] = ev.eval(expr)
-    elif st.kind == "letrec":
-        _letrec(ev, st)
+    match st:
+        case Let():
+            for b in st.bindings:
+                env[b.name] = ev.eval(b.expr)
+        case LetRec():
+            letrec(ev, st)
 
 
-class _Scope(dict):
+class Scope(dict):
     """The model's definitions over the base environment (which may compute entries lazily)."""
 
     def __init__(self, base: dict) -> None:
@@ -87,16 +111,16 @@ class _Scope(dict):
 
 def run(model: Model, base: dict[str, Value], flags: bool = True) -> Evaluation:
     """Evaluate the model; ``flags=False`` evaluates only what the axioms need."""
-    env = _Scope(base)
-    axioms: list[tuple[Stmt, Value]] = []
-    flag_vals: list[tuple[Stmt, Value]] = []
-    ev = _Eval(env, model)
+    env = Scope(base)
+    axioms: list[tuple[Axiom, Value]] = []
+    flag_vals: list[tuple[Flag, Value]] = []
+    ev = Eval(env, model)
     for st in model.stmts if flags else _needed(model):
-        _run_stmt(ev, env, st)
-        if st.kind == "axiom":
-            axioms.append((st, ev.eval(st.exprs[0])))
-        elif st.kind == "flag":
-            flag_vals.append((st, ev.eval(st.exprs[0])))
+        run_stmt(ev, env, st)
+        if isinstance(st, Axiom):
+            axioms.append((st, ev.eval(st.expr)))
+        elif isinstance(st, Flag):
+            flag_vals.append((st, ev.eval(st.expr)))
     return Evaluation(env, axioms, flag_vals)
 
 
@@ -107,7 +131,8 @@ def _same(a: Value, b: Value) -> bool:
     return all(g is b.may[k] or lg.equivalent(g, b.may[k]) for k, g in a.may.items())
 
 
-def _letrec(ev: _Eval, st: Stmt) -> None:
+def letrec(ev: Eval, st: LetRec) -> None:
+    """Bind the names of a ``let rec`` to their least fixed point."""
     u = ev.env["_"].u
     for n in st.names:
         ev.env[n] = Rel(u)
@@ -130,92 +155,61 @@ def _simplified(v: Value) -> Value:
     return type(v).of(v.u, dict(v.items()) | {k: simp(g) for k, g in v.may.items()})
 
 
-class _Eval:
+class Eval:
+    """Expressions evaluated over an environment, each compiled once per model to a closure."""
+
     def __init__(self, env: dict[str, Value], model: Model):
         self.env = env
         self.model = model
         self.file = model.path
 
-    def err(self, node: larkrt.Tree, msg: str, hint: str | None = None) -> ModelError:
-        pos = None
-        if not node.meta.empty:
-            pos = SourcePos(self.file, node.meta.line, node.meta.column)
+    def err(self, node: Expr, msg: str, hint: str | None = None) -> ModelError:
+        pos = None if node.pos is None else SourcePos(self.file, *node.pos)
         return ModelError(msg, pos, hint)
 
     def rel(self, node, v: Value) -> Rel:
         return lift(v) if isinstance(v, ESet) else v
 
-    def eval(self, node) -> Value:
-        cache = self.model.compiled  # the model owns its trees, so node ids are stable
+    def eval(self, node: Expr) -> Value:
+        cache = self.model.compiled  # the model owns its expressions, so node ids are stable
         fn = cache.get(id(node))
         if fn is None:
             fn = cache[id(node)] = self.compile(node)
         return fn(self)
 
-    def compile(self, node):  # noqa: C901 — one branch per operator of the cat grammar, side by side
-        """A closure evaluating ``node``: the tree is dispatched on once per model, not per run."""
-        if isinstance(node, larkrt.Token) or node.data == "name":
-            return self._name(node, str(node if isinstance(node, larkrt.Token) else node.children[0]))
-        k = node.data
-        ch = node.children
-        if k in ("union", "inter", "diff", "seq", "cart") and len(ch) == 1:
-            return self.compile(ch[0])
-        subs = [self.compile(c) if isinstance(c, (larkrt.Tree, larkrt.Token)) else None for c in ch]
-        if k in ("union", "inter", "diff"):
-            op = {"union": operator.or_, "inter": operator.and_, "diff": operator.sub}[k]
-
-            def setop(ev):
-                vals = [f(ev) for f in subs]
-                t = type(vals[0])
-                if any(type(v) is not t for v in vals):
-                    vals = [ev.rel(node, v) for v in vals]
-                out = vals[0]
-                for v in vals[1:]:
-                    out = op(out, v)
-                return out
-            return setop
-        if k == "seq":
-            def seq(ev):
-                out = ev.rel(node, subs[0](ev))
-                for f in subs[1:]:
-                    out = out.seq(ev.rel(node, f(ev)))
-                return out
-            return seq
-        if k == "cart":
-            def cart(ev):
-                vals = [f(ev) for f in subs]
-                if not all(isinstance(v, ESet) for v in vals) or len(vals) != 2:
-                    raise ev.err(node, "cartesian product needs two sets", "write [S] ; r for a relation")
-                return cartesian(vals[0], vals[1])
-            return cart
-        if k == "lift":
-            def lifted(ev):
-                v = subs[0](ev)
-                if not isinstance(v, ESet):
-                    raise ev.err(node, "[...] needs a set")
-                return lift(v)
-            return lifted
-        if k == "inverse":
-            return lambda ev: ev.rel(node, subs[0](ev)).inverse()
-        if k == "plus":
-            return lambda ev: ev.rel(node, subs[0](ev)).closure()
-        if k == "star":
-            return lambda ev: ev.rel(node, subs[0](ev)).closure() | identity(ev.env["_"].u)
-        if k == "opt":
-            return lambda ev: ev.rel(node, subs[0](ev)) | identity(ev.env["_"].u)
-        if k == "complement":
-            def complement(ev):
-                v = subs[1](ev)
-                u = ev.env["_"]
-                return (u - v) if isinstance(v, ESet) else cartesian(u, u) - v
-            return complement
-        if k == "empty_rel":
-            return lambda ev: Rel(ev.env["_"].u)
-        if k == "call":
-            fn = str(ch[0])
-            return lambda ev: (lambda v: v.domain() if fn == "domain" else v.range())(
-                ev.rel(node, subs[1](ev)))
-        raise self.err(node, f"unsupported construct {k}")
+    def compile(self, node: Expr):
+        """A closure evaluating ``node``: the expression is dispatched on once per model, not per
+        run."""
+        match node:
+            case Name(name=name):
+                return self._name(node, name)
+            case Union() | Inter() | Diff():
+                return _setop(node, [self.compile(c) for c in node.args])
+            case Seq():
+                return _seq(node, [self.compile(c) for c in node.args])
+            case Cart():
+                return _cart(node, [self.compile(c) for c in node.args])
+            case EmptyRel():
+                return lambda ev: Rel(ev.env["_"].u)
+        sub = self.compile(node.arg)
+        match node:
+            case Lift():
+                return _lifted(node, sub)
+            case Inverse():
+                return lambda ev: ev.rel(node, sub(ev)).inverse()
+            case Plus():
+                return lambda ev: ev.rel(node, sub(ev)).closure()
+            case Star():
+                return lambda ev: ev.rel(node, sub(ev)).closure() | identity(ev.env["_"].u)
+            case Opt():
+                return lambda ev: ev.rel(node, sub(ev)) | identity(ev.env["_"].u)
+            case Complement():
+                return _complement(sub)
+            case Domain():
+                return lambda ev: ev.rel(node, sub(ev)).domain()
+            case Range():
+                return lambda ev: ev.rel(node, sub(ev)).range()
+        raise self.err(node, f"unsupported construct {type(node).__name__}")
 
     @staticmethod
     def _name(node, name: str):
@@ -241,4 +235,57 @@ class _Eval:
                        f"did you mean {', '.join(close)}?" if close else None)
 
 
-__all__ = ["run", "evaluate_expr", "Evaluation"]
+_SETOPS = {Union: operator.or_, Inter: operator.and_, Diff: operator.sub}
+
+
+def _setop(node: Union | Inter | Diff, subs: list):
+    op = _SETOPS[type(node)]
+
+    def setop(ev):
+        vals = [f(ev) for f in subs]
+        t = type(vals[0])
+        if any(type(v) is not t for v in vals):
+            vals = [ev.rel(node, v) for v in vals]
+        out = vals[0]
+        for v in vals[1:]:
+            out = op(out, v)
+        return out
+    return setop
+
+
+def _seq(node: Seq, subs: list):
+    def seq(ev):
+        out = ev.rel(node, subs[0](ev))
+        for f in subs[1:]:
+            out = out.seq(ev.rel(node, f(ev)))
+        return out
+    return seq
+
+
+def _cart(node: Cart, subs: list):
+    def cart(ev):
+        vals = [f(ev) for f in subs]
+        if not all(isinstance(v, ESet) for v in vals) or len(vals) != 2:
+            raise ev.err(node, "cartesian product needs two sets", "write [S] ; r for a relation")
+        return cartesian(vals[0], vals[1])
+    return cart
+
+
+def _lifted(node: Lift, sub):
+    def lifted(ev):
+        v = sub(ev)
+        if not isinstance(v, ESet):
+            raise ev.err(node, "[...] needs a set")
+        return lift(v)
+    return lifted
+
+
+def _complement(sub):
+    def complement(ev):
+        v = sub(ev)
+        u = ev.env["_"]
+        return (u - v) if isinstance(v, ESet) else cartesian(u, u) - v
+    return complement
+
+
+__all__ = ["run", "run_stmt", "evaluate_expr", "Evaluation", "Scope", "Eval", "letrec"]

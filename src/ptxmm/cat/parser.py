@@ -1,9 +1,11 @@
-"""Parse cat model files (grammar/cat.lark) into a Model: an ordered list of statements, with
-includes resolved relative to the including file, then the models/ directory."""
+"""Parse cat model files (grammar/cat.lark) into a Model: an ordered list of typed statements
+(:mod:`ptxmm.cat.ast`, built from the parse tree once), with includes resolved relative to the
+including file, then the models/ directory, and the program's barrier semantics
+(models/program/barriers.cat) given to a model that does not state it."""
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 from functools import cache
 from pathlib import Path
 
@@ -12,17 +14,12 @@ from .._infra.records import record
 from .._infra.resources import cache_dir, data_dir, digest
 from ..errors import ModelError, SourcePos
 from ..syntax.lark_errors import convert
+from . import ast
+from .ast import Axiom, Flag, Let, LetRec, Stmt
+from .build import statement
 
-
-@record
-class Stmt:
-    kind: str  # let letrec axiom flag
-    names: tuple[str, ...] = ()
-    exprs: tuple[larkrt.Tree, ...] = ()
-    check: str = ""  # acyclic irreflexive empty
-    name: str = ""
-    negated: bool = False
-    pos: SourcePos | None = None
+__all__ = ["Model", "Stmt", "builtin_files", "builtin_models", "find_model", "load_model",
+           "parse_stmts", "require_axioms"]
 
 
 @record(frozen=False)
@@ -33,13 +30,13 @@ class Model:
     # caches of the interpreter: statements the axioms need, expression closures by node id
     needed: list[Stmt] | None = field(default=None, repr=False, compare=False)
     compiled: dict = field(default_factory=dict, repr=False, compare=False)
-    # names of the program-semantics axioms the loader added (_PROGRAM_SEMANTICS)
+    # names of the program-semantics axioms the loader added (models/program/barriers.cat)
     implicit: tuple[str, ...] = ()
 
     @property
-    def axioms(self) -> list[Stmt]:
+    def axioms(self) -> list[Axiom]:
         """The axioms the model's files state (the loader's implicit ones are in stmts too)."""
-        return [s for s in self.stmts if s.kind == "axiom" and s.name not in self.implicit]
+        return [s for s in self.stmts if isinstance(s, Axiom) and s.name not in self.implicit]
 
 
 @cache
@@ -108,17 +105,17 @@ def _load(path: Path) -> Model:
     return model
 
 
-# What a program does, whatever the model: a thread does not pass a barrier before its phase
-# completes, so no two threads wait for each other at barriers in a cycle, and an execution in
-# which a thread stays blocked at a barrier whose quorum is never reached (with more to run after
-# it) is not one that finishes. Dat3M's program encoder gives every model this (ProgramEncoder:
-# a named barrier executes iff its quorum is met; only executions in which every thread reaches
-# its exit count); ptxmm's models state it as these two axioms, and a model that does not state
-# an axiom of that name (Dat3M's own cat files, sc.cat) gets it, first, over the base names.
-_PROGRAM_SEMANTICS = (
-    "acyclic (po | sync_barrier | sync_cluster_barrier) as Barrier-progress",
-    "empty QUORUM_UNMET as Barrier-quorum",
-)
+def _program_file() -> Path:
+    """The axioms a PTX program's barriers impose whatever the model (Dat3M's program encoder gives
+    every model them): stated by ptxmm's PTX models, added by the loader to any other."""
+    return data_dir("models") / "program" / "barriers.cat"
+
+
+@cache
+def _program_semantics() -> tuple[Axiom, ...]:
+    path = _program_file()
+    return tuple(replace(st, pos=None) for st in parse_stmts(path.read_text(), str(path))
+                 if isinstance(st, Axiom))
 
 
 def _with_program_semantics(model: Model, path: Path) -> Model:
@@ -127,11 +124,10 @@ def _with_program_semantics(model: Model, path: Path) -> Model:
     _load_into(model, path, set())
     stated = {s.name for s in model.axioms}
     extra = []
-    for text in _PROGRAM_SEMANTICS:
-        (st,) = _parser().parse(text).children
-        check, expr, name = st.children
+    for st in _program_semantics():
+        name = st.name
         if str(name) not in stated:
-            extra.append(Stmt("axiom", (), (expr,), str(check), str(name)))
+            extra.append(st)
     model.stmts[:0] = extra
     model.implicit = tuple(s.name for s in extra)
     return model
@@ -146,9 +142,11 @@ def _cache_dir() -> Path:
 
 
 def _key(path: Path, files: list[str]) -> str:
-    """The text of the grammar and of every file the model read, the loader's implicit axioms
-    and the Lark runtime: a cached model is used only if all are as they were."""
-    parts = [(data_dir("grammar") / "cat.lark").read_text(), repr((_PROGRAM_SEMANTICS, larkrt.STAMP))]
+    """The text of the grammar, of the syntax classes, of every file the model read and of the
+    loader's implicit axioms, and the Lark runtime: a cached model is used only if all are as they
+    were."""
+    parts = [(data_dir("grammar") / "cat.lark").read_text(), Path(ast.__file__).read_text(),
+             _program_file().read_text(), repr(larkrt.STAMP)]
     for f in [str(path.resolve()), *files]:
         parts += [f, Path(f).read_text()]
     return "\0".join(parts)
@@ -177,27 +175,12 @@ def _to_cache(path: Path, model: Model) -> None:
     try:
         d = _cache_dir()
         d.mkdir(parents=True, exist_ok=True)
-        for st in model.stmts:
-            for e in st.exprs:
-                _slim(e)
         key = _key(path, files)
         blob = pickle.dumps((key, model.name, model.path, model.stmts, model.implicit))
         (d / f"{digest(key)}.pickle").write_bytes(blob)
         (d / (path.resolve().as_posix().replace("/", "_") + ".idx")).write_text("\n".join(files))
     except OSError:  # an unwritable cache only costs time
         pass
-
-
-def _slim(t) -> None:
-    """Keep of each tree's source position only the line and column the interpreter's errors
-    name: Lark's position records are most of a cached model's size and loading time."""
-    if isinstance(t, larkrt.Tree):
-        meta = larkrt.Meta()
-        if not t.meta.empty:
-            meta.line, meta.column, meta.empty = t.meta.line, t.meta.column, False
-        t._meta = meta
-        for c in t.children:
-            _slim(c)
 
 
 def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
@@ -209,34 +192,26 @@ def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
         text = path.read_text()
     except OSError as e:
         raise ModelError(f"cannot read model file: {e.strerror}", SourcePos(str(path), 1, 1)) from None
+    for st in parse_stmts(text, str(path)):
+        if isinstance(st, ast.Include):
+            cand = [path.parent / st.file, data_dir("models") / st.file]
+            target = next((c for c in cand if c.is_file()), None)
+            if target is None:
+                raise ModelError(f"included file {st.file} not found", st.pos)
+            _load_into(model, target, seen)
+        elif isinstance(st, Axiom) and not st.name:
+            model.stmts.append(replace(st, name=f"{st.check}-{len(model.axioms)}"))
+        elif isinstance(st, (Let, LetRec, Axiom, Flag)):
+            model.stmts.append(st)
+
+
+def parse_stmts(text: str, file: str) -> list:
+    """The statements of one cat file, in order (includes unresolved, an unnamed axiom's name
+    empty); a syntax error is a located ModelError."""
     try:
         tree = _parser().parse(text)
     except larkrt.LarkError as e:
-        err = convert(e, str(path), text)
+        err = convert(e, file, text)
         raise ModelError(err.message, err.pos, err.hint) from None
-    for st in tree.children:
-        if not isinstance(st, larkrt.Tree) or st.data == "title":
-            continue
-        pos = SourcePos(str(path), st.meta.line, st.meta.column) if not st.meta.empty else None
-        if st.data == "include":
-            inc = str(st.children[0])[1:-1]
-            cand = [path.parent / inc, data_dir("models") / inc]
-            target = next((c for c in cand if c.is_file()), None)
-            if target is None:
-                raise ModelError(f"included file {inc} not found", pos)
-            _load_into(model, target, seen)
-        elif st.data in ("let", "letrec"):
-            names = tuple(str(b.children[0]) for b in st.children)
-            exprs = tuple(b.children[1] for b in st.children)
-            model.stmts.append(Stmt(st.data, names, exprs, pos=pos))
-        elif st.data == "axiom":
-            check, expr, *rest = st.children
-            name = str(rest[0]) if rest else f"{check}-{len(model.axioms)}"
-            model.stmts.append(Stmt("axiom", (), (expr,), str(check), name, pos=pos))
-        elif st.data == "flag":
-            ch = list(st.children)
-            neg = str(ch[0]) == "~"
-            if neg:
-                ch.pop(0)
-            check, expr, name = ch
-            model.stmts.append(Stmt("flag", (), (expr,), str(check), str(name), neg, pos=pos))
+    return [statement(st, file) for st in tree.children
+            if isinstance(st, larkrt.Tree) and st.data != "title"]

@@ -44,9 +44,9 @@ import itertools
 from collections.abc import Iterator
 from functools import cache
 
-from .._infra import larkrt
 from .._infra.records import record
 from ..cat import axioms as ax
+from ..cat.ast import Axiom, Complement, Diff, Let, LetRec, Name, children
 from ..cat.interp import run as interp
 from ..cat.parser import Model, Stmt
 from ..cat.relalg import ESet, Rel
@@ -66,30 +66,24 @@ REFERENCE = {
     "mbar_total": f"empty (([W] ; {MBAR_LOC} ; [W]) \\ (co | co^-1))",
     "mbar_atomic": f"empty (rmw & ((((rf^-1 ; co) \\ id) & {MBAR_LOC}) ; (co & {MBAR_LOC})))",
 }
-_PASS = ("union", "inter", "diff", "seq", "cart")  # one-child nodes of these are their child
 
 
 @cache
 def _reference(text: str) -> tuple[str, object]:
     """(check, canonical expression) of one reference axiom."""
-    from ..cat.parser import _parser
+    from ..cat.parser import parse_stmts
 
-    (st,) = _parser().parse(text).children
-    check, expr = st.children[:2]
-    return str(check), _canon(expr, {})
+    (st,) = parse_stmts(text, "<reference>")
+    return st.check, _canon(st.expr, {})
 
 
 def _canon(node, defs: dict[str, object]) -> object:
-    """The expression as nested tuples: one-child wrapper nodes dropped, each name replaced by the
+    """The expression as nested tuples (operator class name, operands), each name replaced by the
     canonical expression it was last defined as (``defs``), base names kept (``_BASE_DEFS``
     expanded)."""
-    if isinstance(node, larkrt.Token):
-        return _name(str(node), defs) if node.type == "NAME" else str(node)
-    if node.data == "name":
-        return _name(str(node.children[0]), defs)
-    if node.data in _PASS and len(node.children) == 1:
-        return _canon(node.children[0], defs)
-    return (node.data, *(_canon(c, defs) for c in node.children))
+    if isinstance(node, Name):
+        return _name(node.name, defs)
+    return (type(node).__name__, *(_canon(c, defs) for c in children(node)))
 
 
 def _name(name: str, defs: dict[str, object]) -> object:
@@ -104,13 +98,13 @@ def _axioms(model: Model) -> Iterator[tuple[Stmt, object]]:
     """Every axiom of the model with its canonical, fully inlined expression."""
     defs: dict[str, object] = {}
     for st in model.stmts:
-        if st.kind == "let":
+        if isinstance(st, Let):
             new = {n: _canon(e, defs) for n, e in zip(st.names, st.exprs)}
             defs.update(new)
-        elif st.kind == "letrec":  # a fixed point is never one of the references
+        elif isinstance(st, LetRec):  # a fixed point is never one of the references
             defs.update({n: ("letrec", n, id(st)) for n in st.names})
-        elif st.kind == "axiom":
-            yield st, _canon(st.exprs[0], defs)
+        elif isinstance(st, Axiom):
+            yield st, _canon(st.expr, defs)
 
 
 @record
@@ -152,7 +146,7 @@ class GuidedSpace(ExecutionSpace):
         self.rules = implied(model)
         early = {id(st) for st in early_axioms(model)}
         self.early = Model(model.name, model.path, [st for st in model.stmts if id(st) in early or
-                                                    st.kind in ("let", "letrec")]) if early else None
+                                                    isinstance(st, (Let, LetRec))]) if early else None
         self.checked = self.rejected = 0  # partial candidates the early axioms judged, and rejected
         ev = eg.events
         self.partner = {r: w for r, w in eg.edges["rmw"]
@@ -301,15 +295,11 @@ _STATIC = frozenset({
 def _polarity(node, defs: dict[str, dict[str, set[int]]], sign: int, out: dict[str, set[int]]) -> None:
     """The base names ``node`` depends on, each with the signs it occurs with (+1: the value
     grows with the name's; -1: it shrinks): ``diff`` turns its right operands, ``~`` its operand."""
-    if isinstance(node, larkrt.Token):
-        if node.type == "NAME":
-            _occurs(str(node), defs, sign, out)
+    if isinstance(node, Name):
+        _occurs(node.name, defs, sign, out)
         return
-    if node.data == "name":
-        _occurs(str(node.children[0]), defs, sign, out)
-        return
-    for k, c in enumerate(node.children):
-        flip = (node.data == "diff" and k > 0) or node.data == "complement"
+    for k, c in enumerate(children(node)):
+        flip = (isinstance(node, Diff) and k > 0) or isinstance(node, Complement)
         _polarity(c, defs, -sign if flip else sign, out)
 
 
@@ -330,19 +320,19 @@ def early_axioms(model: Model) -> list[Stmt]:
     defs: dict[str, dict[str, set[int]]] = {}
     out = []
     for st in model.stmts:
-        if st.kind in ("let", "letrec"):
+        if isinstance(st, (Let, LetRec)):
             new = {}
             for n, e in zip(st.names, st.exprs):
                 deps: dict[str, set[int]] = {}
-                if st.kind == "letrec":  # a fixed point: not analysed
+                if isinstance(st, LetRec):  # a fixed point: not analysed
                     deps = {"<letrec>": {1, -1}}
                 else:
                     _polarity(e, defs, 1, deps)
                 new[n] = deps
             defs.update(new)
-        elif st.kind == "axiom":
+        elif isinstance(st, Axiom):
             deps = {}
-            _polarity(st.exprs[0], defs, 1, deps)
+            _polarity(st.expr, defs, 1, deps)
             if deps.keys() & _CHOSEN and all(
                     n in _STATIC or ((n in _CHOSEN or n in _EMPTY) and signs == {1})
                     for n, signs in deps.items()):

@@ -21,11 +21,34 @@ import re
 from functools import cache
 from pathlib import Path
 
-from .._infra import larkrt
 from .._infra.records import record
 from ..cat import axioms as ax
-from ..cat.interp import _Eval, _letrec, _Scope
-from ..cat.parser import Model, Stmt
+from ..cat.ast import (
+    Axiom,
+    Complement,
+    Diff,
+    Domain,
+    Expr,
+    Flag,
+    Inter,
+    Inverse,
+    Let,
+    LetRec,
+    Lift,
+    Name,
+    Opt,
+    Plus,
+    Range,
+    Seq,
+    Star,
+    Stmt,
+    Union,
+    children,
+    name_of,
+    text_of,
+)
+from ..cat.interp import Eval, Scope, run_stmt
+from ..cat.parser import Model
 from ..cat.relalg import ESet, Rel, bits
 
 Pair = tuple[int, int]
@@ -51,60 +74,6 @@ KNOWN_WORDS = {
     "program order, same address", "dep": "dependency", "conflict": "conflicting accesses",
     "sync-bar": "barrier synchronization",
 }
-
-
-def _unwrap(t):
-    while isinstance(t, larkrt.Tree) and t.data in ("union", "seq", "diff", "inter", "cart") \
-            and len(t.children) == 1:
-        t = t.children[0]
-    return t
-
-
-def _name_of(t) -> str | None:
-    t = _unwrap(t)
-    if isinstance(t, larkrt.Token):
-        return str(t)
-    if isinstance(t, larkrt.Tree) and t.data == "name":
-        return str(t.children[0])
-    return None
-
-
-def _kids(t) -> list:
-    return [c for c in t.children if isinstance(c, (larkrt.Tree, larkrt.Token))]
-
-
-def text_of(t) -> str:
-    """The cat text of an expression tree (re-printed, fully parenthesised where needed)."""
-    t = _unwrap(t)
-    n = _name_of(t)
-    if n is not None:
-        return n
-    k = t.data
-    ch = _kids(t)
-    ops = {"union": " | ", "seq": " ; ", "diff": " \\ ", "inter": " & ", "cart": " * "}
-    if k in ops:
-        return ops[k].join(_paren(c) for c in ch)
-    post = {"inverse": "^-1", "plus": "+", "star": "*", "opt": "?"}
-    if k in post:
-        return _paren(ch[0]) + post[k]
-    if k == "lift":
-        return f"[{text_of(ch[0])}]"
-    if k == "complement":
-        return "~" + _paren(ch[-1])
-    if k == "empty_rel":
-        return "0"
-    if k == "call":
-        return f"{ch[0]}({text_of(ch[1])})"
-    return k
-
-
-def _paren(t) -> str:
-    t = _unwrap(t)
-    s = text_of(t)
-    if _name_of(t) is not None or t.data in ("lift", "call", "empty_rel", "inverse", "plus", "star",
-                                              "opt"):
-        return s
-    return f"({s})"
 
 
 @cache
@@ -143,7 +112,7 @@ class Step:
     dst: int
     rel: str
     via: tuple[str, ...] = ()
-    node: object = None
+    node: Expr | None = None
     at: int = 0
 
 
@@ -154,26 +123,22 @@ class Concrete:
         self.model, self.base = model, base
         self.defs: dict[str, list[int]] = {}  # name → statement indices defining it
         self.values: dict[tuple[str, int], object] = {}
-        self.axioms: list[tuple[int, Stmt, object]] = []
-        self.flags: list[tuple[int, Stmt, object]] = []
-        env = _Scope(base)
-        ev = _Eval(env, model)
+        self.axioms: list[tuple[int, Axiom, object]] = []
+        self.flags: list[tuple[int, Flag, object]] = []
+        env = Scope(base)
+        ev = Eval(env, model)
         for i, st in enumerate(model.stmts):
-            ev.file = st.pos.file if st.pos else model.path
-            if st.kind == "let":
-                for name, expr in zip(st.names, st.exprs):
-                    env[name] = ev.eval(expr)
-            elif st.kind == "letrec":
-                _letrec(ev, st)
-            if st.kind in ("let", "letrec"):
-                for name in st.names:
-                    self.defs.setdefault(name, []).append(i)
-                    self.values[(name, i)] = env[name]
-            elif st.kind == "axiom":
-                self.axioms.append((i, st, ev.eval(st.exprs[0])))
-            elif st.kind == "flag":
-                self.flags.append((i, st, ev.eval(st.exprs[0])))
-        self._scopes: dict[int, _Scope] = {}
+            run_stmt(ev, env, st)
+            match st:
+                case Let() | LetRec():
+                    for name in st.names:
+                        self.defs.setdefault(name, []).append(i)
+                        self.values[(name, i)] = env[name]
+                case Axiom():
+                    self.axioms.append((i, st, ev.eval(st.expr)))
+                case Flag():
+                    self.flags.append((i, st, ev.eval(st.expr)))
+        self._scopes: dict[int, Scope] = {}
         self._memo: dict[tuple[int, int], object] = {}
         self._grows: dict[str, bool] = {}
 
@@ -183,14 +148,14 @@ class Concrete:
         best = None
         for i in self.defs.get(name, ()):
             st = self.model.stmts[i]
-            if i < at or (i == at and st.kind == "letrec"):
+            if i < at or (i == at and isinstance(st, LetRec)):
                 best = i
         return best
 
-    def scope(self, at: int) -> _Scope:
+    def scope(self, at: int) -> Scope:
         sc = self._scopes.get(at)
         if sc is None:
-            sc = _Scope(self.base)
+            sc = Scope(self.base)
             for (name, i), v in self.values.items():
                 if i < at and (self.def_at(name, at) == i):
                     dict.__setitem__(sc, name, v)
@@ -201,12 +166,12 @@ class Concrete:
         key = (id(node), at)
         v = self._memo.get(key)
         if v is None:
-            n = _name_of(node)
+            n = name_of(node)
             if n is not None and n != "id":
                 d = self.def_at(n, at)
                 v = self.values[(n, d)] if d is not None else self.base[n]
             else:
-                v = _Eval(self.scope(at), self.model).eval(node)
+                v = Eval(self.scope(at), self.model).eval(node)
             self._memo[key] = v
         return v
 
@@ -246,10 +211,10 @@ class Concrete:
         out = False
         if expr is not None and name not in seen:
             for sub in _subtrees(expr):
-                if isinstance(sub, larkrt.Tree) and sub.data in ("plus", "star"):
+                if isinstance(sub, (Plus, Star)):
                     out = True
                     break
-                n = _name_of(sub)
+                n = name_of(sub)
                 if n is not None and n != name and self.def_at(n, d) is not None and \
                         self._grows_to_closure(n, d, seen | {name}):
                     out = True
@@ -259,11 +224,7 @@ class Concrete:
 
     def _plain_union(self, name: str, at: int) -> bool:
         expr, _ = self.definition(name, at)
-        if expr is None:
-            return False
-        e = _unwrap(expr)
-        return isinstance(e, larkrt.Tree) and e.data == "union" and \
-            all(_name_of(c) is not None for c in _kids(e))
+        return isinstance(expr, Union) and all(isinstance(c, Name) for c in expr.args)
 
     # -- decomposition -------------------------------------------------------------------------
     def steps(self, node, at: int, a: int, b: int, inside: bool = False,
@@ -272,30 +233,28 @@ class Concrete:
         steps; None when the pair is not in it. ``inside``: within a closure's body."""
         if not self.has(node, at, a, b):
             return None
-        t = _unwrap(node)
-        n = _name_of(t)
-        if n is not None:
-            return self._name_steps(t, n, at, a, b, inside, via)
-        k = t.data
-        ch = _kids(t)
-        if k == "lift":
-            return []
-        if k == "union":
-            return self._union_steps(ch, at, a, b, inside, via)
-        if k == "seq":
-            return self._seq_steps(ch, at, a, b, inside, via)
-        if k in ("inter", "diff"):
-            main = ch[0] if k == "diff" else max(ch, key=_weight)
-            return self.steps(main, at, a, b, inside, via)
-        if k in ("plus", "star", "opt"):
-            if a == b and k != "plus":
+        match node:
+            case Name(name=n):
+                return self._name_steps(node, n, at, a, b, inside, via)
+            case Lift():
                 return []
-            return self._closure_steps(ch[0], at, a, b, k == "opt", via)
-        if k == "inverse":
-            inner = self.steps(ch[0], at, b, a, inside, via)
-            return None if inner is None else \
-                [Step(s.dst, s.src, s.rel + "^-1", s.via, t, at) for s in reversed(inner)]
-        return [Step(a, b, text_of(t), via, t, at)]
+            case Union(args=ch):
+                return self._union_steps(ch, at, a, b, inside, via)
+            case Seq(args=ch):
+                return self._seq_steps(ch, at, a, b, inside, via)
+            case Diff(args=ch):
+                return self.steps(ch[0], at, a, b, inside, via)
+            case Inter(args=ch):
+                return self.steps(max(ch, key=_weight), at, a, b, inside, via)
+            case Plus() | Star() | Opt():
+                if a == b and not isinstance(node, Plus):
+                    return []
+                return self._closure_steps(node.arg, at, a, b, isinstance(node, Opt), via)
+            case Inverse(arg=inner_expr):
+                inner = self.steps(inner_expr, at, b, a, inside, via)
+                return None if inner is None else \
+                    [Step(s.dst, s.src, s.rel + "^-1", s.via, node, at) for s in reversed(inner)]
+        return [Step(a, b, text_of(node), via, node, at)]
 
     def _union_steps(self, ch: list, at: int, a: int, b: int, inside: bool,
                      via: tuple[str, ...]) -> list[Step] | None:
@@ -315,7 +274,7 @@ class Concrete:
         if expr is None:  # base vocabulary
             return [Step(a, b, n, via, t, at)]
         if not inside and self._plain_union(n, at):
-            for c in _kids(_unwrap(expr)):
+            for c in expr.args:
                 s = self.steps(c, d, a, b, inside, via)
                 if s is not None:
                     return s
@@ -367,13 +326,13 @@ class Concrete:
         return out
 
     # -- witnesses -----------------------------------------------------------------------------
-    def violated(self) -> list[tuple[int, Stmt, object]]:
+    def violated(self) -> list[tuple[int, Axiom, object]]:
         return [(i, st, v) for i, st, v in self.axioms if not ax.holds(st.check, v)]
 
-    def witness(self, i: int, st: Stmt, v) -> tuple[str, list[Step]]:
+    def witness(self, i: int, st: Axiom, v) -> tuple[str, list[Step]]:
         """The shortest witness of a violated axiom: (kind, chain of steps). Kinds: cycle
         (acyclic), reflexive (irreflexive), pair / element (empty)."""
-        expr = st.exprs[0]
+        expr = st.expr
         if isinstance(v, ESet):
             e = next(iter(bits(v.must)))
             return "element", [Step(e, e, text_of(expr), (), expr, i)]
@@ -422,22 +381,22 @@ class Concrete:
         return text_of(expr), s or []
 
 
-def _weight(t) -> int:
+def _weight(t: Expr) -> int:
     """How much structure an operand has (the main operand of an intersection)."""
-    t = _unwrap(t)
-    if _name_of(t) is not None:
+    if isinstance(t, Name):
         return 1
-    if t.data == "lift":
+    if isinstance(t, Lift):
         return 0
-    return 2 + sum(_weight(c) for c in _kids(t))
+    # the operator's written token (~, the postfix *, domain, range) counted as a name, as ever
+    token = isinstance(t, (Complement, Star, Domain, Range))
+    return 2 + token + sum(_weight(c) for c in children(t))
 
 
-def _subtrees(t):
+def _subtrees(t: Expr):
+    """``t`` and its subexpressions, not looking inside ``[S]``."""
     yield t
-    if isinstance(t, larkrt.Tree):
-        if t.data == "lift":
-            return
-        for c in _kids(t):
+    if not isinstance(t, Lift):
+        for c in children(t):
             yield from _subtrees(c)
 
 

@@ -272,7 +272,7 @@ def witnesses(eg: EventGraph, c: Concrete) -> tuple[AxiomWitness, ...]:
     out = []
     for i, st, v in c.violated():
         kind, steps = c.witness(i, st, v)
-        out.append(AxiomWitness(st.name, st.check, text_of(st.exprs[0]), kind, _edges(eg, steps),
+        out.append(AxiomWitness(st.name, st.check, text_of(st.expr), kind, _edges(eg, steps),
                                 unfoldings(eg, c, steps), _axiom_doc(st)))
     return tuple(out)
 
@@ -502,26 +502,25 @@ def _why_not(eg, eg2, c1: Concrete, c2: Concrete, s: Step, back, chain, fix_text
 
 def _conditions_holding(c1: Concrete, c2: Concrete, s: Step, back) -> list[Step]:
     """Named conditions of the edge's definition (``ms & ...``) that hold in the original."""
-    from .._infra import larkrt
-    from .evaluate import _kids, _name_of, _unwrap
+    from ..cat.ast import Inter, Union, name_of
 
     name = s.rel.removesuffix("^-1")
     expr, d = c2.definition(name, s.at)
     out = []
     if expr is None:
         return out
-    e = _unwrap(expr)
-    if isinstance(e, larkrt.Tree) and e.data == "union":
-        for alt in _kids(e):
-            n = _name_of(alt)
+    e = expr
+    if isinstance(e, Union):
+        for alt in e.args:
+            n = name_of(alt)
             if n is not None and c2.has(alt, d, s.src, s.dst):
                 expr, d = c2.definition(n, d)
-                e = _unwrap(expr) if expr is not None else e
+                e = expr if expr is not None else e
                 break
-    if isinstance(e, larkrt.Tree) and e.data == "inter":
+    if isinstance(e, Inter):
         a, b = back.get(s.src), back.get(s.dst)
-        for op in _kids(e):
-            n = _name_of(op)
+        for op in e.args:
+            n = name_of(op)
             if n is not None and a is not None and b is not None and c1.has(op, d, a, b):
                 out.append(Step(s.src, s.dst, n, (), op, d))
     return out

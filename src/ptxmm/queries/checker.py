@@ -15,6 +15,7 @@ from dataclasses import field, replace
 from .._infra.gcpause import no_gc
 from .._infra.records import record
 from ..api_args import check_args
+from ..cat.ast import Flag
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
 from ..errors import Diagnostic
@@ -125,7 +126,7 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
 
         co_known = co_must(eg, m, cand)
         cand = candidates(eg, co_known)
-    want_flags = opts.flags and any(st.kind == "flag" for st in m.stmts)
+    want_flags = opts.flags and any(isinstance(st, Flag) for st in m.stmts)
     try:  # the encoding watches the deadline too
         pb = engine(name)(eg, m, r.listed, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
     except TimedOut:

@@ -30,8 +30,9 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import repeat
 
-from .._infra.larkrt import Token, Tree, token_texts
 from .._infra.records import record
+from ..cat.ast import Axiom, Diff, Inverse, Let, LetRec, Name, Union, name_of, names
+from ..cat.ast import Expr as CatExpr
 from ..cat.interp import evaluate_expr
 from ..cat.parser import Model
 from ..cat.relalg import Rel, bits
@@ -100,30 +101,13 @@ class FreeChoice:
         return _TERM
 
 
-def _unwrap(t):
-    """The grammar keeps one-child operator nodes (``union`` of one ``seq`` …): skip them."""
-    while isinstance(t, Tree) and t.data in ("union", "seq", "diff", "inter", "cart") \
-            and len(t.children) == 1:
-        t = t.children[0]
-    return t
-
-
-def _name_of(t) -> str | None:
-    t = _unwrap(t)
-    if isinstance(t, Token):
-        return str(t)
-    if isinstance(t, Tree) and t.data == "name":
-        return str(t.children[0])
-    return None
-
-
-def _co_part(t) -> str | None:
+def _co_part(t: CatExpr) -> str | None:
     """"co" for ``co``, "inv" for ``co^-1``, else None."""
-    t = _unwrap(t)
-    if _name_of(t) == "co":
-        return "co"
-    if isinstance(t, Tree) and t.data == "inverse" and _name_of(t.children[0]) == "co":
-        return "inv"
+    match t:
+        case Name(name="co"):
+            return "co"
+        case Inverse(arg=Name(name="co")):
+            return "inv"
     return None
 
 
@@ -131,7 +115,7 @@ def _co_part(t) -> str | None:
 class _Member:
     """One operand of a (flattened) union, with the statement whose scope its names live in."""
 
-    tree: object
+    tree: CatExpr
     at: int
 
 
@@ -140,17 +124,16 @@ def _binding(model: Model, name: str, at: int):
     a base name, or one bound by ``let rec`` or together with other names (kept opaque)."""
     for j in range(at - 1, -1, -1):
         st = model.stmts[j]
-        if st.kind in ("let", "letrec") and name in st.names:
-            return (st.exprs[0], j) if st.kind == "let" and len(st.names) == 1 else None
+        if isinstance(st, (Let, LetRec)) and name in st.names:
+            return (st.exprs[0], j) if isinstance(st, Let) and len(st.names) == 1 else None
     return None
 
 
-def _members(model: Model, tree, at: int) -> list[_Member]:
-    """The operands of ``tree``'s top-level union, let-bound unions opened (``co`` never is)."""
-    t = _unwrap(tree)
-    if isinstance(t, Tree) and t.data == "union":
-        return [m for c in t.children for m in _members(model, c, at)]
-    name = _name_of(t)
+def _members(model: Model, t: CatExpr, at: int) -> list[_Member]:
+    """The operands of ``t``'s top-level union, let-bound unions opened (``co`` never is)."""
+    if isinstance(t, Union):
+        return [m for c in t.args for m in _members(model, c, at)]
+    name = name_of(t)
     if name is not None and name != "co":
         b = _binding(model, name, at)
         if b is not None:
@@ -163,7 +146,7 @@ def _co_dependent(model: Model) -> set[str]:
     fr included (the base environment derives its fr from co)."""
     depends = {"co", "fr"}
     for st in model.stmts:
-        if st.kind in ("let", "letrec") and any(token_texts(e) & depends for e in st.exprs):
+        if isinstance(st, (Let, LetRec)) and any(names(e) & depends for e in st.exprs):
             depends |= set(st.names)
     return depends
 
@@ -179,21 +162,21 @@ class _Facts:
 
 def _facts(model: Model) -> _Facts:
     f = _Facts([], [], [])
-    if any(st.kind in ("let", "letrec") and "co" in st.names for st in model.stmts):
+    if any(isinstance(st, (Let, LetRec)) and "co" in st.names for st in model.stmts):
         return f
     depends = _co_dependent(model)
-    free = lambda m: not (token_texts(m.tree) & depends)  # noqa: E731
+    free = lambda m: not (names(m.tree) & depends)  # noqa: E731
     for i, st in enumerate(model.stmts):
-        if st.kind != "axiom":
+        if not isinstance(st, Axiom):
             continue
-        e = _unwrap(st.exprs[0])
+        e = st.expr
         if st.check == "acyclic":
             ms = _members(model, e, i)
             if any(_co_part(m.tree) == "co" for m in ms):
                 f.orders += [m for m in ms if free(m)]
-        elif st.check == "empty" and isinstance(e, Tree) and e.data == "diff" and len(e.children) == 2:
-            lhs = _Member(e.children[0], i)
-            parts = {_co_part(m.tree) for m in _members(model, e.children[1], i)}
+        elif st.check == "empty" and isinstance(e, Diff) and len(e.args) == 2:
+            lhs = _Member(e.args[0], i)
+            parts = {_co_part(m.tree) for m in _members(model, e.args[1], i)}
             if None in parts or not free(lhs):
                 continue
             if parts == {"co", "inv"}:
