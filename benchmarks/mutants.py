@@ -597,8 +597,8 @@ KERNEL_MUTANTS = [
     Mutant("finding-witness-hides-the-stop", "engine",
            "a finding's witness says every thread finishes, even one stopped by a failing assert or "
            "an out-of-bounds access",
-           [("src/ptxmm/explanation/findings.py", "            if isinstance(v, Const):\n",
-             "            if False:\n")]),
+           [("src/ptxmm/explanation/findings.py", "        if stop is not None:\n",
+             "        if False:\n")]),
     Mutant("kernel-explain-without-findings", "engine",
            "`ptxmm explain`/`graph` of a kernel ignore its findings (--finding included)",
            [("src/ptxmm/cli/explain.py", "    if finding is None and (outcome is not None",

@@ -24,8 +24,10 @@ import ptxmm
 from ptxmm.errors import UnsupportedError
 from ptxmm.ir.program import Branch, BulkCopy, Imm, Label, Load, MBarrier, Store
 from ptxmm.kernel import module as ptx_module
-from ptxmm.kernel.kernels import KernelArgs, access_widths, parse_kernel
+from ptxmm.kernel.kernels import KernelArgs
+from ptxmm.kernel.memory import access_widths
 from ptxmm.kernel.module import Variable
+from ptxmm.loading import parse_kernel
 
 HEAD = ".version 9.0\n.target sm_90a\n.address_size 64\n"
 
@@ -134,7 +136,7 @@ def test_mbarrier_message_passing_through_cutlass_waits(sem, expect):
     res = ptxmm.check(prog)
     assert kinds(res) == expect
     assert res.holds is (not expect)
-    lay = prog.meta["layout"]
+    lay = prog.layout
     regions = {r.name: (r.type, r.count) for r in lay.regions}
     # typed by their accesses: data (align 16) as 4 words, bar (align 16) as one 64-bit mbarrier
     assert regions["data"] == ("b32", 4) and regions["bar"] == ("b64", 1)
@@ -188,7 +190,7 @@ def test_mixed_size_accesses_stay_a_located_error():
 \tst.shared.u64 [s+8], %rd1;
 \tret;"""
     prog = kernel(body, "k<<<1, 1>>>()", sig="")
-    assert {r.name: r.type for r in prog.meta["layout"].regions}["s"] == "b8"
+    assert {r.name: r.type for r in prog.layout.regions}["s"] == "b8"
     with pytest.raises(UnsupportedError, match=r"several widths \(4, 8 bytes\)") as e:
         ptxmm.check(prog)
     assert e.value.pos.line == 12 and "mixed-size" in e.value.hint

@@ -22,8 +22,11 @@ import ptxmm
 from ptxmm.cli.main import main
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
 from ptxmm.kernel import module as ptx_module
-from ptxmm.kernel.kernels import KernelArgs, demangle, parse_kernel, thread_jumps
+from ptxmm.kernel.demangle import demangle
+from ptxmm.kernel.inline import thread_jumps
+from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.launch import parse_launch
+from ptxmm.loading import parse_kernel
 
 DATA = Path(__file__).parent / "data" / "kernels"
 
@@ -364,7 +367,7 @@ def test_buffer_for_a_scalar_parameter():
 
 
 def test_mangled_parameter_types():
-    from ptxmm.kernel.kernels import param_types
+    from ptxmm.kernel.demangle import param_types
 
     assert param_types("_Z2mpPiS_S_") == ["Pi", "Pi", "Pi"]
     assert param_types("_Z6tickerPjS_PiS0_") == ["Pj", "Pj", "Pi", "Pi"]

@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import UnsupportedError
-from ptxmm.kernel.kernels import MAX_TARGETS, KernelArgs, parse_kernel
+from ptxmm.kernel.addresses import MAX_TARGETS
+from ptxmm.kernel.kernels import KernelArgs
+from ptxmm.loading import parse_kernel
 
 CORPUS = Path(__file__).parent.parent / "examples" / "kernels"
 _OPS = {

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
-from ptxmm.kernel.kernels import KernelArgs, parse_kernel
+from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.launch import parse_launch
+from ptxmm.loading import parse_kernel
 
 DATA = Path(__file__).parent / "data" / "kernels"
 

@@ -22,8 +22,10 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.kernel.kernels import KernelArgs, param_types, parse_kernel
+from ptxmm.kernel.demangle import param_types
+from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.launch import TENSOR_DTYPES, parse_launch
+from ptxmm.loading import parse_kernel
 
 KDIR = ROOT / "examples" / "hopper" / "kernels"
 IN16 = "{" + ", ".join(str(i) for i in range(1, 17)) + "}"
@@ -240,7 +242,7 @@ def test_two_tensor_maps_name_their_own_buffers():
     got = {(o["out[0]"], o["out[1]"]) for o in (x.outcome.as_dict() for x in res.outcomes)}
     assert {(5, 16), (54, 65)} <= got <= {(a, b) for a in (5, 54) for b in (16, 65)}, got
     assert "race" in {str(f.kind) for f in res.findings}
-    layout = prog.meta["layout"]
+    layout = prog.layout
     assert layout.base_of("in2") != layout.base_of("in")
     assert {r.ptx for r in layout.regions if r.tensormap is not None} == {"k_param_0", "k_param_2"}
 

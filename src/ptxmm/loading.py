@@ -16,8 +16,6 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
     file or a PTX module (nvcc's output) is a kernel, launched as its ``// ptxmm: launch`` line or
     ``kernel`` (:class:`ptxmm.kernels.KernelArgs`) says."""
     if fmt == "kernel" or (fmt is None and _is_kernel(text, file)):
-        from .kernel.kernels import parse_kernel
-
         return parse_kernel(text, file, kernel)
     if fmt is None:
         suffix = Path(file).suffix
@@ -32,6 +30,16 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
     from .syntax import ptx
 
     return ptx.parse(text, file)
+
+
+def parse_kernel(text: str, file: str = "<string>", args=None) -> Program:
+    """A kernel file's Program (:func:`ptxmm.kernel.kernels.parse_kernel`, ``args`` its
+    :class:`~ptxmm.kernel.kernels.KernelArgs`) whose layout asks the Z3 engine about addresses
+    computed from loaded data (:class:`ptxmm.engines.addresses.Z3Addresses`)."""
+    from .engines.addresses import Z3Addresses
+    from .kernel.kernels import parse_kernel as parse_with
+
+    return parse_with(text, file, args, oracle=Z3Addresses)
 
 
 def _is_kernel(text: str, file: str) -> bool:

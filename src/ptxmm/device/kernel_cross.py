@@ -83,7 +83,7 @@ class KernelCross:
 
     def bug(self) -> dict | None:
         """A broken kernel (its `expect` line names a finding): is its bug seen on the device?"""
-        info = self.plan.prog.meta["kernel"]
+        info = self.plan.prog.kernel
         if not info.expect:
             return None
         seen = {"assert-fails": self.assert_instances, "out-of-bounds": self.oob_instances}

@@ -138,7 +138,7 @@ class KernelPlan:
 
     @property
     def launch(self) -> str:
-        return str(self.prog.meta["kernel"].launch)
+        return str(self.prog.kernel.launch)
 
     def element_bytes(self) -> list[int]:
         """The byte offsets, in an instance's block, of every element's bytes (elements order)."""
@@ -188,7 +188,7 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) ->
     Raises UnsupportedError (its message says "on the device") for a kernel it does not run."""
     from ..queries.checker import check
 
-    info = prog.meta["kernel"]
+    info = prog.kernel
     launch = info.launch
     _refuse_shape(info)
     res = check(prog, model, unroll=unroll, observe="all", liveness=True)
@@ -260,8 +260,10 @@ def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...]) -> frozenset[tup
 
 
 def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, ...] = ()) -> tuple[Arg, ...]:
+    from ..ir.program import TENSORMAP_BYTES
     from ..kernel import module as ptx_module
-    from ..kernel.kernels import TENSORMAP_BYTES, find_kernel, param_types
+    from ..kernel.demangle import param_types
+    from ..kernel.instantiate import find_kernel
     from ..kernel.launch import Buffer, TensorMapArg
 
     fn = find_kernel(ptx_module.parse(ptx, "<kernel>"), info.kernel, None)

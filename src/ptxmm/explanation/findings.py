@@ -14,7 +14,7 @@ from __future__ import annotations
 from .._infra.records import record
 from ..cat.parser import Model, load_model
 from ..errors import SemanticError
-from ..ir.values import Const, evaluate
+from ..ir.values import evaluate
 from ..queries.flags import event_ref
 from ..semantics.events import EventGraph
 from ..semantics.result import Execution, Finding
@@ -108,7 +108,8 @@ class _Chain:
 def steps(eg: EventGraph, exe: Execution) -> tuple[str, ...]:
     """Each thread's executed events in program order (with the CUDA line of a kernel), the
     values its reads return and the writes they read from; then how the thread ends."""
-    from ..kernel.kernels import ASSERT_REG, OOB_REG, source_text
+    from ..ir.stops import path_stop
+    from ..kernel.info import source_text
 
     src, vals = {r: w for w, r in exe.rf}, dict(exe.values)
     out = []
@@ -124,13 +125,12 @@ def steps(eg: EventGraph, exe: Execution) -> tuple[str, ...]:
                 text += f" reads {vals.get(e)} from {_who(eg, src[e])}"
             out.append(text)
         end = "finishes"
-        for reg, what in ((ASSERT_REG, "its assertion fails at"), (OOB_REG, "an out-of-bounds access at")):
-            v = p.regs.get(reg)
-            if isinstance(v, Const):
-                ins = next((i for i in eg.program.threads[t].instrs
-                            if i.pos is not None and i.pos.line == v.v), None)
-                where = (source_text(eg.program, ins.pos) if ins is not None else None) or f"line {v.v}"
-                end = f"stops: {what} {where} (line {v.v})"
+        stop = path_stop(p.regs)
+        if stop is not None:
+            ins = next((i for i in eg.program.threads[t].instrs
+                        if i.pos is not None and i.pos.line == stop.line), None)
+            where = (source_text(eg.program, ins.pos) if ins is not None else None) or f"line {stop.line}"
+            end = f"stops: {stop.kind.ending} {where} (line {stop.line})"
         out.append(f"{name} {end}")
     return tuple(out)
 

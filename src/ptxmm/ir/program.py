@@ -5,10 +5,14 @@ produces exactly these objects."""
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Literal, Union
+from typing import TYPE_CHECKING, Literal, Union
 
 from .._infra.records import record
 from ..errors import SourcePos
+
+if TYPE_CHECKING:  # a kernel launch's records (the kernel front end's)
+    from ..kernel.info import KernelInfo
+    from ..kernel.layout import Layout
 
 SCOPES = ("cta", "cluster", "gpu", "sys")
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
@@ -638,9 +642,14 @@ class Program:
     expect: bool | None = None  # expected truth of the condition (herd's sense), if declared
     file: str = "<string>"
     format: str = "ptx"
+    # the front ends' other annotations: a litmus test's "locations" and "filter", a .ptx test's
+    # "expect_liveness"
     meta: dict = field(default_factory=dict, compare=False, hash=False)
     # non-fatal diagnostics of the front end's checks (errors.Diagnostic): unreachable code, ...
     warnings: tuple = field(default=(), compare=False)
+    # a kernel launch: where its buffers lie (what an address names), and its origin
+    layout: Layout | None = field(default=None, compare=False)
+    kernel: KernelInfo | None = field(default=None, compare=False)
 
     def location(self, name: str) -> Location | None:
         return next((loc for loc in self.locations if loc.name == name), None)

@@ -78,7 +78,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     None (the default): for a kernel launch yes (a kernel's findings include hangs), else no."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
     if liveness is None:
-        liveness = "layout" in prog.meta
+        liveness = prog.layout is not None
     if liveness:
         from .hangs import Progress
 
@@ -156,12 +156,12 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
 
 
 def _kernels(prog: Program):
-    """:mod:`ptxmm.kernels` for a kernel launch (its observables and findings), else None."""
-    if "layout" not in prog.meta:
+    """:mod:`.sites` for a kernel launch (its observables and findings), else None."""
+    if prog.layout is None:
         return None
-    from ..kernel import kernels
+    from . import sites
 
-    return kernels
+    return sites
 
 
 def _decide(r: _Run, m: Model, cand, co_known, name: str) -> tuple[bool | None, str]:

@@ -155,8 +155,8 @@ def _notes(r: CheckResult, out: Writer) -> None:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
     if r.liveness is not None:
         out.line(*LIVENESS_TEXT[r.liveness](r.progress_model))
-    if "kernel" in r.program.meta:  # the bounds a kernel check ran under
-        info = r.program.meta["kernel"]
+    if r.program.kernel is not None:  # the bounds a kernel check ran under
+        info = r.program.kernel
         out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}), "
                   f"{len(r.program.locations)} buffer element(s), loops unrolled to --unroll {r.unroll}; "
                   "finding lines are CUDA file:line [in brackets] and PTX (line N)", "dim"))

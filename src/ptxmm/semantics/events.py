@@ -71,6 +71,7 @@ from ..ir.program import (
     type_signed,
     type_width,
 )
+from ..ir.stops import Stop, StopKind
 from ..ir.values import (
     TRUE,
     Const,
@@ -297,7 +298,7 @@ class _Builder:
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
         # a kernel launch (ptxmm.kernels): buffers at the addresses of its layout, whose elements
         # the accesses' computed addresses name
-        self.layout = prog.meta.get("layout")
+        self.layout = prog.layout
         if self.layout is not None:
             self.addr_of = dict(self.layout.symbols)
         self.name_of_addr = {v: k for k, v in self.addr_of.items()}
@@ -382,7 +383,7 @@ class _Builder:
         if self.layout is not None and not isinstance(self.address(ins.addr, st)[0], Const):
             return self.loaded_access(t, ins, st, guard, gdeps, stack)
         if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:
-            return self.stop(st, "%ptxmm.oob", ins.pos.line if ins.pos else 0, guard, gdeps, stack)
+            return self.stop(st, Stop(StopKind.BOUNDS, ins.pos.line if ins.pos else 0), guard, gdeps, stack)
         self.memory(t, ins, st, guard, gdeps)
         st.pc += 1
         return st
@@ -420,20 +421,21 @@ class _Builder:
         if outside is not None:
             stop = st.fork()
             stop.assumes.append(outside if guard is None else mk("land", guard, outside))
-            out.append(self.stop(stop, "%ptxmm.oob", ins.pos.line if ins.pos else 0, None, gdeps, stack))
+            site = Stop(StopKind.BOUNDS, ins.pos.line if ins.pos else 0)
+            out.append(self.stop(stop, site, None, gdeps, stack))
         if not out:
             return None  # no execution reaches the access
         stack += out[1:]
         return out[0]
 
-    def stop(self, st: _State, reg: str, site: int, guard: Expr | None, gdeps, stack) -> _State:
-        """The thread stops here (a failing assert, an out-of-bounds access): ``reg`` records
-        where on the paths that stop (the kernel findings' queries read it)."""
+    def stop(self, st: _State, stop: Stop, guard: Expr | None, gdeps, stack) -> _State:
+        """The thread stops here (a failing assert, an out-of-bounds access): ``stop`` is recorded
+        on the paths that stop (ir.stops; the kernel findings' queries read it)."""
         if guard is None:
             st.pc = 10**9
         else:
             st = self.finish_guarded(st, guard, gdeps, stack)
-        self.set_reg(st, Reg(reg), Const(site, 32), "u32", frozenset(), None)
+        self.set_reg(st, Reg(stop.kind.register), Const(stop.line, 32), "u32", frozenset(), None)
         return st
 
     # -- values ------------------------------------------------------------------------------

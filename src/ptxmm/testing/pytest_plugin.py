@@ -131,7 +131,7 @@ class PtxmmItem(pytest.Item):
         from ..loading import load
 
         prog = load(source_of(self.path))
-        if "kernel" in prog.meta:
+        if prog.kernel is not None:
             return self._kernel(prog)
         words, _ = expectations(self.path.read_text(errors="replace"))
         no_cond = prog.condition is None

@@ -103,7 +103,7 @@ def _run_one(args) -> TestOutcome:
     t0 = time.perf_counter()
     try:
         prog = load(path)
-        if "kernel" in prog.meta:
+        if prog.kernel is not None:
             return _run_kernel(prog, path, model, unroll, timeout, t0)
         if live and live[0] is not None:  # "no execution hangs" (ptxmm.liveness) is the verdict
             from ..queries.hangs import verdict
@@ -126,7 +126,7 @@ def _run_one(args) -> TestOutcome:
 
 def _run_kernel(prog, path, model: str, unroll: int, timeout, t0: float) -> TestOutcome:
     agrees, detail, unknown, res = kernel_verdict(prog, model, unroll, timeout)
-    is_test = prog.meta["kernel"].expect is not None or prog.condition is not None
+    is_test = prog.kernel.expect is not None or prog.condition is not None
     return TestOutcome(str(path), prog.name, True if is_test else None, agrees, len(res.outcomes),
                        time.perf_counter() - t0, unknown=unknown, detail=detail)
 
@@ -138,7 +138,7 @@ def kernel_verdict(prog, model: str = "ptx", unroll: int = 2, timeout=None, engi
     why unknown: "timeout"/"no-execution" or None; the check's result)."""
     from .. import check
 
-    info = prog.meta["kernel"]
+    info = prog.kernel
     res = check(prog, model, engine=engine, unroll=unroll, observe="condition",
                 verdict_only=prog.condition is not None, timeout=timeout)
     unknown = res.status if res.status in ("timeout", "no-execution") else None

@@ -1,0 +1,108 @@
+"""A launch of a kernel of a PTX module instantiated into a :class:`~ptxmm.ir.program.Program`.
+
+Every CUDA thread of the launch is a thread of the model (independent thread scheduling), placed in
+its CTA and cluster, with its special registers (``%tid``, ``%ctaid``, ``%laneid``, ...) concrete
+(initial register values). Buffers — the launch's ``T name[N]`` arguments and the module's
+``.global``/``.shared`` variables — lie at fixed addresses (:class:`.layout.Layout`); every element
+is a location of the model named ``name[i]``. A kernel parameter's value is its buffer's base
+address (or the scalar). The event builder computes each access's address and asks the layout
+which element it names; an address outside every buffer is an *out-of-bounds* access: the thread
+stops there (:mod:`ptxmm.ir.stops`), as at a failing ``assert()``, and the finding is a query on
+the formula (:mod:`ptxmm.queries.sites`). An address computed from loaded data is split by the
+event builder into one case per element it may name (:meth:`.layout.Layout.targets`, asked of the
+address oracle the caller gives) and one out-of-bounds case."""
+
+from __future__ import annotations
+
+from ..errors import Diagnostic, SemanticError, SourcePos
+from ..ir.program import Condition, MemRef, Placement, Program, Thread
+from .addresses import AddressOracle
+from .demangle import demangle
+from .info import KernelInfo
+from .inline import Expander
+from .launch import Launch
+from .memory import access_widths, layout_of, locations
+from .module import Function, Module
+from .params import param_values
+from .threads import dims, special_registers, specials_used
+
+
+def find_kernel(module: Module, name: str, pos: SourcePos | None) -> Function:
+    entries = module.entries
+    for f in entries:
+        if f.name == name:
+            return f
+    hits = [f for f in entries if demangle(f.name) == name or demangle(f.name).split("::")[-1] == name]
+    if len(hits) == 1:
+        return hits[0]
+    listed = ", ".join(f"{demangle(f.name)} ({f.name})" for f in entries) or "none"
+    if len(hits) > 1:
+        raise SemanticError(f"kernel {name} is overloaded: " + ", ".join(f.name for f in hits), pos,
+                            "name it by its PTX name")
+    raise SemanticError(f"no kernel named {name} in {module.file}", pos, f"kernels: {listed}")
+
+
+def instantiate(module: Module, launch: Launch, condition: Condition | None = None,
+                file: str | None = None, source_file: str | None = None,
+                expect: tuple[str, ...] | None = None, expect_pos: SourcePos | None = None,
+                oracle: AddressOracle | None = None) -> Program:
+    """The Program of ``launch`` of a kernel of ``module``; ``oracle`` resolves the addresses the
+    kernel computes from loaded data (:meth:`.layout.Layout.targets`)."""
+    fn = find_kernel(module, launch.kernel, launch.pos)
+    layout = layout_of(module, launch, fn=fn)
+    values = param_values(fn, launch, layout)
+    notes: list[str] = []
+    ex = Expander(module, layout, values, notes)
+    body = ex.expand(fn)
+    # the byte arrays' element widths from the accesses (the buffers' addresses do not change)
+    layout = layout_of(module, launch,
+                       access_widths(body, {v.name for v in module.variables if v.byte_array}), fn, oracle)
+    declared = ex.declared
+    specials = specials_used(body, declared)
+    threads = []
+    cta_n = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    tid_n = launch.block[0] * launch.block[1] * launch.block[2]
+    reg_types = tuple(sorted((declared | {s: "u32" for s in specials}).items()))
+    for cta in range(cta_n):
+        cluster = None
+        if launch.cluster is not None:
+            c = dims(launch.grid, cta)
+            cl = launch.cluster
+            nclu = tuple(launch.grid[k] // cl[k] for k in range(3))
+            cid = tuple(c[k] // cl[k] for k in range(3))
+            cluster = cid[0] + nclu[0] * (cid[1] + nclu[1] * cid[2])
+        for tid in range(tid_n):
+            sregs = special_registers(launch, cta, tid)
+            init = tuple((s, sregs[s]) for s in specials)
+            threads.append(Thread(f"b{cta}t{tid}", len(threads), Placement(0, cluster, cta), body,
+                                  init_regs=init, pos=fn.pos, reg_types=reg_types))
+    info = KernelInfo(fn.name, demangle(fn.name), launch, layout, source_file, expect, expect_pos,
+                      tuple(notes))
+    prog = Program(name=demangle(fn.name), threads=tuple(threads), locations=locations(layout),
+                   condition=condition, description=str(launch), file=file or module.file,
+                   format="kernel", layout=layout, kernel=info,
+                   warnings=tuple(Diagnostic(n, launch.pos) for n in notes))
+    if condition is not None:
+        check_condition(prog, condition)
+    return prog
+
+
+
+def check_condition(prog: Program, cond: Condition) -> None:
+    from ..ir.program import cond_refs
+
+    names = {loc.name for loc in prog.locations}
+    for r in cond_refs(cond.expr):
+        if isinstance(r, MemRef) and r.loc not in names:
+            shown = ", ".join(sorted(names)[:12])
+            raise SemanticError(f"the condition names {r.loc}, which is no buffer element", None,
+                                f"elements: {shown}")
+        if isinstance(r, MemRef) and prog.location(r.loc).tensormap is not None:
+            raise SemanticError(f"the condition names the tensor map {r.loc}", None,
+                                "a tensor map is opaque: name buffer elements")
+        if isinstance(r, MemRef) and prog.location(r.loc).space != "global":
+            raise SemanticError(f"the condition names {r.loc}, a .shared element (one copy per CTA)", None,
+                                "name global buffer elements")
+
+
+__all__ = ["check_condition", "find_kernel", "instantiate"]

@@ -1,0 +1,68 @@
+"""A kernel check's own queries: what it observes (:func:`observables`: the global buffer elements
+written, and what the condition names) and its stop sites (:func:`site_findings`: failing asserts
+and out-of-bounds accesses, each found by one query on the check's problem for an execution in
+which a thread takes a path that stops there, :mod:`ptxmm.ir.stops`)."""
+
+from __future__ import annotations
+
+from ..ir.program import Label, MemRef, Mov, Program
+from ..ir.stops import path_stops
+from ..kernel.info import source_text
+
+
+def observables(eg, scope: str = "all") -> list:
+    """A kernel's outcome: the final value of every global buffer element some thread writes (in
+    the layout's order), and whatever the condition names."""
+    from ..semantics.outcomes import Observable
+    from ..semantics.outcomes import observables as cond_observables
+
+    out = []
+    if scope == "all":
+        written = {e.loc for e in eg.events if e.thread >= 0 and e.kind == "W"}
+        for loc in eg.program.locations:
+            if loc.space == "global" and loc.name in written:
+                out.append(Observable(loc.name, MemRef(loc.name), loc.type, loc=loc.name))
+    keys = {o.key for o in out}
+    return out + [o for o in cond_observables(eg, "condition") if o.key not in keys]
+
+
+def site_findings(eg, pb, outcome_of=None) -> tuple:
+    """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
+    of some thread stops), one query on the check's own problem ``pb`` for an allowed execution in
+    which a thread takes a path that stops there.
+    (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
+    ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line.)"""
+    from ..semantics.result import EventRef, Finding, FindingKind
+
+    sites: dict[tuple[str, int], dict[int, set[int]]] = {}
+    for t, paths in enumerate(eg.paths):
+        for k, p in enumerate(paths):
+            for stop in path_stops(p.regs):
+                sites.setdefault((stop.kind.value, stop.line), {}).setdefault(t, set()).add(k)
+    found = []
+    for (kind, line), where in sorted(sites.items()):
+        wit = pb.find(pb.on_paths(where))
+        if wit is None:
+            continue
+        who = [eg.program.threads[t].name for t, ks in sorted(where.items()) if wit.paths[t] in ks]
+        ins = _site_instr(eg.program, line)
+        found.append(Finding(FindingKind(kind), kind,
+                             tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
+                             wit, outcome_of(wit) if outcome_of else None))
+    return tuple(found)
+
+
+def _site_instr(prog: Program, line: int):
+    for ins in prog.threads[0].instrs:
+        if ins.pos is not None and ins.pos.line == line and not isinstance(ins, (Label, Mov)):
+            return ins
+    return next((i for i in prog.threads[0].instrs if i.pos is not None and i.pos.line == line), None)
+
+
+def _site_text(prog: Program, ins) -> str:
+    if ins is None:
+        return "?"
+    return source_text(prog, ins.pos) or ins.text
+
+
+__all__ = ["observables", "site_findings"]
