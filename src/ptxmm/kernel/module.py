@@ -27,7 +27,7 @@ from .._infra.records import record
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..ir.program import Addr, Alu, Barrier, Imm, Instruction, Load, Mov, Operand, Reg, Selp, Setp, Sym
 from ..syntax.common import int_literal
-from ..syntax.instr import Handle, Vec, decode
+from ..syntax.decode import Handle, Vec, decode
 
 
 @record

@@ -50,7 +50,7 @@ from ..ir.program import (
 )
 from . import check, lark_errors
 from .common import build_cond, expectation, int_literal
-from .instr import Handle, Vec, decode
+from .decode import Handle, Vec, decode
 
 
 @cache
