@@ -203,7 +203,8 @@ def decode_cell(cell: _Cell) -> list[Instruction]:
     return handler(cell, c)
 
 
-# --- one handler per instruction family ---
+# ----- one decoder per instruction family ---------------------------------------------------------
+
 
 def _load(cell: _Cell, c: dict) -> list[Instruction]:
     form = f"{cell.base}.weak r, x | {cell.base}.relaxed|acquire.scope r, x | {cell.base} r, value"

@@ -24,6 +24,13 @@ from .qualifiers import (
 )
 from .registry import register
 
+# ``fence.proxy.async{.global,.shared::cta,.shared::cluster}`` is modelled (docs/hopper.md);
+# ``fence.proxy.tensormap::*`` and the uni-directional ``fence.proxy.async::generic.*`` assemble.
+# ptxas rejects, and so do we, ``membar.proxy.async`` and ``fence.proxy.texture|surface|constant|
+# generic`` (``Unknown modifier``). We accept ``fence.proxy.texture|surface|constant`` all the same:
+# they are Dat3M's spelling of the texture/surface/constant proxy fences, for which the PTX ISA has
+# none.
+
 # proxy fences: the ISA's fence.proxy.alias and fence.proxy.async, and Dat3M's
 # texture/surface/constant proxy fences
 PROXY_FENCE_KINDS = ("alias", "texture", "surface", "constant", "async")

@@ -110,10 +110,6 @@ def _hint_place(h: str, acc: _Access) -> tuple[str, str] | None:
         return f"a .volatile access takes no `.{h}`", "drop it"
     return None
 
-# ----- one handler per instruction family ---------------------------------------------------------
-# Each takes (base mnemonic, qualifier cursor, operands, common fields pos/text/guard) and returns
-# the typed instruction, or raises a ParseError/UnsupportedError naming the offending column.
-
 
 def _ld(base: str, q: Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "ld{.weak|.relaxed.scope|.acquire.scope|.volatile}{.global|.shared}.type d, [a]"

@@ -19,6 +19,26 @@ from .operands import SINK, Handle, operands
 from .qualifiers import Quals
 from .registry import register
 
+# These accepted forms were assembled by ``ptxas -arch=sm_90`` (CUDA 13.0, ``.version 8.0``; 64-bit
+# ``sured.b.min/max`` need ``.version 8.1``) in a kernel declaring
+# ``.global .texref t; .global .surfref s; .const .u32 c;`` (tests/test_ptx_proxy_syntax.py repeats
+# the check where ptxas is installed)::
+#
+#     ld.const.u32 %r0, [c];                  ld.weak.const.ca.u32 %r0, [c];
+#     tex.1d.v4.s32.s32 {%r0, %r1, %r2, %r3}, [t, {%c0}];
+#     tex.base.1d.v4.u32.s32 {%r0, _, _, _}, [t, {0}];
+#     tex.1d.v4.s32.s32 {%r0, %r1, %r2, %r3}, [t, %c0];
+#     suld.b.1d.b32.trap {%r0}, [s, {%c0}];   suld.b.1d.cg.b64.zero %rd0, [s, %c0];
+#     sust.b.1d.b32.clamp [s, {0}], {%r0};    sust.b.1d.wt.b32.trap [s, {0}], 5;
+#     sured.b.add.1d.u32.trap [s, {0}], %r0;  sured.b.and.1d.b32.zero [s, {0}], 1;
+#     fence.proxy.alias;                      membar.proxy.alias;
+#
+# ptxas rejects, and so do we: ``ld.relaxed``/``ld.acquire``/``ld.volatile`` on ``.const``,
+# ``st.const``, ``tex.1d.s32.s32`` (needs .v4), ``tex.1d.v4.s32.u32`` (integer coordinates are
+# .s32), ``suld``/``sust``/``sured`` without a clamp mode, ``suld.p``, ``sust.b.1d.u32``, ``sust``
+# with ``.ca``, ``suld`` with ``.wb``, ``sured.b.xor``/``.inc`` (ptxas crashes), ``sured.b.and.u32``,
+# ``sured.b.add.s64``, a bare immediate coordinate ``[s, 0]``, ``suatom`` (no such instruction).
+
 GEOMS = {"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms"}
 CLAMP = {"trap", "clamp", "zero"}
 SULD_COPS = {"ca", "cg", "cs", "cv"}

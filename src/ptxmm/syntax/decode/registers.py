@@ -66,7 +66,7 @@ def _selp(base: str, q: Quals, ops: list[Operand], c: dict) -> Instruction:
     form = "selp.type d, a, b, p"
     ty = take_type(q, form)
     q.done(form)
-    d, a, b, p = operands(ops, "rvvv", q, form)  # check.py: a constant selector
+    d, a, b, p = operands(ops, "rvvv", q, form)  # check/operands.py: a constant selector
     return Selp(type=ty, dst=d, a=a, b=b, p=p, **c)
 
 def _mapa(base: str, q: Quals, ops: list[Operand], c: dict) -> Instruction:

@@ -11,7 +11,9 @@ KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl
          "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma elect "
          "tensormap").split()
 
-Decoder = Callable  # (base mnemonic, qualifier cursor, operands, common fields) -> Instruction
+# A decoder takes (base mnemonic, qualifier cursor, operands, common fields pos/text/guard) and returns
+# the typed instruction, or raises a ParseError/UnsupportedError naming the offending column.
+Decoder = Callable
 DECODERS: dict[str, Decoder] = {}
 QUALIFIERS: dict[str, set[str]] = {}
 # instructions whose forms name a qualifier category twice: tex's data and coordinate types, cp's
