@@ -192,8 +192,6 @@ def _no_header(file: str) -> ParseError:
                       "first line: PTX MP (then the init block { ... })")
 
 
-
-
 def _const(tree: Tree, file: str) -> int:
     """Dat3M's ``constant``: ``Minus? DigitSequence | HexDigitSequence`` (``- 1`` is -1)."""
     toks = tree.children
@@ -216,7 +214,6 @@ def _cond_text(toks: list[Token]) -> str:
             (prev.type, t.type) in (("IDENT", "LBRACKET"), ("AMP", "AMP"), ("BAR", "BAR")))
         out += ("" if glued else " ") + str(t)
     return out
-
 
 
 # ----- the builder -----------------------------------------------------------------------------------
@@ -497,8 +494,6 @@ def _registers(t: Thread) -> set[str]:
         regs = [o for o in operands(ins) if isinstance(o, Reg)] + ([dst] if dst else [])
         out |= {r.name for r in regs if not r.name.startswith("%")}
     return out
-
-
 
 
 def narrowed_to_32_bits(prog: Program) -> Program:

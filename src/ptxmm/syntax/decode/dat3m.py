@@ -74,7 +74,6 @@ def suggest(word: str, options) -> str:
     return did_you_mean(word.lower(), options)
 
 
-
 # ----- one instruction cell ------------------------------------------------------------------------
 
 
@@ -187,7 +186,6 @@ def split_cell(file: str, toks: list[Token]) -> _Cell | None:
     end = SourcePos(file, first.end_line, first.end_column)
     return _Cell(text, at(first), str(first), Quals(quals, head, at(first), end, LITMUS, _LEFTOVER),
                  ops)
-
 
 
 def decode_cell(cell: _Cell) -> list[Instruction]:
@@ -317,7 +315,6 @@ def _local(cell: _Cell, c: dict) -> list[Instruction]:
     d, a, b = cell.operands("rvv", form)
     # Dat3M's `div` is signed division (makeDiv(..., signed=true)): TYPE is .s32
     return [Alu(op=cell.base, dst=d, srcs=(a, b), type=TYPE, **c)]
-
 
 
 _HANDLERS = {
