@@ -9,7 +9,8 @@ import pytest
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.syntax.instr import _HANDLERS, KNOWN, QUALIFIERS
+from ptxmm.syntax.decode import DECODERS as _HANDLERS
+from ptxmm.syntax.decode import KNOWN, QUALIFIERS
 from ptxmm.syntax.ptx_isa import PTX_OPCODES
 
 X = ".global .u32 x = 0;\n"

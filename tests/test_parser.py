@@ -33,7 +33,8 @@ from ptxmm.ir.program import (
     Store,
     Sym,
 )
-from ptxmm.syntax.instr import _HANDLERS, KNOWN
+from ptxmm.syntax.decode import DECODERS as _HANDLERS
+from ptxmm.syntax.decode import KNOWN
 
 MP = (ROOT / "examples" / "mp-release-acquire.ptx").read_text()
 

@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 from bisect import bisect_right
 from functools import cache
 from pathlib import Path
@@ -79,230 +78,56 @@ from pathlib import Path
 from .._infra import larkrt
 from .._infra.gcpause import no_gc
 from .._infra.larkrt import Token, Tree
-from .._infra.records import record
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..ir.program import (
     MEMORY_INSTRS,
-    Addr,
-    Alu,
     And,
-    Atom,
-    Barrier,
-    Branch,
     Cmp,
     CondExpr,
     Condition,
-    Fence,
-    Imm,
     Instruction,
     Label,
-    Load,
     Location,
     MemRef,
-    Mov,
     Not,
-    Operand,
     Or,
     Placement,
     Program,
-    ProxyFence,
-    Red,
     Reg,
     RegRef,
-    Setp,
-    Store,
     Sym,
     Thread,
     TrueC,
     operands,
 )
 from . import check, lark_errors
+from .dat3m_lex import LEXED, Dat3mLexer, LexError, dat3m_tokens
+from .decode.dat3m import RE_REG, TYPE, dat3m_int, decode_cell, split_cell, suggest, word64
 
-TYPE = "s64"  # Dat3M's litmus values: its 64-bit arch type (TypeFactory.getArchType), signed compares
-SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
-SCOPES = ("cta", "gpu", "sys", "cluster")
-LOADS = {"ld": "generic", "tld": "texture", "suld": "surface", "cold": "constant"}
-STORES = {"st": "generic", "sust": "surface"}
-ATOMS = {"atom": "generic", "suatom": "surface"}
-REDS = {"red": "generic", "sured": "surface"}
-# Dat3M's `operation` (add sub mul div and or xor), plus PTX's inc dec min max
-RED_OPS = ("add", "sub", "mul", "div", "and", "or", "xor", "inc", "dec", "min", "max")
-ATOM_OPS = (*RED_OPS, "exch", "cas")
-LOCAL_OPS = ("add", "sub", "mul", "div", "and", "or", "xor")
-BRANCH = {"beq": "eq", "bne": "ne", "blt": "lt", "ble": "le", "bgt": "gt", "bge": "ge"}
-TAIL = ("locations", "filter", "exists", "forall", "final")  # keywords after the rows
-PROXY_FENCES = ("alias", "texture", "surface", "constant", "generic")
 FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
-
-RE_NUM = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+")
-RE_REG = re.compile(r"r[0-9]+")
-RE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-# ----- Dat3M's lexer -------------------------------------------------------------------------------
-# BaseLexer.g4, LitmusAssertions.g4 and LitmusPTX.g4 as ANTLR combines them: at each point the
-# longest match wins, and of equally long matches the rule listed first (LitmusPTX's own rules,
-# then LitmusAssertions', then BaseLexer's). Every keyword precedes Identifier, so a word is a
-# keyword exactly when the whole word is one; `r7` is a Register, `LC00` a Label, `P01` a
-# ThreadIdentifier (thread 1), `_x` an Identifier but `_1` an underscore and a number.
-
-_WORD_TYPES = {
-    "locations": "LOCATIONS", "exists": "EXISTS", "forall": "FORALL", "final": "FINAL",
-    "filter": "FILTER", "not": "NOT", "with": "WITH", "cta": "CTA", "gpu": "GPU",
-    "aliases": "ALIASES", "PTX": "LANG", "ptx": "LANG", "true": "TRUE",
-    **dict.fromkeys(("tso", "cc", "optic", "default"), "EXPECT"),
-    **dict.fromkeys(("generic", "constant", "surface", "texture"), "PROXYKIND"),
-    **dict.fromkeys((
-        "ld", "tld", "suld", "cold", "st", "sust", "atom", "suatom", "red", "sured", "fence", "bar",
-        "sync", "arrive", "sys", "weak", "relaxed", "acquire", "release", "acq_rel", "sc", "add",
-        "sub", "mul", "div", "and", "or", "xor", "cas", "exch", "proxy", "alias", "beq", "bne",
-        "blt", "bgt", "ble", "bge", "goto"), "KEYWORD"),
-}
-_PUNCT = {"{": "LBRACE", "}": "RBRACE", ";": "SEMI", ":": "COLON", "=": "EQUALS", "@": "AT",
-          "&": "AMP", "|": "BAR", ",": "COMMA", ".": "PERIOD", "(": "LPAR", ")": "RPAR",
-          "[": "LBRACKET", "]": "RBRACKET", "~": "TILDE", "-": "MINUS", "!": "EXCL",
-          "==": "CMPOP", "!=": "CMPOP", "<=": "CMPOP", ">=": "CMPOP", "<": "CMPOP", ">": "CMPOP",
-          "/\\": "ANDOP", "\\/": "OROP", **dict.fromkeys("\"#$%'*+/?\\^_", "PUNCT")}
-_RE_TOKEN = re.compile(r"""
-    (?:[ \t\n]+|\r\n?|\(\*[\s\S]*?\*\)|<<[\s\S]*?>>)*   # skipped: space, newline, comment, ExecConfig
-    (?: (?P<line>//[^\n]*)
-      | (?P<word>_*[A-Za-z][A-Za-z0-9_]*)
-      | (?P<hex>0x[0-9a-fA-F]+)
-      | (?P<num>[0-9]+)
-      | (?P<punct>==|!=|<=|>=|/\\|\\/|[{};:=@&|,.()\[\]~\-!<>"\#$%'*+/?\\^_]) )?
-""", re.VERBOSE)
-_RE_NL = re.compile(r"\n")
-_RE_WORD_KIND = re.compile(r"(?P<REGISTER>r[0-9]+)|(?P<LABEL>LC[0-9]+)|(?P<THREADID>P[0-9]+)")
-
-
-class _LexError(Exception):
-    def __init__(self, line: int, col: int, message: str, hint: str):
-        super().__init__(message)
-        self.line, self.col, self.message, self.hint = line, col, message, hint
-
-
-def _word_type(word: str) -> str:
-    kind = _WORD_TYPES.get(word)
-    if kind is None:
-        m = _RE_WORD_KIND.fullmatch(word)
-        kind = m.lastgroup if m else "IDENT"
-    return kind  # type: ignore[return-value]
-
-
-def dat3m_tokens(text: str) -> list[Token]:
-    """``text`` as Dat3M's lexer splits it (skipped tokens left out), except that everything from
-    the leading ``PTX`` up to the init block's ``{`` is one HEADER token (its comments and
-    ExecConfigs each replaced by a space), and that ``//`` line comments (a ptxmm extension) are
-    skipped after the header."""
-    out: list[Token] = []
-    starts = [0, *(m.end() for m in _RE_NL.finditer(text))]  # offset of each line
-    pos, n = 0, len(text)
-    header = False  # the header is open: from a leading PTX up to the first '{'
-    match, new = _RE_TOKEN.match, Token
-    while pos < n:
-        m = match(text, pos)
-        kind, start, pos = m.lastgroup, m.start(m.lastgroup or 0), m.end()
-        if kind is None:
-            if pos < n:
-                line = bisect_right(starts, pos)
-                raise _LexError(line, pos - starts[line - 1] + 1, f"character {text[pos]!r} is not "
-                                "part of Dat3M's litmus dialect", "Dat3M's lexer (BaseLexer.g4, "
-                                "LitmusPTX.g4) has no token for it; comments are (* ... *)")
-            break
-        value = m.group(kind)
-        if kind == "line":
-            if not header and out:
-                continue
-            kind, value, pos = "punct", "/", start + 1  # Dat3M: in the header `//` is two slashes
-        tt = (_word_type(value) if kind == "word" else "HEX" if kind == "hex"
-              else "DIGITS" if kind == "num" else _PUNCT[value])
-        line = bisect_right(starts, start)
-        col = start - starts[line - 1] + 1
-        out.append(new(tt, value, start, line, col, line, col + len(value), pos))
-        if tt == "LANG" and len(out) == 1:
-            header = True
-        elif tt == "LBRACE" and header:
-            out[:-1] = [_header_token(text, out[0], out[-2])]
-            header = False
-    if header:
-        out[:] = [_header_token(text, out[0], out[-1])]
-    return out
-
-
-def _header_token(text: str, first: Token, last: Token) -> Token:
-    raw = text[first.start_pos:last.end_pos]
-    body = re.sub(r"\(\*[\s\S]*?\*\)|<<[\s\S]*?>>", " ", raw)  # skipped, as Dat3M skips them
-    return Token("HEADER", body, first.start_pos, first.line, first.column, last.end_line,
-                 last.end_column, last.end_pos)
-
-
-_LEXED = threading.local()  # (text, its tokens): parse() lexes once, for Lark and the builder
-
-
-class _Dat3mLexer(larkrt.Lexer):
-    """Feeds Lark the tokens of :func:`dat3m_tokens`."""
-
-    def __init__(self, lexer_conf) -> None:
-        pass
-
-    def lex(self, text, *_):  # Lark hands a custom lexer the whole text
-        done = getattr(_LEXED, "pair", None)
-        return _cells(done[1] if done is not None and done[0] is text else dat3m_tokens(text))
-
-
-def _cells(tokens: list[Token]):
-    """The tokens, each cell of the instruction rows as one CELL token (its run of tokens up to
-    '|' or ';'): the builder decodes a cell from its tokens, and Lark need not shift each one.
-    Rows start after the thread declarations (the first ';' after the init block's '}' and its
-    optional ';') and end at a keyword that opens the tail (or at the end)."""
-    phase, run = 0, 0  # 0: before '}', 1: after it, 2: threads, 3: rows, 4: the tail
-    for i, t in enumerate(tokens):
-        tt = t.type
-        if phase == 3:
-            if tt in _TAIL_START:
-                phase = 4
-            elif tt not in ("BAR", "SEMI"):
-                run += 1
-                continue
-            if run:
-                first, last = tokens[i - run], tokens[i - 1]
-                yield Token("CELL", first, first.start_pos, first.line, first.column, last.end_line,
-                            last.end_column, last.end_pos)
-                run = 0
-        elif phase < 3:
-            phase = (1 if tt == "RBRACE" else 0) if phase == 0 else (
-                2 if phase == 1 and tt != "SEMI" else 3 if tt == "SEMI" and phase == 2 else 2)
-        yield t
-    if run:
-        first, last = tokens[-run], tokens[-1]
-        yield Token("CELL", first, first.start_pos, first.line, first.column, last.end_line,
-                    last.end_column, last.end_pos)
-
-
-_TAIL_START = frozenset(("LOCATIONS", "FILTER", "EXISTS", "FORALL", "FINAL", "NOT", "TILDE"))
 
 
 @cache
 def _parser() -> larkrt.Lark:
     from .._infra.lark_build import build
 
-    return build("litmus.lark", parser="lalr", propagate_positions=True, lexer=_Dat3mLexer)
+    return build("litmus.lark", parser="lalr", propagate_positions=True, lexer=Dat3mLexer)
 
 
 def parse(text: str, file: str = "<string>") -> Program:
     with no_gc():
         try:
             tokens = dat3m_tokens(text)
-            _LEXED.pair = (text, tokens)
+            LEXED.pair = (text, tokens)
             tree = _parser().parse(text)
-        except _LexError as e:
+        except LexError as e:
             raise ParseError(e.message, SourcePos(file, e.line, e.col), e.hint) from None
         except larkrt.LarkError as e:
             raise _syntax_error(e, file, text) from None
         finally:
-            _LEXED.pair = None
+            LEXED.pair = None
         return _Builder(file, text, tokens).build(tree)
 
 
@@ -367,25 +192,10 @@ def _no_header(file: str) -> ParseError:
                       "first line: PTX MP (then the init block { ... })")
 
 
-def _num(s: str) -> int:
-    """Dat3M's constants: decimal (leading zeros allowed, optional minus) or 0x hexadecimal."""
-    return int(s, 16) if s[:2].lower() == "0x" else int(s, 10)
-
-
-def _word64(v: int, pos: SourcePos) -> int:
-    """A constant as Dat3M builds it: an IntLiteral of its 64-bit arch type, which holds
-    -2^63 <= v < 2^64 (IntegerType.canContain); the value is that bit pattern, read signed."""
-    if not -(1 << 63) <= v < 1 << 64:
-        raise ParseError(f"constant {v} does not fit in 64 bits", pos,
-                         "Dat3M's litmus values are 64-bit words: -9223372036854775808 to "
-                         "18446744073709551615 (2^64 - 1 reads as -1)")
-    return v - (1 << 64) if v >= 1 << 63 else v
-
-
 def _const(tree: Tree, file: str) -> int:
     """Dat3M's ``constant``: ``Minus? DigitSequence | HexDigitSequence`` (``- 1`` is -1)."""
     toks = tree.children
-    return _word64(_num("".join(map(str, toks))), SourcePos(file, toks[0].line, toks[0].column))
+    return word64(dat3m_int("".join(map(str, toks))), SourcePos(file, toks[0].line, toks[0].column))
 
 
 def _tid(tree: Tree) -> Token:
@@ -404,147 +214,6 @@ def _cond_text(toks: list[Token]) -> str:
             (prev.type, t.type) in (("IDENT", "LBRACKET"), ("AMP", "AMP"), ("BAR", "BAR")))
         out += ("" if glued else " ") + str(t)
     return out
-
-
-def _suggest(word: str, options) -> str:
-    return check.did_you_mean(word.lower(), options)
-
-
-# ----- one instruction cell ------------------------------------------------------------------------
-
-
-@record(frozen=False)
-class _Cell:
-    """One instruction cell: mnemonic qualifiers and operands with their source positions."""
-
-    text: str
-    pos: SourcePos  # of the mnemonic
-    base: str
-    quals: list[tuple[str, SourcePos]]
-    ops: list[tuple[str, SourcePos]]
-    end: SourcePos  # just after the mnemonic
-    label: str | None = None  # a label cell `LC00:`
-
-    @property
-    def mnemonic(self) -> str:
-        return self.text.split(None, 1)[0]
-
-    def peek(self) -> str | None:
-        return self.quals[0][0] if self.quals else None
-
-    def qpos(self) -> SourcePos:
-        return self.quals[0][1] if self.quals else self.end
-
-    def take(self) -> str:
-        return self.quals.pop(0)[0]
-
-    def take_if(self, allowed) -> str | None:
-        return self.take() if self.quals and self.quals[0][0] in allowed else None
-
-    def fail(self, message: str, hint: str | None = None, unsupported: bool = False):
-        raise (UnsupportedError if unsupported else ParseError)(message, self.qpos(), hint)
-
-    def done(self, form: str) -> None:
-        """No qualifier may be left over."""
-        if self.quals:
-            q = self.peek()
-            known = (*SEMS, *SCOPES, *ATOM_OPS, "proxy", "cta", "sync", "arrive", "volatile")
-            what = "out of place" if q in known else "unknown"
-            self.fail(f"{what} qualifier .{q} in `{self.mnemonic}`",
-                      _suggest(q, known) * (what == "unknown") + f"expected form: {form}")
-
-    def operands(self, kinds: str, form: str) -> list:
-        """Operands by kind: r register, v value (register or constant), c constant, l location,
-        L label; a trailing run of '?' marks that many of the last kinds optional."""
-        optional = kinds.count("?")
-        kinds = kinds.replace("?", "")
-        for s, p in self.ops:
-            if not s:
-                raise ParseError(f"missing operand in `{self.mnemonic}`", p,
-                                 f"operands are separated by single commas: {form}")
-        if not len(kinds) - optional <= len(self.ops) <= len(kinds):
-            n = f"{len(kinds) - optional} to {len(kinds)}" if optional else str(len(kinds))
-            raise ParseError(f"`{self.mnemonic}` takes {n} operand(s), got {len(self.ops)}",
-                             self.pos, f"expected form: {form}")
-        return [_operand(k, s, p, self.mnemonic, form) for k, (s, p) in zip(kinds, self.ops)]
-
-
-_KIND = {"r": "a register like r0", "v": "a register (r0) or a constant", "c": "a constant",
-         "l": "a location name", "L": "a label like LC00"}
-
-
-def _operand(kind: str, s: str, pos: SourcePos, mn: str, form: str) -> Operand | str:
-    if kind in "vc" and RE_NUM.fullmatch(s):
-        return Imm(_word64(_num(s), pos))
-    if kind in "rv" and RE_REG.fullmatch(s):
-        return Reg(s)
-    if kind == "l" and RE_NAME.fullmatch(s) and _word_type(s) == "IDENT":
-        return Sym(s)
-    if kind == "L" and RE_NAME.fullmatch(s):
-        return s
-    hint = f"expected form: {form}"
-    if kind == "l" and RE_REG.fullmatch(s):
-        hint = "this dialect addresses memory by location name only (no register-indirect access)"
-    elif kind == "l" and RE_NAME.fullmatch(s):
-        hint = (f"`{s}` is a keyword of Dat3M's litmus dialect (LitmusPTX.g4): a location name is "
-                "an Identifier")
-    elif kind == "c" and RE_REG.fullmatch(s):
-        hint = "Dat3M's barriers take a constant first: bar.cta.sync 0, r1"
-    elif kind in "vc" and RE_NAME.fullmatch(s):
-        hint = f"`{s}` is a location: load it into a register first (ld.weak r1, {s})"
-    elif kind in "rv" and s.startswith("%"):
-        hint = f"registers are written r0, r1, ... here (no %): {s[1:]}"
-    raise ParseError(f"`{s}` in `{mn}`: expected {_KIND[kind]}", pos, hint)
-
-
-_WORDISH = frozenset(("IDENT", "KEYWORD", "REGISTER", "LABEL", "THREADID", "CTA", "GPU",
-                      "ALIASES", "PROXYKIND", "WITH", "EXPECT", "TRUE", "LANG"))
-_ALNUM = _WORDISH | {"DIGITS", "HEX"}
-
-
-def _render(toks: list[Token]) -> str:
-    """Tokens as one canonical string: a space only between two words or numbers."""
-    out = ""
-    for prev, t in zip([None, *toks], toks):
-        sep = " " if prev is not None and prev.type in _ALNUM and t.type in _ALNUM else ""
-        out += sep + str(t)
-    return out
-
-
-def _cell(file: str, toks: list[Token]) -> _Cell | None:
-    """One cell's tokens as mnemonic, qualifiers (each `.word`, whitespace and comments allowed
-    around the dot, as Dat3M's lexer allows them) and comma-separated operands."""
-    if not toks:
-        return None
-    at = lambda t: SourcePos(file, t.line, t.column)  # noqa: E731
-    first = toks[0]
-    if len(toks) == 2 and toks[1].type == "COLON" and first.type in _WORDISH:
-        text = f"{first}:"
-        return _Cell(text, at(first), text, [], [], at(toks[1]), label=str(first))
-    quals, i = [], 1
-    while i < len(toks) and toks[i].type == "PERIOD":
-        if i + 1 >= len(toks) or toks[i + 1].type not in _ALNUM:
-            break
-        quals.append((str(toks[i + 1]), at(toks[i + 1])))
-        i += 2
-    rest = toks[i:]
-    if first.type not in _WORDISH or (rest and rest[0].type in ("PERIOD", "COLON")):
-        raise ParseError(f"malformed instruction `{_render(toks)}`", at(first),
-                         "write mnemonic.qualifiers operands, e.g. ld.acquire.gpu r0, x; a label "
-                         "(LC00:) is a cell of its own")
-    ops: list[tuple[str, SourcePos]] = []
-    if rest:
-        group: list[Token] = []
-        for t in [*rest, None]:
-            if t is None or t.type == "COMMA":
-                ops.append((_render(group), at(group[0]) if group else at(t or rest[-1])))
-                group = []
-            else:
-                group.append(t)
-    head = str(first) + "".join(f".{q}" for q, _ in quals)
-    text = head + (" " + ", ".join(o for o, _ in ops) if ops else "")
-    end = SourcePos(file, first.end_line, first.end_column)
-    return _Cell(text, at(first), str(first), quals, ops, end)
 
 
 # ----- the builder -----------------------------------------------------------------------------------
@@ -715,9 +384,9 @@ class _Builder:
             for i, c in enumerate(cells):
                 toks = [] if c is None else self.tokens[
                     bisect_right(starts, c.start_pos) - 1:bisect_right(starts, c.end_pos - 1)]
-                cell = _cell(self.file, toks)
+                cell = split_cell(self.file, toks)
                 if cell is not None:
-                    instrs = self.instr(cell)
+                    instrs = decode_cell(cell)
                     self.check_label(instrs[0], labels[i])
                     code[i] += instrs
         return code
@@ -728,177 +397,6 @@ class _Builder:
                 raise SemanticError(f"label {ins.name} is defined twice in this thread", ins.pos,
                                     f"first defined at line {seen[ins.name].line}")
             seen[ins.name] = ins.pos
-
-    def instr(self, cell: _Cell) -> list[Instruction]:
-        c = dict(pos=cell.pos, text=cell.text)
-        if cell.label is not None:
-            return [Label(name=cell.label, **c)]
-        handler = _HANDLERS.get(cell.base)
-        if handler is None:
-            raise ParseError(f"unknown instruction `{cell.base}`", cell.pos,
-                             _suggest(cell.base, (*_HANDLERS, *TAIL)) + "instructions: "
-                             + " ".join(_HANDLERS))
-        return handler(self, cell, c)
-
-    def sem_scope(self, cell: _Cell, allowed: tuple[str, ...], rmw: bool = False) -> tuple:
-        """Semantics and scope of a memory access: (sem, scope, volatile). Dat3M's rules: a weak
-        access takes no scope, a strong ld/st needs one; atom/red default to relaxed and gpu."""
-        s = cell.peek()
-        if s in ("volatile", "mmio") and cell.base in ("ld", "st"):
-            return self.volatile(cell)
-        if s in SEMS:
-            return self.explicit_sem(cell, allowed, rmw)
-        if rmw:
-            return "relaxed", cell.take_if(SCOPES) or "gpu", False
-        what = "a scope" if s in SCOPES else f"`.{s}`" if s else "nothing"
-        cell.fail(f"`{cell.base}` needs semantics, got {what}", _suggest(s or "", allowed)
-                  + f"write {cell.base}.{'|'.join('.'.join(a) for a in _sem_forms(allowed))}")
-
-    def explicit_sem(self, cell: _Cell, allowed: tuple[str, ...], rmw: bool) -> tuple:
-        pos = cell.qpos()
-        s = cell.take()
-        if s not in allowed:
-            raise ParseError(f"`{cell.base}` does not take .{s}", pos,
-                             f"{cell.base} takes .{', .'.join(allowed)}")
-        if s == "weak":
-            if cell.peek() in SCOPES:
-                cell.fail(f"a weak access takes no scope (.{cell.peek()})",
-                          f"drop the scope ({cell.base}.weak), or write {cell.base}.relaxed."
-                          f"{cell.peek()}")
-            return "weak", None, False
-        scope = cell.take_if(SCOPES)
-        if scope is None:
-            if not rmw:
-                cell.fail(f"`{cell.base}.{s}` needs a scope",
-                          f"add one of .cta .gpu .sys, e.g. {cell.base}.{s}.gpu")
-            scope = "gpu"
-        return s, scope, False
-
-    def volatile(self, cell: _Cell) -> tuple:
-        """``.volatile`` or ``.mmio.relaxed.sys``: relaxed at sys scope, marked volatile."""
-        if cell.take() == "mmio":
-            if cell.take_if({"relaxed"}) is None or cell.take_if({"sys"}) is None:
-                cell.fail("`.mmio` must be written `.mmio.relaxed.sys`")
-        elif cell.peek() in SCOPES:
-            cell.fail("`.volatile` takes no scope (it means relaxed at .sys scope)",
-                      f"drop the scope, or write {cell.base}.relaxed.sys")
-        return "relaxed", "sys", True
-
-    # --- one handler per instruction family ---
-
-    def load(self, cell: _Cell, c: dict) -> list[Instruction]:
-        form = f"{cell.base}.weak r, x | {cell.base}.relaxed|acquire.scope r, x | {cell.base} r, value"
-        if not cell.quals:  # Dat3M's localValue: a register move
-            if len(cell.ops) == 2 and RE_NAME.fullmatch(cell.ops[1][0]) and not RE_REG.fullmatch(
-                    cell.ops[1][0]):
-                raise ParseError(f"`{cell.base} r, v` (no qualifier) is a register move; "
-                                 f"`{cell.ops[1][0]}` is a location", cell.pos,
-                                 f"to load it write {cell.base}.weak {cell.ops[0][0]}, {cell.ops[1][0]}")
-            d, v = cell.operands("rv", form)
-            return [Mov(dst=d, src=v, type=TYPE, **c)]
-        sem, scope, vol = self.sem_scope(cell, ("weak", "relaxed", "acquire"))
-        cell.done(form)
-        d, a = cell.operands("rl", form)
-        return [Load(sem=sem, scope=scope, type=TYPE, dst=d, addr=Addr(a), proxy=LOADS[cell.base],
-                     volatile=vol, **c)]
-
-    def store(self, cell: _Cell, c: dict) -> list[Instruction]:
-        form = f"{cell.base}.weak x, v | {cell.base}.relaxed|release.scope x, v"
-        sem, scope, vol = self.sem_scope(cell, ("weak", "relaxed", "release"))
-        cell.done(form)
-        a, v = cell.operands("lv", form)
-        return [Store(sem=sem, scope=scope, type=TYPE, addr=Addr(a), src=v, proxy=STORES[cell.base],
-                      volatile=vol, **c)]
-
-    def rmw_op(self, cell: _Cell, ops: tuple[str, ...], form: str) -> str:
-        op = cell.take_if(ops)
-        if op is None:
-            got = f" (got .{cell.peek()})" if cell.quals else ""
-            cell.fail(f"`{cell.mnemonic}` needs an operation{got}",
-                      _suggest(cell.peek() or "", (*ops, *SEMS, *SCOPES)) + f"expected form: {form}")
-        if op == "div":
-            raise UnsupportedError(f"`{cell.mnemonic}`: division in a read-modify-write", cell.pos,
-                                   "PTX has no atom.div or red.div; compute it with div.s32")
-        cell.done(form)
-        return op
-
-    def atom(self, cell: _Cell, c: dict) -> list[Instruction]:
-        form = f"{cell.base}.sem.scope.op r, x, v | {cell.base}.sem.scope.cas r, x, expected, new"
-        sem, scope, _ = self.sem_scope(cell, ("relaxed", "acquire", "release", "acq_rel"), rmw=True)
-        op = self.rmw_op(cell, ATOM_OPS, form)
-        d, a, *vals = cell.operands("rlvv" if op == "cas" else "rlv", form)
-        return [Atom(sem=sem, scope=scope, type=TYPE, op=op, dst=d, addr=Addr(a), srcs=tuple(vals),
-                     proxy=ATOMS[cell.base], **c)]
-
-    def red(self, cell: _Cell, c: dict) -> list[Instruction]:
-        form = f"{cell.base}.sem.scope.op x, v  (op: {' '.join(RED_OPS)})"
-        sem, scope, _ = self.sem_scope(cell, ("relaxed", "acquire", "release", "acq_rel"), rmw=True)
-        op = self.rmw_op(cell, RED_OPS, form)
-        a, v = cell.operands("lv", form)
-        return [Red(sem=sem, scope=scope, type=TYPE, op=op, addr=Addr(a), src=v,
-                    proxy=REDS[cell.base], **c)]
-
-    def fence(self, cell: _Cell, c: dict) -> list[Instruction]:
-        form = "fence.sc|acq_rel.scope | fence.proxy.alias|texture|surface|constant"
-        if cell.take_if({"proxy"}):
-            kind = cell.take_if(PROXY_FENCES)
-            if kind is None:
-                cell.fail("`fence.proxy` needs a kind", _suggest(cell.peek() or "", PROXY_FENCES)
-                          + f"expected form: {form}")
-            if kind == "generic":
-                raise UnsupportedError("fence.proxy.generic", cell.pos,
-                                       "it would order the generic proxy with itself, which needs "
-                                       "no proxy fence (Dat3M's model gives it no effect): delete "
-                                       "it, or use fence.proxy.alias/texture/surface/constant")
-            cell.done(form)
-            cell.operands("", form)
-            return [ProxyFence(kind=kind, **c)]
-        pos = cell.qpos()
-        sem = cell.take_if(SEMS) or "acq_rel"
-        if sem not in ("sc", "acq_rel"):
-            raise ParseError(f"a fence does not take .{sem}", pos, "fences are fence.sc.<scope> "
-                             "or fence.acq_rel.<scope> (or fence.proxy.<kind>)")
-        scope = cell.take_if(SCOPES)
-        if scope is None:
-            cell.fail("a fence needs a scope", f"add one of .cta .gpu .sys, e.g. fence.{sem}.gpu")
-        cell.done(form)
-        cell.operands("", form)
-        return [Fence(sem=sem, scope=scope, **c)]
-
-    def bar(self, cell: _Cell, c: dict) -> list[Instruction]:
-        """``bar.cta.sync|arrive c{, id{, quorum}}``: the constant and the id identify the barrier,
-        the quorum is its number of threads (None: every thread of the CTA)."""
-        form = "bar.cta.sync c{, id{, quorum}} | bar.cta.arrive c{, id{, quorum}}"
-        if cell.take_if({"cta"}) is None:
-            cell.fail("expected `bar.cta.`", f"expected form: {form}")
-        kind = cell.take_if({"sync", "arrive"})
-        if kind is None:
-            cell.fail("`bar.cta` needs .sync or .arrive", f"expected form: {form}")
-        cell.done(form)
-        first, *vals = cell.operands("cvv??", form)
-        ids = (first, *vals[:1])
-        return [Barrier(kind=kind, ids=ids, count=vals[1] if len(vals) > 1 else None, **c)]
-
-    def branch(self, cell: _Cell, c: dict) -> list[Instruction]:
-        """``beq a, b, LC``: set the predicate %branch, then branch on it."""
-        form = f"{cell.base} v, v, LC00"
-        cell.done(form)
-        a, b, lab = cell.operands("vvL", form)
-        p = Reg("%branch")
-        return [Setp(cmp=BRANCH[cell.base], dst=p, a=a, b=b, type=TYPE, **c),
-                Branch(target=lab, guard=(p, False), **c)]
-
-    def goto(self, cell: _Cell, c: dict) -> list[Instruction]:
-        cell.done("goto LC00")
-        (lab,) = cell.operands("L", "goto LC00")
-        return [Branch(target=lab, **c)]
-
-    def local(self, cell: _Cell, c: dict) -> list[Instruction]:
-        form = f"{cell.base} r, v, v"
-        cell.done(form)
-        d, a, b = cell.operands("rvv", form)
-        # Dat3M's `div` is signed division (makeDiv(..., signed=true)): TYPE is .s32
-        return [Alu(op=cell.base, dst=d, srcs=(a, b), type=TYPE, **c)]
 
     # --- locations, filter, condition ---
 
@@ -957,7 +455,7 @@ class _Builder:
         name = str(tok)
         if name not in self.locs:
             raise SemanticError(f"the condition names unknown location {name}", self.pos(tok),
-                                _suggest(name, self.locs) + "locations: " + ", ".join(self.locs))
+                                suggest(name, self.locs) + "locations: " + ", ".join(self.locs))
         if t.data == "memidx" and int(t.children[2]) != 0:
             raise UnsupportedError(f"{name}[{t.children[2]}]: an offset into a location",
                                    self.pos(tok), "each location is one word: write x or x[0]")
@@ -989,10 +487,6 @@ def _parenthesised(text: str) -> str:
     return text if text.startswith("(") else f"({text})"
 
 
-def _sem_forms(allowed: tuple[str, ...]) -> list[tuple[str, ...]]:
-    return [(s,) if s == "weak" else (s, "scope") for s in allowed]
-
-
 def _registers(t: Thread) -> set[str]:
     out = {name for name, _ in t.init_regs}
     for ins in t.instrs:
@@ -1000,14 +494,6 @@ def _registers(t: Thread) -> set[str]:
         regs = [o for o in operands(ins) if isinstance(o, Reg)] + ([dst] if dst else [])
         out |= {r.name for r in regs if not r.name.startswith("%")}
     return out
-
-
-_HANDLERS = {
-    **dict.fromkeys(LOADS, _Builder.load), **dict.fromkeys(STORES, _Builder.store),
-    **dict.fromkeys(ATOMS, _Builder.atom), **dict.fromkeys(REDS, _Builder.red),
-    "fence": _Builder.fence, "bar": _Builder.bar, "goto": _Builder.goto,
-    **dict.fromkeys(BRANCH, _Builder.branch), **dict.fromkeys(LOCAL_OPS, _Builder.local),
-}
 
 
 def narrowed_to_32_bits(prog: Program) -> Program:

@@ -50,7 +50,7 @@ from ..ir.program import (
 )
 from . import check, lark_errors
 from .common import build_cond, expectation, int_literal
-from .instr import Handle, Vec, decode
+from .decode import Handle, Vec, decode
 
 
 @cache
@@ -509,7 +509,7 @@ class _Builder:
         """Keep what the IR drops of a texture/surface instruction (see _ThreadNotes)."""
         notes = self.notes.setdefault(thread, _ThreadNotes())
         for o in ops:
-            if isinstance(o, Handle) and not isinstance(ins, TensorCopy):  # tensor copies: instr.py
+            if isinstance(o, Handle) and not isinstance(ins, TensorCopy):  # tensor copies: decode/tensor.py
                 regs = [x for x in o.coords if isinstance(x, Reg)]
                 notes.coords += [(x, ins) for x in regs]
                 if regs:

@@ -3,7 +3,7 @@ as the first dot-separated word of a mnemonic: ``cp`` covers cp.async, cp.async.
 cp.reduce.async.bulk; ``bar`` covers bar.sync, bar.warp.sync; ``elect`` is elect.sync; ``istypep``
 (not "istypeof") is the texture/sampler/surface type test.
 
-What ptxmm does with a mnemonic (src/ptxmm/syntax/instr.py): one it models is decoded; one in
+What ptxmm does with a mnemonic (src/ptxmm/syntax/decode/): one it models is decoded; one in
 this list it does not model is "not supported yet" (UnsupportedError); anything else is not PTX,
 a syntax error with a did-you-mean from the instructions ptxmm models."""
 

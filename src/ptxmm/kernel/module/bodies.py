@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from ...errors import ParseError, UnsupportedError
 from ...ir.program import Reg
-from ...syntax.instr import decode
+from ...syntax.decode import decode
 from .lowering import _NVCC, _ORDERED, _canonical
 from .operands import _operand, _split_top
 from .records import Call, Function, KernelPos

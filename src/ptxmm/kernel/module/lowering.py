@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ...errors import ParseError, UnsupportedError
 from ...ir.program import Addr, Alu, Barrier, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
-from ...syntax.instr import Vec, decode
+from ...syntax.decode import Vec, decode
 from .records import ParamStore
 from .sizes import _cp
 

@@ -9,7 +9,7 @@ import re
 from ...errors import ParseError, SourcePos, UnsupportedError
 from ...ir.program import Addr, Imm, Reg, Sym
 from ...syntax.common import int_literal
-from ...syntax.instr import Handle, Vec
+from ...syntax.decode import Handle, Vec
 
 # ----- operands ----------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..._infra.records import record
 from ...errors import ParseError, SourcePos, UnsupportedError
 from ...ir.program import Imm, Mov, Reg
-from ...syntax.instr import decode
+from ...syntax.decode import decode
 
 _SIZE_PENDING = "%ptxmm.size:"
 
