@@ -581,7 +581,8 @@ KERNEL_MUTANTS = [
     # tests/test_kernels_alias.py
     Mutant("loaded-address-no-oob-case", "engine",
            "an address computed from loaded data never stops out of bounds (the case is dropped)",
-           [(MEM, "    if outside is not None:\n        stop = st.fork()", "    if False:\n        stop = st.fork()")]),
+           [(MEM, "    if outside is not None:\n        stop = st.fork()",
+             "    if False:\n        stop = st.fork()")]),
     Mutant("loaded-address-first-element-only", "engine",
            "an address computed from loaded data names only the first element it may name",
            [(MEM, "    for name, v in cases:\n", "    for name, v in cases[:1]:\n")]),

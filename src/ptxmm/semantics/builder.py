@@ -153,6 +153,10 @@ class State:
 
 
 class Builder:
+    """One build: the events created so far (in order: an event's id is its index), the dependency
+    edges, the locations' addresses and placements, and the thread being built; each path of it is
+    a :class:`State`. ``step`` evaluates an instruction's guard and calls its family's handler."""
+
     def __init__(self, prog: Program, unroll: int, awaits: bool = True, liveness: bool = False):
         load_families()
         self.p = prog
@@ -389,6 +393,22 @@ class Builder:
         st.pc += 1
         return st
 
+    def finish_guarded(self, st: State, guard: Expr, gdeps, stack) -> State:
+        other = st.fork()
+        other.assumes.append(mk("lnot", guard))
+        other.ctrl = other.ctrl | gdeps
+        other.pc += 1
+        stack.append(other)
+        st.assumes.append(guard)
+        st.ctrl = st.ctrl | gdeps
+        st.pc = 10**9
+        return st
+
+    def enter(self, ins: Instruction, st: State) -> None:
+        """Liveness graphs: a label is a loop head the path reaches; note the state it finds."""
+        if self.liveness and isinstance(ins, Label):
+            st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
+
     # -- locations of the Hopper forms: shared memory, tensor maps, the CTAs of a cluster ------
     def space_tag(self, name: str) -> set[str]:
         """SHM for accesses to shared memory (fence.proxy.async.<space> covers one space)."""
@@ -409,6 +429,9 @@ class Builder:
         key = self.ranks[t.placement.cluster_key][rank]
         return None if key == t.placement.cta_key else self.cta_place[key]
 
+
+
+    # -- wgmma accumulators (wgmma.py) ------------------------------------------------------
     def not_pending(self, reg: str, st: State) -> None:
         """Reading an accumulator of a wgmma.mma_async no wgmma.wait_group waited for yet is
         undefined (PTX ISA, wgmma.wait_group): a located error."""
@@ -422,22 +445,6 @@ class Builder:
     def cur_ins_pos(self, st: State):
         ins = self.p.threads[self.cur].instrs
         return ins[st.pc].pos if st.pc < len(ins) else None
-
-    def finish_guarded(self, st: State, guard: Expr, gdeps, stack) -> State:
-        other = st.fork()
-        other.assumes.append(mk("lnot", guard))
-        other.ctrl = other.ctrl | gdeps
-        other.pc += 1
-        stack.append(other)
-        st.assumes.append(guard)
-        st.ctrl = st.ctrl | gdeps
-        st.pc = 10**9
-        return st
-
-    def enter(self, ins: Instruction, st: State) -> None:
-        """Liveness graphs: a label is a loop head the path reaches; note the state it finds."""
-        if self.liveness and isinstance(ins, Label):
-            st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
 
 
 def build_graph(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,

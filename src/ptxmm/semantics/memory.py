@@ -22,8 +22,10 @@ from .builder import ADDR_W, PROXY_TAG, Builder, State, handles
 from .events import Kind
 from .registers import alu_op
 
+# an atom's or red's read and write sems by its own (an acquire reads with acquire, a release writes
+# with release)
 RMW_SEMS = {"relaxed": ("relaxed", "relaxed"), "acquire": ("acquire", "relaxed"),
-             "release": ("relaxed", "release"), "acq_rel": ("acquire", "release")}
+            "release": ("relaxed", "release"), "acq_rel": ("acquire", "release")}
 
 
 @handles(Load, Store, Atom, Red, control=True)

@@ -29,6 +29,8 @@ _SETP = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "u
 
 
 def alu_op(op: str, ty: str) -> str:
+    """The value operation of an ALU, atom or red operation at type ``ty`` (the signed or unsigned
+    min, max, div, rem; an arithmetic or logical shr)."""
     s = type_signed(ty)
     if op in ("min", "max", "div", "rem"):
         return ("s" if s else "u") + op

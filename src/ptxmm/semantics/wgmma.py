@@ -17,7 +17,6 @@ from .builder import Builder, State, handles
 from .events import Kind
 
 
-# -- wgmma (PTX ISA, wgmma; models/ptx-async.cat) ------------------------------------------
 @handles(Wgmma)
 def wgmma(b: Builder, t: Thread, ins: Wgmma, st: State, guard, gdeps) -> None:
     """wgmma.fence: the thread may issue mma operations (an mma before the first fence is
