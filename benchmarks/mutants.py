@@ -331,6 +331,10 @@ EQUIVALENT = [
 # force), both are patched alike, so that only tests of the *meaning* can kill the mutant.
 
 EV = "src/ptxmm/semantics/events.py"
+CTRL = "src/ptxmm/semantics/control.py"
+MEM = "src/ptxmm/semantics/memory.py"
+BULK = "src/ptxmm/semantics/bulk.py"
+WGMMA = "src/ptxmm/semantics/wgmma.py"
 VOCAB = "src/ptxmm/semantics/vocab.py"
 VAL = "src/ptxmm/ir/values.py"
 Z3E = "src/ptxmm/engines/z3.py"
@@ -339,10 +343,10 @@ EXE = "src/ptxmm/semantics/executions.py"
 ENGINE_MUTANTS = [
     Mutant("unroll-off-by-one", "engine",
            "a backward branch is taken at most unroll-1 times (unroll bound off by one)",
-           [(EV, "if taken.back[st.pc] > self.unroll:", "if taken.back[st.pc] >= self.unroll:")]),
+           [(CTRL, "if taken.back[st.pc] > b.unroll:", "if taken.back[st.pc] >= b.unroll:")]),
     Mutant("unroll-plus-one", "engine",
            "a backward branch is taken up to unroll+1 times (unroll bound off by one, upwards)",
-           [(EV, "if taken.back[st.pc] > self.unroll:", "if taken.back[st.pc] > self.unroll + 1:")]),
+           [(CTRL, "if taken.back[st.pc] > b.unroll:", "if taken.back[st.pc] > b.unroll + 1:")]),
     Mutant("predicate-guard-ignored", "engine",
            "a predicated instruction (@p / @!p, other than bra) always executes",
            [(EV, "if ins.guard is not None and not isinstance(ins, Branch):",
@@ -387,12 +391,13 @@ ENGINE_MUTANTS = [
     Mutant("await-wrong-exit", "engine",
            "the await reduction of a side-effect-free spin loop assumes the loop condition holds "
            "(the branch is taken) instead of the exit",
-           [(EV, 'self.awaits += 1  # await: assume the loop exits in this iteration\n'
-                 '            st.assumes.append(mk("lnot", cond))',
-             'self.awaits += 1\n            st.assumes.append(cond)')]),
+           [(CTRL, 'b.awaits += 1  # await: assume the loop exits in this iteration\n'
+                   '        st.assumes.append(mk("lnot", cond))',
+             'b.awaits += 1\n        st.assumes.append(cond)')]),
     Mutant("data-dep-dropped", "engine",
            "a store's data dependency on the register whose value it stores is not recorded",
-           [(EV, '            self.dep(vdeps, w, "data")\n', "")]),
+           [(MEM, '        b.dep(gdeps, w, "ctrl")\n        b.dep(vdeps, w, "data")\n',
+             '        b.dep(gdeps, w, "ctrl")\n')]),
     Mutant("addr-dep-dropped", "engine", "address dependencies are not recorded",
            [(EV, "return self.name_of_addr[e.v], None, deps",
              "return self.name_of_addr[e.v], None, frozenset()")]),
@@ -475,8 +480,8 @@ HOPPER_MUTANTS = [
     # issue 27: one mutant per D-fix (killed by tests/test_hopper_isa.py)
     Mutant("d1-wait-read-no-fence", "engine",
            "cp.async.bulk.wait_group.read waits for the copies' reads but no proxy fence follows them",
-           [(EV, '                self.edges.add((fr if ins.read else f, e, "done"))\n',
-             '                if not ins.read:\n                    self.edges.add((f, e, "done"))\n')]),
+           [(BULK, '            b.edges.add((fr if ins.read else f, e, "done"))\n',
+             '            if not ins.read:\n                b.edges.add((f, e, "done"))\n')]),
     Mutant("d2-wait-group-is-a-proxy-fence", "engine",
            "cp.async.bulk.wait_group is an async proxy fence even with nothing pending",
            [(EV, 'tags=frozenset({"PROXY", "BULKWAIT"}))',
@@ -491,8 +496,8 @@ HOPPER_MUTANTS = [
     # issue 27, the forms built last (killed by tests/test_hopper_forms.py and examples/hopper/)
     Mutant("wgmma-no-completion-fence", "engine",
            "wgmma.wait_group is not ordered after the mma's implicit completion fence",
-           [(EV, '                self.edges.add((f, e, "done"))\n                pending.pop',
-             '                pending.pop')]),
+           [(WGMMA, '            b.edges.add((f, e, "done"))\n            pending.pop',
+             '            pending.pop')]),
     Mutant("rsr-cumulative", "model", "the restricted release fence releases everything before it",
            [(ASYNC, "let rsr-sync = [M & SHM] ; po ; [RSR]", "let rsr-sync = [M] ; po ; [RSR]")]),
     Mutant("asr-unrestricted", "model", "the restricted acquire fence is not an acquire",
@@ -571,23 +576,21 @@ KERNEL_MUTANTS = [
              '        if c.callee == "__assertfail":\n            return []\n')]),
     Mutant("out-of-bounds-unchecked", "engine",
            "an access outside every buffer is not stopped (nor found): it names no location",
-           [("src/ptxmm/semantics/events.py",
-             "if self.layout is not None and self.element(ins.addr, st, ins)[0] is None:", "if False:")]),
-    # addresses computed from loaded data (events._Builder.loaded_access); killed by
+           [(MEM, "if b.layout is not None and b.element(ins.addr, st, ins)[0] is None:", "if False:")]),
+    # addresses computed from loaded data (semantics/memory.loaded_access); killed by
     # tests/test_kernels_alias.py
     Mutant("loaded-address-no-oob-case", "engine",
            "an address computed from loaded data never stops out of bounds (the case is dropped)",
-           [("src/ptxmm/semantics/events.py", "        if outside is not None:\n            stop = st.fork()",
-             "        if False:\n            stop = st.fork()")]),
+           [(MEM, "    if outside is not None:\n        stop = st.fork()",
+             "    if False:\n        stop = st.fork()")]),
     Mutant("loaded-address-first-element-only", "engine",
            "an address computed from loaded data names only the first element it may name",
-           [("src/ptxmm/semantics/events.py", "        for name, v in cases:\n",
-             "        for name, v in cases[:1]:\n")]),
+           [(MEM, "    for name, v in cases:\n", "    for name, v in cases[:1]:\n")]),
     Mutant("loaded-address-guard-dropped", "engine",
            "a predicated access with a loaded address assumes its address names an element even "
            "when its guard is false",
-           [("src/ptxmm/semantics/events.py", "ADDR_W))\n            case.assumes.append(eq if guard is None else "
-             "mk(\"lor\", mk(\"lnot\", guard), eq))", "ADDR_W))\n            case.assumes.append(eq)")]),
+           [(MEM, "ADDR_W))\n        case.assumes.append(eq if guard is None else "
+             "mk(\"lor\", mk(\"lnot\", guard), eq))", "ADDR_W))\n        case.assumes.append(eq)")]),
     Mutant("loaded-address-targets-ignore-bounds", "engine",
            "the elements a loaded address may name are computed without the path's conditions (a "
            "bounds test no longer narrows them: a bounded index into a large buffer is refused)",

@@ -132,14 +132,14 @@ def _device_box(dims, box, coords):
 def test_scaled_box_zero_fills_the_model_words(c0, c1):
     """Chunk k of the device box (elements 4k..4k+3) is model box word k, read from the model
     element the model's box names, and all-zero exactly where the model's word is zero-filled."""
-    from ptxmm.semantics.events import _Builder
+    from ptxmm.semantics.tensor import box_words
 
     lay = lay_of("tma-tensor-load-2d.ptx")
     m = lay.tensor.map("tm")
     args = m.encoding(lay.tensor.arrays[0], 8, 0)
     dev = _device_box(args.dims, args.box, (4 * c0, c1, 5))
     tm = lay.program.location("tm").tensormap
-    model = _Builder.box_words(None, None, tm, "a", [c0, c1])
+    model = box_words(None, None, tm, "a", [c0, c1])
     assert len(dev) == 4 * len(model)
     for k, want in enumerate(model):
         chunk = dev[4 * k:4 * k + 4]

@@ -8,6 +8,7 @@ import pytest
 
 import ptxmm
 from ptxmm.semantics import events
+from ptxmm.semantics.builder import Builder
 
 
 def _verdict(src: str, both: bool = True) -> bool:
@@ -166,7 +167,7 @@ def test_d4_remote_copy_is_performed_in_the_destination_cta(reader, monkeypatch)
     issuing CTA performs them — allows both stale outcomes."""
     src = D4.replace("%READER%", reader)
     assert _verdict(src, both=reader != TMA_STORE) is False
-    monkeypatch.setattr(events._Builder, "owner", lambda self, t, rank: None)
+    monkeypatch.setattr(Builder, "owner", lambda self, t, rank: None)
     assert _verdict(src, both=False) is True
 
 
