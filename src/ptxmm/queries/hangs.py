@@ -109,8 +109,7 @@ class _Encoding:
 
     def __init__(self, eg: EventGraph, pb, progress: Progress, mem_fair: bool = True,
                  scoped: bool = True):
-        import z3
-
+        from ..engines.z3 import formulas as z3
         from ..semantics.vocab import Barriers
 
         self.z3, self.eg, self.pb, self.ch = z3, eg, pb, pb.ch
