@@ -160,7 +160,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         return self._extract(self.s.model()) if self._sat(q) else None
 
     def raised(self) -> Iterator[Raised]:
-        """For every element of a model flag that some allowed execution raises (a racing pair),
+        """For every element of a model flag that some allowed execution raises (a pair of events),
         one such execution: each query asks for an allowed execution raising any element not yet
         found, and its witness settles every element it raises."""
         terms = {} if self.unsat else _raised_terms(self)
