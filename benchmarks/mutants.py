@@ -541,8 +541,8 @@ RACE_MUTANTS = [
            [(AXIOMS, "        if len(k) == 2 and k[0] > k[1]:", "        if False:")]),
     Mutant("findings-only-when-enumerating", "engine",
            "a one-query verdict (--observe condition) looks for no races",
-           [("src/ptxmm/queries/checker.py", '    if status not in ("ok", "stopped"):',
-             '    if status not in ("ok", "stopped") or r.opts.verdict_only:')]),
+           [("src/ptxmm/queries/races.py", '        if r.status not in ("ok", "stopped"):',
+             '        if r.status not in ("ok", "stopped") or r.opts.verdict_only:')]),
     Mutant("race-query-in-enumeration-scope", "engine",
            "after an enumeration stopped at --max-outcomes, the race query runs under the "
            "enumeration's blocking constraints",

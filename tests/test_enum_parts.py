@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
-import ptxmm.engines.z3 as z3engine
+import ptxmm.engines.z3.problem as z3engine
 from ptxmm.cat import axioms as ax
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import candidate_space

@@ -207,7 +207,7 @@ def test_coherence_orders_are_listed_with_the_clock_watched():
 def test_encoding_stops_between_phases_once_past_the_deadline(monkeypatch):
     """The Z3 encoding of a large program takes seconds; past the deadline it stops before
     interpreting the model (the first query was the only check before)."""
-    import ptxmm.engines.z3 as z3e
+    import ptxmm.engines.z3.problem as z3e
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline, TimedOut
     from ptxmm.semantics.events import build

@@ -70,7 +70,7 @@ class Engine(Protocol):
 
     def raised(self) -> Iterator[Raised]:
         """Every element of a model flag some allowed execution raises, each once, with one such
-        execution (the race query)."""
+        execution (what :mod:`ptxmm.queries.races` asks)."""
         ...
 
     def condition(self, e, key) -> Any:

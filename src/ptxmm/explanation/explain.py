@@ -24,7 +24,7 @@ from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model, load_model
 from ..ir.program import And, Cmp, Not, Program
-from ..queries.flags import EventRef, event_ref, where
+from ..queries.refs import EventRef, event_ref, where
 from ..semantics.events import EventGraph, build
 from ..semantics.executions import Candidate, ExecutionSpace, concrete_env
 from ..semantics.outcomes import observables, outcome_of, satisfies

@@ -15,7 +15,7 @@ from .._infra.records import record
 from ..cat.parser import Model, load_model
 from ..errors import SemanticError
 from ..ir.values import evaluate
-from ..queries.flags import event_ref
+from ..queries.refs import event_ref
 from ..semantics.events import EventGraph
 from ..semantics.result import Execution, Finding
 

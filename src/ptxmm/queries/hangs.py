@@ -36,7 +36,8 @@ from ..errors import ArgumentError
 from ..semantics.events import Event, EventGraph, Kind, build
 from ..semantics.result import Execution, Finding, FindingKind
 from ..semantics.vocab import _LEVEL, _level
-from .flags import event_ref
+from .query import Found
+from .refs import event_ref
 
 MODELS = ("fair", "obe", "lobe", "hsa", "unfair")
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
@@ -109,8 +110,7 @@ class _Encoding:
 
     def __init__(self, eg: EventGraph, pb, progress: Progress, mem_fair: bool = True,
                  scoped: bool = True):
-        import z3
-
+        from ..engines.z3 import formulas as z3
         from ..semantics.vocab import Barriers
 
         self.z3, self.eg, self.pb, self.ch = z3, eg, pb, pb.ch
@@ -459,17 +459,28 @@ def _blocked_words(eg: EventGraph, exe: Execution, t: int, w: int) -> tuple[str,
     return f"{name} waits at {at} forever: {why}", [w]
 
 
-def hang_findings(prog, model, opts, findings: tuple, deadline: Deadline) -> tuple[tuple, str]:
-    """``check(..., liveness=True)``: the check's findings with its hangs added, and the liveness
-    verdict ("terminates", "hangs", or "timeout")."""
-    from ..engines import TimedOut
+class Hangs:
+    """``check(..., liveness=True)``: the hangs as findings, asked of a formula of the liveness
+    graph (its own problem); the status is the liveness verdict ("terminates", "hangs", or
+    "timeout")."""
 
-    try:
-        hs = find_hangs(prog, model, opts.unroll, opts.progress_model, deadline)
-    except TimedOut:
-        return findings, "timeout"
-    return tuple(findings) + tuple(h.finding for h in hs), "hangs" if hs else "terminates"
+    name = "hangs"
+    own_problem = True
 
+    def applies(self, prog, opts) -> bool:
+        return opts.liveness
+
+    def run(self, r) -> Found:
+        from ..engines import TimedOut
+
+        try:
+            hs = find_hangs(r.prog, r.model, r.opts.unroll, r.opts.progress_model, r.deadline)
+        except TimedOut:
+            return Found((), "timeout")
+        return Found(tuple(h.finding for h in hs), "hangs" if hs else "terminates")
+
+
+QUERY = Hangs()
 
 
 def verdict(prog, model, unroll: int, progress: str, timeout: float | None) -> bool | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..ir.program import Label, MemRef, Mov, Program
 from ..ir.stops import path_stops
 from ..kernel.info import source_text
+from .query import Found
 
 
 def observables(eg, scope: str = "all") -> list:
@@ -66,3 +67,22 @@ def _site_text(prog: Program, ins) -> str:
 
 
 __all__ = ["observables", "site_findings"]
+
+
+class Sites:
+    """A kernel's assertion failures and out-of-bounds accesses, asked of the check's problem once
+    its condition is answered (a program without a kernel layout has no sites)."""
+
+    name = "sites"
+    own_problem = False
+
+    def applies(self, prog: Program, opts) -> bool:
+        return opts.flags and prog.layout is not None
+
+    def run(self, r) -> Found:
+        if r.status not in ("ok", "stopped"):
+            return Found((), "not checked")
+        return Found(site_findings(r.eg, r.pb, r.outcome_of))
+
+
+QUERY = Sites()

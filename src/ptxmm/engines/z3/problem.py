@@ -1,0 +1,251 @@
+"""The Z3 engine's problem: ONE formula per program (the event graph's encoding, the cat model
+interpreted once over guarded relations and its axioms asserted) and its queries — :meth:`find`
+(an allowed execution satisfying a goal, with its witness), :meth:`raised` (the elements of the
+model's flags some allowed execution raises) and :meth:`outcomes` (each model gives one outcome,
+and one clause over shared equality atoms then excludes it)."""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+from collections.abc import Callable, Iterator
+
+import z3
+
+from ...cat import axioms as ax
+from ...cat.interp import run as interp
+from ...cat.parser import Model
+from ...errors import ModelError
+from ...ir.program import CondExpr
+from ...semantics.events import EventGraph
+from ...semantics.outcomes import Observable
+from ...semantics.result import Execution
+from ...semantics.vocab import Candidates, base_env
+from .. import NO_DEADLINE, Deadline, Raised, TimedOut
+from .capi import _P_CHECK, _assert, mk_bool
+from .enumerate import Enumeration, _groups
+from .logic import Z3Logic
+from .program import Encoding, Z3Choice, _apart
+from .values import _cond
+from .witness import Witness, _Layout
+
+__all__ = ["Z3Problem", "_groups"]
+
+
+# Small problems share solvers: a finished problem's solver, its scope popped, serves the next one
+# (a fresh solver's first check sets up its SMT kernel, ~0.3 ms: a tenth of a litmus check).
+# Assertions in a scope miss Z3's base-level preprocessing, which pays off once a problem has more
+# than about 48 rf/co choices (measured over the Dat3M corpus and the scale shapes): those get a
+# fresh solver of their own. A popped solver keeps a few KB per problem, so each serves at most
+# _REUSES problems.
+_POOL: list[z3.Solver] = []
+atexit.register(_POOL.clear)  # freed while Z3's context still exists, not in module teardown
+_POOL_MAX_CHOICES = 48
+_REUSES = 100
+_NO_TIMEOUT = 4294967295  # Z3's default: none
+# An enumeration looks for parts of the formula that share no variable once it has found this
+# many outcomes: the look costs about as much as a few outcomes, and pays off only on many.
+_SPLIT_AFTER = 64
+
+
+# Problems not yet closed (a fresh context is started only when there is none).
+_OPEN: weakref.WeakSet = weakref.WeakSet()
+
+
+def _fresh_context() -> None:
+    """Start a new main Z3 context for a large problem when no problem is open. Z3 recycles the
+    ids of freed terms, and its solver's choices follow term ids: in a context that has built and
+    freed earlier problems, the same large problem took 1.5-2x as long (grid-barrier-reuse checked
+    four times in one process: 2.6, 4.1, 4.7, 5.5 s; in a fresh context each time: 2.2-2.7 s).
+    Terms of the old context stay valid (they keep it alive) and are never mixed with new ones:
+    every problem builds its terms after this call, in its own context, and pooled solvers of the
+    old one are dropped. Nothing changes where the Z3 module does not keep its main context where
+    this looks for it."""
+    if _OPEN or getattr(z3.z3, "_main_ctx", None) is None:
+        return
+    _POOL.clear()
+    z3.z3._main_ctx = None
+
+
+def _borrow(pooled: bool) -> z3.Solver:
+    if not pooled:
+        return z3.SimpleSolver()  # incremental, no tactic preprocessing
+    s = _POOL.pop() if _POOL else z3.SimpleSolver()
+    s.served = getattr(s, "served", 0) + 1
+    s.push()
+    return s
+
+
+class Z3Problem(Encoding, Witness, Enumeration):
+    """One program under one model, encoded once; queried for witnesses and outcomes."""
+
+    def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
+                 flags: bool = False, co_known: set[tuple[int, int]] | None = None,
+                 deadline: Deadline = NO_DEADLINE):
+        if len(cand.rf) + len(cand.co) > _POOL_MAX_CHOICES:  # before any term of this problem
+            _fresh_context()
+        _OPEN.add(self)
+        self.eg, self.obs, self.deadline = eg, obs, deadline
+        self.lg = Z3Logic()
+        ch = self.ch = Z3Choice(eg, cand, self.lg)
+        self.pooled = len(ch.rfv) + len(ch.cov) <= _POOL_MAX_CHOICES
+        self.s = _borrow(self.pooled)
+        self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
+        self.co_known = co_known or set()
+        env = base_env(eg, ch, cand, co_known)
+        env["_"].u.apart = _apart(eg)
+        self.unsat = False
+        deadline.check()  # encoding a large program takes seconds: the deadline is checked
+        cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at
+        deadline.check()  # the first query
+        ev = interp(model, env, flags=flags)
+        deadline.check()
+        for st, v in ev.axioms:
+            cs += ax.encode(st.check, v)
+        self.flag_terms = []  # (name, guard): a flag is raised when its check holds ≠ negated
+        self.flag_values = ev.flags  # (statement, value): the elements each flag raises
+        for st, v in ev.flags:
+            if st.check == "acyclic":
+                raise ModelError("`flag acyclic` is not supported", st.pos, "use flag ~empty")
+            holds = v.u.all(ax.encode(st.check, v))
+            self.flag_terms.append((st.name, v.u.not1(holds) if st.negated else holds))
+        for i, c in enumerate(cs):
+            if c is False:
+                self.unsat = True
+            elif c is not True:
+                _assert(self.s, c)
+            if i % 256 == 255:
+                deadline.check()
+        self.fin = self._final_values(cand, env["co"])
+        self.terms = [self._term(o) for o in obs]
+        self._layout: _Layout | None = None  # built by _packing at the first witness read
+        self._atoms: dict[tuple[int, int], int] = {}  # (observable, value) → ¬(term = value)
+
+    def close(self) -> None:
+        """Done with queries: a pooled solver goes back, its scope popped. A problem never closed
+        keeps its solver, which is freed with it."""
+        s, self.s = self.s, None
+        _OPEN.discard(self)
+        if s is not None and self.pooled:
+            s.pop(s.num_scopes())
+            if self.deadline.at is not None:  # _sat set one
+                s.set("timeout", _NO_TIMEOUT)
+            s.lg = None
+            if s.served < _REUSES:
+                _POOL.append(s)
+
+    # -- queries -------------------------------------------------------------------------------
+    def condition(self, e: CondExpr, key: Callable) -> z3.BoolRef:
+        """A test condition over the observables (``key(ref)`` names a reference's observable)."""
+        by_key = {o.key: (o, t) for o, t in zip(self.obs, self.terms)}
+        return _cond(e, lambda r: by_key[key(r)])
+
+    def on_paths(self, paths: dict[int, set[int]]) -> z3.BoolRef:
+        """A goal: some thread ``t`` takes one of the paths ``paths[t]`` (indices into
+        ``eg.paths[t]``) — where a thread stops, observed without an observable."""
+        terms = []
+        for t, ks in paths.items():
+            sel = self.ch.sel[t]
+            terms += [z3.BoolVal(0 in ks)] if sel is None else [sel[k] for k in sorted(ks)]
+        return z3.Or(terms) if terms else z3.BoolVal(False)
+
+    def find(self, goal: z3.BoolRef | None = None, negate: bool = False) -> Execution | None:
+        """One allowed execution satisfying ``goal`` (or violating it), or None."""
+        if self.unsat:
+            return None
+        if goal is None:
+            return self._extract(self.s.model()) if self._sat() else None
+        q = mk_bool(f"query{next(self.lg._tag)}")  # an assumption literal: no push/pop needed
+        self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
+        return self._extract(self.s.model()) if self._sat(q) else None
+
+    def raised(self) -> Iterator[Raised]:
+        """For every element of a model flag that some allowed execution raises (a pair of events),
+        one such execution: each query asks for an allowed execution raising any element not yet
+        found, and its witness settles every element it raises."""
+        terms = {} if self.unsat else _raised_terms(self)
+        while terms:
+            q = mk_bool(f"query{next(self.lg._tag)}")
+            self.s.add(z3.Implies(q, z3.Or(list(terms.values()))))
+            if not self._sat(q):
+                return
+            m = self.s.model()
+            exe = self._extract(m)
+            for k in [k for k, t in terms.items() if z3.is_true(m.eval(t, model_completion=True))]:
+                del terms[k]
+                yield Raised(k[0], k[1], exe)
+
+    def _sat(self, *assumptions) -> bool:
+        """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
+        return self._solve(self.s, *assumptions)
+
+    def _solve(self, s: z3.Solver, *assumptions) -> bool:
+        ms = self.deadline.left_ms()
+        if ms is not None:
+            s.set("timeout", ms)
+        if assumptions or _P_CHECK is None:
+            r = s.check(*assumptions)
+            if r == z3.unknown:
+                raise TimedOut
+            return r == z3.sat
+        ctx = self.lg.ctx.ref()
+        r = _P_CHECK(ctx.value, s.solver.value)  # the unchecked call: a tenth of a check less
+        if r == 0:  # undef: out of time, unless Z3 reports an error
+            if z3.Z3_get_error_code(ctx) != z3.Z3_OK:
+                raise z3.Z3Exception(z3.Z3_get_error_msg(ctx, z3.Z3_get_error_code(ctx)))
+            raise TimedOut
+        return r > 0
+
+    def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
+        """Every allowed outcome once: (observable values as unsigned ints, witness, flags).
+
+        Each model gives one outcome; a clause then excludes it (one atom ``term = value`` per
+        observable, the atoms shared between clauses) and the next check finds an outcome not yet
+        seen, until none is left. The clauses live in a scope popped at the end. Past
+        ``_SPLIT_AFTER`` outcomes, a formula that falls into parts sharing no variable is
+        enumerated part by part (:meth:`_parts`)."""
+        if self.unsat:
+            return
+        s = self.s
+        base = s.assertions()  # the problem's (a copy: the blocking clauses come after)
+        s.push()
+        # Models not compacted (a global parameter, restored at the end): a model is built ~15%
+        # faster. (Relevancy off would make checks ~40% faster, but switching it on a solver that
+        # holds assertions loses some of them: Z3 defers terms until they become relevant.)
+        compact = z3.get_param("model.compact")
+        z3.set_param("model.compact", False)
+        seen: set[tuple[int, ...]] = set()
+        try:
+            while self._sat():
+                m = s.model()
+                x = self._number(m)
+                out = self._read(x, m)
+                self._block(s, out[0], range(len(self.terms)))
+                yield out
+                seen.add(out[0])
+                if len(seen) == _SPLIT_AFTER:
+                    parts = self._parts(base)
+                    if parts:
+                        yield from self._product(parts, x, seen)
+                        return
+        finally:
+            z3.set_param("model.compact", compact)
+            if self.s is s:  # not yet closed (close() pops every scope of a pooled solver)
+                s.pop()
+
+
+def _raised_terms(pb: Z3Problem) -> dict[tuple[str, tuple[int, ...]], z3.BoolRef]:
+    """Every element a model flag may raise (its events: a pair, one event, or none for a flag
+    on the whole execution), with the Z3 term of its being raised."""
+    out = {}
+    for (st, v), (name, term) in zip(pb.flag_values, pb.flag_terms):
+        if st.negated and st.check in ("empty", "irreflexive"):
+            u = v.u
+            elems = ax.merge_symmetric(ax.offending(st.check, v), lambda a, b, u=u: u.any([a, b]))
+        else:
+            elems = {(): term}
+        for k, g in elems.items():
+            if g is not False:
+                out[(name, k)] = pb.lg.z3(g)
+    return out
+

@@ -1,0 +1,148 @@
+"""Reading a witness: everything a leaf of a query or an enumeration reads, packed into one
+bit-vector (one model evaluation gives an outcome and its execution), and the execution read back
+from its binary digits."""
+
+from __future__ import annotations
+
+import ctypes
+
+import z3
+
+from ..._infra.records import record
+from ...semantics.events import Kind
+from ...semantics.result import Execution
+from .capi import _DECIMAL_MAX_BITS, _P_BINARY, _P_DEC, _P_DECIMAL, _P_EVAL, _P_INC, _VP
+
+_ONE = "1"
+
+
+@record
+class _Layout:
+    """Where a witness's parts lie in the packed term's binary digits (most significant first):
+    a digit per Boolean, then the observables' words, then the reads' values."""
+
+    width: int  # digits in all
+    ex: list  # per event: True, False, or the digit of its execution guard
+    paths: list  # per thread: None (one path) or the digit of each path's selector
+    rf: list  # ((write, read), digit), sorted
+    co: list  # ((a, b), digit)
+    fin: list  # (location, [(write, digit)]): the write its final value comes from
+    flags: list  # (name, True | False | digit)
+    terms: list  # (start, end) of each observable's word
+    reads: list  # (read, (start, end)), by read
+    co_known: list  # co pairs known beforehand: in co when both ends execute
+    init_co: list  # (initial write, write of its location): in co when the write executes
+
+
+
+class Witness:
+    """The witness reading of :class:`~ptxmm.engines.z3.problem.Z3Problem` (its choice ``self.ch``,
+    observable terms ``self.terms``, final values ``self.fin`` and flag terms)."""
+
+    def _packing(self) -> None:
+        """Everything a leaf of the enumeration reads, packed into one bit-vector so that one
+        model evaluation gives an outcome and its witness (evaluating term by term through the
+        Python API costs more than the solving), and where each part lies in its binary digits
+        (:class:`_Layout`). Built at the first witness read: a query answered "no" needs none."""
+        ch = self.ch
+        bools: list = []  # the term of every Boolean a witness records; its bit: its index
+        ex_bit: list = []
+        for g in ch.ex:
+            ex_bit.append(g if g is True or g is False else len(bools))
+            if g is not True and g is not False:
+                bools.append(g)
+        path_bits = []
+        for sel in ch.sel:
+            path_bits.append(None if sel is None else list(range(len(bools), len(bools) + len(sel))))
+            bools += sel or ()
+        rf_bits = [(p, len(bools) + k) for k, p in enumerate(ch.rfv)]
+        bools += ch.rfv.values()
+        co_bits = [(p, len(bools) + k) for k, p in enumerate(ch.cov)]
+        bools += ch.cov.values()
+        fin_bits = []
+        for loc, fv in self.fin.items():
+            fin_bits.append((loc, [(w, len(bools) + k) for k, w in enumerate(fv)]))
+            bools += fv.values()
+        flag_bits = []
+        for name, t in self.flag_terms:
+            if t is True or t is False:
+                flag_bits.append((name, t))
+            else:
+                flag_bits.append((name, len(bools)))
+                bools.append(t)
+        reads = sorted(ch.vals)
+        words = list(self.terms) + [ch.vals[r] for r in reads]
+        spans, at = [], len(bools)
+        for w in words:
+            spans.append((at, at + w.size()))
+            at += w.size()
+        nt = len(self.terms)
+        ev = self.eg.events
+        init_co = [(w, b) for w in self.eg.init.values() for b in range(len(ev))
+                   if ev[b].kind == Kind.W and b != w and ev[b].loc == ev[w].loc]
+        self._layout = _Layout(at, ex_bit, path_bits, sorted(rf_bits), co_bits, fin_bits, flag_bits,
+                               spans[:nt], list(zip(reads, spans[nt:])), sorted(self.co_known), init_co)
+        self._packed = self.lg.pack(bools, words)
+        # (first digit, end, AST pointer) of every packed part: what the split into parts reads
+        self._elements = [(k, k + 1, self.lg._ptr(t)) for k, t in enumerate(bools)]
+        self._elements += [(i, j, w.as_ast().value) for (i, j), w in zip(spans, words)]
+
+    def _number(self, m: z3.ModelRef) -> int:
+        """The packed term's value in the model. Read in decimal: Z3 writes a numeral in binary
+        about a hundred times slower (0.09 ms for 726 bits); past what Python converts from
+        decimal (4300 digits), in binary."""
+        if self._layout is None:
+            self._packing()
+        if self._packed is None:  # nothing to read: no Boolean, no observable, no read
+            return 0
+        ctx = self.lg.ctx.ref().value
+        out = _VP()
+        _P_EVAL(ctx, m.model.value, self._packed.as_ast().value, True, ctypes.byref(out))
+        _P_INC(ctx, out.value)
+        if self._layout.width <= _DECIMAL_MAX_BITS:
+            x = int(_P_DECIMAL(ctx, out.value))
+        else:
+            x = int(_P_BINARY(ctx, out.value), 2)
+        _P_DEC(ctx, out.value)
+        return x
+
+    def _digits(self, m: z3.ModelRef) -> str:
+        """The packed term's value in the model, as ``_layout.width`` binary digits."""
+        x = self._number(m)
+        return format(x, "b").rjust(self._layout.width, "0")
+
+    def _read(self, x: int, m: z3.ModelRef | None):
+        """(values, witness, flags) of the packed value ``x`` (``m``: its model, which only
+        fence.sc ranks and barrier phases are read from)."""
+        lay = self._layout
+        b = format(x, "b").rjust(lay.width, "0")
+        values = tuple(int(b[i:j], 2) for i, j in lay.terms)
+        flags = [name for name, k in lay.flags if k is True or (k is not False and b[k] == _ONE)]
+        return values, self._execution(m, b), flags
+
+
+    def _extract(self, m: z3.ModelRef) -> Execution:
+        return self._execution(m, self._digits(m))
+
+    def _execution(self, m: z3.ModelRef | None, b: str) -> Execution:
+        """The witness the model's packed digits ``b`` describe."""
+        ch, lay = self.ch, self._layout
+        ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
+        paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
+                      for ks in lay.paths)
+        rf = tuple(p for p, k in lay.rf if b[k] == _ONE)
+        co = {p for p, k in lay.co if b[k] == _ONE}
+        co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
+        co.update(p for p in lay.init_co if ex[p[1]])
+        vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
+        if m is not None and ch.values.unspec:  # the values the ISA leaves to the solver
+            vals = tuple(sorted(ch.values.chosen(m) + vals))
+        sc = ()
+        if ch.rank:
+            sc = tuple(sorted((f for f in ch.rank if ex[f]),
+                              key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
+        final = tuple((loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin)
+        phases = tuple((a, m.eval(v, model_completion=True).as_long())
+                       for a, v in sorted(ch.ph.items()) if ex[a])
+        return Execution(paths, rf, tuple(sorted(co)), vals, sc, final, phases)
+

@@ -1,0 +1,64 @@
+"""Data races (and every other model flag) as findings: a query on the same problem the condition
+uses — the engine is asked for allowed executions in which some element of a model flag's
+relation is present (:meth:`ptxmm.engines.Engine.raised`: one query for every element not yet
+found, a witness settles all the elements it raises), so a finding always comes with its witness
+and never depends on which outcomes were enumerated. A flag whose name ends in ``race`` (the PTX
+models' ``data-race``) reports data races as the PTX ISA defines them (two conflicting accesses,
+not both morally strong, unordered by causality); any other flag is reported under its own name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..cat.ast import Flag
+from ..cat.parser import Model
+from ..engines import TimedOut
+from ..ir.program import Program
+from ..semantics.events import EventGraph
+from ..semantics.result import Finding, FindingKind
+from .query import CheckOptions, CheckRun, Found
+from .refs import event_ref, where
+
+
+def kind_of_flag(name: str) -> FindingKind:
+    return FindingKind.RACE if name.endswith("race") else FindingKind.FLAG
+
+
+def of_raised(eg: EventGraph, raised: Iterable, outcome_of=None) -> tuple[Finding, ...]:
+    """Findings from an engine's raised flag elements (``engines.Raised``), in a stable order
+    (kind, name, events); ``outcome_of(execution)`` names each witness's outcome; a race says the
+    location its accesses touch."""
+    out = [Finding(kind_of_flag(r.flag), r.flag, tuple(event_ref(eg, e) for e in r.events), r.witness,
+                   outcome_of(r.witness) if outcome_of else None,
+                   where=where(eg, r.events) if kind_of_flag(r.flag) == FindingKind.RACE else "")
+           for r in raised]
+    out.sort(key=lambda f: (f.kind, f.name, tuple(e.eid for e in f.events)))
+    return tuple(out)
+
+
+def wants_flags(model: Model, opts: CheckOptions) -> bool:
+    """Whether the check's problem must encode the model's flags (for this query)."""
+    return opts.flags and any(isinstance(st, Flag) for st in model.stmts)
+
+
+class Races:
+    """The model's flags as findings, asked of the check's problem once its condition is answered."""
+
+    name = "races"
+    own_problem = False
+
+    def applies(self, prog: Program, opts: CheckOptions) -> bool:
+        return opts.flags
+
+    def run(self, r: CheckRun) -> Found:
+        if not wants_flags(r.model, r.opts):
+            return Found((), "no flags in model")
+        if r.status not in ("ok", "stopped"):
+            return Found((), "not checked")
+        try:
+            return Found(of_raised(r.eg, r.pb.raised(), r.outcome_of))
+        except TimedOut:
+            return Found((), "timeout")
+
+
+QUERY = Races()
