@@ -1,7 +1,8 @@
 """``check``: the public entry point. Program → event graph → one engine problem → its
 queries → CheckResult. The condition (:mod:`.condition`) is asked first; then every kind of
-finding is one :class:`~.query.Query` of :data:`QUERIES` (races and a kernel's sites on the same problem, hangs
-on a formula of their own), each answered with witnesses, never a re-evaluation per outcome."""
+finding is one :class:`~.query.Query` of :data:`QUERIES` (races and a kernel's sites on the same
+problem, hangs on a formula of their own), each answered with witnesses, never a re-evaluation
+per outcome."""
 
 from __future__ import annotations
 
