@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ptxmm
 from ptxmm.errors import UnsupportedError
-from ptxmm.kernel.addresses import MAX_TARGETS
+from ptxmm.ir.layout import MAX_TARGETS
 from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.loading import parse_kernel
 

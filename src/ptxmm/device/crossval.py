@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import UnsupportedError
 from ..ir.program import Program
 from ..queries.checker import check
-from ..semantics.events import build
+from ..semantics.builder import build
 from ..semantics.outcomes import observables, satisfies, unspecified_observables
 from ..semantics.result import CheckResult, Outcome
 from .env import Env

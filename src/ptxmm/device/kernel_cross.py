@@ -151,7 +151,7 @@ def _satisfies(plan: KernelPlan) -> Callable[[tuple[int, ...]], bool | None]:
     prog = plan.prog
     if prog.condition is None:
         return lambda v: None
-    from ..semantics.events import build
+    from ..semantics.builder import build
     from ..semantics.outcomes import satisfies
 
     eg = build(prog, unroll=0)

@@ -39,7 +39,7 @@ from ..ir.program import (
     operands,
     value_operands,
 )
-from ..semantics.events import build
+from ..semantics.builder import build
 from ..semantics.outcomes import Observable, observables
 from ..syntax.litmus import narrowed_to_32_bits
 from .env import pow2

@@ -25,7 +25,8 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model, load_model
 from ..ir.program import And, Cmp, Not, Program
 from ..queries.refs import EventRef, event_ref, where
-from ..semantics.events import EventGraph, build
+from ..semantics.builder import build
+from ..semantics.events import EventGraph
 from ..semantics.executions import Candidate, ExecutionSpace, concrete_env
 from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution

@@ -1,32 +1,11 @@
-"""What a kernel Program keeps of its origin (:class:`KernelInfo`, ``Program.kernel``): the
-kernel, its launch and layout, the CUDA source and the expected findings; and the CUDA line of a
-kernel instruction (:func:`source_text`)."""
+"""The CUDA line of a kernel instruction (:func:`source_text`), read from the source file that
+``Program.kernel`` (:class:`ptxmm.ir.launch.KernelInfo`) names."""
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 
-from .._infra.records import record
-from ..errors import SourcePos
 from ..ir.program import Program
-from .launch import Launch
-from .layout import Layout
-
-
-@record
-class KernelInfo:
-    """What a kernel Program keeps of its origin (``Program.kernel``)."""
-
-    kernel: str  # the PTX name
-    source: str  # the demangled name
-    launch: Launch
-    layout: Layout
-    source_file: str | None = None  # the .cu
-    expect: tuple[str, ...] | None = None  # `// ptxmm: expect ...` finding kinds (sorted)
-    expect_pos: SourcePos | None = None
-    notes: tuple[str, ...] = ()
-    sources: dict = field(default_factory=dict, compare=False)  # CUDA file → its lines
 
 
 def source_text(prog: Program, pos) -> str | None:
@@ -52,4 +31,4 @@ def source_text(prog: Program, pos) -> str | None:
     return where
 
 
-__all__ = ["KernelInfo", "source_text"]
+__all__ = ["source_text"]

@@ -6,6 +6,7 @@ test on the backward branch (:func:`thread_jumps`)."""
 from __future__ import annotations
 
 from ..errors import SemanticError, UnsupportedError
+from ..ir.layout import Layout
 from ..ir.program import (
     Addr,
     Branch,
@@ -22,7 +23,6 @@ from ..ir.program import (
 )
 from ..ir.stops import StopKind
 from .demangle import demangle
-from .layout import Layout
 from .module import PARAM, Call, Function, Module, ParamStore
 from .threads import SPECIAL
 

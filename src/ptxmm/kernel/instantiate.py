@@ -15,10 +15,10 @@ address oracle the caller gives) and one out-of-bounds case."""
 from __future__ import annotations
 
 from ..errors import Diagnostic, SemanticError, SourcePos
+from ..ir.launch import KernelInfo
+from ..ir.layout import AddressOracle
 from ..ir.program import Condition, MemRef, Placement, Program, Thread
-from .addresses import AddressOracle
 from .demangle import demangle
-from .info import KernelInfo
 from .inline import Expander
 from .launch import Launch
 from .memory import access_widths, layout_of, locations

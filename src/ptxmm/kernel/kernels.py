@@ -8,8 +8,8 @@ from pathlib import Path
 
 from .._infra.records import record
 from ..errors import SemanticError, SourcePos
+from ..ir.layout import AddressOracle
 from ..ir.program import Program
-from .addresses import AddressOracle
 from .directives import parse_condition, read_directives, read_expect
 from .instantiate import instantiate
 from .launch import parse_launch

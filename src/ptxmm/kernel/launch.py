@@ -16,8 +16,9 @@ import math
 import re
 from dataclasses import replace as _replace
 
-from .._infra.records import record
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
+from ..ir.launch import Buffer, Launch, Scalar, TensorMapArg
+from ..ir.launch import prod as _prod
 
 # C types → PTX element types
 C_TYPES = {
@@ -32,101 +33,6 @@ C_TYPES = {
 MAX_THREADS = 32
 MAX_ELEMENTS = 1024  # per buffer
 MAX_TOTAL_ELEMENTS = 4096  # all buffers of a launch
-
-
-@record
-class Buffer:
-    ctype: str
-    type: str  # PTX element type
-    name: str
-    count: int
-    init: tuple[int, ...] = ()
-    pos: SourcePos | None = None
-
-
-@record
-class Scalar:
-    value: int
-    pos: SourcePos | None = None
-
-
-@record
-class TensorMapArg:
-    """``CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})``: a tiled tensor map over the launch
-    buffer ``array`` (its element 0 the tensor's origin, dimension 0 innermost and contiguous, rows
-    packed: globalStrides[0] = dims[0] * the element size), tensor size ``dims`` and bounding box
-    ``box``, dimension 0 first, as ``cuTensorMapEncodeTiled`` takes them (interleave, swizzle, L2
-    promotion and OOB fill NONE; every element stride 1). ``tensormap(int a[16] = {...}, …)``
-    declares the buffer itself: a host allocation only the map points to. ``dtype`` is its
-    ``CUtensorMapDataType`` and ``esize`` the element size in bytes, from the buffer's C type
-    (:func:`check_tensormap`)."""
-
-    name: str
-    array: str
-    dims: tuple[int, ...]
-    box: tuple[int, ...]
-    pos: SourcePos | None = None
-    dims_pos: SourcePos | None = None
-    box_pos: SourcePos | None = None
-    array_pos: SourcePos | None = None
-    # `tensormap(int a[16] = {...}, ...)`: the map's own buffer (no kernel parameter points to it)
-    buffer: Buffer | None = None
-    dtype: int = -1
-    esize: int = 0
-
-    @property
-    def strides(self) -> tuple[int, ...]:
-        """cuTensorMapEncodeTiled's globalStrides (bytes, rank - 1 of them): packed rows."""
-        out, s = [], self.esize
-        for d in self.dims[:-1]:
-            s *= d
-            out.append(s)
-        return tuple(out)
-
-    @property
-    def box_bytes(self) -> int:
-        return self.esize * _prod(self.box)
-
-
-@record
-class Launch:
-    kernel: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    cluster: tuple[int, int, int] | None
-    args: tuple[Buffer | Scalar | TensorMapArg, ...]
-    text: str = ""
-    pos: SourcePos | None = None
-    shared: tuple[Buffer, ...] = ()  # dynamic shared memory: the extern __shared__ arrays it holds
-
-    @property
-    def n_threads(self) -> int:
-        return _prod(self.grid) * _prod(self.block)
-
-    @property
-    def tensormaps(self) -> tuple[TensorMapArg, ...]:
-        return tuple(a for a in self.args if isinstance(a, TensorMapArg))
-
-    @property
-    def buffers(self) -> tuple[Buffer, ...]:
-        """Every global buffer of the launch: the arguments' and the tensor maps' own, in order."""
-        out: list[Buffer] = []
-        for a in self.args:
-            if isinstance(a, Buffer):
-                out.append(a)
-            elif isinstance(a, TensorMapArg) and a.buffer is not None:
-                out.append(a.buffer)
-        return tuple(out)
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def _prod(d: tuple[int, ...]) -> int:
-    out = 1
-    for x in d:
-        out *= x
-    return out
 
 
 class _Reader:

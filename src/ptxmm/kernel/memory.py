@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ..errors import SemanticError
+from ..ir.layout import CONST_BASE, GLOBAL_BASE, PARAM_BASE, SHARED_BASE, SLOT, AddressOracle, Layout, Region
 from ..ir.program import (
     Addr,
     Alu,
@@ -26,10 +27,8 @@ from ..ir.program import (
     operands,
     type_width,
 )
-from .addresses import AddressOracle
 from .demangle import demangle
 from .launch import Launch, TensorMapArg
-from .layout import CONST_BASE, GLOBAL_BASE, PARAM_BASE, SHARED_BASE, SLOT, Layout, Region
 from .module import Function, Module, Variable
 
 # nvcc's string constants (assert messages, printf formats): addresses, no locations

@@ -5,10 +5,10 @@ of the pointer's own element type; every mismatch a located error."""
 from __future__ import annotations
 
 from ..errors import SemanticError, UnsupportedError
+from ..ir.layout import Layout
 from ..ir.program import TENSORMAP_BYTES, type_width
 from .demangle import BUILTIN, C_CODE, demangle, param_types, pointee_of
 from .launch import Buffer, Launch, Scalar, TensorMapArg
-from .layout import Layout
 from .module import Function
 
 

@@ -14,7 +14,8 @@ from ..api_args import check_args
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
 from ..ir.program import Program
-from ..semantics.events import EventGraph, build
+from ..semantics.builder import build
+from ..semantics.events import EventGraph
 from ..semantics.outcomes import observables, satisfies, verdict
 from ..semantics.result import CheckResult, OutcomeInfo
 from ..semantics.vocab import candidates

@@ -33,7 +33,8 @@ from __future__ import annotations
 from .._infra.records import record
 from ..engines import NO_DEADLINE, Deadline
 from ..errors import ArgumentError
-from ..semantics.events import Event, EventGraph, Kind, build
+from ..semantics.builder import build
+from ..semantics.events import Event, EventGraph, Kind
 from ..semantics.result import Execution, Finding, FindingKind
 from ..semantics.vocab import _LEVEL, _level
 from .query import Found

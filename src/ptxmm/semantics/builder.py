@@ -448,9 +448,15 @@ class Builder:
         return ins[st.pc].pos if st.pc < len(ins) else None
 
 
-def build_graph(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
-                prefixes: bool = False) -> EventGraph:
-    """:func:`.events.build`: the initial writes, then every thread's paths, then the graph frozen."""
+def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
+          prefixes: bool = False) -> EventGraph:
+    """Unroll every thread of ``prog`` and build its event graph (``awaits=False``: no spin loop
+    is reduced to an await, every loop is unrolled — for tests of the reduction). ``liveness``:
+    also the paths that hang (PathInfo.kind "stuck" and "blocked"; :mod:`ptxmm.queries.hangs` asks
+    which of them an execution can take forever), and with ``prefixes`` every prefix of a path
+    (a thread the scheduler may stop). Only liveness queries use such a graph.
+
+    The initial writes come first, then every thread's paths, then the graph is frozen."""
     b = Builder(prog, unroll, awaits, liveness)
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
     ctas: dict = {}

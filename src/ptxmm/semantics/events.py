@@ -119,18 +119,6 @@ class EventGraph:
         raise SemanticError(f"unknown thread {name}")
 
 
-def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
-          prefixes: bool = False) -> EventGraph:
-    """Unroll every thread of ``prog`` and build its event graph (``awaits=False``: no spin loop
-    is reduced to an await, every loop is unrolled — for tests of the reduction). ``liveness``:
-    also the paths that hang (PathInfo.kind "stuck" and "blocked"; :mod:`ptxmm.liveness` asks
-    which of them an execution can take forever), and with ``prefixes`` every prefix of a path
-    (a thread the scheduler may stop). Only liveness queries use such a graph."""
-    from .builder import build_graph  # the executor imports these records: imported when used
-
-    return build_graph(prog, unroll, awaits, liveness, prefixes)
-
-
 def final_reg(eg: EventGraph, thread: int, reg: str, path: int) -> Expr:
     """The final value of a register on one path of its thread (0 if never written)."""
     p = eg.paths[thread][path]

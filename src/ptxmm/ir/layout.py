@@ -1,15 +1,19 @@
 """A kernel's memory layout: where every buffer lies (:class:`Region`) and what an address names
-(:class:`Layout`) — an element, a tensor map, ``__constant__`` data, or nothing (out of bounds). An
-address computed from loaded data is resolved by the address oracle the layout was given
-(:mod:`.addresses`)."""
+(:class:`Layout`) — an element, a tensor map, ``__constant__`` data, or nothing (out of bounds).
+An address computed from loaded data is resolved by the address oracle the layout was given: what
+it asks about an address under a path's conditions (:class:`AddressQuery`), answered by whoever
+instantiates the kernel (an engine's: :class:`ptxmm.engines.addresses.Z3Addresses`); nothing here
+solves."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import field
+from typing import Protocol
 
 from .._infra.records import record
 from ..errors import SemanticError, UnsupportedError
-from ..ir.program import (
+from .instructions import (
     TENSORMAP_BYTES,
     AsyncStore,
     BulkCopy,
@@ -22,13 +26,35 @@ from ..ir.program import (
     TensorMap,
     type_width,
 )
-from .addresses import MAX_TARGETS, AddressOracle, AddressQuery
+from .values import Expr
 
 GLOBAL_BASE = 0x1000_0000
 SHARED_BASE = 0x0100_0000
 CONST_BASE = 0x0800_0000
 PARAM_BASE = 0x0400_0000  # the tensor maps the launch passes by value (`__grid_constant__ CUtensorMap`)
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
+
+
+MAX_TARGETS = 64  # elements one access whose address is computed from loaded data may name
+
+
+class AddressQuery(Protocol):
+    """Questions about one address expression under a path's conditions (``known``)."""
+
+    def possible(self, *conds: Expr) -> bool:
+        """Whether some values of the reads satisfy ``known`` and every 1-bit ``conds``."""
+        ...
+
+    def values(self, cond: Expr, limit: int) -> list[int] | None:
+        """Every value the address takes where ``known`` and ``cond`` hold; None when more than
+        ``limit``."""
+        ...
+
+
+# the oracle: (address, known) → its query
+AddressOracle = Callable[[Expr, Sequence[Expr]], AddressQuery]
+
+__all__ = ["MAX_TARGETS", "AddressOracle", "AddressQuery"]
 
 
 @record
