@@ -1,4 +1,5 @@
-"""graph (issue 12): SVG for a litmus test, a kernel and a Hopper example (every bundled example\nunder -m slow), DOT through the graphviz package, PNG needs dot."""
+"""graph (issue 12): SVG for a litmus test, a kernel and a Hopper example (every bundled example
+under -m slow), DOT through the graphviz package, PNG needs dot."""
 
 from __future__ import annotations
 
