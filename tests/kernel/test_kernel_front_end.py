@@ -505,6 +505,7 @@ def test_nvcc_error_is_reported(tmp_path, monkeypatch):
     assert e.value.pos.line == 2
 
 
+@pytest.mark.slow  # a wall-clock assertion: fails on a loaded machine
 @needs_nvcc
 def test_compile_is_cached(tmp_path, monkeypatch):
     import time
