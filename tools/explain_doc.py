@@ -81,7 +81,7 @@ How each format is made:
 * **SVG** is drawn by ptxmm itself. The layout is a grid, so no layout engine is needed, and the
   file is the same on every machine. Jupyter shows `Explanation` objects this way
   (`_repr_svg_`); a `CheckResult` is a plain record: draw its witness with
-  `ptxmm.graph.svg(ptxmm.graph.result_graph(res))`.
+  `ptxmm.explanation.graph.svg(ptxmm.explanation.graph.result_graph(res))`.
 * **`.dot`** is Graphviz source, built with the `graphviz` Python package.
 * **`.png`** (or any other format of Graphviz) goes through the `dot` program. When `dot` is not
   installed, you get an error message with a hint, not a traceback.

@@ -132,7 +132,7 @@ _TIME = re.compile(r"\s+time [0-9.]+ ms")
 def run(*args: str) -> str:
     """``ptxmm ARGS`` in the repository, stdout and stderr, timings removed."""
     env = dict(os.environ, COLUMNS="160", NO_COLOR="1", TERM="dumb")
-    r = subprocess.run([sys.executable, "-m", "ptxmm.cli.main", *args], cwd=ROOT, capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "ptxmm.cli", *args], cwd=ROOT, capture_output=True,
                        text=True, env=env, timeout=300)
     out = (r.stdout + r.stderr).rstrip()
     return _TIME.sub("", out)

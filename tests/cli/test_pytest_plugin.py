@@ -16,7 +16,8 @@ from ptxmm.kernel.nvcc import find_nvcc
 from ptxmm.testing.pytest_plugin import expectations
 
 KERNELS = ROOT / "tests" / "data" / "kernels"
-NO_NVCC = "import ptxmm.nvcc\nptxmm.nvcc.find_nvcc = lambda: None  # as on a machine without CUDA\n"
+NO_NVCC = ("import ptxmm.kernel.nvcc\n"
+           "ptxmm.kernel.nvcc.find_nvcc = lambda: None  # as on a machine without CUDA\n")
 
 MP = (ROOT / "examples" / "mp-relaxed-acquire.ptx").read_text()
 RACE = """.global .u32 x = 0;

@@ -259,7 +259,7 @@ def test_pairs_sound_and_z3_equals_brute(case, user_models):
     assume(candidate_space(eg, cand, 1500) is not None)
     known = co_must(eg, model, cand)
     _no_counterexample(eg, model, known)
-    with mock.patch.object(ptxmm.checker, "CO_ANALYSIS_MIN", -1):
+    with mock.patch.object(ptxmm.queries.checker, "CO_ANALYSIS_MIN", -1):
         z = ptxmm.check(p, model, engine="z3", flags=False, unroll=unroll)
     b = ptxmm.check(p, model, engine="brute", flags=False, unroll=unroll)
     assert z.outcome_set == b.outcome_set, f"{name}, unroll {unroll}:\n{src}"

@@ -119,7 +119,7 @@ def _kinds(body: str) -> list[str]:
 def _no_nvcc(monkeypatch):
     import ptxmm.kernel.nvcc
 
-    monkeypatch.setattr(ptxmm.nvcc, "find_nvcc", lambda: None)
+    monkeypatch.setattr(ptxmm.kernel.nvcc, "find_nvcc", lambda: None)
 
 
 def test_formats_are_listed_once_and_every_one_is_read():
