@@ -10,6 +10,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from support import ROOT
 
 from ptxmm.kernel.nvcc import find_nvcc
@@ -177,6 +178,7 @@ def test_model_and_unroll_are_options_and_ini_keys(tmp_path):
     assert [(k.rsplit("::", 1)[1], v[0]) for k, v in got.items()] == [("ptx", "passed")]
 
 
+@pytest.mark.slow  # every bundled example (~40 s); the plugin's items, skips and failures: the tests above
 def test_pytest_examples_runs_every_bundled_test_with_an_expectation_and_passes(tmp_path):
     xml = tmp_path / "junit.xml"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -44,6 +44,7 @@ def test_proxy_tests_are_checked_not_rejected(results):
 BRUTE_MAX = 3000  # candidate executions: the corpus tests brute force enumerates in well under 1 s
 
 
+@pytest.mark.slow  # ~50 s; Z3 = brute force by default: tests/engines/, every bundled litmus test
 def test_both_engines_give_the_same_outcomes_on_the_corpus(dat3m):
     """Every corpus test small enough for brute force: Z3 and the enumerator give the same outcome
     set (they once differed on the quorum barrier tests, where the enumerator fixed each

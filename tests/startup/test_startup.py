@@ -441,6 +441,7 @@ def _same_json(text: str, want: dict) -> None:
         assert list(g) == list(w)
 
 
+@pytest.mark.slow  # every bundled example (~30 s); the default run: the test below, on three programs
 def test_the_written_json_is_to_json_for_every_bundled_example():
     files = sorted((ROOT / "examples").rglob("*.ptx"))
     assert len(files) > 30
