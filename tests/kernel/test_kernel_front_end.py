@@ -477,6 +477,7 @@ def _code(ptx: str) -> str:
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
+@pytest.mark.slow  # ~25 s; a recompile of each corpus kernel: tests/kernel/test_kernel_corpus.py
 @needs_nvcc
 def test_recompiled_ptx_equals_the_committed_one(tmp_path, monkeypatch):
     monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))

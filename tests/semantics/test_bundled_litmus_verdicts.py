@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from support import ROOT, ptx_files
+from support import ROOT, params, ptx_files
 
 import ptxmm
 from ptxmm.semantics.events import build
@@ -45,7 +45,12 @@ HOPPER_OUT_OF_REACH = {"pipeline-tma-async.ptx", "pipeline-tma-async-no-empty-wa
                        "pipeline-tma-async-no-consumer-fence.ptx"}
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+# brute force takes ~15 s on these spin loops: -m slow (their loops by default:
+# tests/semantics/test_spin_loops_as_awaits.py)
+BRUTE_SLOW = {"examples/teaching/14-lock-acquire-release.ptx", "examples/spinlock-cas.ptx"}
+
+
+@pytest.mark.parametrize("path", params(FILES, IDS, slow=BRUTE_SLOW))
 def test_z3_matches_brute_force(path):
     prog = ptxmm.load(path)
     if path.parent.name == "hopper":

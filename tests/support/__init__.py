@@ -71,3 +71,9 @@ def verdict(src: str, both: bool = True) -> bool:
 
     prog = ptxmm.parse(src, "t.ptx")
     return (agree(prog) if both else ptxmm.check(prog, flags=False)).holds
+
+
+def params(values, ids, slow=()) -> list:
+    """``pytest.param`` per value for ``parametrize``: those whose id is in ``slow`` are marked slow
+    (a sweep's long cases run with -m slow, the rest by default)."""
+    return [pytest.param(v, id=i, marks=[pytest.mark.slow] if i in slow else []) for v, i in zip(values, ids)]

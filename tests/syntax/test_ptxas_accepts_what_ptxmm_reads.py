@@ -36,6 +36,8 @@ def _expected(ptxas_ok: bool, body: oracle.Body) -> str:
     return "reject" if body.oversized else ("accept" if ptxas_ok else "reject")
 
 
+@pytest.mark.slow  # ~35 s of ptxas runs; by default: the operand rules (test_ptxas_operand_rules.py) and
+# the qualifiers and operands the third hunt checked against ptxas (test_forms_ptxas_refuses.py)
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(oracle.body())
 def test_ptxmm_accepts_what_ptxas_accepts(body):
