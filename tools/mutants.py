@@ -47,7 +47,7 @@ from pathlib import Path
 COPY = ["src", "grammar", "models", "examples", "tests", "docs", "benchmarks", "tools", "README.md",
         "pyproject.toml"]
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not gpu",
-          "tests/"]
+          "-n", "0", "tests/"]  # one process: --jobs runs mutants side by side
 TIMEOUT_S = 900  # per pytest run; the fast suite takes ~2 min unmutated (a full run ~35 min, --jobs 2)
 SANITY_TIMEOUT_S = 120
 # Before pytest, the mutated copy must still import and check a tiny program under every model
