@@ -10,7 +10,7 @@ examples, tests, and the docs and generators the doc-staleness tests read) is ma
 must still import and check a two-event program under every model (else: error, not a kill),
 and the fast suite runs in the copy:
 
-    python -m pytest -x -q -p no:cacheprovider -m "not slow and not gpu" tests/
+    python -m pytest -x -q -p no:cacheprovider -m "not slow and not gpu" -n 0 tests/
 
 with ``PYTHONPATH=<copy>/src``. A mutant is *killed* when pytest fails, *SURVIVED* when it passes,
 and *error* when a patch does not apply (the text to replace is not found exactly once): that is
