@@ -235,7 +235,7 @@ class Bench:
             raise LookupError(f"error: no ptxmm package under {src}")
         env = dict(os.environ, PYTHONPATH=str(src))
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as after any install
-        return [sys.executable, "-m", "ptxmm.cli.main", *argv], env
+        return [sys.executable, "-m", "ptxmm.cli", *argv], env
 
     def k(self, case: Case) -> int:
         return self.args.repeat_slow if case.slow else self.args.repeat

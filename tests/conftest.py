@@ -1,40 +1,43 @@
+"""Fixtures of the whole suite. Helpers are in tests/support/ (``from support import ROOT``).
+
+The only way a test reaches outside the repository is the ``conformance`` fixture (and the
+``dat3m`` / ``dat3m_liveness`` ones built on it): the Dat3M corpora live beside a checkout, in
+../shared/conformance, never in it; without them the tests that need them are skipped, saying so."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-
-
-def benchmark_module(name: str):
-    """A script of benchmarks/ imported as a module (the doc generators the staleness tests run)."""
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+_SHARED = ROOT.parent / "shared"
 
 
-def gpu_test_marks() -> list:
-    """pytestmark for a module of GPU tests: skipped (visibly) without CuPy or without a device."""
-    cp = pytest.importorskip("cupy")
-    try:
-        have = cp.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # no driver, no device: CuPy raises its own runtime errors
-        have = False
-    return [pytest.mark.gpu, pytest.mark.skipif(not have, reason="no CUDA device")]
+def _beside(sub: str) -> Path:
+    d = _SHARED / "conformance" / sub if sub else _SHARED / "conformance"
+    if not d.is_dir():
+        pytest.skip(f"../shared/conformance{'/' + sub if sub else ''} not found ({d}): the Dat3M corpus "
+                    "lives beside the repository, not in it; put it there to run this test")
+    return d
 
 
-def ptx_files() -> list[Path]:
-    kernels = ROOT / "examples" / "kernels"  # nvcc's PTX modules: kernels, tested by test_kernel_corpus
-    modules = (kernels, ROOT / "examples" / "hopper" / "kernels")  # and by test_hopper_kernels
-    return sorted([*(ROOT / "tests" / "litmus").rglob("*.ptx"),
-                   *(p for p in (ROOT / "examples").rglob("*.ptx") if p.parent not in modules)])
+@pytest.fixture(scope="session")
+def conformance() -> Path:
+    """../shared/conformance, read in place (never copied); skips without it."""
+    return _beside("")
+
+
+@pytest.fixture(scope="session")
+def dat3m(conformance) -> Path:
+    """The Dat3M PTX corpus: ../shared/conformance/dat3m (PTX/**.litmus, expected.csv)."""
+    return _beside("dat3m")
+
+
+@pytest.fixture(scope="session")
+def dat3m_liveness(conformance) -> Path:
+    """Dat3M's PTX liveness tests: ../shared/conformance/dat3m-liveness."""
+    return _beside("dat3m-liveness")
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 #   nvcc -ptx -lineinfo -arch=sm_90 -O3 k.cu -o k.ptx
 # run in this directory, so that assert()'s __FILE__ string is the file's name. nvcc writes the
 # absolute path of k.cu into `.file 1`; it is replaced by the file's name, so that the PTX does not
-# depend on where the repository is checked out (tests/test_kernel_corpus.py compares a fresh
+# depend on where the repository is checked out (tests/kernel/test_kernel_corpus.py compares a fresh
 # compile with the committed file after the same replacement, ignoring the version header and the
 # -lineinfo .debug_str section, whose inlined-function names carry a hash of the absolute path).
 set -e

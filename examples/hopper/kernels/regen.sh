@@ -3,7 +3,7 @@
 #   nvcc -ptx -lineinfo -arch=sm_90a -O3 k.cu -o k.ptx
 # run in this directory (assert()'s __FILE__ is then the file's name). As in examples/kernels/regen.sh,
 # the absolute path nvcc writes into `.file 1` is replaced by the file's name;
-# tests/test_hopper_kernels.py compares a fresh compile with the committed file after the same
+# tests/kernel/test_hopper_idioms.py compares a fresh compile with the committed file after the same
 # replacement, ignoring the version header and the -lineinfo .debug_str section.
 set -e
 cd "$(dirname "$0")"

@@ -1,5 +1,5 @@
 """Litmus families for device coverage: shapes x access qualifiers x fences x placement, as .ptx
-(``ptxmm gen --families N``; benchmarks/families.py reads the GPU's coverage of them).
+(``ptxmm gen --families N``; tools/families.py reads the GPU's coverage of them).
 
 Shapes: MP, SB, LB, IRIW, ISA2, RWC, WRC, WWC, 2+2W, 3.2W, Z6.3, WRW+2W (herd's definitions, each
 with its weak outcome as the ``exists`` condition). Per variant, each access is relaxed, acquire
