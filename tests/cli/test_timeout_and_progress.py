@@ -168,7 +168,7 @@ def test_value_resolution_leaves_no_cycle_for_the_paused_collector():
     import gc
     import itertools
 
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.executions import read_values, rf_choices
     from ptxmm.semantics.vocab import candidates
 
@@ -192,7 +192,7 @@ def test_coherence_orders_are_listed_with_the_clock_watched():
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline, TimedOut
     from ptxmm.engines.brute import BruteProblem
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.outcomes import observables
     from ptxmm.semantics.vocab import candidates
 
@@ -215,7 +215,7 @@ def test_encoding_stops_between_phases_once_past_the_deadline(monkeypatch):
     import ptxmm.engines.z3.problem as z3e
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline, TimedOut
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.outcomes import observables
     from ptxmm.semantics.vocab import candidates
 
@@ -272,7 +272,7 @@ def test_coherence_orders_stop_at_the_deadline():
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline, TimedOut
     from ptxmm.engines.brute import BruteProblem
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.outcomes import observables
     from ptxmm.semantics.vocab import candidates
 

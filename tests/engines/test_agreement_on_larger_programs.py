@@ -22,7 +22,7 @@ from support.grammar_gen import valid_ptx
 
 import ptxmm
 from ptxmm.engines import candidate_space
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.vocab import candidates
 
 SLOW = os.environ.get("PTXMM_SLOW") == "1"

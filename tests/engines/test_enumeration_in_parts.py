@@ -22,7 +22,7 @@ from ptxmm.cat import axioms as ax
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import candidate_space
 from ptxmm.explanation.explain import concrete
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.outcomes import observables, outcome_of
 from ptxmm.semantics.vocab import candidates
 

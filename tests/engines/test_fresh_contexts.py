@@ -21,7 +21,7 @@ SRC = "\n".join([".test MANY", ".global .u32 x = 0;"] + [
 def _problem(prog):
     from ptxmm.cat.parser import load_model
     from ptxmm.engines.z3 import _POOL_MAX_CHOICES, Z3Problem
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.vocab import candidates
 
     eg = build(prog, unroll=2)

@@ -19,7 +19,7 @@ MAX_SPACE = 600  # candidate executions above which a program is left out (brute
 def _plain(prog: ptxmm.Program, **kw) -> ptxmm.CheckResult:
     """The check with every loop unrolled (no await or CAS-retry reduction)."""
     from ptxmm.queries import checker
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(checker, "build", lambda p, unroll=2, **k: build(p, unroll=unroll, awaits=False))
@@ -28,7 +28,7 @@ def _plain(prog: ptxmm.Program, **kw) -> ptxmm.CheckResult:
 
 def _agree(src: str, unroll: int) -> None:
     from ptxmm.engines import candidate_space
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.vocab import candidates
 
     prog = ptxmm.parse(src, "gen.ptx")

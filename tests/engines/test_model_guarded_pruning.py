@@ -19,7 +19,7 @@ import ptxmm
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import brute
 from ptxmm.engines.prune import GuidedSpace, Implied, early_axioms, guided_space, implied
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.executions import ExecutionSpace
 from ptxmm.semantics.vocab import candidates
 

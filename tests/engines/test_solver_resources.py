@@ -116,7 +116,7 @@ def test_only_small_problems_share_a_solver():
     """Scoped assertions miss Z3's base-level preprocessing: a problem with many rf/co choices
     gets a fresh solver at base level, which is not pooled afterwards."""
     from ptxmm.cat.parser import load_model
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.outcomes import observables
     from ptxmm.semantics.vocab import candidates
 

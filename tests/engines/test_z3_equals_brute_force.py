@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from support.grammar_gen import valid_ptx
 
 import ptxmm
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 
 
 @pytest.mark.parametrize("model", ["ptx", "sc"])

@@ -16,7 +16,7 @@ from ptxmm.errors import PtxmmError
 from ptxmm.explanation.evaluate import pairs_of
 from ptxmm.explanation.explain import concrete, explain, parse_outcome
 from ptxmm.explanation.fix import apply, forbids
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 
 MODELS = ["ptx", "ptx-v7.5", "ptx-v6.0"]
 

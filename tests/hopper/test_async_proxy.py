@@ -6,7 +6,7 @@ from __future__ import annotations
 from support import ROOT, verdict
 
 import ptxmm
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 
 # ----- the async proxy ---------------------------------------------------------------------------
 

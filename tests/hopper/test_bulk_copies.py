@@ -15,7 +15,8 @@ from support import agree, outcome_values
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.semantics.events import Kind, build
+from ptxmm.semantics.events import Kind
+from ptxmm.semantics.builder import build
 
 PTXAS = shutil.which("ptxas")
 

@@ -8,7 +8,7 @@ import pytest
 import ptxmm
 from ptxmm.errors import PtxmmError, SemanticError, UnsupportedError
 from ptxmm.ir.program import BulkCopy, BulkGroup, ClusterBarrier, Mapa, MBarrier, ProxyFence
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 
 # ----- syntax: instruction forms and their IR ------------------------------------------------------
 

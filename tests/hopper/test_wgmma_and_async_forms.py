@@ -15,7 +15,7 @@ from support import agree
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
 from ptxmm.ir.program import BulkCopy, Elect, MBarrier, ProxyFence, Wgmma
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 
 PTXAS = shutil.which("ptxas")
 

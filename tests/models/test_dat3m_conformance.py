@@ -51,7 +51,7 @@ def test_both_engines_give_the_same_outcomes_on_the_corpus(dat3m):
     arrival's phase instead of choosing it; `ptxmm check`'s auto engine then picked the wrong one)."""
     import ptxmm
     from ptxmm.engines import candidate_space
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
     from ptxmm.semantics.vocab import candidates
 
     compared, differ = 0, []

@@ -308,7 +308,7 @@ def test_every_logic_and_engine_completes_its_protocol():
         assert isinstance(lg, Logic), type(lg).__name__
     prog = ptxmm.parse(".global .u32 x = 0;\n.thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)", "t.ptx")
     from ptxmm.cat.parser import load_model
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
 
     eg = build(prog)
     for name in ("z3", "brute"):

@@ -14,7 +14,7 @@ from ptxmm import check, load, parse
 from ptxmm.cli.main import main
 from ptxmm.errors import PtxmmError
 from ptxmm.queries.hangs import Progress, find_hangs, terminates
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.result import FindingKind
 
 EX = ROOT / "examples" / "liveness"

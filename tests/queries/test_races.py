@@ -12,7 +12,7 @@ from support.grammar_gen import valid_ptx
 import ptxmm
 from ptxmm.engines import candidate_space
 from ptxmm.explanation.explain import races_in
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.result import FindingKind
 from ptxmm.semantics.vocab import candidates
 

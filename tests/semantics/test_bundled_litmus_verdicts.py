@@ -9,7 +9,7 @@ import pytest
 from support import ROOT, params, ptx_files
 
 import ptxmm
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 
 FILES = ptx_files()
 IDS = [str(f.relative_to(ROOT)) for f in FILES]

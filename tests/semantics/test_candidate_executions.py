@@ -12,7 +12,7 @@ import ptxmm
 from ptxmm.cat.parser import Model
 from ptxmm.engines.z3 import Z3Problem
 from ptxmm.semantics import executions
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.executions import ExecutionSpace, violations
 from ptxmm.semantics.outcomes import observables
 from ptxmm.semantics.result import Execution

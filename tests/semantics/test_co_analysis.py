@@ -26,7 +26,7 @@ import ptxmm.queries.checker
 from ptxmm.cat.parser import load_model
 from ptxmm.engines import candidate_space
 from ptxmm.engines.z3 import Z3Problem
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.knowledge import co_must
 from ptxmm.semantics.vocab import candidates
 

@@ -172,7 +172,7 @@ def test_reduction_equals_plain_unrolling(writer, head, body, exit_, after, cas)
     are generated too: the reduction must leave them alone (else their outcomes differ, as the
     counter's did)."""
     from ptxmm.queries import checker
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
 
     if "%r3" in " ".join(after) and "mov.u32 %r3, %r0;" not in [b for b, _ in body]:
         after = []
@@ -211,7 +211,7 @@ def test_an_await_that_never_exits_has_no_execution(verdict_only):
     bound cuts them, so the answer is the plain unrolling's "no execution finishes" (unknown),
     not FORBIDDEN over an empty set."""
     from ptxmm.queries import checker
-    from ptxmm.semantics.events import build
+    from ptxmm.semantics.builder import build
 
     prog = ptxmm.parse(NEVER, "never.ptx")
     kw = dict(observe="condition", verdict_only=True) if verdict_only else {}

@@ -18,7 +18,7 @@ from support import ROOT
 import ptxmm
 from ptxmm.engines import AUTO_BRUTE_MAX, candidate_space, pick
 from ptxmm.report.termtext import Writer, wants_colour
-from ptxmm.semantics.events import build
+from ptxmm.semantics.builder import build
 from ptxmm.semantics.vocab import candidates
 
 MP = ROOT / "examples" / "mp-relaxed-acquire.ptx"

@@ -35,7 +35,8 @@ def _serve(conn, memory_mb: int | None) -> None:
 
         cap = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    from .. import checker, explain  # noqa: F401  loaded once, before the first job
+    from ..explanation import explain  # noqa: F401  loaded once, before the first job
+    from ..queries import checker  # noqa: F401
     from . import jobs
 
     conn.send("ready")  # a job's time is its own, not the start-up's
