@@ -332,14 +332,17 @@ EQUIVALENT = [
 # meaning is in each description). Where the engines have one piece of code each (Z3 and brute
 # force), both are patched alike, so that only tests of the *meaning* can kill the mutant.
 
-EV = "src/ptxmm/semantics/events.py"
 CTRL = "src/ptxmm/semantics/control.py"
+BUILDER = "src/ptxmm/semantics/builder.py"
+REGS = "src/ptxmm/semantics/registers.py"
+Z3PB = "src/ptxmm/engines/z3/problem.py"
 MEM = "src/ptxmm/semantics/memory.py"
 BULK = "src/ptxmm/semantics/bulk.py"
 WGMMA = "src/ptxmm/semantics/wgmma.py"
 VOCAB = "src/ptxmm/semantics/vocab.py"
 VAL = "src/ptxmm/ir/values.py"
-Z3E = "src/ptxmm/engines/z3.py"
+Z3V = "src/ptxmm/engines/z3/values.py"
+Z3P = "src/ptxmm/engines/z3/program.py"
 EXE = "src/ptxmm/semantics/executions.py"
 
 ENGINE_MUTANTS = [
@@ -351,28 +354,28 @@ ENGINE_MUTANTS = [
            [(CTRL, "if taken.back[st.pc] > b.unroll:", "if taken.back[st.pc] > b.unroll + 1:")]),
     Mutant("predicate-guard-ignored", "engine",
            "a predicated instruction (@p / @!p, other than bra) always executes",
-           [(EV, "if ins.guard is not None and not isinstance(ins, Branch):",
+           [(BUILDER, "if ins.guard is not None and not isinstance(ins, Branch):",
              "if False and ins.guard is not None and not isinstance(ins, Branch):")]),
     Mutant("predicate-negation-ignored", "engine",
            "@!p on a non-branch instruction is read as @p",
-           [(EV, 'guard = mk("lnot", truth(g)) if ins.guard[1] else truth(g)', "guard = truth(g)")]),
+           [(BUILDER, 'guard = mk("lnot", truth(g)) if ins.guard[1] else truth(g)', "guard = truth(g)")]),
     Mutant("failed-cas-writes", "engine",
            "a failed atom.cas still writes (the value it read) to memory",
-           [(EV, 'wguard = ok if guard is None else mk("land", guard, ok)', "wguard = guard")]),
+           [(MEM, 'wguard = ok if guard is None else mk("land", guard, ok)', "wguard = guard")]),
     Mutant("signed-compare-as-unsigned", "engine",
            "signed comparisons (setp.lt/gt on .s types) compare as unsigned (both value semantics)",
            [(VAL, '"slt": lambda a, b, w: int(to_signed(a, w) < to_signed(b, w)),',
              '"slt": lambda a, b, w: int(a < b),'),
             (VAL, '"sgt": lambda a, b, w: int(to_signed(a, w) > to_signed(b, w)),',
              '"sgt": lambda a, b, w: int(a > b),'),
-            (Z3E, '"slt": lambda a, b: a < b,', '"slt": z3.ULT,'),
-            (Z3E, '"sgt": lambda a, b: a > b,', '"sgt": z3.UGT,')]),
+            (Z3V, '"slt": lambda a, b: a < b,', '"slt": z3.ULT,'),
+            (Z3V, '"sgt": lambda a, b: a > b,', '"sgt": z3.UGT,')]),
     Mutant("setp-type-ignored", "engine",
            "setp on .u types compares as signed (the .u/.s distinction of setp lost)",
-           [(EV, 'return ("s" if type_signed(ty) else "u") + cmp', 'return "s" + cmp')]),
+           [(REGS, 'return ("s" if type_signed(ty) else "u") + cmp', 'return "s" + cmp')]),
     Mutant("atom-min-unsigned-as-signed", "engine",
            "min/max (atom and register) on .u types compute a signed min/max",
-           [(EV, 'return ("s" if s else "u") + op', 'return "s" + op')]),
+           [(REGS, 'return ("s" if s else "u") + op', 'return "s" + op')]),
     Mutant("rf-any-location", "engine",
            "a read may read from a write to a different location",
            [(VOCAB, "c.rf += [(w, r.eid) for w in c.writes_at.get(r.loc, [])"
@@ -401,14 +404,14 @@ ENGINE_MUTANTS = [
            [(MEM, '        b.dep(gdeps, w, "ctrl")\n        b.dep(vdeps, w, "data")\n',
              '        b.dep(gdeps, w, "ctrl")\n')]),
     Mutant("addr-dep-dropped", "engine", "address dependencies are not recorded",
-           [(EV, "return self.name_of_addr[e.v], None, deps",
+           [(BUILDER, "return self.name_of_addr[e.v], None, deps",
              "return self.name_of_addr[e.v], None, frozenset()")]),
     Mutant("ctrl-dep-dropped", "engine",
            "control dependencies from branch conditions are not recorded",
-           [(EV, '            self.edges.add((c, eid, "ctrl"))', "            pass")]),
+           [(BUILDER, '            self.edges.add((c, eid, "ctrl"))', "            pass")]),
     Mutant("barrier-phase-ignored", "engine",
            "barrier arrivals of different phases (k-th and j-th use of one barrier) synchronize",
-           [(Z3E, "            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]\n",
+           [(Z3P, "            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]\n",
              "            return True\n"),
             (EXE, "        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]"
                   "  # k-th arrivals",
@@ -436,14 +439,14 @@ ENGINE_MUTANTS = [
              "    lv = _LEVEL[pa.level_with(pb)]\n"
              "    return _LEVEL[\"cta\"] if lv <= _LEVEL[\"gpu\"] else lv")]),
     Mutant("shared-not-per-cta", "engine", ".shared locations are one copy for every CTA",
-           [(EV, '        if loc.space == "shared":\n            cta',
+           [(BUILDER, '        if loc.space == "shared":\n            cta',
              "        if False:\n            cta")]),
     Mutant("atom-acquire-as-relaxed", "engine", "atom.acquire / atom.acq_rel reads are relaxed",
-           [(EV, '"acquire": ("acquire", "relaxed"),', '"acquire": ("relaxed", "relaxed"),'),
-            (EV, '"acq_rel": ("acquire", "release")}', '"acq_rel": ("relaxed", "release")}')]),
+           [(MEM, '"acquire": ("acquire", "relaxed"),', '"acquire": ("relaxed", "relaxed"),'),
+            (MEM, '"acq_rel": ("acquire", "release")}', '"acq_rel": ("relaxed", "release")}')]),
     Mutant("scorder-not-total", "engine",
            "fence-SC order need not be total (Z3 ranks may tie; brute force may leave fences out)",
-           [(Z3E, "            self.cs.append(z3.Distinct(*self.rank.values()))\n", "            pass\n"),
+           [(Z3P, "            self.cs.append(z3.Distinct(*self.rank.values()))\n", "            pass\n"),
             (EXE, "                for sc, ph in itertools.product(itertools.permutations(scf), phases):",
              "                for sc, ph in itertools.product(\n"
              "                        (p for k in range(len(scf) + 1)\n"
@@ -486,14 +489,14 @@ HOPPER_MUTANTS = [
              '            if not ins.read:\n                b.edges.add((f, e, "done"))\n')]),
     Mutant("d2-wait-group-is-a-proxy-fence", "engine",
            "cp.async.bulk.wait_group is an async proxy fence even with nothing pending",
-           [(EV, 'tags=frozenset({"PROXY", "BULKWAIT"}))',
+           [("src/ptxmm/semantics/bulk.py", 'tags=frozenset({"PROXY", "BULKWAIT"}))',
              'tags=frozenset({"PROXY", "BULKWAIT", "ASYNC"}))')]),
     Mutant("d3-ppcb-outside-bco", "model",
            "proxy-preserved base causality is not restricted to base causality (the issue edge leaks)",
            [(PROXY, "let ppcb = bco & ((vloc", "let ppcb = ((vloc")]),
     Mutant("d4-remote-copy-in-issuing-cta", "engine",
            "a copy into another CTA's shared memory is performed in the issuing CTA",
-           [(EV, "        return None if key == t.placement.cta_key else self.cta_place[key]\n",
+           [(BUILDER, "        return None if key == t.placement.cta_key else self.cta_place[key]\n",
              "        return None\n")]),
     # issue 27, the forms built last (killed by tests/hopper/test_wgmma_and_async_forms.py and
     # examples/hopper/)
@@ -510,7 +513,7 @@ HOPPER_MUTANTS = [
            [(ASYNC, "let mbinit-sync = [(MBAR & W & WEAK) \\ MBINV]",
              "let mbinit-sync = [MBAR & W & WEAK]")]),
     Mutant("reduce-weak", "engine", "cp.reduce.async.bulk's read-modify-write is weak",
-           [(EV, 'base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)',
+           [("src/ptxmm/semantics/bulk.py", 'base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)',
              'base = dict(sem="weak", scope=None, agent=agent, **dst)')]),
     # issue 27, hcopy: the tensormap proxy (killed by tests/hopper/test_tensor_copies.py)
     Mutant("tm-acquire-any-map", "model",
@@ -534,7 +537,7 @@ RACE_MUTANTS = [
              "        if False:\n")]),
     Mutant("race-query-one-witness", "engine",
            "the Z3 race query stops after its first witness (races needing another execution are lost)",
-           [(Z3E, "                yield Raised(k[0], k[1], exe)\n",
+           [(Z3PB, "                yield Raised(k[0], k[1], exe)\n",
              "                yield Raised(k[0], k[1], exe)\n            terms = {}\n")]),
     Mutant("race-pair-ignores-execution", "engine",
            "a flag's pair is raised whether or not its events execute (races on paths never taken)",
@@ -549,7 +552,7 @@ RACE_MUTANTS = [
     Mutant("race-query-in-enumeration-scope", "engine",
            "after an enumeration stopped at --max-outcomes, the race query runs under the "
            "enumeration's blocking constraints",
-           [(Z3E, "            if self.s is s:  # not yet closed (close() pops every scope of a "
+           [(Z3PB, "            if self.s is s:  # not yet closed (close() pops every scope of a "
                   "pooled solver)\n                s.pop()\n", "            pass\n")]),
 ]
 
@@ -576,7 +579,7 @@ LIVENESS_MUTANTS = [
 KERNEL_MUTANTS = [
     Mutant("assertfail-ignored", "engine",
            "a call of __assertfail is dropped (a failing assert is never found)",
-           [("src/ptxmm/kernel/kernels.py", '        if c.callee == "__assertfail":\n',
+           [("src/ptxmm/kernel/inline.py", '        if c.callee == "__assertfail":\n',
              '        if c.callee == "__assertfail":\n            return []\n')]),
     Mutant("out-of-bounds-unchecked", "engine",
            "an access outside every buffer is not stopped (nor found): it names no location",
@@ -598,9 +601,9 @@ KERNEL_MUTANTS = [
     Mutant("loaded-address-targets-ignore-bounds", "engine",
            "the elements a loaded address may name are computed without the path's conditions (a "
            "bounds test no longer narrows them: a bounded index into a large buffer is refused)",
-           [("src/ptxmm/kernel/kernels.py",
+           [("src/ptxmm/engines/addresses.py",
              "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
-    # explain and graph of a kernel's findings (explain_findings.py, cli_explain.py); killed by
+    # explain and graph of a kernel's findings (explanation/findings.py, cli/explain.py); killed by
     # tests/explanation/test_kernel_findings_explained.py
     Mutant("finding-witness-hides-the-stop", "engine",
            "a finding's witness says every thread finishes, even one stopped by a failing assert or "
@@ -615,30 +618,30 @@ KERNEL_MUTANTS = [
     # tests/kernel/test_calls_constant_and_dynamic_shared.py
     Mutant("constant-reads-zero", "engine",
            "a read of __constant__ data returns 0 instead of the module's initial value",
-           [("src/ptxmm/kernel/kernels.py",
+           [("src/ptxmm/ir/layout.py",
              "                        return (r.init[i] if i < len(r.init) else 0) & ",
              "                        return 0 & ")]),
     Mutant("constant-writable", "engine",
            "a store to __constant__ data is allowed (it reads back as the initial value, no finding)",
-           [("src/ptxmm/kernel/kernels.py",
+           [("src/ptxmm/ir/layout.py",
              '    if r.space == "const":\n        return isinstance(ins, Load)',
              '    if r.space == "const":\n        return True')]),
     Mutant("predicated-call-always-runs", "engine",
            "a predicated call of a .func runs its body whatever its predicate",
-           [("src/ptxmm/kernel/kernels.py", "        if g is not None:  # `@p call f`",
+           [("src/ptxmm/kernel/inline.py", "        if g is not None:  # `@p call f`",
              "        if False:  # `@p call f`")]),
     Mutant("dynamic-shared-one-short", "engine",
            "the dynamic shared array is sized one element smaller than the launch says",
-           [("src/ptxmm/kernel/kernels.py", "count=b.count, dynamic=False)",
+           [("src/ptxmm/kernel/memory.py", "count=b.count, dynamic=False)",
              "count=b.count - 1 or 1, dynamic=False)")]),
     # issue 27, hcu: nvcc's PTX of CUTLASS-style inline asm; killed by tests/kernel/test_hopper_idioms.py
     Mutant("scope-outer-declaration-wins", "engine",
            "a register declared in a nested { } block is shadowed by the enclosing block's declaration",
-           [("src/ptxmm/kernel/module.py", "        for k in chain:  # outer first",
+           [("src/ptxmm/kernel/module/reader.py", "        for k in chain:  # outer first",
              "        for k in reversed(chain):  # outer first")]),
     Mutant("vector-elements-one-address", "engine",
            "every element of a .v2/.v4 access is accessed at the vector's first address",
-           [("src/ptxmm/kernel/module.py", "a = Addr(addr.base, addr.offset + k * width)",
+           [("src/ptxmm/kernel/module/lowering.py", "a = Addr(addr.base, addr.offset + k * width)",
              "a = Addr(addr.base, addr.offset + 0 * width)")]),
 ]
 

@@ -14,7 +14,7 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
     """Parse program text. ``fmt`` is "ptx" or "litmus"; by default it is chosen from the file
     extension, then from the content (a herd/Dat3M test starts with ``PTX <name>``). A ``.cu``
     file or a PTX module (nvcc's output) is a kernel, launched as its ``// ptxmm: launch`` line or
-    ``kernel`` (:class:`ptxmm.kernels.KernelArgs`) says."""
+    ``kernel`` (:class:`ptxmm.kernel.kernels.KernelArgs`) says."""
     if fmt == "kernel" or (fmt is None and _is_kernel(text, file)):
         return parse_kernel(text, file, kernel)
     if fmt is None:

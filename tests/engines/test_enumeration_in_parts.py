@@ -1,5 +1,5 @@
 """The Z3 engine's enumeration: blocking clauses, and a formula enumerated in parts that share no
-variable (engines/z3.py ``outcomes``, ``_parts``, ``_product``).
+variable (engines/z3/ ``outcomes``, ``_parts``, ``_product``).
 
 Every outcome it yields must be one brute force finds, none twice, none missed; and every witness
 must be an execution the model allows whose observables show that outcome, with the flags the

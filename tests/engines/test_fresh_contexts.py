@@ -1,4 +1,4 @@
-"""The Z3 engine's context handling for large problems (engines/z3.py, _fresh_context): a large
+"""The Z3 engine's context handling for large problems (engines/z3/, _fresh_context): a large
 problem built when no other is open starts a fresh main context (term ids in creation order, so
 the solver's choices do not depend on what earlier problems freed), never while a problem is open,
 and never changes an answer."""

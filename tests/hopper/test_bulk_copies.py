@@ -15,8 +15,8 @@ from support import agree, outcome_values
 
 import ptxmm
 from ptxmm.errors import ParseError, PtxmmError, SemanticError, UnsupportedError
-from ptxmm.semantics.events import Kind
 from ptxmm.semantics.builder import build
+from ptxmm.semantics.events import Kind
 
 PTXAS = shutil.which("ptxas")
 

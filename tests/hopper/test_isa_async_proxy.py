@@ -8,8 +8,7 @@ import pytest
 from support import agree
 
 import ptxmm
-from ptxmm.semantics import events
-from ptxmm.semantics.builder import Builder
+from ptxmm.semantics.builder import Builder, build
 
 
 def _verdict(src: str, both: bool = True) -> bool:
@@ -170,7 +169,7 @@ def test_d4_remote_copy_is_performed_in_the_destination_cta(reader, monkeypatch)
 def test_d4_attribution_follows_the_mbarrier_and_the_destination():
     """A copy into the issuer's own CTA has no other CTA (Event.at None); the remote copy's read
     of the global source stays in the issuing CTA, its write, fence and complete-tx in CTA 1."""
-    eg = events.build(ptxmm.parse(D4.replace("%READER%", "ld.shared.u32 %r0, [s];"), "d4.ptx"))
+    eg = build(ptxmm.parse(D4.replace("%READER%", "ld.shared.u32 %r0, [s];"), "d4.ptx"))
     agent = [e for e in eg.events if e.agent >= 0]
     assert [e.kind for e in agent] == ["R", "W", "F", "R", "W"]
     assert agent[0].at is None
@@ -203,7 +202,7 @@ def test_multicast_writes_and_completes_in_each_cta_of_the_mask():
     """PTX ISA (cp.async.bulk, .multicast::cluster): one read of the source, then per CTA of the
     mask a write at dst's offset, its implicit fence and a complete-tx on the mbarrier at mbar's
     offset, performed in that CTA."""
-    eg = events.build(ptxmm.parse(MC.replace("%MASK%", "3"), "mc.ptx"))
+    eg = build(ptxmm.parse(MC.replace("%MASK%", "3"), "mc.ptx"))
     agent = [e for e in eg.events if e.agent >= 0]
     assert [e.kind for e in agent] == ["R", "W", "F", "R", "W", "W", "F", "R", "W"]
     assert [e.loc for e in agent if e.kind == "W" and "ASYNC" in e.tags] == ["s@0.0.0", "s@0.0.1"]
@@ -214,7 +213,7 @@ def test_multicast_writes_and_completes_in_each_cta_of_the_mask():
 def test_multicast_mask_must_name_ctas_of_the_cluster():
     from ptxmm.errors import SemanticError, UnsupportedError
     with pytest.raises(SemanticError, match="ctaMask"):
-        events.build(ptxmm.parse(MC.replace("%MASK%", "4"), "mc.ptx"))
+        build(ptxmm.parse(MC.replace("%MASK%", "4"), "mc.ptx"))
     with pytest.raises(UnsupportedError, match="ctaMask held in a register"):
         ptxmm.parse(MC.replace("%MASK%", "%rs0"), "mc.ptx")
 
@@ -385,12 +384,12 @@ def test_st_async_events_are_performed_in_the_target_cta():
     from pathlib import Path
 
     from conftest import ROOT
-    eg = events.build(ptxmm.load(Path(ROOT) / "examples" / "hopper" / "st-async-remote.ptx"))
+    eg = build(ptxmm.load(Path(ROOT) / "examples" / "hopper" / "st-async-remote.ptx"))
     agent = [e for e in eg.events if e.agent >= 0]
     assert [e.kind for e in agent] == ["W", "R", "W"]
     assert {e.at.cta for e in agent} == {1} and "GEN" in agent[0].tags and "ASYNC" not in agent[0].tags
     assert agent[2].sem == "release" and agent[2].scope == "cluster"
-    eg = events.build(ptxmm.load(Path(ROOT) / "examples" / "hopper" / "red-async-remote.ptx"))
+    eg = build(ptxmm.load(Path(ROOT) / "examples" / "hopper" / "red-async-remote.ptx"))
     red = [e for e in eg.events if e.agent >= 0 and e.loc.startswith("x")]
     assert [(e.kind, e.sem, e.scope) for e in red][:2] == [("R", "relaxed", "cluster"),
                                                            ("W", "relaxed", "cluster")]

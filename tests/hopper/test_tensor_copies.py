@@ -18,8 +18,8 @@ from support import ROOT, agree, outcome_values
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
 from ptxmm.ir.program import ProxyFence, TensorCopy, TensorMap, TensorMapReplace
-from ptxmm.semantics.events import Kind
 from ptxmm.semantics.builder import build
+from ptxmm.semantics.events import Kind
 
 HOP = ROOT / "examples" / "hopper"
 NEW = ["tma-tensor-load-2d.ptx", "tma-tensor-load-2d-no-expect-tx.ptx", "tma-tensor-store.ptx",

@@ -167,7 +167,7 @@ def _spin(writer: list[str], head: str, body: list[str], exit_: str, after: list
 def test_reduction_equals_plain_unrolling(writer, head, body, exit_, after, cas):
     """Every program the reduction applies to has the outcomes of its plain unrolling: the await
     keeps the executions that exit at once (the unrolling with bound 0), and an execution that
-    iterates more ends as one of those (the proof in events._Builder.await_sound), so the two
+    iterates more ends as one of those (the proof in semantics.control.await_sound), so the two
     outcome sets are equal at any bound. Loops whose body carries a register or has an effect
     are generated too: the reduction must leave them alone (else their outcomes differ, as the
     counter's did)."""

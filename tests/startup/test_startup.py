@@ -112,29 +112,39 @@ def test_a_parallel_batch_exits_and_closes_its_output():
 
 # ----- program.py's @record: the same classes as @dataclass(frozen=True), cheaper to create -------
 
-def _dataclass_twin_module():
-    """program.py with every ``@record`` written back as ``@dataclass(frozen=True)``."""
-    import ptxmm.ir.program as mod
+_IR = ("instructions", "program")  # ptxmm.ir's modules of records (program re-exports the IR)
 
-    src = Path(mod.__file__).read_text()
-    src = src.replace("@record(kw_only=True)\n", "@dataclass(frozen=True, kw_only=True)\n")
-    src = src.replace("@record\n", "@dataclass(frozen=True)\n")
-    src = src.replace("from .._infra.records import record\n", "from dataclasses import dataclass\n")
-    assert "\n@record" not in src
-    ns: dict = {"__name__": "ptxmm.ir.program_twin", "__package__": "ptxmm.ir"}
-    sys.modules["ptxmm.ir.program_twin"] = type(sys)("ptxmm.ir.program_twin")  # dataclass looks it up
-    sys.modules["ptxmm.ir.program_twin"].__dict__.update(ns)
-    exec(compile(src, "program_twin.py", "exec"), sys.modules["ptxmm.ir.program_twin"].__dict__)
+
+def _dataclass_twin_module():
+    """ir/instructions.py and ir/program.py with every ``@record`` written back as
+    ``@dataclass(frozen=True)``; the program twin imports the instructions twin."""
+    import importlib
+
+    for name in _IR:
+        mod = importlib.import_module(f"ptxmm.ir.{name}")
+        src = Path(mod.__file__).read_text()
+        src = src.replace("@record(kw_only=True)\n", "@dataclass(frozen=True, kw_only=True)\n")
+        src = src.replace("@record\n", "@dataclass(frozen=True)\n")
+        src = src.replace("from .._infra.records import record\n", "from dataclasses import dataclass\n")
+        src = src.replace("from .instructions import (", "from .instructions_twin import (")
+        assert "\n@record" not in src
+        twin = f"ptxmm.ir.{name}_twin"
+        sys.modules[twin] = type(sys)(twin)  # dataclass looks it up
+        sys.modules[twin].__dict__.update({"__name__": twin, "__package__": "ptxmm.ir"})
+        exec(compile(src, f"{name}_twin.py", "exec"), sys.modules[twin].__dict__)
     return sys.modules["ptxmm.ir.program_twin"]
 
 
 def _records() -> list[str]:
     import dataclasses
+    import importlib
 
-    import ptxmm.ir.program as mod
-
-    return sorted(n for n, c in vars(mod).items() if isinstance(c, type) and dataclasses.is_dataclass(c)
-                  and c.__module__ == mod.__name__)
+    out = []
+    for name in _IR:
+        mod = importlib.import_module(f"ptxmm.ir.{name}")
+        out += [n for n, c in vars(mod).items() if isinstance(c, type) and dataclasses.is_dataclass(c)
+                and c.__module__ == mod.__name__]
+    return sorted(out)
 
 
 def test_every_class_of_the_program_ir_is_a_record():

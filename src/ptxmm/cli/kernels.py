@@ -10,7 +10,7 @@ import click
 
 def kernel_options(f):
     """Add the kernel options to a command; it receives them as one ``kernel`` argument
-    (:class:`ptxmm.kernels.KernelArgs`, or None when none is given)."""
+    (:class:`ptxmm.kernel.kernels.KernelArgs`, or None when none is given)."""
 
     @click.option("--launch", default=None, metavar="'K<<<G, B>>>(ARGS)'",
                   help="kernel files: the launch, e.g. 'mp<<<2, 1>>>(int data[1], int flag[1])' "

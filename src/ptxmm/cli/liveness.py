@@ -1,4 +1,4 @@
-"""The liveness options of ``ptxmm check`` and ``ptxmm test`` (:mod:`ptxmm.liveness`), kept here so
+"""The liveness options of ``ptxmm check`` and ``ptxmm test`` (:mod:`ptxmm.queries.hangs`), kept here so
 that cli.py registers them with one line per command."""
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
         require_axioms_unless(model, allow_no_axioms)
     except PtxmmError as e:
         _fail(e)
-    if as_json:  # each file's JSON is written once it is checked (jsonout.py)
+    if as_json:  # each file's JSON is written once it is checked (report/jsonout.py)
         from ..report.jsonout import BatchWriter
 
         js = BatchWriter(sys.stdout, len(files))

@@ -5,7 +5,7 @@ order, final writes — as the brute-force engine builds them, but without filte
 is evaluated with the concrete relation algebra; candidates that fail the same set of axioms form
 a group, and for one execution of each group every violated axiom gets its shortest witness (a
 cycle, a reflexive edge or a non-empty pair) written as a chain of instructions and named edges
-(:mod:`ptxmm.explain_eval`). Allowed outcome: the Z3 engine's witness execution, and, when the
+(:mod:`ptxmm.explanation.evaluate`). Allowed outcome: the Z3 engine's witness execution, and, when the
 test's condition marks the outcome as the bug, the ordering that is missing: the cheapest
 single strengthening that forbids it (:mod:`ptxmm.fix`) is applied to the same execution, and the
 edge of its violation that the original execution lacks is unfolded into what does not hold.

@@ -5,8 +5,8 @@ CUDA lines of a kernel, how each thread ends (finishes, stops at a failing asser
 out-of-bounds access, repeats a loop iteration forever, blocks at a barrier) — and the drawing of
 that execution (:func:`finding_graph`).
 
-A finding's witness is the execution the check's own query found (:mod:`ptxmm.findings`,
-:func:`ptxmm.kernels.site_findings`, :func:`ptxmm.liveness.find_hangs`): nothing here searches
+A finding's witness is the execution the check's own query found (:mod:`ptxmm.queries.races`,
+:func:`ptxmm.queries.sites.site_findings`, :func:`ptxmm.queries.hangs.find_hangs`): nothing here searches
 again, it only shows the answer."""
 
 from __future__ import annotations

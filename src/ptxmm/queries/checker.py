@@ -50,7 +50,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     ``allow_no_axioms``. ``graph``: ``prog``'s event graph at ``unroll``, when the caller built it
     already (it is built once per check and handed on). ``liveness``: also look for hangs (a
     thread stuck in a loop or blocked at a barrier forever) under ``progress_model``
-    (:mod:`ptxmm.liveness`; "fair", "obe", "lobe", "hsa", "unfair", or per level "gpu=obe,cta=fair");
+    (:mod:`ptxmm.queries.hangs`; "fair", "obe", "lobe", "hsa", "unfair", or per level "gpu=obe,cta=fair");
     None (the default): for a kernel launch yes (a kernel's findings include hangs), else no."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
     if liveness is None:

@@ -101,7 +101,7 @@ def _findings(r: CheckResult, out: Writer) -> None:
     the question when it was not answered whole."""
     index = {o.outcome: i for i, o in enumerate(r.outcomes, 1)}
     for f in r.findings:
-        if f.kind == "hang":  # a witness of its own, in words (ptxmm.liveness)
+        if f.kind == "hang":  # a witness of its own, in words (ptxmm.queries.hangs)
             out.line((f"  {f}", "red"))
             continue
         i = index.get(f.outcome)

@@ -170,7 +170,7 @@ class Builder:
         self.cut = 0
         self.awaits = 0
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
-        # a kernel launch (ptxmm.kernels): buffers at the addresses of its layout, whose elements
+        # a kernel launch (ptxmm.kernel): buffers at the addresses of its layout, whose elements
         # the accesses' computed addresses name
         self.layout = prog.layout
         if self.layout is not None:

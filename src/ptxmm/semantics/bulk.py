@@ -190,7 +190,7 @@ def copy_word(b: Builder, ins: BulkCopy | TensorCopy, a: Addr, k: int,
 
 
 def copy_words(b: Builder, ins: BulkCopy | TensorCopy) -> int:
-    """The 32-bit words a bulk copy moves: its size (a constant, instr.py) / 4; a tensor
+    """The 32-bit words a bulk copy moves: its size (a constant, syntax/decode/bulk.py) / 4; a tensor
     copy: its box's elements (the copy being built)."""
     if isinstance(ins, TensorCopy):
         return b.box_n

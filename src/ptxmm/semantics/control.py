@@ -100,7 +100,7 @@ def blocked_at(b: Builder, st: State, wait: int, part: str, guard: Expr | None) 
 
 def stuck_at(b: Builder, st: State, target: int, cond: Expr, deps, ins: Branch) -> None:
     """Liveness graphs: the path that takes this backward branch and repeats the iteration
-    that just ran forever (whether it can is :mod:`ptxmm.liveness`'s query): the iteration's
+    that just ran forever (whether it can is :mod:`ptxmm.queries.hangs`'s query): the iteration's
     events, and "each register ends the iteration as it began it" (a register the iteration
     writes before it reads it needs nothing)."""
     n0, regs0, rbw, _ = st.heads.get(target, (len(st.events), dict(st.regs), set(st.regs), ()))

@@ -78,7 +78,7 @@ class PathInfo:
     assumes: tuple[Expr, ...]  # 1-bit conditions that must hold for the path to run
     regs: dict[str, Expr]  # final register values
     reg_types: dict[str, str]  # register → PTX type of its last write
-    # liveness graphs only (``build(..., liveness=True)``, :mod:`ptxmm.liveness`): how the path
+    # liveness graphs only (``build(..., liveness=True)``, :mod:`ptxmm.queries.hangs`): how the path
     # ends — "done" (the thread's exit), "stuck" (it takes a backward branch: ``end`` is (the
     # events of that last iteration, register equalities "the iteration ends in the state it
     # began in", the branch)), "blocked" (it stops at a barrier wait: ``end`` is (the wait,)) or

@@ -1,6 +1,6 @@
 """Result objects of the public API: outcomes, witness executions, check results — plain records
 (they compute nothing: explanations and drawings take a result, :mod:`ptxmm.explain`,
-:mod:`ptxmm.graph`)."""
+:mod:`ptxmm.explanation.graph`)."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ class CheckResult:
     # ``outcomes`` then holds at most that query's witness, and neither the number of allowed
     # outcomes nor the flags of each were computed (the findings were: they are queries of their own)
     enumerated: bool = True
-    # liveness (``check(..., liveness=True)``, ptxmm.liveness): "terminates" (no execution hangs),
+    # liveness (``check(..., liveness=True)``, ptxmm.queries.hangs): "terminates" (no execution hangs),
     # "hangs" (the findings hold a hang), "timeout"; None when not asked; the progress model assumed
     liveness: str | None = None
     progress_model: str | None = None

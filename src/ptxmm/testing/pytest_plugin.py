@@ -18,7 +18,7 @@ within the unroll bound) fails, never passes. A failure prints what differs and 
 the file, as ``ptxmm check`` prints it.
 
 A kernel — a ``.cu`` file, or a PTX module (nvcc's output) with its own ``// ptxmm: expect`` line —
-is a kernel test, judged by ``ptxmm test``'s rule (:func:`ptxmm.runner.kernel_verdict`): the kinds
+is a kernel test, judged by ``ptxmm test``'s rule (:func:`ptxmm.testing.runner.kernel_verdict`): the kinds
 of its findings equal its ``expect`` list and its condition (``// ptxmm: forall ...``) holds. A
 ``.cu`` file is compiled with nvcc; without nvcc its committed ``.ptx`` twin is checked instead,
 and only a ``.cu`` with neither is skipped, saying so.

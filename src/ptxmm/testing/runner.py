@@ -105,7 +105,7 @@ def _run_one(args) -> TestOutcome:
         prog = load(path)
         if prog.kernel is not None:
             return _run_kernel(prog, path, model, unroll, timeout, t0)
-        if live and live[0] is not None:  # "no execution hangs" (ptxmm.liveness) is the verdict
+        if live and live[0] is not None:  # "no execution hangs" (ptxmm.queries.hangs) is the verdict
             from ..queries.hangs import verdict
 
             ok = verdict(prog, model, unroll, live[0], timeout)

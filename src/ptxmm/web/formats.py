@@ -1,6 +1,6 @@
 """Source text → Program for the playground: the front end named by a format ("ptx", "litmus",
 "cu"). :data:`FORMATS` is the one place that says which formats exist. A ``.cu`` source and a PTX
-module (nvcc's output: ``.entry`` functions) are kernels (:mod:`ptxmm.kernels`, through
+module (nvcc's output: ``.entry`` functions) are kernels (:mod:`ptxmm.kernel`, through
 :func:`ptxmm.loading.parse`); a kernel from a request goes through :mod:`.kernel_source` first.
 
 No web framework is imported here (the examples' listing and the jobs use it in a worker)."""
@@ -38,7 +38,7 @@ def is_kernel(text: str, fmt: str) -> bool:
 def parse_source(text: str, file: str, fmt: str | None = None, kernel=None) -> Program:
     """The Program of ``text`` in ``fmt`` (None: from ``file``'s suffix, then the text); a kernel
     (a ``.cu`` file, which nvcc reads from ``file``, or a PTX module) is launched as ``kernel``
-    (:class:`ptxmm.kernels.KernelArgs`) or its ``// ptxmm: launch`` line says."""
+    (:class:`ptxmm.kernel.kernels.KernelArgs`) or its ``// ptxmm: launch`` line says."""
     from ..loading import parse
 
     fmt = fmt or format_of(file, text)

@@ -36,7 +36,7 @@ class Variable:
     align: int = 0
     pos: SourcePos | None = None
     dynamic: bool = False  # `.extern .shared .b8 s[]` (extern __shared__): sized by the launch
-    # declared `.b8 name[N]` (how nvcc declares every array): ptxmm.kernels gives it the element width
+    # declared `.b8 name[N]` (how nvcc declares every array): ptxmm.kernel gives it the element width
     # its accesses use (Variable.as_width); ``type`` is the alignment's guess
     byte_array: bool = False
 
