@@ -33,6 +33,7 @@ from ..ir.program import (
     Label,
     Load,
     Mov,
+    Nanosleep,
     Red,
     Reg,
     Ret,
@@ -213,6 +214,9 @@ class _Role:
     def ret(self, ins: Ret) -> list[str]:
         return ["goto END;"]
 
+    def nanosleep(self, ins: Nanosleep) -> list[str]:
+        return [f'asm volatile("nanosleep.u32 %0;" :: "r"((u32)({self.val(ins.t, False)})));']
+
     def alu_asm(self, ins: Instruction, mnemonic: str, srcs: list, shift_last: bool = False) -> list[str]:
         w = width(ins)
         c = "l" if w == 64 else "r"
@@ -289,7 +293,7 @@ class _Role:
 
 _EMIT = {Load: _Role.load, Store: _Role.store, Atom: _Role.rmw, Red: _Role.rmw, Fence: _Role.fence,
          Mov: _Role.mov, Alu: _Role.alu, Setp: _Role.setp, Selp: _Role.selp, Branch: _Role.branch,
-         Label: _Role.label, Ret: _Role.ret}
+         Label: _Role.label, Ret: _Role.ret, Nanosleep: _Role.nanosleep}
 _UNSIGNED_CMP = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
 
 

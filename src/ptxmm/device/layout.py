@@ -25,6 +25,7 @@ from ..ir.program import (
     Label,
     Load,
     Mov,
+    Nanosleep,
     Program,
     ProxyFence,
     Red,
@@ -266,7 +267,7 @@ DEVICE_RMW_OPS = ("add", "sub", "inc", "dec", "exch", "cas", "and", "or", "xor",
 
 
 # what the generated CUDA can issue (codegen._EMIT); anything newer in the IR is "not supported yet"
-DEVICE_INSTRS = (Load, Store, Atom, Red, Fence, Mov, Alu, Setp, Selp, Branch, Label, Ret)
+DEVICE_INSTRS = (Load, Store, Atom, Red, Fence, Mov, Alu, Setp, Selp, Branch, Label, Ret, Nanosleep)
 
 
 def _check_instr(ins: Instruction) -> None:

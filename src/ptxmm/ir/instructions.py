@@ -384,6 +384,17 @@ class Elect(Instr):
 
 
 @record(kw_only=True)
+class Nanosleep(Instr):
+    """``nanosleep.u32 t`` (PTX ISA, Miscellaneous Instructions › nanosleep): the thread is
+    suspended for a duration in [0, 2t] nanoseconds. A delay and nothing more: no memory access,
+    no ordering (the model has no time), so an execution is the same with or without it; ``t`` is
+    read (a register or an immediate)."""
+
+    t: Operand
+    type: str = "u32"
+
+
+@record(kw_only=True)
 class Mov(Instr):
     dst: Reg
     src: Operand
@@ -439,7 +450,7 @@ class Ret(Instr):
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
                     Mapa, BulkCopy, TensorCopy, TensorMapReplace, BulkGroup, CpAsync, CpAsyncGroup,
-                    AsyncStore, Wgmma, Elect, Mov,
+                    AsyncStore, Wgmma, Elect, Nanosleep, Mov,
                     Alu, Setp, Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 
@@ -467,6 +478,8 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.size,)
         case AsyncStore():
             return (ins.src,)
+        case Nanosleep():
+            return (ins.t,)
         case Elect() | Wgmma() | TensorCopy() | TensorMapReplace():
             return ins.reads()
     return ()

@@ -63,7 +63,7 @@ ADDR_W = 64
 
 # the instruction families, one module each; importing one registers its handlers (@handles)
 FAMILIES = ("registers", "memory", "fences", "barriers", "mbarrier", "bulk", "tensor", "cp_async", "wgmma",
-            "warp", "control")
+            "warp", "misc", "control")
 # IR class → (its handler, whether the handler decides where the path goes: see handles)
 HANDLERS: dict[type, tuple[Callable[..., State | None], bool]] = {}
 

@@ -14,6 +14,7 @@ from ..ir.program import (
     Load,
     MBarrier,
     Mov,
+    Nanosleep,
     Reg,
     Ret,
     Selp,
@@ -129,7 +130,8 @@ def cas_retry(b: Builder, t: Thread, start: int, st: State, cond: Expr) -> bool:
     likewise counts an iteration whose stores did not execute as side-effect free)."""
     body = t.instrs[start:st.pc]
     cas = [i for i in body if isinstance(i, Atom)]
-    if not cas or not all(isinstance(i, (Label, Load, Mov, Alu, Setp, Selp, Atom)) and i.guard is None
+    plain = (Label, Load, Mov, Alu, Setp, Selp, Atom)
+    if not cas or not all(isinstance(i, Nanosleep) or (isinstance(i, plain) and i.guard is None)
                           for i in body):
         return False
     for ins in cas:
@@ -169,7 +171,9 @@ def await_sound(t: Thread, start: int, end: int) -> bool:
 
 
 def side_effect_free(t: Thread, start: int, end: int) -> bool:
-    """Only loads, mbarrier waits and register arithmetic (an await, see the module doc)."""
-    return all((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
-                or (isinstance(i, MBarrier) and i.op in ("test_wait", "try_wait")))
-               and i.guard is None for i in t.instrs[start:end])
+    """Only loads, mbarrier waits and register arithmetic (an await, see the module doc), and
+    ``nanosleep`` (a back-off: no event, guarded or not; semantics/misc.py)."""
+    return all(isinstance(i, Nanosleep)
+               or ((isinstance(i, (Label, Load, Mov, Alu, Setp, Selp))
+                    or (isinstance(i, MBarrier) and i.op in ("test_wait", "try_wait")))
+                   and i.guard is None) for i in t.instrs[start:end])

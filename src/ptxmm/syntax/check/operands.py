@@ -24,6 +24,7 @@ from ...ir.program import (
     Mapa,
     MBarrier,
     Mov,
+    Nanosleep,
     Program,
     Red,
     Reg,
@@ -105,6 +106,8 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
                                          (ins.a, ins.type, False, "first source"),
                                          (ins.b, ins.type, False, "second source"),
                                          (ins.p, "pred", False, "selector")]
+    if isinstance(ins, Nanosleep):  # ptxas: "Arguments mismatch for instruction 'nanosleep'"
+        return ("u32",), [(ins.t, "u32", False, "delay")]
     if isinstance(ins, MBarrier):
         return None, _mbar_slots(ins)
     if isinstance(ins, (Wgmma, Elect)):

@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (each family registers its decoders on import)
     fences,
     mbarrier,
     memory,
+    misc,
     proxies,
     registers,
     tensor,
