@@ -1,0 +1,615 @@
+"""The mutants of tools/mutants.py, as data: ``Mutant(name, kind, description, patches)`` — every
+axiom line of each model dropped in turn, targeted model edits, and the engine mutants (the
+semantics, the engines, the queries, the kernel front end), each with the meaning it breaks; a
+patch names the file it applies to (``(relative path, old text, new text)``). EQUIVALENT lists the
+mutants argued to change no outcome (not run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    kind: str  # "model" | "engine"
+    description: str
+    patches: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+# ======================================================================================= models
+# Every axiom line of each model, dropped one at a time (the text must occur exactly once).
+
+PTX = "models/ptx.cat"
+COMMON = "models/ptx-common.cat"
+V75 = "models/ptx-v7.5.cat"
+V60 = "models/ptx-v6.0.cat"
+SC = "models/sc.cat"
+PROXY = "models/ptx-proxy.cat"
+ASYNC = "models/ptx-async.cat"
+
+
+def drop(path: str, line: str, name: str, why: str) -> Mutant:
+    """Delete one axiom (the whole line, newline included)."""
+    return Mutant(name, "model", why, [(path, line + "\n", "\n")])
+
+
+AXIOM_DROPS = [
+    drop(PTX, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "ptx-drop-Coherence",
+         "ptx.cat: no Coherence axiom (causality need not fix co)"),
+    drop(PTX, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
+         "ptx-drop-Coherence-ms", "ptx.cat: morally strong overlapping writes need not be co-ordered"),
+    drop(PTX, r"empty (rmw & ((fr & ms) ; (co & ms))) as Atomicity", "ptx-drop-Atomicity",
+         "ptx.cat: no rmw atomicity"),
+    drop(PTX, r"acyclic (rf | dep) as No-Thin-Air", "ptx-drop-No-Thin-Air",
+         "ptx.cat: out-of-thin-air values allowed"),
+    drop(PTX, r"irreflexive ((rf | fr) ; cause) as Causality", "ptx-drop-Causality",
+         "ptx.cat: no Causality axiom"),
+    Mutant("ptx-drop-data-race-flag", "model", "ptx.cat: data races are never flagged",
+           [(PTX, "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race\n", "\n")]),
+    drop(V75, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "v75-drop-Coherence",
+         "ptx-v7.5.cat: no Coherence axiom"),
+    drop(V75, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
+         "v75-drop-Coherence-ms", "ptx-v7.5.cat: no Coherence-ms axiom"),
+    drop(V75, r"empty (rmw & ((fr & ms) ; (co & ms))) as Atomicity", "v75-drop-Atomicity",
+         "ptx-v7.5.cat: no rmw atomicity"),
+    drop(V75, r"acyclic (rf | dep) as No-Thin-Air", "v75-drop-No-Thin-Air",
+         "ptx-v7.5.cat: no No-Thin-Air axiom"),
+    drop(V75, r"irreflexive ((rf | fr) ; cause) as Causality", "v75-drop-Causality",
+         "ptx-v7.5.cat: no Causality axiom"),
+    drop(V60, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "v60-drop-Coherence",
+         "ptx-v6.0.cat: no Coherence axiom"),
+    drop(V60, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
+         "v60-drop-Coherence-ms", "ptx-v6.0.cat: no Coherence-ms axiom"),
+    drop(V60, r"empty (rmw & ((fr & ms) ; (co & ms))) as Atomicity", "v60-drop-Atomicity",
+         "ptx-v6.0.cat: no rmw atomicity"),
+    drop(V60, r"acyclic (rf | dep) as No-Thin-Air", "v60-drop-No-Thin-Air",
+         "ptx-v6.0.cat: no No-Thin-Air axiom"),
+    drop(V60, r"acyclic (((rf | co | fr) & ms) | po-loc) as SC-per-Location",
+         "v60-drop-SC-per-Location", "ptx-v6.0.cat: no SC-per-Location axiom"),
+    drop(V60, r"irreflexive ((rf | fr) ; cause) as Causality", "v60-drop-Causality",
+         "ptx-v6.0.cat: no Causality axiom"),
+    drop(SC, r"empty ((((W * W) & loc) \ id) \ (co | co^-1)) as co-total", "sc-drop-co-total",
+         "sc.cat: coherence need not be total"),
+    drop(SC, r"empty (rmw & (fr ; co)) as Atomicity", "sc-drop-Atomicity",
+         "sc.cat: no rmw atomicity"),
+]
+
+# Definitions changed (one meaning each).
+RELPAT = "let relpat = [Rel] | ([Rel] ; po-loc ; [strong-write]) | ([FRel] ; po ; [strong-write])"
+MODEL_EDITS = [
+    Mutant("all-scopes-sys", "model",
+           "every strong operation behaves as .sys: the scope relation sr holds for any two threads",
+           [(COMMON, "let ms-scope = int | ([Strong] ; sr ; [Strong])",
+             "let ms-scope = int | ([Strong] ; (_ * _) ; [Strong])")]),
+    Mutant("cta-as-gpu", "model",
+           ".cta scope treated as .gpu: a .cta operation's scope includes every thread of its GPU",
+           [(COMMON, "let ms-scope = int | ([Strong] ; sr ; [Strong])",
+             "let sr = sr | ([CTA] ; sgpu ; [CTA | CLUSTER | GPU | SYS])"
+             " | ([CLUSTER | GPU | SYS] ; sgpu ; [CTA])\n"
+             "let ms-scope = int | ([Strong] ; sr ; [Strong])")]),
+    Mutant("ms-ignores-location", "model",
+           "morally strong without the overlap clause: strong pairs on different locations are ms",
+           [(COMMON, "let ms = (ms-scope & same-proxy & (vloc | ((_ * _) \\ (M * M)))) \\ id",
+             "let ms = (ms-scope & same-proxy) \\ id")]),
+    Mutant("fences-not-strong", "model", "memory fences are not strong operations",
+           [(COMMON, "let Strong = Fm | (M & (RLX | ACQ | REL | ACQ_REL))",
+             "let Strong = M & (RLX | ACQ | REL | ACQ_REL)")]),
+    Mutant("fence-sc-as-acq_rel", "model",
+           "fence.sc behaves as fence.acq_rel: no fence-SC order (Fsc empty), patterns kept",
+           [(COMMON, "let Fsc = Fm & SC", "let Fsc = Fm & SC & ACQ_REL")]),
+    Mutant("fence-sc-no-release", "model",
+           "fence.sc is not a release fence (FRel without SC) in ptx.cat",
+           [(COMMON, "let FRel = Fm & (REL | ACQ_REL | SC)", "let FRel = Fm & (REL | ACQ_REL)")]),
+    Mutant("fence-sc-no-acquire", "model",
+           "fence.sc is not an acquire fence (FAcq without SC) in ptx.cat",
+           [(COMMON, "let FAcq = Fm & (ACQ | ACQ_REL | SC)", "let FAcq = Fm & (ACQ | ACQ_REL)")]),
+    Mutant("acquire-fence-as-release", "model",
+           "fence.acquire counts as a release fence and fence.release as an acquire fence",
+           [(COMMON, "let FRel = Fm & (REL | ACQ_REL | SC)", "let FRel = Fm & (ACQ | ACQ_REL | SC)"),
+            (COMMON, "let FAcq = Fm & (ACQ | ACQ_REL | SC)", "let FAcq = Fm & (REL | ACQ_REL | SC)")]),
+    Mutant("obs-one-step", "model",
+           "observation is one morally strong rf step: no release sequence through rmw chains",
+           [(COMMON, "let obs = [W] ; ((rf & ms) | rmw)+ ; [R]", "let obs = [W] ; (rf & ms) ; [R]")]),
+    Mutant("obs-weak-rf", "model", "observation through any rf, morally strong or not",
+           [(COMMON, "let obs = [W] ; ((rf & ms) | rmw)+ ; [R]", "let obs = [W] ; (rf | rmw)+ ; [R]")]),
+    Mutant("relpat-no-po-loc", "model",
+           "release pattern without its po-loc part (release; later strong write to the same address)",
+           [(COMMON, RELPAT,
+             "let relpat = [Rel] | ([FRel] ; po ; [strong-write])")]),
+    Mutant("relpat-no-fence", "model",
+           "release pattern without its fence part (release fence; po; strong write)",
+           [(COMMON, RELPAT,
+             "let relpat = [Rel] | ([Rel] ; po-loc ; [strong-write])")]),
+    Mutant("relpat-fence-po-reversed", "model",
+           "release fence pattern with po reversed: the strong write precedes the release fence",
+           [(COMMON, "| ([FRel] ; po ; [strong-write])", "| ([FRel] ; po^-1 ; [strong-write])")]),
+    Mutant("acqpat-no-po-loc", "model",
+           "acquire pattern without its po-loc part (strong read; later acquire of the same address)",
+           [(COMMON, "           | ([strong-read \\ RedR] ; po-loc ; [Acq])\n", "")]),
+    Mutant("acqpat-no-fence", "model",
+           "acquire pattern without its fence part (strong read; po; acquire fence)",
+           [(COMMON, "let acqpat = [Acq]\n           | ([strong-read \\ RedR] ; po-loc ; [Acq])\n"
+                     "           | ([strong-read \\ RedR] ; po ; [FAcq])",
+             "let acqpat = [Acq]\n           | ([strong-read \\ RedR] ; po-loc ; [Acq])")]),
+    Mutant("sync-pat-without-ms", "model",
+           "synchronizes-with does not require the release and acquire patterns to be morally strong",
+           [(COMMON, "let sync-pat = ms & (relpat ; obs ; acqpat)", "let sync-pat = relpat ; obs ; acqpat")]),
+    Mutant("sc-without-ms", "model", "fence-SC order relates fence.sc pairs that are not morally strong",
+           [(COMMON, "let sc = ([Fsc] ; (scorder & ms) ; [Fsc])+", "let sc = ([Fsc] ; scorder ; [Fsc])+")]),
+    Mutant("no-barrier-sync", "model", "CTA barriers do not synchronize",
+           [(COMMON, "let sync = sync-pat | sc | sync-bar", "let sync = sync-pat | sc")]),
+    Mutant("no-fence-sc-sync", "model", "fence-SC order does not synchronize",
+           [(COMMON, "let sync = sync-pat | sc | sync-bar", "let sync = sync-pat | sync-bar")]),
+    Mutant("bco-without-po", "model",
+           "base causality without bare program order (the 6.0 form (po? ; sync ; po?)+) in ptx.cat",
+           [(ASYNC, "let bco-sync = (po | sync | tm-sync | async_int | bulk_done)+",
+             "let bco-sync = (po? ; (sync | tm-sync | async_int | bulk_done) ; po?)+")]),
+    Mutant("release-without-preceding-po", "model",
+           "base causality cannot start with program order before a synchronization: what precedes "
+           "a release in its thread is not ordered before the acquiring side",
+           [(ASYNC, "let bco-sync = (po | sync | tm-sync | async_int | bulk_done)+",
+             "let bco-sync = po | ((sync | tm-sync | async_int | bulk_done) ; "
+             "(po | sync | tm-sync | async_int | bulk_done)*)")]),
+    Mutant("bco-not-transitive", "model", "base causality is one po or sync step (no closure)",
+           [(ASYNC, "let bco-sync = (po | sync | tm-sync | async_int | bulk_done)+",
+             "let bco-sync = po | sync | tm-sync | async_int | bulk_done")]),
+    Mutant("ppcb-drop-generic", "model",
+           "ppcb without clause (a): same address, both generic",
+           [(PROXY, "         | (vloc & (from-gen ; bco ; into-gen))\n", "")]),
+    Mutant("ppcb-drop-alias", "model",
+           "ppcb without clause (c): aliases with a proxy fence on the path",
+           [(PROXY, "\n                | (loc & (from-gen ; bco ; [ALIAS] ; bco ; into-gen))", "")]),
+    Mutant("ppcb-drop-same-proxy", "model",
+           "ppcb without clause (b): same address, same proxy, same CTA",
+           [(PROXY, "let ppcb = bco & ((vloc & same-proxy & scta & ([M] ; bco ; [M]))\n                | ",
+             "let ppcb = bco & (")]),
+    Mutant("from-gen-no-proxy-fence", "model",
+           "a proxy fence after a texture/surface/constant access does not bring it to the generic proxy",
+           [(PROXY, "let from-gen = [M & GEN] | ((bco & PF^-1) ; [F \\ UNI])", "let from-gen = [M & GEN]")]),
+    Mutant("into-gen-no-proxy-fence", "model",
+           "a proxy fence before a texture/surface/constant access does not bring the generic proxy to it",
+           [(PROXY, "let into-gen = [M & GEN] | (bco & PF)", "let into-gen = [M & GEN]")]),
+    Mutant("proxy-fence-any-cta", "model", "a proxy fence covers accesses of every CTA, not only its own",
+           [(COMMON, "let PF = ([F & PROXY] ; (same-proxy & scta) ; [M])",
+             "let PF = ([F & PROXY] ; same-proxy ; [M])")]),
+    Mutant("proxy-fence-any-proxy", "model", "a proxy fence covers accesses of every proxy",
+           [(COMMON, "let PF = ([F & PROXY] ; (same-proxy & scta) ; [M])",
+             "let PF = ([F & PROXY] ; scta ; [M])")]),
+    Mutant("one-proxy", "model", "all proxies are the same proxy (texture = surface = constant = generic)",
+           [(COMMON, "let same-proxy = (GEN * GEN) | (TEX * TEX) | (SUR * SUR) | (CON * CON)",
+             "let same-proxy = _ * _")]),
+    Mutant("cause-without-obs", "model", "causality order is ppcb only (observation dropped)",
+           [(PTX, "let cause = ppcb | (obs ; ppcb)", "let cause = ppcb")]),
+    Mutant("causality-without-fr", "model", "Causality axiom checks rf only, not fr",
+           [(PTX, "irreflexive ((rf | fr) ; cause) as Causality", "irreflexive (rf ; cause) as Causality")]),
+    Mutant("coherence-vloc", "model", "Coherence compares virtual addresses instead of physical locations",
+           [(PTX, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence",
+             r"empty ((([W] ; cause ; [W]) & vloc) \ co) as Coherence")]),
+    Mutant("no-thin-air-without-data", "model", "No-Thin-Air ignores data dependencies",
+           [(PTX, "let dep = addr | data | ctrl", "let dep = addr | ctrl")]),
+    Mutant("no-thin-air-without-ctrl", "model", "No-Thin-Air ignores control dependencies",
+           [(PTX, "let dep = addr | data | ctrl", "let dep = addr | data")]),
+    Mutant("race-flag-ignores-ms", "model", "data-race flag also reports morally strong pairs",
+           [(PTX, "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race",
+             "flag ~empty (conflict \\ (cause | cause^-1)) as data-race")]),
+    Mutant("v75-fence-sc-release", "model",
+           "ptx-v7.5.cat: fence.sc forms release/acquire patterns (the model's D5 lost)",
+           [(V75, "let FRel = Fm & (REL | ACQ_REL)\nlet FAcq = Fm & (ACQ | ACQ_REL)",
+             "let FRel = Fm & (REL | ACQ_REL | SC)\nlet FAcq = Fm & (ACQ | ACQ_REL | SC)")]),
+    Mutant("v75-sync-obs-one-step", "model", "ptx-v7.5.cat: sync observes through one step only",
+           [(V75, "let sync = (ms & (relpat ; obs1+ ; acqpat)) | sc | sync-bar",
+             "let sync = (ms & (relpat ; obs1 ; acqpat)) | sc | sync-bar")]),
+    Mutant("v75-cause-without-obs", "model", "ptx-v7.5.cat: causality is ppcb only",
+           [(V75, "let cause = ppcb | (obs1? ; ppcb)", "let cause = ppcb")]),
+    Mutant("v60-cause-without-obs", "model", "ptx-v6.0.cat: causality without the observation part",
+           [(V60, "let cause = bco | (obs ; (bco | po-loc))", "let cause = bco")]),
+    Mutant("v60-ms-scope-sys", "model", "ptx-v6.0.cat: all strong operations in scope of each other",
+           [(V60, "let ms = ((int | ([Strong] ; sr ; [Strong]))",
+             "let ms = ((int | ([Strong] ; (_ * _) ; [Strong]))")]),
+    Mutant("sc-without-fr", "model", "sc.cat: the SC axiom ignores from-reads",
+           [(SC, "acyclic (po | rf | co | fr) as SC", "acyclic (po | rf | co) as SC")]),
+    Mutant("sc-without-po", "model", "sc.cat: the SC axiom ignores program order",
+           [(SC, "acyclic (po | rf | co | fr) as SC", "acyclic (rf | co | fr) as SC")]),
+]
+
+# Equivalent mutants: considered, and not run by default (--equivalent runs them; they are expected
+# to survive and are never counted). Each changes the model's text but, as argued, not the set of
+# allowed outcomes of any program the engine accepts, so no test can kill it.
+#
+# * Fence-SC (A2) in ptx.cat, ptx-v7.5.cat and ptx-v6.0.cat is implied by the other axioms: a
+#   violation needs F1 bco F2 with F2 sc-before F1. Since sc ⊆ sync ⊆ bco and the fence-SC order is
+#   total on morally strong fence.sc pairs, re-choosing that order as a linear extension of bco
+#   (restricted to the fences) only removes sync edges, so every other axiom still holds and
+#   Fence-SC now does too, unless (po | sync-pat | sync-bar)+ is cyclic through two fences. Such a
+#   cycle needs a sync-pat edge, i.e. the acquire read R is bco-before the release write W it
+#   observes (same virtual address, as rf & ms requires), which Causality (direct rf) or
+#   Coherence (through an rmw chain, whose co would become cyclic) already forbid; barrier-only
+#   cycles break Barrier-progress. Stating it over cause (vacuous: ppcb relates memory operations only) is the
+#   same as dropping it. A random differential search (3,000 programs with fences, barriers, atomics
+#   and aliases) found no difference either.
+# * SC-per-Location (A5) in ptx.cat: every (com | po) & ms & vloc cycle reduces to a Causality or
+#   Coherence violation (po & vloc ⊆ ppcb, rf & ms ⊆ obs, co transitive, fr = rf^-1 ; co), so
+#   dropping it or weakening it changes no outcome (the spec, §9 D2, calls it argued-redundant;
+#   no random search found a difference).
+# * ptx-v6.0.cat with bare po in base causality: bco60 already contains po around every sync, and
+#   bare po pairs only matter for same-location pairs, which po-loc and SC-per-Location (int ⊆ ms)
+#   already order; the difference shows only between two virtual aliases of one location, which
+#   the 6.0 model (no proxies) does not define.
+EQUIVALENT = [
+    # Barrier blocking is what a program does, whatever the model (as Dat3M's program encoder has
+    # it): the model loader gives every model that does not state Barrier-progress / Barrier-quorum
+    # these axioms (cat/parser.py, _PROGRAM_SEMANTICS), so dropping them from a model file changes
+    # nothing. The engine mutant no-implicit-barrier-semantics stands for them.
+    drop(PTX, r"acyclic (po | sync_barrier | sync_cluster_barrier) as Barrier-progress",
+         "ptx-drop-Barrier-progress",
+         "ptx.cat: cyclically waiting barriers do not deadlock"),
+    drop(PTX, r"empty QUORUM_UNMET as Barrier-quorum", "ptx-drop-Barrier-quorum",
+         "ptx.cat: a barrier phase missing threads completes anyway"),
+    drop(V75, r"empty QUORUM_UNMET as Barrier-quorum", "v75-drop-Barrier-quorum",
+         "ptx-v7.5.cat: no barrier quorum"),
+    # ptx-v7.5 states Barrier-progress without cluster barriers, which it does not have
+    drop(PTX, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC", "ptx-drop-Fence-SC",
+         "ptx.cat: no Fence-SC axiom"),
+    drop(V75, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC", "v75-drop-Fence-SC",
+         "ptx-v7.5.cat: no Fence-SC axiom"),
+    drop(V60, r"empty ((([Fsc] ; cause ; [Fsc]) & ms) \ sc) as Fence-SC", "v60-drop-Fence-SC",
+         "ptx-v6.0.cat: no Fence-SC axiom"),
+    Mutant("fence-sc-over-cause", "model",
+           "Fence-SC stated over cause (vacuous: ppcb relates memory operations only)",
+           [(PTX, r"empty ((([Fsc] ; bco ; [Fsc]) & ms) \ sc) as Fence-SC",
+             r"empty ((([Fsc] ; cause ; [Fsc]) & ms) \ sc) as Fence-SC")]),
+    drop(PTX, r"acyclic ((com | po) & ms & vloc) as SC-per-Location", "ptx-drop-SC-per-Location",
+         "ptx.cat: no SC-per-Location axiom"),
+    Mutant("scpl-without-po", "model", "SC-per-Location without program order",
+           [(PTX, "acyclic ((com | po) & ms & vloc) as SC-per-Location",
+             "acyclic (com & ms & vloc) as SC-per-Location")]),
+    Mutant("scpl-without-fr", "model", "SC-per-Location without from-reads",
+           [(PTX, "acyclic ((com | po) & ms & vloc) as SC-per-Location",
+             "acyclic ((rf | co | po) & ms & vloc) as SC-per-Location")]),
+    Mutant("v60-bco-with-po", "model", "ptx-v6.0.cat: base causality gains bare po (the 7.5 form)",
+           [(V60, "let bco = (po? ; sync ; po?)+", "let bco = (po | sync)+")]),
+]
+
+# ====================================================================================== engine
+# Engine mutants: patches of src/ptxmm as of Engine 2 (retargeted from the old engine's; the
+# meaning is in each description). Where the engines have one piece of code each (Z3 and brute
+# force), both are patched alike, so that only tests of the *meaning* can kill the mutant.
+
+CTRL = "src/ptxmm/semantics/control.py"
+BUILDER = "src/ptxmm/semantics/builder.py"
+REGS = "src/ptxmm/semantics/registers.py"
+Z3PB = "src/ptxmm/engines/z3/problem.py"
+MEM = "src/ptxmm/semantics/memory.py"
+BULK = "src/ptxmm/semantics/bulk.py"
+WGMMA = "src/ptxmm/semantics/wgmma.py"
+VOCAB = "src/ptxmm/semantics/vocab.py"
+VAL = "src/ptxmm/ir/values.py"
+Z3V = "src/ptxmm/engines/z3/values.py"
+Z3P = "src/ptxmm/engines/z3/program.py"
+EXE = "src/ptxmm/semantics/executions.py"
+
+ENGINE_MUTANTS = [
+    Mutant("unroll-off-by-one", "engine",
+           "a backward branch is taken at most unroll-1 times (unroll bound off by one)",
+           [(CTRL, "if taken.back[st.pc] > b.unroll:", "if taken.back[st.pc] >= b.unroll:")]),
+    Mutant("unroll-plus-one", "engine",
+           "a backward branch is taken up to unroll+1 times (unroll bound off by one, upwards)",
+           [(CTRL, "if taken.back[st.pc] > b.unroll:", "if taken.back[st.pc] > b.unroll + 1:")]),
+    Mutant("predicate-guard-ignored", "engine",
+           "a predicated instruction (@p / @!p, other than bra) always executes",
+           [(BUILDER, "if ins.guard is not None and not isinstance(ins, Branch):",
+             "if False and ins.guard is not None and not isinstance(ins, Branch):")]),
+    Mutant("predicate-negation-ignored", "engine",
+           "@!p on a non-branch instruction is read as @p",
+           [(BUILDER, 'guard = mk("lnot", truth(g)) if ins.guard[1] else truth(g)', "guard = truth(g)")]),
+    Mutant("failed-cas-writes", "engine",
+           "a failed atom.cas still writes (the value it read) to memory",
+           [(MEM, 'wguard = ok if guard is None else mk("land", guard, ok)', "wguard = guard")]),
+    Mutant("signed-compare-as-unsigned", "engine",
+           "signed comparisons (setp.lt/gt on .s types) compare as unsigned (both value semantics)",
+           [(VAL, '"slt": lambda a, b, w: int(to_signed(a, w) < to_signed(b, w)),',
+             '"slt": lambda a, b, w: int(a < b),'),
+            (VAL, '"sgt": lambda a, b, w: int(to_signed(a, w) > to_signed(b, w)),',
+             '"sgt": lambda a, b, w: int(a > b),'),
+            (Z3V, '"slt": lambda a, b: a < b,', '"slt": z3.ULT,'),
+            (Z3V, '"sgt": lambda a, b: a > b,', '"sgt": z3.UGT,')]),
+    Mutant("setp-type-ignored", "engine",
+           "setp on .u types compares as signed (the .u/.s distinction of setp lost)",
+           [(REGS, 'return ("s" if type_signed(ty) else "u") + cmp', 'return "s" + cmp')]),
+    Mutant("atom-min-unsigned-as-signed", "engine",
+           "min/max (atom and register) on .u types compute a signed min/max",
+           [(REGS, 'return ("s" if s else "u") + op', 'return "s" + op')]),
+    Mutant("rf-any-location", "engine",
+           "a read may read from a write to a different location",
+           [(VOCAB, "c.rf += [(w, r.eid) for w in c.writes_at.get(r.loc, [])"
+                    " if not exclusive(r, ev[w])]",
+             "c.rf += [(w, r.eid) for ws in c.writes_at.values() for w in ws if ev[w].w == r.w\n"
+             "                     and not exclusive(r, ev[w])]")]),
+    Mutant("co-not-transitive", "engine",
+           "coherence order need not be transitive (the one statement of transitivity, which the "
+           "Z3 engine asserts and the enumerator filters by, states nothing)",
+           [(EXE, "                out.append(u.any((u.not1(ab), u.not1(bc), ac)))\n",
+             "                pass\n")]),
+    Mutant("init-not-co-first", "engine",
+           "the initial write is not co-before the program's writes to its location",
+           [(VOCAB, "        known[w] = known.get(w, 0) | sum(1 << x for x in "
+                    "cand.writes_at.get(ev[w].loc, []) if x != w)\n", "        pass\n"),
+            (EXE, '        co |= {(w, b) for b in execd if ev[b].kind == Kind.W and b != w and '
+                    'ev[b].loc == ev[w].loc}\n', "        pass\n")]),
+    Mutant("await-wrong-exit", "engine",
+           "the await reduction of a side-effect-free spin loop assumes the loop condition holds "
+           "(the branch is taken) instead of the exit",
+           [(CTRL, 'b.awaits += 1  # await: assume the loop exits in this iteration\n'
+                   '        st.assumes.append(mk("lnot", cond))',
+             'b.awaits += 1\n        st.assumes.append(cond)')]),
+    Mutant("data-dep-dropped", "engine",
+           "a store's data dependency on the register whose value it stores is not recorded",
+           [(MEM, '        b.dep(gdeps, w, "ctrl")\n        b.dep(vdeps, w, "data")\n',
+             '        b.dep(gdeps, w, "ctrl")\n')]),
+    Mutant("addr-dep-dropped", "engine", "address dependencies are not recorded",
+           [(BUILDER, "return self.name_of_addr[e.v], None, deps",
+             "return self.name_of_addr[e.v], None, frozenset()")]),
+    Mutant("ctrl-dep-dropped", "engine",
+           "control dependencies from branch conditions are not recorded",
+           [(BUILDER, '            self.edges.add((c, eid, "ctrl"))', "            pass")]),
+    Mutant("barrier-phase-ignored", "engine",
+           "barrier arrivals of different phases (k-th and j-th use of one barrier) synchronize",
+           [(Z3P, "            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]\n",
+             "            return True\n"),
+            (EXE, "        return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]"
+                  "  # k-th arrivals",
+             "        return True")]),
+    Mutant("barrier-cta-ignored", "engine",
+           "barriers of different CTAs with the same id synchronize",
+           [(VOCAB, "if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):",
+             "if len(a.barrier[0]) != len(w.barrier[0]):")]),
+    Mutant("final-not-co-maximal", "engine",
+           "a location's final value may come from any executed write, not only a co-maximal one",
+           [(EXE, "        cs.append(u.any([u.not1(v), u.all([u.ex[w]] + [u.not1(x) for x in after])]))",
+             "        cs.append(u.any([u.not1(v), u.ex[w]]))"),
+            (EXE, "if u.ex[w] is not False and not co_must(w) & u.sure]", "if u.ex[w] is not False]")]),
+    Mutant("po-immediate-only", "engine", "program order only relates consecutive events",
+           [(VOCAB, "                    rows[a.eid] = later\n",
+             "                    rows[a.eid] = later & -later\n"),
+            (VOCAB, "b.index > a.index and a.paths & b.paths",
+             "b.index == a.index + 1 and a.paths & b.paths")]),
+    Mutant("scope-one-sided", "engine",
+           "scope inclusion checks only the first event's scope (not mutual)",
+           [(VOCAB, "                    row |= by_level.get((sb, lv), 0)",
+             "                    row |= by_level.get((sb, -1), 0)")]),
+    Mutant("cta-as-gpu-engine", "engine", ".cta scope includes the whole GPU (engine scope levels)",
+           [(VOCAB, "    return _LEVEL[pa.level_with(pb)]",
+             "    lv = _LEVEL[pa.level_with(pb)]\n"
+             "    return _LEVEL[\"cta\"] if lv <= _LEVEL[\"gpu\"] else lv")]),
+    Mutant("shared-not-per-cta", "engine", ".shared locations are one copy for every CTA",
+           [(BUILDER, '        if loc.space == "shared":\n            cta',
+             "        if False:\n            cta")]),
+    Mutant("atom-acquire-as-relaxed", "engine", "atom.acquire / atom.acq_rel reads are relaxed",
+           [(MEM, '"acquire": ("acquire", "relaxed"),', '"acquire": ("relaxed", "relaxed"),'),
+            (MEM, '"acq_rel": ("acquire", "release")}', '"acq_rel": ("relaxed", "release")}')]),
+    Mutant("scorder-not-total", "engine",
+           "fence-SC order need not be total (Z3 ranks may tie; brute force may leave fences out)",
+           [(Z3P, "            self.cs.append(z3.Distinct(*self.rank.values()))\n", "            pass\n"),
+            (EXE, "                for sc, ph in itertools.product(itertools.permutations(scf), phases):",
+             "                for sc, ph in itertools.product(\n"
+             "                        (p for k in range(len(scf) + 1)\n"
+             "                         for p in itertools.permutations(scf, k)),\n"
+             "                        phases):")]),
+    Mutant("wraparound-lost", "engine",
+           "concrete arithmetic does not wrap at the register width (the old engine's unbounded "
+           "values; constant folding and brute force)",
+           [(VAL, "    return mask(_CONCRETE[e.op](*vals, e.w), e.w)\n",
+             "    return _CONCRETE[e.op](*vals, e.w)\n")]),
+]
+
+# Hopper synchronization (docs/hopper.md): killed by tests/hopper/test_examples.py and examples/hopper/
+HOPPER_MUTANTS = [
+    drop(PTX, r"empty (rmw & ((fr & mbar-loc) ; (co & mbar-loc))) as MBarrier-atomicity",
+         "ptx-drop-MBarrier-atomicity", "ptx.cat: arrivals of different scopes may be lost"),
+    drop(PTX, r"empty CB_HANG as Cluster-barrier-arrival", "ptx-drop-Cluster-barrier-arrival",
+         "ptx.cat: a cluster wait completes though its own thread has not arrived"),
+    Mutant("mbarrier-failed-wait-acquires", "model", "an mbarrier wait that returns False still acquires",
+           [(COMMON, "let Acq = ((R & ACQ) \\ RedR) \\ (MBWAIT \\ MBOK)", "let Acq = (R & ACQ) \\ RedR")]),
+    Mutant("cluster-relaxed-arrive-releases", "model", "barrier.cluster.arrive.relaxed releases",
+           [(COMMON, "let sync-cbar = ([CBA \\ RLX] ;", "let sync-cbar = ([CBA] ;")]),
+    Mutant("async-issue-continues", "model",
+           "a bulk copy's complete-tx orders the issuer's earlier accesses (issue inside bco's closure)",
+           [(ASYNC, "let bco-sync = (po | sync | tm-sync | async_int | bulk_done)+",
+             "let bco-sync = (po | sync | tm-sync | async_int | bulk_done | issue)+")]),
+    Mutant("async-fence-any-space", "model", "fence.proxy.async.global also covers shared memory",
+           [(COMMON, " \\ ((PFG * SHM) | (PFS * (M \\ SHM)))", "")]),
+    Mutant("async-events-in-po", "engine", "a bulk copy's events are in the issuing thread's po",
+           [(VOCAB, "            mask &= ~self.agents\n", "")]),
+    Mutant("mbarrier-tx-ignored", "engine",
+           "a phase completes when the arrivals are in, whatever the tx-count",
+           [("src/ptxmm/ir/mbarrier.py",
+             'done = mk("land", mk("eq", pend, _c(0)), mk("eq", txc, _c(0)))',
+             'done = mk("eq", pend, _c(0))')]),
+    # issue 27: one mutant per D-fix (killed by tests/hopper/test_isa_async_proxy.py)
+    Mutant("d1-wait-read-no-fence", "engine",
+           "cp.async.bulk.wait_group.read waits for the copies' reads but no proxy fence follows them",
+           [(BULK, '            b.edges.add((fr if ins.read else f, e, "done"))\n',
+             '            if not ins.read:\n                b.edges.add((f, e, "done"))\n')]),
+    Mutant("d2-wait-group-is-a-proxy-fence", "engine",
+           "cp.async.bulk.wait_group is an async proxy fence even with nothing pending",
+           [("src/ptxmm/semantics/bulk.py", 'tags=frozenset({"PROXY", "BULKWAIT"}))',
+             'tags=frozenset({"PROXY", "BULKWAIT", "ASYNC"}))')]),
+    Mutant("d3-ppcb-outside-bco", "model",
+           "proxy-preserved base causality is not restricted to base causality (the issue edge leaks)",
+           [(PROXY, "let ppcb = bco & ((vloc", "let ppcb = ((vloc")]),
+    Mutant("d4-remote-copy-in-issuing-cta", "engine",
+           "a copy into another CTA's shared memory is performed in the issuing CTA",
+           [(BUILDER, "        return None if key == t.placement.cta_key else self.cta_place[key]\n",
+             "        return None\n")]),
+    # issue 27, the forms built last (killed by tests/hopper/test_wgmma_and_async_forms.py and
+    # examples/hopper/)
+    Mutant("wgmma-no-completion-fence", "engine",
+           "wgmma.wait_group is not ordered after the mma's implicit completion fence",
+           [(WGMMA, '            b.edges.add((f, e, "done"))\n            pending.pop',
+             '            pending.pop')]),
+    Mutant("rsr-cumulative", "model", "the restricted release fence releases everything before it",
+           [(ASYNC, "let rsr-sync = [M & SHM] ; po ; [RSR]", "let rsr-sync = [M] ; po ; [RSR]")]),
+    Mutant("asr-unrestricted", "model", "the restricted acquire fence is not an acquire",
+           [(ASYNC, "let bco = bco0 | (bco0? ; issue) | (bco-sync? ; asr-sync)",
+             "let bco = bco0 | (bco0? ; issue)")]),
+    Mutant("inval-is-an-init", "model", "fence.mbarrier_init releases an mbarrier.inval too",
+           [(ASYNC, "let mbinit-sync = [(MBAR & W & WEAK) \\ MBINV]",
+             "let mbinit-sync = [MBAR & W & WEAK]")]),
+    Mutant("reduce-weak", "engine", "cp.reduce.async.bulk's read-modify-write is weak",
+           [("src/ptxmm/semantics/bulk.py", 'base = dict(sem="relaxed", scope="gpu", agent=agent, **dst)',
+             'base = dict(sem="weak", scope=None, agent=agent, **dst)')]),
+    # issue 27, hcopy: the tensormap proxy (killed by tests/hopper/test_tensor_copies.py)
+    Mutant("tm-acquire-any-map", "model",
+           "fence.proxy.tensormap::generic.acquire [addr], 128 covers every tensor map, not the one it names",
+           [(PROXY, "let into-tm = [TMACQ] ; (bco & tm_range) ; [TMAP]",
+             "let into-tm = [TMACQ] ; bco ; [TMAP]")]),
+    Mutant("tm-acquire-fence-alone", "model",
+           "the acquire tensormap proxy fence alone orders a generic write of a map before a copy's use",
+           [(PROXY, "let tm-ppcb = vloc & ([M & GEN] ; bco ; [TMREL] ; bco ; into-tm)",
+             "let tm-ppcb = vloc & ([M & GEN] ; bco ; into-tm)")]),
+]
+
+# Findings (Engine 3): the race query on the one formula; killed by tests/queries/test_races.py and
+# tests/explanation/test_explain.py
+AXIOMS = "src/ptxmm/cat/axioms.py"
+RACE_MUTANTS = [
+    Mutant("no-implicit-barrier-semantics", "engine",
+           "a model that does not state the barrier axioms (Dat3M's cat files, sc.cat) lets a thread "
+           "pass a barrier whose quorum is never met",
+           [("src/ptxmm/cat/parser.py", "        if str(name) not in stated:\n",
+             "        if False:\n")]),
+    Mutant("race-query-one-witness", "engine",
+           "the Z3 race query stops after its first witness (races needing another execution are lost)",
+           [(Z3PB, "                yield Raised(k[0], k[1], exe)\n",
+             "                yield Raised(k[0], k[1], exe)\n            terms = {}\n")]),
+    Mutant("race-pair-ignores-execution", "engine",
+           "a flag's pair is raised whether or not its events execute (races on paths never taken)",
+           [(AXIOMS, "(a, b): _pair_guard(u, v, a, b) for (a, b), g in v.items()",
+             "(a, b): g for (a, b), g in v.items()")]),
+    Mutant("race-pair-twice", "engine", "a racing pair is reported once per direction",
+           [(AXIOMS, "        if len(k) == 2 and k[0] > k[1]:", "        if False:")]),
+    Mutant("findings-only-when-enumerating", "engine",
+           "a one-query verdict (--observe condition) looks for no races",
+           [("src/ptxmm/queries/races.py", '        if r.status not in ("ok", "stopped"):',
+             '        if r.status not in ("ok", "stopped") or r.opts.verdict_only:')]),
+    Mutant("race-query-in-enumeration-scope", "engine",
+           "after an enumeration stopped at --max-outcomes, the race query runs under the "
+           "enumeration's blocking constraints",
+           [(Z3PB, "            if self.s is s:  # not yet closed (close() pops every scope of a "
+                  "pooled solver)\n                s.pop()\n", "            pass\n")]),
+]
+
+# Liveness (src/ptxmm/queries/hangs.py, issue 26): killed by tests/queries/test_hangs.py and the Dat3M
+# liveness corpus (tests/models/test_dat3m_conformance.py).
+LIVE = "src/ptxmm/queries/hangs.py"
+LIVENESS_MUTANTS = [
+    Mutant("liveness-no-fairness", "engine",
+           "a stuck iteration's strong reads need not read a co-maximal write (memory fairness "
+           "dropped: a relaxed spin may read a stale flag forever)",
+           [(LIVE, 'x.agent < 0 and (self.mem_fair and x.sem != "weak"):',
+             'x.agent < 0 and (False and x.sem != "weak"):')]),
+    Mutant("liveness-loops-terminate", "engine",
+           "every loop is declared terminating: no stuck iteration is ever a hang",
+           [(LIVE, "                self.cs.append(z3.Implies(s, self.stuck(p.end)))",
+             "                self.cs.append(z3.Not(s))")]),
+    Mutant("liveness-fairness-unscoped", "engine",
+           "a strong read is bound to see every write, whatever its scope (Dat3M's reading)",
+           [(LIVE, "x.thread == r.thread or not self.scoped:", "x.thread == r.thread or True:")]),
+]
+
+# Kernels (issue 25): the assert-fails and out-of-bounds findings; killed by
+# tests/kernel/test_kernel_front_end.py
+KERNEL_MUTANTS = [
+    Mutant("assertfail-ignored", "engine",
+           "a call of __assertfail is dropped (a failing assert is never found)",
+           [("src/ptxmm/kernel/inline.py", '        if c.callee == "__assertfail":\n',
+             '        if c.callee == "__assertfail":\n            return []\n')]),
+    Mutant("out-of-bounds-unchecked", "engine",
+           "an access outside every buffer is not stopped (nor found): it names no location",
+           [(MEM, "if b.layout is not None and b.element(ins.addr, st, ins)[0] is None:", "if False:")]),
+    # addresses computed from loaded data (semantics/memory.loaded_access); killed by
+    # tests/kernel/test_loaded_addresses.py
+    Mutant("loaded-address-no-oob-case", "engine",
+           "an address computed from loaded data never stops out of bounds (the case is dropped)",
+           [(MEM, "    if outside is not None:\n        stop = st.fork()",
+             "    if False:\n        stop = st.fork()")]),
+    Mutant("loaded-address-first-element-only", "engine",
+           "an address computed from loaded data names only the first element it may name",
+           [(MEM, "    for name, v in cases:\n", "    for name, v in cases[:1]:\n")]),
+    Mutant("loaded-address-guard-dropped", "engine",
+           "a predicated access with a loaded address assumes its address names an element even "
+           "when its guard is false",
+           [(MEM, "ADDR_W))\n        case.assumes.append(eq if guard is None else "
+             "mk(\"lor\", mk(\"lnot\", guard), eq))", "ADDR_W))\n        case.assumes.append(eq)")]),
+    Mutant("loaded-address-targets-ignore-bounds", "engine",
+           "the elements a loaded address may name are computed without the path's conditions (a "
+           "bounds test no longer narrows them: a bounded index into a large buffer is refused)",
+           [("src/ptxmm/engines/addresses.py",
+             "        for c in known:\n            s.add(vals.bool(c))\n", "")]),
+    # explain and graph of a kernel's findings (explanation/findings.py, cli/explain.py); killed by
+    # tests/explanation/test_kernel_findings_explained.py
+    Mutant("finding-witness-hides-the-stop", "engine",
+           "a finding's witness says every thread finishes, even one stopped by a failing assert or "
+           "an out-of-bounds access",
+           [("src/ptxmm/explanation/findings.py", "        if stop is not None:\n",
+             "        if False:\n")]),
+    Mutant("kernel-explain-without-findings", "engine",
+           "`ptxmm explain`/`graph` of a kernel ignore its findings (--finding included)",
+           [("src/ptxmm/cli/explain.py", "    if finding is None and (outcome is not None",
+             "    if True or finding is None and (outcome is not None")]),
+    # __constant__ data, predicated calls, dynamic shared memory; killed by
+    # tests/kernel/test_calls_constant_and_dynamic_shared.py
+    Mutant("constant-reads-zero", "engine",
+           "a read of __constant__ data returns 0 instead of the module's initial value",
+           [("src/ptxmm/ir/layout.py",
+             "                        return (r.init[i] if i < len(r.init) else 0) & ",
+             "                        return 0 & ")]),
+    Mutant("constant-writable", "engine",
+           "a store to __constant__ data is allowed (it reads back as the initial value, no finding)",
+           [("src/ptxmm/ir/layout.py",
+             '    if r.space == "const":\n        return isinstance(ins, Load)',
+             '    if r.space == "const":\n        return True')]),
+    Mutant("predicated-call-always-runs", "engine",
+           "a predicated call of a .func runs its body whatever its predicate",
+           [("src/ptxmm/kernel/inline.py", "        if g is not None:  # `@p call f`",
+             "        if False:  # `@p call f`")]),
+    Mutant("dynamic-shared-one-short", "engine",
+           "the dynamic shared array is sized one element smaller than the launch says",
+           [("src/ptxmm/kernel/memory.py", "count=b.count, dynamic=False)",
+             "count=b.count - 1 or 1, dynamic=False)")]),
+    # issue 27, hcu: nvcc's PTX of CUTLASS-style inline asm; killed by tests/kernel/test_hopper_idioms.py
+    Mutant("scope-outer-declaration-wins", "engine",
+           "a register declared in a nested { } block is shadowed by the enclosing block's declaration",
+           [("src/ptxmm/kernel/module/reader.py", "        for k in chain:  # outer first",
+             "        for k in reversed(chain):  # outer first")]),
+    Mutant("vector-elements-one-address", "engine",
+           "every element of a .v2/.v4 access is accessed at the vector's first address",
+           [("src/ptxmm/kernel/module/lowering.py", "a = Addr(addr.base, addr.offset + k * width)",
+             "a = Addr(addr.base, addr.offset + 0 * width)")]),
+]
+
+MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
+                         + LIVENESS_MUTANTS + KERNEL_MUTANTS)
+# The H100 harness (issue 27, item 4): a multicast copy's ctaMask names test ranks, which the
+# harness plays on rotated hardware ranks; killed by tests/device/test_hopper_remote_and_multicast.py
+MUTANTS += [
+    Mutant("multicast-mask-not-rotated", "engine",
+           "the device harness passes a multicast ctaMask through unchanged: the copy lands in the "
+           "CTAs whose hardware ranks the test's ranks name, not in the CTAs that play them",
+           [("src/ptxmm/device/codegen_sync.py",
+             'return f"(unsigned short)((({mask}U << RI) | ({mask}U >> (CS - RI))) & ((1U << CS) - 1U))"',
+             'return f"(unsigned short){mask}U"')]),
+]
+
+# Model-guarded pruning of the brute-force engine (src/ptxmm/engines/prune.py, issue 27): killed by
+# tests/engines/test_model_guarded_pruning.py (and the brute = Z3 comparisons on the Hopper examples)
+MUTANTS += [
+    Mutant("prune-difference-monotone", "engine",
+           "the early checks treat the right operand of a difference as monotone: Coherence "
+           "(`\\ co`) fails on the lower bound of a partial candidate and prunes executions the "
+           "model accepts",
+           [("src/ptxmm/engines/prune.py",
+             "flip = (isinstance(node, Diff) and k > 0) or isinstance(node, Complement)",
+             "flip = isinstance(node, Complement)")]),
+]
