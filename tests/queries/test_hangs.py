@@ -47,7 +47,7 @@ def test_every_example_states_its_liveness_and_fair_agrees():
     names = {p.stem for p in EX.glob("*.ptx")}
     assert names == set(VERDICTS)
     for p in EX.glob("*.ptx"):
-        assert load(p).meta["expect_liveness"] is VERDICTS[p.stem]["fair"]
+        assert load(p).expect_liveness is VERDICTS[p.stem]["fair"]
 
 
 def test_weak_spin_witness_in_words():

@@ -156,8 +156,10 @@ def test_every_class_of_the_program_ir_is_a_record():
     assert mod.Program.__doc__ == ("Program(name: 'str', threads: 'tuple[Thread, ...]', locations: "
                                    "'tuple[Location, ...]', condition: 'Condition | None', description:"
                                    " 'str' = '', expect: 'bool | None' = None, file: 'str' = '<string>', "
-                                   "format: 'str' = 'ptx', meta: 'dict', warnings: 'tuple' = (), layout: "
-                                   "'Layout | None' = None, kernel: 'KernelInfo | None' = None)")
+                                   "format: 'str' = 'ptx', expect_liveness: 'bool | None' = None, "
+                                   "observed: 'tuple[Ref, ...] | None' = None, filter: 'CondExpr | None' = "
+                                   "None, warnings: 'tuple' = (), layout: 'Layout | None' = None, kernel: "
+                                   "'KernelInfo | None' = None)")
     assert mod.Atom.__doc__.startswith("``atom.op``")  # a class's own docstring stays
 
 

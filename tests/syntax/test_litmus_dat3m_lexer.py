@@ -52,7 +52,7 @@ def test_issue_register_reference_p1_space_colon_r1():
 
 def test_locations_list_with_spaces():
     p = parse(MP2 + "locations [ P1 : r0 ; x ; ]\nexists (P1:r0 == 1)")
-    assert p.meta["locations"] == (RegRef("P1", "r0"), MemRef("x"))
+    assert p.observed == (RegRef("P1", "r0"), MemRef("x"))
 
 
 def test_store_with_spaces_around_dots_and_commas():

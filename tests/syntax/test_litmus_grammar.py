@@ -363,7 +363,7 @@ def test_labels_are_per_thread():
 
 def test_locations_list():
     p = parse("st.weak x, 1 | ld.weak r0, x", cond="locations [x; P1:r0; 1:r0;]\nexists (x = 1)")
-    assert p.meta["locations"] == (MemRef("x"), RegRef("P1", "r0"), RegRef("P1", "r0"))
+    assert p.observed == (MemRef("x"), RegRef("P1", "r0"), RegRef("P1", "r0"))
     assert p.condition.expr == Cmp("==", MemRef("x"), 1)
 
 
@@ -394,7 +394,7 @@ def test_filter_folds_into_forall():
     p = parse("st.weak x, 1 | ld.weak r0, x", cond="filter P1:r0 = 1;\nforall (x = 1)")
     f = Cmp("==", RegRef("P1", "r0"), 1)
     assert p.condition.expr == Or((Not(f), Cmp("==", MemRef("x"), 1)))
-    assert p.meta["filter"] == f
+    assert p.filter == f
 
 
 def test_filter_changes_the_verdict_as_in_dat3m():

@@ -202,9 +202,11 @@ class Program:
     expect: bool | None = None  # expected truth of the condition (herd's sense), if declared
     file: str = "<string>"
     format: str = "ptx"
-    # the front ends' other annotations: a litmus test's "locations" and "filter", a .ptx test's
-    # "expect_liveness"
-    meta: dict = field(default_factory=dict, compare=False, hash=False)
+    # `.expect-liveness terminates|hangs` (.ptx): whether no execution hangs, if declared
+    expect_liveness: bool | None = field(default=None, compare=False)
+    # a Dat3M .litmus test's `locations [...]` (what herd lists) and `filter` clause, as written
+    observed: tuple[Ref, ...] | None = field(default=None, compare=False)
+    filter: CondExpr | None = field(default=None, compare=False)
     # non-fatal diagnostics of the front end's checks (errors.Diagnostic): unreachable code, ...
     warnings: tuple = field(default=(), compare=False)
     # a kernel launch: where its buffers lie (what an address names), and its origin

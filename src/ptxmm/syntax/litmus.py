@@ -242,20 +242,17 @@ class _Builder:
             init_regs = tuple(self.regs[i].items())
             out.append(Thread(pname, i, placement, tuple(code[i]), init_regs, pos=pos))
         self.implicit_locations(out)
-        meta: dict = {}
-        if "locations" in tail:
-            meta["locations"] = tuple(self.locations(tail["locations"], out))
+        observed = tuple(self.locations(tail["locations"], out)) if "locations" in tail else None
         for part in ("filter", "condition"):  # before cond_expr recurses into them
             if part in tail:
                 check.check_depth(tail[part].children[1], self.file)
         filt = None
         if "filter" in tail:
             filt = (self.cond_expr(tail["filter"].children[1], out), self.source(tail["filter"]))
-            meta["filter"] = filt[0]
         cond = self.condition(tail["condition"], out, filt) if "condition" in tail else None
         prog = Program(name=name, description=" ".join(docs), threads=tuple(out),
                        locations=tuple(self.locs.values()), condition=cond, file=self.file,
-                       format="litmus", meta=meta)
+                       format="litmus", observed=observed, filter=filt[0] if filt else None)
         return check.check(prog, check.Sources(dialect="litmus"))
 
     # --- header, threads, init ---

@@ -256,7 +256,7 @@ class _Builder:
                   if expect_tok is not None else None)
         prog = Program(name=name, description=desc, threads=tuple(threads), locations=tuple(locs),
                        condition=cond, expect=expect, file=self.file, format="ptx",
-                       meta={} if live is None else {"expect_liveness": live})
+                       expect_liveness=live)
         prog = _with_handle_types(prog)
         return check.check(prog, self.sources, self.front_end)
 
@@ -275,8 +275,9 @@ class _Builder:
         return tok
 
     def expect_liveness(self, tree: Tree) -> bool | None:
-        """``.expect-liveness terminates|hangs`` → whether no execution hangs (Program.meta;
-        ``ptxmm test --liveness`` compares it), None when the test does not say."""
+        """``.expect-liveness terminates|hangs`` → whether no execution hangs
+        (Program.expect_liveness; ``ptxmm test --liveness`` compares it), None when the test does
+        not say."""
         toks = [item.children[0] for item in tree.children if item.data == "expect_liveness_decl"]
         if len(toks) > 1:
             raise SemanticError("a second .expect-liveness", self.pos(toks[1]), "delete one of them")

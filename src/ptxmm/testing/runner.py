@@ -109,7 +109,7 @@ def _run_one(args) -> TestOutcome:
             from ..queries.hangs import verdict
 
             ok = verdict(prog, model, unroll, live[0], timeout)
-            return TestOutcome(str(path), prog.name, exp if exp_known else prog.meta.get("expect_liveness"),
+            return TestOutcome(str(path), prog.name, exp if exp_known else prog.expect_liveness,
                                ok, 0, time.perf_counter() - t0, unknown="timeout" if ok is None else None)
         res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout)
