@@ -8,7 +8,7 @@ REV (default HEAD~1) is checked out as a git worktree beside the repository. Wha
 normalised (timings, witnesses and file paths dropped; outcomes and findings as sets) and cached
 under --cache by commit, so a second comparison against the same REV runs only the after side.
 Prints each run whose verdict, outcome set or findings differ, with what only one side has, then
-"N/M runs agree"; exits 1 when some run differs.
+"N/M runs agree" (files added since REV are named, not compared); exits 1 when some run differs.
 
 Witnesses are not compared: two correct encodings may pick different executions for one outcome.
 """
@@ -84,6 +84,8 @@ def normalise(d: dict) -> dict:
 def check(src: Path, repo: Path, args: list[str]) -> dict:
     env = dict(os.environ, PYTHONPATH=str(src))
     argv = [a.replace("@repo/", f"{repo}/").replace("@shared/", f"{SHARED}/") for a in args]
+    if not Path(argv[0]).exists():
+        return {"absent": True}  # a file this side does not have (added since)
     r = subprocess.run([sys.executable, "-m", "ptxmm", "check", "--json", *argv], capture_output=True,
                        text=True, env=env, cwd=repo)
     try:
@@ -141,13 +143,19 @@ def main() -> None:
     old = cached_side(args.before, todo, args.jobs, args.cache)
     new = side(ROOT, todo, args.jobs)
     agree = 0
+    added = [key for key, _ in todo if old[key].get("absent")]
     for key, _ in todo:
+        if key in added:
+            continue
         if old[key] == new[key]:
             agree += 1
         else:
             report(key, old[key], new[key])
-    print(f"{agree}/{len(todo)} runs agree (before {args.before})")
-    sys.exit(0 if agree == len(todo) else 1)
+    compared = len(todo) - len(added)
+    if added:
+        print(f"new since {args.before} (not compared): {', '.join(added)}")
+    print(f"{agree}/{compared} runs agree (before {args.before})")
+    sys.exit(0 if agree == compared else 1)
 
 
 if __name__ == "__main__":
