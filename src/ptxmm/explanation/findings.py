@@ -108,7 +108,6 @@ class _Chain:
 def steps(eg: EventGraph, exe: Execution) -> tuple[str, ...]:
     """Each thread's executed events in program order (with the CUDA line of a kernel), the
     values its reads return and the writes they read from; then how the thread ends."""
-    from ..ir.stops import path_stop
     from ..kernel.info import source_text
 
     src, vals = {r: w for w, r in exe.rf}, dict(exe.values)
@@ -125,7 +124,7 @@ def steps(eg: EventGraph, exe: Execution) -> tuple[str, ...]:
                 text += f" reads {vals.get(e)} from {_who(eg, src[e])}"
             out.append(text)
         end = "finishes"
-        stop = path_stop(p.regs)
+        stop = p.stop
         if stop is not None:
             ins = next((i for i in eg.program.threads[t].instrs
                         if i.pos is not None and i.pos.line == stop.line), None)

@@ -8,6 +8,7 @@ from typing import Union
 
 from .._infra.records import record
 from ..errors import SourcePos
+from .stops import Stop
 
 SCOPES = ("cta", "cluster", "gpu", "sys")
 SEMS = ("weak", "relaxed", "acquire", "release", "acq_rel", "sc")
@@ -395,6 +396,15 @@ class Nanosleep(Instr):
 
 
 @record(kw_only=True)
+class Halt(Instr):
+    """The thread stops here, and why (:class:`~ptxmm.ir.stops.Stop`): a kernel's failing
+    ``assert()``, nvcc's call of ``__assertfail``, as the kernel front end lowers it. Not written
+    in a litmus test."""
+
+    stop: Stop
+
+
+@record(kw_only=True)
 class Mov(Instr):
     dst: Reg
     src: Operand
@@ -450,7 +460,7 @@ class Ret(Instr):
 
 Instruction = Union[Load, Store, Atom, Red, Fence, ProxyFence, Barrier, ClusterBarrier, MBarrier,
                     Mapa, BulkCopy, TensorCopy, TensorMapReplace, BulkGroup, CpAsync, CpAsyncGroup,
-                    AsyncStore, Wgmma, Elect, Nanosleep, Mov,
+                    AsyncStore, Wgmma, Elect, Nanosleep, Halt, Mov,
                     Alu, Setp, Selp, Branch, Label, Ret]
 MEMORY_INSTRS = (Load, Store, Atom, Red)
 

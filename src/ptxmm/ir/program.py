@@ -29,6 +29,7 @@ from .instructions import (  # the IR is part of the Program's vocabulary: re-ex
     Elect,
     Fence,
     Guard,
+    Halt,
     Imm,
     Instr,
     Instruction,
@@ -240,7 +241,7 @@ class Program:
 
 __all__ = ["Addr", "Alu", "And", "AsyncStore", "Atom", "Barrier", "Branch", "BulkCopy", "BulkGroup",
            "ClusterBarrier", "Cmp", "CondExpr", "Condition", "CpAsync", "CpAsyncGroup", "Elect",
-           "Fence", "Guard", "Imm", "Instr", "Instruction", "Label", "Load", "Location", "MBarrier",
+           "Fence", "Guard", "Halt", "Imm", "Instr", "Instruction", "Label", "Load", "Location", "MBarrier",
            "MEMORY_INSTRS", "Mapa", "MemRef", "Mov", "Nanosleep", "Not", "Operand", "Or", "PROXIES",
            "Placement",
            "Program", "ProxyFence", "Quantifier", "Red", "Ref", "Reg", "RegRef", "Ret", "SCOPES",

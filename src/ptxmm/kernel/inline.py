@@ -10,6 +10,7 @@ from ..ir.layout import Layout
 from ..ir.program import (
     Addr,
     Branch,
+    Halt,
     Imm,
     Instruction,
     Label,
@@ -21,7 +22,7 @@ from ..ir.program import (
     TensorMapReplace,
     operands,
 )
-from ..ir.stops import StopKind
+from ..ir.stops import Stop, StopKind
 from .demangle import demangle
 from .module import PARAM, Call, Function, Module, ParamStore
 from .threads import SPECIAL
@@ -156,9 +157,7 @@ class Expander:
         g = self.rg(c, frame)
         if c.callee == "__assertfail":
             line = c.pos.line if c.pos is not None else 0
-            stop = Reg(StopKind.ASSERTION.register)
-            return [Mov(dst=stop, src=Imm(line), type="u32", pos=c.pos, text=c.text, guard=g),
-                    Ret(pos=c.pos, text=c.text, guard=g)]
+            return [Halt(stop=Stop(StopKind.ASSERTION, line), pos=c.pos, text=c.text, guard=g)]
         if c.callee == "vprintf":
             note = "printf is ignored: ptxmm models memory, not output"
             if note not in self.notes:

@@ -6,7 +6,6 @@ which a thread takes a path that stops there, :mod:`ptxmm.ir.stops`)."""
 from __future__ import annotations
 
 from ..ir.program import Label, MemRef, Mov, Program
-from ..ir.stops import path_stops
 from ..kernel.info import source_text
 from .query import Found
 
@@ -38,8 +37,8 @@ def site_findings(eg, pb, outcome_of=None) -> tuple:
     sites: dict[tuple[str, int], dict[int, set[int]]] = {}
     for t, paths in enumerate(eg.paths):
         for k, p in enumerate(paths):
-            for stop in path_stops(p.regs):
-                sites.setdefault((stop.kind.value, stop.line), {}).setdefault(t, set()).add(k)
+            if p.stop is not None:
+                sites.setdefault((p.stop.kind.value, p.stop.line), {}).setdefault(t, set()).add(k)
     found = []
     for (kind, line), where in sorted(sites.items()):
         wit = pb.find(pb.on_paths(where))

@@ -136,12 +136,13 @@ class State:
     # registers whose value was computed from a location's address (a symbol, a mapa): the exact
     # address they hold, or None where arithmetic moved it (Builder.resolve refuses that one)
     ptr: dict = field(default_factory=dict)
+    stop: Stop | None = None  # where the path stops early (a failing assert, an out-of-bounds access)
 
     def fork(self) -> State:
         return State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
                      self.ctrl, list(self.events), dict(self.back), dict(self.bars),
                      {k: (n, r, set(rbw), set(wr)) for k, (n, r, rbw, wr) in self.heads.items()},
-                     list(self.marks), self.end, dict(self.ptr))
+                     list(self.marks), self.end, dict(self.ptr), self.stop)
 
     def used(self, reg: str, write: bool) -> None:
         """Liveness graphs: note a register read (before the iteration wrote it: it carries state
@@ -255,12 +256,12 @@ class Builder:
 
     def stop(self, st: State, stop: Stop, guard: Expr | None, gdeps, stack) -> State:
         """The thread stops here (a failing assert, an out-of-bounds access): ``stop`` is recorded
-        on the paths that stop (ir.stops; the kernel findings' queries read it)."""
+        on the paths that stop (``PathInfo.stop``; the kernel findings' queries read it)."""
         if guard is None:
             st.pc = 10**9
         else:
             st = self.finish_guarded(st, guard, gdeps, stack)
-        self.set_reg(st, Reg(stop.kind.register), Const(stop.line, 32), "u32", frozenset(), None)
+        st.stop = stop
         return st
 
     # -- values ------------------------------------------------------------------------------
@@ -367,7 +368,7 @@ class Builder:
                                         f"accumulator {name} is undefined until then; add "
                                         "wgmma.commit_group and wgmma.wait_group 0")
                 done.append(PathInfo(tuple(st.events), tuple(st.assumes), st.regs, st.types, *st.end,
-                                     tuple(st.marks)))
+                                     tuple(st.marks), st.stop))
             if len(done) + len(stack) > MAX_PATHS:
                 raise UnsupportedError(f"thread {t.name} has more than {MAX_PATHS} paths",
                                        t.pos, "lower --unroll or simplify the branches")
@@ -510,7 +511,7 @@ def _freeze(b: Builder, prog: Program, all_paths, init, loc_of_name) -> EventGra
     paths = tuple(tuple(PathInfo(tuple(f(x) for x in p.events),
                                  tuple(substitute(x, f) for x in p.assumes),
                                  {r: substitute(x, f) for r, x in p.regs.items()}, p.reg_types,
-                                 p.kind, _remap_end(p.end, f), p.marks)
+                                 p.kind, _remap_end(p.end, f), p.marks, p.stop)
                         for p in ps) for ps in all_paths)
     return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
                       {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
@@ -528,7 +529,8 @@ def _prefixes(paths: list[PathInfo]) -> list[PathInfo]:
             key = (p.events[:j], p.assumes[:p.marks[j - 1]] if j else ())
             if key not in seen:
                 seen.add(key)
-                out.append(PathInfo(key[0], key[1], p.regs, p.reg_types, "prefix", (), p.marks[:j]))
+                out.append(PathInfo(key[0], key[1], p.regs, p.reg_types, "prefix", (), p.marks[:j],
+                                    p.stop))
     return out
 
 

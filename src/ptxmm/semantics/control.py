@@ -10,6 +10,7 @@ from ..ir.program import (
     Alu,
     Atom,
     Branch,
+    Halt,
     Label,
     Load,
     MBarrier,
@@ -78,6 +79,12 @@ def branch(b: Builder, t: Thread, ins: Branch, st: State, guard, gdeps, stack) -
         stack.append(taken)
     return st
 
+
+
+@handles(Halt, control=True)
+def halt(b: Builder, t: Thread, ins: Halt, st: State, guard, gdeps, stack) -> State | None:
+    """The thread stops, and the path records why (a kernel's failing assert)."""
+    return b.stop(st, ins.stop, guard, gdeps, stack)
 
 
 @handles(Ret, control=True)

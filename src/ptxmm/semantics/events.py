@@ -18,6 +18,7 @@ from enum import StrEnum
 from .._infra.records import record
 from ..errors import Diagnostic, SemanticError
 from ..ir.program import Instruction, Placement, Program, type_width
+from ..ir.stops import Stop
 from ..ir.values import TRUE, Const, Expr, Unspec
 
 
@@ -86,6 +87,7 @@ class PathInfo:
     kind: str = "done"
     end: tuple = ()
     marks: tuple[int, ...] = ()  # per event: how many assumes the path had made when it was created
+    stop: Stop | None = None  # a kernel path that stops early: why and where (ir.stops)
 
 
 @record
