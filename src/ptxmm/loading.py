@@ -33,13 +33,13 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
 
 
 def parse_kernel(text: str, file: str = "<string>", args=None) -> Program:
-    """A kernel file's Program (:func:`ptxmm.kernel.kernels.parse_kernel`, ``args`` its
+    """A kernel file's Program (:func:`ptxmm.kernel.kernels.read_kernel`, ``args`` its
     :class:`~ptxmm.kernel.kernels.KernelArgs`) whose layout asks the Z3 engine about addresses
     computed from loaded data (:class:`ptxmm.engines.addresses.Z3Addresses`)."""
     from .engines.addresses import Z3Addresses
-    from .kernel.kernels import parse_kernel as parse_with
+    from .kernel.kernels import read_kernel
 
-    return parse_with(text, file, args, oracle=Z3Addresses)
+    return read_kernel(text, file, args, oracle=Z3Addresses)
 
 
 def _is_kernel(text: str, file: str) -> bool:

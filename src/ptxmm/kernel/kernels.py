@@ -1,6 +1,6 @@
 """Reading a kernel file: a ``.cu`` file (compiled by nvcc) or a PTX module, its ``// ptxmm:``
 lines and the command line's additions (:class:`KernelArgs`), instantiated into a Program
-(:func:`parse_kernel`)."""
+(:func:`read_kernel`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class KernelArgs:
 
 
 
-def parse_kernel(text: str, file: str = "<string>", args: KernelArgs | None = None,
+def read_kernel(text: str, file: str = "<string>", args: KernelArgs | None = None,
                  oracle: AddressOracle | None = None) -> Program:
     """A ``.cu`` file (compiled by nvcc) or a PTX module, with its launch: the Program.
     ``oracle``: the address oracle of its layout (:mod:`.addresses`; ptxmm.loading gives the
@@ -75,4 +75,4 @@ def parse_kernel(text: str, file: str = "<string>", args: KernelArgs | None = No
     return instantiate(module, launch, cond, file, source_file, expect, expect_pos, oracle)
 
 
-__all__ = ["KernelArgs", "parse_kernel"]
+__all__ = ["KernelArgs", "read_kernel"]
