@@ -18,7 +18,7 @@ from ..semantics.events import EventGraph
 from ..semantics.outcomes import Observable, eval_cond, value_expr
 from ..semantics.result import Execution
 from ..semantics.vocab import Candidates, base_env
-from . import NO_DEADLINE, Deadline, Raised
+from .base import NO_DEADLINE, Deadline, Raised
 from .prune import guided_space
 
 

@@ -3,7 +3,7 @@
 queries; :mod:`.witness` reads an execution back from a model; :mod:`.enumerate` helps enumerate
 outcomes). What other modules use is exported here."""
 
-from .. import Deadline
+from ..base import Deadline
 from .logic import Z3Logic
 from .problem import _POOL, _POOL_MAX_CHOICES, _REUSES, Z3Problem, _groups
 from .program import Z3Choice

@@ -21,7 +21,7 @@ from ...semantics.events import EventGraph
 from ...semantics.outcomes import Observable
 from ...semantics.result import Execution
 from ...semantics.vocab import Candidates, base_env
-from .. import NO_DEADLINE, Deadline, Raised, TimedOut
+from ..base import NO_DEADLINE, Deadline, Raised, TimedOut
 from .capi import _P_CHECK, _assert, mk_bool
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic

@@ -1,0 +1,89 @@
+"""What every engine shares: the :class:`Engine` protocol (the problem an engine builds for one
+event graph and model), the flags a witness raises (:class:`Raised`) and the deadline every phase
+watches (:class:`Deadline`, :class:`TimedOut`). The engines import it; ``ptxmm.engines`` picks one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from .._infra.records import record
+from ..semantics.result import Execution
+
+# one allowed outcome: the observables' values (unsigned, at their widths), a witness
+# execution, and the model flags the witness raises
+Found = tuple[tuple[int, ...], Execution, list[str]]
+
+
+@record
+class Raised:
+    """One element of a model flag that an allowed execution raises: the flag's name, the events
+    of the element (a pair of a relation, one event of a set, none for a flag on the whole
+    execution) and that execution."""
+
+    flag: str
+    events: tuple[int, ...]
+    witness: Execution
+
+
+class TimedOut(Exception):
+    """The engine ran past its deadline: the question is not answered (checker reports "unknown")."""
+
+
+@record
+class Deadline:
+    """A wall-clock limit shared by the encoding and every query of one check."""
+
+    at: float | None = None  # time.perf_counter() value; None: no limit
+
+    @staticmethod
+    def after(seconds: float | None) -> Deadline:
+        return Deadline(None if seconds is None else time.perf_counter() + seconds)
+
+    def left_ms(self) -> int | None:
+        """Milliseconds left (at least 1), or None without a limit; raises TimedOut when past."""
+        if self.at is None:
+            return None
+        left = self.at - time.perf_counter()
+        if left <= 0:
+            raise TimedOut
+        return max(1, int(left * 1000))
+
+    def check(self) -> None:
+        if self.at is not None and time.perf_counter() > self.at:
+            raise TimedOut
+
+
+NO_DEADLINE = Deadline()
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A program under a model, encoded (Z3) or ready to enumerate (brute force)."""
+
+    def outcomes(self) -> Iterator[Found]:
+        """Every allowed outcome, each once."""
+        ...
+
+    def raised(self) -> Iterator[Raised]:
+        """Every element of a model flag some allowed execution raises, each once, with one such
+        execution (what :mod:`ptxmm.queries.races` asks)."""
+        ...
+
+    def condition(self, e, key) -> Any:
+        """A test condition as the engine's goal (``key(ref)`` names a reference's observable)."""
+        ...
+
+    def on_paths(self, paths: dict[int, set[int]]) -> Any:
+        """A goal: some thread ``t`` takes one of the paths ``paths[t]`` (where a kernel thread
+        stops: an assertion that fails, an access out of bounds)."""
+        ...
+
+    def find(self, goal=None, negate: bool = False) -> Execution | None:
+        """One allowed execution satisfying ``goal`` (violating it with ``negate``), or None."""
+        ...
+
+    def close(self) -> None:
+        """Done: give back what the problem holds (the Z3 engine's solver)."""
+        ...
