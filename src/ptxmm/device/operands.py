@@ -1,5 +1,5 @@
 """The register an instruction of the typed IR writes, as the device side reads it (register
-declarations); the operands it reads are :func:`ptxmm.program.value_operands`."""
+declarations); the operands it reads are :func:`ptxmm.ir.program.value_operands`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The brute-force engine, herd style: stream every candidate execution of
-:mod:`ptxmm.executions` — a path per thread, an rf source per read, a partial coherence order per
+:mod:`ptxmm.semantics.executions` — a path per thread, an rf source per read, a partial coherence order per
 location, a co-maximal write per observed location, an order of the fence.sc events, barrier
 phases — and keep those the model accepts, evaluated with the concrete relation algebra (every
 guard static). Slow, simple and independent of the solver: the test oracle of the Z3 engine."""
@@ -110,7 +110,7 @@ class BruteProblem:
 
     def executions(self) -> Iterator[tuple[Execution, list[str]]]:
         """Every consistent execution (with the model's raised flags), as
-        :class:`~ptxmm.executions.ExecutionSpace` generates them. The model does not depend on the
+        :class:`~ptxmm.semantics.executions.ExecutionSpace` generates them. The model does not depend on the
         final writes: it is evaluated once per rf, co, fence.sc order and phases."""
         for exe, names, _ in self._evaluated():
             yield exe, names

@@ -1,7 +1,7 @@
 """Model-guarded pruning for the brute-force engine (issue 27): skip, while enumerating, the
 candidate executions that an axiom *of the model being checked* already rejects.
 
-The plain enumerator (:class:`~ptxmm.executions.ExecutionSpace`) is model-blind: it yields every
+The plain enumerator (:class:`~ptxmm.semantics.executions.ExecutionSpace`) is model-blind: it yields every
 well-formed candidate and the engine evaluates the model on each. For programs with mbarrier
 objects that is hopeless (each arrive, complete-tx and wait on one 64-bit word may read any write
 of it: the PipelineTmaAsync examples have 1.8e12 rf choices). Two axioms of ``models/ptx.cat``
@@ -136,7 +136,7 @@ def implied(model: Model) -> Implied:
 
 
 class GuidedSpace(ExecutionSpace):
-    """:class:`~ptxmm.executions.ExecutionSpace` (with ``prune``) less candidates that ``model``
+    """:class:`~ptxmm.semantics.executions.ExecutionSpace` (with ``prune``) less candidates that ``model``
     rejects: those the facts :func:`implied` reads off it exclude, and partial candidates an
     axiom of :func:`early_axioms` already fails on. The candidates the model accepts are all still
     there, in another order."""

@@ -7,7 +7,7 @@ a group, and for one execution of each group every violated axiom gets its short
 cycle, a reflexive edge or a non-empty pair) written as a chain of instructions and named edges
 (:mod:`ptxmm.explanation.evaluate`). Allowed outcome: the Z3 engine's witness execution, and, when the
 test's condition marks the outcome as the bug, the ordering that is missing: the cheapest
-single strengthening that forbids it (:mod:`ptxmm.fix`) is applied to the same execution, and the
+single strengthening that forbids it (:mod:`ptxmm.explanation.fix`) is applied to the same execution, and the
 edge of its violation that the original execution lacks is unfolded into what does not hold.
 
 The API returns frozen dataclasses (:class:`Explanation`); :func:`render_text` prints them."""

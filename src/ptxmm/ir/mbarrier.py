@@ -14,7 +14,7 @@ object") happens inside the write that brings both the pending count and the tx-
 advances the phase and reloads the pending count from the expected count. A wait reads the word
 and compares its phase with the ``state`` an arrive returned (or with a phase parity).
 
-The functions build value expressions (:mod:`ptxmm.values`), so both engines compute with them."""
+The functions build value expressions (:mod:`ptxmm.ir.values`), so both engines compute with them."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Each thread is executed symbolically, one typed instruction at a time: the :clas
 the state (registers, paths, forks, guards, unrolling, dependencies, event creation, location
 placement and address resolution), and the handler registered for the instruction's IR class
 (``@handles``, :data:`HANDLERS`) adds its events — one module per instruction family: memory,
-registers, fences, barriers, mbarrier, bulk, tensor, cp_async, wgmma, warp, control.
+registers, fences, barriers, mbarrier, bulk, tensor, cp_async, wgmma, warp, misc, control.
 Branches fork the execution into *paths* (bounded unrolling of backward branches, ``unroll``
 iterations at most); events created before a fork are shared by the paths that continue from it,
 so every event carries the set of paths it belongs to.
@@ -19,7 +19,7 @@ wrote nothing, leave no trace. A loop that counts its iterations in a register i
 ``build(..., awaits=False)`` turns the reduction off (the tests compare the two). Paths cut by
 the unrolling bound are dropped and counted, so reports can say the bound cut executions.
 
-Values are machine integers (:mod:`ptxmm.values`): a register has the width of the instruction
+Values are machine integers (:mod:`ptxmm.ir.values`): a register has the width of the instruction
 that wrote it, a memory event the width of its location; conversions follow the instruction
 type. Syntactic dependencies (addr, data, ctrl) are tracked alongside."""
 

@@ -7,7 +7,7 @@ events, a phase per arrival at a counted barrier, and the write each observed lo
 
 Two things live here and nowhere else:
 
-* **Well-formedness**, stated once over the engine-blind guards of :mod:`ptxmm.vocab` (a
+* **Well-formedness**, stated once over the engine-blind guards of :mod:`ptxmm.semantics.vocab` (a
   :class:`~ptxmm.cat.relalg.Universe` folds constants, so the same functions give solver terms to
   the Z3 engine, which asserts them, and plain booleans for a concrete candidate, which the
   enumerator below keeps only when they all hold): :func:`rf_wellformed` (each executed read reads

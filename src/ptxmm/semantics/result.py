@@ -1,5 +1,5 @@
 """Result objects of the public API: outcomes, witness executions, check results — plain records
-(they compute nothing: explanations and drawings take a result, :mod:`ptxmm.explain`,
+(they compute nothing: explanations and drawings take a result, :mod:`ptxmm.explanation.explain`,
 :mod:`ptxmm.explanation.graph`)."""
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Front ends: one module per input format, each producing a :class:`ptxmm.program.Program`."""
+"""Front ends: one module per input format, each producing a :class:`ptxmm.ir.program.Program`."""

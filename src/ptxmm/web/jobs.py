@@ -4,7 +4,7 @@ status, body, media type. A job is a plain picklable record; nothing here import
 framework, so a worker process loads only the checker.
 
 What a job answers is what the command line prints: ``/api/check`` the object of
-``ptxmm check --json`` (written by :mod:`ptxmm.jsonout`), ``/api/explain`` that of
+``ptxmm check --json`` (written by :mod:`ptxmm.report.jsonout`), ``/api/explain`` that of
 ``ptxmm explain --json``, ``/api/graph`` the SVG of ``ptxmm graph``. A program the front end or
 the checker refuses is a 422 with the located error object of docs/json-schema.md ("errors").
 

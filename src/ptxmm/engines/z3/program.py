@@ -114,7 +114,7 @@ class Encoding:
     of its choice (``self.ch``) and the final values and terms of its observables."""
 
     def _wellformed(self, cand: Candidates, env) -> list:
-        """Well-formedness as :mod:`ptxmm.executions` states it (rf, co, transitivity), each
+        """Well-formedness as :mod:`ptxmm.semantics.executions` states it (rf, co, transitivity), each
         cardinality constraint in Z3's own form; counted barrier phases fill in arrival order."""
         ch, ev = self.ch, self.eg.events
         co = env["co"]
@@ -130,7 +130,7 @@ class Encoding:
         return [self._lower(c) for c in cs]
 
     def _lower(self, c):
-        """A constraint of :mod:`ptxmm.executions` as a guard or a Z3 Bool."""
+        """A constraint of :mod:`ptxmm.semantics.executions` as a guard or a Z3 Bool."""
         if isinstance(c, executions.AtMostOne):
             return _at_most_one([self.lg.z3(g) for g in c.guards])
         if isinstance(c, executions.ExactlyOne):
@@ -172,7 +172,7 @@ class Encoding:
         return out
 
     def _final_values(self, cand: Candidates, co) -> dict[str, dict[int, Guard]]:
-        """Final-state observers read a co-maximal executed write (:mod:`ptxmm.executions`)."""
+        """Final-state observers read a co-maximal executed write (:mod:`ptxmm.semantics.executions`)."""
         ch, u, fin = self.ch, co.u, {}
         for o in self.obs:
             if o.loc is None or o.loc in fin:

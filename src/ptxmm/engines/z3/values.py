@@ -1,4 +1,4 @@
-""":mod:`ptxmm.values` expressions and test conditions as Z3 bit-vector terms, wrapping as PTX
+""":mod:`ptxmm.ir.values` expressions and test conditions as Z3 bit-vector terms, wrapping as PTX
 does (comparisons and logic as Bools)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ...ir.values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
 
 
 class Values:
-    """:mod:`ptxmm.values` expressions as Z3 bit-vectors (comparisons and logic as Bools). An
+    """:mod:`ptxmm.ir.values` expressions as Z3 bit-vectors (comparisons and logic as Bools). An
     unspecified value is a fresh constant, unconstrained: the solver chooses it (``unspec``)."""
 
     def __init__(self, read: Callable[[int], z3.BitVecRef]):
@@ -22,7 +22,7 @@ class Values:
 
     def chosen(self, m: z3.ModelRef) -> tuple[tuple[int, int], ...]:
         """The unspecified values model ``m`` chose, as an execution's values
-        (:func:`ptxmm.values.unspec_key` → value)."""
+        (:func:`ptxmm.ir.values.unspec_key` → value)."""
         return tuple((unspec_key(u), m.eval(c, model_completion=True).as_long())
                      for u, c in sorted(self.unspec.items()))
 
