@@ -10,7 +10,7 @@ a class: dataclass compiles six methods from source text per class (~0.4 ms each
 some 60 of them, all created at every start), ``record`` builds closures over the field list.
 Creating an *instance* costs about what dataclass's compiled __init__ costs: the common calls (all
 arguments positional) take a path that fills the instance's dictionary in one C call.
-tests/test_startup.py holds records and dataclasses equal.
+tests/startup/test_startup.py holds records and dataclasses equal.
 
 A record extends records (and plain classes), not dataclasses, and is extended by records: to
 dataclass's own checks every record is a mutable dataclass, whatever its options.

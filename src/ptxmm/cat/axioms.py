@@ -25,8 +25,8 @@ def scc_ids(succ: dict[int, list[int]]) -> dict[int, int]:
 
     Written here, not networkx's ``strongly_connected_components`` (which explanations use), for
     a reason: every check runs it, and importing networkx takes ~110 ms — more than a whole
-    ``ptxmm check`` of a small test (~90 ms). tests/test_axioms_scc.py compares it with networkx
-    on random graphs."""
+    ``ptxmm check`` of a small test (~90 ms). tests/models/test_scc_and_shortest_paths.py compares
+    it with networkx on random graphs."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     comp: dict[int, int] = {}

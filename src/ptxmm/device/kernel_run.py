@@ -38,7 +38,7 @@ def driver_encoder() -> TiledEncoder:
     (tensor.encode_tiled: ctypes on ``libcuda.so.1``, the map in a 128-byte aligned host buffer).
     Interleave, swizzle, L2 promotion and OOB fill are NONE (0): zero fill, as the model's tensor
     loads assume. The launch's rules were checked when it was read; the driver checks them again
-    (tests/test_device_kernels_tma_gpu.py holds the two against each other)."""
+    (tests/device/test_tensor_map_kernels_gpu.py holds the two against each other)."""
     from .tensor import encode_tiled
 
     return lambda a: encode_tiled(a, check=False).bytes()

@@ -16,7 +16,7 @@ A model is recognised as stating one of them by the axiom's **expression**, not 
 AST of the axiom with every ``let`` it uses inlined (down to the engine's base names, and the base
 ``fr`` read as ``(rf^-1 ; co) \\ id``) must equal the reference text below. A model that states
 neither — Dat3M's cat files, a user's model — is enumerated exactly as before
-(``tests/test_prune.py``).
+(``tests/engines/test_model_guarded_pruning.py``).
 
 What :class:`GuidedSpace` does with them (each a restriction the axiom's own statement implies on
 every execution the model accepts, so the executions the model accepts are exactly the same):
@@ -34,8 +34,8 @@ every execution the model accepts, so the executions the model accepts are exact
 
 Monotonicity is what makes an early rejection safe: the violation is stated over rf, co and static
 relations (rmw, loc, the tags) only, and a partial candidate that has the violating rf pair and co
-pairs keeps them in every completion. ``tests/test_prune.py`` compares whole check results
-(outcomes, verdicts, flags) with and without the pruning on random mbarrier programs, under
+pairs keeps them in every completion. ``tests/engines/test_model_guarded_pruning.py`` compares whole
+check results (outcomes, verdicts, flags) with and without the pruning on random mbarrier programs, under
 ``ptx`` and under a model that lacks the axioms."""
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ def await_sound(t: Thread, start: int, end: int) -> bool:
     one that exits at once with the reads of its last iteration (the issue-24 counter
     ``add %r2, %r2, 1`` carries %r2 and keeps its loop unrolled). What remains assumed, as
     Dat3M and GenMC assume it, is that dropping the earlier iterations' reads keeps an
-    execution consistent; tests/test_awaits.py compares the reduction with the plain
+    execution consistent; tests/semantics/test_spin_loops_as_awaits.py compares the reduction with the plain
     unrolling on generated loops."""
     body = t.instrs[start:end + 1]
     inner = {i.name for i in body[1:] if isinstance(i, Label)}

@@ -29,7 +29,7 @@ wgmma wmma xor
 # ----- operand types, as ptxas -arch=sm_90 (CUDA 13.0) checks them ----------------------------------
 # (PTX ISA "Operand Type Information": a register operand's type must agree with the instruction
 # type in size and kind; ld/st relax the size; the instruction types each opcode takes.) Each entry
-# below was asked of ptxas; tests/test_ptxas_diff.py keeps asking.
+# below was asked of ptxas; tests/syntax/test_ptxas_accepts_what_ptxmm_reads.py keeps asking.
 
 _INT = tuple(f"{k}{w}" for k in "us" for w in (16, 32, 64))
 _BITS = ("b16", "b32", "b64")

@@ -43,8 +43,9 @@ from .common import Sources, line_of
 # ----- operands, as ptxas checks them (the .ptx front end) -----------------------------------------
 # Instruction types, register types (PTX ISA "Operand Type Information"), integer constants,
 # addresses as values and state spaces: ptxas -arch=sm_90 rejects what these reject (the tables
-# are in ptx_isa.py; tests/test_ptxas_diff.py compares with ptxas). Registers without a `.reg`
-# declaration (a litmus convenience) take the type of the instruction that uses them. One
+# are in ptx_isa.py; tests/syntax/test_ptxas_accepts_what_ptxmm_reads.py compares with ptxas).
+# Registers without a `.reg` declaration (a litmus convenience) take the type of the instruction
+# that uses them. One
 # departure: ptxas truncates an integer constant too large for its operand without a word
 # (`mov.u32 %r0, 0x1FFFFFFFF`); here it is an error, since the truncated value is not the one
 # the test's author wrote.

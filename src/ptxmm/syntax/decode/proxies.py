@@ -21,7 +21,7 @@ from .registry import register
 
 # These accepted forms were assembled by ``ptxas -arch=sm_90`` (CUDA 13.0, ``.version 8.0``; 64-bit
 # ``sured.b.min/max`` need ``.version 8.1``) in a kernel declaring
-# ``.global .texref t; .global .surfref s; .const .u32 c;`` (tests/test_ptx_proxy_syntax.py repeats
+# ``.global .texref t; .global .surfref s; .const .u32 c;`` (tests/syntax/test_proxy_syntax.py repeats
 # the check where ptxas is installed)::
 #
 #     ld.const.u32 %r0, [c];                  ld.weak.const.ca.u32 %r0, [c];

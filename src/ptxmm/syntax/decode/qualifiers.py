@@ -139,7 +139,7 @@ def take_space(q: Quals) -> str | None:
 # ----- semantics and scope: ld/st/atom/red and fences, both dialects -------------------------------
 # One rule set. What differs by dialect: an ld/st written without semantics is weak in .ptx and an
 # error in Dat3M's dialect (its grammar requires one); the messages, which each dialect words its
-# own way (tests/test_front_end_typos.py, tests/test_litmus*.py and docs/errors.md compare them).
+# own way (tests/syntax/test_misspellings.py, tests/syntax/test_litmus*.py and docs/errors.md compare them).
 
 
 def mem_sem(q: Quals, allowed, form: str | None, rmw: bool = False,
