@@ -613,3 +613,16 @@ MUTANTS += [
              "flip = (isinstance(node, Diff) and k > 0) or isinstance(node, Complement)",
              "flip = isinstance(node, Complement)")]),
 ]
+
+# Issue 37: a data race is between operations (models/ptx-common.cat same-op; queries/races.py):
+# killed by tests/queries/test_races.py and tests/kernel/test_kernel_corpus.py (last-block-reset)
+MUTANTS += [
+    Mutant("race-between-rmw-halves", "model",
+           "ptx.cat's data-race flag compares events, not operations: the read half of the first "
+           "block's atom races with the last block's counter reset",
+           [(PTX, "flag ~empty (conflict \\ (ms | (same-op ; (cause | cause^-1) ; same-op))) as data-race",
+             "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race")]),
+    Mutant("race-halves-reported-twice", "engine",
+           "a store racing with both halves of an atom is reported as two races",
+           [("src/ptxmm/queries/races.py", "            if key in seen:\n                continue\n", "")]),
+]

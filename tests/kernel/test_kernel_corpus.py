@@ -126,6 +126,8 @@ KEEPS = {
     "splitk-semaphore": [r"ld\.global\.acquire\.gpu\.b32", r"st\.global\.release\.gpu\.b32", r"bar\.sync"],
     "syncthreads-exchange": [r"bar\.sync", r"st\.shared\.u32", r"ld\.shared\.u32"],
     "exchange-off-by-one": [r"bar\.sync", r"mul\.wide\.s32\s+%rd\d+, %r1, 4"],  # %r1 = %tid.x + 1
+    "last-block-reset": [r"atom\.global\.inc\.u32", r"st\.global\.u32\s+\[count\], %r\d+"],
+    "last-block-reset-fenced": [r"atom\.global\.inc\.u32", r"st\.global\.u32\s+\[count\], %r\d+"],
 }
 COUNTS = {  # (pattern, times) — the fenced and unfenced variants differ exactly in their fences
     "grid-barrier": [(r"membar\.gl", 3)],
@@ -135,6 +137,8 @@ COUNTS = {  # (pattern, times) — the fenced and unfenced variants differ exact
     "lookback-two-words-no-fence": [(r"membar\.gl", 0)],
     "syncthreads-exchange-no-barrier": [(r"bar\.sync", 0)],
     "ring-buffer": [(r"ld\.acquire\.gpu\.b32", 6), (r"st\.release\.gpu\.b32", 6)],
+    "last-block-reset": [(r"membar\.gl", 1)],
+    "last-block-reset-fenced": [(r"membar\.gl", 2)],
 }
 
 

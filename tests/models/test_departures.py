@@ -124,3 +124,39 @@ def test_observation_through_an_atomic_orders_a_later_weak_read():
     assert check(OBS_THROUGH_RMW, "ptx-v7.5").holds is True
     assert not _race_flagged("ptx")
     assert _race_flagged("ptx-v7.5")
+
+
+# ---- a data race is between operations: an atom's two halves are one operation (ptx-common.cat) --
+
+LAST_BLOCK_RESET = """
+.global .u32 c = 0;
+.thread T0 .cta 0 {
+    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
+    setp.eq.u32 %p, %r0, 1;
+    @!%p bra END;
+    st.global.u32 [c], 0;
+END:
+}
+.thread T1 .cta 1 {
+    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
+    setp.eq.u32 %p, %r0, 1;
+    @!%p bra END;
+    st.global.u32 [c], 0;
+END:
+}
+exists (T0:%r0 == 1)
+"""
+
+
+def test_a_race_is_between_operations_not_rmw_halves(tmp_path):
+    """Dat3M's cats state no data-race flag; the event-level reading `conflict \\ (ms | cause |
+    cause^-1)` (what ptxmm reported before) lets the read half of the first block's atom race with
+    the last block's reset, although the atom as one operation is observed by the last block's
+    atom and so causality-ordered before the reset. ptx.cat lifts causality to operations."""
+    races = lambda res: [f for f in res.findings if f.name == "data-race"]  # noqa: E731
+    assert races(check(LAST_BLOCK_RESET, "ptx")) == []
+    old = "flag ~empty (conflict \\ (ms | (same-op ; (cause | cause^-1) ; same-op))) as data-race"
+    by_event = "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race"
+    events = variant(tmp_path, "ptx.cat", old, by_event)
+    found = races(check(LAST_BLOCK_RESET, events))
+    assert {(e.thread, e.line) for f in found for e in f.events} >= {("T0", 4), ("T1", 14)}

@@ -135,3 +135,59 @@ def test_z3_race_query_equals_brute_force(src, model):
     # every flagged outcome of the enumeration has a finding, and every finding's outcome is allowed
     assert bool(z.findings) == any(o.flags for o in z.outcomes), src
     assert all(f.outcome in z.outcome_set for f in z.findings), src
+
+
+# ---- races over whole operations (PTX ISA 8.7.1: an atom/red is one memory operation) -----------
+
+LAST_BLOCK_RESET = """
+.global .u32 c = 0;
+.thread T0 .cta 0 {
+    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
+    setp.eq.u32 %p, %r0, 1;
+    @!%p bra END;
+    st.global.u32 [c], 0;
+END:
+}
+.thread T1 .cta 1 {
+    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
+    setp.eq.u32 %p, %r0, 1;
+    @!%p bra END;
+    st.global.u32 [c], 0;
+END:
+}
+exists (T0:%r0 == 1)
+"""
+
+
+def _races(src: str, model: str, engine: str = "auto"):
+    return [f for f in ptxmm.check(ptxmm.parse(src), model, engine=engine).findings
+            if f.kind == FindingKind.RACE]
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5", "ptx-v6.0"])
+def test_the_last_block_reset_of_a_counter_is_not_a_race(model, engine):
+    """`t = atomicAdd(c, 1); if (t == 1) *c = 0;` in two blocks: the first block's atom is observed
+    by the last block's atom, which is po-before the reset — the atom is one operation, so its read
+    half is ordered with the reset too (the examples/kernels/last-block-reset.cu idiom)."""
+    assert _races(LAST_BLOCK_RESET, model, engine) == []
+
+
+@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5", "ptx-v6.0"])
+def test_a_plain_access_still_races_with_an_atom(model):
+    """The other direction: a weak load (or store) and a relaxed atom are not morally strong and
+    nothing orders them. A store races with both halves of the atom: one finding, naming the
+    atom as its instruction."""
+    load = """
+.global .u32 c = 0;
+.thread T0 .cta 0 { atom.relaxed.gpu.global.add.u32 %r0, [c], 1; }
+.thread T1 .cta 1 { ld.global.u32 %r0, [c]; }
+exists (T1:%r0 == 1)
+"""
+    (race,) = _races(load, model)
+    assert [e.thread for e in race.events] == ["T0", "T1"]
+    assert race.events[0].text == "atom.relaxed.gpu.global.add.u32 %r0, [c], 1"
+    store = load.replace("ld.global.u32 %r0, [c];", "st.global.u32 [c], 5;").replace("T1:%r0 == 1", "c == 5")
+    (race,) = _races(store, model)
+    assert {e.text for e in race.events} == {"atom.relaxed.gpu.global.add.u32 %r0, [c], 1",
+                                              "st.global.u32 [c], 5"}

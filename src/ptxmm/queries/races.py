@@ -9,13 +9,14 @@ not both morally strong, unordered by causality); any other flag is reported und
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ..cat.ast import Flag
 from ..cat.parser import Model
 from ..engines import TimedOut
 from ..ir.program import Program
 from ..semantics.events import EventGraph
-from ..semantics.result import Finding, FindingKind
+from ..semantics.result import EventRef, Finding, FindingKind
 from .query import CheckOptions, CheckRun, Found
 from .refs import event_ref, where
 
@@ -24,14 +25,39 @@ def kind_of_flag(name: str) -> FindingKind:
     return FindingKind.RACE if name.endswith("race") else FindingKind.FLAG
 
 
+def _operations(eg: EventGraph) -> dict[int, int]:
+    """Each event of an atomic operation (a read and a write joined by ``rmw``) → its read half:
+    the ISA's one memory operation (models/ptx-common.cat, ``same-op``)."""
+    return {w: r for r, w in eg.edges.get("rmw", ())}
+
+
+def _op_ref(eg: EventGraph, e: int, ops: dict[int, int]) -> EventRef:
+    """A race names operations: an atomic's half is named as its instruction, without "(read)"
+    or "(write)" (the event id stays the one that races, for the witness)."""
+    ref = event_ref(eg, e)
+    if e in ops or e in ops.values():
+        ref = replace(ref, text=ref.text.replace(" (read)", "").replace(" (write)", ""))
+    return ref
+
+
 def of_raised(eg: EventGraph, raised: Iterable, outcome_of=None) -> tuple[Finding, ...]:
     """Findings from an engine's raised flag elements (``engines.Raised``), in a stable order
     (kind, name, events); ``outcome_of(execution)`` names each witness's outcome; a race says the
-    location its accesses touch."""
-    out = [Finding(kind_of_flag(r.flag), r.flag, tuple(event_ref(eg, e) for e in r.events), r.witness,
-                   outcome_of(r.witness) if outcome_of else None,
-                   where=where(eg, r.events) if kind_of_flag(r.flag) == FindingKind.RACE else "")
-           for r in raised]
+    location its accesses touch. A data race is a pair of operations (PTX ISA 8.7.1): the two
+    halves of one atomic racing with the same access are one finding."""
+    ops = _operations(eg)
+    out, seen = [], set()
+    for r in raised:
+        race = kind_of_flag(r.flag) == FindingKind.RACE
+        if race:
+            key = (r.flag, frozenset(ops.get(e, e) for e in r.events))
+            if key in seen:
+                continue
+            seen.add(key)
+        refs = tuple(_op_ref(eg, e, ops) if race else event_ref(eg, e) for e in r.events)
+        out.append(Finding(kind_of_flag(r.flag), r.flag, refs, r.witness,
+                           outcome_of(r.witness) if outcome_of else None,
+                           where=where(eg, r.events) if race else ""))
     out.sort(key=lambda f: (f.kind, f.name, tuple(e.eid for e in f.events)))
     return tuple(out)
 
