@@ -517,6 +517,31 @@ LIVENESS_MUTANTS = [
            "a strong read is bound to see every write, whatever its scope (Dat3M's reading)",
            [(LIVE, "x.thread == r.thread or not self.scoped:", "x.thread == r.thread or True:")]),
 ]
+# Loops on the control-flow graph, registers that matter, "undecided" (issue 37): killed by
+# tests/queries/test_hang_loops.py (and test_hangs.py)
+LOOPS = "src/ptxmm/semantics/loops.py"
+LIVENESS_MUTANTS += [
+    Mutant("liveness-rotated-loop-unseen", "engine",
+           "a rotated loop's back edge (its body falling through into its test) ends no iteration: "
+           "a rotated wait that never ends is not a hang",
+           [("src/ptxmm/semantics/builder.py",
+             "if not (isinstance(u, Branch) and self.labels[u.target] == st.pc):", "if False:")]),
+    Mutant("liveness-every-register-matters", "engine",
+           "the stuck test compares every register the iteration carries: a spin that counts its "
+           "iterations is never stuck",
+           [(LOOPS, "            if r in rel or not b.relevance:", "            if True:")]),
+    Mutant("liveness-seen-atom-read-loose", "engine",
+           "an atom whose destination matters nothing may read stale values even when another "
+           "thread reads the location it keeps changing",
+           [(LIVE, "            if w is None or not any(", "            if True or not any(")]),
+    Mutant("liveness-writing-loop-exact", "engine",
+           "a loop that writes memory in each iteration counts as exact: no hang found means "
+           "\"terminates\" for it",
+           [(LOOPS, "        if x.kind == Kind.W and not (", "        if False and not (")]),
+    Mutant("liveness-never-undecided", "engine",
+           "a cut loop that is not exact never leaves the verdict undecided",
+           [(LIVE, '    why = "; ".join(eg.undecided) or None', "    why = None")]),
+]
 
 # Kernels (issue 25): the assert-fails and out-of-bounds findings; killed by
 # tests/kernel/test_kernel_front_end.py

@@ -106,14 +106,15 @@ exists (T1:%r0 == 1)""")
 
 
 def test_counting_loop_is_not_stuck():
-    """A loop that counts its iterations never repeats its state: not a hang, even when the
-    bound cuts it (the bound does not decide liveness)."""
+    """A loop that counts its iterations to its exit never repeats its state: not a hang, even
+    when the bound cuts it (the bound does not decide liveness) — and not "terminates" either:
+    the cut loop is not exact (its counter changes), so the verdict is not decided (issue 37)."""
     prog = parse(""".global .u32 x = 0;
 .thread T0 .cta 0 { .reg .pred %p; .reg .u32 %r1 = 0;
   L: ld.relaxed.gpu.global.u32 %r0, [x]; add.u32 %r1, %r1, 1; setp.lt.u32 %p, %r1, 100; @%p bra L; }
 exists (T0:%r0 == 0)""")
-    assert terminates(prog, "ptx")[0]
-    assert terminates(prog, "ptx", unroll=0)[0]
+    assert terminates(prog, "ptx") == (None, None)
+    assert terminates(prog, "ptx", unroll=0) == (None, None)
 
 
 def test_loop_without_exit_hangs_whatever_the_bound():

@@ -344,11 +344,11 @@ def _test_summary(console: Console, results: list, model: str, wall: float, json
     rated = [r for r in results if r.status in ("agree", "DISAGREE")]
     agree = sum(r.status == "agree" for r in results)
     times = sorted(r.time_s for r in results if r.status != "unsupported") or [0.0]
-    unknown = sum(r.status in ("timeout", "no-execution") for r in results)
+    unknown = sum(r.status in ("timeout", "no-execution", "undecided") for r in results)
     console.print(f"{agree}/{len(rated)} agree   ({len(results)} tests, "
                   f"{sum(r.status == 'error' for r in results)} errors, "
                   f"{sum(r.status == 'unsupported' for r in results)} not supported yet, "
-                  + (f"{unknown} unknown (timeout or no execution), " if unknown else "")
+                  + (f"{unknown} unknown (timeout, no execution, liveness not decided), " if unknown else "")
                   + f"{sum(r.status == 'unrated' for r in results)} unrated; model {model})")
     console.print(f"wall {wall:.2f} s, median {times[len(times) // 2] * 1000:.1f} ms/test, "
                   f"max {times[-1] * 1000:.1f} ms/test (tests that ran)")

@@ -130,6 +130,8 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
     infos.sort(key=lambda i: i.outcome.values)
     if status == "ok" and not infos and not opts.verdict_only and (eg.cut_paths or eg.awaits):
         status = "no-execution"
+    if status == "no-execution" and r.liveness == "terminates":  # no hang found decides nothing then
+        r.liveness, r.liveness_why = "undecided", f"no execution finishes within --unroll {opts.unroll}"
     if prog.condition is not None and holds is None and status == "ok":
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
     return CheckResult(prog, r.model.name, infos, holds, elapsed, name, eg.cut_paths, eg.awaits,
@@ -138,4 +140,5 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
                        timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
                        findings_status=findings_status, graph=eg,
                        enumerated=not (opts.verdict_only and prog.condition is not None),
-                       liveness=r.liveness, progress_model=opts.progress_model if r.liveness else None)
+                       liveness=r.liveness, progress_model=opts.progress_model if r.liveness else None,
+                       liveness_why=r.liveness_why)

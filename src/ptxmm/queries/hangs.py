@@ -171,19 +171,38 @@ class _Encoding:
     def stuck(self, end: tuple):
         """The iteration ``end`` describes repeats forever unchanged."""
         z3 = self.z3
-        events, eqs, _ = end
+        events, eqs, _, free = end
         ev = self.eg.events
         cs = [self.ch.values.bool(q) for q in eqs]
+        free = self.unseen(events, free)
         for e in events:
             x = ev[e]
             if x.kind == Kind.B:
                 return z3.BoolVal(False)
             if x.kind == Kind.W:  # the thread's writes and those of copies it issued
                 cs.append(z3.Implies(self.ex(e), self.co_max(e)))
-            elif x.kind == Kind.R and x.agent < 0 and (self.mem_fair and x.sem != "weak"):
+            elif x.kind == Kind.R and x.agent < 0 and (self.mem_fair and x.sem != "weak") \
+                    and e not in free:
                 rf = self.ch.rfv
                 cs += [z3.Implies(rf[(w, e)], self.co_max(w, x)) for w in self.rf_of.get(e, [])]
         return z3.And(cs)
+
+    def unseen(self, events, free) -> set[int]:
+        """The reads of an iteration that may read stale values while it repeats: those whose
+        value matters nothing to the loop (.semantics.loops.relevant) — unless the read is an
+        atom's whose write some read may see (a read of the same location by another thread,
+        or one of the iteration's reads that matters): that write's value, the read's plus one,
+        changes in each repetition."""
+        ev, rmw = self.eg.events, dict(self.eg.edges.get("rmw", ()))
+        out = set()
+        for e in free:
+            w = rmw.get(e)
+            if w is None or not any(x.kind == Kind.R and x.loc == ev[w].loc and x.eid != e
+                                    and (x.thread != ev[e].thread or x.agent >= 0
+                                         or (x.eid in events and x.eid not in free))
+                                    for x in ev):
+                out.add(e)
+        return out
 
     def blocked(self, w: int):
         """The barrier wait ``w`` never completes."""
@@ -269,27 +288,38 @@ class _Encoding:
 # -- the query --------------------------------------------------------------------------------
 
 
-def liveness_graph(prog, unroll: int, progress: Progress) -> EventGraph:
-    return build(prog, unroll=unroll, liveness=True, prefixes=not progress.fair)
+def liveness_graph(prog, unroll: int, progress: Progress, relevance: bool = True) -> EventGraph:
+    return build(prog, unroll=unroll, liveness=True, prefixes=not progress.fair, relevance=relevance)
 
 
 def find_hangs(prog, model, unroll: int = 2, progress: str | Progress = "fair",
                deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
-               scoped: bool = True) -> list[Hang]:
+               scoped: bool = True, relevance: bool = True) -> list[Hang]:
     """The hangs of ``prog`` under ``model`` and ``progress``: each a witness execution in which
     some thread never finishes, with a finding that says where and why; with ``every``, one
     witness per hanging thread (a query each), else at most one. ``mem_fair=False`` drops memory
     fairness (a mutant's hook and a teaching aid: every read may stay stale); ``scoped=False``
-    binds a strong read to every write, whatever its scope (Dat3M's reading)."""
+    binds a strong read to every write, whatever its scope (Dat3M's reading); ``relevance=False``:
+    the stuck test compares every register a loop carries (the test before issue 37)."""
+    return decide(prog, model, unroll, progress, deadline, every, mem_fair, scoped, relevance)[0]
+
+
+def decide(prog, model, unroll: int = 2, progress: str | Progress = "fair",
+           deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
+           scoped: bool = True, relevance: bool = True) -> tuple[list[Hang], str | None]:
+    """:func:`find_hangs`, and when it finds none, why that does not mean every execution
+    terminates (None: it does): a loop the unrolling cut that is not exact
+    (.semantics.loops.exact), or no execution finishing within the bound."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
     from ..semantics.vocab import candidates
 
     pr = Progress.parse(progress)
     m = load_model(model) if isinstance(model, str) else model
-    eg = liveness_graph(prog, unroll, pr)
+    eg = liveness_graph(prog, unroll, pr, relevance)
+    why = "; ".join(eg.undecided) or None
     if not any(p.kind in ("stuck", "blocked") for ps in eg.paths for p in ps):
-        return []
+        return [], why
     pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
         enc = _Encoding(eg, pb, pr, mem_fair, scoped)
@@ -304,16 +334,17 @@ def find_hangs(prog, model, unroll: int = 2, progress: str | Progress = "fair",
             if not every:
                 break
             left -= set(h.threads)
-        return out
+        return out, why
     finally:
         pb.close()
 
 
 def terminates(prog, model, unroll: int = 2, progress: str | Progress = "fair",
-               deadline: Deadline = NO_DEADLINE) -> tuple[bool, Finding | None]:
-    """Whether every execution terminates (Dat3M's liveness verdict 1), and a hang's finding if not."""
-    hs = find_hangs(prog, model, unroll, progress, deadline, every=False)
-    return (not hs, hs[0].finding if hs else None)
+               deadline: Deadline = NO_DEADLINE) -> tuple[bool | None, Finding | None]:
+    """Whether every execution terminates (Dat3M's liveness verdict 1; None: not decided, see
+    :func:`decide`), and a hang's finding if not."""
+    hs, why = decide(prog, model, unroll, progress, deadline, every=False)
+    return (None if not hs and why else not hs, hs[0].finding if hs else None)
 
 
 # -- the witness in words ---------------------------------------------------------------------
@@ -394,7 +425,7 @@ def _who(eg: EventGraph, w: int) -> str:
 
 
 def _stuck_words(eg: EventGraph, exe: Execution, t: int, end: tuple) -> tuple[str, list[int]]:
-    events, _, branch = end
+    events, _, branch, free = end
     name = eg.program.threads[t].name
     where = f"line {branch.pos.line}" if branch.pos is not None else "a loop"
     src = {r: w for w, r in exe.rf}
@@ -408,7 +439,10 @@ def _stuck_words(eg: EventGraph, exe: Execution, t: int, end: tuple) -> tuple[st
         x, w = eg.events[r], src[r]
         loc = (x.vloc or x.loc).split("@")[0]  # a shared location's copy: its name
         newer = later.get(w, [])  # executed writes co-after the one it reads (init pairs included)
-        if newer and x.sem == "weak":
+        if newer and r in free:
+            parts.append(f"its read of {loc} ({_line(eg, r)}) feeds nothing its loop depends on: "
+                         "what it returns does not matter")
+        elif newer and x.sem == "weak":
             parts.append(f"its weak read of {loc} ({_line(eg, r)}) keeps returning {vals.get(r)} from "
                          f"{_who(eg, w)} although {_who(eg, newer[0])} is co-later: nothing obliges a "
                          "weak read to see it")
@@ -462,8 +496,9 @@ def _blocked_words(eg: EventGraph, exe: Execution, t: int, w: int) -> tuple[str,
 
 class Hangs:
     """``check(..., liveness=True)``: the hangs as findings, asked of a formula of the liveness
-    graph (its own problem); the status is the liveness verdict ("terminates", "hangs", or
-    "timeout")."""
+    graph (its own problem); the status is the liveness verdict ("terminates", "hangs",
+    "undecided" — no hang found, but that does not decide it: why in ``run.liveness_why`` — or
+    "timeout"). No execution finishing within the bound and no hang found is "undecided"."""
 
     name = "hangs"
     own_problem = True
@@ -475,9 +510,12 @@ class Hangs:
         from ..engines import TimedOut
 
         try:
-            hs = find_hangs(r.prog, r.model, r.opts.unroll, r.opts.progress_model, r.deadline)
+            hs, why = decide(r.prog, r.model, r.opts.unroll, r.opts.progress_model, r.deadline)
         except TimedOut:
             return Found((), "timeout")
+        if not hs and why is not None:
+            r.liveness_why = why
+            return Found((), "undecided")
         return Found(tuple(h.finding for h in hs), "hangs" if hs else "terminates")
 
 
@@ -485,10 +523,20 @@ QUERY = Hangs()
 
 
 def verdict(prog, model, unroll: int, progress: str, timeout: float | None) -> bool | None:
-    """``ptxmm test --liveness``: whether no execution hangs; None when the time limit passed."""
+    """``ptxmm test --liveness``: whether no execution hangs; None when the time limit passed or
+    the verdict is not decided (:func:`decide`)."""
+    return verdict_why(prog, model, unroll, progress, timeout)[0]
+
+
+def verdict_why(prog, model, unroll: int, progress: str,
+                timeout: float | None) -> tuple[bool | None, str | None]:
+    """:func:`verdict`, and when it is None why: "timeout", or "undecided" and why in words."""
     from ..engines import TimedOut
 
     try:
-        return terminates(prog, model, unroll, progress, Deadline.after(timeout))[0]
+        hs, why = decide(prog, model, unroll, progress, Deadline.after(timeout), every=False)
     except TimedOut:
-        return None
+        return None, "timeout"
+    if not hs and why:
+        return None, why
+    return not hs, None

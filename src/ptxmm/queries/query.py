@@ -48,7 +48,8 @@ class CheckRun:
     found: list
     findings: tuple[Finding, ...] = ()
     listed: list[Observable] = field(default_factory=list)  # what an enumeration lists (see condition)
-    liveness: str | None = None  # "terminates", "hangs", "timeout"; None: not asked
+    liveness: str | None = None  # "terminates", "hangs", "undecided", "timeout"; None: not asked
+    liveness_why: str | None = None  # "undecided": why, in words
     pb: Any = None  # the engine's problem (an engines.Engine) once built
     status: str = "ok"  # what became of the condition: "ok", "stopped", "timeout", "no-execution"
 

@@ -121,6 +121,8 @@ LIVENESS_TEXT = {
                                                  "finding above", "red")),
     "timeout": lambda m: (("liveness: ", "bold"), (f"unknown (progress {m}): the time limit passed",
                                                    "yellow")),
+    "undecided": lambda m: (("liveness: ", "bold"), (f"not decided (progress {m}): no hang found, but "
+                                                     "that does not show every execution ends", "yellow")),
 }
 
 
@@ -154,7 +156,8 @@ def _notes(r: CheckResult, out: Writer) -> None:
     if r.awaits:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
     if r.liveness is not None:
-        out.line(*LIVENESS_TEXT[r.liveness](r.progress_model))
+        head, (text, colour) = LIVENESS_TEXT[r.liveness](r.progress_model)
+        out.line(head, (text + (f": {r.liveness_why}" if r.liveness_why else ""), colour))
     if r.program.kernel is not None:  # the bounds a kernel check ran under
         info = r.program.kernel
         out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}), "

@@ -128,8 +128,9 @@ class State:
     events: list[int]
     back: dict[int, int]
     bars: dict  # barrier operands → occurrences so far
-    # liveness graphs: label pc → (events so far, registers) when the thread last reached it;
-    # assumes made before each event; how the path ends (PathInfo.kind, PathInfo.end)
+    # liveness graphs: loop header pc → (events so far, registers, registers read before written,
+    # registers written) when the path last arrived there (.loops); assumes made before each
+    # event; how the path ends (PathInfo.kind, PathInfo.end); the pc of the last instruction run
     heads: dict = field(default_factory=dict)
     marks: list = field(default_factory=list)
     end: tuple = ("done", ())
@@ -137,12 +138,13 @@ class State:
     # address they hold, or None where arithmetic moved it (Builder.resolve refuses that one)
     ptr: dict = field(default_factory=dict)
     stop: Stop | None = None  # where the path stops early (a failing assert, an out-of-bounds access)
+    last: int = -1
 
     def fork(self) -> State:
         return State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
                      self.ctrl, list(self.events), dict(self.back), dict(self.bars),
                      {k: (n, r, set(rbw), set(wr)) for k, (n, r, rbw, wr) in self.heads.items()},
-                     list(self.marks), self.end, dict(self.ptr), self.stop)
+                     list(self.marks), self.end, dict(self.ptr), self.stop, self.last)
 
     def used(self, reg: str, write: bool) -> None:
         """Liveness graphs: note a register read (before the iteration wrote it: it carries state
@@ -159,13 +161,21 @@ class Builder:
     edges, the locations' addresses and placements, and the thread being built; each path of it is
     a :class:`State`. ``step`` evaluates an instruction's guard and calls its family's handler."""
 
-    def __init__(self, prog: Program, unroll: int, awaits: bool = True, liveness: bool = False):
+    def __init__(self, prog: Program, unroll: int, awaits: bool = True, liveness: bool = False,
+                 relevance: bool = True):
         load_families()
         self.p = prog
         self.unroll = unroll
         self.reduce = awaits  # reduce spin loops to awaits where that is sound
         self.liveness = liveness  # also the paths that hang (stuck in a loop, blocked at a barrier)
         self.pending: list[State] = []  # such paths forked by the last step
+        # liveness graphs: the thread's loops (.loops.analyse); whether the stuck test compares
+        # only the registers that matter to the loop; (thread, header) → why a loop is not exact
+        # (.control.exact), and the loops the unrolling cut
+        self.loops = None
+        self.relevance = relevance
+        self.inexact: dict[tuple[int, int], str] = {}
+        self.cut_loops: dict[tuple[int, int], int] = {}
         self.events: list[Proto] = []
         self.edges: set[tuple[int, int, str]] = set()
         self.cut = 0
@@ -345,6 +355,10 @@ class Builder:
     def thread(self, t: Thread) -> list[PathInfo]:
         self.cur = t.index
         self.labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
+        if self.liveness:
+            from .loops import analyse
+
+            self.loops = analyse(t, self.labels)
         regs: dict[str, Expr] = {}
         types: dict[str, str] = dict(t.reg_types)
         for name, v in t.init_regs:
@@ -375,7 +389,8 @@ class Builder:
         return done
 
     def step(self, t: Thread, ins: Instruction, st: State, stack) -> State | None:
-        self.enter(ins, st)
+        self.enter(t, st)
+        st.last = st.pc
         guard: Expr | None = None
         gdeps: frozenset[int] = frozenset()
         if ins.guard is not None and not isinstance(ins, Branch):
@@ -406,10 +421,20 @@ class Builder:
         st.pc = 10**9
         return st
 
-    def enter(self, ins: Instruction, st: State) -> None:
-        """Liveness graphs: a label is a loop head the path reaches; note the state it finds."""
-        if self.liveness and isinstance(ins, Label):
-            st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
+    def enter(self, t: Thread, st: State) -> None:
+        """Liveness graphs: the path arrives at a loop header; when it comes by a back edge that
+        is no taken branch (a rotated loop's body falls through into its test), the iteration
+        that ends here may repeat forever (a taken branch's is built at the branch); then note
+        the state the header finds."""
+        if not self.liveness or st.pc not in self.loops.body:
+            return
+        if (st.last, st.pc) in self.loops.back:
+            u = t.instrs[st.last]
+            if not (isinstance(u, Branch) and self.labels[u.target] == st.pc):
+                from .loops import stuck_at
+
+                stuck_at(self, st, st.pc, TRUE, frozenset(), u)
+        st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
 
     # -- locations of the Hopper forms: shared memory, tensor maps, the CTAs of a cluster ------
     def space_tag(self, name: str) -> set[str]:
@@ -450,15 +475,16 @@ class Builder:
 
 
 def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
-          prefixes: bool = False) -> EventGraph:
+          prefixes: bool = False, relevance: bool = True) -> EventGraph:
     """Unroll every thread of ``prog`` and build its event graph (``awaits=False``: no spin loop
     is reduced to an await, every loop is unrolled — for tests of the reduction). ``liveness``:
     also the paths that hang (PathInfo.kind "stuck" and "blocked"; :mod:`ptxmm.queries.hangs` asks
     which of them an execution can take forever), and with ``prefixes`` every prefix of a path
-    (a thread the scheduler may stop). Only liveness queries use such a graph.
+    (a thread the scheduler may stop). Only liveness queries use such a graph; ``relevance=False``
+    makes the stuck test compare every register an iteration carries (the test before issue 37).
 
     The initial writes come first, then every thread's paths, then the graph is frozen."""
-    b = Builder(prog, unroll, awaits, liveness)
+    b = Builder(prog, unroll, awaits, liveness, relevance)
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
     ctas: dict = {}
     for t in prog.threads:
@@ -516,7 +542,7 @@ def _freeze(b: Builder, prog: Program, all_paths, init, loc_of_name) -> EventGra
     return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
                       {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
                       {k: tuple(v) for k, v in loc_of_name.items()}, tuple(b.unspecs),
-                      tuple(b.warned.values()))
+                      tuple(b.warned.values()), _undecided(b))
 
 
 def _prefixes(paths: list[PathInfo]) -> list[PathInfo]:
@@ -535,9 +561,18 @@ def _prefixes(paths: list[PathInfo]) -> list[PathInfo]:
 
 
 def _remap_end(end: tuple, f) -> tuple:
-    if len(end) == 3:  # stuck: (events, equalities, branch)
-        return (tuple(f(x) for x in end[0]), tuple(substitute(x, f) for x in end[1]), end[2])
+    if len(end) == 4:  # stuck: (events, equalities, back-edge instruction, loose reads)
+        return (tuple(f(x) for x in end[0]), tuple(substitute(x, f) for x in end[1]), end[2],
+                tuple(f(x) for x in end[3]))
     return tuple(f(x) for x in end)
+
+
+def _undecided(b: Builder) -> tuple[str, ...]:
+    """Why "no hang found" would not mean "terminates": each loop the unrolling cut that is not
+    exact (.control.exact), in words naming its line."""
+    return tuple(dict.fromkeys(b.inexact.get(k) or f"the loop at line {line} was never examined"
+                               for k, line in sorted(b.cut_loops.items())
+                               if k not in b.inexact or b.inexact[k]))
 
 
 def _cta_label(cta: tuple) -> str:

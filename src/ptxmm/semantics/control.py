@@ -23,18 +23,10 @@ from ..ir.program import (
     Thread,
     operands,
 )
-from ..ir.values import TRUE, Const, Expr, Op, convert, mk, truth
+from ..ir.values import TRUE, Const, Expr, mk, truth
 from .builder import Builder, State, handles
 from .events import Kind
-
-
-def _negates(c: Expr, g: Expr) -> bool:
-    """Whether ``c`` is syntactically the negation of the equality ``g`` (ne a b, or not (eq a b))."""
-    if not (isinstance(g, Op) and g.op == "eq"):
-        return False
-    if isinstance(c, Op) and c.op == "lnot":
-        return c.args[0] == g
-    return isinstance(c, Op) and c.op == "ne" and c.args in (g.args, g.args[::-1])
+from .loops import negates, note_cut, stuck_at
 
 
 @handles(Branch, control=True)
@@ -49,7 +41,7 @@ def branch(b: Builder, t: Thread, ins: Branch, st: State, guard, gdeps, stack) -
         g, deps = b.val(ins.guard[0], st, None)
         cond = mk("lnot", truth(g)) if ins.guard[1] else truth(g)
     backward = target <= st.pc
-    if backward and b.liveness and cond != Const(0, 1):
+    if b.liveness and (st.pc, target) in b.loops.back and cond != Const(0, 1):
         stuck_at(b, st, target, cond, deps, ins)
     if backward and ins.guard is not None and b.reduce and await_sound(t, target, st.pc) \
             and (side_effect_free(t, target, st.pc) or cas_retry(b, t, target, st, cond)):
@@ -69,6 +61,7 @@ def branch(b: Builder, t: Thread, ins: Branch, st: State, guard, gdeps, stack) -
             taken.back[st.pc] = taken.back.get(st.pc, 0) + 1
             if taken.back[st.pc] > b.unroll:
                 b.cut += 1
+                note_cut(b, t, st.pc, target)
                 taken = None
     if cond == TRUE:
         return taken
@@ -106,28 +99,6 @@ def blocked_at(b: Builder, st: State, wait: int, part: str, guard: Expr | None) 
     b.pending.append(blocked)
 
 
-def stuck_at(b: Builder, st: State, target: int, cond: Expr, deps, ins: Branch) -> None:
-    """Liveness graphs: the path that takes this backward branch and repeats the iteration
-    that just ran forever (whether it can is :mod:`ptxmm.queries.hangs`'s query): the iteration's
-    events, and "each register ends the iteration as it began it" (a register the iteration
-    writes before it reads it needs nothing)."""
-    n0, regs0, rbw, _ = st.heads.get(target, (len(st.events), dict(st.regs), set(st.regs), ()))
-    eqs = []
-    for r in sorted(rbw):  # the registers the iteration reads before it writes them
-        v1 = st.regs.get(r)
-        if v1 is None:
-            continue
-        v0 = regs0.get(r, Const(0, v1.w))
-        if v1 != v0:
-            eqs.append(mk("eq", convert(v0, v1.w), v1))
-    stuck = st.fork()
-    if cond != TRUE:
-        stuck.assumes.append(cond)
-        stuck.ctrl = stuck.ctrl | deps
-    stuck.end, stuck.pc = ("stuck", (tuple(st.events[n0:]), tuple(eqs), ins)), 10**9
-    b.pending.append(stuck)
-
-
 def cas_retry(b: Builder, t: Thread, start: int, st: State, cond: Expr) -> bool:
     """A CAS retry loop (``L: atom.cas %r, [x], e, n; setp.ne %p, %r, e; @%p bra L``): the
     body holds what an await allows plus unguarded atom.cas, and the loop goes back only
@@ -144,7 +115,7 @@ def cas_retry(b: Builder, t: Thread, start: int, st: State, cond: Expr) -> bool:
     for ins in cas:
         w = next((e for e in reversed(st.events)
                   if b.events[e].instr is ins and b.events[e].kind == Kind.W), None)
-        if ins.op != "cas" or w is None or not _negates(cond, b.events[w].cond):
+        if ins.op != "cas" or w is None or not negates(cond, b.events[w].cond):
             return False
     return True
 

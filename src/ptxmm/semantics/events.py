@@ -80,9 +80,10 @@ class PathInfo:
     regs: dict[str, Expr]  # final register values
     reg_types: dict[str, str]  # register → PTX type of its last write
     # liveness graphs only (``build(..., liveness=True)``, :mod:`ptxmm.queries.hangs`): how the path
-    # ends — "done" (the thread's exit), "stuck" (it takes a backward branch: ``end`` is (the
+    # ends — "done" (the thread's exit), "stuck" (it takes a loop's back edge: ``end`` is (the
     # events of that last iteration, register equalities "the iteration ends in the state it
-    # began in", the branch)), "blocked" (it stops at a barrier wait: ``end`` is (the wait,)) or
+    # began in", the back edge's instruction, the iteration's reads that matter nothing to the
+    # loop: .semantics.loops)), "blocked" (it stops at a barrier wait: ``end`` is (the wait,)) or
     # "prefix" (the thread is not scheduled past its last event)
     kind: str = "done"
     end: tuple = ()
@@ -105,6 +106,9 @@ class EventGraph:
     # warning per instruction that may produce one
     unspecified: tuple[Unspec, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    # liveness graphs: why "no hang found" would not decide that every execution terminates (a
+    # loop the unrolling cut whose repetition the stuck test need not catch), in words
+    undecided: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:

@@ -135,9 +135,12 @@ class CheckResult:
     # outcomes nor the flags of each were computed (the findings were: they are queries of their own)
     enumerated: bool = True
     # liveness (``check(..., liveness=True)``, ptxmm.queries.hangs): "terminates" (no execution hangs),
-    # "hangs" (the findings hold a hang), "timeout"; None when not asked; the progress model assumed
+    # "hangs" (the findings hold a hang), "undecided" (no hang found, but a loop the unrolling cut
+    # is not one the stuck test decides, or no execution finishes within the bound: why in
+    # ``liveness_why``), "timeout"; None when not asked; the progress model assumed
     liveness: str | None = None
     progress_model: str | None = None
+    liveness_why: str | None = None
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -198,7 +201,8 @@ class CheckResult:
                           "hint": w.hint} for w in self.program.warnings],
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
-        } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model}}
+        } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model}
+                           | ({"why": self.liveness_why} if self.liveness_why else {})}
              if self.liveness is not None else {})
 
 

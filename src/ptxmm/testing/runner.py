@@ -25,7 +25,7 @@ class TestOutcome:
     n_outcomes: int
     time_s: float
     error: str | None = None
-    unknown: str | None = None  # why the verdict is unknown: "timeout" or "no-execution"
+    unknown: str | None = None  # why the verdict is unknown: "timeout", "no-execution", "undecided"
     detail: str | None = None  # a kernel test: what was found against what its `expect` line lists
 
     @property
@@ -106,11 +106,13 @@ def _run_one(args) -> TestOutcome:
         if prog.kernel is not None:
             return _run_kernel(prog, path, model, unroll, timeout, t0)
         if live and live[0] is not None:  # "no execution hangs" (ptxmm.queries.hangs) is the verdict
-            from ..queries.hangs import verdict
+            from ..queries.hangs import verdict_why
 
-            ok = verdict(prog, model, unroll, live[0], timeout)
+            ok, why = verdict_why(prog, model, unroll, live[0], timeout)
             return TestOutcome(str(path), prog.name, exp if exp_known else prog.expect_liveness,
-                               ok, 0, time.perf_counter() - t0, unknown="timeout" if ok is None else None)
+                               ok, 0, time.perf_counter() - t0,
+                               unknown=why if why in (None, "timeout") else "undecided",
+                               detail=None if why in (None, "timeout") else why)
         res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout)
     except (PtxmmError, RecursionError) as e:

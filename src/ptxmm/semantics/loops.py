@@ -1,0 +1,237 @@
+"""A thread's loops on its control-flow graph (liveness graphs, :func:`.control.stuck_at`).
+
+The graph's nodes are instruction indices: an instruction falls through to the next one (not
+after an unguarded ``bra``, ``ret``/``exit`` or a stop), a branch also goes to its target. A
+*back edge* u → h is an edge whose head h dominates u (every path from the entry to u passes h);
+its *natural loop* is h and the nodes that reach u without passing h. An iteration of the loop is
+what a path does between two consecutive arrivals at h, however the text is laid out: nvcc -O3
+rotates loops (``bra COND; BODY: ...; COND: ...; @%p bra BODY``), where the back edge is BODY's
+fallthrough into COND and the textually backward branch is the loop's exit test.
+
+A register *matters* to a loop (:attr:`Loops.relevant`) when, through the loop's own data flow, it
+reaches a guard (a branch's or an instruction's), an address, an operand of an instruction with
+an effect (a store's or an atom's value, a barrier's operands, ...), or a register written in the
+loop that matters; ``nanosleep``'s operand matters nothing (a back-off has no effect). A read
+whose destination matters nothing cannot change the loop's path, addresses or stored values."""
+
+from __future__ import annotations
+
+from .._infra.records import record
+from ..ir.program import (
+    Addr,
+    Alu,
+    Atom,
+    Branch,
+    Halt,
+    Label,
+    Load,
+    Mov,
+    Nanosleep,
+    Reg,
+    Ret,
+    Selp,
+    Setp,
+    Thread,
+    operands,
+)
+from ..ir.values import TRUE, Const, Expr, Op, convert, mk
+from .events import Kind
+
+PURE = (Mov, Alu, Setp, Selp)  # register arithmetic: its operands matter when its result does
+
+
+@record
+class Loops:
+    """The natural loops of one thread: back edges (u, h); each header's body (the union of its
+    back edges' natural loops) and the registers that matter to it; ``irreducible``: a cycle with
+    no back edge (a loop entered at two places) exists."""
+
+    back: frozenset[tuple[int, int]]
+    body: dict[int, frozenset[int]]
+    relevant: dict[int, frozenset[str]]
+    irreducible: bool
+
+    def containing(self, pc: int) -> list[int]:
+        """The headers of the loops whose body holds instruction ``pc``."""
+        return [h for h, b in self.body.items() if pc in b]
+
+
+def successors(t: Thread, labels: dict[str, int], i: int) -> list[int]:
+    ins = t.instrs[i]
+    out = []
+    if isinstance(ins, Branch):
+        out.append(labels[ins.target])
+    if ins.guard is not None or not isinstance(ins, (Branch, Ret, Halt)):
+        if i + 1 < len(t.instrs):
+            out.append(i + 1)
+    return out
+
+
+def analyse(t: Thread, labels: dict[str, int]) -> Loops:
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(t.instrs)))
+    for i in range(len(t.instrs)):
+        g.add_edges_from((i, j) for j in successors(t, labels, i))
+    if not t.instrs:
+        return Loops(frozenset(), {}, {}, False)
+    idom = dict(nx.immediate_dominators(g, 0))
+    idom[0] = 0  # networkx 3.6 leaves the entry out
+
+    def dominates(h: int, u: int) -> bool:
+        while True:
+            if u == h:
+                return True
+            if idom[u] == u:
+                return False
+            u = idom[u]
+
+    back = frozenset((u, h) for u, h in g.edges if u in idom and dominates(h, u))
+    body: dict[int, set[int]] = {}
+    for u, h in back:
+        seen, todo = {h}, [u]
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += g.predecessors(n)
+        body.setdefault(h, set()).update(seen)
+    forward = g.subgraph(idom).copy()
+    forward.remove_edges_from(back)
+    return Loops(back, {h: frozenset(b) for h, b in body.items()},
+                 {h: relevant(t, b) for h, b in body.items()},
+                 not nx.is_directed_acyclic_graph(forward))
+
+
+def _regs(ops) -> set[str]:
+    out = set()
+    for o in ops:
+        o = o.base if isinstance(o, Addr) else o
+        if isinstance(o, Reg):
+            out.add(o.name)
+    return out
+
+
+def relevant(t: Thread, body) -> frozenset[str]:
+    """The registers that matter to the loop ``body`` (instruction indices), flow-insensitively:
+    a superset, so the stuck test drops no register that could matter."""
+    seeds: set[str] = set()
+    feeds: dict[str, set[str]] = {}  # a written register → the registers its value comes from
+    for i in body:
+        ins = t.instrs[i]
+        if ins.guard is not None:
+            seeds.add(ins.guard[0].name)
+        dst = getattr(ins, "dst", None)
+        if isinstance(ins, PURE) and isinstance(dst, Reg):
+            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)))
+        elif isinstance(ins, Load):
+            seeds |= _regs([ins.addr])
+        elif not isinstance(ins, (Label, Branch, Nanosleep)):
+            seeds |= _regs(operands(ins))
+    out, todo = set(), list(seeds)
+    while todo:
+        r = todo.pop()
+        if r not in out:
+            out.add(r)
+            todo += feeds.get(r, ())
+    return frozenset(out)
+
+
+def loose(ins, rel: frozenset[str]) -> bool:
+    """Whether a read of ``ins`` (a ld, an atom) feeds nothing that matters to its loop: its
+    destination register does not matter (an atom's write may still be seen: see hangs.py)."""
+    return isinstance(ins, (Load, Atom)) and ins.dst.name not in rel
+
+
+# -- the stuck candidates of liveness graphs (the builder ``b``, its path ``st``) -----------------
+
+
+def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
+    """Liveness graphs: the path that takes the back edge to the loop header ``target`` (at the
+    instruction ``ins``: a taken branch, or the body's last instruction falling through into a
+    rotated loop's test) and repeats the iteration that just ran — the events since the path
+    last arrived at the header — forever (whether it can is :mod:`ptxmm.queries.hangs`'s query):
+    the iteration's events, "each register that matters to the loop (.loops.relevant) ends the
+    iteration as it began it" (a register the iteration writes before it reads it needs nothing,
+    nor does one that matters nothing: a counter of the iterations), and the iteration's reads
+    whose value matters nothing (their reads need not see the latest write)."""
+    n0, regs0, rbw, _ = st.heads.get(target, (len(st.events), dict(st.regs), set(st.regs), ()))
+    rel = b.loops.relevant[target]
+    eqs, changed = [], []
+    for r in sorted(rbw):  # the registers the iteration reads before it writes them
+        v1 = st.regs.get(r)
+        if v1 is None:
+            continue
+        v0 = regs0.get(r, Const(0, v1.w))
+        if v1 != v0:
+            changed.append(r)
+            if r in rel or not b.relevance:
+                eqs.append(mk("eq", convert(v0, v1.w), v1))
+    events = tuple(st.events[n0:])
+    free = tuple(e for e in events if b.relevance and b.events[e].kind == Kind.R
+                 and loose(b.events[e].instr, rel))
+    note_exact(b, b.events, (b.cur, target), events, changed, cond, ins)
+    stuck = st.fork()
+    if cond != TRUE:
+        stuck.assumes.append(cond)
+        stuck.ctrl = stuck.ctrl | deps
+    stuck.end, stuck.pc = ("stuck", (events, tuple(eqs), ins, free)), 10**9
+    b.pending.append(stuck)
+
+
+def _line(ins) -> int | str:
+    return ins.pos.line if ins is not None and ins.pos is not None else "?"
+
+
+def exact(events, changed: list[str], cond: Expr) -> str | None:
+    """Why an iteration of a loop is not *exact* (None: it is): an exact loop that runs forever is
+    caught by the stuck test, and one that ends after more iterations than --unroll ends as one
+    the unrolling explored. It is exact when no register it carries changes (each iteration is
+    the same function of its own reads, as an await's: .control.await_sound), it holds no barrier
+    (an iteration with a barrier is never stuck), and it writes no memory but by a CAS the loop
+    goes back only when it failed (.control.cas_retry): then the iterations of an endless run
+    write nothing, the whole execution has finitely many writes, memory fairness makes every
+    strong read eventually read a co-maximal write, and from there each iteration is the stuck
+    candidate the first iteration gives (Dat3M's side-effect-free spin loops; an iteration that
+    writes may need Dat3M's infix/suffix repetition, which ptxmm does not encode)."""
+    if changed:
+        return f"{', '.join(changed)} change{'' if len(changed) > 1 else 's'} in each iteration"
+    for x in events:
+        if x.kind == Kind.B:
+            return "an iteration waits at a barrier"
+        if x.kind == Kind.W and not (isinstance(x.instr, Atom) and x.instr.op == "cas"
+                                     and negates(cond, x.cond)):
+            return "an iteration writes memory"
+    return None
+
+
+def note_exact(b, evs, key, events, changed, cond, ins) -> None:
+    why = exact([evs[e] for e in events], changed, cond)
+    if why is not None:
+        b.inexact[key] = f"the loop at line {_line(ins)} is not exact: {why}"
+    else:
+        b.inexact.setdefault(key, "")
+
+
+def note_cut(b, t: Thread, pc: int, target: int) -> None:
+    """The unrolling cut the loop of the backward branch at ``pc`` (liveness graphs)."""
+    if not b.liveness:
+        return
+    hs = [h for h in b.loops.containing(pc) if target in b.loops.body[h]]
+    if not hs:  # a cycle with no back edge: the stuck test never examines it
+        key = (t.index, -1 - pc)
+        b.inexact[key] = (f"the loop at line {_line(t.instrs[pc])} is entered at two places "
+                          "(its control flow is irreducible)")
+    else:
+        key = (t.index, min(hs, key=lambda h: len(b.loops.body[h])))
+    b.cut_loops.setdefault(key, _line(t.instrs[pc]))
+
+
+def negates(c: Expr, g: Expr) -> bool:
+    """Whether ``c`` is syntactically the negation of the equality ``g`` (ne a b, or not (eq a b))."""
+    if not (isinstance(g, Op) and g.op == "eq"):
+        return False
+    if isinstance(c, Op) and c.op == "lnot":
+        return c.args[0] == g
+    return isinstance(c, Op) and c.op == "ne" and c.args in (g.args, g.args[::-1])
