@@ -124,3 +124,19 @@ def test_kernel_trap_is_a_finding_and_no_hang():
     res = check(kernel("trap_bar"), liveness=True)
     assert {str(f.kind) for f in res.findings} == {"trap"}
     assert "__trap()" in res.findings[0].events[0].text
+
+
+TRAP_BEFORE_FLAG = """.global .u32 x = 0;
+.global .u32 flag = 0;
+.thread T0 .cta 0 { L: ld.relaxed.gpu.global.u32 %r0, [flag]; setp.eq.u32 %p, %r0, 0; @%p bra L; }
+.thread T1 .cta 1 { ld.global.u32 %r1, [x]; setp.eq.u32 %q, %r1, 0; @%q trap;
+  st.relaxed.gpu.global.u32 [flag], 1; }
+exists (T0:%r0 == 1)"""
+
+
+def test_no_thread_spins_after_a_trap():
+    """T1 traps before it sets the flag T0 spins on: the grid has ended, so T0 does not hang."""
+    prog = parse(TRAP_BEFORE_FLAG)
+    assert terminates(prog, "ptx") == (True, None)
+    ok, f = terminates(parse(TRAP_BEFORE_FLAG.replace("@%q trap;", "")), "ptx")
+    assert ok  # and without the trap T0 sees the flag
