@@ -241,7 +241,7 @@ EQUIVALENT = [
     # it): the model loader gives every model that does not state Barrier-progress / Barrier-quorum
     # these axioms (cat/parser.py, _PROGRAM_SEMANTICS), so dropping them from a model file changes
     # nothing. The engine mutant no-implicit-barrier-semantics stands for them.
-    drop(PTX, r"acyclic (po | sync_barrier | sync_cluster_barrier) as Barrier-progress",
+    drop(PTX, r"acyclic (po | sync_barrier | sync_cluster_barrier | exit_barrier) as Barrier-progress",
          "ptx-drop-Barrier-progress",
          "ptx.cat: cyclically waiting barriers do not deadlock"),
     drop(PTX, r"empty QUORUM_UNMET as Barrier-quorum", "ptx-drop-Barrier-quorum",
@@ -543,6 +543,32 @@ LIVENESS_MUTANTS += [
            [(LIVE, '    why = "; ".join(eg.undecided) or None', "    why = None")]),
 ]
 
+# One barrier semantics (issue 37, src/ptxmm/semantics/barrier_waits.py): killed by
+# tests/queries/test_barrier_waits.py
+WAITS = "src/ptxmm/semantics/barrier_waits.py"
+BARRIER_MUTANTS = [
+    Mutant("exit-releases-unordered", "engine",
+           "a count-less wait released by an exiting thread is not ordered after its events "
+           "(threads at different count-less barriers pass them)",
+           [(WAITS, "                g = u.all((u.ex[w.eid], self.finishes(t), u.not1(self.arrives(t, w))))",
+             "                g = False")]),
+    Mutant("countless-wait-waits-for-exited", "engine",
+           "liveness: a count-less wait waits for threads that exit without arriving",
+           [(WAITS, "                g = u.and2(u.not1(f), u.not1(self.arrives(t, w)))",
+             "                g = u.not1(self.arrives(t, w))")]),
+    Mutant("cluster-hang-forbids-blocking", "engine",
+           "CB_HANG forbids the liveness path that blocks at a cluster wait never arrived in",
+           [(WAITS, "if (g := self.passes(w)) is not False})", "if (g := self.u.ex[w.eid]) is not False})")]),
+    Mutant("halt-does-not-end-grid", "engine",
+           "liveness: a thread may hang after another one's assertion failed or it trapped",
+           [(LIVE, "z3.Or([h for t in ts for h in self.hangs[t]]), z3.Not(z3.Or(self.halts))])",
+             "z3.Or([h for t in ts for h in self.hangs[t]])])")]),
+    Mutant("trap-is-exit", "engine", "trap decodes as exit (no finding, no halt)",
+           [("src/ptxmm/syntax/decode/control.py",
+             "    return Halt(stop=Stop(StopKind.TRAP, pos.line if pos is not None else 0), **c)",
+             "    return Ret(**c)")]),
+]
+
 # Kernels (issue 25): the assert-fails and out-of-bounds findings; killed by
 # tests/kernel/test_kernel_front_end.py
 KERNEL_MUTANTS = [
@@ -615,7 +641,7 @@ KERNEL_MUTANTS = [
 ]
 
 MUTANTS: list[Mutant] = (AXIOM_DROPS + MODEL_EDITS + ENGINE_MUTANTS + HOPPER_MUTANTS + RACE_MUTANTS
-                         + LIVENESS_MUTANTS + KERNEL_MUTANTS)
+                         + LIVENESS_MUTANTS + BARRIER_MUTANTS + KERNEL_MUTANTS)
 # The H100 harness (issue 27, item 4): a multicast copy's ctaMask names test ranks, which the
 # harness plays on rotated hardware ranks; killed by tests/device/test_hopper_remote_and_multicast.py
 MUTANTS += [

@@ -160,3 +160,39 @@ def test_a_race_is_between_operations_not_rmw_halves(tmp_path):
     events = variant(tmp_path, "ptx.cat", old, by_event)
     found = races(check(LAST_BLOCK_RESET, events))
     assert {(e.thread, e.line) for f in found for e in f.events} >= {("T0", 4), ("T1", 14)}
+
+
+# ---- a count-less barrier waits for every thread of the CTA (ptx.cat Barrier-progress) ------------
+
+# Dat3M's corpus test SB+bar-const-diff, in its dialect: `bar.cta.sync c` without a quorum
+SB_BAR_CONST_DIFF = """PTX SB+bar-const-diff
+{
+x=0;
+y=0;
+}
+ P0@cta 0,gpu 0 | P1@cta 0,gpu 0 ;
+ st.weak x, 1   | st.weak y, 1   ;
+ bar.cta.sync 0 | bar.cta.sync 1 ;
+ ld.weak r0, y  | ld.weak r1, x  ;
+forall
+(P0:r0 == 1 \\/ P1:r1 == 1)
+"""
+
+
+@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5"])
+def test_countless_barriers_of_different_ids_deadlock_safety(model):
+    """Dat3M lets each count-less barrier complete with whoever arrives at its id, so SB is
+    allowed there (expected.csv: the forall fails). The PTX ISA has every non-exited thread of
+    the CTA participate in `bar.sync a` (bar/barrier; exit releases the barrier only for threads
+    that exit): each thread waits for the other, which waits at another barrier — no execution."""
+    res = check(SB_BAR_CONST_DIFF, model)
+    assert not res.outcomes
+
+
+def test_countless_barriers_of_different_ids_deadlock_liveness():
+    """The liveness side agrees with the safety side (one rule, semantics/barrier_waits.py): both
+    threads block, each waiting for the other at a different barrier."""
+    from ptxmm.queries.hangs import find_hangs
+
+    (h,) = find_hangs(ptxmm.parse(SB_BAR_CONST_DIFF), "ptx-v7.5")
+    assert h.threads == (0, 1) and "never arrives in its phase" in h.finding.detail

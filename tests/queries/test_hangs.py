@@ -78,14 +78,17 @@ def test_quorum_witness_counts_arrivals():
 
 
 def test_full_cta_barrier_a_thread_never_reaches():
+    """T0 spins before the barrier on a flag T1 sets after it (a thread that skips the barrier
+    and exits would release it instead: tests/queries/test_barrier_waits.py)."""
     prog = parse(""".global .u32 x = 0;
-.thread T0 .cta 0 { .reg .pred %p; ld.relaxed.gpu.global.u32 %r0, [x]; setp.eq.u32 %p, %r0, 0;
-  @%p bra END; bar.sync 0; END: ret; }
+.thread T0 .cta 0 { .reg .pred %p; L: ld.relaxed.gpu.global.u32 %r0, [x]; setp.eq.u32 %p, %r0, 0;
+  @%p bra L; bar.sync 0; }
 .thread T1 .cta 0 { bar.sync 0; st.relaxed.gpu.global.u32 [x], 1; }
 exists (T0:%r0 == 0)""")
     (h,) = find_hangs(prog, "ptx")
     d = h.finding.detail
     assert "T1 waits at `bar.sync 0`" in d and "T0 of its CTA never arrives" in d
+    assert "(T0 spins at line 3)" in d
 
 
 def test_obe_witness_names_the_thread_never_started():

@@ -12,6 +12,8 @@ from ..errors import PtxmmError
 from .common import _fail, error_json, finish_batch, interrupted
 from .liveness import liveness_options
 
+FINDING_KINDS = ["race", "assert-fails", "out-of-bounds", "hang", "trap"]  # explanation/findings.py KINDS
+
 
 @click.command()
 @click.argument("files", nargs=-1, required=True)
@@ -25,7 +27,7 @@ from .liveness import liveness_options
               help="at most this many engine checks for --fix")
 @click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
 @liveness_options("also explain each hang: where a thread waits forever, why, and the execution up to it")
-@click.option("--finding", default=None, type=click.Choice(["race", "assert-fails", "out-of-bounds", "hang"]),
+@click.option("--finding", default=None, type=click.Choice(FINDING_KINDS),
               help="explain the check's findings of this kind, each with its witness execution (a kernel "
                    "without --outcome: every finding, after its condition's explanation if it has one)")
 def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=False,
@@ -106,7 +108,7 @@ def _hangs(f, model, unroll, progress_model) -> list:
 @click.option("-o", "--output", default=None,
               help="out.svg (drawn by ptxmm), out.dot (graphviz source), out.png (needs `dot`)")
 @click.option("--ascii", "as_ascii", is_flag=True, help="draw in the terminal")
-@click.option("--finding", default=None, type=click.Choice(["race", "assert-fails", "out-of-bounds", "hang"]),
+@click.option("--finding", default=None, type=click.Choice(FINDING_KINDS),
               help="draw the witness of the check's first finding of this kind (a kernel without a "
                    "condition or --outcome: its first finding)")
 def graph(file, outcome, model, unroll, output, as_ascii, finding=None) -> None:

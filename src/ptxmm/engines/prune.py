@@ -281,7 +281,8 @@ class GuidedSpace(ExecutionSpace):
 # the pairs chosen so far, fr and the rf/co/fr parts by composing those, MBOK by the waits whose
 # value is known; the fence.sc order and the barrier relations by nothing (empty).
 _CHOSEN = frozenset({"rf", "co", "fr", "rfe", "rfi", "coe", "coi", "fre", "fri", "MBOK"})
-_EMPTY = frozenset({"scorder", "sync_fence", "sync_barrier", "syncbar", "QUORUM_UNMET"})
+_EMPTY = frozenset({"scorder", "sync_fence", "sync_barrier", "syncbar", "exit_barrier",
+                    "QUORUM_UNMET"})
 # Base names fixed by the events that execute (their tags, threads, scopes, locations, static
 # dependencies and placements): exact on a partial candidate whose executed events are known.
 _STATIC = frozenset({

@@ -61,6 +61,7 @@ BASE_WORDS = {
     "ext": "different threads", "sr": "strong, in each other's scope", "scta": "same CTA",
     "scluster": "same cluster", "sgpu": "same GPU", "scorder": "the order of fence.sc events",
     "sync_fence": "fence.sc order in scope", "sync_barrier": "barrier arrive before wait",
+    "exit_barrier": "an exiting thread's events before the barrier wait its exit releases",
     "id": "the same event",
 }
 # Short readings of names the bundled PTX models define (used only when a model defines the name;

@@ -19,7 +19,7 @@ from ..queries.refs import event_ref
 from ..semantics.events import EventGraph
 from ..semantics.result import Execution, Finding
 
-KINDS = ("race", "assert-fails", "out-of-bounds", "hang")
+KINDS = ("race", "assert-fails", "out-of-bounds", "hang", "trap")
 
 
 @record(eq=False)

@@ -398,8 +398,8 @@ class Nanosleep(Instr):
 @record(kw_only=True)
 class Halt(Instr):
     """The thread stops here, and why (:class:`~ptxmm.ir.stops.Stop`): a kernel's failing
-    ``assert()``, nvcc's call of ``__assertfail``, as the kernel front end lowers it. Not written
-    in a litmus test."""
+    ``assert()``, nvcc's call of ``__assertfail``, as the kernel front end lowers it; ``trap``
+    (a litmus test's or a kernel's ``__trap()``)."""
 
     stop: Stop
 

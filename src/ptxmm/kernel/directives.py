@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..errors import ParseError, SemanticError, SourcePos
 from ..ir.program import Condition
 
-FINDING_KINDS = ("assert-fails", "hang", "out-of-bounds", "race")
+FINDING_KINDS = ("assert-fails", "hang", "out-of-bounds", "race", "trap")
 
 
 def read_directives(lines: list[tuple[str, SourcePos]]) -> dict[str, tuple[str, SourcePos]]:

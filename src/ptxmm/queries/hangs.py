@@ -129,6 +129,7 @@ class _Encoding:
             self.rf_of.setdefault(r, []).append(w)
         self.cs: list = []
         self.hangs: dict[int, list] = {}  # thread → terms "it is stuck or blocked"
+        self.halts: list = []  # "a thread takes a path that halts" (assert, trap: the grid ends)
         n = len(eg.paths)
         self.sched, self.started, self.prog = [None] * n, [None] * n, [None] * n
         for t in range(n):
@@ -205,25 +206,19 @@ class _Encoding:
         return out
 
     def blocked(self, w: int):
-        """The barrier wait ``w`` never completes."""
-        z3, ev = self.z3, self.eg.events
-        x = ev[w]
-        if "HANG" in x.tags:
-            return z3.BoolVal(True)
-        place = [th.placement for th in self.eg.program.threads]
-        cbar = "CBAR" in x.tags
-        key = (lambda p: p.cluster_key) if cbar else (lambda p: p.cta_key)
-        arrives = [a for a in ev if a.kind == Kind.B and "ARRIVE" in a.tags and a.thread >= 0
-                   and ("CBAR" in a.tags) == cbar and key(place[a.thread]) == key(place[x.thread])
-                   and a.barrier[2] == x.barrier[2]]
-        arrived = {a.eid: (self.ex(a.eid) if cbar else self.lg.z3(self.bars.same_barrier(a, x)))
-                   for a in arrives}
+        """The barrier wait ``w`` never completes: fewer than its count of arrivals (Dat3M's
+        quorum, counted over the execution), or without a count some other thread of its CTA
+        (cluster) neither arrives in its phase nor exits (semantics/barrier_waits.py)."""
+        z3, x = self.z3, self.eg.events[w]
         q = x.barrier[1]
-        if q is not None:  # Dat3M's quorum: fewer than q threads reach this use of the barrier
-            return z3.Sum([z3.If(g, 1, 0) for g in arrived.values()]) < q
-        members = [th.index for th in self.eg.program.threads if key(place[th.index]) == key(place[x.thread])]
-        return z3.Or([z3.Not(z3.Or([arrived[a.eid] for a in arrives if a.thread == t] or [z3.BoolVal(False)]))
-                      for t in members])
+        if q is None or "HANG" in x.tags:
+            return self.lg.z3(self.bars.u.not1(self.bars.complete(x)))
+        place = [th.placement for th in self.eg.program.threads]
+        arrived = [self.lg.z3(self.bars.same_barrier(a, x)) for a in self.eg.events
+                   if a.kind == Kind.B and "BAR" in a.tags and "ARRIVE" in a.tags and a.thread >= 0
+                   and place[a.thread].cta_key == place[x.thread].cta_key
+                   and a.barrier[2] == x.barrier[2]]
+        return z3.Sum([z3.If(g, 1, 0) for g in arrived]) < q
 
     def _thread(self, t: int) -> None:
         z3 = self.z3
@@ -238,6 +233,8 @@ class _Encoding:
                 self.cs.append(z3.Implies(s, self.blocked(p.end[0])))
             elif p.kind == "prefix" and not p.events:
                 never.append(s)
+            if p.stop is not None and p.stop.kind.ends_grid:
+                self.halts.append(s)
         self.hangs[t] = by_kind["stuck"] + by_kind["blocked"]
         done, blocked = z3.Or(by_kind["done"]), z3.Or(by_kind["blocked"])
         self.sched[t] = z3.And(z3.Not(done), z3.Not(blocked))
@@ -282,7 +279,8 @@ class _Encoding:
     def goal(self, threads=None):
         z3 = self.z3
         ts = range(len(self.eg.paths)) if threads is None else threads
-        return z3.And(self.cs + [z3.Or([h for t in ts for h in self.hangs[t]])])
+        # a failed assertion or trap ends the grid: no thread is hung after it
+        return z3.And(self.cs + [z3.Or([h for t in ts for h in self.hangs[t]]), z3.Not(z3.Or(self.halts))])
 
 
 # -- the query --------------------------------------------------------------------------------
@@ -470,28 +468,49 @@ def _executed(eg: EventGraph, exe: Execution) -> set[int]:
 def _blocked_words(eg: EventGraph, exe: Execution, t: int, w: int) -> tuple[str, list[int]]:
     name = eg.program.threads[t].name
     x = eg.events[w]
-    ref = event_ref(eg, w)
-    text = ref.text.removesuffix(" (wait)")
-    at = f"`{text}`" + (f" (line {ref.line})" if ref.line else "")
+    at = _wait_text(eg, w)
     if "HANG" in x.tags:
         return f"{name} waits at {at} forever: it waits in a phase it has not arrived in", [w]
-    ran = _executed(eg, exe)
-    cbar = "CBAR" in x.tags
-    arrivals = [a for a in eg.events if a.kind == Kind.B and "ARRIVE" in a.tags and a.eid in ran
-                and ("CBAR" in a.tags) == cbar and a.barrier[2] == x.barrier[2]]
-    place = [th.placement for th in eg.program.threads]
-    key = (lambda p: p.cluster_key) if cbar else (lambda p: p.cta_key)
-    mine = [a for a in arrivals if key(place[a.thread]) == key(place[t])]
     q = x.barrier[1]
     if q is not None:
-        why = f"{len(mine)} of the {q} threads its count needs arrive"
-    else:
-        came = {a.thread for a in mine}
-        missing = [th.name for th in eg.program.threads if key(place[th.index]) == key(place[t])
-                   and th.index not in came]
-        group = "cluster" if cbar else "CTA"
-        why = f"{', '.join(missing)} of its {group} never arrive{'s' if len(missing) == 1 else ''}"
+        ran = _executed(eg, exe)
+        place = [th.placement for th in eg.program.threads]
+        mine = [a for a in eg.events if a.kind == Kind.B and "BAR" in a.tags and "ARRIVE" in a.tags
+                and a.eid in ran and a.barrier[2] == x.barrier[2]
+                and place[a.thread].cta_key == place[t].cta_key]
+        return f"{name} waits at {at} forever: {len(mine)} of the {q} threads its count needs arrive", [w]
+    from ..semantics.barrier_waits import Barriers
+    from ..semantics.executions import concrete_choice, concrete_universe
+
+    ch = concrete_choice(eg, exe)
+    bars = Barriers(eg, ch, concrete_universe(eg, ch.execd))
+    missing = [m for m in bars.members(x) if not bars.arrives(m, x)]
+    names = ", ".join(eg.program.threads[m].name for m in missing)
+    group = "cluster" if "CBAR" in x.tags else "CTA"
+    where = [_where(eg, exe, m) for m in missing]
+    why = f"{names} of its {group} never arrive{'s' if len(missing) == 1 else ''} in its phase"
+    if any(where):
+        said = [f"{eg.program.threads[m].name} {d}" for m, d in zip(missing, where) if d]
+        why += " (" + "; ".join(said) + ")"
     return f"{name} waits at {at} forever: {why}", [w]
+
+
+def _wait_text(eg: EventGraph, w: int) -> str:
+    ref = event_ref(eg, w)
+    return f"`{ref.text.removesuffix(' (wait)')}`" + (f" (line {ref.line})" if ref.line else "")
+
+
+def _where(eg: EventGraph, exe: Execution, t: int) -> str:
+    """Where a thread that never arrives is instead, in words ("" when it finished)."""
+    p = eg.paths[t][exe.paths[t]]
+    if p.kind == "blocked":
+        return f"waits at {_wait_text(eg, p.end[0])}"
+    if p.kind == "stuck":
+        branch = p.end[2]
+        return f"spins at line {branch.pos.line}" if branch.pos is not None else "spins in a loop"
+    if p.kind == "prefix":
+        return "is not scheduled"
+    return ""
 
 
 class Hangs:

@@ -5,7 +5,7 @@ which a thread takes a path that stops there, :mod:`ptxmm.ir.stops`)."""
 
 from __future__ import annotations
 
-from ..ir.program import Label, MemRef, Mov, Program
+from ..ir.program import Halt, Label, MemRef, Mov, Program
 from ..kernel.info import source_text
 from .query import Found
 
@@ -27,9 +27,9 @@ def observables(eg, scope: str = "all") -> list:
 
 
 def site_findings(eg, pb, outcome_of=None) -> tuple:
-    """Assertion failures and out-of-bounds accesses: for every site (a PTX line where some path
-    of some thread stops), one query on the check's own problem ``pb`` for an allowed execution in
-    which a thread takes a path that stops there.
+    """Assertion failures, traps and out-of-bounds accesses: for every site (a PTX line where
+    some path of some thread stops), one query on the check's own problem ``pb`` for an allowed
+    execution in which a thread takes a path that stops there.
     (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
     ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line.)"""
     from ..semantics.result import EventRef, Finding, FindingKind
@@ -53,10 +53,12 @@ def site_findings(eg, pb, outcome_of=None) -> tuple:
 
 
 def _site_instr(prog: Program, line: int):
-    for ins in prog.threads[0].instrs:
+    threads = prog.threads[:1] if prog.layout is not None else prog.threads  # a kernel: one body
+    instrs = [i for th in threads for i in th.instrs]
+    for ins in instrs:
         if ins.pos is not None and ins.pos.line == line and not isinstance(ins, (Label, Mov)):
             return ins
-    return next((i for i in prog.threads[0].instrs if i.pos is not None and i.pos.line == line), None)
+    return next((i for i in instrs if i.pos is not None and i.pos.line == line), None)
 
 
 def _site_text(prog: Program, ins) -> str:
@@ -76,7 +78,8 @@ class Sites:
     own_problem = False
 
     def applies(self, prog: Program, opts) -> bool:
-        return opts.flags and prog.layout is not None
+        return opts.flags and (prog.layout is not None
+                               or any(isinstance(i, Halt) for th in prog.threads for i in th.instrs))
 
     def run(self, r) -> Found:
         if r.status not in ("ok", "stopped"):

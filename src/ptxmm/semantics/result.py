@@ -50,6 +50,7 @@ class FindingKind(StrEnum):
     ASSERT_FAILS = "assert-fails"
     HANG = "hang"
     OUT_OF_BOUNDS = "out-of-bounds"
+    TRAP = "trap"
 
 
 @record

@@ -8,7 +8,9 @@ Relations: po rmw addr data ctrl, loc (same physical location) vloc (same virtua
 sr (strong pair whose scopes include each other's thread), scta scluster sgpu (same CTA/cluster/GPU),
 rf co fr (existential; co is a strict partial order per location, initial write first),
 scorder (existential strict total order on fence.sc events), sync_fence (= scorder between SC
-fences in the same thread or mutually in scope), sync_barrier (barrier arrive → same-instance wait).
+fences in the same thread or mutually in scope), sync_barrier (barrier arrive → same-instance wait),
+exit_barrier (every event of a thread that exits without arriving at a count-less barrier phase → the
+wait it releases: semantics/barrier_waits.py).
 For models written against Dat3M's PTX vocabulary (its RelationNameRepository and the stdlib.cat
 every Dat3M model includes): syncbar (Dat3M's barrier relation: the barriers of one instance and
 phase synchronize, a thread's own included: arrive → wait, which is po within a thread), po-loc
@@ -21,7 +23,8 @@ the CTA they are performed in, Event.at, for sr and scta/scluster/sgpu), SHM (ac
 memory), PFG/PFS (proxy fences limited to .global / .shared), MBAR (mbarrier accesses), MBWAIT
 (mbarrier waits), MBOK (waits that observed their phase completed: depends on the value read),
 MBI (fence.mbarrier_init), CBA/CBW (barrier.cluster arrive/wait),
-CB_HANG (cluster waits of a thread that has not arrived in that phase); relations async_int (within
+CB_HANG (cluster waits of a thread that has not arrived in that phase, which it goes past);
+relations async_int (within
 one asynchronous operation: read → write → implicit proxy fence → complete-tx), bulk_done (bulk
 copies → the cp.async.bulk.wait_group that waits for them), issue (a thread's events → the events
 of the asynchronous operations it issues later), sync_cluster_barrier (the k-th arrive of a thread
@@ -45,7 +48,8 @@ from typing import Protocol
 from .._infra.records import record
 from ..cat.relalg import ESet, Guard, Logic, Rel, Universe, bits
 from ..ir.program import SCOPES
-from ..ir.values import TRUE, Expr, mk
+from ..ir.values import TRUE, Expr
+from .barrier_waits import Barriers
 from .events import Event, EventGraph, Kind
 
 SEM_TAG = {"weak": "WEAK", "relaxed": "RLX", "acquire": "ACQ", "release": "REL",
@@ -64,6 +68,8 @@ class Choice(Protocol):
     def cond(self, e: Expr) -> Guard: ...
     def same_phase(self, a: int, b: int) -> Guard: ...
     def count(self, guards: list[Guard], op: str, q: int) -> Guard: ...
+    # thread t takes its path k; asked only of graphs with paths that do not finish (liveness)
+    def path(self, t: int, k: int) -> Guard: ...
 
 
 @record(frozen=False)
@@ -369,7 +375,6 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
                         "ASR", "MBINV", "TMAP", "TMREL", "TMACQ")},
         "CBA": lambda: b.eset(lambda e: {"CBAR", "ARRIVE"} <= e.tags),
         "CBW": lambda: b.eset(lambda e: {"CBAR", "WAIT"} <= e.tags),
-        "CB_HANG": lambda: b.eset(tag("HANG")),
         "MBOK": lambda: ESet.of(u, {e.eid: u.and2(u.ex[e.eid], ch.cond(e.ok)) for e in ev
                                     if e.ok is not None and u.ex[e.eid] is not False}),
     })
@@ -408,6 +413,8 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     lazy["sync_fence"] = Derived(("scorder", "sr", "int"), lambda so, sr, int_: so & (sr | int_))
     bars = Barriers(eg, ch, u)
     lazy["sync_barrier"] = bars.sync
+    lazy["exit_barrier"] = bars.exit_release
+    lazy["CB_HANG"] = bars.cluster_hang
     lazy["syncbar"] = lambda: bars.sync(same_thread=True)
     # Dat3M's stdlib.cat, which every Dat3M model includes implicitly
     lazy["po-loc"] = Derived(("po", "loc"), lambda po, loc: po & loc)
@@ -435,73 +442,3 @@ def _fr(rf: Rel, co: Rel) -> Rel:
     must = {a: r & ~(1 << a) for a, r in fr.must.items() if r & ~(1 << a)}
     return Rel(fr.u, must, {k: g for k, g in fr.may.items() if k[0] != k[1]})
 
-
-class Barriers:
-    """CTA execution barriers (§5.1): arrive/wait events, phases, thread counts."""
-
-    def __init__(self, eg: EventGraph, ch: Choice, u: Universe):
-        self.eg, self.ch, self.u = eg, ch, u
-        self.bars = [e for e in eg.events if "BAR" in e.tags and u.ex[e.eid] is not False]
-        place = [t.placement for t in eg.program.threads]
-        self.cta = lambda e: place[e.thread].cta_key
-
-    def same_barrier(self, a: Event, w: Event) -> Guard:
-        """a and w belong to barriers of one CTA with equal operands (compared by value)."""
-        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):
-            return False
-        u = self.u
-        g = u.and2(u.ex[a.eid], u.ex[w.eid])
-        for x, y in zip(a.barrier[0], w.barrier[0]):
-            g = u.and2(g, self.ch.cond(mk("eq", x, y)))
-        return g
-
-    def arrive_of(self, w: Event) -> Event:
-        return self.eg.events[w.eid - 1]  # a wait is created right after its own arrive
-
-    def complete(self, w: Event) -> Guard:
-        """Whether the phase of wait w (thread count q) gets its q arrivals."""
-        q = w.barrier[1]
-        if q is None:
-            return True
-        mine = self.arrive_of(w)
-        arr = [self.u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine.eid))
-               for a in self.bars if "ARRIVE" in a.tags]
-        return self.ch.count([g for g in arr if g is not False], "complete", q)
-
-    def quorum_unmet(self) -> ESet:
-        """Waits whose phase never gets its thread count, with something after them in their
-        thread: that thread hangs there (a thread blocked at its very last instruction has
-        finished its work, and such executions count, as in Dat3M)."""
-        u, ev = self.u, self.eg.events
-        out: dict[int, Guard] = {}
-        for w in self.bars:
-            if "WAIT" not in w.tags or w.barrier[1] is None:
-                continue
-            later = [e.eid for e in ev if e.thread == w.thread and e.index > w.index
-                     and e.paths & w.paths and u.ex[e.eid] is not False]
-            if not later:
-                continue
-            g = u.all((u.ex[w.eid], u.not1(self.complete(w)), u.any(u.ex[e] for e in later)))
-            if g is not False:
-                out[w.eid] = g
-        return ESet.of(u, out)
-
-    def sync(self, same_thread: bool = False) -> Rel:
-        """The arrive of a barrier synchronizes with the wait of every other thread of the same
-        CTA at the same barrier phase, when that phase completes (``same_thread``: the thread's
-        own wait too, as Dat3M's syncbar relates every barrier of an instance to every other)."""
-        u = self.u
-        out = {}
-        for a in self.bars:
-            if "ARRIVE" not in a.tags:
-                continue
-            for w in self.bars:
-                if "WAIT" not in w.tags or (a.thread == w.thread and not same_thread):
-                    continue
-                g = self.same_barrier(a, w)
-                g = u.and2(g, self.ch.same_phase(a.eid, self.arrive_of(w).eid))
-                if g is not False:
-                    g = u.and2(g, self.complete(w))
-                if g is not False:
-                    out[(a.eid, w.eid)] = g
-        return Rel.of(u, out)

@@ -37,7 +37,7 @@ import pytest
 SUFFIXES = (".ptx", ".litmus", ".cu")
 _EXPECT_LINE = re.compile(r"^\s*\.expect\b", re.M)
 _EXPECT_COMMENT = re.compile(r"(?://|\(\*)\s*ptxmm:\s*expect\s+([^\n*]+)")
-FINDING_WORDS = ("race", "flag", "assert-fails", "hang", "out-of-bounds")
+FINDING_WORDS = ("race", "flag", "assert-fails", "hang", "out-of-bounds", "trap")
 DEFAULTS = {"model": "ptx", "timeout": "60", "unroll": "2", "engine": "auto", "observe": "all"}
 
 

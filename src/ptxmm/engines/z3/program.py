@@ -96,6 +96,10 @@ class Z3Choice:
     def cond(self, e: Expr) -> Guard:
         return self.lg.leaf(self.values.bool(e))
 
+    def path(self, t: int, k: int) -> Guard:
+        sel = self.sel[t]
+        return k == 0 if sel is None else self.lg.leaf(sel[k])
+
     def same_phase(self, a: int, b: int) -> Guard:
         pa, pb = self.ph.get(a), self.ph.get(b)
         if pa is None or pb is None:

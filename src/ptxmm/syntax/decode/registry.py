@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 # the opcodes ptxmm models, in the order "ptxmm models ..." lists them
 KNOWN = ("ld st atom red fence membar mov add sub mul div rem and or xor not shl shr min max neg setp "
          "selp bra ret exit bar barrier tex tld4 suld sust sured mbarrier mapa cp wgmma elect "
-         "tensormap nanosleep").split()
+         "tensormap nanosleep trap").split()
 
 # A decoder takes (base mnemonic, qualifier cursor, operands, common fields pos/text/guard) and returns
 # the typed instruction, or raises a ParseError/UnsupportedError naming the offending column.

@@ -1,0 +1,175 @@
+"""When a barrier wait completes — one definition for the safety encoding (the base names
+sync_barrier, exit_barrier, QUORUM_UNMET, CB_HANG of :mod:`.vocab`) and the liveness query
+(:meth:`ptxmm.queries.hangs._Encoding.blocked`, and the words of its witness).
+
+* ``bar.sync a, n`` / ``barrier.cta.sync a, n`` (a thread count): Dat3M's quorum semantics — the
+  phase completes with exactly ``n`` arrivals of the CTA at barrier ``a`` (phases are chosen).
+* ``bar.sync a`` without a count: "all threads in the CTA participate" (PTX ISA, bar/barrier),
+  and "as threads exit, barriers waiting on all threads are checked to see if the exiting threads
+  are the only threads that have not yet made it to a barrier ... the barrier is released" (PTX
+  ISA, exit). So a count-less wait of phase k of barrier ``a`` completes iff every other thread of
+  its CTA arrives at (``a`` by value, k) or exits without arriving there.
+* ``barrier.cluster.wait`` "waits for all non-exited threads of the cluster to perform
+  barrier.cluster.arrive": the same rule over the cluster's threads and their k-th arrives; a wait
+  whose own thread has not arrived in its phase (``HANG``) never completes.
+
+A finite execution (the safety encoding) has every thread finish, so there the count-less rule is
+an *order*: every event of a thread that exits without arriving → the wait it releases
+(``exit_barrier``, in the models' acyclic Barrier-progress; no memory ordering: an exit is no
+synchronizes-with). Two threads of one CTA at different count-less barriers each wait for the
+other to exit: a cycle, a deadlock, as the liveness query says they block."""
+
+from __future__ import annotations
+
+from ..cat.relalg import ESet, Guard, Rel, Universe
+from ..ir.values import mk
+from .events import Event, EventGraph
+
+
+class Barriers:
+    """CTA execution barriers (§5.1) and cluster barriers: arrive/wait events, phases, counts."""
+
+    def __init__(self, eg: EventGraph, ch, u: Universe):
+        self.eg, self.ch, self.u = eg, ch, u
+        self.bars = [e for e in eg.events if "BAR" in e.tags and u.ex[e.eid] is not False]
+        self.cbars = [e for e in eg.events if "CBAR" in e.tags and u.ex[e.eid] is not False]
+        self.place = [t.placement for t in eg.program.threads]
+        self.cta = lambda e: self.place[e.thread].cta_key
+        self.own: dict[int, list[int]] = {}  # thread → its own events (not its agents')
+        for e in eg.events:
+            if e.thread >= 0 and e.agent < 0 and u.ex[e.eid] is not False:
+                self.own.setdefault(e.thread, []).append(e.eid)
+
+    def same_barrier(self, a: Event, w: Event) -> Guard:
+        """a and w belong to barriers of one CTA with equal operands (compared by value)."""
+        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):
+            return False
+        u = self.u
+        g = u.and2(u.ex[a.eid], u.ex[w.eid])
+        for x, y in zip(a.barrier[0], w.barrier[0]):
+            g = u.and2(g, self.ch.cond(mk("eq", x, y)))
+        return g
+
+    def arrive_of(self, w: Event) -> Event:
+        return self.eg.events[w.eid - 1]  # a wait is created right after its own arrive
+
+    def members(self, w: Event) -> list[int]:
+        """The other threads a wait waits for: its CTA's (bar), its cluster's (barrier.cluster)."""
+        key = (lambda p: p.cluster_key) if "CBAR" in w.tags else (lambda p: p.cta_key)
+        me = key(self.place[w.thread])
+        return [i for i, p in enumerate(self.place) if i != w.thread and key(p) == me]
+
+    def arrives(self, t: int, w: Event) -> Guard:
+        """Thread ``t`` arrives at the barrier and phase of wait ``w``."""
+        u = self.u
+        if "CBAR" in w.tags:
+            return u.any(u.ex[a.eid] for a in self.cbars if a.thread == t and "ARRIVE" in a.tags
+                         and a.barrier[2] == w.barrier[2])
+        mine = self.arrive_of(w).eid
+        return u.any(u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine))
+                     for a in self.bars if a.thread == t and "ARRIVE" in a.tags)
+
+    def finishes(self, t: int) -> Guard:
+        """Thread ``t`` runs to its exit (every path of a safety graph does; a liveness graph's
+        stuck, blocked and prefix paths do not)."""
+        done = [k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"]
+        if len(done) == len(self.eg.paths[t]):
+            return True
+        return self.u.any(self.ch.path(t, k) for k in done)
+
+    def passes(self, w: Event) -> Guard:
+        """Wait ``w`` executes and its thread goes on past it (not the liveness path ending there)."""
+        u, t = self.u, w.thread
+        here = [k for k, p in enumerate(self.eg.paths[t]) if p.kind == "blocked" and p.end[0] == w.eid]
+        return u.and2(u.ex[w.eid], u.not1(u.any(self.ch.path(t, k) for k in here)))
+
+    def waits_for(self, w: Event) -> dict[int, Guard]:
+        """For a count-less wait: each other thread → "it neither arrives at w's barrier phase nor
+        exits" (w never completes while one holds)."""
+        u, out = self.u, {}
+        for t in self.members(w):
+            f = self.finishes(t)
+            if f is not True:
+                g = u.and2(u.not1(f), u.not1(self.arrives(t, w)))
+                if g is not False:
+                    out[t] = g
+        return out
+
+    def complete(self, w: Event) -> Guard:
+        """Whether the phase of wait ``w`` completes: its thread count q of arrivals, or without a
+        count every other thread of its CTA (cluster) arrives in that phase or exits."""
+        q = w.barrier[1]
+        if "HANG" in w.tags:
+            return False
+        if q is None:
+            return self.u.not1(self.u.any(self.waits_for(w).values()))
+        mine = self.arrive_of(w)
+        arr = [self.u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine.eid))
+               for a in self.bars if "ARRIVE" in a.tags]
+        return self.ch.count([g for g in arr if g is not False], "complete", q)
+
+    def exit_release(self) -> Rel:
+        """``exit_barrier``: every event of a thread that exits without arriving at a count-less
+        wait's barrier phase → that wait (the exit releases it)."""
+        u, out = self.u, {}
+        for w in self.bars + self.cbars:
+            if "WAIT" not in w.tags or w.barrier[1] is not None or u.ex[w.eid] is False:
+                continue
+            for t in self.members(w):
+                g = u.all((u.ex[w.eid], self.finishes(t), u.not1(self.arrives(t, w))))
+                if g is False:
+                    continue
+                for e in self.own.get(t, ()):
+                    h = u.and2(u.ex[e], g)
+                    if h is not False:
+                        out[(e, w.eid)] = h
+        return Rel.of(u, out)
+
+    def cluster_hang(self) -> ESet:
+        """``CB_HANG``: cluster waits in a phase their own thread has not arrived in, that the
+        thread goes past (the liveness path that blocks there is a hang, not an execution the
+        model forbids)."""
+        return ESet.of(self.u, {w.eid: g for w in self.cbars if "HANG" in w.tags
+                                if (g := self.passes(w)) is not False})
+
+    def quorum_unmet(self) -> ESet:
+        """Waits whose phase never completes that their thread goes past: with a thread count,
+        when something follows them in their thread (a thread blocked at its very last
+        instruction has finished its work, and such executions count, as in Dat3M); without
+        one (only in liveness graphs: a finite execution has every thread exit), always."""
+        u, ev = self.u, self.eg.events
+        out: dict[int, Guard] = {}
+        for w in self.bars + self.cbars:
+            if "WAIT" not in w.tags or "HANG" in w.tags:
+                continue
+            if w.barrier[1] is None:
+                g = u.and2(self.passes(w), u.not1(self.complete(w)))
+            else:
+                later = [e.eid for e in ev if e.thread == w.thread and e.index > w.index
+                         and e.paths & w.paths and u.ex[e.eid] is not False]
+                if not later:
+                    continue
+                g = u.all((u.ex[w.eid], u.not1(self.complete(w)), u.any(u.ex[e] for e in later)))
+            if g is not False:
+                out[w.eid] = g
+        return ESet.of(u, out)
+
+    def sync(self, same_thread: bool = False) -> Rel:
+        """The arrive of a barrier synchronizes with the wait of every other thread of the same
+        CTA at the same barrier phase, when that phase completes (``same_thread``: the thread's
+        own wait too, as Dat3M's syncbar relates every barrier of an instance to every other)."""
+        u = self.u
+        out = {}
+        for a in self.bars:
+            if "ARRIVE" not in a.tags:
+                continue
+            for w in self.bars:
+                if "WAIT" not in w.tags or (a.thread == w.thread and not same_thread):
+                    continue
+                g = self.same_barrier(a, w)
+                g = u.and2(g, self.ch.same_phase(a.eid, self.arrive_of(w).eid))
+                if g is not False:
+                    g = u.and2(g, self.complete(w))
+                if g is not False:
+                    out[(a.eid, w.eid)] = g
+        return Rel.of(u, out)
