@@ -46,7 +46,8 @@ AXIOM_DROPS = [
     drop(PTX, r"irreflexive ((rf | fr) ; cause) as Causality", "ptx-drop-Causality",
          "ptx.cat: no Causality axiom"),
     Mutant("ptx-drop-data-race-flag", "model", "ptx.cat: data races are never flagged",
-           [(PTX, "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race\n", "\n")]),
+           [(PTX, "flag ~empty (conflict \\ (ms | (same-op ; (cause | cause^-1) ; same-op))) as data-race\n",
+             "\n")]),
     drop(V75, r"empty ((([W] ; cause ; [W]) & loc) \ co) as Coherence", "v75-drop-Coherence",
          "ptx-v7.5.cat: no Coherence axiom"),
     drop(V75, r"empty ((([W] ; ms ; [W]) & loc) \ (co | co^-1)) as Coherence-ms",
@@ -191,8 +192,8 @@ MODEL_EDITS = [
     Mutant("no-thin-air-without-ctrl", "model", "No-Thin-Air ignores control dependencies",
            [(PTX, "let dep = addr | data | ctrl", "let dep = addr | data")]),
     Mutant("race-flag-ignores-ms", "model", "data-race flag also reports morally strong pairs",
-           [(PTX, "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race",
-             "flag ~empty (conflict \\ (cause | cause^-1)) as data-race")]),
+           [(PTX, "flag ~empty (conflict \\ (ms | (same-op ; (cause | cause^-1) ; same-op))) as data-race",
+             "flag ~empty (conflict \\ (same-op ; (cause | cause^-1) ; same-op)) as data-race")]),
     Mutant("v75-fence-sc-release", "model",
            "ptx-v7.5.cat: fence.sc forms release/acquire patterns (the model's D5 lost)",
            [(V75, "let FRel = Fm & (REL | ACQ_REL)\nlet FAcq = Fm & (ACQ | ACQ_REL)",
@@ -507,8 +508,8 @@ LIVENESS_MUTANTS = [
     Mutant("liveness-no-fairness", "engine",
            "a stuck iteration's strong reads need not read a co-maximal write (memory fairness "
            "dropped: a relaxed spin may read a stale flag forever)",
-           [(LIVE, 'x.agent < 0 and (self.mem_fair and x.sem != "weak"):',
-             'x.agent < 0 and (False and x.sem != "weak"):')]),
+           [(LIVE, 'x.agent < 0 and (self.mem_fair and x.sem != "weak") \\',
+             'x.agent < 0 and (False and x.sem != "weak") \\')]),
     Mutant("liveness-loops-terminate", "engine",
            "every loop is declared terminating: no stuck iteration is ever a hang",
            [(LIVE, "                self.cs.append(z3.Implies(s, self.stuck(p.end)))",
@@ -676,4 +677,15 @@ MUTANTS += [
     Mutant("race-halves-reported-twice", "engine",
            "a store racing with both halves of an atom is reported as two races",
            [("src/ptxmm/queries/races.py", "            if key in seen:\n                continue\n", "")]),
+]
+
+# Issue 37: the Dat3M dialect's count-less bar.cta.sync waits for no thread that does not arrive
+# (Dat3M's ControlBarrier), PTX's bar.sync for every non-exited thread of the CTA: killed by
+# tests/models/test_departures.py and the Dat3M conformance test
+MUTANTS += [
+    Mutant("dat3m-countless-barrier-waits-for-cta", "engine",
+           "the Dat3M dialect's bar.cta.sync c without a quorum waits for every thread of the CTA, "
+           "as PTX's bar.sync does: SB+bar-const-diff deadlocks instead of being allowed",
+           [("src/ptxmm/semantics/barrier_waits.py",
+             '        if "INSTANCE" in w.tags:\n            return []\n', "")]),
 ]

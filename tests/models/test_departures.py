@@ -178,21 +178,38 @@ forall
 (P0:r0 == 1 \\/ P1:r1 == 1)
 """
 
+# the same program in PTX syntax: `bar.sync a` without a count
+SB_BAR_SYNC_DIFF = """
+.global .u32 x = 0;
+.global .u32 y = 0;
+.thread T0 .cta 0 { st.global.u32 [x], 1; bar.sync 0; ld.global.u32 %r0, [y]; }
+.thread T1 .cta 0 { st.global.u32 [y], 1; bar.sync 1; ld.global.u32 %r1, [x]; }
+forall (T0:%r0 == 1 || T1:%r1 == 1)
+"""
 
-@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5"])
-def test_countless_barriers_of_different_ids_deadlock_safety(model):
-    """Dat3M lets each count-less barrier complete with whoever arrives at its id, so SB is
-    allowed there (expected.csv: the forall fails). The PTX ISA has every non-exited thread of
-    the CTA participate in `bar.sync a` (bar/barrier; exit releases the barrier only for threads
-    that exit): each thread waits for the other, which waits at another barrier — no execution."""
-    res = check(SB_BAR_CONST_DIFF, model)
-    assert not res.outcomes
 
-
-def test_countless_barriers_of_different_ids_deadlock_liveness():
-    """The liveness side agrees with the safety side (one rule, semantics/barrier_waits.py): both
-    threads block, each waiting for the other at a different barrier."""
+def _hangs(src: str, model: str):
     from ptxmm.queries.hangs import find_hangs
 
-    (h,) = find_hangs(ptxmm.parse(SB_BAR_CONST_DIFF), "ptx-v7.5")
+    return find_hangs(ptxmm.parse(src), model)
+
+
+@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5"])
+def test_countless_barriers_of_different_ids_in_ptx_deadlock(model):
+    """PTX syntax follows the ISA: every non-exited thread of the CTA participates in `bar.sync a`
+    (bar/barrier; exit releases the barrier only for threads that exit), so each thread waits for
+    the other, which waits at another barrier: no execution in the safety check, and both threads
+    blocked in the liveness check — one rule (semantics/barrier_waits.py)."""
+    assert not check(SB_BAR_SYNC_DIFF, model).outcomes
+    (h,) = _hangs(SB_BAR_SYNC_DIFF, model)
     assert h.threads == (0, 1) and "never arrives in its phase" in h.finding.detail
+
+
+@pytest.mark.parametrize("model", ["ptx", "ptx-v7.5"])
+def test_countless_barriers_of_different_ids_in_dat3m_dialect_pass(model):
+    """Dat3M's dialect is read as Dat3M reads it: its count-less `bar.cta.sync c` synchronizes the
+    threads that arrive at it and waits for no other, so SB is allowed (expected.csv: the forall
+    fails) and no thread blocks — again the same rule in both checks."""
+    res = check(SB_BAR_CONST_DIFF, model)
+    assert res.outcomes and res.holds is False
+    assert _hangs(SB_BAR_CONST_DIFF, model) == []

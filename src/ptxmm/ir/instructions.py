@@ -185,11 +185,14 @@ class ProxyFence(Instr):
 @record(kw_only=True)
 class Barrier(Instr):
     """CTA execution barrier ``bar{.cta}.sync|arrive a{, b}``: ids compared by value, ``count``
-    the number of participating threads (None: all threads of the CTA)."""
+    the number of participating threads (None: all threads of the CTA — or, with ``instance``,
+    the Dat3M dialect's ``bar.cta.sync c{, id}``: the threads of the CTA whose code holds a
+    barrier of the same constant and id, Dat3M's barrier *instance*)."""
 
     kind: str  # "sync" | "arrive"
     ids: tuple[Operand, ...]
     count: Operand | None = None
+    instance: bool = False
 
 
 @record(kw_only=True)

@@ -54,7 +54,14 @@ class Barriers:
         return self.eg.events[w.eid - 1]  # a wait is created right after its own arrive
 
     def members(self, w: Event) -> list[int]:
-        """The other threads a wait waits for: its CTA's (bar), its cluster's (barrier.cluster)."""
+        """The other threads a wait waits for: its CTA's (bar), its cluster's (barrier.cluster);
+        none for the Dat3M dialect's count-less ``bar.cta.sync c{, id}`` (``INSTANCE``), which
+        synchronizes the threads that arrive at it with equal operands and waits for no other
+        (Dat3M's visitor makes it a ControlBarrier/NamedBarrier without a quorum, whose executed
+        events of one instance synchronize: ``SB+named-bar-dyn-reg-const`` expects a thread at
+        ``bar.cta.sync 1, r2`` with r2 = 0 to pass while the other is at ``bar.cta.sync 1, 1``)."""
+        if "INSTANCE" in w.tags:
+            return []
         key = (lambda p: p.cluster_key) if "CBAR" in w.tags else (lambda p: p.cta_key)
         me = key(self.place[w.thread])
         return [i for i, p in enumerate(self.place) if i != w.thread and key(p) == me]

@@ -30,7 +30,7 @@ def barrier(b: Builder, t: Thread, ins: Barrier, st: State, guard, gdeps) -> Non
     bdeps = frozenset().union(*(x[1] for x in ident))
     for part in ("ARRIVE", "WAIT") if ins.kind != "arrive" else ("ARRIVE",):
         e = b.new_event(st, t, Kind.B, ins, guard, scope="cta", barrier=info,
-                        tags=frozenset({"BAR", part}))
+                        tags=frozenset({"BAR", part} | ({"INSTANCE"} if ins.instance else set())))
         b.dep(bdeps, e, "addr")
         b.dep(gdeps, e, "ctrl")
         blocked_at(b, st, e, part, guard)

@@ -283,7 +283,9 @@ def _fence(cell: _Cell, c: dict) -> list[Instruction]:
 
 def _bar(cell: _Cell, c: dict) -> list[Instruction]:
     """``bar.cta.sync|arrive c{, id{, quorum}}``: the constant and the id identify the barrier,
-    the quorum is its number of threads (None: every thread of the CTA)."""
+    the quorum is its number of threads; without one, the threads that hold that barrier instance
+    in their code take part (Dat3M's visitor: ``ControlBarrier``/``NamedBarrier`` with instance
+    id c; semantics/barrier_waits.py)."""
     form = "bar.cta.sync c{, id{, quorum}} | bar.cta.arrive c{, id{, quorum}}"
     if cell.q.take_if({"cta"}) is None:
         cell.q.fail("expected `bar.cta.`", f"expected form: {form}")
@@ -293,7 +295,7 @@ def _bar(cell: _Cell, c: dict) -> list[Instruction]:
     cell.q.done(form)
     first, *vals = cell.operands("cvv??", form)
     ids = (first, *vals[:1])
-    return [Barrier(kind=kind, ids=ids, count=vals[1] if len(vals) > 1 else None, **c)]
+    return [Barrier(kind=kind, ids=ids, count=vals[1] if len(vals) > 1 else None, instance=True, **c)]
 
 def _branch(cell: _Cell, c: dict) -> list[Instruction]:
     """``beq a, b, LC``: set the predicate %branch, then branch on it."""
