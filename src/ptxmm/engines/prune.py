@@ -208,8 +208,8 @@ class GuidedSpace(ExecutionSpace):
         ev = self.eg.events
         for r, w in self.partner.items():
             loc = ev[r].loc
-            if r not in opts or loc not in fixed:
-                continue
+            if r not in opts or loc not in fixed or w not in fixed[loc]:
+                continue  # (a liveness prefix path may stop between an rmw's read and its write)
             pos = {x: i for i, x in enumerate(fixed[loc])}  # the initial write: -1
             at = pos[w]
             out[r] = [s for s in opts[r] if s is None or pos.get(s, -1) >= at - 1]
