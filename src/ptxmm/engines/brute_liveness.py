@@ -94,14 +94,35 @@ def bound_to_see(eg: EventGraph, r: Event, x: Event, scoped: bool = True) -> boo
     return _level(eg, (r.thread, r.at), (x.thread, x.at)) <= _LEVEL[r.scope or "sys"]
 
 
+def may_stay_stale(eg: EventGraph, events, free) -> set[int]:
+    """The reads of an iteration that need not see newer writes while it repeats: those whose
+    value matters nothing to the loop (``free``, the builder's relevance), but not an atom's read
+    whose write some other read may see — another thread's read (or an agent's) of that
+    location, or a read of the iteration that matters: the written value changes each time."""
+    ev, rmw = eg.events, dict(eg.edges.get("rmw", ()))
+    out = set()
+    for e in free:
+        w = rmw.get(e)
+        if w is None:
+            out.add(e)
+            continue
+        seen = [x for x in ev if x.kind == Kind.R and x.loc == ev[w].loc and x.eid != e
+                and (x.thread != ev[e].thread or x.agent >= 0 or (x.eid in events and x.eid not in free))]
+        if not seen:
+            out.add(e)
+    return out
+
+
 def stuck_holds(c: Concrete, end: tuple, scoped: bool = True) -> bool:
-    """The iteration ``end`` = (its events, register equalities, the branch) can repeat forever
-    unchanged in execution ``c``: no barrier in it; every register equality "ends the iteration
-    as it began it" holds on the execution's values; every write of it that ran is co-maximal;
-    every morally strong (not weak) read of it that ran — the thread's own, not an agent's —
-    reads a write with no co-later write it is bound to see (memory fairness)."""
-    events, eqs, _branch = end
+    """The iteration ``end`` = (its events, register equalities, the branch, its free reads) can
+    repeat forever unchanged in execution ``c``: no barrier in it; every register equality
+    "ends the iteration as it began it" holds on the execution's values; every write of it that
+    ran is co-maximal; every morally strong (not weak) read of it that ran — the thread's own,
+    not an agent's, and not one that may stay stale (:func:`may_stay_stale`) — reads a write with
+    no co-later write it is bound to see (memory fairness)."""
+    events, eqs, _branch, free = end
     ev = c.eg.events
+    stale = may_stay_stale(c.eg, events, free)
     if any(ev[e].kind == Kind.B for e in events):
         return False
     if not all(evaluate(q, c.vals) for q in eqs):
@@ -112,7 +133,7 @@ def stuck_holds(c: Concrete, end: tuple, scoped: bool = True) -> bool:
         x = ev[e]
         if x.kind == Kind.W and c.co_later(e):
             return False
-        if x.kind == Kind.R and x.agent < 0 and x.sem != "weak" and e in c.source:
+        if x.kind == Kind.R and x.agent < 0 and x.sem != "weak" and e in c.source and e not in stale:
             if any(bound_to_see(c.eg, x, ev[y], scoped) for y in c.co_later(c.source[e])):
                 return False
     return True
@@ -144,7 +165,9 @@ def blocked_holds(c: Concrete, wait: int) -> bool:
     """The barrier wait ``wait`` never completes in execution ``c``: a wait tagged HANG (a
     cluster wait in a phase its thread never arrived in); with a thread count q (Dat3M's quorum),
     fewer than q threads arrive at that use over the whole execution; without one, some thread of
-    the CTA (the cluster, for barrier.cluster) never arrives at that use."""
+    the CTA (the cluster, for barrier.cluster) neither arrives at that use nor exits (PTX ISA,
+    exit: an exiting thread that holds up a barrier releases it) — but the Dat3M dialect's
+    count-less ``bar.cta.sync c`` (INSTANCE) waits for no thread that does not arrive."""
     ev = c.eg.events
     w = ev[wait]
     if "HANG" in w.tags:
@@ -153,9 +176,12 @@ def blocked_holds(c: Concrete, wait: int) -> bool:
     q = w.barrier[1]
     if q is not None:
         return len(came) < q
+    if "INSTANCE" in w.tags:
+        return False
     key = _group(c.eg, w)
     members = {th.index for th in c.eg.program.threads if _group(c.eg, w, th.index) == key}
-    return bool(members - came)
+    exited = {t for t in members if c.path(t).kind == "done"}
+    return bool(members - came - exited)
 
 
 # -- progress -----------------------------------------------------------------------------------
@@ -224,9 +250,12 @@ def is_hang(c: Concrete, cta_model: str, gpu_model: str, scoped: bool = True,
             memo: dict | None = None) -> tuple[int, ...]:
     """The threads stuck or blocked in execution ``c`` when it is a hang (else ``()``): every
     thread on a stuck path satisfies :func:`stuck_holds`, every thread on a blocked path
-    :func:`blocked_holds`, some thread is stuck or blocked, and :func:`progress_ok` holds."""
+    :func:`blocked_holds`, some thread is stuck or blocked, no thread took a path that ends the
+    grid (a failed assertion, ``trap``), and :func:`progress_ok` holds."""
     eg = c.eg
     hung = []
+    if any(c.path(t).stop is not None and c.path(t).stop.kind.ends_grid for t in range(len(eg.paths))):
+        return ()  # a failed assertion or a trap ends the grid: nobody is left hanging
     for t in range(len(eg.paths)):
         p = c.path(t)
         if p.kind == "stuck":

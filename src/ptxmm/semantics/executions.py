@@ -63,10 +63,16 @@ class ConcreteChoice:
     lg = ConcreteLogic()
 
     def __init__(self, eg: EventGraph, execd: set[int], source_of: dict[int, int], co: set[tuple[int, int]],
-                 sc: list[int], values: dict[int, int], phases: dict[int, int] | None = None):
+                 sc: list[int], values: dict[int, int], phases: dict[int, int] | None = None,
+                 paths: tuple[int, ...] = ()):
         self.eg, self.execd, self.source_of, self.cos, self.values = eg, execd, source_of, co, values
         self.rank = {f: i for i, f in enumerate(sc)}
         self.phases = phases or {}
+        self.paths = paths
+
+    def path(self, t: int, k: int) -> Guard:
+        """Thread ``t`` takes its path ``k`` (the path choice of the execution)."""
+        return self.paths[t] == k
 
     def exec(self, e: int) -> Guard:
         return e in self.execd
@@ -106,7 +112,7 @@ def executed(eg: EventGraph, ex: Execution) -> set[int]:
 
 def concrete_choice(eg: EventGraph, ex: Execution) -> ConcreteChoice:
     return ConcreteChoice(eg, executed(eg, ex), {r: w for w, r in ex.rf}, set(ex.co), list(ex.scorder),
-                          dict(ex.values), dict(ex.phases))
+                          dict(ex.values), dict(ex.phases), tuple(ex.paths))
 
 
 def concrete_env(eg: EventGraph, ex: Execution, cand: Candidates):
@@ -527,7 +533,7 @@ class Candidate:
     def choice(self, eg: EventGraph) -> ConcreteChoice:
         exe = self.execution
         return ConcreteChoice(eg, set(self.execd), self.source_of, set(self.co), list(exe.scorder),
-                              self.values, dict(exe.phases))
+                              self.values, dict(exe.phases), tuple(exe.paths))
 
 
 class ExecutionSpace:
