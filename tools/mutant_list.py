@@ -689,3 +689,21 @@ MUTANTS += [
            [("src/ptxmm/semantics/barrier_waits.py",
              '        if "INSTANCE" in w.tags:\n            return []\n', "")]),
 ]
+
+# Issue 37: exact loops — a changed register that matters nothing to the loop and is dead after it
+# (a back-off delay) does not make the loop inexact; a predicated register operation's guard
+# matters only through its result: killed by tests/queries/test_hang_loops.py
+MUTANTS += [
+    Mutant("liveness-dead-backoff-counts", "engine",
+           "every changed carried register makes its loop inexact, even a back-off delay nothing "
+           "reads after the loop: a libcu++-style wait is 'not decided'",
+           [("src/ptxmm/semantics/loops.py",
+             "changed = [r for r in changed if r in rel or r in b.loops.live_out[target] or not b.relevance]",
+             "changed = list(changed)")]),
+    Mutant("liveness-pure-guard-seeds", "engine",
+           "the guard of a predicated register operation always matters to its loop",
+           [("src/ptxmm/semantics/loops.py",
+             "            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)) | guard)\n            continue",
+             "            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)) | guard)\n"
+             "            seeds |= guard\n            continue")]),
+]

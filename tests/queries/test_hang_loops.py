@@ -223,3 +223,45 @@ def test_relevance_finds_every_old_hang_and_only_explained_new_ones(use, sem, st
     real = (not store or sem == "weak") and not (use == "test" and step == 1)
     assert not hs or real
     assert hs or why is not None or not real
+
+
+BACKOFF = """.test Backoff "a spin with an exponential back-off delay, as libcu++'s waits have"
+.global .u32 flag = 0;
+.thread T0 .cta 0 { st.release.gpu.global.u32 [flag], 1; }
+.thread T1 .cta 1 {
+    mov.u32 %r1, 8;
+L:
+    ld.acquire.gpu.global.u32 %r0, [flag];
+    nanosleep.u32 %r1;
+    shl.b32 %r1, %r1, 1;
+    setp.eq.u32 %p, %r0, 0;
+    @%p bra L;
+}
+exists (T1:%r0 == 1)"""
+
+
+def test_a_backoff_that_changes_but_is_dead_after_the_loop_terminates():
+    """%r1 doubles in each iteration, but it only feeds nanosleep (nothing) and nothing reads it
+    after the loop: a longer run ends like one the unrolling has. The verdict is "terminates";
+    read by the condition (observed at the thread's end) the same counter leaves it undecided."""
+    assert terminates(parse(BACKOFF), "ptx") == (True, None)
+    observed = BACKOFF.replace("exists (T1:%r0 == 1)", "exists (T1:%r1 == 8)")
+    res = check(parse(observed), "ptx", liveness=True)
+    assert res.liveness == "undecided" and "%r1 changes" in res.liveness_why
+
+
+def test_kernel_wait_with_exponential_backoff_terminates():
+    """tests/data/kernels/backoff_wait.cu (libcu++'s poll-with-backoff shape, nvcc -O3): the delay
+    doubles up to a cap — it changes in each iteration, feeds only __nanosleep and is dead after
+    the loop, so the wait is exact and the verdict is "terminates", not "undecided"."""
+    res = check(load(ROOT / "tests" / "data" / "kernels" / "backoff_wait.ptx"), "ptx", liveness=True)
+    assert res.liveness == "terminates" and res.holds is True and not res.findings
+
+
+def test_a_capped_backoff_whose_update_is_predicated_terminates():
+    """`@%p2 shl.b32 %r1, %r1, 1` with %p2 = %r1 < 256: the predicate only decides the value of
+    %r1, which matters nothing to the loop — so neither does the predicate."""
+    capped = BACKOFF.replace("    shl.b32 %r1, %r1, 1;\n",
+                             "    setp.lt.u32 %p2, %r1, 256;\n    @%p2 shl.b32 %r1, %r1, 1;\n")
+    assert capped != BACKOFF
+    assert terminates(parse(capped), "ptx") == (True, None)

@@ -286,7 +286,7 @@ def test_fence_alias():
     ("0", (Imm(0),), None), ("1, 2", (Imm(1), Imm(2)), None), ("1, r2", (Imm(1), Reg("r2")), None),
     ("1, 1, 3", (Imm(1), Imm(1)), Imm(3)), ("1, r0, r1", (Imm(1), Reg("r0")), Reg("r1"))])
 def test_barrier(kind, operands, ids, count):
-    assert one(f"bar.cta.{kind} {operands}") == Barrier(kind=kind, ids=ids, count=count)
+    assert one(f"bar.cta.{kind} {operands}") == Barrier(kind=kind, ids=ids, count=count, instance=True)
 
 
 # ----- atomInstruction: atomOp, atomCAS, atomExchange; redInstruction -----------------------------

@@ -33,8 +33,8 @@ class Barriers:
         self.eg, self.ch, self.u = eg, ch, u
         self.bars = [e for e in eg.events if "BAR" in e.tags and u.ex[e.eid] is not False]
         self.cbars = [e for e in eg.events if "CBAR" in e.tags and u.ex[e.eid] is not False]
-        self.place = [t.placement for t in eg.program.threads]
-        self.cta = lambda e: self.place[e.thread].cta_key
+        self.place = place = [t.placement for t in eg.program.threads]
+        self.cta = lambda e: place[e.thread].cta_key  # not self: no reference cycle holding Z3 terms
         self.own: dict[int, list[int]] = {}  # thread → its own events (not its agents')
         for e in eg.events:
             if e.thread >= 0 and e.agent < 0 and u.ex[e.eid] is not False:

@@ -40,8 +40,10 @@ from ..ir.program import (
     Placement,
     Program,
     Reg,
+    RegRef,
     Sym,
     Thread,
+    cond_refs,
     operands,
     type_signed,
     type_width,
@@ -358,7 +360,7 @@ class Builder:
         if self.liveness:
             from .loops import analyse
 
-            self.loops = analyse(t, self.labels)
+            self.loops = analyse(t, self.labels, _observed_regs(self.p, t))
         regs: dict[str, Expr] = {}
         types: dict[str, str] = dict(t.reg_types)
         for name, v in t.init_regs:
@@ -565,6 +567,14 @@ def _remap_end(end: tuple, f) -> tuple:
         return (tuple(f(x) for x in end[0]), tuple(substitute(x, f) for x in end[1]), end[2],
                 tuple(f(x) for x in end[3]))
     return tuple(f(x) for x in end)
+
+
+def _observed_regs(p: Program, t) -> frozenset[str]:
+    """The registers of thread ``t`` read at its end: those its litmus condition (or a Dat3M
+    test's ``locations``) names."""
+    refs = list(cond_refs(p.condition.expr)) if p.condition is not None else []
+    refs += list(p.observed or ())
+    return frozenset(r.reg for r in refs if isinstance(r, RegRef) and r.thread == t.name)
 
 
 def _undecided(b: Builder) -> tuple[str, ...]:

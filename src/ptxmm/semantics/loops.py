@@ -50,6 +50,9 @@ class Loops:
     body: dict[int, frozenset[int]]
     relevant: dict[int, frozenset[str]]
     irreducible: bool
+    # each header → the registers live where its loop exits (read on some path after the loop
+    # before being overwritten, or observed at the thread's end: the condition's registers)
+    live_out: dict[int, frozenset[str]] = None  # type: ignore[assignment]
 
     def containing(self, pc: int) -> list[int]:
         """The headers of the loops whose body holds instruction ``pc``."""
@@ -67,7 +70,50 @@ def successors(t: Thread, labels: dict[str, int], i: int) -> list[int]:
     return out
 
 
-def analyse(t: Thread, labels: dict[str, int]) -> Loops:
+def _live_in(t: Thread, labels: dict[str, int], end_live: frozenset[str]) -> list[set[str]]:
+    """Register liveness over the thread's instructions (backward, to a fixpoint): the registers
+    each instruction may read before any write on some path from it; a guarded write kills
+    nothing; the thread's end reads ``end_live``."""
+    n = len(t.instrs)
+    live: list[set[str]] = [set() for _ in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(range(n)):
+            ins = t.instrs[i]
+            succ = successors(t, labels, i)
+            out = set(end_live) if (isinstance(ins, (Ret, Halt)) and ins.guard is None) or i + 1 == n \
+                else set()
+            for j in succ:
+                out |= live[j]
+            dst = getattr(ins, "dst", None)
+            if isinstance(dst, Reg) and ins.guard is None:
+                out.discard(dst.name)
+            new = out | _regs(operands(ins)) | ({ins.guard[0].name} if ins.guard is not None else set())
+            if new != live[i]:
+                live[i], changed = new, True
+    return live
+
+
+def _exits_live(t: Thread, labels, body: frozenset[int], live: list[set[str]],
+                end_live: frozenset[str]) -> frozenset[str]:
+    """The registers live on leaving the loop ``body``: at each instruction outside it that an
+    instruction of it leads to, and at the thread's end when the loop can end the thread."""
+    out: set[str] = set()
+    for i in body:
+        ins = t.instrs[i]
+        for j in successors(t, labels, i):
+            if j not in body:
+                out |= live[j]
+        if isinstance(ins, (Ret, Halt)) or i + 1 == len(t.instrs):
+            out |= end_live
+    return frozenset(out)
+
+
+def analyse(t: Thread, labels: dict[str, int], end_live: frozenset[str] = frozenset()) -> Loops:
+    """The natural loops of thread ``t`` (dominators on its control-flow graph, networkx) and,
+    per loop, the registers that matter to it and those live where it exits (``end_live``: the
+    registers read at the thread's end, a litmus condition's)."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -99,9 +145,11 @@ def analyse(t: Thread, labels: dict[str, int]) -> Loops:
         body.setdefault(h, set()).update(seen)
     forward = g.subgraph(idom).copy()
     forward.remove_edges_from(back)
-    return Loops(back, {h: frozenset(b) for h, b in body.items()},
-                 {h: relevant(t, b) for h, b in body.items()},
-                 not nx.is_directed_acyclic_graph(forward))
+    live = _live_in(t, labels, end_live)
+    bodies = {h: frozenset(b) for h, b in body.items()}
+    return Loops(back, bodies, {h: relevant(t, b) for h, b in bodies.items()},
+                 not nx.is_directed_acyclic_graph(forward),
+                 {h: _exits_live(t, labels, b, live, end_live) for h, b in bodies.items()})
 
 
 def _regs(ops) -> set[str]:
@@ -120,12 +168,15 @@ def relevant(t: Thread, body) -> frozenset[str]:
     feeds: dict[str, set[str]] = {}  # a written register → the registers its value comes from
     for i in body:
         ins = t.instrs[i]
-        if ins.guard is not None:
-            seeds.add(ins.guard[0].name)
         dst = getattr(ins, "dst", None)
+        guard = {ins.guard[0].name} if ins.guard is not None else set()
         if isinstance(ins, PURE) and isinstance(dst, Reg):
-            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)))
-        elif isinstance(ins, Load):
+            # a predicated register operation: its guard only decides its result's value
+            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)) | guard)
+            continue
+        if not isinstance(ins, Nanosleep):  # a back-off's guard decides nothing either
+            seeds |= guard
+        if isinstance(ins, Load):
             seeds |= _regs([ins.addr])
         elif not isinstance(ins, (Label, Branch, Nanosleep)):
             seeds |= _regs(operands(ins))
@@ -171,6 +222,9 @@ def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
     events = tuple(st.events[n0:])
     free = tuple(e for e in events if b.relevance and b.events[e].kind == Kind.R
                  and loose(b.events[e].instr, rel))
+    # a changed register that matters nothing to the loop and is dead where it exits (a back-off
+    # delay, a counter never read after) cannot tell a longer run from one the unrolling has
+    changed = [r for r in changed if r in rel or r in b.loops.live_out[target] or not b.relevance]
     note_exact(b, b.events, (b.cur, target), events, changed, cond, ins)
     stuck = st.fork()
     if cond != TRUE:
