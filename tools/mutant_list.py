@@ -703,7 +703,6 @@ MUTANTS += [
     Mutant("liveness-pure-guard-seeds", "engine",
            "the guard of a predicated register operation always matters to its loop",
            [("src/ptxmm/semantics/loops.py",
-             "            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)) | guard)\n            continue",
-             "            feeds.setdefault(dst.name, set()).update(_regs(operands(ins)) | guard)\n"
-             "            seeds |= guard\n            continue")]),
+             "(_regs(operands(ins)) | guard)\n            continue",
+             "(_regs(operands(ins)) | guard)\n            seeds |= guard\n            continue")]),
 ]
