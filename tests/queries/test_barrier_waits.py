@@ -115,6 +115,16 @@ def test_kernel_thread_returning_early_releases_syncthreads():
     assert res.findings == ()
 
 
+def test_kernel_cluster_wait_without_arrive_hangs_both_ctas():
+    """tests/data/kernels/cluster_wait.cu: CTA 1 only waits at the cluster barrier, CTA 0 runs
+    cluster.sync(): both block (before issue 37 this was "no execution hangs")."""
+    res = check(kernel("cluster_wait"), liveness=True)
+    (h,) = [f for f in res.findings if str(f.kind) == "hang"]
+    assert "b0t0 waits at `barrier.cluster.wait  [cluster_wait.cu:14]`" in h.detail
+    assert "b1t0 waits at `barrier.cluster.wait  [cluster_wait.cu:16]`" in h.detail
+    assert "b1t0 of its cluster never arrives" in h.detail
+
+
 def test_kernel_failed_assert_is_no_hang_at_syncwarp():
     res = check(kernel("assert_syncwarp"), liveness=True)
     assert {str(f.kind) for f in res.findings} == {"assert-fails"}

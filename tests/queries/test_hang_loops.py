@@ -265,3 +265,12 @@ def test_a_capped_backoff_whose_update_is_predicated_terminates():
                              "    setp.lt.u32 %p2, %r1, 256;\n    @%p2 shl.b32 %r1, %r1, 1;\n")
     assert capped != BACKOFF
     assert terminates(parse(capped), "ptx") == (True, None)
+
+
+def test_kernel_loop_whose_iterations_change_memory_is_not_decided():
+    """tests/data/kernels/ticks_loop.cu: block 0's loop adds to a counter block 1 watches — each
+    iteration writes a new value another thread reads, so the loop is not exact and, no hang
+    found, the verdict is "undecided" (before issue 37: "no execution hangs")."""
+    res = check(load(ROOT / "tests" / "data" / "kernels" / "ticks_loop.ptx"), "ptx", liveness=True)
+    assert res.liveness == "undecided" and "writes memory" in res.liveness_why
+    assert not [f for f in res.findings if str(f.kind) == "hang"]

@@ -497,7 +497,7 @@ def _blocked_words(eg: EventGraph, exe: Execution, t: int, w: int) -> tuple[str,
 
 def _wait_text(eg: EventGraph, w: int) -> str:
     ref = event_ref(eg, w)
-    return f"`{ref.text.removesuffix(' (wait)')}`" + (f" (line {ref.line})" if ref.line else "")
+    return f"`{ref.text.replace(' (wait)', '')}`" + (f" (line {ref.line})" if ref.line else "")
 
 
 def _where(eg: EventGraph, exe: Execution, t: int) -> str:
