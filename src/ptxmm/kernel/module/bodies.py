@@ -9,6 +9,7 @@ from dataclasses import replace
 from ...errors import ParseError, UnsupportedError
 from ...ir.program import Reg
 from ...syntax.decode import decode
+from .checks import Checked, operand_columns
 from .lowering import _NVCC, _ORDERED, _canonical
 from .operands import _operand, _split_top
 from .records import Call, Function, KernelPos
@@ -30,6 +31,8 @@ class _FunctionBuilder:
         self.variables: list[_Stmt] = []  # declarations of the module's, written inside the function
         self.regs: list[tuple[str, str, int | None]] = []
         self.tmp = 0
+        self.lines: list[str] = []  # the module's text, for operand columns
+        self.checked: list[Checked] = []  # each instruction as written, for .checks
 
     def build(self) -> Function:
         return Function(self.name, self.entry, self.params, self.rets, tuple(_bulk_sizes(self.body)),
@@ -87,7 +90,11 @@ class _FunctionBuilder:
         ops = [_operand(o, pos) for o in _split_top(rest)] if rest.strip() else []
         opcol = text.find(mn)
         mpos = replace(pos, col=pos.col + max(opcol, 0))
-        self.body += _decode(self, mn, ops, mpos, text, guard)
+        out, lowered = _decode(self, mn, ops, mpos, text, guard)
+        self.body += out
+        line = self.lines[pos.line - 1] if 0 < pos.line <= len(self.lines) else ""
+        base, *quals = mn.split(".")
+        self.checked.append(Checked(base, quals, ops, mpos, out, lowered, operand_columns(line, pos.col)))
 
 
 def _call(mn: str, rest: str, pos, text: str, guard) -> Call:
@@ -107,8 +114,11 @@ def _call(mn: str, rest: str, pos, text: str, guard) -> Call:
             raise UnsupportedError(f"indirect call `{_short(text)}`", pos, None)
     return Call(callee, rets, args, pos, " ".join(text.split()), guard)
 
-def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str, guard) -> list:
-    """One nvcc instruction → IR instructions (most through the litmus decoder)."""
+def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str, guard
+            ) -> tuple[list, bool]:
+    """One nvcc instruction → IR instructions (most through the litmus decoder), and whether
+    :mod:`.lowering` rewrote it (a try_wait's hint and a copy's cache policy dropped count as
+    the litmus decoder's form)."""
     base, *quals = mn.split(".")
     c = dict(pos=pos, text=" ".join(text.split()), guard=guard)
     if base in WARP_COLLECTIVES:
@@ -121,7 +131,7 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     if handler is not None:
         out = handler(fb, quals, ops, c)
         if out is not None:
-            return out
+            return out, base not in ("mbarrier", "cp") or "bulk" in quals and "tensor" not in quals
     if base in ("ld", "st", "atom", "red") and "param" in quals:
         raise UnsupportedError(f"`{mn}`", pos, "parameters are read with ld.param")
     for o in ops:  # `!%p` (a negated predicate operand) is not an IR operand
@@ -129,7 +139,7 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
             raise UnsupportedError(f"negated predicate operand {o.name} in `{mn}`", pos, None)
     if base in _ORDERED:
         mn = _canonical(base, quals)
-    return [decode(mn, ops, pos, c["text"], guard)]
+    return [decode(mn, ops, pos, c["text"], guard)], False
 
 
 # ptxas accepts the qualifiers of ld/st/atom/red in any order (libcu++ writes

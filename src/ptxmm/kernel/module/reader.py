@@ -10,6 +10,7 @@ from dataclasses import replace
 from ...errors import ParseError, UnsupportedError
 from ...syntax.common import int_literal
 from .bodies import _FunctionBuilder
+from .checks import check_function
 from .operands import _split_top
 from .records import Function, Module, Param, Variable, type_width_bytes
 from .statements import _pos, _short, _Splitter, _Stmt
@@ -23,9 +24,13 @@ def parse(text: str, file: str = "<string>") -> Module:
     # .file lines usually follow the code that uses them: resolve the CUDA positions afterwards
     stmts = _late_files(text, file, stmts, sp)
     b = _ModuleBuilder(file)
+    b.lines = text.splitlines()
     i = 0
     while i < len(stmts):
         i = b.top(stmts, i)
+    locs = {v.name: v for v in b.variables}
+    for checked, regs in b.checks:  # every function's instructions, as ptxas checks them
+        check_function(checked, regs, locs)
     return Module(file, b.functions, tuple(b.variables), b.version, b.target, b.address_size,
                   tuple(sp.directives), tuple(b.notes))
 
@@ -49,6 +54,8 @@ class _ModuleBuilder:
         self.version = self.target = ""
         self.address_size = 64
         self.notes: list = []
+        self.lines: list[str] = []
+        self.checks: list = []  # (a function's instructions as written, its registers' types)
 
     def top(self, stmts: list[_Stmt], i: int) -> int:
         st = stmts[i]
@@ -133,6 +140,7 @@ class _ModuleBuilder:
         kind, _, rets, name, params, _rest = m.groups()
         fb = _FunctionBuilder(self.file, name, kind == "entry", _params(params or "", st, self.file),
                               _params(rets or "", st, self.file), _pos(self.file, st))
+        fb.lines = self.lines
         j = _function_end(stmts, i + 1)
         if j is None:
             raise ParseError(f"function {name} has no closing `}}`", _pos(self.file, st), None)
@@ -140,6 +148,7 @@ class _ModuleBuilder:
             if s.kind in ("stmt", "label"):
                 fb.statement(s)
         self.functions[name] = fb.build()
+        self.checks.append((fb.checked, self.functions[name].reg_types()))
         for v in fb.variables:
             self.variable(v, v.text.split())
         return j + 1

@@ -64,12 +64,12 @@ from .names import (
     check_threads,
     cond_consts,
 )
-from .operands import check_operands
+from .operands import check_module_instruction, check_operands
 
 __all__ = ["IMM_LIMIT", "MAX_DEPTH", "MAX_INSTRS", "MAX_REG_RANGE", "MAX_THREADS", "SPECIAL_REGS",
            "Sources", "check", "check_depth", "check_immediate", "check_init_value",
-           "check_instr_count", "check_operands", "check_thread_count", "cond_consts",
-           "did_you_mean", "type_range"]
+           "check_instr_count", "check_module_instruction", "check_operands", "check_thread_count",
+           "cond_consts", "did_you_mean", "type_range"]
 
 
 def check(p: Program, src: Sources | None = None,

@@ -214,6 +214,9 @@ class _Operands:
     locs: dict[str, Location]
     spots: list
     index: int | None = None  # the operand being checked, in source order
+    # a PTX module (nvcc's): ld/st's wider register is modelled (the builder extends a register
+    # read by the type that last wrote it), not "not supported yet" as in a litmus test
+    wide: bool = False
 
     def at(self, op: object, index: int | None = None) -> SourcePos | None:
         """Where operand ``op`` (the ``index``-th in source order, if known) is written."""
@@ -237,7 +240,17 @@ class _Operands:
             raise UnsupportedError(f"floating-point `{mn}`", self.ins.pos,
                                    "ptxmm models integer values: floating-point arithmetic, "
                                    "comparisons and atomics are not modelled yet")
-        for k, (op, slot, relaxed, what) in enumerate(slots):
+        self.slots(slots, mn)
+        self.space()
+        if isinstance(self.ins, Barrier):
+            self.barrier(mn)
+        if isinstance(self.ins, MBarrier):
+            self.mbarrier_constants(self.ins, mn)
+
+    def slots(self, slots: list, mn: str, first: int = 0) -> None:
+        """Each operand of ``slots`` (operand, the type it is read or written at, whether ld/st's
+        relaxed size rule applies, what it is), the ``first``-th operand in source order first."""
+        for k, (op, slot, relaxed, what) in enumerate(slots, first):
             self.index = k
             if isinstance(op, Reg):
                 self.register(op, slot, relaxed, what, mn)
@@ -245,11 +258,6 @@ class _Operands:
                 self.constant(op, slot, what, mn)
             elif isinstance(op, Sym) and op.name in self.locs:
                 self.address(op, slot, what, mn)
-        self.space()
-        if isinstance(self.ins, Barrier):
-            self.barrier(mn)
-        if isinstance(self.ins, MBarrier):
-            self.mbarrier_constants(self.ins, mn)
 
     def mbarrier_constants(self, ins: MBarrier, mn: str) -> None:
         """ptxas: a phase parity is 0 or 1, an arrival count positive."""
@@ -292,7 +300,7 @@ class _Operands:
                 f"{r.name} is a .{rt} register; the {what} of `{mn}` is a .{slot}", self.at(r, self.index),
                 f"it takes {_takes(slot)}" + (" (or a wider integer one)" if relaxed else "")
                 + f": declare {r.name} `.reg .{slot}`, or use a register of that type")
-        if type_width(rt) > type_width(slot):
+        if type_width(rt) > type_width(slot) and not self.wide:
             raise UnsupportedError(
                 f"{r.name} (.{rt}) as the {what} of the {type_width(slot)}-bit access `{mn}`",
                 self.at(r, self.index), "ptxas extends a loaded value to the register's width (or stores its "
@@ -332,8 +340,8 @@ class _Operands:
                                 f"ptxas takes an address only in mov: `mov.u64 %rd0, {s.name};`, "
                                 "then use %rd0")
         w = type_width(slot)
-        if slot[0] in "usb" and w == 64:
-            return
+        if slot[0] in "usb" and (w == 64 or (self.wide and w == 32 and loc.space == "shared")):
+            return  # (a kernel's layout gives .shared addresses that fit 32 bits: nvcc's `mov.u32`)
         # ptxas: no address in a .f or .pred mov, nor a 32-bit .global one ("32-Bit addressing is
         # not supported on sm_90"); a 16-bit one, and a 32-bit .shared one, it truncates
         if slot[0] not in "usb" or (w == 32 and loc.space == "global"):
@@ -395,3 +403,23 @@ class _Operands:
                                "use a .u64 address register")
 
 
+
+
+def check_module_instruction(ins: Instruction, types: dict[str, str], locs: dict[str, Location],
+                             spots: list, extra: list | None = None, first: int = 0) -> None:
+    """One instruction of a PTX module (nvcc's) as the ``.ptx`` front end checks a litmus
+    thread's: ``types`` the function's declared registers. ``extra``: (operand, type, relaxed,
+    what) of operands the instruction's IR form does not keep (a lowered form's, a dropped hint),
+    checked instead of the IR form's own when ``extra`` is given; ``first``: the source index of
+    the first of them."""
+    ops = _Operands(ins, {r: (t, None) for r, t in types.items()}, locs, spots, wide=True)
+    if extra is None:
+        ops.run()
+        return
+    ops.guard()
+    ops.slots(extra, _mnemonic(ins), first)
+
+
+def mnemonic(ins: Instruction) -> str:
+    """The instruction's mnemonic as written (without its guard)."""
+    return _mnemonic(ins)
