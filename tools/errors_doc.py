@@ -46,6 +46,16 @@ class Case:
     note: str = ""
 
 
+MODULE = ("// ptxmm: launch k<<<1, 1>>>(int out[1])\n.version 8.0\n.target sm_90\n.address_size 64\n"
+          ".visible .entry k(.param .u64 k_param_0)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<4>;\n"
+          "\tld.param.u64 \t%rd1, [k_param_0];\nBODY\n\tret;\n}\n")
+TENSOR_1D = (".global .b32 a[8] = {1, 2, 3, 4, 5, 6, 7, 8};\n"
+             ".global .tensormap tm = tensormap(a, dims {8}, box {4});\n.shared .u32 s[4];\n"
+             ".shared .b64 bar = mbarrier.init(1);\n.thread T0 .cta 0 {\n"
+             "  mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [bar], 16;\n"
+             "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [s], "
+             "[tm, {1, 1}], [bar];\n}\n")
+
 SYNTAX = "Syntax errors"
 SEMANTIC = "Semantic errors"
 UNSUPPORTED = "Not supported yet"
@@ -111,6 +121,10 @@ CASES = [
          X + ".thread T0 { st.global.u32 [x], 1; }\nexists " + "(" * 120 + "x == 1" + ")" * 120
          + "\n"),
     Case(SEMANTIC, "Too many threads", X + HUGE_THREADS),
+    Case(SEMANTIC, "A PTX module: a register of the wrong type (ptxas: \"Arguments mismatch\")",
+         MODULE.replace("BODY", "\tmov.u64 \t%rd3, 4294967298;\n\tadd.s32 \t%rd3, %rd3, 4;"), how="cli",
+         args=("check", "t.ptx")),
+    Case(SEMANTIC, "A tensor copy of another rank than its tensor map", TENSOR_1D, how="check"),
     Case(SEMANTIC, "Litmus: register never written",
          "PTX t\n{ x = 0; }\n P0@cta 0,gpu 0 ;\n st.relaxed.gpu x, r1 ;\nexists (x = 1)\n", "litmus"),
     Case(SEMANTIC, "Litmus: unknown location in the condition",

@@ -41,6 +41,7 @@ def tensor_copy(b: Builder, t: Thread, ins: TensorCopy, st: State, guard, gdeps)
     agent = b.agents
     b.agents += 1
     name, where, mdeps = tmap_place(b, ins, ins.tmap, st, t)
+    check_rank(b, ins, name)
     coords = []
     for c in ins.coords:
         v, _ = b.val(c, st, "s32")
@@ -68,6 +69,26 @@ def tensor_copy(b: Builder, t: Thread, ins: TensorCopy, st: State, guard, gdeps)
         if case is not st:
             case.pc += 1
             b.pending.append(case)
+
+
+def check_rank(b: Builder, ins: TensorCopy, name: str) -> None:
+    """A copy's ``.Nd`` is its tensor map's rank (PTX ISA, cp.async.bulk.tensor: ".dim" "the
+    dimension of the tensor"; the tensor coordinates are one per dimension): a 1-d map given to a
+    ``.2d`` copy, or the reverse, is a located error, not a box read with a dimension made up
+    (issue 38). The map's element size (32-bit words) and box are checked where the map is
+    declared (a litmus ``.tensormap``) or given (a kernel's launch), the box against the shared
+    destination by the copy itself (:func:`.bulk.async_place`)."""
+    tm = b.locs[name].tensormap
+    if ins.dims == len(tm.dims):
+        return
+    shape = f"dims {{{', '.join(map(str, tm.dims))}}}, box {{{', '.join(map(str, tm.box))}}}"
+    kernel = b.layout is not None
+    where = f"the launch's tensor map {name}" if kernel else f"tensor map {name}"
+    raise SemanticError(
+        f"`{ins.text}` copies a {ins.dims}-d box, but {where} is {len(tm.dims)}-d ({shape})", ins.pos,
+        f"copy with .{len(tm.dims)}d and {len(tm.dims)} coordinate(s), or give the map "
+        f"{ins.dims} dimensions" + (" in the launch (`dims {8, 2}, box {4, 2}`)" if kernel else
+                                     " (`tensormap(a, dims {4, 2}, box {2, 2})`)"))
 
 
 def box_words(b: Builder, ins: TensorCopy, tm: TensorMap, arr: str, coords: list[int]) -> list[str | None]:

@@ -94,7 +94,9 @@ class _FunctionBuilder:
         self.body += out
         line = self.lines[pos.line - 1] if 0 < pos.line <= len(self.lines) else ""
         base, *quals = mn.split(".")
-        self.checked.append(Checked(base, quals, ops, mpos, out, lowered, operand_columns(line, pos.col)))
+        gcol = (pos.col + (2 if text.startswith("@!") else 1), ) if guard else ()
+        self.checked.append(Checked(base, quals, ops, mpos, out, lowered, operand_columns(line, pos.col),
+                                    (guard[0], *gcol) if guard else None))
 
 
 def _call(mn: str, rest: str, pos, text: str, guard) -> Call:

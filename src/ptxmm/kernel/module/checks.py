@@ -13,7 +13,8 @@ tests/kernel/test_module_operands.py keeps asking):
   assemble; ``cvt.s64.s32 %r, %r`` does not);
 - ``mul.wide``/``mad.wide``: d (and mad's c) of twice the width, a and b of the type; ``mul.hi``,
   ``mad.lo|hi``, ``abs``, ``bfe``, ``bfi``, ``cvta``: every operand of the type (exact width);
-  bfe's and bfi's position and length ``.u32``; ``bar.warp.sync``'s mask and a try_wait's
+  bfe's and bfi's position and length ``.u32``; ``cvta`` only ``.u64`` ("32-Bit addressing is
+  not supported on sm_90"); ``bar.warp.sync``'s mask and a try_wait's
   suspend-time hint ``.b32``; a tensor copy's cache policy ``.b64``;
 - special registers (``%tid.x``, ``%laneid``, ...): only ``mov`` and ``cvt`` read one ("Special
   register argument not allowed for instruction 'add'"); ``mov`` at 32 bits, or 16 for ``%tid``,
@@ -45,6 +46,7 @@ class Checked:
     decoded: list  # IR instructions (a _PendingCopy for a bulk copy of a register size)
     lowered: bool  # rewritten by .lowering (not the litmus decoder's IR form)
     cols: list  # each operand's column (0: unknown)
+    guard: tuple | None = None  # (the guard's register, its column)
 
 
 def operand_columns(line: str, col: int) -> list[int]:
@@ -75,10 +77,18 @@ def check_function(items: list[Checked], regs: dict[str, str], locs: dict) -> No
     """Raise the first operand error of a function's instructions, in source order."""
     for c in items:
         spots = [(op, _at(c, k)) for k, op in enumerate(c.ops)]
+        if c.guard is not None:  # after the operands: their indexes are their source order
+            from dataclasses import replace
+
+            spots.append((c.guard[0], replace(c.pos, col=c.guard[1])))
         _specials(c, spots)
         ins = next((i for i in c.decoded if isinstance(i, Instruction)), None)
         if ins is None:
             continue
+        if c.lowered:
+            _lowered_type(c, c.pos)
+            if c.base in ("ld", "st"):
+                _vector_widths(c, regs, spots)
         extra = _lowered_slots(c) if c.lowered else None
         if extra is not None or not c.lowered:
             first = 0
@@ -145,8 +155,46 @@ def _lowered_slots(c: Checked) -> list | None:
 
 
 def _vector_slots(vec: Vec, ty: str) -> list:
-    """A vector access's elements, each exactly of the type (ptxas: no relaxed size here)."""
-    return [(o, ty, False, f"element {k} of the vector") for k, o in enumerate(vec.items)]
+    """A vector access's elements: each as ld/st's relaxed rule takes a scalar's."""
+    return [(o, ty, True, f"element {k} of the vector") for k, o in enumerate(vec.items)]
+
+
+def _vector_widths(c: Checked, regs: dict[str, str], spots: list) -> None:
+    """ptxas: a vector's registers all of one size (``{%rs1, %r2}`` is "Arguments mismatch")."""
+    vec = c.ops[0] if c.base == "ld" else c.ops[1] if len(c.ops) > 1 else None
+    if not isinstance(vec, Vec):
+        return
+    sized = [(o.name, regs[o.name]) for o in vec.items if isinstance(o, Reg) and o.name in regs]
+    widths = {1 if t == "pred" else int(t[1:]) for _, t in sized}
+    if len(widths) > 1:
+        shown = ", ".join(f"{r} (.{t})" for r, t in sized)
+        raise SemanticError(f"the registers of the vector of `{'.'.join([c.base, *c.quals])}` differ in "
+                            f"size: {shown}", spots[0 if c.base == "ld" else 1][1],
+                            "ptxas takes a vector of registers of one size: declare them alike")
+
+
+# the instruction types each lowered form takes (ptxas: "Unexpected instruction types specified
+# for 'mul.wide'", "Instruction 'abs' applies only to signed numeric types", ...)
+_INT = tuple(f"{k}{w}" for k in "us" for w in (16, 32, 64))
+_LOWERED_TYPES = {
+    "cvt": tuple(f"{k}{w}" for k in "us" for w in (8, 16, 32, 64)), "cvta": ("u64",),
+    "mul.wide": ("u16", "u32", "s16", "s32"), "mad.wide": ("u16", "u32", "s16", "s32"),
+    "mul.hi": _INT, "mad.lo": _INT, "mad.hi": _INT, "abs": ("s16", "s32", "s64"),
+    "bfe": ("u32", "u64", "s32", "s64"), "bfi": ("b32", "b64"),
+}
+
+
+def _lowered_type(c: Checked, pos: SourcePos) -> None:
+    mode = next((q for q in c.quals if q in ("wide", "hi", "lo")), None)
+    form = f"{c.base}.{mode}" if c.base in ("mul", "mad") and mode else c.base
+    allowed = _LOWERED_TYPES.get(form)
+    tys = _types(c.quals)
+    if allowed is None or not tys:
+        return
+    bad = next((t for t in tys if t not in allowed and not t.startswith("f")), None)
+    if bad is not None:
+        raise SemanticError(f"`{'.'.join([c.base, *c.quals])}` does not take the type .{bad}", pos,
+                            f"`{form}` takes " + " ".join("." + t for t in allowed))
 
 
 def _dropped(c: Checked) -> tuple[list, int]:
