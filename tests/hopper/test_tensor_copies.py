@@ -126,8 +126,12 @@ def test_declaration_mistakes_are_located(decl, cls, words):
     (LOAD.format(d="3d", c="{0, 0, 0}"), UnsupportedError, "tensor.3d"),
     (LOAD.format(d="2d", c="{0}"), ParseError, "takes 2 coordinate(s)"),
     (LOAD.replace(".tile", ".im2col").format(d="2d", c="{0, 0}"), UnsupportedError, "load mode .im2col"),
-    ("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [tm, {3}], [s]", UnsupportedError,
+    ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tm, {3, 0}], [s]", UnsupportedError,
      "crosses the tensor's boundary"),
+    # the copy's .Nd is the map's rank (issue 38: was a box read with a dimension made up)
+    ("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [tm, {3}], [s]", SemanticError,
+     "copies a 1-d box, but tensor map tm is 2-d (dims {4, 2}, box {2, 2})"),
+    (LOAD.format(d="1d", c="{0}"), SemanticError, "copies a 1-d box, but tensor map tm is 2-d"),
     (LOAD.format(d="2d", c="{0, 0}").replace("[tm,", "[z,"), SemanticError, "z is not a tensor map"),
     ("ld.global.u32 %r0, [z]; ld.global.u32 %r2, [tm]", UnsupportedError, "tensor map tm as data"),
     ("tensormap.replace.tile.global_dim.global.b1024.b32 [tm], 0, 4", UnsupportedError, "global_dim"),

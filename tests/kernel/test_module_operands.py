@@ -114,6 +114,7 @@ REFUSED = [  # (instruction, message fragment, column); ptxas refuses each (see 
     ("\tld.global.v2.u32 \t{%r1, %rs1}, [%rd2];", "the registers of the vector", 20),
     ("\tld.param.u64 \t%r1, [k_param_0];", "the destination of `ld.param.u64` is a .u64", 16),
     ("\t@%r1 bra \tL;\nL:", "the guard %r1 is not a .pred", 3),
+    ("\tld.param.pred \t%p1, [k_param_0];", "`ld.param.pred` does not take the type .pred", 2),
     ("\tcvta.to.shared.u32 \t%r1, %r2;", "`cvta.to.shared.u32` does not take the type .u32", 2),
     ("\tadd.u32 \t%r1, %tid.x, 1;", "the special register %tid.x as an operand of `add.u32`", 16),
     ("\tmov.u64 \t%rd3, %tid.x;", "`mov.u64` reads the 32-bit special register %tid.x at .u64", 17),
@@ -244,3 +245,12 @@ def test_ptxmm_refuses_exactly_what_ptxas_refuses(m):
 @given(gen.modules(max_instrs=5))
 def test_ptxmm_refuses_exactly_what_ptxas_refuses_at_length(m):
     _agree(m)
+
+
+def test_a_vector_access_through_a_32_bit_address_is_refused():
+    """Found by the differential test: ptxas has no 32-bit .global addressing on sm_90, for a
+    vector access as for a scalar one."""
+    text = kernel("\tld.global.v2.u32 \t{%r1, %r2}, [%r1];", REGS)
+    e = refused(text)
+    assert "%r1 is a 32-bit register: the address of `ld.global.v2.u32`" in str(e), str(e)
+    assert PTXAS is None or not gen.ptxas_verdict(text)[0]

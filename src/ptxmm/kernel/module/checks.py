@@ -29,6 +29,7 @@ from ...errors import SemanticError, SourcePos
 from ...ir.program import Instruction, Reg
 from ...syntax.check import check_module_instruction
 from ...syntax.decode import Vec
+from ...syntax.ptx_isa import INSTR_TYPES
 from ..threads import SPECIAL
 
 _LEGACY16 = re.compile(r"^%(tid|ntid|ctaid|nctaid)\.[xyz]$")
@@ -181,6 +182,7 @@ _LOWERED_TYPES = {
     "mul.wide": ("u16", "u32", "s16", "s32"), "mad.wide": ("u16", "u32", "s16", "s32"),
     "mul.hi": _INT, "mad.lo": _INT, "mad.hi": _INT, "abs": ("s16", "s32", "s64"),
     "bfe": ("u32", "u64", "s32", "s64"), "bfi": ("b32", "b64"),
+    "ld": INSTR_TYPES["ld"], "st": INSTR_TYPES["st"],  # .param, vectors: no .pred
 }
 
 

@@ -418,6 +418,7 @@ def check_module_instruction(ins: Instruction, types: dict[str, str], locs: dict
         return
     ops.guard()
     ops.slots(extra, _mnemonic(ins), first)
+    ops.space()  # a lowered access's (a vector's element's) address, as a scalar one's
 
 
 def mnemonic(ins: Instruction) -> str:
