@@ -350,6 +350,19 @@ def test_host_headers_are_read_with_and_without_a_port():
 
     assert [host_of(h) for h in ("127.0.0.1:8000", "LOCALHOST", "[::1]:8000", "[::1]", "::1", "a.b:1")] \
         == ["127.0.0.1", "localhost", "::1", "::1", "::1", "a.b"]
+    # read exactly (issue 38): anything but a host and a port is no host
+    for bad in ("[::1]evil.com:80", "[::1]evil.com", "[::1", "localhost:80:80", "[evil.com]:80",
+                "localhost evil", "", "127.0.0.1:8000x", ":80", "localhost/x", "127.0.0.1@evil.com"):
+        assert host_of(bad) is None, bad
+
+
+def test_json_nesting_is_measured_outside_strings():
+    pytest.importorskip("starlette", reason="the [web] extra is not installed")
+    from ptxmm.web.app import json_depth
+
+    text = r'{"source": "[[[{{\\", "a": [1, {"b": []}], "c": "]}\"]"}'
+    assert json.loads(text)["c"] == ']}"]' and json_depth(text) == 4
+    assert json_depth("[" * 100_000) == 100_000 and json_depth('"x"') == 0
 
 
 def test_an_ended_worker_takes_what_it_started_and_its_job_directories_with_it():

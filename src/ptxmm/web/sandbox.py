@@ -69,11 +69,16 @@ class Limits:
     file_mb: int = 64
 
 
-def _libc():
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                           ctypes.c_void_p]
-    return libc
+class _Libc:
+    """The C library's calls the child makes, looked up in the parent (the child, between fork and
+    exec, loads nothing)."""
+
+    def __init__(self):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.mount, self.umount2, self.unshare = libc.mount, libc.umount2, libc.unshare
+        self.prctl, self.syscall = libc.prctl, libc.syscall
+        self.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                               ctypes.c_char_p]
 
 
 def _check(rc: int, what: str) -> None:
@@ -89,10 +94,11 @@ class _Setup:
         self.job, self.toolkit, self.limits = job, toolkit, limits
         self.uid, self.gid = os.getuid(), os.getgid()
         self.root = job / ".root"
-        self.arch = os.uname().machine
+        self.pivot_root = _SYS_PIVOT_ROOT.get(os.uname().machine)
+        self.libc = _Libc()
 
     def __call__(self) -> None:
-        self.libc = libc = _libc()
+        libc = self.libc
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         _check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC
                             | _CLONE_NEWUTS), "unshare")
@@ -105,7 +111,7 @@ class _Setup:
         self._populate(r)
         self._mount(None, r, None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
         os.chdir(r)
-        _check(libc.syscall(_SYS_PIVOT_ROOT[self.arch], b".", b"."), "pivot_root")
+        _check(libc.syscall(self.pivot_root, b".", b".") if self.pivot_root else -1, "pivot_root")
         _check(libc.umount2(b".", _MNT_DETACH), "umount")
         os.chdir(self.job)
         _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
