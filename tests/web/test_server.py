@@ -212,6 +212,12 @@ def test_hostile_requests_get_a_clear_4xx(server):
     assert get(server + "/api/check")[0] == 405
     status, body, _ = get(server + "/api/health", {"Host": "attacker.example:80"})  # DNS rebinding
     assert status == 400 and "attacker.example" in _error(body)["message"]
+    status, body, _ = get(server + "/api/health", {"Host": "[::1]evil.com:80"})  # read exactly
+    assert status == 400 and "evil.com" in _error(body)["message"]
+    deep_field = b'{"source": ' + b'{"a":' * 20_000 + b"1" + b"}" * 20_001
+    for nested in (b"[" * 100_000 + b"]" * 100_000, deep_field):
+        status, body, _ = post(server + "/api/check", nested)  # was a 500 (RecursionError)
+        assert status == 400 and "nested" in _error(body)["message"]
     assert get(server + "/api/health", {"Host": "localhost:1"})[0] == 200
 
 

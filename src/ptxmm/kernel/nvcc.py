@@ -1,21 +1,30 @@
 """.cu → PTX with nvcc (``nvcc -ptx -lineinfo -arch=sm_90 -O3`` by default), cached in
 ``~/.cache/ptxmm/nvcc`` (``$PTXMM_CACHE`` overrides the directory) under a key of the source
 text, the flags and nvcc's version; a missing nvcc and a failed compile are located errors (the
-latter with nvcc's own message)."""
+latter with nvcc's own message).
+
+The playground compiles a request's source through :func:`running_in` (its sandbox, with nvcc's
+temporary files in the sandbox's directory); the command line runs nvcc as it is."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..errors import PtxmmError, SourcePos
 
 DEFAULT_FLAGS = "-lineinfo -arch=sm_90 -O3"
+# how a compile runs nvcc (the command → the finished process) and where its temporary files go
+Runner = Callable[[list[str]], subprocess.CompletedProcess]
+_RUNNER: ContextVar[tuple[Runner, Path] | None] = ContextVar("ptxmm_nvcc_runner", default=None)
 
 
 class CompileError(PtxmmError):
@@ -30,6 +39,17 @@ def find_nvcc() -> str | None:
         if d and (Path(d) / "bin" / "nvcc").is_file():
             return str(Path(d) / "bin" / "nvcc")
     return None
+
+
+@contextlib.contextmanager
+def running_in(runner: Runner, tmp: Path):
+    """Within: :func:`compile_cu` runs nvcc through ``runner`` (it may raise a
+    :class:`CompileError` of its own), its output in a temporary directory under ``tmp``."""
+    token = _RUNNER.set((runner, tmp))
+    try:
+        yield
+    finally:
+        _RUNNER.reset(token)
 
 
 def cache_dir() -> Path:
@@ -77,11 +97,13 @@ def compile_cu(path: str | Path, flags: str | None = None) -> tuple[str, Path]:
     if out.is_file():
         return out.read_text(), out
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
+    box = _RUNNER.get()
+    with tempfile.TemporaryDirectory(dir=box[1] if box else None) as tmp:
         dst = Path(tmp) / (path.stem + ".ptx")
         cmd = [nvcc, "-ptx", *argv, str(path), "-o", str(dst)]
         try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            res = (box[0](cmd) if box else
+                   subprocess.run(cmd, capture_output=True, text=True, timeout=300))
         except subprocess.TimeoutExpired:
             raise CompileError(f"nvcc took more than 300 s on {path}", SourcePos(str(path), 1, 1),
                                None) from None
@@ -106,4 +128,4 @@ def _first_error(msg: str, path: Path) -> SourcePos:
     return SourcePos(str(path), 1, 1)
 
 
-__all__ = ["CompileError", "DEFAULT_FLAGS", "cache_dir", "compile_cu", "find_nvcc"]
+__all__ = ["CompileError", "DEFAULT_FLAGS", "cache_dir", "compile_cu", "find_nvcc", "running_in"]

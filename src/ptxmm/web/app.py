@@ -1,8 +1,8 @@
 """The playground's ASGI application (Starlette): the page and its assets from the package, the
 bundled examples, and the HTTP API over the Python API (docs/web.md).
 
-Safe by default: requests are bounded in size (413), typed (415 unless JSON: a page of another
-site cannot post here without a preflight this server never grants), checked field by field
+Safe by default: requests are bounded in size (413) and nesting (400), typed (415 unless JSON: a
+page of another site cannot post here without a preflight this server never grants), checked field by field
 (400 with what is wrong), and each runs in a worker process under a time limit (the verdict
 unknown past it, never a hung worker: :mod:`ptxmm.web.pool`). A program the checker refuses is a
 422 with its located error. Nothing is read from the file system but the package's own assets and
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from .pool import Pool, WorkerDied, default_workers
 
 STATIC = Path(__file__).resolve().parent / "static"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MAX_DEPTH = 32  # levels of arrays and objects in a request body (a request needs 1)
 HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -76,13 +78,14 @@ class Api:
         from .. import __version__
         from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
         from ..kernel.nvcc import find_nvcc
+        from . import sandbox
         from .formats import FORMATS
 
         models = [{"name": n, "description": _first_line(p)} for n, p in self.models.items()]
         return _json({"version": __version__, "models": models, "engines": list(ENGINES),
                       "observe": list(OBSERVE), "unroll_max": UNROLL_MAX,
                       "formats": [{"name": f, "supported": True} for f in FORMATS],
-                      "nvcc": find_nvcc() is not None,
+                      "nvcc": find_nvcc() is not None and sandbox.available(),
                       "time_limit_s": self.config.time_limit, "max_body": self.config.max_body})
 
     async def health(self, request: Request) -> Response:
@@ -145,8 +148,15 @@ class Api:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as e:
             raise RequestError(400, f"the body is not UTF-8 text (byte {e.start})") from None
+        depth = json_depth(text)
+        if depth > MAX_DEPTH:
+            raise RequestError(400, f"the body is nested {depth} deep; this server takes at most "
+                               f"{MAX_DEPTH} levels of arrays and objects",
+                               '{"source": "...", "format": "ptx"}')
         try:
             return json.loads(text)
+        except RecursionError:  # not reached past the depth check; never a 500
+            raise RequestError(400, "the body is nested too deeply") from None
         except json.JSONDecodeError as e:
             raise RequestError(400, f"the body is not JSON: {e.msg} at line {e.lineno} column {e.colno}",
                                '{"source": "...", "format": "ptx"}') from None
@@ -177,12 +187,42 @@ async def _internal(request: Request, exc) -> Response:
     return _json(error_object(request.url.path, "internal error", f"{type(exc).__name__}: {exc}"), 500)
 
 
-def host_of(header: str) -> str:
-    """The host of a Host header, without its port (``[::1]:8000`` → ``::1``)."""
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# RFC 9110's Host: uri-host [":" port], the host a name or IPv4 address, or an IPv6 one in brackets
+_HOST = re.compile(r"(?:\[([0-9a-f:.]+)\]|([a-z0-9._~!$&'()*+,;=%-]+))(?::[0-9]*)?")
+
+
+def json_depth(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets in strings not counted)."""
+    depth = deepest = 0
+    for m in _TOKEN.finditer(text):
+        c = m.group(0)
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def host_of(header: str) -> str | None:
+    """The host of a Host header, without its port (``[::1]:8000`` → ``::1``); None when the
+    header is not a host and port, read exactly (``[::1]evil.com:80`` is none)."""
+    import ipaddress
+
     h = header.strip().lower()
-    if h.startswith("["):
-        return h[1:].split("]", 1)[0]
-    return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
+    m = _HOST.fullmatch(h)
+    if m is None:
+        with contextlib.suppress(ValueError):  # a bare IPv6 address (``::1``)
+            return str(ipaddress.IPv6Address(h)) if ":" in h else None
+        return None
+    if m.group(1) is not None:
+        try:
+            ipaddress.IPv6Address(m.group(1))
+        except ValueError:
+            return None
+        return m.group(1)
+    return m.group(2)
 
 
 class HostCheck:

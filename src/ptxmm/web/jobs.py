@@ -8,8 +8,9 @@ What a job answers is what the command line prints: ``/api/check`` the object of
 ``ptxmm explain --json``, ``/api/graph`` the SVG of ``ptxmm graph``. A program the front end or
 the checker refuses is a 422 with the located error object of docs/json-schema.md ("errors").
 
-A kernel (a ``.cu`` source or a PTX module) runs in a fresh empty directory, its ``.cu`` checked
-by :mod:`.kernel_source` before nvcc reads it; nvcc's time counts against the request's limit."""
+A kernel (a ``.cu`` source or a PTX module) runs in a fresh empty directory; its ``.cu`` is checked
+by :mod:`.kernel_source` (a friendly first refusal) and compiled by nvcc in :mod:`.sandbox`, which
+sees that directory and the CUDA toolkit only; nvcc's time counts against the request's limit."""
 
 from __future__ import annotations
 
@@ -198,50 +199,63 @@ def run(job: Job) -> Answer:
 
 def _kernel(job: Job, fmt: str) -> Answer:
     """A kernel job, in an empty directory of its own (nvcc's cache too): the ``.cu`` is checked
-    for preprocessor lines that could read a file, written there and compiled; the PTX (the
-    request's or nvcc's) may name no file outside the directory but the CUDA headers."""
+    for preprocessor lines that could read a file, written there and compiled in the sandbox
+    (refused where there is none); the PTX (the request's or nvcc's) may name no file outside
+    the directory but the CUDA headers."""
+    import contextlib
     import os
     from dataclasses import replace
 
     from ..errors import SourcePos
     from ..kernel.kernels import KernelArgs
     from ..kernel.launch import parse_launch
-    from .kernel_source import check_cu, check_ptx_files, cuda_include, plain_ptx_files, sandbox
+    from . import sandbox as nvcc_sandbox
+    from .kernel_source import RefusedError, check_cu, check_ptx_files, cuda_include, plain_ptx_files, sandbox
 
     t0 = time.monotonic()
     if job.launch is not None:
         parse_launch(job.launch, SourcePos("<launch>", 1, 1))  # its errors located in the field
     args = KernelArgs(launch=job.launch)
     if fmt == "cu":
-        check_cu(job.source, job.file)
-    with sandbox() as tmp:
+        if not nvcc_sandbox.available():
+            raise RefusedError(nvcc_sandbox.UNAVAILABLE, SourcePos(job.file, 1, 1),
+                               nvcc_sandbox.UNAVAILABLE_HINT)
+        check_cu(job.source, job.file)  # a first, friendly refusal; the sandbox is the guard
+    with sandbox() as tmp, contextlib.ExitStack() as stack:
         old = os.environ.get("PTXMM_CACHE")
         os.environ["PTXMM_CACHE"] = str(tmp / "cache")
-        try:
-            if fmt == "cu":
-                from ..kernel.nvcc import compile_cu
+        stack.callback(_restore, "PTXMM_CACHE", old)
+        if fmt == "cu":
+            from ..kernel.nvcc import compile_cu
 
-                (tmp / job.file).write_text(job.source)
-                ptx, _ = compile_cu(job.file)  # cached: the front end's compile below reads it back
-                check_ptx_files(ptx, job.file[:-3] + ".ptx", [tmp] + [d for d in [cuda_include()] if d])
-                source = job.source
-            else:
-                source = plain_ptx_files(job.source)
-            try:
-                prog = parse_source(source, job.file, fmt, args)
-            except PtxmmError as e:
-                if e.message.endswith("has no launch"):
-                    e.hint = ('add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or '
-                              'give "launch" in the request')
-                raise
-            left = max(0.1, job.timeout - (time.monotonic() - t0))
-            job = replace(job, timeout=left)
-            return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
-        finally:
-            if old is None:
-                os.environ.pop("PTXMM_CACHE", None)
-            else:
-                os.environ["PTXMM_CACHE"] = old
+            wall = max(0.1, budget(job.timeout) - (time.monotonic() - t0))
+            stack.enter_context(nvcc_sandbox.compiling(tmp, nvcc_sandbox.Limits(
+                wall=wall, cpu=int(wall) + 2), job.file))
+            (tmp / job.file).write_text(job.source)
+            ptx, _ = compile_cu(job.file)  # cached: the front end's compile below reads it back
+            check_ptx_files(ptx, job.file[:-3] + ".ptx", [tmp] + [d for d in [cuda_include()] if d])
+            source = job.source
+        else:
+            source = plain_ptx_files(job.source)
+        try:
+            prog = parse_source(source, job.file, fmt, args)
+        except PtxmmError as e:
+            if e.message.endswith("has no launch"):
+                e.hint = ('add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or '
+                          'give "launch" in the request')
+            raise
+        left = max(0.1, job.timeout - (time.monotonic() - t0))
+        job = replace(job, timeout=left)
+        return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
+
+
+def _restore(name: str, value: str | None) -> None:
+    import os
+
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def _check(job: Job, prog) -> Answer:

@@ -1,7 +1,9 @@
 """Kernels in the playground: a ``.cu`` source is compiled by nvcc on the server, and nvcc's
-preprocessor reads every file an ``#include`` names. The playground promises no file-system access
-beyond its bundled examples, so a source is refused (a located :class:`RefusedError`, a 422)
-before nvcc sees it when any preprocessor line could read a file or run something:
+preprocessor reads every file an ``#include`` names. What holds is the sandbox nvcc runs in
+(:mod:`ptxmm.web.sandbox`: it sees the job's directory and the CUDA toolkit, no file of the
+server); this text guard is a first, friendly refusal (a located :class:`RefusedError`, a 422)
+before nvcc sees a source when any preprocessor line plainly could read a file or run something
+(a text filter loses to the preprocessor: a splice inside ``__has_include`` passes it):
 
 * ``#include`` only as a literal ``<header>`` of :data:`HEADERS` (never a quoted path, a macro,
   ``#include_next``, ``#import`` or ``#embed``);

@@ -6,8 +6,10 @@ The checker's own ``timeout`` (a little shorter) answers most long checks first 
 outcomes found so far); the process is ended only when the checker does not stop in time (a front end or an
 explanation that does not watch the clock). A worker may also get a cap on its memory.
 
-A worker leads a process group of its own: ending it ends what it started too (nvcc compiling a
-kernel), and the kernel jobs' directories it leaves (``ptxmm-web-PID-*``) are removed."""
+A worker leads a process group of its own: ending it ends what it started too, and the kernel
+jobs' directories it leaves (``ptxmm-web-PID-*``) are removed — with the process group of an nvcc
+still compiling in one (its sandbox runs it in a session of its own, named in the directory's
+``.pgid``: :mod:`ptxmm.web.sandbox`)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .jobs import Answer, Job
+from .sandbox import kill_group
 
 
 def _serve(conn, memory_mb: int | None) -> None:
@@ -100,6 +103,8 @@ class _Worker:
         self.conn.close()
         if pid is not None:
             for d in Path(tempfile.gettempdir()).glob(f"ptxmm-web-{pid}-*"):
+                with contextlib.suppress(OSError, ValueError):
+                    kill_group(int((d / ".pgid").read_text()))
                 shutil.rmtree(d, ignore_errors=True)
 
 
