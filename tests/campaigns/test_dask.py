@@ -5,7 +5,6 @@ in a Z3 context of its own), and an unreachable scheduler is a usage error withi
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -63,8 +62,9 @@ def _cluster(tmp_path, worker_args):
 
 def _rows(path: Path) -> dict[str, dict]:
     out = {}
-    for ln in path.read_text().splitlines():
-        r = json.loads(ln)
+    from ptxmm.campaigns.stream import rows
+
+    for r in rows(path):
         r.pop("time_s")
         out[r["key"]] = r
     return out
