@@ -68,6 +68,9 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, lim
         seed) -> None:
     """Litmus tests from cycles of relaxations (diy7 for PTX): every cycle of at most --size edges
     with a relaxation, as a test whose condition observes the cycle; each once up to symmetry."""
+    from . import conflicts
+
+    conflicts.gen_families(per_family)
     t0 = time.perf_counter()
     try:
         if per_family is not None:
@@ -212,9 +215,11 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
 
     from ..campaigns.diff import DiffSummary, explain_both, smallest_per_shape
     from ..campaigns.work import verdicts
+    from . import conflicts
 
     if not paths and not use_gen:
         raise click.UsageError("give PATHS or --gen")
+    conflicts.diff_inputs(paths, use_gen)
     if resume and not jsonl:
         raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")
     t0 = time.perf_counter()
