@@ -33,10 +33,12 @@ def test_concurrent_checks_on_threads_equal_the_serial_answers():
 
 
 def test_each_thread_has_its_own_default_context():
-    seen = {}
+    seen = []
+    both = threading.Barrier(2)  # alive together: two threads, never one id reused
 
     def make():
-        seen[threading.get_ident()] = z3.Bool("x").ctx
+        seen.append(z3.Bool("x").ctx)
+        both.wait()
 
     threads = [threading.Thread(target=make) for _ in range(2)]
     for t in threads:
@@ -44,6 +46,6 @@ def test_each_thread_has_its_own_default_context():
     for t in threads:
         t.join()
     main = z3.Bool("x").ctx
-    ctxs = list(seen.values())
+    ctxs = seen
     assert len(ctxs) == 2 and ctxs[0] is not ctxs[1]
     assert all(c is not main for c in ctxs)
