@@ -29,9 +29,19 @@ OBSERVE = ("all", "condition")
 def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unroll: Any = 2,
                observe: Any = "all", flags: Any = True, verdict_only: Any = False,
                max_outcomes: Any = None, progress: Any = None, timeout: Any = None,
-               allow_no_axioms: Any = False, **_rest: Any) -> tuple[Program, str | Model]:
-    """``check()``'s arguments checked; the program (loaded when given as a path) and the model
-    (a name, path text or Model) returned. Other keywords are left to ``check()``."""
+               allow_no_axioms: Any = False, graph: Any = None, liveness: Any = None,
+               progress_model: Any = "fair", **_rest: Any) -> tuple[Program, str | Model]:
+    """``check()``'s arguments checked (the fields of :func:`settings_model`, the typed record,
+    in the CLI's words); the program (loaded when given as a path) and the model (a name, path
+    text or Model) returned. Other keywords are left to ``check()``."""
+    if liveness is not None:
+        boolean("liveness", liveness)  # "no" is not False: a string would turn liveness on
+    progress_arg(progress_model)
+    if graph is not None:
+        from .semantics.events import EventGraph
+
+        if not isinstance(graph, EventGraph):
+            raise _type("graph", graph, "an EventGraph", "leave it out: check() builds the graph")
     choice("engine", engine, ENGINES)
     choice("observe", observe, OBSERVE)
     int_range("unroll", unroll, 0, UNROLL_MAX)
@@ -46,6 +56,36 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
                     ("allow_no_axioms", allow_no_axioms)):
         boolean(name, v)
     return program(prog), model_arg(model)
+
+
+def progress_arg(v: Any) -> None:
+    """A progress model's type (text: ``fair``, ``gpu=obe,cta=fair``; check() parses it whether
+    liveness is on or not, queries/hangs.Progress.parse)."""
+    if not isinstance(v, str) and type(v).__name__ != "Progress":
+        raise _type("progress_model", v, "text", "fair, obe, lobe, hsa, unfair, or per level "
+                    "gpu=obe,cta=fair")
+
+
+def settings_error(values: dict[str, str]) -> str | None:
+    """Why settings given as text (the pytest plugin's options and ini keys: model, timeout,
+    unroll, engine, observe) are wrong, in the CLI's words; None when they are right."""
+    conv = {"timeout": float, "unroll": int}
+    try:
+        typed = {}
+        for k, v in values.items():
+            try:
+                typed[k] = conv[k](v) if k in conv else v
+            except ValueError:
+                kind = "a number of seconds" if k == "timeout" else "an int"
+                return f"--ptxmm-{k} {v!r} is not {kind}"
+        choice("engine", typed.get("engine", "auto"), ENGINES)
+        choice("observe", typed.get("observe", "all"), OBSERVE)
+        int_range("unroll", typed.get("unroll", 2), 0, UNROLL_MAX)
+        seconds("timeout", typed.get("timeout", 60.0))
+        model_arg(typed.get("model", "ptx"))
+    except ArgumentError as e:
+        return e.message.replace("invalid value for ", "invalid value for --ptxmm-")
+    return None
 
 
 def explain_args(prog: Any = None, model: Any = "ptx", outcome: Any = None, unroll: Any = 2,

@@ -15,6 +15,7 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
     extension, then from the content (a herd/Dat3M test starts with ``PTX <name>``). A ``.cu``
     file or a PTX module (nvcc's output) is a kernel, launched as its ``// ptxmm: launch`` line or
     ``kernel`` (:class:`ptxmm.kernel.kernels.KernelArgs`) says."""
+    _text_arg(text, file, fmt)
     if fmt == "kernel" or (fmt is None and _is_kernel(text, file)):
         return parse_kernel(text, file, kernel)
     if fmt is None:
@@ -23,13 +24,46 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
             fmt = "litmus"
         else:
             fmt = "ptx"
+    if kernel is not None and any(getattr(kernel, k, None) is not None for k in _KERNEL_OPTIONS):
+        _kernel_options_refused(kernel, file)
+    from .syntax.expect import with_comment_expectation
+
     if fmt == "litmus":
         from .syntax import litmus
 
-        return litmus.parse(text, file)
+        return with_comment_expectation(litmus.parse(text, file), text, file)
     from .syntax import ptx
 
-    return ptx.parse(text, file)
+    return with_comment_expectation(ptx.parse(text, file), text, file)
+
+
+def _text_arg(text, file, fmt) -> None:
+    """``parse``'s arguments: text and a file name as str, fmt one of the formats."""
+    from .errors import ArgumentError, ArgumentTypeError
+
+    for name, v in (("text", text), ("file", file)):
+        if not isinstance(v, str):
+            raise ArgumentTypeError(f"invalid value for {name}: {v!r:.60} ({type(v).__name__}) is "
+                                    "not text", None, "ptxmm.parse(text) takes program text; "
+                                    "ptxmm.load(path) reads a file")
+    if fmt not in (None, "ptx", "litmus", "kernel"):
+        raise ArgumentError(f"invalid value for fmt: {fmt!r:.60} is not one of 'ptx', 'litmus', "
+                            "'kernel'", None, "None: chosen from the file name and the text")
+
+
+_KERNEL_OPTIONS = {"launch": "--launch", "nvcc_flags": "--nvcc-flags", "exists": "--exists",
+                   "forall": "--forall"}
+
+
+def _kernel_options_refused(kernel, file: str) -> None:
+    """The kernel options (--launch, --nvcc-flags, --exists, --forall) given for a litmus test:
+    a usage error naming them, never silently ignored (the test's own condition would be judged)."""
+    from .errors import ArgumentError
+
+    given = [o for k, o in _KERNEL_OPTIONS.items() if getattr(kernel, k, None) is not None]
+    raise ArgumentError(f"{', '.join(given)} apply to kernel files (.cu, a PTX module); {file} is a "
+                        "litmus test", None, "a litmus test states its own condition (exists/forall "
+                        "line) and threads: leave the kernel options out")
 
 
 def parse_kernel(text: str, file: str = "<string>", args=None) -> Program:

@@ -12,11 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from support import ROOT
 
 from ptxmm.campaigns.gen import GenOptions, generate
-from ptxmm.campaigns.stream import Progress, done_keys, iter_paths
+from ptxmm.campaigns.stream import Progress, done_keys, header, iter_paths, rows
 from ptxmm.cli.main import main
+from ptxmm.errors import ArgumentError
 
 
 def _write(d: Path, opts: GenOptions) -> list[Path]:
@@ -30,7 +33,7 @@ def _write(d: Path, opts: GenOptions) -> list[Path]:
 
 
 def _keys(out: Path) -> list[str]:
-    return [json.loads(ln)["key"] for ln in out.read_text().splitlines()]
+    return [r["key"] for r in rows(out)]
 
 
 def test_inputs_stream_from_folders_and_list_files(tmp_path):
@@ -41,11 +44,66 @@ def test_inputs_stream_from_folders_and_list_files(tmp_path):
     assert [p.name for p in iter_paths([str(lst)])] == [p.name for p in files[:3]]
 
 
+HEAD = json.dumps(header("test", model="ptx", unroll=2)) + "\n"
+
+
 def test_a_line_cut_short_is_dropped_and_run_again(tmp_path):
     out = tmp_path / "o.jsonl"
-    out.write_text('{"key": "a"}\n{"key": "b"}\n{"key": "c", "hol')
+    out.write_text(HEAD + '{"key": "a"}\n{"key": "b"}\n{"key": "c", "hol')
     assert done_keys(out) == {"a", "b"}
-    assert out.read_text() == '{"key": "a"}\n{"key": "b"}\n'
+    assert out.read_text() == HEAD + '{"key": "a"}\n{"key": "b"}\n'
+
+
+def test_resume_keeps_every_row_past_a_line_that_is_not_one(tmp_path):
+    """A comment someone added after row 1 stays, and costs none of the rows after it."""
+    out = tmp_path / "o.jsonl"
+    text = HEAD + '{"key": "a"}\n# checked by hand\n{"key": "b"}\n{"key": "c"}\n'
+    out.write_text(text)
+    assert done_keys(out, header("test", model="ptx", unroll=2)) == {"a", "b", "c"}
+    assert out.read_text() == text
+
+
+@pytest.mark.parametrize("text", ["my notes\nabout the run\n", "[1, 2]\n", "null\n",
+                                  '{"key": "a"}\n'])
+def test_a_file_ptxmm_did_not_write_is_refused_untouched(tmp_path, text):
+    """--resume and a plain --jsonl refuse a file without ptxmm's header (notes, a JSON array,
+    null, rows without the header) with a usage error; the file keeps every byte."""
+    out = tmp_path / "notes.txt"
+    out.write_text(text)
+    (tmp_path / "t.ptx").write_text((ROOT / "examples" / "mp-relaxed-acquire.ptx").read_text())
+    for extra in (["--resume"], []):
+        r = CliRunner().invoke(main, ["test", str(tmp_path / "t.ptx"), "--jsonl", str(out), "-j", "1",
+                                      *extra])
+        assert r.exit_code == 2 and "not a file ptxmm --jsonl wrote" in r.output, r.output
+        assert r.exception is None or isinstance(r.exception, SystemExit)
+        assert out.read_text() == text
+    with pytest.raises(ArgumentError):
+        done_keys(out)
+
+
+def test_resuming_under_another_model_is_refused(tmp_path):
+    """A file begun under -m sc is not resumed under -m ptx (its rows would mix); rows carry the
+    model."""
+    d = tmp_path / "t"
+    _write(d, GenOptions(size=4, limit=4))
+    out = tmp_path / "o.jsonl"
+    base = ["test", str(d), "--jsonl", str(out), "-j", "1"]
+    assert CliRunner().invoke(main, base + ["-m", "sc"]).exit_code in (0, 1)
+    before = out.read_text()
+    assert {r["model"] for r in rows(out)} == {"sc"}
+    r = CliRunner().invoke(main, base + ["-m", "ptx", "--resume"])
+    assert r.exit_code == 2 and "model 'sc'" in r.output and "model 'ptx'" in r.output, r.output
+    assert out.read_text() == before
+
+
+@pytest.mark.parametrize("where", ["dir", "missing/x.jsonl"])
+def test_jsonl_at_a_folder_or_in_a_missing_one_is_a_usage_error(tmp_path, where):
+    (tmp_path / "dir").mkdir()
+    for extra in (["--resume"], []):
+        r = CliRunner().invoke(main, ["diff", "sc", "ptx", "--gen", "--limit", "2", "-j", "1",
+                                      "--jsonl", str(tmp_path / where), *extra])
+        assert r.exit_code == 2 and "cannot be written" in r.output, r.output
+        assert r.exception is None or isinstance(r.exception, SystemExit)
 
 
 def test_progress_shows_done_total_rate_and_eta():
@@ -86,8 +144,9 @@ def test_streamed_test_agrees_with_the_batch_runner(tmp_path):
     from ptxmm.testing.runner import run_tests
 
     batch = {x.path: x.holds for x in run_tests([str(tmp_path / "t")], jobs=1)}
-    rows = [json.loads(ln) for ln in out.read_text().splitlines()]
-    assert {x["key"]: x["holds"] for x in rows} == batch and len(rows) == len(files)
+    got = list(rows(out))
+    assert {x["key"]: x["holds"] for x in got} == batch and len(got) == len(files)
+    assert all(x["model"] == "ptx" for x in got)  # every row carries its model
 
 
 def test_diff_sc_ptx_over_size4_lists_the_classic_shapes(tmp_path):

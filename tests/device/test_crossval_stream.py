@@ -7,7 +7,6 @@ records what it ran."""
 from __future__ import annotations
 
 import io
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from ptxmm.campaigns.devstream import stream_campaign
+from ptxmm.campaigns.stream import rows as stream_rows
 from ptxmm.cli.main import main
 from ptxmm.device import batch as B
 from ptxmm.device.commands import Campaign
@@ -66,7 +66,7 @@ class FakeDevice:
 
 
 def _keys(out: Path) -> Counter:
-    return Counter(json.loads(line)["key"] for line in out.read_text().splitlines())
+    return Counter(r["key"] for r in stream_rows(out))
 
 
 def _all_files(d: Path) -> list[str]:
@@ -80,7 +80,7 @@ def test_a_line_per_test_in_walk_order_planned_a_chunk_at_a_time(tmp_path):
     err = io.StringIO()
     res = stream_campaign(dev.campaign(), [str(d)], out, chunk=5, plan_fn=dev.plan, progress=True,
                           stream=err)
-    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    rows = list(stream_rows(out))
     assert [r["key"] for r in rows] == _all_files(d)  # sorted walk, one line each
     assert max(dev.plans) <= 5 and sum(dev.plans) == 23  # never more than a chunk planned at once
     bad = [r for r in rows if Path(r["key"]).name.startswith("bad")]
@@ -113,7 +113,7 @@ def test_resume_after_an_interrupt_loses_no_test_and_runs_none_twice(tmp_path, f
     keys = _keys(out)
     assert len(first.ran) == 9 and len(keys) < 23
     if hung:  # the test that hung has its line (timeout); the rest of its chunk has none
-        assert [json.loads(x).get("reason") for x in out.read_text().splitlines()].count(B.TIMEOUT) == 1
+        assert [r.get("reason") for r in stream_rows(out)].count(B.TIMEOUT) == 1
     with out.open("a") as fh:  # a line cut short by a kill is dropped and its test runs again
         fh.write('{"key": "')
     second = FakeDevice()

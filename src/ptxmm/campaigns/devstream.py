@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .executors import batches
-from .stream import JsonLines, Progress, done_keys, file_items
+from .stream import JsonLines, Progress, done_keys, file_items, header
 
 # why a test got no line: it never ran (the batch was cut short before it)
 NOT_RUN = ("interrupted", "not run: the device hung")
@@ -68,7 +68,8 @@ def stream_campaign(camp, paths: Iterable[str], out: Path | None, resume: bool =
 
     plan_fn = plan_fn or plan
     paths = list(paths)
-    done = done_keys(out) if (resume and out is not None) else set()
+    head = header(camp.command, model=camp.model, unroll=camp.unroll)
+    done = done_keys(out, head) if (resume and out is not None) else set()
     total = already = 0
     for it in file_items(paths):  # a first pass counts (nothing is kept)
         total += 1
@@ -77,7 +78,7 @@ def stream_campaign(camp, paths: Iterable[str], out: Path | None, resume: bool =
     prog.resume_from(already)
     todo = (it for it in file_items(paths) if it.key not in done)
     res = StreamResult()
-    writer = JsonLines(out, resume)
+    writer = JsonLines(out, resume, head, {"model": camp.model})
     try:
         for part in batches(todo, chunk):
             if not _run_chunk(camp, part, plan_fn, run_batch, writer, res, on_row, prog):

@@ -62,7 +62,7 @@ def run_dask(fn: Callable[[list], list], items: Iterable, address: str, batch: i
     except ImportError as e:
         raise PtxmmError("--dask needs dask.distributed", None,
                          "pip install 'ptxmm[dask]'") from e
-    client = Client(address, set_as_default=False)
+    client = connect(Client, address)
     try:
         n = inflight or 4 * max(sum(client.nthreads().values()), 1)
         feed = batches(items, batch)
@@ -76,6 +76,25 @@ def run_dask(fn: Callable[[list], list], items: Iterable, address: str, batch: i
                 ac.add(client.submit(fn, nxt, pure=False))
     finally:
         client.close()
+
+
+# Seconds to wait for a scheduler to answer (Dask's own default is 30 s, then a raw OSError).
+CONNECT_TIMEOUT = float(os.environ.get("PTXMM_DASK_CONNECT_TIMEOUT", "5"))
+
+
+def connect(client_cls, address: str):
+    """A Dask client of the scheduler at ``address``; one that does not answer within
+    CONNECT_TIMEOUT seconds is a usage error naming the address (never a traceback)."""
+    from ..errors import ArgumentError
+
+    try:
+        return client_cls(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ArgumentError(f"--dask {address}: no Dask scheduler answers there within "
+                            f"{CONNECT_TIMEOUT:g} s ({why[:200]})", None,
+                            "start one (`dask scheduler`, docs/campaigns.md) and give its address, "
+                            "e.g. tcp://host:8786; PTXMM_DASK_CONNECT_TIMEOUT sets the wait") from None
 
 
 def run(fn: Callable[[list], list], items: Iterable, jobs: int | None = None,

@@ -41,6 +41,11 @@ class GenOptions:
         bad = [s for s in self.sems if s not in SEMS]
         if bad:
             raise EdgeError(f"unknown semantics {bad[0]!r}", None, "choose from " + " ".join(SEMS))
+        from .edges import SCOPES
+
+        bad = [c for c in self.scopes if c not in SCOPES]
+        if bad:  # a scope no memory operation takes (warp): tests `check` would reject
+            raise EdgeError(f"unknown scope {bad[0]!r}", None, "choose from " + " ".join(SCOPES))
         bad = [p for p in self.proxies if p not in PROXIES]
         if bad:
             raise EdgeError(f"unknown proxy {bad[0]!r}", None, "choose from " + " ".join(PROXIES))

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import PtxmmError
+from ..errors import ArgumentError, PtxmmError
 
 SUFFIXES = (".ptx", ".litmus")
 
@@ -80,39 +80,129 @@ def count(items: Iterator) -> int:
 
 
 # ----- JSON lines and --resume ---------------------------------------------------------------------
+# A --jsonl file begins with ptxmm's header line (HEADER: the command, its model(s), --unroll and the
+# ptxmm version); every other line is one row (an object with a "key"), and every row carries the
+# model. --resume appends only to a file whose header this run would write (so rows of two models
+# never mix), keeps every row, and drops only a last line cut short by a kill; it never rewrites
+# any other line (a comment someone added stays). A file that does not begin with the header is
+# never written to: not resumed, not overwritten.
+
+HEADER = "ptxmm-jsonl"
 
 
-def done_keys(out: Path) -> set[str]:
-    """The keys of the tests an earlier run wrote to ``out``. A last line cut short by an
-    interrupt is dropped from the file (its test runs again)."""
-    if not out.exists():
-        return set()
-    keys: set[str] = set()
-    good = 0
+def header(command: str, **settings) -> dict:
+    """The first line of a --jsonl file ``command`` writes under ``settings`` (model(s), unroll)."""
+    from .. import __version__
+
+    return {HEADER: 1, "command": command, **settings, "version": __version__}
+
+
+def _json_line(line: bytes):
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _row(line: bytes) -> dict | None:
+    """The row a line holds, or None (the header, a comment, a line of something else)."""
+    r = _json_line(line)
+    return r if isinstance(r, dict) and isinstance(r.get("key"), str) else None
+
+
+def _refuse(out: Path, why: str, hint: str) -> ArgumentError:
+    return ArgumentError(f"--jsonl {out}: {why}", None, hint)
+
+
+def _unwritable(out: Path, e: OSError) -> ArgumentError:
+    return _refuse(out, f"cannot be written ({e.strerror or e})",
+                   "give a file path in a folder that exists")
+
+
+def _check_header(out: Path, first: bytes, head: dict | None) -> None:
+    h = _json_line(first)
+    if not (isinstance(h, dict) and h.get(HEADER) == 1):
+        raise _refuse(out, "not a file ptxmm --jsonl wrote (its first line is not ptxmm's header "
+                      "line); it is left as it is", "give a new file, or the file an earlier run "
+                      "of this command wrote (docs/campaigns.md, --resume)")
+    if head is None:
+        return
+    differ = [k for k in head if k != "version" and h.get(k) != head[k]]
+    if differ:
+        was = ", ".join(f"{k} {h.get(k)!r}" for k in differ)
+        now = ", ".join(f"{k} {head[k]!r}" for k in differ)
+        raise _refuse(out, f"was begun with {was}; this run has {now}: its rows would mix with "
+                      "the file's", "resume with the file's settings, or give a new --jsonl file")
+    if h.get("version") != head.get("version"):
+        sys.stderr.write(f"warning: --jsonl {out} was begun by ptxmm {h.get('version')}; this is "
+                         f"{head.get('version')}\n")
+
+
+def done_keys(out: Path, head: dict | None = None) -> set[str]:
+    """The keys of the tests an earlier run wrote to ``out`` (--resume), after checking that the
+    file begins with the header ``head`` (a file that does not is refused, untouched). Every row
+    is kept; a last line cut short by an interrupt is dropped from the file (its test runs again);
+    other lines that are not rows are left in place."""
+    try:
+        if not out.exists() or out.stat().st_size == 0:
+            return set()
+        keys: set[str] = set()
+        with out.open("r+b") as fh:
+            first = fh.readline()
+            _check_header(out, first, head)
+            if not first.endswith(b"\n"):
+                fh.write(b"\n")
+            pos = len(first)
+            for line in fh:
+                r = _row(line)
+                if not line.endswith(b"\n"):  # the last line, cut short
+                    if r is None:
+                        fh.truncate(pos)
+                        break
+                    fh.write(b"\n")
+                if r is not None:
+                    keys.add(r["key"])
+                pos += len(line)
+        return keys
+    except OSError as e:
+        raise _unwritable(out, e) from None
+
+
+def rows(out: Path) -> Iterator[dict]:
+    """The rows of a --jsonl file (the header and lines that are not rows skipped)."""
     with out.open("rb") as fh:
         for line in fh:
-            if not line.endswith(b"\n"):
-                break
-            try:
-                keys.add(json.loads(line)["key"])
-            except (ValueError, KeyError):
-                break
-            good += len(line)
-    if good != out.stat().st_size:
-        with out.open("r+b") as fh:
-            fh.truncate(good)
-    return keys
+            r = _row(line)
+            if r is not None:
+                yield r
 
 
 class JsonLines:
-    """Rows appended one line each, flushed as they come (an interrupt loses no finished row)."""
+    """Rows appended one line each, flushed as they come (an interrupt loses no finished row).
+    A new file begins with ``head`` (the header line); ``stamp`` is added to every row (the
+    model). An existing file that ptxmm did not write is never overwritten."""
 
-    def __init__(self, out: Path | None, resume: bool):
-        self.fh = None if out is None else out.open("a" if resume else "w")
+    def __init__(self, out: Path | None, resume: bool, head: dict | None = None,
+                 stamp: dict | None = None):
+        self.stamp = stamp or {}
+        self.fh = None
+        if out is None:
+            return
+        try:
+            fresh = not out.exists() or out.stat().st_size == 0
+            if not resume and not fresh:
+                with out.open("rb") as fh:
+                    _check_header(out, fh.readline(), None)
+            self.fh = out.open("a" if resume else "w")
+        except OSError as e:
+            raise _unwritable(out, e) from None
+        if (fresh or not resume) and head is not None:
+            self.fh.write(json.dumps(head, sort_keys=True) + "\n")
+            self.fh.flush()
 
     def write(self, row: dict) -> None:
         if self.fh is not None:
-            self.fh.write(json.dumps(row, sort_keys=True) + "\n")
+            self.fh.write(json.dumps(self.stamp | row, sort_keys=True) + "\n")
             self.fh.flush()
 
     def close(self) -> None:

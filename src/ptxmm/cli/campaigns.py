@@ -68,6 +68,9 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, lim
         seed) -> None:
     """Litmus tests from cycles of relaxations (diy7 for PTX): every cycle of at most --size edges
     with a relaxation, as a test whose condition observes the cycle; each once up to symmetry."""
+    from . import conflicts
+
+    conflicts.gen_families(per_family)
     t0 = time.perf_counter()
     try:
         if per_family is not None:
@@ -79,7 +82,7 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, lim
         opts = gen_options(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit)
         n, skipped = 0, 0
         if out:
-            Path(out).mkdir(parents=True, exist_ok=True)
+            _out_folder(out)
         for g in generate(opts):
             try:
                 text = g.text(fmt)
@@ -101,6 +104,21 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, lim
                err=True)
 
 
+def _out_folder(out: str) -> None:
+    """``gen -o``'s folder, made where missing; a path that cannot be one is a usage error."""
+    from ..errors import ArgumentError
+
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        probe = Path(out) / ".ptxmm-gen-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ArgumentError(f"-o {out}: not a folder tests can be written to "
+                            f"({e.strerror or e})", None,
+                            "give a folder (made if missing), or leave -o out to list the tests") from None
+
+
 def _families(out: str | None, per_family: int, seed: int) -> None:
     from ..campaigns.families import generate, sample
 
@@ -108,6 +126,7 @@ def _families(out: str | None, per_family: int, seed: int) -> None:
         for v in sample(per_family, seed):
             click.echo(f"{v.shape.name}: {v.tag()}")
         return
+    _out_folder(out)
     man = generate(Path(out), per_family, seed)
     click.echo(f"{len(man)} variants written to {out} (manifest.json)", err=True)
 
@@ -125,13 +144,14 @@ def _items(paths, gen_opts, fmt: str = "ptx"):
 
 
 def _stream(make, fn, out: Path | None, resume: bool, jobs, dask, progress: bool, on_row,
-            batch: int = 8) -> tuple[int, bool]:
-    """Run ``fn`` over the items ``make()`` streams, skipping those ``out`` has (--resume); each
-    row goes to ``out`` and ``on_row``. Returns (rows written, interrupted)."""
+            head: dict, stamp: dict, batch: int = 8) -> tuple[int, bool]:
+    """Run ``fn`` over the items ``make()`` streams, skipping those ``out`` has (--resume; its
+    header must be ``head``); each row, with ``stamp`` (the model), goes to ``out`` and
+    ``on_row``. Returns (rows written, interrupted)."""
     from ..campaigns.executors import run
     from ..campaigns.stream import JsonLines, Progress, done_keys
 
-    done = done_keys(out) if (resume and out is not None) else set()
+    done = done_keys(out, head) if (resume and out is not None) else set()
     total = already = 0
     for it in make():  # a first pass counts (nothing is kept)
         total += 1
@@ -139,11 +159,12 @@ def _stream(make, fn, out: Path | None, resume: bool, jobs, dask, progress: bool
     prog = Progress(total, force=progress)
     prog.resume_from(already)
     items = (it for it in make() if it.key not in done)
-    writer = JsonLines(out, resume)
+    writer = JsonLines(out, resume, head, stamp)
     n, stopped = 0, False
     try:
         for rows in run(fn, items, jobs, dask, batch):
             for r in rows:
+                r = stamp | r
                 writer.write(r)
                 on_row(r)
                 n += 1
@@ -194,9 +215,11 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
 
     from ..campaigns.diff import DiffSummary, explain_both, smallest_per_shape
     from ..campaigns.work import verdicts
+    from . import conflicts
 
     if not paths and not use_gen:
         raise click.UsageError("give PATHS or --gen")
+    conflicts.diff_inputs(paths, use_gen)
     if resume and not jsonl:
         raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")
     t0 = time.perf_counter()
@@ -216,8 +239,11 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
                 kept[r["key"]] = r
 
         fn = partial(verdicts, models=(m1, m2), unroll=unroll, timeout=timeout)
+        from ..campaigns.stream import header
+
+        models = {"models": [m1, m2]}
         _, stopped = _stream(make, fn, Path(jsonl) if jsonl else None, resume, jobs, dask,
-                             progress, on_row)
+                             progress, on_row, header("diff", **models, unroll=unroll), models)
         if resume and jsonl:  # the rows of the earlier run count too
             summary = _summary_from(Path(jsonl), m1, m2, kept)
         items = {it.key: it for it in make() if it.key in kept}
@@ -239,15 +265,13 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
 
 def _summary_from(out: Path, m1: str, m2: str, kept: dict):
     from ..campaigns.diff import DiffSummary
+    from ..campaigns.stream import rows
 
     s = DiffSummary(m1, m2)
-    with out.open() as fh:
-        for line in fh:
-            r = json.loads(line)
-            s.add(r, None)
-            if "error" not in r and r.get(m1) is not None and r.get(m2) is not None \
-                    and r[m1] != r[m2]:
-                kept[r["key"]] = r
+    for r in rows(out):
+        s.add(r, None)
+        if "error" not in r and r.get(m1) is not None and r.get(m2) is not None and r[m1] != r[m2]:
+            kept[r["key"]] = r
     return s
 
 
@@ -293,8 +317,11 @@ def stream_test(paths, model: str, unroll: int, jobs, timeout, jsonl: str | None
             if expected_csv else None
         make = _items(paths, None)
         fn = partial(test_rows, model=model, unroll=unroll, timeout=timeout, expected=expected)
+        from ..campaigns.stream import header
+
         n, stopped = _stream(make, fn, Path(jsonl) if jsonl else None, resume, jobs, dask,
-                             progress, on_row)
+                             progress, on_row, header("test", model=model, unroll=unroll),
+                             {"model": model})
     except PtxmmError as e:
         _fail(e)
     wall = time.perf_counter() - t0

@@ -198,6 +198,9 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
     with an "error" member). Exit status: 0 when every file was checked and decided, 2 when some
     file had an error or an undecided check (--timeout passed, --max-outcomes reached, no
     execution within --unroll) or the batch was interrupted."""
+    from . import conflicts
+
+    conflicts.liveness(liveness)
     out_w = Writer()
     try:
         require_axioms_unless(model, allow_no_axioms)
@@ -297,6 +300,10 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out
     and --json cover the tests that finished). Exit status: 1 on any disagreement; else 2 when
     some test had an error, is not supported yet, timed out or has no execution within --unroll;
     0 when every test ran and agreed (or is unrated)."""
+    from . import conflicts
+
+    conflicts.liveness(liveness)
+    conflicts.json_with_jsonl(jsonl, json_out)
     if jsonl or resume or dask:
         if liveness:
             raise click.UsageError("--liveness is not streamed yet: run it without --jsonl/--resume/--dask")

@@ -24,6 +24,12 @@ def read_directives(lines: list[tuple[str, SourcePos]]) -> dict[str, tuple[str, 
                                 f"the first is line {out[word][1].line}")
         off = text.find(rest.strip()) if rest.strip() else 0
         out[word] = (rest.strip(), SourcePos(pos.file, pos.line, pos.col + len("ptxmm: ") + off))
+    conds = [q for q in ("exists", "forall", "~exists") if q in out]
+    if len(conds) > 1:  # one condition a kernel: never one of them silently dropped
+        first, second = sorted(conds, key=lambda q: (out[q][1].line, out[q][1].col))[:2]
+        raise SemanticError(f"a `ptxmm: {second}` line besides the `ptxmm: {first}` line (line "
+                            f"{out[first][1].line}): a kernel has one condition", out[second][1],
+                            "keep one; join conditions with && or ||")
     return out
 
 

@@ -103,6 +103,29 @@ def check_condition(prog: Program, cond: Condition) -> None:
         if isinstance(r, MemRef) and prog.location(r.loc).space != "global":
             raise SemanticError(f"the condition names {r.loc}, a .shared element (one copy per CTA)", None,
                                 "name global buffer elements")
+    _constants_fit(prog, cond.expr)
+
+
+def _constants_fit(prog: Program, e) -> None:
+    """A constant compared with a buffer element fits the element's type (as a litmus
+    condition's must): ``out[0] == 4294967297`` on an int buffer is refused, never wrapped."""
+    from ..ir.program import And, Cmp, Not, Or
+
+    if isinstance(e, (And, Or)):
+        for a in e.args:
+            _constants_fit(prog, a)
+    elif isinstance(e, Not):
+        _constants_fit(prog, e.arg)
+    elif isinstance(e, Cmp) and isinstance(e.lhs, MemRef) and isinstance(e.rhs, int) \
+            and not isinstance(e.rhs, bool):
+        ty = prog.location(e.lhs.loc).type
+        if ty[:1] in ("s", "u", "b") and ty[1:].isdigit():
+            w = int(ty[1:])
+            lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if ty[0] == "s" else (0, (1 << w) - 1)
+            if not -(1 << (w - 1)) <= e.rhs < (1 << w):
+                raise SemanticError(f"the condition compares {e.lhs.loc} ({w}-bit .{ty}) with "
+                                    f"{e.rhs}, which does not fit {w} bits", None,
+                                    f"the element's values: {lo}..{hi}")
 
 
 __all__ = ["check_condition", "find_kernel", "instantiate"]

@@ -55,8 +55,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
     if liveness is None:
         liveness = prog.layout is not None
-    if liveness:
-        progress_model = str(hangs.Progress.parse(progress_model))
+    progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
     opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
                         allow_no_axioms, bool(liveness), progress_model)
     with no_gc():

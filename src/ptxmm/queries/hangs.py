@@ -68,6 +68,9 @@ class Progress:
                 raise ArgumentError(f"progress model {text!r} not understood", None,
                                     f"one of {', '.join(MODELS)}, or per level: gpu=obe,cta=fair "
                                     "(gpu: across CTAs, cta: within a CTA)")
+            if k in levels:  # never the later silently winning
+                raise ArgumentError(f"progress model {text!r} names the {k} level twice", None,
+                                    "name each level once: gpu=obe,cta=fair")
             levels[k] = v
         return Progress(levels.get("cta", "fair"), levels.get("gpu", "fair"))
 

@@ -29,15 +29,13 @@ seconds per file (``ptxmm_timeout``; default 60), ``--ptxmm-unroll`` (``ptxmm_un
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from ..syntax.expect import FINDING_WORDS, expectations
+
 SUFFIXES = (".ptx", ".litmus", ".cu")
-_EXPECT_LINE = re.compile(r"^\s*\.expect\b", re.M)
-_EXPECT_COMMENT = re.compile(r"(?://|\(\*)\s*ptxmm:\s*expect\s+([^\n*]+)")
-FINDING_WORDS = ("race", "flag", "assert-fails", "hang", "out-of-bounds", "trap")
 DEFAULTS = {"model": "ptx", "timeout": "60", "unroll": "2", "engine": "auto", "observe": "all"}
 
 
@@ -60,6 +58,20 @@ def _setting(config, key: str) -> str:
     return str(v if v is not None else config.getini(f"ptxmm_{key}") or DEFAULTS[key])
 
 
+def pytest_configure(config) -> None:
+    """The ptxmm settings checked once, before any item runs: a wrong one (``--ptxmm-timeout
+    abc``) is one usage error naming it, not a ValueError in every item."""
+    from ..api_args import settings_error
+
+    try:
+        values = {k: _setting(config, k) for k in DEFAULTS}
+    except ValueError:  # not a ptxmm run (no such option registered)
+        return
+    why = settings_error(values)
+    if why is not None:
+        raise pytest.UsageError(f"ptxmm: {why}")
+
+
 def _named_roots(config) -> list[Path]:
     """The paths the user named on the command line (not testpaths, not the current directory)."""
     if config.args_source != config.ArgsSource.ARGS:
@@ -73,13 +85,6 @@ def _wanted(config, path: Path) -> bool:
         return True
     p = path.resolve()
     return any(p == r or r in p.parents for r in _named_roots(config))
-
-
-def expectations(text: str) -> tuple[list[str], bool]:
-    """The words of the file's ``ptxmm: expect`` comments, and whether it has an ``.expect`` line."""
-    words = [w.lower() for m in _EXPECT_COMMENT.finditer(text)
-             for w in re.split(r"[\s,]+", m.group(1).strip()) if w]
-    return words, bool(_EXPECT_LINE.search(text))
 
 
 def pytest_collect_file(file_path: Path, parent):
@@ -133,15 +138,13 @@ class PtxmmItem(pytest.Item):
         prog = load(source_of(self.path))
         if prog.kernel is not None:
             return self._kernel(prog)
+        # the expectation is the loader's (syntax/expect.py: the .expect line and the comments'
+        # verdict words, a contradiction refused), as for `ptxmm check`, `ptxmm test` and the
+        # playground; the finding words are the plugin's own
         words, _ = expectations(self.path.read_text(errors="replace"))
         no_cond = prog.condition is None
-        cond_words = [w for w in words if w not in FINDING_WORDS and not (w == "ok" and no_cond)]
         kinds = {w for w in words if w in FINDING_WORDS}
         want_findings = bool(kinds) or ("ok" in words and no_cond)
-        if cond_words:
-            from ..syntax.common import expectation
-
-            prog = _with_expect(prog, expectation(cond_words[-1], prog.condition, None))
         res = self._check(prog, flags=want_findings or prog.expect is not None)
         wrong = _disagreements(res, prog.expect, kinds if want_findings else None)
         if wrong:
@@ -180,12 +183,6 @@ class PtxmmItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, 0, f"ptxmm check {self.path.name} --model {self.name}"
-
-
-def _with_expect(prog, expect: bool):
-    from dataclasses import replace
-
-    return replace(prog, expect=expect)
 
 
 def _disagreements(res, expect: bool | None, kinds: set[str] | None) -> list[str]:

@@ -5,8 +5,55 @@ entry points (checked where a call may fail, raw pointer calls where it cannot).
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import z3
+
+# ----- one Z3 context per thread -------------------------------------------------------------------
+# A Z3 context is not thread-safe, and Z3's Python API builds every term whose context is not given
+# in ONE process-wide main context. Two checks on two threads (a Dask worker runs one task per
+# core, each on its own thread) then build and solve in the same context at once: Z3Exceptions,
+# "'BoolRef' object is not iterable", wrong answers. So the API's default context is made
+# per-thread: the main thread keeps Z3's own main context (``z3.z3._main_ctx``, which
+# problem._fresh_context may replace), and every other thread gets a context of its own, made on
+# its first term. Every term the engine builds without naming a context (z3.BitVec, z3.BoolVal,
+# z3.SimpleSolver, ...) is then built in the calling thread's context, and a check never shares Z3
+# state with a check on another thread. The thread's pool of solvers (problem._pool) is per-thread
+# for the same reason.
+_Z3_MAIN_CTX = z3.z3.main_ctx  # Z3's own: the process-wide context
+_THREAD = threading.local()
+
+
+def thread_context() -> z3.Context:
+    """The calling thread's Z3 context: Z3's main context on the main thread, a context of the
+    thread's own on any other (made on first use, freed with the thread and its last term)."""
+    if threading.current_thread() is threading.main_thread():
+        return _Z3_MAIN_CTX()
+    ctx = getattr(_THREAD, "ctx", None)
+    if ctx is None:
+        ctx = _THREAD.ctx = z3.Context()
+    return ctx
+
+
+def fresh_thread_context() -> None:
+    """Forget the calling thread's context: the next term starts a new one (problem._fresh_context;
+    terms of the old context stay valid and keep it alive)."""
+    if threading.current_thread() is threading.main_thread():
+        z3.z3._main_ctx = None
+    else:
+        _THREAD.ctx = None
+
+
+def thread_state() -> threading.local:
+    """Per-thread engine state (problem.py keeps its solver pool and open problems there)."""
+    return _THREAD
+
+
+# z3's functions look ``main_ctx`` up in their module at each call: this makes their default
+# context the calling thread's. The package-level name (``z3.main_ctx``) is the same function.
+if getattr(z3.z3, "_main_ctx", "absent") != "absent":
+    z3.z3.main_ctx = thread_context
+    z3.main_ctx = thread_context
 
 
 # Z3's Python And/Or/Not coerce and sort-check every argument; guards are Bool terms of one
@@ -84,7 +131,7 @@ def _not(a: z3.BoolRef) -> z3.BoolRef:
 
 
 def _const(name: str, sort_fn, cls):
-    ctx = z3.main_ctx()
+    ctx = thread_context()
     r = ctx.ref()
     return cls(z3.Z3_mk_const(r, z3.Z3_mk_string_symbol(r, name), sort_fn(r)), ctx)
 

@@ -7,6 +7,7 @@ and one clause over shared equality atoms then excludes it)."""
 from __future__ import annotations
 
 import atexit
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 
@@ -22,7 +23,7 @@ from ...semantics.outcomes import Observable
 from ...semantics.result import Execution
 from ...semantics.vocab import Candidates, base_env
 from ..base import NO_DEADLINE, Deadline, Raised, TimedOut
-from .capi import _P_CHECK, _assert, mk_bool
+from .capi import _P_CHECK, _assert, fresh_thread_context, mk_bool, thread_state
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic
 from .program import Encoding, Z3Choice, _apart
@@ -37,7 +38,8 @@ __all__ = ["Z3Problem", "_groups"]
 # Assertions in a scope miss Z3's base-level preprocessing, which pays off once a problem has more
 # than about 48 rf/co choices (measured over the Dat3M corpus and the scale shapes): those get a
 # fresh solver of their own. A popped solver keeps a few KB per problem, so each serves at most
-# _REUSES problems.
+# _REUSES problems. A solver belongs to its thread's Z3 context (capi.thread_context): the pool and
+# the set of open problems are per-thread — _POOL and _OPEN are the main thread's.
 _POOL: list[z3.Solver] = []
 atexit.register(_POOL.clear)  # freed while Z3's context still exists, not in module teardown
 _POOL_MAX_CHOICES = 48
@@ -52,6 +54,26 @@ _SPLIT_AFTER = 64
 _OPEN: weakref.WeakSet = weakref.WeakSet()
 
 
+def _pool() -> list[z3.Solver]:
+    """The calling thread's pool of solvers."""
+    if threading.current_thread() is threading.main_thread():
+        return _POOL
+    st = thread_state()
+    if getattr(st, "pool", None) is None:
+        st.pool = []
+    return st.pool
+
+
+def _open() -> weakref.WeakSet:
+    """The calling thread's problems not yet closed."""
+    if threading.current_thread() is threading.main_thread():
+        return _OPEN
+    st = thread_state()
+    if getattr(st, "open", None) is None:
+        st.open = weakref.WeakSet()
+    return st.open
+
+
 def _fresh_context() -> None:
     """Start a new main Z3 context for a large problem when no problem is open. Z3 recycles the
     ids of freed terms, and its solver's choices follow term ids: in a context that has built and
@@ -61,16 +83,20 @@ def _fresh_context() -> None:
     every problem builds its terms after this call, in its own context, and pooled solvers of the
     old one are dropped. Nothing changes where the Z3 module does not keep its main context where
     this looks for it."""
-    if _OPEN or getattr(z3.z3, "_main_ctx", None) is None:
+    if _open():
         return
-    _POOL.clear()
-    z3.z3._main_ctx = None
+    if threading.current_thread() is threading.main_thread() and \
+            getattr(z3.z3, "_main_ctx", None) is None:
+        return
+    _pool().clear()
+    fresh_thread_context()
 
 
 def _borrow(pooled: bool) -> z3.Solver:
     if not pooled:
         return z3.SimpleSolver()  # incremental, no tactic preprocessing
-    s = _POOL.pop() if _POOL else z3.SimpleSolver()
+    pool = _pool()
+    s = pool.pop() if pool else z3.SimpleSolver()
     s.served = getattr(s, "served", 0) + 1
     s.push()
     return s
@@ -84,7 +110,9 @@ class Z3Problem(Encoding, Witness, Enumeration):
                  deadline: Deadline = NO_DEADLINE):
         if len(cand.rf) + len(cand.co) > _POOL_MAX_CHOICES:  # before any term of this problem
             _fresh_context()
-        _OPEN.add(self)
+        self._opened_in = _open()  # the thread's set (close() may run on another thread)
+        self._opened_in.add(self)
+        self._pool = _pool()
         self.eg, self.obs, self.deadline = eg, obs, deadline
         self.lg = Z3Logic()
         ch = self.ch = Z3Choice(eg, cand, self.lg)
@@ -125,14 +153,14 @@ class Z3Problem(Encoding, Witness, Enumeration):
         """Done with queries: a pooled solver goes back, its scope popped. A problem never closed
         keeps its solver, which is freed with it."""
         s, self.s = self.s, None
-        _OPEN.discard(self)
+        self._opened_in.discard(self)
         if s is not None and self.pooled:
             s.pop(s.num_scopes())
             if self.deadline.at is not None:  # _sat set one
                 s.set("timeout", _NO_TIMEOUT)
             s.lg = None
             if s.served < _REUSES:
-                _POOL.append(s)
+                self._pool.append(s)
 
     # -- queries -------------------------------------------------------------------------------
     def condition(self, e: CondExpr, key: Callable) -> z3.BoolRef:
