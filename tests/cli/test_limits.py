@@ -149,7 +149,7 @@ def test_max_memory_ends_with_a_clear_unknown(w3r10):
     assert res.status == "memory" and res.holds is None and res.outcomes
     assert "memory limit" in res.status_text
     limit = rss_bytes() + (40 << 20)  # (what the first check took is not given back)
-    r = CliRunner().invoke(main, ["check", "--max-memory", str((limit >> 20)), str(w3r10)])
+    r = CliRunner().invoke(main, ["check", "--max-memory", str(limit >> 20), str(w3r10)])
     assert r.exit_code == 2 and "stopped at the memory limit" in r.output
     r = CliRunner().invoke(main, ["check", "--max-memory", "lots", str(w3r10)])
     assert r.exit_code == 2 and "not a size" in r.output
