@@ -193,5 +193,7 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
                        liveness_why=r.liveness_why)
 
 
-def _values(info: OutcomeInfo):
-    return info.outcome.values
+def _values(info: OutcomeInfo) -> tuple[int, ...]:
+    """The sort key of an outcome: its values (every outcome has the same keys, in one order;
+    ints compare some five times faster than the (key, value) pairs)."""
+    return tuple([v for _, v in info.outcome.values])
