@@ -144,11 +144,11 @@ def test_the_listing_is_capped_with_a_clear_status(w3r10, monkeypatch):
 def test_max_memory_ends_with_a_clear_unknown(w3r10):
     from ptxmm.engines.watch import rss_bytes
 
-    limit = rss_bytes() + (40 << 20)
+    limit = rss_bytes() + (10 << 20)
     res = ptxmm.check(_prog(w3r10), max_memory=limit)
     assert res.status == "memory" and res.holds is None and res.outcomes
     assert "memory limit" in res.status_text
-    limit = rss_bytes() + (40 << 20)  # (what the first check took is not given back)
+    limit = rss_bytes() + (10 << 20)  # (what the first check took is not given back)
     r = CliRunner().invoke(main, ["check", "--max-memory", str(limit >> 20), str(w3r10)])
     assert r.exit_code == 2 and "stopped at the memory limit" in r.output
     r = CliRunner().invoke(main, ["check", "--max-memory", "lots", str(w3r10)])
