@@ -130,7 +130,8 @@ def main() -> int:
 
 
 def _status(out: str) -> str:
-    for key in ("timed out", "interrupted", "memory limit", "not enumerated", "stopped at", "no execution finishes"):
+    for key in ("timed out", "interrupted", "memory limit", "not enumerated", "stopped at",
+                "no execution finishes"):
         if key in out:
             return {"timed out": "timeout", "not enumerated": "capped", "memory limit": "memory",
                     "stopped at": "stopped", "no execution finishes": "no-execution"}.get(key, key)
