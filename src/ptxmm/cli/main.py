@@ -97,13 +97,16 @@ def main() -> None:
     """ptxmm — which outcomes does the PTX memory model allow, and why?"""
 
 
+LINES_EVERY = 5.0  # seconds between progress lines off a terminal
+
+
 class _Ticker:
     """Progress on a terminal for checks that run longer than a second (stderr): a spinner with
     the outcomes found and the time elapsed (encoding shows signs of life too), cleared when the
     check ends; then one final line — how many outcomes in how long, and why it stopped when it
     did not finish (timeout, --max-outcomes, Ctrl-C)."""
 
-    def __init__(self, name: str, stream=None, delay: float = 1.0):
+    def __init__(self, name: str, stream=None, delay: float = 1.0, lines_every: float = LINES_EVERY):
         import threading
 
         self.name = name
@@ -118,6 +121,15 @@ class _Ticker:
         if self.timer is not None:
             self.timer.daemon = True
             self.timer.start()
+        # off a terminal: a plain line every so often, from the check's watchdog (engines/watch.py)
+        self.every = None if tty else (lines_every, self._line)
+
+    def _line(self, stop) -> None:
+        """A progress line off a terminal: the phase, the outcomes found, the time."""
+        self.shown = True
+        self.stream.write(f"{self.name}: {stop.phase}, {stop.found:,} outcome(s) found, "
+                          f"{time.monotonic() - self.t0:.0f} s\n")
+        self.stream.flush()
 
     def _start(self) -> None:
         from rich.console import Console
@@ -164,7 +176,24 @@ class _Ticker:
             self.stream.flush()
 
 
-STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
+STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached",
+           "interrupted": "interrupted (Ctrl-C)", "memory": "--max-memory reached",
+           "capped": "too many outcomes to list"}
+
+
+def _bytes(text: str | None) -> int | None:
+    """--max-memory: a size in bytes, with a K, M or G suffix (powers of 1024); plain: MiB."""
+    if text is None:
+        return None
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], None)
+    try:
+        n = float(t[:-1] if scale else t) * (scale or 1 << 20)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a size (e.g. 2G, 500M)") from None
+    if n < 1 << 20:
+        raise click.BadParameter(f"{text!r} is less than 1 MiB")
+    return int(n)
 
 
 @main.command()
@@ -190,8 +219,12 @@ STOPPED = {"timeout": "--timeout passed", "stopped": "--max-outcomes reached"}
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
 @liveness_options("also look for hangs: a thread stuck in a loop or blocked at a barrier forever")
 @kernel_options
+# -- limits (issue 38): a memory limit per check ------------------------------------------------
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="stop a check whose process passes SIZE of resident memory (e.g. 2G, 500M; a "
+              "plain number: MiB): its verdict is unknown, the outcomes found so far are listed")
 def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no_axioms,
-          as_json, liveness=False, progress_model="fair", kernel=None) -> None:
+          as_json, liveness=False, progress_model="fair", kernel=None, max_memory=None) -> None:
     """Enumerate every outcome FILES may have under the model and judge their conditions.
 
     Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
@@ -202,6 +235,7 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
 
     conflicts.liveness(liveness)
     out_w = Writer()
+    max_memory = _bytes(max_memory)
     try:
         require_axioms_unless(model, allow_no_axioms)
     except PtxmmError as e:
@@ -218,7 +252,7 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
                              allow_no_axioms=allow_no_axioms, liveness=liveness or None,
-                             progress_model=progress_model, kernel=kernel)
+                             progress_model=progress_model, kernel=kernel, max_memory=max_memory)
             failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
             if as_json:  # streamed; a timed-out check's outcomes capped, as in the text report
                 js.add(res)
@@ -226,6 +260,9 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
                 if i:
                     out_w.line()
                 render(res, out_w)
+            if not isinstance(res, dict) and res.status == "interrupted":  # its partial report, then
+                i += 1  # the batch stops as Ctrl-C elsewhere stops it
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         rows: list = []
         failed += interrupted(rows, files, js.written if as_json else i, "checked")

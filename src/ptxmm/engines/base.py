@@ -28,21 +28,71 @@ class Raised:
 
 
 class TimedOut(Exception):
-    """The engine ran past its deadline: the question is not answered (checker reports "unknown")."""
+    """The engine ran past its deadline: the question is not answered (checker reports "unknown").
+    ``reason`` is the check's status then: "timeout", or for the subclasses why it was stopped."""
+
+    reason = "timeout"
+
+
+class Interrupted(TimedOut):
+    """Ctrl-C (SIGINT) stopped the check: what was found so far is kept."""
+
+    reason = "interrupted"
+
+
+class OutOfMemory(TimedOut):
+    """The check's memory passed its limit (``max_memory``): what was found so far is kept."""
+
+    reason = "memory"
+
+
+STOPPED_BY = {c.reason: c for c in (TimedOut, Interrupted, OutOfMemory)}
+
+
+class Stop:
+    """Why a check must end before it is done, set from another thread or a signal handler (the
+    watchdog of :mod:`ptxmm.engines.watch`): ``reason`` (a key of :data:`STOPPED_BY`), and
+    ``hooks`` called once it is set (an engine interrupts its solver). ``phase`` and ``found`` say
+    where the check is, for progress lines."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self.hooks: list = []
+        self.phase = "reading"
+        self.found = 0
+
+    def set(self, reason: str) -> None:
+        if self.reason is not None:
+            return
+        self.reason = reason
+        for hook in list(self.hooks):
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a hook of a problem already closed
+                pass
+
+    def raise_if_set(self) -> None:
+        if self.reason is not None:
+            raise STOPPED_BY[self.reason]
 
 
 @record
 class Deadline:
-    """A wall-clock limit shared by the encoding and every query of one check."""
+    """A wall-clock limit shared by the encoding and every query of one check, and the check's
+    :class:`Stop` (None: nothing but the clock stops it)."""
 
     at: float | None = None  # time.perf_counter() value; None: no limit
+    stop: Stop | None = None
 
     @staticmethod
-    def after(seconds: float | None) -> Deadline:
-        return Deadline(None if seconds is None else time.perf_counter() + seconds)
+    def after(seconds: float | None, stop: Stop | None = None) -> Deadline:
+        return Deadline(None if seconds is None else time.perf_counter() + seconds, stop)
 
     def left_ms(self) -> int | None:
-        """Milliseconds left (at least 1), or None without a limit; raises TimedOut when past."""
+        """Milliseconds left (at least 1), or None without a limit; raises TimedOut when past
+        (or the reason the check was stopped)."""
+        if self.stop is not None:
+            self.stop.raise_if_set()
         if self.at is None:
             return None
         left = self.at - time.perf_counter()
@@ -51,8 +101,19 @@ class Deadline:
         return max(1, int(left * 1000))
 
     def check(self) -> None:
+        if self.stop is not None:
+            self.stop.raise_if_set()
         if self.at is not None and time.perf_counter() > self.at:
             raise TimedOut
+
+    def watch(self, hook) -> None:
+        """Call ``hook()`` (from another thread) once the check is stopped: a solver's interrupt."""
+        if self.stop is not None:
+            self.stop.hooks.append(hook)
+
+    def unwatch(self, hook) -> None:
+        if self.stop is not None and hook in self.stop.hooks:
+            self.stop.hooks.remove(hook)
 
 
 NO_DEADLINE = Deadline()

@@ -13,10 +13,12 @@ from .._infra.gcpause import no_gc
 from ..api_args import check_args
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
+from ..engines.base import Stop
+from ..engines.watch import Watch
 from ..ir.program import Program
 from ..semantics.builder import build
 from ..semantics.events import EventGraph
-from ..semantics.outcomes import observables, satisfies, verdict
+from ..semantics.outcomes import observables, verdict
 from ..semantics.result import CheckResult, OutcomeInfo
 from ..semantics.vocab import candidates
 from . import condition, hangs, races, sites
@@ -36,7 +38,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
           observe: str = "all", flags: bool = True, verdict_only: bool = False,
           max_outcomes: int | None = None, progress=None, timeout: float | None = None,
           allow_no_axioms: bool = False, graph: EventGraph | None = None, liveness: bool | None = None,
-          progress_model: str = "fair") -> CheckResult:
+          progress_model: str = "fair", max_memory: int | None = None) -> CheckResult:
     """Enumerate every outcome of ``prog`` the model allows and judge its condition.
 
     ``engine``: "z3", "brute", or "auto" (brute when the candidate space is tiny, else z3; the
@@ -51,31 +53,70 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     already (it is built once per check and handed on). ``liveness``: also look for hangs (a
     thread stuck in a loop or blocked at a barrier forever) under ``progress_model``
     (:mod:`ptxmm.queries.hangs`; "fair", "obe", "lobe", "hsa", "unfair", or per level "gpu=obe,cta=fair");
-    None (the default): for a kernel launch yes (a kernel's findings include hangs), else no."""
+    None (the default): for a kernel launch yes (a kernel's findings include hangs), else no.
+    ``max_memory``: bytes of resident memory the process may reach; past them the check stops
+    with status "memory" (the outcomes found so far kept). A check is watched (:mod:`ptxmm.engines.
+    watch`): the time and memory limits hold in every phase, and Ctrl-C in the main thread stops it
+    with status "interrupted" and what was found so far."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
+    if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int)
+                                   or max_memory <= 0):
+        raise TypeError(f"max_memory: a number of bytes above 0 expected, not {max_memory!r}")
     if liveness is None:
         liveness = prog.layout is not None
     progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
     opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
                         allow_no_axioms, bool(liveness), progress_model)
+    deadline = Deadline.after(timeout, Stop())
+    every = getattr(progress, "every", None)  # (seconds, callback(stop)): progress lines
     with no_gc():
-        return run(prog, model, opts, graph)
+        if timeout is None and max_memory is None and progress is None:
+            return run(prog, model, opts, graph, deadline)
+        with Watch(deadline, max_memory, every):
+            return run(prog, model, opts, graph, deadline)
 
 
-def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None = None) -> CheckResult:
-    """:func:`check` with its options as one record."""
+def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None = None,
+        deadline: Deadline | None = None) -> CheckResult:
+    """:func:`check` with its options as one record. Stopped in any phase (the deadline, Ctrl-C,
+    the memory limit), the result says why and keeps the outcomes found."""
     t0 = time.perf_counter()
+    deadline = Deadline.after(opts.timeout, Stop()) if deadline is None else deadline
+    state: dict = {}
+    try:
+        return _run(prog, model, opts, eg, deadline, t0, state)
+    except TimedOut as e:
+        return _stopped(prog, model, opts, state, e.reason, t0)
+
+
+def _stopped(prog: Program, model, opts: CheckOptions, state: dict, reason: str, t0: float) -> CheckResult:
+    """The result of a check stopped outside a query: what it had found, its status the reason."""
+    r = state.get("run")
+    if r is not None:
+        return _result(r, state.get("engine", "z3"), None, reason, "not checked",
+                       state.get("by_query", False), time.perf_counter() - t0)
+    return CheckResult(prog, model if isinstance(model, str) else model.name, [], None,
+                       time.perf_counter() - t0, unroll=opts.unroll, status=reason, timeout=opts.timeout,
+                       findings_status="not checked", enumerated=not opts.verdict_only)
+
+
+def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None, deadline: Deadline,
+         t0: float, state: dict) -> CheckResult:
+    stop = deadline.stop
     m = load_model(model) if isinstance(model, str) else model
     if not opts.allow_no_axioms:
         require_axioms(m)
+    _phase(stop, "building the event graph")
     eg = _graph(prog, eg, opts.unroll)
+    deadline.check()
     obs = (sites.observables if prog.layout is not None else observables)(eg, opts.observe)
-    r = CheckRun(prog, eg, m, obs, opts, Deadline.after(opts.timeout), [])
+    r = state["run"] = CheckRun(prog, eg, m, obs, opts, deadline, [])
     one_query = opts.verdict_only and prog.condition is not None
     cand = candidates(eg)
     # a value the ISA leaves unspecified: only the solver can leave it free (brute refuses it)
     name = "z3" if eg.unspecified and opts.engine == "auto" else pick(opts.engine, eg, cand, one_query)
     r.prog, r.listed, by_query = condition.unspecified(prog, eg, r.obs, one_query)
+    state.update(engine=name, by_query=by_query)
     co_known: set[tuple[int, int]] = set()
     if name == "z3" and len(cand.co) > CO_ANALYSIS_MIN:
         from ..semantics.knowledge import co_must
@@ -83,10 +124,12 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         co_known = co_must(eg, m, cand)
         cand = candidates(eg, co_known)
     want_flags = races.wants_flags(m, opts)
+    _phase(stop, "encoding")
     try:  # the encoding watches the deadline too
         pb = engine(name)(eg, m, r.listed, cand, flags=want_flags, co_known=co_known, deadline=r.deadline)
-    except TimedOut:
-        return _result(r, name, None, "timeout", "not checked", by_query, time.perf_counter() - t0)
+    except TimedOut as e:
+        return _result(r, name, None, e.reason, "not checked", by_query, time.perf_counter() - t0)
+    _phase(stop, "enumerating outcomes")
     try:
         holds, status = condition.answer(r, pb, one_query, by_query, lambda: engine(name)(
             r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline))
@@ -94,10 +137,17 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
         asked = _ask(r, own_problem=False)
     finally:
         pb.close()
+    _phase(stop, "liveness")
     asked |= _ask(r, own_problem=True)
+    _phase(stop, "reporting")
     r.liveness = asked.get("hangs")
     findings_status = asked.get("races", "not checked")
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
+
+
+def _phase(stop: Stop | None, what: str) -> None:
+    if stop is not None:
+        stop.phase = what
 
 
 def _ask(r: CheckRun, own_problem: bool) -> dict[str, str]:
@@ -124,9 +174,7 @@ def _graph(prog: Program, eg: EventGraph | None, unroll: int) -> EventGraph:
 def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_status: str, by_query: bool,
             elapsed: float) -> CheckResult:
     prog, eg, opts = r.prog, r.eg, r.opts
-    infos = [OutcomeInfo(o, None if by_query else satisfies(prog, eg, o, r.listed), exe, fl)
-             for o, exe, fl in r.found]
-    infos.sort(key=lambda i: i.outcome.values)
+    infos = sorted(r.found, key=_values)  # judged as found (condition.py)
     if status == "ok" and not infos and not opts.verdict_only and (eg.cut_paths or eg.awaits):
         status = "no-execution"
     if status == "no-execution" and r.liveness == "terminates":  # no hang found decides nothing then
@@ -135,9 +183,16 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
     return CheckResult(prog, r.model.name, infos, holds, elapsed, name, eg.cut_paths, eg.awaits,
                        opts.unroll, len(eg.events), tuple(o.key for o in r.listed),
-                       opts.max_outcomes if status == "stopped" else None, status=status,
+                       opts.max_outcomes if status == "stopped" else
+                       condition.LIST_MAX if status == "capped" else None, status=status,
                        timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
                        findings_status=findings_status, graph=eg,
                        enumerated=not (opts.verdict_only and prog.condition is not None),
                        liveness=r.liveness, progress_model=opts.progress_model if r.liveness else None,
                        liveness_why=r.liveness_why)
+
+
+def _values(info: OutcomeInfo) -> tuple[int, ...]:
+    """The sort key of an outcome: its values (every outcome has the same keys, in one order;
+    ints compare some five times faster than the (key, value) pairs)."""
+    return tuple([v for _, v in info.outcome.values])

@@ -12,9 +12,15 @@ from dataclasses import replace
 from ..engines import TimedOut
 from ..errors import Diagnostic
 from ..ir.program import Program, cond_refs, format_ref
-from ..semantics.outcomes import Observable, canonical, outcome_of, unspecified_observables
-from ..semantics.result import Outcome
+from ..semantics.outcomes import Observable, canonical, outcome_of, satisfies, unspecified_observables
+from ..semantics.result import Outcome, OutcomeInfo
 from .query import CheckRun
+
+# An enumeration lists at most this many outcomes unless --max-outcomes says otherwise: past it the
+# check's status is "capped" (more outcomes are allowed and not enumerated; the verdict unknown).
+# A listed outcome keeps its values and its witness packed (~1.5 KiB in all): 20,000 take ~30 MB;
+# sorting, reporting and freeing them after the deadline then take a tenth of a second.
+LIST_MAX = 20_000
 
 
 def answer(r: CheckRun, pb, one_query: bool, by_query: bool, deciding: Callable) -> tuple[bool | None, str]:
@@ -29,9 +35,9 @@ def answer(r: CheckRun, pb, one_query: bool, by_query: bool, deciding: Callable)
             if by_query:  # the condition names a value too free to list: one query decides it
                 holds, status = _decide(r, deciding)
             if status != "no-execution":
-                status = _enumerate(r, pb)
-    except TimedOut:
-        holds, status = None, "timeout"
+                status = _enumerate(r, pb, judge=not by_query)
+    except TimedOut as e:  # the deadline, Ctrl-C or the memory limit: what was found is kept
+        holds, status = None, e.reason
     return holds, status
 
 
@@ -80,27 +86,33 @@ def _query(r: CheckRun, pb, record: bool = True) -> tuple[bool | None, str]:
     c = pb.condition(cond.expr, lambda ref: format_ref(canonical(prog, eg, ref)))
     wit = pb.find(c, negate=cond.quantifier == "forall")
     if wit is not None and record:
-        r.found.append((outcome_of(eg, r.obs, wit), wit, []))
+        o = outcome_of(eg, r.obs, wit)
+        r.found.append(OutcomeInfo(o, satisfies(prog, eg, o, r.listed), wit, []))
     elif wit is None and (eg.cut_paths or eg.awaits) and pb.find() is None:
         return None, "no-execution"
     return {"exists": wit is not None, "~exists": wit is None, "forall": wit is None}[cond.quantifier], "ok"
 
 
-def _enumerate(r: CheckRun, pb) -> str:
-    """Every allowed outcome into ``r.found`` (kept when the deadline passes); "ok", or "stopped"
-    at ``max_outcomes``."""
-    found, obs, opts = r.found, r.listed, r.opts
+def _enumerate(r: CheckRun, pb, judge: bool = True) -> str:
+    """Every allowed outcome into ``r.found`` (kept when the deadline passes), judged as it comes;
+    "ok", "stopped" at ``max_outcomes``, or "capped" at :data:`LIST_MAX`."""
+    found, obs, opts, prog, eg = r.found, r.listed, r.opts, r.prog, r.eg
     # Observable.shown, bound once per observable (an unsigned value shows as its low bits)
     keys = [o.key for o in obs]
     shown = [o.shown if o.signed else ((1 << o.width) - 1).__and__ for o in obs]
+    cap = opts.max_outcomes if opts.max_outcomes is not None else LIST_MAX
+    stop, judge = r.deadline.stop, judge and prog.condition is not None
     it = pb.outcomes()
     try:
         for values, wit, fl in it:
-            found.append((Outcome(tuple(zip(keys, map(_call, shown, values)))), wit, fl))
+            o = Outcome(tuple(zip(keys, map(_call, shown, values))))
+            found.append(OutcomeInfo(o, satisfies(prog, eg, o, obs) if judge else None, wit, fl))
+            if stop is not None:
+                stop.found = len(found)
             if opts.progress:
                 opts.progress(len(found))
-            if opts.max_outcomes is not None and len(found) >= opts.max_outcomes:
-                return "stopped"
+            if len(found) >= cap:
+                return "stopped" if opts.max_outcomes is not None else "capped"
         return "ok"
     finally:
         it.close()  # an enumeration stopped early gives its solver scopes back

@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
 from ..semantics.result import outcome_json
-from .text import bounded
+from .text import PARTIAL, bounded
 
 if TYPE_CHECKING:
     from ..semantics.result import CheckResult
@@ -52,7 +52,7 @@ def write_result(res: CheckResult, out: TextIO, pad: str = "") -> None:
     fields = replace(res, outcomes=[]).to_json()
     if full.enumerated:
         fields["n_outcomes"] = len(full.outcomes)
-    if full.status == "timeout":
+    if full.status in PARTIAL:
         fields["outcomes_left_out"] = left_out
     inner = pad + "  "
     out.write("{")

@@ -70,13 +70,16 @@ def render(r: CheckResult, out: Writer) -> None:
 
 # a timed-out check's report lists at most this many of the outcomes found (the rest are counted)
 SHOWN_ON_TIMEOUT = 50
+# the statuses of a check that ended before its enumeration did: bounded lists, partial counts
+PARTIAL = {"timeout": "before the timeout", "interrupted": "before Ctrl-C",
+           "memory": "before the memory limit", "capped": "before the listing stopped"}
 
 
 def bounded(r: CheckResult, cap: int = SHOWN_ON_TIMEOUT) -> tuple[CheckResult, int]:
     """``r`` itself, or for a timed-out check with more than ``cap`` outcomes a copy holding
     ``cap`` of them (those satisfying the condition first, then the first others, in their
     order), and how many were left out."""
-    if r.status != "timeout" or len(r.outcomes) <= cap:
+    if r.status not in PARTIAL or len(r.outcomes) <= cap:
         return r, 0
     sat = [i for i, o in enumerate(r.outcomes) if o.satisfies][:cap]
     rest = [i for i, o in enumerate(r.outcomes) if not o.satisfies][:cap - len(sat)]
@@ -86,9 +89,9 @@ def bounded(r: CheckResult, cap: int = SHOWN_ON_TIMEOUT) -> tuple[CheckResult, i
 
 def _count_line(r: CheckResult, left_out: int) -> str:
     n = len(r.outcomes)
-    if r.status != "timeout":
+    if r.status not in PARTIAL:
         return f"{n} allowed outcome(s)"
-    text = f"{n} allowed outcome(s) found before the timeout"
+    text = f"{n} allowed outcome(s) found {PARTIAL[r.status]}"
     if r.program.condition is not None:
         text += f" ({sum(1 for o in r.outcomes if o.satisfies)} satisfy the condition)"
     if left_out:

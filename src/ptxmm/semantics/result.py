@@ -147,6 +147,12 @@ class CheckResult:
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
                    "verdict is not decided",
         "timeout": "timed out after {timeout} s: the verdict is unknown",
+        "interrupted": "interrupted (Ctrl-C): the verdict is unknown; the outcomes are those found so far",
+        "memory": "stopped at the memory limit (--max-memory): the verdict is unknown; the outcomes "
+                  "are those found so far",
+        "capped": "more than {stopped_at} allowed outcomes: the rest are not enumerated (the listing "
+                  "stops there; --max-outcomes sets another limit) and the verdict is unknown (--observe "
+                  "condition decides it with one query)",
         "no-execution": "no execution finishes within --unroll {unroll}: every execution loops "
                         "past the bound; the verdict is unknown (raise --unroll, or make the loop "
                         "exit)",

@@ -73,7 +73,10 @@ class Enumeration:
         *parts, (_, _, ground) = parts
         each = [self._part_outcomes(a, o, mask) for a, o, mask in parts]
         base = x & ground
-        for choice in product(*each):
+        check = self.deadline.check
+        for k, choice in enumerate(product(*each)):
+            if not k & 63:  # the product may be astronomically long: the deadline is watched
+                check()
             out = self._read(base + sum(choice), None)
             if out[0] not in seen:
                 yield out

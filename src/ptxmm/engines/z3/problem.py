@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 
@@ -22,7 +23,7 @@ from ...semantics.events import EventGraph
 from ...semantics.outcomes import Observable
 from ...semantics.result import Execution
 from ...semantics.vocab import Candidates, base_env
-from ..base import NO_DEADLINE, Deadline, Raised, TimedOut
+from ..base import NO_DEADLINE, Deadline, Interrupted, Raised, TimedOut
 from .capi import _P_CHECK, _assert, fresh_thread_context, mk_bool, thread_state
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic
@@ -119,6 +120,8 @@ class Z3Problem(Encoding, Witness, Enumeration):
         self.pooled = len(ch.rfv) + len(ch.cov) <= _POOL_MAX_CHOICES
         self.s = _borrow(self.pooled)
         self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
+        self._interrupt = self.lg.ctx.interrupt  # a stopped check (the watchdog) ends a solver call
+        deadline.watch(self._interrupt)
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
         env["_"].u.apart = _apart(eg)
@@ -154,7 +157,11 @@ class Z3Problem(Encoding, Witness, Enumeration):
         keeps its solver, which is freed with it."""
         s, self.s = self.s, None
         self._opened_in.discard(self)
-        if s is not None and self.pooled:
+        self.deadline.unwatch(self._interrupt)
+        stopped = self.deadline.stop is not None and self.deadline.stop.reason is not None
+        if stopped:  # an interrupt when no solver call was under way stays pending in the context
+            z3.SimpleSolver(ctx=self.lg.ctx).check()  # (a push would fail): a check clears it
+        if s is not None and self.pooled and not stopped:  # an interrupted solver is not reused
             s.pop(s.num_scopes())
             if self.deadline.at is not None:  # _sat set one
                 s.set("timeout", _NO_TIMEOUT)
@@ -214,15 +221,26 @@ class Z3Problem(Encoding, Witness, Enumeration):
         if assumptions or _P_CHECK is None:
             r = s.check(*assumptions)
             if r == z3.unknown:
-                raise TimedOut
+                raise self._unknown()
             return r == z3.sat
         ctx = self.lg.ctx.ref()
         r = _P_CHECK(ctx.value, s.solver.value)  # the unchecked call: a tenth of a check less
         if r == 0:  # undef: out of time, unless Z3 reports an error
             if z3.Z3_get_error_code(ctx) != z3.Z3_OK:
                 raise z3.Z3Exception(z3.Z3_get_error_msg(ctx, z3.Z3_get_error_code(ctx)))
-            raise TimedOut
+            raise self._unknown()
         return r > 0
+
+    def _unknown(self) -> TimedOut:
+        """Why the solver answered "unknown": the check was stopped (Ctrl-C, the memory limit),
+        its deadline passed, or else Ctrl-C reached Z3's own handler (a solver call catches
+        SIGINT while it runs, and Python never sees it)."""
+        self.deadline.check()
+        if self.deadline.at is not None and time.perf_counter() >= self.deadline.at - 0.05:
+            return TimedOut()
+        if self.deadline.stop is not None:
+            self.deadline.stop.set("interrupted")
+        return Interrupted()
 
     def outcomes(self) -> Iterator[tuple[tuple[int, ...], Execution, list[str]]]:
         """Every allowed outcome once: (observable values as unsigned ints, witness, flags).

@@ -118,7 +118,10 @@ class Witness:
         b = format(x, "b").rjust(lay.width, "0")
         values = tuple(int(b[i:j], 2) for i, j in lay.terms)
         flags = [name for name, k in lay.flags if k is True or (k is not False and b[k] == _ONE)]
-        return values, self._execution(m, b), flags
+        ch = self.ch
+        if ch.values.unspec or ch.rank or ch.ph:  # read from the model: decoded now
+            return values, self._execution(m, b), flags
+        return values, Packed(x, lay), flags
 
 
     def _extract(self, m: z3.ModelRef) -> Execution:
@@ -127,22 +130,67 @@ class Witness:
     def _execution(self, m: z3.ModelRef | None, b: str) -> Execution:
         """The witness the model's packed digits ``b`` describe."""
         ch, lay = self.ch, self._layout
-        ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
-        paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
-                      for ks in lay.paths)
-        rf = tuple(p for p, k in lay.rf if b[k] == _ONE)
-        co = {p for p, k in lay.co if b[k] == _ONE}
-        co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
-        co.update(p for p in lay.init_co if ex[p[1]])
-        vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
+        ex, paths, rf, co, vals, final = _decode(lay, b)
         if m is not None and ch.values.unspec:  # the values the ISA leaves to the solver
             vals = tuple(sorted(ch.values.chosen(m) + vals))
         sc = ()
         if ch.rank:
             sc = tuple(sorted((f for f in ch.rank if ex[f]),
                               key=lambda f: m.eval(ch.rank[f], model_completion=True).as_long()))
-        final = tuple((loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin)
         phases = tuple((a, m.eval(v, model_completion=True).as_long())
                        for a, v in sorted(ch.ph.items()) if ex[a])
-        return Execution(paths, rf, tuple(sorted(co)), vals, sc, final, phases)
+        return Execution(paths, rf, co, vals, sc, final, phases)
+
+
+def _decode(lay: _Layout, b: str):
+    """The parts of a witness its packed digits ``b`` give (all but fence.sc ranks, barrier
+    phases and unspecified values, which are read from a model)."""
+    ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
+    paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
+                  for ks in lay.paths)
+    rf = tuple(p for p, k in lay.rf if b[k] == _ONE)
+    co = {p for p, k in lay.co if b[k] == _ONE}
+    co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
+    co.update(p for p in lay.init_co if ex[p[1]])
+    vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
+    final = tuple((loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin)
+    return ex, paths, rf, tuple(sorted(co)), vals, final
+
+
+class Packed:
+    """A witness kept as its packed digits (one integer, with the layout every outcome of the
+    problem shares) and decoded when it is read: an enumeration keeps one per outcome, and a
+    decoded :class:`~ptxmm.semantics.result.Execution` takes some 3.5 KiB (a million outcomes
+    took 3.8 GB). It reads as the Execution it stands for (every attribute, equality, hash);
+    ``get()`` decodes it once for many reads."""
+
+    __slots__ = ("x", "lay")
+
+    def __init__(self, x: int, lay: _Layout):
+        self.x, self.lay = x, lay
+
+    def get(self) -> Execution:
+        _, paths, rf, co, vals, final = _decode(self.lay, format(self.x, "b").rjust(self.lay.width, "0"))
+        return Execution(paths, rf, co, vals, (), final, ())
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in Packed.__slots__:
+            raise AttributeError(name)
+        return getattr(self.get(), name)
+
+    def __eq__(self, other) -> bool:
+        return self.get() == (other.get() if isinstance(other, Packed) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.get())
+
+    def __repr__(self) -> str:
+        return repr(self.get())
+
+    def __reduce__(self):
+        return (_execution_of, (self.get(),))  # pickled (a campaign's worker) as the Execution
+
+
+def _execution_of(exe: Execution) -> Execution:
+    return exe
 
