@@ -89,7 +89,8 @@ def test_a_phase_that_never_looks_at_the_clock_is_stopped(w3r10, monkeypatch):
     assert time.perf_counter() - t0 < 5  # 20 s before
 
 
-def test_an_api_check_past_its_timeout_says_timeout(w3r10):
+def test_an_api_check_past_its_timeout_says_timeout(w3r10, monkeypatch):
+    monkeypatch.setattr(condition, "LIST_MAX", 10**9)  # the limit, not the listing cap, ends it
     res = ptxmm.check(_prog(w3r10), timeout=1)
     assert res.status == "timeout" and res.holds is None and res.outcomes  # kept what it found
 
@@ -141,7 +142,8 @@ def test_the_listing_is_capped_with_a_clear_status(w3r10, monkeypatch):
     assert "more than 300 allowed outcomes: the rest are not enumerated" in r.output
 
 
-def test_max_memory_ends_with_a_clear_unknown(w3r10):
+def test_max_memory_ends_with_a_clear_unknown(w3r10, monkeypatch):
+    monkeypatch.setattr(condition, "LIST_MAX", 10**9)  # the limit, not the listing cap, ends it
     from ptxmm.engines.watch import rss_bytes
 
     limit = rss_bytes() + (10 << 20)
@@ -193,7 +195,8 @@ def test_ctrl_c_answers_within_a_second_with_the_partial_report(w3r10, shape, tm
 
 # ----- progress off a terminal ----------------------------------------------------------------------
 
-def test_progress_lines_off_a_terminal(w3r10):
+def test_progress_lines_off_a_terminal(w3r10, monkeypatch):
+    monkeypatch.setattr(condition, "LIST_MAX", 10**9)  # the limit, not the listing cap, ends it
     buf = io.StringIO()
     t = _Ticker("w3r10.ptx", stream=buf, lines_every=0.2)
     res = ptxmm.check(_prog(w3r10), progress=t, timeout=1.0)
