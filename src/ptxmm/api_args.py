@@ -30,7 +30,8 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
                observe: Any = "all", flags: Any = True, verdict_only: Any = False,
                max_outcomes: Any = None, progress: Any = None, timeout: Any = None,
                allow_no_axioms: Any = False, graph: Any = None, liveness: Any = None,
-               progress_model: Any = "fair", **_rest: Any) -> tuple[Program, str | Model]:
+               progress_model: Any = "fair", max_memory: Any = None,
+               **_rest: Any) -> tuple[Program, str | Model]:
     """``check()``'s arguments checked (the fields of :func:`settings_model`, the typed record,
     in the CLI's words); the program (loaded when given as a path) and the model (a name, path
     text or Model) returned. Other keywords are left to ``check()``."""
@@ -49,6 +50,8 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
         int_range("max_outcomes", max_outcomes, 1, None)
     if timeout is not None:
         seconds("timeout", timeout)
+    if max_memory is not None:
+        int_range("max_memory", max_memory, 1, None)
     if progress is not None and not callable(progress):
         raise _type("progress", progress, "a function", "progress(n) is called with the number "
                     "of outcomes found so far")
@@ -56,6 +59,48 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
                     ("allow_no_axioms", allow_no_axioms)):
         boolean(name, v)
     return program(prog), model_arg(model)
+
+
+PROGRESS = "fair|obe|lobe|hsa|unfair"
+PROGRESS_PATTERN = (rf"^(?:{PROGRESS}|gpu=(?:{PROGRESS})(?:,cta=(?:{PROGRESS}))?"
+                    rf"|cta=(?:{PROGRESS})(?:,gpu=(?:{PROGRESS}))?)$")  # each level named once
+
+
+def settings_model():
+    """``check()``'s settings as a typed record (pydantic v2, imported here only: it costs about
+    as much as importing ptxmm): the JSON Schema of the settings (docs/json-schema.md,
+    "Settings"), and a second statement of the rules :func:`check_args` applies —
+    tests/cli/test_settings_record.py holds the two to the same answers. ``prog``, ``progress``
+    (a function) and ``graph`` (an EventGraph) are objects, not settings, and are not in it."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class CheckSettings(BaseModel):
+        """The settings of one check (``ptxmm.check(prog, **settings)``)."""
+
+        model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+        model: str = Field("ptx", min_length=1, description="a model name (`ptxmm models`) or a .cat path")
+        engine: Literal[ENGINES] = Field("auto", description="the engine; auto picks one")  # type: ignore[valid-type]
+        unroll: int = Field(2, ge=0, le=UNROLL_MAX, description="loop unrolling bound")
+        observe: Literal[OBSERVE] = Field("all", description="what an outcome records")  # type: ignore[valid-type]
+        flags: bool = Field(True, description="look for the model's flags (data races) as findings")
+        verdict_only: bool = Field(False, description="decide the condition with one query")
+        max_outcomes: int | None = Field(None, ge=1, description="stop enumerating after this many")
+        timeout: float | None = Field(None, gt=0, allow_inf_nan=False, description="seconds for the check")
+        max_memory: int | None = Field(None, ge=1, description="bytes of resident memory the check may reach")
+        allow_no_axioms: bool = Field(False, description="check under a model that states no axiom")
+        liveness: bool | None = Field(None, description="also look for hangs (None: for kernels)")
+        progress_model: str = Field("fair", pattern=PROGRESS_PATTERN,
+                                    description="fair, obe, lobe, hsa, unfair, or per level gpu=obe,cta=fair")
+
+    return CheckSettings
+
+
+def settings_schema() -> dict:
+    """The JSON Schema of :func:`settings_model` (docs/json-schema.md prints it)."""
+    return settings_model().model_json_schema()
 
 
 def progress_arg(v: Any) -> None:

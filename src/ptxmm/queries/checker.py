@@ -59,9 +59,6 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     watch`): the time and memory limits hold in every phase, and Ctrl-C in the main thread stops it
     with status "interrupted" and what was found so far."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
-    if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int)
-                                   or max_memory <= 0):
-        raise TypeError(f"max_memory: a number of bytes above 0 expected, not {max_memory!r}")
     if liveness is None:
         liveness = prog.layout is not None
     progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
