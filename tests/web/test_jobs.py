@@ -439,3 +439,20 @@ def _compiling(worker: int) -> int | None:
                     if b"playground" in f.read():
                         return pgid
     return None
+
+
+def test_the_playground_reads_an_expectation_as_check_and_test_do():
+    """One definition of "an expectation" (syntax/expect.py): a `// ptxmm: expect` comment that
+    contradicts the `.expect` line is the same located error in the playground as in `ptxmm
+    check`; a comment alone sets the expectation the report's `expected` shows."""
+    src = MP.read_text()
+    assert ".expect allowed" in src
+    bad = src.replace(".expect allowed", ".expect allowed\n// ptxmm: expect forbidden")
+    status, body, _ = run(job_of("check", {"source": bad}, 10.0, MODELS))
+    err = json.loads(body)["error"]
+    assert status == 422 and err["position"].startswith("playground.ptx:")
+    line = int(err["position"].split(":")[1])
+    assert "ptxmm: expect forbidden" in bad.splitlines()[line - 1]
+    alone = src.replace(".expect allowed", "// ptxmm: expect allowed")
+    status, body, _ = run(job_of("check", {"source": alone}, 10.0, MODELS))
+    assert status == 200 and json.loads(body)["expected"] is True
