@@ -211,3 +211,23 @@ def _env() -> dict:
     src = str(Path(ptxmm.__file__).resolve().parents[1])
     root = str(Path(__file__).resolve().parents[2])
     return dict(os.environ, PYTHONPATH=os.pathsep.join([src, root]))
+
+
+def test_reading_a_file_is_under_the_time_limit(monkeypatch, tmp_path):
+    """--timeout counts from reading the file: a front end that takes far longer (here a reader
+    made to spin for 30 s, looking at no clock) is stopped by the watchdog, and the file is a
+    timeout row (exit 2), not a check that starts past its limit."""
+    import ptxmm.cli.main as cli
+
+    def slow_load(f, kernel=None):
+        t = time.perf_counter()
+        while time.perf_counter() - t < 30:
+            pass
+
+    monkeypatch.setattr(cli, "load", slow_load)
+    f = tmp_path / "x.ptx"
+    f.write_text(".global .u32 x = 0;\n.thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)\n")
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["check", "--timeout", "0.3", str(f)])
+    assert time.perf_counter() - t0 < 5  # 30 s without the watchdog
+    assert r.exit_code == 2 and "--timeout passed while reading the file" in r.output

@@ -281,13 +281,37 @@ def require_axioms_unless(model: str, allow: bool) -> None:
         require_axioms(m)
 
 
+def _read(f: str, kernel, limit: float | None):
+    """The file's Program, read under the watchdog when there is a time limit (reading is part of
+    the check's time: a huge or pathological file cannot run past it); None when the limit
+    passed while reading. Ctrl-C while reading is Ctrl-C."""
+    if limit is None:
+        return load(f, kernel=kernel)
+    from ..engines.base import Deadline, Stop, TimedOut
+    from ..engines.watch import Watch
+
+    d = Deadline.after(limit, Stop())
+    try:
+        with Watch(d):
+            prog = load(f, kernel=kernel)
+    except (TimedOut, KeyboardInterrupt):  # the watchdog's poke, or Ctrl-C
+        if d.stop.reason == "timeout":
+            return None
+        raise KeyboardInterrupt from None
+    return None if d.stop.reason == "timeout" else prog
+
+
 def _check_one(f: str, started: float, kernel=None, **kw):
     """A CheckResult, or the error object (printed to stderr) of a file that cannot be checked.
     --timeout counts from ``started``, the file's start: reading it is part of its time."""
     ticker = _Ticker(str(f))
     stopped = "interrupted (Ctrl-C)"
     try:
-        prog = load(f, kernel=kernel)
+        prog = _read(f, kernel, kw["timeout"])
+        if prog is None:
+            click.echo(f"{f}: --timeout passed while reading the file", err=True)
+            return error_json(f, "timeout", "--timeout passed while reading the file", None,
+                              "raise --timeout, or check a smaller file")
         for w in prog.warnings:
             click.echo(str(w), err=True)
         limit = kw["timeout"]
