@@ -160,6 +160,19 @@ CASES = [
     Case(CLI, "No execution finishes within --unroll",
          X + ".thread T0 { L: ld.global.u32 %r0, [x]; bra L; }\nexists (x == 0)\n", how="check",
          note="exit status 2"),
+    # options that do not apply: refused, never silently ignored or overridden (cli/conflicts.py)
+    Case(CLI, "An option that does not apply: --progress without --liveness",
+         X + ".thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)\n", how="cli",
+         args=("check", "--progress", "obe", "t.ptx")),
+    Case(CLI, "An option that does not apply: --exists on a litmus test",
+         X + ".thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)\n", how="cli",
+         args=("check", "--exists", "x == 0", "t.ptx")),
+    Case(CLI, "A progress model that names a level twice",
+         X + ".thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)\n", how="cli",
+         args=("check", "--liveness", "--progress", "gpu=obe,gpu=fair", "t.ptx")),
+    Case(CLI, "An expectation comment that contradicts the .expect line",
+         ".expect forbidden\n// ptxmm: expect allowed\n" + X
+         + ".thread T0 { st.global.u32 [x], 1; }\nexists (x == 1)\n", how="cli", args=("check", "t.ptx")),
 ]
 
 

@@ -61,7 +61,8 @@ def _kernel_options_refused(kernel, file: str) -> None:
     from .errors import ArgumentError
 
     given = [o for k, o in _KERNEL_OPTIONS.items() if getattr(kernel, k, None) is not None]
-    raise ArgumentError(f"{', '.join(given)} apply to kernel files (.cu, a PTX module); {file} is a "
+    verb = "applies" if len(given) == 1 else "apply"
+    raise ArgumentError(f"{', '.join(given)} {verb} only to kernel files (.cu, a PTX module); {file} is a "
                         "litmus test", None, "a litmus test states its own condition (exists/forall "
                         "line) and threads: leave the kernel options out")
 

@@ -30,7 +30,7 @@ def _cli(*args: str):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["check", MP, "--exists", "x == 1"], "--exists apply to kernel files"),
+    (["check", MP, "--exists", "x == 1"], "--exists applies only to kernel files"),
     (["check", MP, "--launch", "k<<<1, 1>>>()", "--nvcc-flags", "-O0"], "--launch, --nvcc-flags apply"),
     (["check", SPIN, "--progress", "obe"], "--progress does not apply without --liveness"),
     (["test", SPIN, "--progress", "obe"], "--progress does not apply without --liveness"),
