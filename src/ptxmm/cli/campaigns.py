@@ -12,6 +12,7 @@ import click
 from ..api_args import UNROLL_MAX
 from ..errors import PtxmmError
 from .common import _fail
+from .outputs import output_file
 
 
 def _gen_options(f):
@@ -220,6 +221,7 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
     if not paths and not use_gen:
         raise click.UsageError("give PATHS or --gen")
     conflicts.diff_inputs(paths, use_gen)
+    output_file("--json", as_json)
     if resume and not jsonl:
         raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")
     t0 = time.perf_counter()

@@ -11,6 +11,7 @@ from ..api_args import UNROLL_MAX
 from ..errors import PtxmmError
 from .common import _fail, error_json, finish_batch, interrupted
 from .liveness import liveness_options
+from .outputs import output_file
 
 FINDING_KINDS = ["race", "assert-fails", "out-of-bounds", "hang", "trap"]  # explanation/findings.py KINDS
 
@@ -117,6 +118,7 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None) -> None:
     from ..explanation.explain import explain as api_explain
     from ..explanation.graph import ascii_art, render_file, svg
 
+    output_file("-o", output)
     try:
         prog = load(file)
         if finding is not None or (outcome is None and prog.format == "kernel" and prog.condition is None):

@@ -19,6 +19,7 @@ from ..report.text import SHOWN_ON_TIMEOUT, render
 from .common import _fail, error_json, interrupted
 from .kernels import kernel_options
 from .liveness import liveness_options
+from .outputs import output_file
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -365,6 +366,7 @@ def test_cmd(paths, expected_csv, column, model, unroll, jobs, timeout, json_out
 
     conflicts.liveness(liveness)
     conflicts.json_with_jsonl(jsonl, json_out)
+    output_file("--json", json_out)
     if jsonl or resume or dask:
         if liveness:
             raise click.UsageError("--liveness is not streamed yet: run it without --jsonl/--resume/--dask")
@@ -528,6 +530,7 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
     from ..device.selfcheck import self_check as run_self_check
     from ..testing.runner import collect
 
+    output_file("--json", json_out)
     console, err = consoles()
     try:
         load_model(model)
@@ -573,6 +576,7 @@ def tune(files, n_random, budget, model, seed, timeout, json_out) -> None:
     from ..device.commands import execute, json_to_file, tune_campaign
     from ..testing.runner import collect
 
+    output_file("--json", json_out)
     console, err = consoles()
     try:
         load_model(model)
@@ -606,6 +610,7 @@ def audit(files, json_out) -> None:
     from ..device.commands import audit_campaign, execute, json_to_file
     from ..testing.runner import collect
 
+    output_file("--json", json_out)
     console, err = consoles()
     code, _ = execute(audit_campaign(console), collect(list(files)), console, err, json_to_file(json_out))
     sys.exit(code)
