@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .._infra.records import record
-from ..errors import PtxmmError
+from ..errors import ArgumentError, PtxmmError, SourcePos
 
 
 @record(frozen=False)
@@ -64,23 +64,43 @@ def _one_of_twins(files: list[Path]) -> list[Path]:
 
 
 def read_expected(csv_path: str, column: str) -> dict[str, bool | None]:
-    """Map a CSV path (e.g. ``PTX/Manual/MP.litmus``) to its expectation in ``column``."""
-    lines = Path(csv_path).read_text().splitlines()
+    """Map a CSV path (e.g. ``PTX/Manual/MP.litmus``) to its expectation in ``column``: 1 (the
+    condition holds), 0 (it does not) or empty (unrated). The header is the first line whose first
+    field is ``path`` (``# path,ptx-v6.0,...`` or ``path,ptx``); other ``#`` lines are comments. A
+    column the header does not name, another value, or a path named twice is an error naming the
+    file, the line and the value: nothing is guessed."""
+    header, rows = _csv_rows(csv_path)
+    header = header or ["path", column]
+    if column not in header[1:]:
+        raise ArgumentError(f"--column {column}: {csv_path} has no such column", None,
+                            f"its columns: {', '.join(header[1:]) or 'none'}; choose one with --column")
+    idx = header.index(column)
+    out: dict[str, bool | None] = {}
+    first: dict[str, int] = {}
+    for no, r in rows:
+        key, v = r[0].strip(), r[idx].strip() if idx < len(r) else ""
+        if v not in ("1", "0", ""):
+            raise PtxmmError(f"{key}: expectation {v!r} in column {column} is not 1, 0 or empty",
+                             SourcePos(csv_path, no, len(",".join(r[:idx])) + 2),
+                             "1: the condition holds; 0: it does not; empty: not rated")
+        if key in first:
+            raise PtxmmError(f"{key} is named again (first on line {first[key]})",
+                             SourcePos(csv_path, no, 1), "name each test once")
+        first[key] = no
+        out[key] = None if v == "" else v == "1"
+    return out
+
+
+def _csv_rows(csv_path: str) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
+    """The header (None when the CSV has none) and the (line number, fields) of each row."""
     header = None
     rows = []
-    for ln in lines:
-        if ln.startswith("#"):
+    for no, ln in enumerate(Path(csv_path).read_text(encoding="utf-8-sig").splitlines(), 1):
+        if header is None and not rows and _header(ln)[:1] == ["path"]:
             header = _header(ln)
-            continue
-        if ln.strip():
-            rows.append(next(csv.reader([ln])))
-    header = header or ["path", column]
-    if column not in header:
-        raise PtxmmError(f"column {column} not in {csv_path}", None,
-                         f"columns: {', '.join(header[1:])}; choose one with --column")
-    idx = header.index(column)
-    return {r[0]: (None if idx >= len(r) or r[idx].strip() == "" else r[idx].strip() == "1")
-            for r in rows}
+        elif ln.strip() and not ln.startswith("#"):
+            rows.append((no, next(csv.reader([ln]))))
+    return header, rows
 
 
 def _header(line: str) -> list[str]:
@@ -206,8 +226,8 @@ def _ignore_sigint() -> None:
 
 
 def _default_column(csv_path: str, model: str) -> str:
-    first = Path(csv_path).read_text().splitlines()[0]
-    cols = _header(first)[1:]
+    header, _ = _csv_rows(csv_path)
+    cols = (header or [])[1:]
     if model in cols:
         return model
     # the current model ("ptx") is compared with the newest rated version

@@ -1,0 +1,59 @@
+"""Red team round 4, F13-F15: ``ptxmm test --expected CSV`` guesses nothing: a value other than
+1, 0 or empty is an error naming file:line and the value; --column naming no column of the CSV is
+an error listing the columns; a path named twice is an error naming both lines. Streamed or not."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from support import ROOT
+
+from ptxmm.cli.main import main
+
+MP = ROOT / "examples" / "mp-relaxed-acquire.ptx"
+
+
+def _test(tmp_path, csv_text: str, *more: str):
+    shutil.copy(MP, tmp_path / "mp.ptx")
+    (tmp_path / "e.csv").write_text(csv_text)
+    r = CliRunner().invoke(main, ["test", str(tmp_path / "mp.ptx"), "--expected",
+                                  str(tmp_path / "e.csv"), *more])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    return r.exit_code, r.output
+
+
+STREAMED = [[], ["--jsonl", "rows.jsonl"]]
+
+
+@pytest.mark.parametrize("more", STREAMED)
+@pytest.mark.parametrize("value", ["yes", "2", "true"])
+def test_a_value_not_1_0_or_empty_is_an_error_naming_the_line(value, more, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out = _test(tmp_path, f"path,ptx\nother.ptx,1\nmp.ptx,{value}\n", *more)
+    assert code == 2 and "e.csv:3:" in out and f"expectation '{value}'" in out, out
+    assert "agree" not in out and "tests run" not in out
+
+
+@pytest.mark.parametrize("more", STREAMED)
+def test_a_column_the_csv_does_not_have_is_an_error_listing_its_columns(more, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out = _test(tmp_path, "path,ptx,sc\nmp.ptx,1,0\n", "--column", "bogus", *more)
+    assert code == 2 and "--column bogus" in out and "its columns: ptx, sc" in out, out
+    code, out = _test(tmp_path, "# path,ptx-v6.0,ptx-v7.5 (comment)\nmp.ptx,1,0\n", "--column", "ptx")
+    assert code == 2 and "its columns: ptx-v6.0, ptx-v7.5" in out, out
+
+
+@pytest.mark.parametrize("more", STREAMED)
+def test_a_path_named_twice_is_an_error_naming_both_lines(more, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out = _test(tmp_path, "path,ptx\nmp.ptx,1\n# a comment\nmp.ptx,0\n", *more)
+    assert code == 2 and "e.csv:4:" in out and "mp.ptx is named again (first on line 2)" in out, out
+
+
+def test_a_good_csv_with_a_header_line_and_a_bom_is_read(tmp_path):
+    code, out = _test(tmp_path, "\ufeffpath,ptx\nmp.ptx,1\n\n# comment\nunrated.ptx,\n")
+    assert code == 0 and "1/1 agree" in out, out
+    code, out = _test(tmp_path, "path,ptx\nmp.ptx,0\n")
+    assert code == 1 and "DISAGREE" in out, out
