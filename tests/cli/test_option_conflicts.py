@@ -42,6 +42,13 @@ def _cli(*args: str):
     (["test", MP, "--json", "a.json", "--jsonl", "b.jsonl"], "--json and --jsonl exclude each other"),
     (["gen", "--scopes", "warp", "--limit", "2"], "unknown scope 'warp'"),
     (["gen", "--limit", "2", "-o", "/dev/null"], "-o /dev/null: not a folder"),
+    (["explain", MP, "--progress", "obe"], "--progress does not apply without --liveness"),
+    (["explain", MP, "--fix-bound", "5"], "--fix-bound does not apply without --fix"),
+    (["gen", "--cycle", "Rfe PodRR Fre PodWW", "--size", "2"], "--size does not apply with --cycle"),
+    (["gen", "--cycle", "Rfe PodRR Fre PodWW", "--relax", "Coe", "--safe", "Rfe"],
+     "--relax, --safe do not apply with --cycle"),
+    (["diff", "sc", "ptx", "--gen", "--cycle", "Rfe PodRR Fre PodWW", "--size", "2"],
+     "--size does not apply with --cycle"),
 ])
 def test_an_option_that_does_not_apply_is_a_usage_error(args, words, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -72,6 +72,7 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, lim
     from . import conflicts
 
     conflicts.gen_families(per_family)
+    conflicts.gen_cycles(cycles)
     t0 = time.perf_counter()
     try:
         if per_family is not None:
@@ -221,6 +222,7 @@ def diff(m1, m2, paths, use_gen, size, relax, safe, cycles, nprocs, sems, scopes
     if not paths and not use_gen:
         raise click.UsageError("give PATHS or --gen")
     conflicts.diff_inputs(paths, use_gen)
+    conflicts.gen_cycles(cycles)
     output_file("--json", as_json)
     if resume and not jsonl:
         raise click.UsageError("--resume needs --jsonl FILE (the tests already done are read there)")

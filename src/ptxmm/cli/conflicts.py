@@ -38,6 +38,19 @@ def liveness(liveness_on: bool) -> None:
            "model is the one liveness assumes)")
 
 
+def fix(fix_on: bool) -> None:
+    """``explain --fix-bound`` bounds the search of --fix: without it, nothing would use it."""
+    refuse([] if fix_on else given("fix_bound"), "without --fix (it bounds --fix's search)")
+
+
+def gen_cycles(cycles) -> None:
+    """``--cycle`` names the cycles: the options that shape the enumeration of cycles would be
+    ignored."""
+    if cycles:
+        refuse(given("size", "relax", "safe"), "with --cycle (--cycle names the cycles: none "
+               "are enumerated)")
+
+
 def gen_families(per_family) -> None:
     if per_family is not None:
         refuse(given(*GEN_PARAMS, "fmt"), "with --families (it writes the device-coverage "

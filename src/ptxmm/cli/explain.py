@@ -40,7 +40,10 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
     with an "error" member in the JSON); the exit status is then 2, as it is when a verdict is
     unknown (no execution finishes within --unroll)."""
     from ..explanation.explain import explain as api_explain
+    from . import conflicts
 
+    conflicts.liveness(liveness)
+    conflicts.fix(fix)
     out, failed, i = [], 0, 0
     try:
         for i, f in enumerate(files):
