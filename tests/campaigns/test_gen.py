@@ -357,3 +357,31 @@ def test_diff_over_generated_proxy_and_atom_tests(tmp_path):
     data = json.loads(out.read_text())
     assert data["summary"]["total"] == 2 and data["summary"]["holds_only_in_m2"] == 1
     assert [x["name"] for x in data["holds_only_in_m2"]] == ["MP+po-rel.gpu+acq.gpu-po-const"]
+
+
+def test_gen_never_overwrites_a_file_it_did_not_write(tmp_path):
+    """Red team round 4, F20: a user's file where a test would go is refused, named, and left as it
+    is; gen's own files (their marker line) and identical files are rewritten; --force overwrites."""
+    from click.testing import CliRunner
+
+    from ptxmm.cli.main import main
+
+    def gen(*more):
+        r = CliRunner().invoke(main, ["gen", "--cycle", "Rfe PodRR Fre PodWW", "-o", str(tmp_path), *more])
+        return r.exit_code, r.output
+
+    mine = tmp_path / "MP+pos.ptx"
+    mine.write_text("my own test\n")
+    code, out = gen()
+    assert code == 2 and "MP+pos.ptx is already there and ptxmm gen did not write it" in out, out
+    assert mine.read_text() == "my own test\n"
+    assert gen("--force")[0] == 0 and mine.read_text().startswith("// ptxmm gen:")
+    assert gen()[0] == 0  # its own file, from the run before
+    assert gen("--format", "litmus")[0] == 0 and gen("--format", "litmus")[0] == 0  # same text
+    (tmp_path / "MP+pos.litmus").write_text("PTX MP+pos\n(* mine *)\n")
+    assert gen("--format", "litmus")[0] == 2
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "fam" / "manifest.json").write_text("{}")
+    r = CliRunner().invoke(main, ["gen", "--families", "1", "-o", str(tmp_path / "fam")])
+    assert r.exit_code == 2 and "manifest.json is already there" in r.output, r.output
+    assert (tmp_path / "fam" / "manifest.json").read_text() == "{}"

@@ -171,7 +171,10 @@ def _file_name(shape: str, i: int) -> str:
     return f"{shape.replace('+', 'p').replace('.', '_')}-{i:02d}"
 
 
-def generate(out: Path, per_family: int, seed: int) -> list[dict]:
+def generate(out: Path, per_family: int, seed: int, may_write=None) -> list[dict]:
+    """Write the sample's tests and manifest.json into ``out``; ``may_write(path, text)`` is asked
+    before each file is written (it raises to refuse)."""
+    may_write = may_write or (lambda path, text: None)
     out.mkdir(parents=True, exist_ok=True)
     manifest = []
     counts: dict[str, int] = {}
@@ -179,9 +182,13 @@ def generate(out: Path, per_family: int, seed: int) -> list[dict]:
         i = counts[v.shape.name] = counts.get(v.shape.name, -1) + 1
         stem = _file_name(v.shape.name, i)
         name = f"{v.shape.name}-{i:02d}"
-        (out / f"{stem}.ptx").write_text(render(v, name))
+        text = render(v, name)
+        may_write(out / f"{stem}.ptx", text)
+        (out / f"{stem}.ptx").write_text(text)
         manifest.append({"name": name, "file": f"{stem}.ptx", "family": v.shape.name, "tag": v.tag(),
                          "ctas": v.n_ctas,
                          "fences": sum(f is not None for fs in v.fences for f in fs)})
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    text = json.dumps(manifest, indent=1)
+    may_write(out / "manifest.json", text)
+    (out / "manifest.json").write_text(text)
     return manifest

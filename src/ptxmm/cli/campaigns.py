@@ -12,7 +12,7 @@ import click
 from ..api_args import UNROLL_MAX
 from ..errors import PtxmmError
 from .common import _fail
-from .outputs import output_file
+from .outputs import gen_may_write, output_file
 
 
 def _gen_options(f):
@@ -65,18 +65,21 @@ def gen_options(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placem
               help="instead: the device-coverage families, N variants each (shape x scope x fence "
               "x placement)")
 @click.option("--seed", type=int, default=14, show_default=True, help="--families' sample")
+@click.option("--force", is_flag=True, help="with -o: overwrite files there that ptxmm gen did not "
+              "write (by default they are refused: docs/campaigns.md)")
 def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, limit, fmt, out, per_family,
-        seed) -> None:
+        seed, force) -> None:
     """Litmus tests from cycles of relaxations (diy7 for PTX): every cycle of at most --size edges
     with a relaxation, as a test whose condition observes the cycle; each once up to symmetry."""
     from . import conflicts
 
     conflicts.gen_families(per_family)
     conflicts.gen_cycles(cycles)
+    conflicts.refuse([] if out else conflicts.given("force"), "without -o (it overwrites files there)")
     t0 = time.perf_counter()
     try:
         if per_family is not None:
-            _families(out, per_family, seed)
+            _families(out, per_family, seed, force)
             return
         from ..campaigns.edges import EdgeError
         from ..campaigns.gen import generate
@@ -95,8 +98,9 @@ def gen(size, relax, safe, cycles, nprocs, sems, scopes, proxies, placement, lim
                 continue
             n += 1
             if out:
-                ext = "ptx" if fmt == "ptx" else "litmus"
-                (Path(out) / f"{g.name}.{ext}").write_text(text)
+                path = Path(out) / f"{g.name}.{'ptx' if fmt == 'ptx' else 'litmus'}"
+                gen_may_write(out, path, text, force)
+                path.write_text(text)
             else:
                 click.echo(f"{g.name}: {g.test.cycle}")
     except PtxmmError as e:
@@ -121,7 +125,7 @@ def _out_folder(out: str) -> None:
                             "give a folder (made if missing), or leave -o out to list the tests") from None
 
 
-def _families(out: str | None, per_family: int, seed: int) -> None:
+def _families(out: str | None, per_family: int, seed: int, force: bool) -> None:
     from ..campaigns.families import generate, sample
 
     if out is None:
@@ -129,7 +133,7 @@ def _families(out: str | None, per_family: int, seed: int) -> None:
             click.echo(f"{v.shape.name}: {v.tag()}")
         return
     _out_folder(out)
-    man = generate(Path(out), per_family, seed)
+    man = generate(Path(out), per_family, seed, lambda p, text: gen_may_write(out, p, text, force))
     click.echo(f"{len(man)} variants written to {out} (manifest.json)", err=True)
 
 
