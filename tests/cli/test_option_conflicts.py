@@ -128,3 +128,45 @@ def test_a_wrong_plugin_setting_is_one_usage_error(tmp_path):
     assert r.returncode == 4, r.stdout + r.stderr  # pytest's usage error
     assert "--ptxmm-timeout 'abc' is not a number of seconds" in r.stderr
     assert "Traceback" not in r.stdout + r.stderr and "ValueError" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+@pytest.mark.parametrize("more", [[], ["--jsonl", "rows.jsonl"]])
+def test_jobs_below_one_is_a_usage_error(jobs, more, tmp_path, monkeypatch):
+    """Red team round 4, F21: every -j/--jobs is x>=1."""
+    monkeypatch.chdir(tmp_path)
+    code, out = _cli("test", MP, "-j", jobs, *more)
+    assert code == 2 and "-j" in out and "x>=1" in out, out
+
+
+def test_jobs_are_capped_at_the_number_of_tests(tmp_path, monkeypatch):
+    """Red team round 4, F21: -j 1000 over a few tests starts no more workers than tests."""
+    import ptxmm.campaigns.executors as executors
+    import ptxmm.testing.runner as runner
+
+    seen = []
+
+    class Pool:
+        def __init__(self, max_workers, initializer=None):
+            seen.append(max_workers)
+
+        def map(self, fn, work, chunksize=1):
+            return map(fn, work)
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    real_run = executors.run
+
+    def run(fn, items, jobs=None, dask=None, batch=8):
+        seen.append(jobs)
+        return real_run(fn, items, 1, dask, batch)
+
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(executors, "run", run)
+    monkeypatch.chdir(tmp_path)
+    files = [shutil.copy(MP, tmp_path / f"t{i}.ptx") for i in range(5)]
+    code, out = _cli("test", *files, "-j", "1000")
+    assert code == 0 and "5/5 agree" in out and seen == [5], (seen, out)
+    code, out = _cli("test", *files, "-j", "1000", "--jsonl", "rows.jsonl")
+    assert code == 0 and seen == [5, 5], (seen, out)

@@ -162,6 +162,8 @@ def _stream(make, fn, out: Path | None, resume: bool, jobs, dask, progress: bool
     for it in make():  # a first pass counts (nothing is kept)
         total += 1
         already += it.key in done
+    if jobs:  # never more workers than tests to run
+        jobs = max(1, min(jobs, total - already))
     prog = Progress(total, force=progress)
     prog.resume_from(already)
     items = (it for it in make() if it.key not in done)
@@ -186,7 +188,7 @@ def _stream(make, fn, out: Path | None, resume: bool, jobs, dask, progress: bool
 def _stream_options(f):
     opts = [
         click.option("--jobs", "-j", type=click.IntRange(1), default=None,
-                     help="worker processes (default: cores)"),
+                     help="worker processes (default: cores; at most one per test)"),
         click.option("--dask", "dask", default=None, metavar="ADDRESS",
                      help="run on this Dask scheduler (tcp://host:8786; needs ptxmm[dask])"),
         click.option("--resume", is_flag=True, help="skip the tests already in --jsonl's file"),

@@ -342,7 +342,8 @@ def _check_one(f: str, started: float, kernel=None, **kw):
 @click.option("--column", default=None, help="CSV column (default: the model's, else the last)")
 @click.option("--model", "-m", default="ptx", show_default=True)
 @click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
-@click.option("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="worker processes (default: cores; at most one per test)")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="seconds per test; past it the test's status is 'timeout'")
 @click.option("--json", "json_out", default=None, help="write per-test results to this file")

@@ -205,7 +205,7 @@ def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = N
             if progress:
                 progress()
     else:
-        ex = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+        ex = ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
         try:
             for r in ex.map(_run_one, work, chunksize=4):
                 results.append(r)
