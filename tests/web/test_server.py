@@ -319,3 +319,22 @@ def _measure(rounds: int = 3) -> None:
 
 if __name__ == "__main__":
     _measure()
+
+
+def test_a_port_in_use_is_one_error_line_before_the_banner(monkeypatch):
+    """Red team round 4, F27: ``serve --port <in use>`` says so in one line and exits 2; it does
+    not print the playground's address, nor leave it to uvicorn's log."""
+    import uvicorn
+    from click.testing import CliRunner
+
+    from ptxmm.cli.main import main
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("uvicorn started on a port in use"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = CliRunner().invoke(main, ["serve", "--port", str(port)])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (f"error: cannot listen on 127.0.0.1:{port}: the port is in use "
+                                "(give another --port)")

@@ -19,6 +19,27 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _can_listen(host: str, port: int) -> None:
+    """Bind ``host:port`` as uvicorn will (SO_REUSEADDR) and let it go: a port in use, an address
+    not of this machine, a port below 1024 without the right, is one error line and exit 2, before
+    the banner (not uvicorn's log line after it)."""
+    import socket
+
+    from .common import _fail
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(addr)
+    except OSError as e:
+        import errno
+
+        why = "the port is in use (give another --port)" if e.errno == errno.EADDRINUSE else \
+            f"{e.strerror or e}"
+        _fail(PtxmmError(f"cannot listen on {host}:{port}: {why}"))
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="address to listen on (anything but loopback lets other machines run checks here)")
@@ -50,6 +71,7 @@ def serve(host, port, workers, time_limit, max_body, memory_mb) -> None:
                    err=True)
     config = Config(time_limit=time_limit, max_body=max_body, workers=workers or 0,
                     memory_mb=memory_mb or None, hosts=LOOPBACK if local else None)
+    _can_listen(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"ptxmm playground on http://{shown}:{port}/  (Ctrl-C stops it)", err=True)
     uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
