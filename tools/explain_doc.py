@@ -58,7 +58,8 @@ own terms, and `--fix` proposes the smallest change that makes a bad outcome imp
   Sets are tried by size. The first size with solutions is the answer, ordered by cost (a
   semantics or scope change before a new fence, a narrower fence before `fence.sc`), and a
   solution is dropped when another one makes a weaker change at the same sites. The search is
-  bounded (`--fix-bound`, 400 checks by default; the report says when the bound was hit).
+  bounded (`--fix-bound`, 400 checks by default; the report says when the bound was hit;
+  without `--fix` it is a usage error, as `--progress` is without `--liveness`).
 * **Data races**: the `data-race` flag lists its racing pairs (both instructions, with lines) in
   `explain`, in `ptxmm check`'s report and in its JSON (`findings`, each pair with a witness execution).
 * **Bounds**: a forbidden outcome's candidates are enumerated for at most 0.5 s or 20,000
