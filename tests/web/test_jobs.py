@@ -468,3 +468,10 @@ def test_the_playground_reads_an_expectation_as_check_and_test_do():
     alone = src.replace(".expect allowed", "// ptxmm: expect allowed")
     status, body, _ = run(job_of("check", {"source": alone}, 10.0, MODELS))
     assert status == 200 and json.loads(body)["expected"] is True
+
+
+@pytest.mark.parametrize("outcome", ["T1:%r1=\uff11", "T1:%r1=99999999999"])
+def test_an_outcome_in_other_digits_or_too_large_is_422(outcome):
+    """As --outcome: ASCII digits, a value its register can hold (red team F23)."""
+    status, body, _ = run(job_of("explain", {"source": MP.read_text(), "outcome": outcome}, 10.0, MODELS))
+    assert status == 422, body
