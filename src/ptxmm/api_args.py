@@ -58,20 +58,15 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
     for name, v in (("flags", flags), ("verdict_only", verdict_only),
                     ("allow_no_axioms", allow_no_axioms)):
         boolean(name, v)
-    prog = program(prog)
-    _progress_needs_liveness(progress_model, liveness, prog)
-    return prog, model_arg(model)
+    return program(prog), model_arg(model)
 
 
-def _progress_needs_liveness(progress_model: Any, liveness: Any, prog: Program) -> None:
-    """A progress model other than the default (fair) when liveness is off (False, or None on a
-    litmus test): refused as the CLI refuses --progress without --liveness, never ignored."""
-    if liveness or (liveness is None and prog.layout is not None):
-        return
-    from .queries.hangs import Progress
-
-    if str(Progress.parse(progress_model)) != "fair":
-        raise ArgumentError(f"progress_model={str(progress_model)!r:.60} does not apply without "
+def progress_needs_liveness(progress_model: str, liveness: bool) -> None:
+    """A progress model (``str(Progress.parse(...))``, queries/hangs) other than the default
+    (fair) when liveness is off (False, or None on a litmus test): refused as the CLI refuses
+    --progress without --liveness, never ignored."""
+    if not liveness and progress_model != "fair":
+        raise ArgumentError(f"progress_model={progress_model!r:.60} does not apply without "
                             "liveness (the progress model is the one liveness assumes; as --progress "
                             "without --liveness)", None,
                             "check(..., liveness=True, progress_model=...), or leave progress_model out")
