@@ -61,6 +61,17 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
     return program(prog), model_arg(model)
 
 
+def progress_needs_liveness(progress_model: str, liveness: bool) -> None:
+    """A progress model (``str(Progress.parse(...))``, queries/hangs) other than the default
+    (fair) when liveness is off (False, or None on a litmus test): refused as the CLI refuses
+    --progress without --liveness, never ignored."""
+    if not liveness and progress_model != "fair":
+        raise ArgumentError(f"progress_model={progress_model!r:.60} does not apply without "
+                            "liveness (the progress model is the one liveness assumes; as --progress "
+                            "without --liveness)", None,
+                            "check(..., liveness=True, progress_model=...), or leave progress_model out")
+
+
 PROGRESS = "fair|obe|lobe|hsa|unfair"
 PROGRESS_PATTERN = (rf"^(?:{PROGRESS}|gpu=(?:{PROGRESS})(?:,cta=(?:{PROGRESS}))?"
                     rf"|cta=(?:{PROGRESS})(?:,gpu=(?:{PROGRESS}))?)$")  # each level named once

@@ -4,6 +4,7 @@ error."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .errors import ArgumentError, PtxmmError, SourcePos
@@ -16,6 +17,7 @@ def parse(text: str, file: str = "<string>", fmt: str | None = None, kernel=None
     file or a PTX module (nvcc's output) is a kernel, launched as its ``// ptxmm: launch`` line or
     ``kernel`` (:class:`ptxmm.kernel.kernels.KernelArgs`) says."""
     _text_arg(text, file, fmt)
+    kernel = _kernel_arg(kernel)
     if fmt == "kernel" or (fmt is None and _is_kernel(text, file)):
         return parse_kernel(text, file, kernel)
     if fmt is None:
@@ -51,6 +53,24 @@ def _text_arg(text, file, fmt) -> None:
                             "'kernel'", None, "None: chosen from the file name and the text")
 
 
+def _kernel_arg(kernel):
+    """``kernel``: None, a :class:`~ptxmm.kernel.kernels.KernelArgs`, or a launch as text
+    (``"k<<<1, 2>>>(int out[2])"``, as --launch takes)."""
+    if kernel is None:
+        return None
+    from .errors import ArgumentTypeError
+    from .kernel.kernels import KernelArgs
+
+    if isinstance(kernel, KernelArgs):
+        return kernel
+    if isinstance(kernel, str):
+        return KernelArgs(launch=kernel)
+    raise ArgumentTypeError(f"invalid value for kernel: {kernel!r:.60} ({type(kernel).__name__}) is "
+                            "not a launch or KernelArgs", None,
+                            'a launch as --launch takes ("k<<<1, 2>>>(int out[2])") or '
+                            "ptxmm.kernel.kernels.KernelArgs(launch=..., nvcc_flags=...)")
+
+
 _KERNEL_OPTIONS = {"launch": "--launch", "nvcc_flags": "--nvcc-flags", "exists": "--exists",
                    "forall": "--forall"}
 
@@ -77,6 +97,23 @@ def parse_kernel(text: str, file: str = "<string>", args=None) -> Program:
     return read_kernel(text, file, args, oracle=Z3Addresses)
 
 
+def _path_arg(path) -> Path:
+    """``load``'s path: a str or an os.PathLike naming a file as text (the CLI's FILE)."""
+    from .errors import ArgumentTypeError
+
+    if isinstance(path, str):
+        return Path(path)
+    try:
+        fs = os.fspath(path)
+    except TypeError:
+        fs = None
+    if isinstance(fs, str):
+        return Path(fs)
+    raise ArgumentTypeError(f"invalid value for path: {path!r:.60} ({type(path).__name__}) is not a "
+                            "file path", None, 'a path as text or a pathlib.Path: ptxmm.load("file.ptx"); '
+                            "ptxmm.parse(text) takes program text")
+
+
 def _is_kernel(text: str, file: str) -> bool:
     if Path(file).suffix == ".cu":
         return True
@@ -88,10 +125,11 @@ def _is_kernel(text: str, file: str) -> bool:
 
 
 def load(path: str | Path, fmt: str | None = None, kernel=None) -> Program:
-    """Read and parse a litmus file (or a kernel: :func:`parse`)."""
-    p = Path(path)
+    """Read and parse a litmus file (or a kernel: :func:`parse`). A leading UTF-8 byte order mark
+    is skipped (positions count from the character after it, as editors show them)."""
+    p = _path_arg(path)
     try:
-        text = p.read_text()
+        text = p.read_text().removeprefix("\ufeff")
     except FileNotFoundError:
         raise PtxmmError(f"no such file: {p}", SourcePos(str(p), 1, 1),
                          "check the path") from None

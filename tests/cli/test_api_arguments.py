@@ -168,3 +168,65 @@ def test_a_path_with_a_brace_is_still_a_path(tmp_path):
     assert ptxmm.check(str(d / "m.ptx")).holds is True
     with pytest.raises(ArgumentError, match="looks like program text"):
         ptxmm.check(TINY.replace("\n", " "))  # one-line program text, no such file
+
+
+# ----- red team round 4: F17, F24, F25 -------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [dict(progress_model="obe"),
+                                dict(progress_model="gpu=obe,cta=fair", liveness=False)])
+def test_a_progress_model_without_liveness_is_refused(prog, kw):
+    """As the CLI refuses --progress without --liveness; the default (fair) is fine."""
+    with pytest.raises(ArgumentError, match="does not apply without liveness"):
+        ptxmm.check(prog, **kw)
+    assert ptxmm.check(prog, progress_model="fair").status == "ok"
+    assert ptxmm.check(prog, progress_model="obe", liveness=True).status == "ok"
+
+
+def test_a_launch_on_a_litmus_file_is_refused():
+    from ptxmm.kernel.kernels import KernelArgs
+
+    for kernel in ("k<<<1,1>>>(int o[1])", KernelArgs(launch="k<<<1,1>>>(int o[1])")):
+        with pytest.raises(ArgumentError, match="--launch applies only to kernel files"):
+            ptxmm.load(MP, kernel=kernel)
+    with pytest.raises(ArgumentTypeError, match="invalid value for kernel: 5"):
+        ptxmm.load(MP, kernel=5)
+
+
+@pytest.mark.parametrize("path", [str(MP).encode(), 3, None])
+def test_load_of_a_path_of_the_wrong_type_is_a_typed_error(path):
+    with pytest.raises(ArgumentTypeError, match="invalid value for path: .* is not a file path"):
+        ptxmm.load(path)
+
+
+LITMUS = """PTX MP
+{
+x=0;
+y=0;
+}
+ P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
+ st.weak x, 1        | ld.acquire.gpu r0, y ;
+ st.release.gpu y, 1 | ld.weak r1, x        ;
+exists
+(P1:r0 == 1 /\\ P1:r1 == 0)
+"""
+
+
+@pytest.mark.parametrize(("suffix", "text", "bad", "pos"),
+                         [(".ptx", TINY, ("x = 0", "x = @"), (1, 18)),
+                          (".litmus", LITMUS, ("x=0", "x=@"), (3, 3))])
+def test_a_byte_order_mark_is_skipped_positions_kept(tmp_path, suffix, text, bad, pos):
+    """A UTF-8 BOM (an editor's) is skipped, and an error on the first line is where an editor
+    shows it."""
+    f = tmp_path / f"t{suffix}"
+    f.write_text("\ufeff" + text, encoding="utf-8")
+    assert ptxmm.check(ptxmm.load(f)).status == "ok"
+    f.write_text("\ufeff" + text.replace(*bad), encoding="utf-8")
+    with pytest.raises(PtxmmError) as e:
+        ptxmm.load(f)
+    assert (e.value.pos.line, e.value.pos.col) == pos
+
+
+def test_a_model_file_with_a_byte_order_mark(tmp_path, prog):
+    cat = tmp_path / "sc-bom.cat"
+    cat.write_text("\ufeff" + (ROOT / "models" / "sc.cat").read_text(), encoding="utf-8")
+    assert ptxmm.check(prog, model=cat).holds is True

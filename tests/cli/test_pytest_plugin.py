@@ -192,3 +192,44 @@ def test_pytest_examples_runs_every_bundled_test_with_an_expectation_and_passes(
     # a kernel (.cu) without nvcc and without a .ptx twin is skipped; everything else passes
     assert set(got.values()) <= ({"passed"} if find_nvcc() else {"passed", "skipped"})
     assert "passed" in got.values() and proc.returncode == 0, proc.stdout[-3000:]
+
+
+def test_an_expect_liveness_line_is_judged_by_the_liveness_verdict(tmp_path):
+    """``.expect-liveness terminates|hangs`` is an expectation: the file is checked with liveness
+    and fails when the verdict contradicts it, as ``ptxmm test --liveness`` says DISAGREE
+    (red team F11); not decided (the time limit) fails as an unknown."""
+    weak = (ROOT / "examples" / "liveness" / "spin-weak-flag.ptx").read_text()
+    assert ".expect-liveness hangs" in weak
+    d = tmp_path / "live"
+    d.mkdir()
+    (d / "hangs.ptx").write_text(weak)
+    (d / "wrong.ptx").write_text(weak.replace(".expect-liveness hangs", ".expect-liveness terminates"))
+    only = "\n".join(ln for ln in weak.splitlines() if not ln.startswith(".expect ")) + "\n"
+    assert expectations(only) == ([], True)  # .expect-liveness alone is an expectation
+    (d / "only.ptx").write_text(only.replace(".expect-liveness hangs", ".expect-liveness terminates"))
+    got, _ = _pytest(tmp_path, "live")
+    kinds = {k.split(".", 1)[1].rsplit("::", 1)[0]: v for k, v in got.items()}
+    assert {k: v[0] for k, v in kinds.items()} == {"hangs.ptx": "passed", "wrong.ptx": "failure",
+                                                   "only.ptx": "failure"}
+    for f in ("wrong.ptx", "only.ptx"):
+        assert "expected .expect-liveness terminates, an execution hangs (progress fair)" in kinds[f][1]
+        assert "liveness: ✗ disagrees with .expect-liveness terminates" in kinds[f][1]
+    got, _ = _pytest(tmp_path, "live/hangs.ptx", "--ptxmm-timeout", "0.000001")
+    ((kind, text),) = got.values()
+    assert kind == "failure" and "no verdict" in text
+
+
+@pytest.mark.parametrize("how", ["-p", "conftest"])
+def test_the_plugin_named_by_its_module_loads_once(tmp_path, how):
+    """``-p ptxmm.testing.pytest_plugin`` (or a conftest's pytest_plugins) besides the pytest11
+    entry point ``ptxmm``: one registration, not pytest's "already registered under a different
+    name" (red team F22)."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "mp.ptx").write_text(MP)
+    args = ["-p", "ptxmm.testing.pytest_plugin"] if how == "-p" else []
+    if how == "conftest":
+        (tmp_path / "conftest.py").write_text('pytest_plugins = ["ptxmm.testing.pytest_plugin"]\n')
+    got, out = _pytest(tmp_path, *args, "t")
+    assert got == {"t.mp.ptx::ptx": ("passed", "")}, out
+    got, out = _pytest(tmp_path, "-p", "ptxmm", "t")  # the entry point's name
+    assert got == {"t.mp.ptx::ptx": ("passed", "")}, out

@@ -159,6 +159,24 @@ def test_explicit_outcome_and_errors():
         explain(prog, outcome="r0 is one")
 
 
+@pytest.mark.parametrize(("outcome", "words"), [
+    ("T1:%r0=99999999999", r"99999999999 does not fit T1:%r0 \(\.u32\), which the outcome compares"),
+    ("x=-2147483649", r"-2147483649 does not fit x \(\.u32\)"),
+    ("T1:%r0=\u0661 T1:%r1=0", "cannot read outcome"),  # an Arabic-Indic digit one
+    ("T1:%r0=\uff11", "cannot read outcome"),  # a fullwidth one
+])
+def test_an_outcome_value_is_ascii_and_fits_its_name(outcome, words):
+    """As a condition's constants (red team F23): never read as another number, or as no
+    execution at all."""
+    prog = _ex("classic/MP-relaxed.ptx")
+    with pytest.raises(PtxmmError, match=words):
+        explain(prog, outcome=outcome)
+    r = CliRunner().invoke(main, ["explain", "--outcome", outcome, str(ROOT / "examples" / "classic" /
+                                                                     "MP-relaxed.ptx")])
+    assert r.exit_code != 0 and "FORBIDDEN" not in r.output and "Traceback" not in r.output
+    assert explain(prog, outcome="T1:%r0=4294967295 T1:%r1=-1").allowed is False  # the edges fit
+
+
 def test_races_in_check_json_and_explain():
     prog = _ex("mp-relaxed-acquire.ptx")
     res = ptxmm.check(prog)

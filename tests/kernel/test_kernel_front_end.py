@@ -473,6 +473,41 @@ def test_missing_nvcc_is_located(monkeypatch, tmp_path):
     assert e.value.pos.file.endswith("oob.cu")
 
 
+def _fake_nvcc(tmp_path, monkeypatch):
+    """An nvcc that writes oob.ptx (committed) to its -o, and nothing under --dryrun."""
+    import ptxmm.kernel.nvcc as nv
+
+    fake = tmp_path / "nvcc"
+    fake.write_text(f"""#!/bin/sh
+[ "$1" = --version ] && {{ echo "fake nvcc"; exit 0; }}
+for a in "$@"; do [ "$a" = --dryrun ] && exit 0; done
+while [ $# -gt 1 ]; do [ "$1" = -o ] && cp {DATA / 'oob.ptx'} "$2"; shift; done
+""")
+    fake.chmod(0o755)
+    monkeypatch.setattr(nv, "find_nvcc", lambda: str(fake))
+    monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
+    shutil.copy(DATA / "oob.cu", tmp_path / "oob.cu")
+    return tmp_path / "oob.cu"
+
+
+def test_nvcc_writing_no_ptx_is_located(tmp_path, monkeypatch):
+    """Flags under which nvcc succeeds and writes nothing (--dryrun): a located error, no
+    FileNotFoundError of a temporary file (red team F6)."""
+    cu = _fake_nvcc(tmp_path, monkeypatch)
+    assert ptxmm.load(cu).layout is not None  # the fake compiles
+    with pytest.raises(PtxmmError, match=r"nvcc produced no PTX for .*oob.cu \(flags '-arch=sm_90 "
+                       r"--dryrun'\)") as e:
+        ptxmm.load(cu, kernel=KernelArgs(nvcc_flags="-arch=sm_90 --dryrun"))
+    assert e.value.pos.file == str(cu)
+
+
+def test_no_such_kernel_names_the_cu_file(tmp_path, monkeypatch):
+    """Not nvcc's output, a temporary .ptx that does not exist (red team F26)."""
+    cu = _fake_nvcc(tmp_path, monkeypatch)
+    with pytest.raises(SemanticError, match=f"no kernel named K in {re.escape(str(cu))}\n"):
+        ptxmm.load(cu, kernel=KernelArgs(launch="K<<<1, 4>>>(int out[4], 4)"))
+
+
 def _code(ptx: str) -> str:
     return ptx.split(".section")[0]
 

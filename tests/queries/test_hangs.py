@@ -195,7 +195,8 @@ def test_cli_check_liveness_text_and_json():
                                   str(EX / "lookback-ticket.ptx")])
     js = json.loads(r.output)
     obj = js[0] if isinstance(js, list) else js
-    assert obj["liveness"] == {"verdict": "terminates", "progress": "obe"}
+    assert obj["liveness"] == {"verdict": "terminates", "progress": "obe", "expected": "terminates",
+                               "agrees": True}
     r = CliRunner().invoke(main, ["check", "--liveness", "--progress", "often", str(EX / "grid-barrier.ptx")])
     assert r.exit_code == 2 and "progress model" in r.output
 

@@ -142,3 +142,23 @@ def test_explain_still_explains_a_loop_that_exits():
     p = ptxmm.parse(text, "t.ptx")
     x = ptxmm.explain(p)
     assert x.unknown is None and x.allowed is bool(ptxmm.check(p).holds) is True
+
+
+def test_check_liveness_judges_the_expect_liveness_line(tmp_path):
+    """``check --liveness`` says whether the verdict is the ``.expect-liveness`` line's, in text
+    and JSON (red team F12); the exit status is a condition disagreement's (0: check reports)."""
+    weak = (ROOT / "examples" / "liveness" / "spin-weak-flag.ptx").read_text()
+    wrong = tmp_path / "wrong.ptx"
+    wrong.write_text(weak.replace(".expect-liveness hangs", ".expect-liveness terminates"))
+    right = ROOT / "examples" / "liveness" / "spin-weak-flag.ptx"
+    r = CliRunner().invoke(main, ["check", "--liveness", str(wrong)])
+    assert r.exit_code == 0 and "liveness: ✗ disagrees with .expect-liveness terminates" in r.output
+    r = CliRunner().invoke(main, ["check", "--liveness", str(right)])
+    assert r.exit_code == 0 and "liveness: ✓ agrees with .expect-liveness hangs" in r.output
+    r = CliRunner().invoke(main, ["check", str(right)])  # liveness not checked: no word on it
+    assert "liveness:" not in r.output and ".expect-liveness" not in r.output
+    r = CliRunner().invoke(main, ["check", "--liveness", "--json", str(wrong)])
+    assert json.loads(r.output)["liveness"] == {"verdict": "hangs", "progress": "fair",
+                                                "expected": "terminates", "agrees": False}
+    res = ptxmm.check(ptxmm.load(right), liveness=True, timeout=0.000001)
+    assert res.expected_liveness == "hangs" and res.liveness_agrees is None  # not decided

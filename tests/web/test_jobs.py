@@ -172,6 +172,18 @@ def test_a_ptx_module_is_checked_without_nvcc(monkeypatch):
     assert status == 422 and err["position"] == "<launch>:1:9"
 
 
+@pytest.mark.parametrize("kind", ["check", "explain", "graph"])
+def test_a_launch_with_a_litmus_test_is_refused(kind):
+    """As the CLI refuses --launch on a litmus test: never silently ignored (red team F18)."""
+    status, body, _ = run(job_of(kind, {"source": MP.read_text(), "launch": "k<<<1, 1>>>(int o[1])"},
+                                 10.0, MODELS))
+    err = json.loads(body)["error"]
+    assert status == 422 and err["kind"] == "argument error", body
+    assert err["message"] == ('"launch" applies only to kernel files (.cu, a PTX module); playground.ptx '
+                              "is a litmus test")
+    assert run(job_of(kind, {"source": MP.read_text()}, 10.0, MODELS))[0] == 200
+
+
 def test_a_cu_kernel_without_nvcc_is_the_front_ends_located_error(monkeypatch):
     _no_nvcc(monkeypatch)
     src = (KERNELS / "mp_relaxed.cu").read_text()
@@ -456,3 +468,10 @@ def test_the_playground_reads_an_expectation_as_check_and_test_do():
     alone = src.replace(".expect allowed", "// ptxmm: expect allowed")
     status, body, _ = run(job_of("check", {"source": alone}, 10.0, MODELS))
     assert status == 200 and json.loads(body)["expected"] is True
+
+
+@pytest.mark.parametrize("outcome", ["T1:%r1=\uff11", "T1:%r1=99999999999"])
+def test_an_outcome_in_other_digits_or_too_large_is_422(outcome):
+    """As --outcome: ASCII digits, a value its register can hold (red team F23)."""
+    status, body, _ = run(job_of("explain", {"source": MP.read_text(), "outcome": outcome}, 10.0, MODELS))
+    assert status == 422, body

@@ -189,7 +189,7 @@ def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
         return
     seen.add(path)
     try:
-        text = path.read_text()
+        text = path.read_text().removeprefix("\ufeff")  # a UTF-8 byte order mark
     except OSError as e:
         raise ModelError(f"cannot read model file: {e.strerror}", SourcePos(str(path), 1, 1)) from None
     for st in parse_stmts(text, str(path)):

@@ -12,7 +12,7 @@ from ..ir.program import And, Cmp, CondExpr, Condition, MemRef, Not, Program, Re
 from ..semantics.events import EventGraph
 from ..semantics.outcomes import canonical, observables
 
-_PAIR = re.compile(r"([^\s=,&()]+)\s*==?\s*(-?(?:0x[0-9a-fA-F]+|\d+))")
+_PAIR = re.compile(r"([^\s=,&()]+)\s*==?\s*(-?(?:0x[0-9a-fA-F]+|[0-9]+))")  # ASCII digits only
 
 
 def parse_outcome(text: str) -> CondExpr:
@@ -21,7 +21,7 @@ def parse_outcome(text: str) -> CondExpr:
     rest = _PAIR.sub("", text).replace("&&", "").replace(",", "").strip()
     if not found or rest:
         raise PtxmmError(f"cannot read outcome {text!r}", None,
-                         'write it as "T1:%r0=1 T1:%r1=0" (register or location = value)')
+                         'write it as "T1:%r0=1 T1:%r1=0" (register or location = value, in ASCII digits)')
     cmps = []
     for ref, val in found:
         r = RegRef(*ref.split(":", 1)) if ":" in ref else MemRef(ref)
@@ -65,3 +65,7 @@ def validate(prog: Program, eg: EventGraph, t: Target) -> None:
         if k not in keys:
             raise PtxmmError(f"the outcome names {format_ref(r)}, which the test does not observe",
                              None, "observables: " + ", ".join(sorted(keys)))
+    from ..syntax.check.names import cond_consts, constant_fits
+
+    for r, value in cond_consts(t.expr):  # as a condition's constants: a value its name can hold
+        constant_fits(prog, r, value, None, "the outcome")

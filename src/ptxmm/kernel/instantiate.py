@@ -27,7 +27,9 @@ from .params import param_values
 from .threads import dims, special_registers, specials_used
 
 
-def find_kernel(module: Module, name: str, pos: SourcePos | None) -> Function:
+def find_kernel(module: Module, name: str, pos: SourcePos | None, file: str | None = None) -> Function:
+    """``module``'s kernel ``name`` (its PTX name or demangled); ``file``: the file the user gave,
+    named when there is none (a .cu's module is nvcc's output, a temporary file)."""
     entries = module.entries
     for f in entries:
         if f.name == name:
@@ -39,7 +41,7 @@ def find_kernel(module: Module, name: str, pos: SourcePos | None) -> Function:
     if len(hits) > 1:
         raise SemanticError(f"kernel {name} is overloaded: " + ", ".join(f.name for f in hits), pos,
                             "name it by its PTX name")
-    raise SemanticError(f"no kernel named {name} in {module.file}", pos, f"kernels: {listed}")
+    raise SemanticError(f"no kernel named {name} in {file or module.file}", pos, f"kernels: {listed}")
 
 
 def instantiate(module: Module, launch: Launch, condition: Condition | None = None,
@@ -48,7 +50,7 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
                 oracle: AddressOracle | None = None) -> Program:
     """The Program of ``launch`` of a kernel of ``module``; ``oracle`` resolves the addresses the
     kernel computes from loaded data (:meth:`.layout.Layout.targets`)."""
-    fn = find_kernel(module, launch.kernel, launch.pos)
+    fn = find_kernel(module, launch.kernel, launch.pos, file)
     layout = layout_of(module, launch, fn=fn)
     values = param_values(fn, launch, layout)
     notes: list[str] = []

@@ -111,6 +111,11 @@ def compile_cu(path: str | Path, flags: str | None = None) -> tuple[str, Path]:
             msg = (res.stderr or res.stdout).strip()
             raise CompileError(f"nvcc could not compile {path}:\n{msg}", _first_error(msg, path),
                                f"command: {' '.join(shlex.quote(c) for c in cmd)}")
+        if not dst.is_file():  # flags such as --dryrun, -E: nvcc succeeds and writes nothing
+            raise CompileError(f"nvcc produced no PTX for {path} (flags {flags!r})",
+                               SourcePos(str(path), 1, 1),
+                               "--nvcc-flags is added to `nvcc -ptx FILE -o OUT`: leave out flags that "
+                               f"stop it writing OUT; command: {' '.join(shlex.quote(c) for c in cmd)}")
         ptx = dst.read_text()
     tmp_out = out.with_suffix(f".{os.getpid()}.tmp")
     tmp_out.write_text(ptx)

@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 
 from .._infra.gcpause import no_gc
-from ..api_args import check_args
+from ..api_args import check_args, progress_needs_liveness
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
 from ..engines.base import Stop
@@ -62,6 +62,7 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     if liveness is None:
         liveness = prog.layout is not None
     progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
+    progress_needs_liveness(progress_model, bool(liveness))
     opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
                         allow_no_axioms, bool(liveness), progress_model)
     deadline = Deadline.after(timeout, Stop())

@@ -129,6 +129,17 @@ LIVENESS_TEXT = {
 }
 
 
+def _liveness(r: CheckResult, out: Writer) -> None:
+    """The liveness verdict, and how it compares with the test's ``.expect-liveness`` line."""
+    head, (text, colour) = LIVENESS_TEXT[r.liveness](r.progress_model)
+    out.line(head, (text + (f": {r.liveness_why}" if r.liveness_why else ""), colour))
+    if r.expected_liveness is not None:
+        ok = r.liveness_agrees
+        mark = (("? not decided", "yellow") if ok is None else ("✓ agrees", "green") if ok else
+                ("✗ disagrees", "red"))
+        out.line(head, mark, f" with .expect-liveness {r.expected_liveness}")
+
+
 def _outcome_table(r: CheckResult, out: Writer) -> None:
     """One row per outcome; after a single query (not enumerated) the one row is its witness,
     without a flags column (flags are not looked for then)."""
@@ -159,8 +170,7 @@ def _notes(r: CheckResult, out: Writer) -> None:
     if r.awaits:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
     if r.liveness is not None:
-        head, (text, colour) = LIVENESS_TEXT[r.liveness](r.progress_model)
-        out.line(head, (text + (f": {r.liveness_why}" if r.liveness_why else ""), colour))
+        _liveness(r, out)
     if r.program.kernel is not None:  # the bounds a kernel check ran under
         info = r.program.kernel
         out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}), "

@@ -179,6 +179,20 @@ class CheckResult:
         return self.expected == self.holds
 
     @property
+    def expected_liveness(self) -> str | None:
+        """The test's ``.expect-liveness`` line: "terminates", "hangs", or None."""
+        e = self.program.expect_liveness
+        return None if e is None else "terminates" if e else "hangs"
+
+    @property
+    def liveness_agrees(self) -> bool | None:
+        """Whether the liveness verdict is the ``.expect-liveness`` line's; None when either is
+        not known (liveness not checked, undecided, timed out)."""
+        if self.expected_liveness is None or self.liveness not in ("terminates", "hangs"):
+            return None
+        return self.liveness == self.expected_liveness
+
+    @property
     def outcome_set(self) -> set[Outcome]:
         return {o.outcome for o in self.outcomes}
 
@@ -208,7 +222,8 @@ class CheckResult:
                           "hint": w.hint} for w in self.program.warnings],
             "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
             "time_s": round(self.time_s, 6),
-        } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model}
+        } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model,
+                           "expected": self.expected_liveness, "agrees": self.liveness_agrees}
                            | ({"why": self.liveness_why} if self.liveness_why else {})}
              if self.liveness is not None else {})
 

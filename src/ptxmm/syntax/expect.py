@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from ..errors import SemanticError, SourcePos
 
-EXPECT_LINE = re.compile(r"^\s*\.expect\b", re.M)
+EXPECT_LINE = re.compile(r"^\s*\.expect(?:-liveness)?\b", re.M)  # .expect, .expect-liveness
 EXPECT_COMMENT = re.compile(r"(?://|\(\*)\s*ptxmm:\s*expect\s+([^\n*]+)")
 FINDING_WORDS = ("race", "flag", "assert-fails", "hang", "out-of-bounds", "trap")
 
@@ -25,7 +25,9 @@ def comment_words(text: str) -> list[tuple[str, int]]:
 
 
 def expectations(text: str) -> tuple[list[str], bool]:
-    """The words of the file's ``ptxmm: expect`` comments, and whether it has an ``.expect`` line."""
+    """The words of the file's ``ptxmm: expect`` comments, and whether it has an ``.expect`` line
+    (the condition's verdict) or an ``.expect-liveness`` line (Program.expect_liveness: whether
+    no execution hangs; the front end reads both)."""
     return [w for w, _ in comment_words(text)], bool(EXPECT_LINE.search(text))
 
 

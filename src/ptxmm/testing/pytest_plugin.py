@@ -11,11 +11,13 @@ off. A file is collected only when it states what it expects:
   verdict of the test's condition;
 * ``// ptxmm: expect ok`` or ``// ptxmm: expect race, assert-fails, ...`` — the findings (finding
   kinds, docs/json-schema.md) a check must report, no more, no less (``ok``: none; with a
-  condition, ``ok`` means ``holds``, as ``.expect ok`` does).
+  condition, ``ok`` means ``holds``, as ``.expect ok`` does);
+* ``.expect-liveness terminates|hangs`` (a ``.ptx`` test, docs/liveness.md): the file is checked
+  with liveness (progress fair), and the liveness verdict must be the line's.
 
 An item passes when every expectation agrees; a verdict left unknown (timeout, no execution
-within the unroll bound) fails, never passes. A failure prints what differs and ptxmm's report of
-the file, as ``ptxmm check`` prints it.
+within the unroll bound, a liveness verdict not decided) fails, never passes. A failure prints
+what differs and ptxmm's report of the file, as ``ptxmm check`` prints it.
 
 A kernel — a ``.cu`` file, or a PTX module (nvcc's output) with its own ``// ptxmm: expect`` line —
 is a kernel test, judged by ``ptxmm test``'s rule (:func:`ptxmm.testing.runner.kernel_verdict`): the kinds
@@ -29,6 +31,7 @@ seconds per file (``ptxmm_timeout``; default 60), ``--ptxmm-unroll`` (``ptxmm_un
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,6 +40,22 @@ from ..syntax.expect import FINDING_WORDS, expectations
 
 SUFFIXES = (".ptx", ".litmus", ".cu")
 DEFAULTS = {"model": "ptx", "timeout": "60", "unroll": "2", "engine": "auto", "observe": "all"}
+
+
+ENTRY_POINT = "ptxmm"  # the pytest11 entry point's name (pyproject.toml)
+
+
+def pytest_plugin_registered(plugin, manager) -> None:
+    """Registered once under either name: ``-p ptxmm.testing.pytest_plugin`` registers this
+    module by its module name, then the entry point would register it again as ``ptxmm``
+    (pytest: "Plugin already registered under a different name"); the other name is blocked, as
+    ``-p no:NAME`` blocks it. ``-p ptxmm`` and ``-p no:ptxmm`` are the entry point's."""
+    if plugin is not sys.modules[__name__]:
+        return
+    mine = manager.get_name(plugin)
+    for other in (ENTRY_POINT, __name__):
+        if other != mine and manager.get_plugin(other) is None and not manager.is_blocked(other):
+            manager.set_blocked(other)
 
 
 def pytest_addoption(parser) -> None:
@@ -145,8 +164,10 @@ class PtxmmItem(pytest.Item):
         no_cond = prog.condition is None
         kinds = {w for w in words if w in FINDING_WORDS}
         want_findings = bool(kinds) or ("ok" in words and no_cond)
-        res = self._check(prog, flags=want_findings or prog.expect is not None)
+        res = self._check(prog, flags=want_findings or prog.expect is not None,
+                          liveness=prog.expect_liveness is not None)
         wrong = _disagreements(res, prog.expect, kinds if want_findings else None)
+        wrong += _liveness_disagreement(res)
         if wrong:
             raise Mismatch(wrong, _report(res))
 
@@ -162,14 +183,14 @@ class PtxmmItem(pytest.Item):
             what = [detail] + ([f"no verdict: {res.status_text or unknown}"] if unknown else [])
             raise Mismatch(what, _report(res))
 
-    def _check(self, prog, flags: bool):
+    def _check(self, prog, flags: bool, liveness: bool):
         from ..queries.checker import check
 
         observe = _setting(self.config, "observe")
         return check(prog, _setting(self.config, "model"), engine=_setting(self.config, "engine"),
                      unroll=int(_setting(self.config, "unroll")), observe=observe,
                      verdict_only=observe == "condition", flags=flags,
-                     timeout=float(_setting(self.config, "timeout")))
+                     timeout=float(_setting(self.config, "timeout")), liveness=liveness or None)
 
     def repr_failure(self, excinfo, style=None):
         from ..errors import PtxmmError
@@ -201,6 +222,22 @@ def _disagreements(res, expect: bool | None, kinds: set[str] | None) -> list[str
             show = ", ".join(sorted(found)) or "none"
             out.append(f"expected findings {', '.join(sorted(kinds)) or 'none'}, found {show}")
     return out
+
+
+def _liveness_disagreement(res) -> list[str]:
+    """The ``.expect-liveness`` line against the liveness verdict (ptxmm check --liveness's
+    ``liveness_agrees``); not decided is a failure, as an unknown verdict is."""
+    if res.expected_liveness is None:
+        return []
+    if res.liveness_agrees is None:
+        return [f"liveness not decided ({res.liveness or res.status}"
+                f"{': ' + res.liveness_why if res.liveness_why else ''}), "
+                f".expect-liveness {res.expected_liveness}"]
+    if not res.liveness_agrees:
+        got = "no execution hangs" if res.liveness == "terminates" else "an execution hangs"
+        return [f"expected .expect-liveness {res.expected_liveness}, {got} (progress "
+                f"{res.progress_model})"]
+    return []
 
 
 def _report(res) -> str:

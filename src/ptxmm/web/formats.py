@@ -44,4 +44,4 @@ def parse_source(text: str, file: str, fmt: str | None = None, kernel=None) -> P
     fmt = fmt or format_of(file, text)
     if is_kernel(text, fmt):
         return parse(text, file, "kernel", kernel)
-    return parse(text, file, fmt)
+    return parse(text, file, fmt, kernel)  # kernel options on a litmus test: refused there

@@ -188,13 +188,29 @@ def run(job: Job) -> Answer:
         fmt = job.fmt or format_of(job.file, job.source)
         if is_kernel(job.source, fmt):
             return _kernel(job, fmt)
-        prog = parse_source(job.source, job.file, fmt)
+        prog = _litmus(job, fmt)
         return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
     except PtxmmError as e:
         return 422, json.dumps(error_object(job.file, e.kind, e.message, e.pos, e.hint)), JSON
     except RecursionError:
         return 422, json.dumps(error_object(job.file, "limit", "the program is nested too deeply for "
                                             "the checker", None, "simplify the program")), JSON
+
+
+def _litmus(job: Job, fmt: str):
+    """A litmus test's Program; a "launch" with it is refused as the CLI refuses --launch on a
+    litmus test (ptxmm.loading), never ignored."""
+    from ..errors import ArgumentError
+    from ..kernel.kernels import KernelArgs
+
+    try:
+        return parse_source(job.source, job.file, fmt,
+                            None if job.launch is None else KernelArgs(launch=job.launch))
+    except ArgumentError as e:
+        if job.launch is not None and "--launch" in e.message:
+            e.message = e.message.replace("--launch", '"launch"')
+            e.hint = 'a litmus test states its own condition and threads: leave "launch" out'
+        raise
 
 
 def _kernel(job: Job, fmt: str) -> Answer:

@@ -182,13 +182,19 @@ def _check_condition_constants(p: Program, src: Sources) -> None:
     """A constant compared with a name must fit the name's type, read either signed or unsigned
     (it is compared at that type, so a larger one would silently wrap)."""
     for r, value, pos in src.consts:
-        ty = _ref_type(p, r)
-        w = type_width(ty)
-        lo, hi = (0, 1) if ty == "pred" else (-(1 << (w - 1)), (1 << w) - 1)
-        if not lo <= value <= hi:
-            name = r.loc if isinstance(r, MemRef) else f"{r.thread}:{r.reg}"
-            raise SemanticError(f"{value} does not fit {name} (.{ty}), which the condition "
-                                "compares it with", pos, f"{name} holds {w} bits: {lo}..{hi}")
+        constant_fits(p, r, value, pos)
+
+
+def constant_fits(p: Program, r, value: int, pos, by: str = "the condition") -> None:
+    """``value`` compared with ``r`` (a register or location of ``p``) fits its type, read signed
+    or unsigned; else an error (``by``: what compares them — the condition, an outcome)."""
+    ty = _ref_type(p, r)
+    w = type_width(ty)
+    lo, hi = (0, 1) if ty == "pred" else (-(1 << (w - 1)), (1 << w) - 1)
+    if not lo <= value <= hi:
+        name = r.loc if isinstance(r, MemRef) else f"{r.thread}:{r.reg}"
+        raise SemanticError(f"{value} does not fit {name} (.{ty}), which {by} compares it with",
+                            pos, f"{name} holds {w} bits: {lo}..{hi}")
 
 
 def cond_consts(expr) -> list[tuple[object, int]]:
