@@ -104,7 +104,7 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
     if not opts.allow_no_axioms:
         require_axioms(m)
     _phase(stop, "building the event graph")
-    eg = _graph(prog, eg, opts.unroll)
+    eg = _graph(prog, eg, opts.unroll, deadline)
     deadline.check()
     obs = (sites.observables if prog.layout is not None else observables)(eg, opts.observe)
     r = state["run"] = CheckRun(prog, eg, m, obs, opts, deadline, [])
@@ -159,12 +159,13 @@ def _ask(r: CheckRun, own_problem: bool) -> dict[str, str]:
     return out
 
 
-def _graph(prog: Program, eg: EventGraph | None, unroll: int) -> EventGraph:
+def _graph(prog: Program, eg: EventGraph | None, unroll: int, deadline: Deadline) -> EventGraph:
     """The event graph handed on when it is ``prog``'s (the same threads and locations at the same
-    bound: a program with another condition shares it), else a new one."""
+    bound: a program with another condition shares it), else a new one, built under the check's
+    deadline (the builder looks at it itself: unrolling nested data-dependent loops allocates fast)."""
     if eg is None or eg.unroll != unroll or eg.program.threads != prog.threads \
             or eg.program.locations != prog.locations:
-        return build(prog, unroll=unroll)
+        return build(prog, unroll=unroll, look=deadline.check)
     return eg if eg.program is prog else replace(eg, program=prog)
 
 
