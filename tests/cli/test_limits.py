@@ -239,6 +239,7 @@ def test_max_memory_ends_with_a_clear_unknown(w3r10, monkeypatch):
     monkeypatch.setattr(condition, "LIST_MAX", 10**9)  # the limit, not the listing cap, ends it
     from ptxmm.engines.watch import rss_bytes
 
+    ptxmm.check(_prog(w3r10), max_outcomes=1)  # Z3 loaded (run alone, its first context passed the 10 MB)
     limit = rss_bytes() + (10 << 20)
     res = ptxmm.check(_prog(w3r10), max_memory=limit)
     assert res.status == "memory" and res.holds is None and res.outcomes
@@ -248,6 +249,22 @@ def test_max_memory_ends_with_a_clear_unknown(w3r10, monkeypatch):
     assert r.exit_code == 2 and "stopped at the memory limit" in r.output
     r = CliRunner().invoke(main, ["check", "--max-memory", "lots", str(w3r10)])
     assert r.exit_code == 2 and "not a size" in r.output
+
+
+def test_a_memory_limit_below_the_process_size_is_refused(w3r10):
+    """A cap the process passes already: before, `--max-memory 1` let a quick check say "Ok"
+    (exit 0: it ended before the watchdog's first look) though the process held ~60 MB. Now the
+    CLI refuses it as a usage error naming the current size, check() as an ArgumentError."""
+    from ptxmm.engines.watch import rss_bytes
+    from ptxmm.errors import ArgumentError
+
+    r = CliRunner().invoke(main, ["check", "--max-memory", "1", str(w3r10)])
+    assert r.exit_code == 2 and "Ok" not in r.output
+    assert "below this process's own resident memory now" in r.output and "MiB)" in r.output
+    with pytest.raises(ArgumentError, match="max_memory=1048576: .*resident memory now"):
+        ptxmm.check(_prog(w3r10), max_memory=1 << 20)
+    res = ptxmm.check(_prog(w3r10), max_memory=rss_bytes() + (1 << 30), max_outcomes=5)
+    assert res.status == "stopped"  # a limit above it is a limit
 
 
 # ----- Ctrl-C ---------------------------------------------------------------------------------------

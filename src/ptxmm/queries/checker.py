@@ -14,7 +14,8 @@ from ..api_args import check_args
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
 from ..engines.base import Stop
-from ..engines.watch import Watch
+from ..engines.watch import Watch, below_resident
+from ..errors import ArgumentError
 from ..ir.program import Program
 from ..semantics.builder import build
 from ..semantics.events import EventGraph
@@ -59,6 +60,8 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     watch`): the time and memory limits hold in every phase, and Ctrl-C in the main thread stops it
     with status "interrupted" and what was found so far."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
+    if max_memory is not None and (why := below_resident(max_memory)):
+        raise ArgumentError(f"max_memory={max_memory}: {why}", hint="give a limit above it")
     if liveness is None:
         liveness = prog.layout is not None
     progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
