@@ -17,10 +17,15 @@ HEAVY = ".global .u32 x = 0;\n.global .u32 y = 0;\n" + "".join(
 
 
 @pytest.fixture(scope="module")
-def heavy(tmp_path_factory):
+def heavy_file(tmp_path_factory):
     f = tmp_path_factory.mktemp("stop") / "l01_heavy.ptx"
     f.write_text(HEAVY)
-    return ptxmm.load(f)
+    return f
+
+
+@pytest.fixture(scope="module")
+def heavy(heavy_file):
+    return ptxmm.load(heavy_file)
 
 
 def test_a_stop_between_solver_calls_is_the_stops_unknown(heavy):
@@ -57,3 +62,46 @@ def test_check_stopped_for_memory_before_enumerating_says_memory(heavy, monkeypa
     monkeypatch.setattr(checker, "_phase", phase)
     res = ptxmm.check(heavy, engine="z3")
     assert res.status == "memory" and res.holds is None and "memory limit" in res.status_text
+
+
+def test_brute_race_search_is_bounded_at_max_outcomes(heavy, heavy_file):
+    """Brute force stopped at --max-outcomes: the race search looks only at the executions behind
+    the outcomes found, and says so. Before: a full pass over the whole candidate space after the
+    5th outcome (60 s+ on this program, no timeout, progress stuck at "5 outcome(s) found")."""
+    import time
+
+    t0 = time.perf_counter()
+    res = ptxmm.check(heavy, engine="brute", max_outcomes=5)
+    assert time.perf_counter() - t0 < 10
+    assert res.status == "stopped" and len(res.outcomes) == 5
+    assert res.findings_status == "stopped" and res.findings  # those it saw, said to be partial
+    from click.testing import CliRunner
+
+    from ptxmm.cli.main import main
+
+    r = CliRunner().invoke(main, ["check", "--engine", "brute", "--max-outcomes", "5", str(heavy_file)])
+    assert r.exit_code == 2 and "looked for only in the executions behind the outcomes found" in r.output
+
+
+def test_brute_race_search_stops_with_the_check(heavy, monkeypatch):
+    """The race search of a brute-force check watches the check's stop (the deadline, Ctrl-C, the
+    memory limit) as the enumeration does: its findings status says which."""
+    from ptxmm.engines.brute import BruteProblem
+
+    real = BruteProblem.raised
+
+    def raised(self, *a, **k):
+        self.deadline.stop.set("interrupted")  # Ctrl-C as the race search starts
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(BruteProblem, "raised", raised)
+    from ptxmm.queries import condition
+
+    monkeypatch.setattr(condition, "LIST_MAX", 10**9)
+    res = ptxmm.check(heavy, engine="brute", max_outcomes=5, timeout=60)
+    assert res.findings_status == "interrupted" and not res.findings
+
+
+def test_z3_race_search_at_max_outcomes_stays_complete(heavy):
+    res = ptxmm.check(heavy, engine="z3", max_outcomes=5)
+    assert res.status == "stopped" and res.findings_status == "ok" and res.findings

@@ -106,6 +106,8 @@ def _borrow(pooled: bool) -> z3.Solver:
 class Z3Problem(Encoding, Witness, Enumeration):
     """One program under one model, encoded once; queried for witnesses and outcomes."""
 
+    bounded_is_partial = False  # raised(bounded=True) is the full answer
+
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set[tuple[int, int]] | None = None,
                  deadline: Deadline = NO_DEADLINE):
@@ -194,10 +196,11 @@ class Z3Problem(Encoding, Witness, Enumeration):
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
         return self._extract(self.s.model()) if self._sat(q) else None
 
-    def raised(self) -> Iterator[Raised]:
+    def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """For every element of a model flag that some allowed execution raises (a pair of events),
         one such execution: each query asks for an allowed execution raising any element not yet
-        found, and its witness settles every element it raises."""
+        found, and its witness settles every element it raises (``bounded`` or not: a query per
+        element at most)."""
         terms = {} if self.unsat else _raised_terms(self)
         while terms:
             q = mk_bool(f"query{next(self.lg._tag)}")
