@@ -456,3 +456,41 @@ def test_the_playground_reads_an_expectation_as_check_and_test_do():
     alone = src.replace(".expect allowed", "// ptxmm: expect allowed")
     status, body, _ = run(job_of("check", {"source": alone}, 10.0, MODELS))
     assert status == 200 and json.loads(body)["expected"] is True
+
+
+def test_a_worker_stopped_at_the_limit_leaves_no_unretrieved_exception(monkeypatch):
+    """The pool ends a worker at the time limit; its pending call then fails with WorkerDied. That
+    failure is expected and handled: before, every stopped job printed "Future exception was never
+    retrieved ... ptxmm.web.pool.WorkerDied" with a traceback in the server's log (red team F7)."""
+    import asyncio
+    import gc
+    import threading
+
+    from ptxmm.web import pool as P
+
+    class Worker:  # a worker that answers only when it is ended: with the error a killed one gives
+        def __init__(self, ctx, memory_mb):
+            self.ended = threading.Event()
+
+        def call(self, job):
+            self.ended.wait(10)
+            raise P.WorkerDied("the worker was ended at the limit")
+
+        def end(self):
+            self.ended.set()
+
+    monkeypatch.setattr(P, "_Worker", Worker)
+    seen: list = []
+
+    async def serve():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: seen.append(ctx))
+        p = P.Pool(1)
+        await p.start()
+        assert await p.run(object(), 0.05) is None and p.stats.stopped == 1
+        for _ in range(50):  # the replacement ends the old worker; its call fails
+            await asyncio.sleep(0.02)
+            gc.collect()
+        p.close()
+
+    asyncio.run(serve())
+    assert [c.get("message") for c in seen] == []
