@@ -52,8 +52,22 @@ def relaxed_four() -> str:
     return "\n".join(lines + ["exists (T0:%r0 == 0)", ""])
 
 
-WORST = {"w3r10 (3 stores, 10 loads)": stores_and_loads, "4x(2st+2ld) one location": four_threads,
-         "4 threads relaxed, 2 locations": relaxed_four}
+def nested_loops() -> str:
+    """Nested data-dependent loops (red team F8): at --unroll 64 the event-graph build never ends;
+    it must look at the limit itself (it allocates fast)."""
+    return "\n".join([".global .u32 x = 0;", ".thread T0 {", "  .reg .u32 %i = 0;", "  .reg .u32 %j = 0;",
+                      "A: mov.u32 %j, 0;", "B: ld.global.u32 %r0, [x];", "   add.u32 %j, %j, 1;",
+                      "   setp.lt.u32 %p1, %j, %r0;", "   @%p1 bra B;", "   add.u32 %i, %i, 1;",
+                      "   setp.lt.u32 %p0, %i, 100;", "   @%p0 bra A;", "}", ".thread T1 {",
+                      "  st.global.u32 [x], 5;", "  st.global.u32 [x], 3;", "  st.global.u32 [x], 9;", "}",
+                      "exists (T0:%r0 == 9)", ""])
+
+
+# name → (the program, the check's extra options)
+WORST = {"w3r10 (3 stores, 10 loads)": (stores_and_loads, []),
+         "4x(2st+2ld) one location": (four_threads, []),
+         "4 threads relaxed, 2 locations": (relaxed_four, []),
+         "u01_nested (nested data-dependent loops, --unroll 64)": (nested_loops, ["--unroll", "64"])}
 
 
 def run_child(args: list[str], sigint_at: float | None, limit: float) -> dict:
@@ -93,26 +107,26 @@ def main() -> int:
     ap.add_argument("--only", default=None, help="only inputs whose name contains this")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="limits-bench-"))
-    inputs: list[tuple[str, Path, bool]] = []
-    for name, make in WORST.items():
+    inputs: list[tuple[str, Path, bool, list[str]]] = []
+    for name, (make, extra) in WORST.items():
         f = tmp / (name.split()[0].replace("(", "") + ".ptx")
         f.write_text(make())
-        inputs.append((name, f, True))
-    inputs += [(str(f.relative_to(ROOT)), f, False) for f in sorted((ROOT / "examples").glob("**/*.ptx"))]
+        inputs.append((name, f, True, extra))
+    inputs += [(str(f.relative_to(ROOT)), f, False, []) for f in sorted((ROOT / "examples").glob("**/*.ptx"))]
     if a.only:
         inputs = [x for x in inputs if a.only in x[0]]
     rows, failed = [], 0
     print(f"limits bench: --timeout {a.timeout}, must end within {a.timeout + 1:.0f} s under "
           f"{a.cap_mib:.0f} MiB; SIGINT at {SIGINT_AT} s answered within 1 s")
     print(f"{'input':58s} {'wall s':>7s} {'MiB':>6s} {'rc':>3s} {'status':12s} {'SIGINT s':>8s}  ok")
-    for name, f, worst in inputs:
-        r = run_child(["--timeout", str(a.timeout), str(f)], None, a.timeout)
+    for name, f, worst, extra in inputs:
+        r = run_child([*extra, "--timeout", str(a.timeout), str(f)], None, a.timeout)
         status = _status(r["out"])
         ok = r["wall"] <= a.timeout + 1 and r["rss"] <= a.cap_mib and "Traceback" not in r["err"]
         ok = ok and not (status == "timeout" and "Ok  " in r["out"])
         answer = ""
         if worst or r["wall"] > SIGINT_AT + 0.5:  # long enough to be interrupted
-            s = run_child([str(f)], SIGINT_AT, 60)
+            s = run_child([*extra, str(f)], SIGINT_AT, 60)
             if s["answer"] is not None:
                 answer = f"{s['answer']:.2f}"
                 ok = ok and s["answer"] <= 1.0 and "before Ctrl-C" in s["out"] and "Traceback" not in s["err"]

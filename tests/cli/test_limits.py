@@ -115,6 +115,99 @@ def test_cli_timeout_bounds_the_wall_time_and_never_says_ok(w3r10):
     assert took <= 3 + 1 + 1.5, took  # + the interpreter's start; 79 s before (--timeout 10)
 
 
+NESTED = """.global .u32 x = 0;
+.thread T0 {
+  .reg .u32 %i = 0;
+  .reg .u32 %j = 0;
+A: mov.u32 %j, 0;
+B: ld.global.u32 %r0, [x];
+   add.u32 %j, %j, 1;
+   setp.lt.u32 %p1, %j, %r0;
+   @%p1 bra B;
+   add.u32 %i, %i, 1;
+   setp.lt.u32 %p0, %i, 100;
+   @%p0 bra A;
+}
+.thread T1 {
+  st.global.u32 [x], 5;
+  st.global.u32 [x], 3;
+  st.global.u32 [x], 9;
+}
+exists (T0:%r0 == 9)
+"""
+
+
+@pytest.fixture(scope="module")
+def nested(tmp_path_factory) -> Path:
+    """Nested data-dependent loops: at --unroll 64 the event-graph build never ends (red team F8)."""
+    f = tmp_path_factory.mktemp("lim") / "u01_nested.ptx"
+    f.write_text(NESTED)
+    return f
+
+
+def test_the_event_graph_build_looks_at_the_deadline(nested, monkeypatch):
+    """The builder stops itself at the deadline (the watchdog's poke, for code that never looks,
+    is put off here): before, --unroll 64 --timeout T overshot by 30 % (1.3 s at T=5, 6 s at T=20,
+    1.5 GB) freeing millions of ctrl edges of paths the bound cut."""
+    from ptxmm.engines import watch
+
+    monkeypatch.setattr(watch, "GRACE", 30.0)
+    t0 = time.perf_counter()
+    res = ptxmm.check(_prog(nested), unroll=64, timeout=1.0)
+    took = time.perf_counter() - t0
+    assert res.status == "timeout" and res.holds is None and "timed out" in res.status_text
+    assert took < 2.0, took
+
+
+def test_the_build_keeps_no_ctrl_edge_of_a_cut_path(nested):
+    """Stopped mid-build, the builder holds one shared ctrl set per event, not an edge per
+    (dependency, event) pair: what it holds grows with the events, not their depth."""
+    from ptxmm.semantics import builder as bmod
+
+    made = []
+    real = bmod.Builder.__init__
+
+    def init(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self)
+
+    calls = [0]
+
+    def look():
+        calls[0] += 1
+        if calls[0] == 40:
+            raise KeyboardInterrupt
+
+    bmod.Builder.__init__ = init
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bmod.build(_prog(nested), unroll=64, look=look)
+    finally:
+        bmod.Builder.__init__ = real
+    b = made[0]
+    assert len(b.edges) < len(b.events)  # 20 000+ ctrl edges for ~1 600 events before
+    # a graph that is finished has the ctrl edges of the events it keeps
+    f = nested.parent / "ctrl.ptx"
+    f.write_text(".global .u32 x = 0;\n.global .u32 y = 0;\n.thread T0 {\n  ld.global.u32 %r0, [x];\n"
+                 "  setp.eq.u32 %p, %r0, 1;\n  @%p bra L;\n  st.global.u32 [y], 1;\nL:\n"
+                 "  st.global.u32 [y], 2;\n}\n.thread T1 { st.global.u32 [x], 1; }\nexists (y == 1)\n")
+    eg = bmod.build(_prog(f), unroll=2)
+    r = next(e.eid for e in eg.events if e.kind.name == "R")
+    stores = {e.eid for e in eg.events if e.kind.name == "W" and e.thread == 0}
+    assert len(stores) == 3 and set(eg.edges["ctrl"]) == {(r, w) for w in stores}
+
+
+@pytest.mark.slow  # wall clock, a child process
+@pytest.mark.parametrize("t", [5, 10, 20])
+def test_cli_timeout_holds_while_building_the_event_graph(nested, t):
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "ptxmm", "check", "--unroll", "64", "--timeout", str(t),
+                        str(nested)], capture_output=True, text=True, env=_env(), timeout=120)
+    took = time.perf_counter() - t0
+    assert p.returncode == 2 and "Unknown  timed out" in p.stdout and "Traceback" not in p.stderr
+    assert took <= t + 1 + 1.5, took  # + the interpreter's start; 6.6 s at T=5, 26 s at T=20 before
+
+
 # ----- memory: packed witnesses, a cap on the listing, --max-memory --------------------------------
 
 def test_listed_outcomes_keep_packed_witnesses(w3r10):
@@ -146,6 +239,7 @@ def test_max_memory_ends_with_a_clear_unknown(w3r10, monkeypatch):
     monkeypatch.setattr(condition, "LIST_MAX", 10**9)  # the limit, not the listing cap, ends it
     from ptxmm.engines.watch import rss_bytes
 
+    ptxmm.check(_prog(w3r10), max_outcomes=1)  # Z3 loaded (run alone, its first context passed the 10 MB)
     limit = rss_bytes() + (10 << 20)
     res = ptxmm.check(_prog(w3r10), max_memory=limit)
     assert res.status == "memory" and res.holds is None and res.outcomes
@@ -155,6 +249,22 @@ def test_max_memory_ends_with_a_clear_unknown(w3r10, monkeypatch):
     assert r.exit_code == 2 and "stopped at the memory limit" in r.output
     r = CliRunner().invoke(main, ["check", "--max-memory", "lots", str(w3r10)])
     assert r.exit_code == 2 and "not a size" in r.output
+
+
+def test_a_memory_limit_below_the_process_size_is_refused(w3r10):
+    """A cap the process passes already: before, `--max-memory 1` let a quick check say "Ok"
+    (exit 0: it ended before the watchdog's first look) though the process held ~60 MB. Now the
+    CLI refuses it as a usage error naming the current size, check() as an ArgumentError."""
+    from ptxmm.engines.watch import rss_bytes
+    from ptxmm.errors import ArgumentError
+
+    r = CliRunner().invoke(main, ["check", "--max-memory", "1", str(w3r10)])
+    assert r.exit_code == 2 and "Ok" not in r.output
+    assert "below this process's own resident memory now" in r.output and "MiB)" in r.output
+    with pytest.raises(ArgumentError, match="max_memory=1048576: .*resident memory now"):
+        ptxmm.check(_prog(w3r10), max_memory=1 << 20)
+    res = ptxmm.check(_prog(w3r10), max_memory=rss_bytes() + (1 << 30), max_outcomes=5)
+    assert res.status == "stopped"  # a limit above it is a limit
 
 
 # ----- Ctrl-C ---------------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ def test_reduction_equals_plain_unrolling(writer, head, body, exit_, after, cas)
     reduced = ptxmm.check(prog, unroll=2)
     plain_build = functools.partial(build, awaits=False)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(checker, "build", lambda p, unroll=2: plain_build(p, unroll=unroll))
+        mp.setattr(checker, "build", lambda p, unroll=2, **k: plain_build(p, unroll=unroll, **k))
         plain = ptxmm.check(prog, unroll=2)
     assert plain.awaits == 0
     if any(effect for _, effect in body):
@@ -218,6 +218,6 @@ def test_an_await_that_never_exits_has_no_execution(verdict_only):
     res = ptxmm.check(prog, **kw)
     assert res.awaits == 1 and res.status == "no-execution" and res.holds is None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(checker, "build", lambda p, unroll=2: build(p, unroll=unroll, awaits=False))
+        mp.setattr(checker, "build", lambda p, unroll=2, **k: build(p, unroll=unroll, awaits=False, **k))
         plain = ptxmm.check(prog, **kw)
     assert plain.awaits == 0 and (plain.status, plain.holds) == (res.status, res.holds)

@@ -475,3 +475,41 @@ def test_an_outcome_in_other_digits_or_too_large_is_422(outcome):
     """As --outcome: ASCII digits, a value its register can hold (red team F23)."""
     status, body, _ = run(job_of("explain", {"source": MP.read_text(), "outcome": outcome}, 10.0, MODELS))
     assert status == 422, body
+
+
+def test_a_worker_stopped_at_the_limit_leaves_no_unretrieved_exception(monkeypatch):
+    """The pool ends a worker at the time limit; its pending call then fails with WorkerDied. That
+    failure is expected and handled: before, every stopped job printed "Future exception was never
+    retrieved ... ptxmm.web.pool.WorkerDied" with a traceback in the server's log (red team F7)."""
+    import asyncio
+    import gc
+    import threading
+
+    from ptxmm.web import pool as P
+
+    class Worker:  # a worker that answers only when it is ended: with the error a killed one gives
+        def __init__(self, ctx, memory_mb):
+            self.ended = threading.Event()
+
+        def call(self, job):
+            self.ended.wait(10)
+            raise P.WorkerDied("the worker was ended at the limit")
+
+        def end(self):
+            self.ended.set()
+
+    monkeypatch.setattr(P, "_Worker", Worker)
+    seen: list = []
+
+    async def serve():
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: seen.append(ctx))
+        p = P.Pool(1)
+        await p.start()
+        assert await p.run(object(), 0.05) is None and p.stats.stopped == 1
+        for _ in range(50):  # the replacement ends the old worker; its call fails
+            await asyncio.sleep(0.02)
+            gc.collect()
+        p.close()
+
+    asyncio.run(serve())
+    assert [c.get("message") for c in seen] == []

@@ -194,6 +194,10 @@ def _bytes(text: str | None) -> int | None:
         raise click.BadParameter(f"{text!r} is not a size (e.g. 2G, 500M)") from None
     if n < 1 << 20:
         raise click.BadParameter(f"{text!r} is less than 1 MiB")
+    from ..engines.watch import below_resident
+
+    if why := below_resident(int(n)):
+        raise click.BadParameter(f"{text!r}: {why}")
     return int(n)
 
 

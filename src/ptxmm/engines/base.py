@@ -123,13 +123,18 @@ NO_DEADLINE = Deadline()
 class Engine(Protocol):
     """A program under a model, encoded (Z3) or ready to enumerate (brute force)."""
 
+    bounded_is_partial: bool  # whether raised(bounded=True) may leave elements out
+
     def outcomes(self) -> Iterator[Found]:
         """Every allowed outcome, each once."""
         ...
 
-    def raised(self) -> Iterator[Raised]:
+    def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """Every element of a model flag some allowed execution raises, each once, with one such
-        execution (what :mod:`ptxmm.queries.races` asks)."""
+        execution (what :mod:`ptxmm.queries.races` asks). ``bounded``: the outcome enumeration
+        was stopped (--max-outcomes); an engine whose full search is unbounded then answers from
+        the executions it has looked at (brute force); one that asks a query per element (Z3)
+        answers in full."""
         ...
 
     def condition(self, e, key) -> Any:

@@ -52,6 +52,8 @@ def refuse_unspecified(eg: EventGraph) -> None:
 
 
 class BruteProblem:
+    bounded_is_partial = True  # raised(bounded=True): the executions judged so far only
+
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set | None = None, deadline: Deadline = NO_DEADLINE):
         self.eg, self.model, self.obs, self.cand, self.flags = eg, model, obs, cand, flags
@@ -59,6 +61,9 @@ class BruteProblem:
         # the judged executions of the first complete pass, kept (up to _MEMO_MAX of them) for the
         # next query: the outcomes and the raised flags are two passes over the same executions
         self._memo: list[tuple[Execution, list[str], list]] | None = None
+        # every flag element the executions judged so far raise → the first such execution: what
+        # a bounded race search answers (a check stopped at --max-outcomes)
+        self._raised_so_far: dict[tuple[str, tuple[int, ...]], Execution] = {}
         refuse_unspecified(eg)
 
     def close(self) -> None:
@@ -98,14 +103,20 @@ class BruteProblem:
         """One allowed execution satisfying ``goal`` (or violating it), or None."""
         return next((exe for exe, _ in self.executions() if goal is None or goal(exe) != negate), None)
 
-    def raised(self) -> Iterator[Raised]:
+    def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """For every element of a model flag some allowed execution raises, the first such
-        execution (the elements are read off the evaluation that judged the execution)."""
-        found: dict[tuple[str, tuple[int, ...]], Execution] = {}
-        for exe, _, elements in self._evaluated():
-            for key in elements:
-                found.setdefault(key, exe)
-        for (name, events), exe in found.items():
+        execution (the elements are read off the evaluation that judged the execution). With
+        ``bounded``: only in the executions judged so far (those behind the outcomes enumerated):
+        a full pass over a space the enumeration stopped in can take for ever."""
+        self.deadline.check()  # a check stopped already (a full pass looks at it as it goes)
+        if bounded:
+            found = self._raised_so_far
+        else:
+            found = {}
+            for exe, _, elements in self._evaluated():
+                for key in elements:
+                    found.setdefault(key, exe)
+        for (name, events), exe in list(found.items()):
             yield Raised(name, events, exe)
 
     def executions(self) -> Iterator[tuple[Execution, list[str]]]:
@@ -121,7 +132,10 @@ class BruteProblem:
             yield from self._memo
             return
         memo: list | None = []
+        so_far = self._raised_so_far
         for item in self._judged():
+            for key in item[2]:
+                so_far.setdefault(key, item[0])
             if memo is not None:
                 memo.append(item)
                 if len(memo) > _MEMO_MAX:

@@ -37,6 +37,21 @@ def rss_bytes() -> int | None:
         return None
 
 
+def below_resident(max_memory: int) -> str | None:
+    """Why a memory limit of ``max_memory`` bytes cannot be met (the process is that large
+    already: the check would stop before it starts), or None. The CLI refuses it as a usage error,
+    ``check()`` as an ArgumentError."""
+    rss = rss_bytes()
+    if rss is None or max_memory > rss:
+        return None
+    return (f"{_mib(max_memory)} is below this process's own resident memory now ({_mib(rss)}): "
+            "a check could not start under it")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
+
+
 class Watch:
     """``with Watch(deadline, max_memory):`` — the watchdog of one check (see the module)."""
 

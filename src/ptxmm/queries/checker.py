@@ -14,7 +14,8 @@ from ..api_args import check_args, progress_needs_liveness
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
 from ..engines.base import Stop
-from ..engines.watch import Watch
+from ..engines.watch import Watch, below_resident
+from ..errors import ArgumentError
 from ..ir.program import Program
 from ..semantics.builder import build
 from ..semantics.events import EventGraph
@@ -59,6 +60,8 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     watch`): the time and memory limits hold in every phase, and Ctrl-C in the main thread stops it
     with status "interrupted" and what was found so far."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
+    if max_memory is not None and (why := below_resident(max_memory)):
+        raise ArgumentError(f"max_memory={max_memory}: {why}", hint="give a limit above it")
     if liveness is None:
         liveness = prog.layout is not None
     progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
@@ -105,7 +108,7 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
     if not opts.allow_no_axioms:
         require_axioms(m)
     _phase(stop, "building the event graph")
-    eg = _graph(prog, eg, opts.unroll)
+    eg = _graph(prog, eg, opts.unroll, deadline)
     deadline.check()
     obs = (sites.observables if prog.layout is not None else observables)(eg, opts.observe)
     r = state["run"] = CheckRun(prog, eg, m, obs, opts, deadline, [])
@@ -160,12 +163,13 @@ def _ask(r: CheckRun, own_problem: bool) -> dict[str, str]:
     return out
 
 
-def _graph(prog: Program, eg: EventGraph | None, unroll: int) -> EventGraph:
+def _graph(prog: Program, eg: EventGraph | None, unroll: int, deadline: Deadline) -> EventGraph:
     """The event graph handed on when it is ``prog``'s (the same threads and locations at the same
-    bound: a program with another condition shares it), else a new one."""
+    bound: a program with another condition shares it), else a new one, built under the check's
+    deadline (the builder looks at it itself: unrolling nested data-dependent loops allocates fast)."""
     if eg is None or eg.unroll != unroll or eg.program.threads != prog.threads \
             or eg.program.locations != prog.locations:
-        return build(prog, unroll=unroll)
+        return build(prog, unroll=unroll, look=deadline.check)
     return eg if eg.program is prog else replace(eg, program=prog)
 
 

@@ -289,8 +289,9 @@ class _Encoding:
 # -- the query --------------------------------------------------------------------------------
 
 
-def liveness_graph(prog, unroll: int, progress: Progress, relevance: bool = True) -> EventGraph:
-    return build(prog, unroll=unroll, liveness=True, prefixes=not progress.fair, relevance=relevance)
+def liveness_graph(prog, unroll: int, progress: Progress, relevance: bool = True, look=None) -> EventGraph:
+    return build(prog, unroll=unroll, liveness=True, prefixes=not progress.fair, relevance=relevance,
+                 look=look)
 
 
 def find_hangs(prog, model, unroll: int = 2, progress: str | Progress = "fair",
@@ -317,7 +318,7 @@ def decide(prog, model, unroll: int = 2, progress: str | Progress = "fair",
 
     pr = Progress.parse(progress)
     m = load_model(model) if isinstance(model, str) else model
-    eg = liveness_graph(prog, unroll, pr, relevance)
+    eg = liveness_graph(prog, unroll, pr, relevance, look=deadline.check)
     why = "; ".join(eg.undecided) or None
     if not any(p.kind in ("stuck", "blocked") for ps in eg.paths for p in ps):
         return [], why

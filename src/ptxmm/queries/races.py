@@ -81,10 +81,14 @@ class Races:
             return Found((), "no flags in model")
         if r.status not in ("ok", "stopped"):
             return Found((), "not checked")
+        # the enumeration stopped at --max-outcomes: the search is bounded as it was (brute force
+        # answers from the executions it judged; a full pass could take for ever), and says so
+        bounded = r.status == "stopped"
         try:
-            return Found(of_raised(r.eg, r.pb.raised(), r.outcome_of))
-        except TimedOut:
-            return Found((), "timeout")
+            found = of_raised(r.eg, r.pb.raised(bounded=bounded), r.outcome_of)
+        except TimedOut as e:  # the deadline, Ctrl-C, the memory limit: the search stops with the check
+            return Found((), e.reason)
+        return Found(found, "stopped" if bounded and r.pb.bounded_is_partial else "ok")
 
 
 QUERY = Races()

@@ -111,9 +111,14 @@ def _findings(r: CheckResult, out: Writer) -> None:
         where = (f"e.g. {f.outcome}" if i is None else
                  f"e.g. outcome {i}" if r.enumerated else "e.g. in an execution with the witness's values")
         out.line((f"  {f}   ({where})", "yellow"))
-    if r.findings_status == "timeout":
-        out.line(("  the model's flags were not all decided before the time limit: races may be "
+    if r.findings_status in ("timeout", "memory", "interrupted"):
+        why = {"timeout": "before the time limit", "memory": "before the memory limit",
+               "interrupted": "before Ctrl-C"}[r.findings_status]
+        out.line((f"  the model's flags were not all decided {why}: races may be "
                   "missing from this list", "yellow"))
+    elif r.findings_status == "stopped":
+        out.line(("  the model's flags were looked for only in the executions behind the outcomes "
+                  "found (--max-outcomes): races may be missing from this list", "yellow"))
     elif r.findings_status == "ok" and not r.findings and not r.enumerated:
         out.line(("data races: none (the race query found no allowed execution with one)", "dim"))
 

@@ -53,6 +53,7 @@ from ..ir.values import TRUE, Const, Expr, Unspec, const, convert, mk, reads_of,
 from .events import Event, EventGraph, Kind, PathInfo
 
 MAX_PATHS = 512
+LOOK_EVERY = 512  # instructions stepped between two looks at the check's deadline (build's ``look``)
 # the cat models' proxy sets (Dat3M's tags); a proxy fence carries the tag of the proxy it bridges
 # with the generic one, an alias proxy fence the tag ALIAS
 PROXY_TAG = {"generic": "GEN", "texture": "TEX", "surface": "SUR", "constant": "CON", "alias": "ALIAS",
@@ -164,10 +165,11 @@ class Builder:
     a :class:`State`. ``step`` evaluates an instruction's guard and calls its family's handler."""
 
     def __init__(self, prog: Program, unroll: int, awaits: bool = True, liveness: bool = False,
-                 relevance: bool = True):
+                 relevance: bool = True, look: Callable[[], None] | None = None):
         load_families()
         self.p = prog
         self.unroll = unroll
+        self.look = look  # called every LOOK_EVERY steps: raises when the check must stop
         self.reduce = awaits  # reduce spin loops to awaits where that is sound
         self.liveness = liveness  # also the paths that hang (stuck in a loop, blocked at a barrier)
         self.pending: list[State] = []  # such paths forked by the last step
@@ -180,6 +182,10 @@ class Builder:
         self.cut_loops: dict[tuple[int, int], int] = {}
         self.events: list[Proto] = []
         self.edges: set[tuple[int, int, str]] = set()
+        # an event → the ctrl set of its path when it was created (shared, not copied: a path
+        # deep in data-dependent branches would add millions of edges for events that the bound
+        # then cuts); the ctrl edges of the events kept are made when the graph is frozen
+        self.ctrl_of: dict[int, frozenset[int]] = {}
         self.cut = 0
         self.awaits = 0
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
@@ -310,8 +316,8 @@ class Builder:
         self.events.append(Proto(kind, t.index, len(st.events), ins, cond=guard or TRUE, **kw))
         st.events.append(eid)
         st.marks.append(len(st.assumes))
-        for c in st.ctrl:
-            self.edges.add((c, eid, "ctrl"))
+        if st.ctrl:
+            self.ctrl_of[eid] = st.ctrl
         return eid
 
     def set_reg(self, st: State, r: Reg, e: Expr, ty: str, deps: frozenset, guard: Expr | None):
@@ -370,9 +376,13 @@ class Builder:
         stack = [State(0, regs, types, {}, [], frozenset(), [], {}, {},
                        ptr={n: self.addr_of[v] for n, v in t.init_regs if isinstance(v, str)})]
         done: list[PathInfo] = []
+        steps = 0
         while stack:
             st: State | None = stack.pop()
             while st is not None and st.pc < len(t.instrs):
+                steps += 1
+                if self.look is not None and steps % LOOK_EVERY == 0:
+                    self.look()
                 st = self.step(t, t.instrs[st.pc], st, stack)
                 if self.pending:
                     stack += self.pending
@@ -477,16 +487,19 @@ class Builder:
 
 
 def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
-          prefixes: bool = False, relevance: bool = True) -> EventGraph:
+          prefixes: bool = False, relevance: bool = True,
+          look: Callable[[], None] | None = None) -> EventGraph:
     """Unroll every thread of ``prog`` and build its event graph (``awaits=False``: no spin loop
     is reduced to an await, every loop is unrolled — for tests of the reduction). ``liveness``:
     also the paths that hang (PathInfo.kind "stuck" and "blocked"; :mod:`ptxmm.queries.hangs` asks
     which of them an execution can take forever), and with ``prefixes`` every prefix of a path
     (a thread the scheduler may stop). Only liveness queries use such a graph; ``relevance=False``
     makes the stuck test compare every register an iteration carries (the test before issue 37).
+    ``look``: called every so many instructions stepped (a check's ``Deadline.check``): what it
+    raises stops the build (the unrolling of nested data-dependent loops can run for ever).
 
     The initial writes come first, then every thread's paths, then the graph is frozen."""
-    b = Builder(prog, unroll, awaits, liveness, relevance)
+    b = Builder(prog, unroll, awaits, liveness, relevance, look)
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
     ctas: dict = {}
     for t in prog.threads:
@@ -533,7 +546,8 @@ def _freeze(b: Builder, prog: Program, all_paths, init, loc_of_name) -> EventGra
                             None if e.ok is None else substitute(e.ok, f), e.at))
     edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": [],
                                                "aint": [], "done": [], "tmrange": []}
-    for a, c, k in sorted(b.edges):
+    kept_ctrl = {(c, e, "ctrl") for e in keep for c in b.ctrl_of.get(e, ())}
+    for a, c, k in sorted(b.edges | kept_ctrl):
         if a in remap and c in remap:
             edges[k].append((remap[a], remap[c]))
     paths = tuple(tuple(PathInfo(tuple(f(x) for x in p.events),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
 import os
 import shutil
@@ -27,6 +28,8 @@ from pathlib import Path
 
 from .jobs import Answer, Job
 from .sandbox import kill_group
+
+log = logging.getLogger("ptxmm.web")
 
 
 def _serve(conn, memory_mb: int | None) -> None:
@@ -68,6 +71,13 @@ def _failed(job: Job, message: str, kind: str) -> Answer:
 
 class WorkerDied(Exception):
     pass
+
+
+def _expected(call: asyncio.Future) -> None:
+    """The end of a call whose worker was ended (the time limit, a client gone): its WorkerDied
+    is what ending the worker means; retrieved here, it is not logged as "never retrieved"."""
+    if not call.cancelled():
+        call.exception()
 
 
 class _Worker:
@@ -130,6 +140,7 @@ class Pool:
         self.stats = Stats()
         self.waiting = 0  # requests waiting for a free worker
         self.closed = False
+        self.tasks: set[asyncio.Future] = set()  # workers' replacements under way
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -182,18 +193,33 @@ class Pool:
             answer = await asyncio.wait_for(asyncio.shield(call), limit)
         except TimeoutError:
             self.stats.stopped += 1
-            asyncio.ensure_future(self._replace(w))  # its pending call ends with the process
+            call.add_done_callback(_expected)  # its pending call ends with the process: WorkerDied
+            self._later(self._replace(w))
             return None
         except WorkerDied:
             self.stats.died += 1
-            asyncio.ensure_future(self._replace(w))
+            self._later(self._replace(w))
             raise
         except asyncio.CancelledError:  # the client went away: the worker may still be busy
-            asyncio.ensure_future(self._replace(w))
+            call.add_done_callback(_expected)
+            self._later(self._replace(w))
             raise
         self.stats.served += 1
         self.idle.put_nowait(w)
         return answer
+
+    def _later(self, coro) -> None:
+        """Run ``coro`` (a worker's replacement) on its own; kept until done (a task nobody holds
+        may be collected), its failure retrieved and logged, never "Task exception was never
+        retrieved"."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Future) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("replacing a worker failed: %r", task.exception())
 
     def close(self) -> None:
         self.closed = True

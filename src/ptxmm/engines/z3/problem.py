@@ -106,6 +106,8 @@ def _borrow(pooled: bool) -> z3.Solver:
 class Z3Problem(Encoding, Witness, Enumeration):
     """One program under one model, encoded once; queried for witnesses and outcomes."""
 
+    bounded_is_partial = False  # raised(bounded=True) is the full answer
+
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set[tuple[int, int]] | None = None,
                  deadline: Deadline = NO_DEADLINE):
@@ -158,7 +160,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         s, self.s = self.s, None
         self._opened_in.discard(self)
         self.deadline.unwatch(self._interrupt)
-        stopped = self.deadline.stop is not None and self.deadline.stop.reason is not None
+        stopped = self._stopped()
         if stopped:  # an interrupt when no solver call was under way stays pending in the context
             z3.SimpleSolver(ctx=self.lg.ctx).check()  # (a push would fail): a check clears it
         if s is not None and self.pooled and not stopped:  # an interrupted solver is not reused
@@ -194,10 +196,11 @@ class Z3Problem(Encoding, Witness, Enumeration):
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
         return self._extract(self.s.model()) if self._sat(q) else None
 
-    def raised(self) -> Iterator[Raised]:
+    def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """For every element of a model flag that some allowed execution raises (a pair of events),
         one such execution: each query asks for an allowed execution raising any element not yet
-        found, and its witness settles every element it raises."""
+        found, and its witness settles every element it raises (``bounded`` or not: a query per
+        element at most)."""
         terms = {} if self.unsat else _raised_terms(self)
         while terms:
             q = mk_bool(f"query{next(self.lg._tag)}")
@@ -231,6 +234,19 @@ class Z3Problem(Encoding, Witness, Enumeration):
             raise self._unknown()
         return r > 0
 
+    def _stopped(self) -> bool:
+        return self.deadline.stop is not None and self.deadline.stop.reason is not None
+
+    def _push(self, s: z3.Solver) -> None:
+        """``s.push()``; the stop's interrupt (the watchdog: the memory limit, the clock, Ctrl-C)
+        that arrives outside a solver call cancels the next push: the check's stop is raised then
+        (OutOfMemory, TimedOut, Interrupted), never Z3's "push canceled"."""
+        try:
+            s.push()
+        except z3.Z3Exception:
+            self.deadline.check()
+            raise
+
     def _unknown(self) -> TimedOut:
         """Why the solver answered "unknown": the check was stopped (Ctrl-C, the memory limit),
         its deadline passed, or else Ctrl-C reached Z3's own handler (a solver call catches
@@ -254,7 +270,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
             return
         s = self.s
         base = s.assertions()  # the problem's (a copy: the blocking clauses come after)
-        s.push()
+        self._push(s)
         # Models not compacted (a global parameter, restored at the end): a model is built ~15%
         # faster. (Relevancy off would make checks ~40% faster, but switching it on a solver that
         # holds assertions loses some of them: Z3 defers terms until they become relevant.)
@@ -276,8 +292,8 @@ class Z3Problem(Encoding, Witness, Enumeration):
                         return
         finally:
             z3.set_param("model.compact", compact)
-            if self.s is s:  # not yet closed (close() pops every scope of a pooled solver)
-                s.pop()
+            if self.s is s and not self._stopped():  # not yet closed (close() pops every scope of
+                s.pop()  # a pooled solver; an interrupted one is dropped, and its pop would fail)
 
 
 def _raised_terms(pb: Z3Problem) -> dict[tuple[str, tuple[int, ...]], z3.BoolRef]:

@@ -1,0 +1,107 @@
+"""A check stopped from outside (the watchdog: the memory limit, the clock, Ctrl-C) ends with its
+stop's Unknown in every engine and every phase: never a Z3 error, never a search that runs on
+(red team round 4: F1, F9)."""
+
+from __future__ import annotations
+
+import pytest
+
+import ptxmm
+
+# four threads, two weak stores and three weak loads each: thousands of outcomes, and a race
+# search that brute force cannot finish
+HEAVY = ".global .u32 x = 0;\n.global .u32 y = 0;\n" + "".join(
+    f".thread T{t} {{\n  st.global.u32 [x], {2 * t + 1}; st.global.u32 [y], {2 * t + 2};\n"
+    "  ld.global.u32 %r0, [y]; ld.global.u32 %r1, [x]; ld.global.u32 %r2, [y];\n}\n"
+    for t in range(4)) + "exists (T0:%r0 == 1)\n"
+
+
+@pytest.fixture(scope="module")
+def heavy_file(tmp_path_factory):
+    f = tmp_path_factory.mktemp("stop") / "l01_heavy.ptx"
+    f.write_text(HEAVY)
+    return f
+
+
+@pytest.fixture(scope="module")
+def heavy(heavy_file):
+    return ptxmm.load(heavy_file)
+
+
+def test_a_stop_between_solver_calls_is_the_stops_unknown(heavy):
+    """The memory stop interrupts Z3 while no solver call runs: the interrupt stays pending and
+    cancels the next push. Before: `z3.Z3Exception: b'push canceled'` (a traceback, exit 1)."""
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline
+    from ptxmm.engines.base import OutOfMemory, Stop
+    from ptxmm.engines.z3 import Z3Problem
+    from ptxmm.semantics.builder import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
+
+    eg = build(heavy)
+    stop = Stop()
+    pb = Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg), deadline=Deadline(None, stop))
+    stop.set("memory")  # the watchdog's hook: ctx.interrupt() with no solver call under way
+    with pytest.raises(OutOfMemory):
+        next(pb.outcomes())
+    pb.close()
+
+
+def test_check_stopped_for_memory_before_enumerating_says_memory(heavy, monkeypatch):
+    """The same race inside check(): the memory limit is passed just as the enumeration starts."""
+    from ptxmm.queries import checker
+
+    real = checker._phase
+
+    def phase(stop, what):
+        real(stop, what)
+        if what == "enumerating outcomes":
+            stop.set("memory")
+
+    monkeypatch.setattr(checker, "_phase", phase)
+    res = ptxmm.check(heavy, engine="z3")
+    assert res.status == "memory" and res.holds is None and "memory limit" in res.status_text
+
+
+def test_brute_race_search_is_bounded_at_max_outcomes(heavy, heavy_file):
+    """Brute force stopped at --max-outcomes: the race search looks only at the executions behind
+    the outcomes found, and says so. Before: a full pass over the whole candidate space after the
+    5th outcome (60 s+ on this program, no timeout, progress stuck at "5 outcome(s) found")."""
+    import time
+
+    t0 = time.perf_counter()
+    res = ptxmm.check(heavy, engine="brute", max_outcomes=5)
+    assert time.perf_counter() - t0 < 10
+    assert res.status == "stopped" and len(res.outcomes) == 5
+    assert res.findings_status == "stopped" and res.findings  # those it saw, said to be partial
+    from click.testing import CliRunner
+
+    from ptxmm.cli.main import main
+
+    r = CliRunner().invoke(main, ["check", "--engine", "brute", "--max-outcomes", "5", str(heavy_file)])
+    assert r.exit_code == 2 and "looked for only in the executions behind the outcomes found" in r.output
+
+
+def test_brute_race_search_stops_with_the_check(heavy, monkeypatch):
+    """The race search of a brute-force check watches the check's stop (the deadline, Ctrl-C, the
+    memory limit) as the enumeration does: its findings status says which."""
+    from ptxmm.engines.brute import BruteProblem
+
+    real = BruteProblem.raised
+
+    def raised(self, *a, **k):
+        self.deadline.stop.set("interrupted")  # Ctrl-C as the race search starts
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(BruteProblem, "raised", raised)
+    from ptxmm.queries import condition
+
+    monkeypatch.setattr(condition, "LIST_MAX", 10**9)
+    res = ptxmm.check(heavy, engine="brute", max_outcomes=5, timeout=60)
+    assert res.findings_status == "interrupted" and not res.findings
+
+
+def test_z3_race_search_at_max_outcomes_stays_complete(heavy):
+    res = ptxmm.check(heavy, engine="z3", max_outcomes=5)
+    assert res.status == "stopped" and res.findings_status == "ok" and res.findings
