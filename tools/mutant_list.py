@@ -353,7 +353,8 @@ ENGINE_MUTANTS = [
              "return self.name_of_addr[e.v], None, frozenset()")]),
     Mutant("ctrl-dep-dropped", "engine",
            "control dependencies from branch conditions are not recorded",
-           [(BUILDER, '            self.edges.add((c, eid, "ctrl"))', "            pass")]),
+           [(BUILDER, '    kept_ctrl = {(c, e, "ctrl") for e in keep for c in b.ctrl_of.get(e, ())}',
+             "    kept_ctrl = set()")]),
     Mutant("barrier-phase-ignored", "engine",
            "barrier arrivals of different phases (k-th and j-th use of one barrier) synchronize",
            [(Z3P, "            return self.eg.events[a].barrier[2] == self.eg.events[b].barrier[2]\n",
@@ -497,8 +498,9 @@ RACE_MUTANTS = [
     Mutant("race-query-in-enumeration-scope", "engine",
            "after an enumeration stopped at --max-outcomes, the race query runs under the "
            "enumeration's blocking constraints",
-           [(Z3PB, "            if self.s is s:  # not yet closed (close() pops every scope of a "
-                  "pooled solver)\n                s.pop()\n", "            pass\n")]),
+           [(Z3PB, "            if self.s is s and not self._stopped():  # not yet closed (close() pops "
+                  "every scope of\n                s.pop()  # a pooled solver; an interrupted one is "
+                  "dropped, and its pop would fail)\n", "            pass\n")]),
 ]
 
 # Liveness (src/ptxmm/queries/hangs.py, issue 26): killed by tests/queries/test_hangs.py and the Dat3M

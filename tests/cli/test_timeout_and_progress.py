@@ -110,9 +110,9 @@ def test_race_queries_stop_at_the_deadline():
 
     real = z3e.Z3Problem.raised
 
-    def late(self):
+    def late(self, **kw):
         self.deadline = z3e.Deadline(at=0.0)  # the deadline passes once the verdict is known
-        yield from real(self)
+        yield from real(self, **kw)
 
     z3e.Z3Problem.raised = late
     try:
