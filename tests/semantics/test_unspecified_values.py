@@ -60,7 +60,8 @@ def test_no_value_is_made_up(op, v):
 def test_brute_force_refuses_and_auto_picks_z3():
     p = _div0("div", "exists (T0:%r2 == 7)")
     with pytest.raises(ptxmm.UnsupportedError, match="cannot enumerate a value the PTX ISA leaves "
-                       r"unspecified: the result of `div.u32 %r2, %r1, 0` \(line 5\)"):
+                       r"unspecified: the result of `div.u32 %r2, %r1, 0` \(line 5; division by "
+                       r"zero\)"):
         ptxmm.check(p, engine="brute")
     assert ptxmm.check(p).engine == "z3"
 

@@ -42,12 +42,14 @@ _MEMO_MAX = 20_000
 
 def refuse_unspecified(eg: EventGraph) -> None:
     """Concrete enumeration has no finite set of values to try for a value the PTX ISA leaves
-    unspecified (any of 2^w): such a program is not for this engine (the Z3 engine lets the
-    solver choose the value)."""
+    unspecified (any of 2^w: a division by zero, a timer, an %envreg): such a program is not for
+    this engine (the Z3 engine lets the solver choose the value). The message names the
+    instruction and its line."""
     if eg.unspecified:
+        where = eg.unspecified[0].where  # a division's warning locates it; a timer's text has its line
+        pos = eg.warnings[0].pos if eg.warnings and "division by zero" in where else None
         raise UnsupportedError("the brute-force engine cannot enumerate a value the PTX ISA leaves "
-                               f"unspecified: {eg.unspecified[0].where} (division by zero)",
-                               eg.warnings[0].pos if eg.warnings else None,
+                               f"unspecified: {where}", pos,
                                "use --engine z3 (or auto): the solver lets the value be anything")
 
 

@@ -47,7 +47,8 @@ class Op:
 class Unspec:
     """A value the PTX ISA leaves unspecified, chosen freely by each execution: ``uid`` numbers
     the dynamic instance (an unrolled instruction on one path), ``where`` says which instruction
-    (for messages; not part of the identity)."""
+    and why (for messages; not part of the identity). Division by zero, a timer read, an
+    ``%envreg`` (ir/sregs.py)."""
 
     uid: int
     w: int = 32
@@ -199,7 +200,7 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
         v = reads.get(unspec_key(e.uid))
         if v is None:
             raise UnsupportedError(
-                f"{e.where or 'a value'} is unspecified (PTX ISA: division by zero): a concrete "
+                f"{e.where or 'a value'} is unspecified (the PTX ISA does not fix it): a concrete "
                 "enumeration (explaining a forbidden outcome, --engine brute) cannot leave it free",
                 None, "`ptxmm check` answers with the Z3 engine, which lets the value be anything")
         return mask(v, e.w)

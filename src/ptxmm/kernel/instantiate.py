@@ -18,6 +18,7 @@ from ..errors import Diagnostic, SemanticError, SourcePos
 from ..ir.launch import KernelInfo
 from ..ir.layout import AddressOracle
 from ..ir.program import Condition, MemRef, Placement, Program, Thread
+from ..ir.sregs import is_dynamic, width
 from .demangle import demangle
 from .inline import Expander
 from .launch import Launch
@@ -64,7 +65,8 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     threads = []
     cta_n = launch.grid[0] * launch.grid[1] * launch.grid[2]
     tid_n = launch.block[0] * launch.block[1] * launch.block[2]
-    reg_types = tuple(sorted((declared | {s: "u32" for s in specials}).items()))
+    reg_types = tuple(sorted((declared | {s: f"u{width(s)}" for s in specials}).items()))
+    fixed = [s for s in specials if not is_dynamic(s)]  # timers, %envreg: the builder's (ir/sregs.py)
     for cta in range(cta_n):
         cluster = None
         if launch.cluster is not None:
@@ -75,7 +77,7 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
             cluster = cid[0] + nclu[0] * (cid[1] + nclu[1] * cid[2])
         for tid in range(tid_n):
             sregs = special_registers(launch, cta, tid)
-            init = tuple((s, sregs[s]) for s in specials)
+            init = tuple((s, sregs[s]) for s in fixed)
             threads.append(Thread(f"b{cta}t{tid}", len(threads), Placement(0, cluster, cta), body,
                                   init_regs=init, pos=fn.pos, reg_types=reg_types))
     info = KernelInfo(fn.name, demangle(fn.name), launch, layout, source_file, expect, expect_pos,

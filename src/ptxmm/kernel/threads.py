@@ -1,6 +1,7 @@
 """A launch's threads: each one's special registers (``%tid``, ``%ctaid``, ``%laneid``, cluster
 ranks, lane masks) from its CTA and thread index, and the special registers a kernel body reads
-(any other undeclared register is a located error)."""
+(any other undeclared register is a located error). The timers and %envreg have no value here:
+the event builder reads them (ir/sregs.py)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def special_registers(launch: Launch, cta: int, tid: int) -> dict[str, int]:
 
 SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|cluster_nctaid)\.[xyz]$"
                       r"|^%(laneid|cluster_ctarank|cluster_nctarank|is_explicit_cluster|"
-                      r"lanemask_(eq|lt|le|gt|ge))$")
+                      r"lanemask_(eq|lt|le|gt|ge)|clock|clock_hi|clock64|globaltimer|globaltimer_lo|"
+                      r"globaltimer_hi|envreg([0-9]|[12][0-9]|3[01]))$")
 
 
 def specials_used(body: tuple, declared: dict[str, str]) -> list[str]:
@@ -58,11 +60,14 @@ def specials_used(body: tuple, declared: dict[str, str]) -> list[str]:
                 out.append(r.name)
                 continue
             raise UnsupportedError(f"register {r.name} in `{ins.text}`", ins.pos,
-                                   "special registers modelled: %tid %ntid %ctaid %nctaid %laneid "
-                                   "%clusterid %nclusterid %cluster_ctaid %cluster_nctaid "
-                                   "%cluster_ctarank %cluster_nctarank %lanemask_*; %warpid, %nwarpid, "
-                                   "clocks, %smid and timers are not (their values are the hardware's, "
-                                   "and %warpid may change as the thread runs): compute %tid.x / 32")
+                                   "special registers modelled: %tid %ntid %ctaid %nctaid "
+                                   "%laneid %clusterid %nclusterid %cluster_ctaid %cluster_nctaid "
+                                   "%cluster_ctarank %cluster_nctarank %lanemask_* %clock "
+                                   "%clock_hi %clock64 %globaltimer %globaltimer_lo "
+                                   "%globaltimer_hi %envreg0..31; %warpid, %nwarpid, %smid and "
+                                   "the performance counters are not (their values are the "
+                                   "hardware's, and %warpid may change as the thread runs): "
+                                   "compute %tid.x / 32")
     return out
 
 

@@ -48,6 +48,7 @@ from ..ir.program import (
     type_signed,
     type_width,
 )
+from ..ir.sregs import TIMERS, is_dynamic
 from ..ir.stops import Stop
 from ..ir.values import TRUE, Const, Expr, Unspec, const, convert, mk, reads_of, substitute, truth
 from .events import Event, EventGraph, Kind, PathInfo
@@ -142,12 +143,17 @@ class State:
     ptr: dict = field(default_factory=dict)
     stop: Stop | None = None  # where the path stops early (a failing assert, an out-of-bounds access)
     last: int = -1
+    # the last read of each of the thread's counters (ir/sregs.py: "clock", "globaltimer"), and,
+    # per loop header, how many unspecified values existed when the path last arrived there
+    clocks: dict = field(default_factory=dict)
+    head_uid: dict = field(default_factory=dict)
 
     def fork(self) -> State:
         return State(self.pc, dict(self.regs), dict(self.types), dict(self.deps), list(self.assumes),
                      self.ctrl, list(self.events), dict(self.back), dict(self.bars),
                      {k: (n, r, set(rbw), set(wr)) for k, (n, r, rbw, wr) in self.heads.items()},
-                     list(self.marks), self.end, dict(self.ptr), self.stop, self.last)
+                     list(self.marks), self.end, dict(self.ptr), self.stop, self.last,
+                     dict(self.clocks), dict(self.head_uid))
 
     def used(self, reg: str, write: bool) -> None:
         """Liveness graphs: note a register read (before the iteration wrote it: it carries state
@@ -201,6 +207,9 @@ class Builder:
         self.cur = 0  # the thread being built
         self.labels: dict[str, int] = {}  # its labels → their positions (bra's targets)
         self.unspecs: list[Unspec] = []
+        self.env: dict[tuple, Unspec] = {}  # (%envregN, CTA) → its value (ir/sregs.py)
+        self.timer_uids: set[int] = set()  # the unspecified values that are timer reads
+        self.clock_facts: set[Expr] = set()  # the assumptions "a counter does not go back"
         self.warned: dict[int, Diagnostic] = {}  # id(instruction) → its warning
         self.mapa_addrs: set[int] = set()  # the addresses `mapa` produced
         self.at: str | None = None  # the element one case of a loaded address names (loaded_access)
@@ -290,6 +299,9 @@ class Builder:
         if isinstance(o, Sym):
             e: Expr = Const(self.addr_of[o.name], ADDR_W)
             return (convert(e, type_width(ty)) if ty else e), frozenset()
+        if isinstance(o, Reg) and is_dynamic(o.name) and o.name not in st.regs:
+            e = self.special(o.name, st)
+            return (convert(e, type_width(ty)) if ty else e), frozenset()
         if isinstance(o, Reg) and o.name == "%cluster_ctarank" and o.name not in st.regs:
             e = self.ctarank(st)  # PTX ISA, special registers: the CTA's rank in its cluster
             return (convert(e, type_width(ty)) if ty else e), frozenset()
@@ -304,6 +316,40 @@ class Builder:
                 e = convert(e, type_width(ty), type_signed(st.types.get(o.name, ty)))
             return e, st.deps.get(o.name, frozenset())
         raise AssertionError(o)
+
+    def special(self, name: str, st: State) -> Expr:
+        """A read of a timer or an environment register (ir/sregs.py). A timer read is a fresh
+        value of its 64-bit counter, assumed not below the thread's last read of that counter on
+        this path (PTX ISA, Special Registers: %clock64 is "a predefined, read-only 64-bit
+        unsigned cycle counter", %globaltimer "a predefined, 64-bit global nanosecond timer":
+        they count up), of which the read returns its bits (%clock, %clock_hi: the low and high
+        halves of %clock64; %globaltimer_lo/_hi). An %envregN is one value per CTA ("can
+        contain cta-wide or grid-wide values"). Assumed beyond the ISA: a counter stays below
+        2^63 (292 years of nanoseconds, or of cycles at 1 GHz, from its zero), so it never wraps
+        and a signed difference of two reads is never negative (nvcc compiles
+        ``clock64() - a >= 0`` to a signed ``b >= a``)."""
+        t = self.p.threads[self.cur]
+        ins = t.instrs[st.pc] if st.pc < len(t.instrs) else None
+        at = f"`{ins.text}` (line {ins.pos.line if ins.pos is not None else '?'})" if ins else name
+        if name not in TIMERS:
+            key = (name, t.placement.cta_key)
+            if key not in self.env:
+                self.env[key] = Unspec(len(self.unspecs), 32,
+                                       f"{name} (set by the driver), read by {at}")
+                self.unspecs.append(self.env[key])
+            return self.env[key]
+        counter, w, lo = TIMERS[name]
+        u = Unspec(len(self.unspecs), 64, f"the timer {name} read by {at}")
+        self.unspecs.append(u)
+        self.timer_uids.add(u.uid)
+        prev = st.clocks.get(counter)
+        fact = mk("ult", u, Const(1 << 63, 64))
+        if prev is not None:
+            fact = mk("land", fact, mk("uge", u, prev))
+        st.assumes.append(fact)
+        self.clock_facts.add(fact)
+        st.clocks[counter] = u
+        return convert(mk("shr", u, Const(lo, 64)) if lo else u, w)
 
     def ctarank(self, st: State) -> Expr:
         """%cluster_ctarank of the thread being built (ranks in the order of .cta numbers)."""
@@ -447,6 +493,7 @@ class Builder:
 
                 stuck_at(self, st, st.pc, TRUE, frozenset(), u)
         st.heads[st.pc] = (len(st.events), dict(st.regs), set(), set())
+        st.head_uid[st.pc] = len(self.unspecs)
 
     # -- locations of the Hopper forms: shared memory, tensor maps, the CTAs of a cluster ------
     def space_tag(self, name: str) -> set[str]:

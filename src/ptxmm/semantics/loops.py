@@ -34,7 +34,7 @@ from ..ir.program import (
     Thread,
     operands,
 )
-from ..ir.values import TRUE, Const, Expr, Op, convert, mk
+from ..ir.values import TRUE, Const, Expr, Op, convert, mk, unspecs_of
 from .events import Kind
 
 PURE = (Mov, Alu, Setp, Selp)  # register arithmetic: its operands matter when its result does
@@ -226,12 +226,39 @@ def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
     # delay, a counter never read after) cannot tell a longer run from one the unrolling has
     changed = [r for r in changed if r in rel or r in b.loops.live_out[target] or not b.relevance]
     note_exact(b, b.events, (b.cur, target), events, changed, cond, ins)
+    timer = timed(b, st, target, cond)
+    if timer is not None:
+        b.inexact[(b.cur, target)] = (f"the loop at line {_line(ins)} is not exact: whether it goes "
+                                      f"on depends on {timer}, and time advances")
+        return
     stuck = st.fork()
     if cond != TRUE:
         stuck.assumes.append(cond)
         stuck.ctrl = stuck.ctrl | deps
     stuck.end, stuck.pc = ("stuck", (events, tuple(eqs), ins, free)), 10**9
     b.pending.append(stuck)
+
+
+def timed(b, st, target: int, cond: Expr) -> str | None:
+    """The timer read (ir/sregs.py) of this iteration that the path's staying in the loop
+    depends on — through the back edge's condition or a branch the iteration took — or None.
+    Such an iteration is no stuck candidate: repeating it forever would read the same timer
+    values forever, while a timer counts up (an endless run reads ever later values: a timed
+    back-off ``while (now - t0 < T)`` ends once T nanoseconds have passed), so "it may repeat"
+    would be a false hang; and "it cannot" would claim more than ptxmm decides (a loop
+    ``while (flag == 0 || now - t0 < T)`` still hangs when no one sets flag). The loop is marked
+    not exact instead: when the unrolling cuts it, liveness answers "not decided" with this
+    reason, never a hang it cannot show."""
+    if not b.timer_uids:
+        return None
+    first = st.head_uid.get(target, len(b.unspecs))
+    for c in (cond, *st.assumes):
+        if c in b.clock_facts:
+            continue
+        for u in unspecs_of(c):
+            if u.uid >= first and u.uid in b.timer_uids:
+                return u.where
+    return None
 
 
 def _line(ins) -> int | str:

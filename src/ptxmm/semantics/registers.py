@@ -86,7 +86,7 @@ def unspec(b: Builder, ins: Instruction, w: int, divisor: Expr) -> Unspec:
     """A fresh unspecified value for this instance of ``ins`` (a division whose divisor may
     be 0), and the instruction's warning."""
     line = ins.pos.line if ins.pos is not None else "?"
-    u = Unspec(len(b.unspecs), w, f"the result of `{ins.text}` (line {line})")
+    u = Unspec(len(b.unspecs), w, f"the result of `{ins.text}` (line {line}; division by zero)")
     b.unspecs.append(u)
     if id(ins) not in b.warned:
         when = "divides by zero" if isinstance(divisor, Const) else "may divide by zero"

@@ -27,6 +27,8 @@ import re
 from ..._infra.records import record
 from ...errors import SemanticError, SourcePos
 from ...ir.program import Instruction, Reg
+from ...ir.sregs import is_dynamic
+from ...ir.sregs import width as sreg_width
 from ...syntax.check import check_module_instruction
 from ...syntax.decode import Vec
 from ...syntax.ptx_isa import INSTR_TYPES
@@ -222,8 +224,9 @@ def _specials(c: Checked, spots: list) -> None:
                                 f"`mov.u32 %r1, {op.name};`, then use %r1")
         ty = (_types(c.quals) or ["u32"])[-1]
         width = int(ty[1:]) if ty[1:].isdigit() else 0
-        if c.base == "mov" and (ty[0] not in "usb" or width not in (16, 32)
+        natural = sreg_width(op.name) if is_dynamic(op.name) else 32
+        if c.base == "mov" and (ty[0] not in "usb" or width not in (16, natural)
                                 or (width == 16 and not _LEGACY16.match(op.name))):
-            raise SemanticError(f"`{mn}` reads the 32-bit special register {op.name} at .{ty}",
-                                spots[k][1], f"write `mov.u32 %r1, {op.name};` (a 32-bit register), "
-                                "and cvt it to another width")
+            raise SemanticError(f"`{mn}` reads the {natural}-bit special register {op.name} at .{ty}",
+                                spots[k][1], f"write `mov.u{natural} %r1, {op.name};` (a {natural}-bit "
+                                "register), and cvt it to another width")

@@ -15,14 +15,15 @@ from ...ir.program import (
     Thread,
     operands,
 )
+from ...ir.sregs import TIMERS
 from .common import Sources, did_you_mean, line_of
 
 # ----- registers: a must-be-written data flow over each thread's control flow ------------------------
 
 
 # special registers the hardware defines (read-only, never written by the thread): their value is
-# the thread's placement (events.py)
-SPECIAL_REGS = frozenset({"%cluster_ctarank"})
+# the thread's placement (events.py), or the builder chooses it (the timers and %envreg: ir/sregs.py)
+SPECIAL_REGS = frozenset({"%cluster_ctarank", *TIMERS, *(f"%envreg{i}" for i in range(32))})
 
 
 def _reads(ins: Instruction, src: Sources) -> list[Reg]:
