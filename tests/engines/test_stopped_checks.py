@@ -105,3 +105,42 @@ def test_brute_race_search_stops_with_the_check(heavy, monkeypatch):
 def test_z3_race_search_at_max_outcomes_stays_complete(heavy):
     res = ptxmm.check(heavy, engine="z3", max_outcomes=5)
     assert res.status == "stopped" and res.findings_status == "ok" and res.findings
+
+
+def test_an_interrupted_model_evaluation_is_the_stops_unknown(monkeypatch):
+    """The watchdog's interrupt can land while Z3 evaluates a model for an outcome's witness:
+    Z3_model_eval then gives no numeral. Before: `ValueError: invalid literal for int()` (a
+    traceback, seen once in a CI run of test_timeout_reports_unknown). Now the check's stop is
+    raised; with no stop set, the value is read through z3's own evaluation."""
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline
+    from ptxmm.engines.base import Stop, TimedOut
+    from ptxmm.engines.z3 import Z3Problem, witness
+    from ptxmm.semantics.builder import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
+    from support import ROOT
+
+    prog = ptxmm.load(ROOT / "examples" / "mp-relaxed-acquire.ptx")
+    eg = build(prog)
+    stop = Stop()
+
+    def values() -> list:
+        pb = Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg), deadline=Deadline(None, stop))
+        try:
+            return sorted(v for v, _, _ in pb.outcomes())
+        finally:
+            pb.close()
+
+    want = values()
+    assert len(want) == 4
+    monkeypatch.setattr(witness, "_P_EVAL", lambda *a: False)  # every evaluation cut short
+    assert values() == want  # no stop: read through z3's own evaluation
+    pb = Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg), deadline=Deadline(None, stop))
+    try:
+        outs = pb.outcomes()
+        stop.set("timeout")
+        with pytest.raises(TimedOut):
+            next(outs)
+    finally:
+        pb.close()

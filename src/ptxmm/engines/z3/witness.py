@@ -97,14 +97,24 @@ class Witness:
             return 0
         ctx = self.lg.ctx.ref().value
         out = _VP()
-        _P_EVAL(ctx, m.model.value, self._packed.as_ast().value, True, ctypes.byref(out))
+        ok = _P_EVAL(ctx, m.model.value, self._packed.as_ast().value, True, ctypes.byref(out))
+        if not ok or not out.value:  # the evaluation was interrupted: the check was stopped
+            return self._interrupted(m)
         _P_INC(ctx, out.value)
-        if self._layout.width <= _DECIMAL_MAX_BITS:
-            x = int(_P_DECIMAL(ctx, out.value))
-        else:
-            x = int(_P_BINARY(ctx, out.value), 2)
-        _P_DEC(ctx, out.value)
-        return x
+        try:
+            digits = (_P_DECIMAL if self._layout.width <= _DECIMAL_MAX_BITS else _P_BINARY)(ctx, out.value)
+        finally:
+            _P_DEC(ctx, out.value)
+        if not digits:  # not a numeral: an evaluation the watchdog's interrupt cut short
+            return self._interrupted(m)
+        return int(digits) if self._layout.width <= _DECIMAL_MAX_BITS else int(digits, 2)
+
+    def _interrupted(self, m: z3.ModelRef) -> int:
+        """A model evaluation that gave no numeral: Z3 was interrupted (the watchdog stopped the
+        check while it evaluated), so the check's stop is raised; were it not stopped, the value
+        is read through z3's own (slower) evaluation."""
+        self.deadline.check()
+        return m.eval(self._packed, model_completion=True).as_long()
 
     def _digits(self, m: z3.ModelRef) -> str:
         """The packed term's value in the model, as ``_layout.width`` binary digits."""
