@@ -112,6 +112,8 @@ def test_an_interrupted_model_evaluation_is_the_stops_unknown(monkeypatch):
     Z3_model_eval then gives no numeral. Before: `ValueError: invalid literal for int()` (a
     traceback, seen once in a CI run of test_timeout_reports_unknown). Now the check's stop is
     raised; with no stop set, the value is read through z3's own evaluation."""
+    from support import ROOT
+
     from ptxmm.cat.parser import load_model
     from ptxmm.engines import Deadline
     from ptxmm.engines.base import Stop, TimedOut
@@ -119,7 +121,6 @@ def test_an_interrupted_model_evaluation_is_the_stops_unknown(monkeypatch):
     from ptxmm.semantics.builder import build
     from ptxmm.semantics.outcomes import observables
     from ptxmm.semantics.vocab import candidates
-    from support import ROOT
 
     prog = ptxmm.load(ROOT / "examples" / "mp-relaxed-acquire.ptx")
     eg = build(prog)
