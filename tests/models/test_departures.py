@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support import ROOT
+from support.programs import LAST_BLOCK_RESET
 
 import ptxmm
 
@@ -128,24 +129,6 @@ def test_observation_through_an_atomic_orders_a_later_weak_read():
 
 # ---- a data race is between operations: an atom's two halves are one operation (ptx-common.cat) --
 
-LAST_BLOCK_RESET = """
-.global .u32 c = 0;
-.thread T0 .cta 0 {
-    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
-    setp.eq.u32 %p, %r0, 1;
-    @!%p bra END;
-    st.global.u32 [c], 0;
-END:
-}
-.thread T1 .cta 1 {
-    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
-    setp.eq.u32 %p, %r0, 1;
-    @!%p bra END;
-    st.global.u32 [c], 0;
-END:
-}
-exists (T0:%r0 == 1)
-"""
 
 
 def test_a_race_is_between_operations_not_rmw_halves(tmp_path):

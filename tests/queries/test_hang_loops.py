@@ -11,28 +11,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import ROOT
+from support.programs import ROTATED_WAIT as ROTATED
 
 from ptxmm import check, load, parse
 from ptxmm.cli.main import main
 from ptxmm.ir.program import Thread
 from ptxmm.queries.hangs import decide, find_hangs, terminates
 from ptxmm.semantics.loops import analyse
-
-ROTATED = """.test Rotated "a wait loop laid out as nvcc -O3 rotates it: the test at the bottom"
-.global .u32 flag = 0;
-.thread T0 .cta 0 {
-    st.release.gpu.global.u32 [flag], 1;
-}
-.thread T1 .cta 1 {
-    bra COND;
-BODY:
-    nanosleep.u32 20;
-COND:
-    ld.acquire.gpu.global.u32 %r0, [flag];
-    setp.eq.u32 %p, %r0, 0;
-    @%p bra BODY;
-}
-exists (T1:%r0 == 1)"""
 
 
 def _loops(text: str) -> tuple[Thread, object]:

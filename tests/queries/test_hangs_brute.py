@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support import ROOT
+from support.programs import ROTATED_WAIT
 
 from ptxmm import load, parse
 from ptxmm.engines import Deadline, candidate_space
@@ -250,20 +251,7 @@ exists (T1:%r0 == 1)
 exists (T1:%r0 == 0)
 """,
     # a rotated wait loop (nvcc -O3's layout): the load is in the block the back edge reaches
-    "rotated-wait": """
-.global .u32 flag = 0;
-.thread T0 .cta 0 { st.release.gpu.global.u32 [flag], 1; }
-.thread T1 .cta 1 {
-    bra COND;
-BODY:
-    nanosleep.u32 20;
-COND:
-    ld.acquire.gpu.global.u32 %r0, [flag];
-    setp.eq.u32 %p, %r0, 0;
-    @%p bra BODY;
-}
-exists (T1:%r0 == 1)
-""",
+    "rotated-wait": ROTATED_WAIT,
 }
 
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.grammar_gen import valid_ptx
+from support.programs import LAST_BLOCK_RESET
 
 import ptxmm
 from ptxmm.engines import candidate_space
@@ -139,24 +140,6 @@ def test_z3_race_query_equals_brute_force(src, model):
 
 # ---- races over whole operations (PTX ISA 8.7.1: an atom/red is one memory operation) -----------
 
-LAST_BLOCK_RESET = """
-.global .u32 c = 0;
-.thread T0 .cta 0 {
-    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
-    setp.eq.u32 %p, %r0, 1;
-    @!%p bra END;
-    st.global.u32 [c], 0;
-END:
-}
-.thread T1 .cta 1 {
-    atom.relaxed.gpu.global.add.u32 %r0, [c], 1;
-    setp.eq.u32 %p, %r0, 1;
-    @!%p bra END;
-    st.global.u32 [c], 0;
-END:
-}
-exists (T0:%r0 == 1)
-"""
 
 
 def _races(src: str, model: str, engine: str = "auto"):
