@@ -76,6 +76,14 @@ class Launch:
     text: str = ""
     pos: SourcePos | None = None
     shared: tuple[Buffer, ...] = ()  # dynamic shared memory: the extern __shared__ arrays it holds
+    # `cooperative k<<<...>>>(...)`: cudaLaunchCooperativeKernel (cudaLaunchAttributeCooperative):
+    # the grid's CTAs co-resident and the driver's grid workspace given (ir/sregs.py)
+    cooperative: bool = False
+    # `nonportable k<<<...>>>(...)`: cudaFuncAttributeNonPortableClusterSizeAllowed set to 1
+    nonportable: bool = False
+    # where the cluster comes from: "launch" (the launch line's), "reqnctapercluster" (the
+    # kernel's __cluster_dims__, applied by kernel.launch.apply_directives), None: no cluster
+    cluster_from: str | None = None
 
     @property
     def n_threads(self) -> int:

@@ -15,13 +15,13 @@ address oracle the caller gives) and one out-of-bounds case."""
 from __future__ import annotations
 
 from ..errors import Diagnostic, SemanticError, SourcePos
-from ..ir.launch import KernelInfo
-from ..ir.layout import AddressOracle
+from ..ir.launch import KernelInfo, prod
+from ..ir.layout import GLOBAL_BASE, SLOT, AddressOracle, Layout, Region
 from ..ir.program import Condition, MemRef, Placement, Program, Thread
-from ..ir.sregs import is_dynamic, width
+from ..ir.sregs import GRID_WORKSPACE, WORKSPACE, WORKSPACE_WORDS, is_dynamic, width
 from .demangle import demangle
 from .inline import Expander
-from .launch import Launch
+from .launch import Launch, apply_directives
 from .memory import access_widths, layout_of, locations
 from .module import Function, Module
 from .params import param_values
@@ -52,6 +52,7 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     """The Program of ``launch`` of a kernel of ``module``; ``oracle`` resolves the addresses the
     kernel computes from loaded data (:meth:`.layout.Layout.targets`)."""
     fn = find_kernel(module, launch.kernel, launch.pos, file)
+    launch = apply_directives(launch, demangle(fn.name), fn.directives, _cuda_lines(source_file, fn.name))
     layout = layout_of(module, launch, fn=fn)
     values = param_values(fn, launch, layout)
     notes: list[str] = []
@@ -60,6 +61,7 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     # the byte arrays' element widths from the accesses (the buffers' addresses do not change)
     layout = layout_of(module, launch,
                        access_widths(body, {v.name for v in module.variables if v.byte_array}), fn, oracle)
+    layout = with_workspace(layout, launch)
     declared = ex.declared
     specials = specials_used(body, declared)
     threads = []
@@ -67,6 +69,8 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     tid_n = launch.block[0] * launch.block[1] * launch.block[2]
     reg_types = tuple(sorted((declared | {s: f"u{width(s)}" for s in specials}).items()))
     fixed = [s for s in specials if not is_dynamic(s)]  # timers, %envreg: the builder's (ir/sregs.py)
+    env = workspace_registers(layout, launch, specials)
+    notes += launch_notes(launch, specials)
     for cta in range(cta_n):
         cluster = None
         if launch.cluster is not None:
@@ -77,7 +81,7 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
             cluster = cid[0] + nclu[0] * (cid[1] + nclu[1] * cid[2])
         for tid in range(tid_n):
             sregs = special_registers(launch, cta, tid)
-            init = tuple((s, sregs[s]) for s in fixed)
+            init = tuple((s, sregs[s]) for s in fixed) + env
             threads.append(Thread(f"b{cta}t{tid}", len(threads), Placement(0, cluster, cta), body,
                                   init_regs=init, pos=fn.pos, reg_types=reg_types))
     info = KernelInfo(fn.name, demangle(fn.name), launch, layout, source_file, expect, expect_pos,
@@ -90,6 +94,77 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
         check_condition(prog, condition)
     return prog
 
+
+
+# ----- the grid workspace of a cooperative launch (ir/sregs.py) -----------------------------------
+
+def with_workspace(layout: Layout, launch: Launch) -> Layout:
+    """``layout`` with the driver's grid workspace of a cooperative launch: a hidden global buffer
+    of WORKSPACE_WORDS zero-initialised .u32 words (cooperative groups' ``grid_workspace {
+    unsigned int wsSize; unsigned int barrier; }``) after every other global buffer."""
+    if not launch.cooperative:
+        return layout
+    top = max((r.base for r in layout.regions if r.space == "global"), default=GLOBAL_BASE - SLOT)
+    region = Region(WORKSPACE, WORKSPACE, "global", "u32", WORKSPACE_WORDS, top + SLOT,
+                    (0,) * WORKSPACE_WORDS)
+    return Layout(layout.regions + (region,), layout.oracle)
+
+
+def workspace_registers(layout: Layout, launch: Launch, specials: list[str]) -> tuple[tuple[str, int], ...]:
+    """The values of the grid-workspace registers the kernel reads (every thread's): in a
+    cooperative launch the workspace's address (%envreg1 its high half, %envreg2 its low half),
+    in any other launch the null pointer (ir/sregs.py says why); every other %envreg stays the
+    builder's unknown value."""
+    base = layout.base_of(WORKSPACE) if launch.cooperative else 0
+    halves = {GRID_WORKSPACE[0]: base >> 32, GRID_WORKSPACE[1]: base & 0xFFFFFFFF}
+    return tuple((s, halves[s]) for s in specials if s in halves)
+
+
+def launch_notes(launch: Launch, specials: list[str]) -> list[str]:
+    """What the report says of a launch: where its cluster comes from, what a cooperative launch
+    assumes, and the null grid workspace of a launch that is not cooperative."""
+    out = []
+    if launch.cluster_from == "reqnctapercluster":
+        out.append(f"the cluster {launch.cluster} is the kernel's own (__cluster_dims__, "
+                   ".reqnctapercluster): CUDA uses it when the launch gives none")
+    if launch.cooperative:
+        out.append(f"a cooperative launch: its {prod(launch.grid)} CTAs are taken to be co-resident, as "
+                   "cudaLaunchCooperativeKernel guarantees when it accepts a grid; whether the device holds "
+                   "them all at once (else cudaErrorCooperativeLaunchTooLarge) is beyond the model")
+    elif any(s in GRID_WORKSPACE for s in specials):
+        out.append("the kernel reads the grid workspace pointer (%envreg1, %envreg2: cooperative groups' "
+                   "this_grid()), and the launch is not cooperative: the pointer is taken as null, as the "
+                   "driver gives it to a process that has made no cooperative launch (grid.sync() then "
+                   "traps); write `cooperative KERNEL<<<...>>>(...)` for cudaLaunchCooperativeKernel")
+    return out
+
+
+def _cuda_lines(source_file: str | None, kernel: str):
+    """directive name → ``k.cu:12``, the line of the kernel's CUDA attribute that makes nvcc emit
+    it (the first line naming the attribute at or before the kernel's declaration), or None."""
+    from pathlib import Path
+
+    from .launch import CUDA_SPELLING
+
+    if source_file is None:
+        return None
+    try:
+        lines = Path(source_file).read_text().splitlines()
+    except OSError:
+        return None
+    short = demangle(kernel).split("::")[-1].split("(")[0]
+    decl = next((k for k, ln in enumerate(lines) if "__global__" in ln and short in ln), None)
+
+    def where(directive: str) -> str | None:
+        attr = CUDA_SPELLING.get(directive)
+        if attr is None or decl is None:
+            return None
+        for k in range(decl, max(decl - 8, -1), -1):
+            if attr in lines[k] and not lines[k].lstrip().startswith("//"):
+                return f"{Path(source_file).name}:{k + 1}"
+        return None
+
+    return where
 
 
 def check_condition(prog: Program, cond: Condition) -> None:

@@ -71,14 +71,15 @@ class _Reader:
         return -v if m.group(0).lstrip().startswith("-") else v
 
 
-FORM = ("KERNEL<<<GRID, BLOCK[, CLUSTER][, T shared[N]]>>>(T name[N], T name[N] = {v, ...}, 5, "
-        "CUtensorMap tm = tensormap(name, dims {8, 2}, box {4, 2}), ...)")
+FORM = ("[cooperative] [nonportable] KERNEL<<<GRID, BLOCK[, CLUSTER][, T shared[N]]>>>(T name[N], "
+        "T name[N] = {v, ...}, 5, CUtensorMap tm = tensormap(name, dims {8, 2}, box {4, 2}), ...)")
 TM_FORM = "CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})"
 
 
 def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
     r = _Reader(text, pos)
     r.ws()
+    attrs = _attributes(r)
     m = re.compile(r"[A-Za-z_$][\w$:]*").match(text, r.i)
     if not m:
         raise ParseError("a launch starts with the kernel's name", r.at(), FORM)
@@ -112,7 +113,7 @@ def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
         raise ParseError(f"unexpected `{text[r.i:r.i + 10]}` after the launch", r.at(), FORM)
     launch = Launch(kernel, dims[0][0], dims[1][0], dims[2][0] if len(dims) > 2 else None, tuple(args),
                     " ".join(text.split()).rstrip(";"), pos, tuple(shared))
-    return _check(launch, dims, r)
+    return _check(_with_attributes(launch, attrs), dims, r)
 
 
 def _dim(r: _Reader, what: str) -> tuple[tuple[int, int, int], SourcePos | None]:
@@ -363,15 +364,145 @@ def _check(launch: Launch, dims, r: _Reader) -> Launch:
         raise SemanticError(f"the launch has {n} threads, more than the limit of {MAX_THREADS}",
                             dims[0][1], "ptxmm checks small launches: every CUDA thread is a thread "
                             "of the model; shrink the grid or the block")
-    if launch.cluster is not None:
-        for k, (g, c) in enumerate(zip(launch.grid, launch.cluster)):
-            if g % c:
-                raise SemanticError(f"the grid's dimension {'xyz'[k]} ({g}) is not a multiple of the "
-                                    f"cluster's ({c})", dims[2][1], None)
-        if _prod(launch.cluster) > 8:
-            raise SemanticError(f"a cluster of {_prod(launch.cluster)} CTAs", dims[2][1],
-                                "portable clusters have at most 8 CTAs")
+    check_cluster(launch, dims[2][1] if len(dims) > 2 else None)
     return _replace(launch, args=args)
 
 
-__all__ = ["Buffer", "C_TYPES", "Launch", "Scalar", "TensorMapArg", "check_tensormap", "parse_launch"]
+# ----- launch attributes and the kernel's directives: the launch as CUDA validates it ------------
+
+# Words before the kernel's name, each a launch attribute of cudaLaunchKernelEx:
+# `cooperative` (cudaLaunchAttributeCooperative, as cudaLaunchCooperativeKernel launches) and
+# `nonportable` (cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1)).
+LAUNCH_ATTRIBUTES = ("cooperative", "nonportable")
+MAX_PORTABLE_CLUSTER = 8  # CUDA programming guide, thread block clusters: "portable" cluster size
+MAX_NONPORTABLE_CLUSTER = 16  # sm_90, with cudaFuncAttributeNonPortableClusterSizeAllowed
+
+
+def _attributes(r: _Reader) -> dict[str, SourcePos | None]:
+    """The launch attributes written before the kernel's name (``cooperative k<<<...>>>``): a word
+    of LAUNCH_ATTRIBUTES followed by another name (a kernel may itself be named ``cooperative``)."""
+    out: dict[str, SourcePos | None] = {}
+    word = re.compile(r"([A-Za-z_]\w*)\s+(?=[A-Za-z_$])")
+    while (m := word.match(r.text, r.i)) and m.group(1) in LAUNCH_ATTRIBUTES:
+        if m.group(1) in out:
+            raise ParseError(f"`{m.group(1)}` twice", r.at(), FORM)
+        out[m.group(1)] = r.at()
+        r.i = m.end()
+    return out
+
+
+def _with_attributes(launch: Launch, attrs: dict[str, SourcePos | None]) -> Launch:
+    return _replace(launch, cooperative="cooperative" in attrs, nonportable="nonportable" in attrs,
+                    cluster_from="launch" if launch.cluster is not None else None)
+
+
+def check_cluster(launch: Launch, at: SourcePos | None, why: str = "") -> None:
+    """The cluster's rules as cudaLaunchKernelEx applies them (cudaErrorInvalidClusterSize, seen
+    on an H200): every grid dimension a multiple of the cluster's; at most 8 CTAs (the portable
+    size), or 16 with cudaFuncAttributeNonPortableClusterSizeAllowed (``nonportable``: 16
+    launched, 32 refused on an H200). ``why``: where the cluster comes from, for the message."""
+    cl = launch.cluster
+    if cl is None:
+        return
+    for k, (g, c) in enumerate(zip(launch.grid, cl)):
+        if g % c:
+            raise SemanticError(f"the grid's dimension {'xyz'[k]} ({g}) is not a multiple of the "
+                                f"cluster's ({c}){why}", at,
+                                "CUDA refuses the launch (cudaErrorInvalidClusterSize): make the grid "
+                                "a whole number of clusters")
+    n = _prod(cl)
+    limit = MAX_NONPORTABLE_CLUSTER if launch.nonportable else MAX_PORTABLE_CLUSTER
+    if n > limit:
+        hint = (f"sm_90 runs at most {MAX_NONPORTABLE_CLUSTER} CTAs a cluster" if launch.nonportable else
+                f"portable clusters have at most {MAX_PORTABLE_CLUSTER} CTAs; up to "
+                f"{MAX_NONPORTABLE_CLUSTER} on sm_90 after cudaFuncSetAttribute(k, "
+                "cudaFuncAttributeNonPortableClusterSizeAllowed, 1): write `nonportable k<<<...>>>`")
+        raise SemanticError(f"a cluster of {n} CTAs{why}", at,
+                            f"CUDA refuses the launch (cudaErrorInvalidClusterSize): {hint}")
+
+
+# each directive → the CUDA C++ that makes nvcc emit it (nvcc 13, sm_90)
+CUDA_SPELLING = {"maxntid": "__launch_bounds__", "minnctapersm": "__launch_bounds__",
+                 "maxclusterrank": "__launch_bounds__", "reqntid": "__block_size__",
+                 "blocksareclusters": "__block_size__", "reqnctapercluster": "__cluster_dims__",
+                 "explicitcluster": "__cluster_dims__", "maxnreg": "__maxnreg__"}
+
+
+def apply_directives(launch: Launch, kernel: str, directives: tuple, cuda_line=None) -> Launch:
+    """``launch`` as CUDA runs kernel ``kernel`` with its header's ``directives``
+    (:class:`~ptxmm.kernel.module.records.EntryDirective`), or a located error at the launch
+    line where CUDA refuses it (PTX ISA 11.4 Performance-Tuning Directives, 11.7 Cluster
+    Dimension Directives; each rule also seen on an H200 through the CUDA runtime):
+
+    * ``.reqntid`` (``__block_size__``): "The size of each CTA dimension specified in any
+      invocation of the kernel is required to be equal to that specified in this directive";
+    * ``.maxntid`` (``__launch_bounds__(N)``): the block's thread count, "the product of the maximum
+      extent specified for each dimension, is guaranteed not to be exceeded" (the total only:
+      ``.maxntid 4, 1, 1`` runs a (1, 4, 1) block and refuses (2, 3, 1));
+    * ``.reqnctapercluster`` (``__cluster_dims__``): the launch's cluster when the launch line gives
+      none ("runtime will use the specified values for configuring the launch if the same are not
+      specified at launch time"); a launch line's cluster that differs is refused;
+    * ``.explicitcluster``: a cluster is given (by the launch or ``.reqnctapercluster``);
+    * ``.maxclusterrank`` (``__launch_bounds__(N, M, K)``): the cluster's CTA count at most K;
+    * ``.blocksareclusters`` (``__block_size__``'s grid counted in clusters): not supported yet;
+    * ``.maxnreg``, ``.minnctapersm``, ``.maxnctapersm``: register allocation and occupancy hints,
+      no effect on the model.
+
+    ``cuda_line``: directive name → where the CUDA attribute is written (``k.cu:12``), or None."""
+    d = {x.name: x for x in directives}
+    name = kernel
+
+    def refuse(what: str, key: str, error: str, hint: str) -> SemanticError:
+        x = d[key]
+        ptx = f"`.{key}{' ' + ', '.join(map(str, x.values)) if x.values else ''}`"
+        where = f" at line {x.pos.line}" if x.pos is not None else ""
+        cuda = cuda_line(key) if cuda_line else None
+        src = f" ({CUDA_SPELLING[key]}" + (f" at {cuda})" if cuda else ")") if key in CUDA_SPELLING else ""
+        return SemanticError(f"{what}: kernel {name} has {ptx}{where}{src}", launch.pos,
+                             f"CUDA refuses this launch ({error}): {hint}")
+
+    if "blocksareclusters" in d:
+        x = d["blocksareclusters"]
+        line = x.pos.line if x.pos else "?"
+        raise UnsupportedError(f"kernel {name} has `.blocksareclusters` (line {line}; __block_size__): its "
+                               "grid counts clusters", launch.pos,
+                               "not supported yet: use __launch_bounds__ and __cluster_dims__")
+    block = launch.block
+    if "reqntid" in d and block != d["reqntid"].values:
+        req = d["reqntid"].values
+        raise refuse(f"the block is {_fmt(block)}", "reqntid", "cudaErrorInvalidValue",
+                     f"launch it with a block of {_fmt(req)}: every dimension as .reqntid gives it")
+    if "maxntid" in d and _prod(block) > _prod(d["maxntid"].values):
+        raise refuse(f"the block has {_prod(block)} threads", "maxntid", "cudaErrorInvalidValue",
+                     f"at most {_prod(d['maxntid'].values)} threads a block (PTX ISA: the product of "
+                     ".maxntid's extents; any shape)")
+    cluster, source = launch.cluster, launch.cluster_from
+    if "reqnctapercluster" in d:
+        req = d["reqnctapercluster"].values
+        if cluster is None:
+            cluster, source = req, "reqnctapercluster"
+        elif cluster != req:
+            raise refuse(f"the launch's cluster is {_fmt(cluster)}", "reqnctapercluster",
+                         "cudaErrorInvalidClusterSize",
+                         f"give no cluster (CUDA then uses {_fmt(req)}) or the same one")
+    if "explicitcluster" in d and cluster is None:
+        raise refuse("the launch gives no cluster", "explicitcluster", "a launch error",
+                     "give the cluster in <<<GRID, BLOCK, CLUSTER>>>")
+    if "maxclusterrank" in d and cluster is not None and _prod(cluster) > d["maxclusterrank"].values[0]:
+        raise refuse(f"the launch's cluster has {_prod(cluster)} CTAs", "maxclusterrank",
+                     "cudaErrorInvalidClusterSize",
+                     f"at most {d['maxclusterrank'].values[0]} CTAs a cluster")
+    out = _replace(launch, cluster=cluster, cluster_from=source)
+    if source == "reqnctapercluster":
+        x = d["reqnctapercluster"]
+        check_cluster(out, launch.pos, f" (kernel {name}'s `.reqnctapercluster` at line "
+                                       f"{x.pos.line if x.pos else '?'}, its __cluster_dims__)")
+    return out
+
+
+def _fmt(d: tuple[int, ...]) -> str:
+    return str(d[0]) if all(x == 1 for x in d[1:]) else "(" + ", ".join(map(str, d)) + ")"
+
+
+__all__ = ["Buffer", "C_TYPES", "LAUNCH_ATTRIBUTES", "Launch", "Scalar", "TensorMapArg", "apply_directives",
+           "check_cluster", "check_tensormap", "parse_launch"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ...errors import ParseError, UnsupportedError
+from ...errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ...ir.program import Reg
 from ...syntax.decode import decode
 from .checks import Checked, operand_columns
 from .lowering import _NVCC, _ORDERED, _canonical
 from .operands import _operand, _split_top
-from .records import Call, Function, KernelPos
+from .records import Call, EntryDirective, Function, KernelPos
 from .sizes import _bulk_sizes
 from .statements import _pos, _short, _Stmt
 
@@ -33,10 +33,25 @@ class _FunctionBuilder:
         self.tmp = 0
         self.lines: list[str] = []  # the module's text, for operand columns
         self.checked: list[Checked] = []  # each instruction as written, for .checks
+        self.directives: list[EntryDirective] = []  # .maxntid, .reqnctapercluster, ...
 
     def build(self) -> Function:
         return Function(self.name, self.entry, self.params, self.rets, tuple(_bulk_sizes(self.body)),
-                        tuple(self.regs), self.pos)
+                        tuple(self.regs), self.pos, tuple(self.directives))
+
+    def header(self, text: str, pos: SourcePos) -> None:
+        """The directives between the header's parameter list and the body (``text``, at
+        ``pos``): each one :func:`entry_directives` reads, kept on the Function."""
+        for d in entry_directives(text, pos, self.lines, self.entry):
+            if any(x.name == d.name for x in self.directives):
+                raise SemanticError(f"a second `.{d.name}` on function {self.name}", d.pos, None)
+            self.directives.append(d)
+        names = {d.name for d in self.directives}
+        for a, b in (("maxntid", "reqntid"), ("maxclusterrank", "reqnctapercluster")):
+            if a in names and b in names:  # PTX ISA 11.4.3 and 11.7.3
+                at = next(d.pos for d in self.directives if d.name == b)
+                raise SemanticError(f"`.{a}` and `.{b}` on one kernel ({self.name})", at,
+                                    f"PTX ISA: the .{b} directive cannot be used in conjunction with .{a}")
 
     def statement(self, st: _Stmt) -> None:
         pos = _pos(self.file, st)
@@ -49,8 +64,10 @@ class _FunctionBuilder:
         if text.startswith(".reg"):
             self.reg_decl(text, pos)
             return
-        if text.startswith((".param", ".pragma", ".maxntid", ".reqntid", ".minnctapersm", ".maxnreg",
-                            ".noreturn")):
+        if text.startswith((".param", ".pragma", ".noreturn")):
+            return
+        if text.split(" ", 1)[0][1:] in ENTRY_DIRECTIVES:
+            self.header(text, pos)
             return
         if text.startswith((".shared", ".global")):  # a static __shared__ (nvcc: "demoted variable")
             self.variables.append(st)
@@ -97,6 +114,65 @@ class _FunctionBuilder:
         gcol = (pos.col + (2 if text.startswith("@!") else 1), ) if guard else ()
         self.checked.append(Checked(base, quals, ops, mpos, out, lowered, operand_columns(line, pos.col),
                                     (guard[0], *gcol) if guard else None))
+
+
+# PTX ISA 11.4 (performance tuning), 11.7 (cluster dimensions), 11.8 (.blocksareclusters): the
+# directives a kernel's header may carry → how many integers each takes (lo, hi). None of them
+# changes what a thread does; the launch checks (kernel/launch.py, apply_directives) read the
+# ones CUDA validates a launch against.
+ENTRY_DIRECTIVES: dict[str, tuple[int, int]] = {
+    "maxntid": (1, 3), "reqntid": (1, 3), "reqnctapercluster": (1, 3), "maxnreg": (1, 1),
+    "minnctapersm": (1, 1), "maxnctapersm": (1, 1), "maxclusterrank": (1, 1), "explicitcluster": (0, 0),
+    "blocksareclusters": (0, 0), "noreturn": (0, 0), "abi_preserve": (1, 1), "abi_preserve_control": (1, 1),
+}
+_KERNEL_ONLY = {"reqnctapercluster", "maxclusterrank", "explicitcluster", "blocksareclusters"}
+_ENTRY_DIRECTIVE = re.compile(r"\.([a-z_]+)\s*((?:\d+\s*,\s*)*\d+)?")
+
+
+def entry_directives(text: str, pos: SourcePos, lines: list[str], entry: bool) -> list[EntryDirective]:
+    """The directives of ``text`` (what follows a header's parameter list: ``.maxntid 4, 1, 1
+    .minnctapersm 2``, or one such directive alone), each with the PTX line it stands on (found
+    in ``lines``, the module's text, from ``pos`` on). An unknown directive, a wrong number of
+    values, a value of 0, or a cluster directive on a ``.func`` is a located error (PTX ISA 11.7:
+    "The cluster dimension directives can be applied only on kernel functions")."""
+    out: list[EntryDirective] = []
+    rest = text.strip()
+    line = pos.line
+    while rest:
+        m = _ENTRY_DIRECTIVE.match(rest)
+        if not m:
+            raise UnsupportedError(f"`{_short(rest)}` after the header of a function", pos,
+                                   "directives read: " + ", ".join("." + d for d in ENTRY_DIRECTIVES))
+        name = m.group(1)
+        values = tuple(int(v) for v in re.findall(r"\d+", m.group(2) or ""))
+        line, col = _find(lines, "." + name, line)
+        at = SourcePos(pos.file, line, col) if line else pos
+        if name not in ENTRY_DIRECTIVES:
+            raise UnsupportedError(f"directive `.{name}` on a function", at,
+                                   "directives read: " + ", ".join("." + d for d in ENTRY_DIRECTIVES))
+        lo, hi = ENTRY_DIRECTIVES[name]
+        if not lo <= len(values) <= hi:
+            n = lo if lo == hi else f"{lo} to {hi}"
+            raise ParseError(f"`.{name}` takes {n} value(s), not {len(values)}", at, None)
+        if any(v == 0 for v in values) and name not in ("abi_preserve", "abi_preserve_control"):
+            raise SemanticError(f"`.{name}` with a value of 0", at, "every extent is at least 1")
+        if name in _KERNEL_ONLY and not entry:
+            raise SemanticError(f"`.{name}` on a .func", at,
+                                "PTX ISA: the cluster dimension directives apply only to kernels (.entry)")
+        if name in ("maxntid", "reqntid", "reqnctapercluster"):
+            values += (1,) * (3 - len(values))
+        out.append(EntryDirective(name, values, at))
+        rest = rest[m.end():].lstrip()
+    return out
+
+
+def _find(lines: list[str], word: str, start: int) -> tuple[int, int]:
+    """The (line, column) of ``word`` from line ``start`` on (0, 0: not found)."""
+    for ln in range(max(start, 1), min(len(lines), start + 64) + 1):
+        k = lines[ln - 1].find(word)
+        if k >= 0:
+            return ln, k + 1
+    return 0, 0
 
 
 def _call(mn: str, rest: str, pos, text: str, guard) -> Call:

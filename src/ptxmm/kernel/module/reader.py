@@ -141,6 +141,8 @@ class _ModuleBuilder:
         fb = _FunctionBuilder(self.file, name, kind == "entry", _params(params or "", st, self.file),
                               _params(rets or "", st, self.file), _pos(self.file, st))
         fb.lines = self.lines
+        if _rest.strip():  # .maxntid, .reqnctapercluster, ... (PTX ISA 11.4, 11.7)
+            fb.header(_rest, _pos(self.file, st))
         j = _function_end(stmts, i + 1)
         if j is None:
             raise ParseError(f"function {name} has no closing `}}`", _pos(self.file, st), None)

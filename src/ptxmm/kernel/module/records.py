@@ -98,6 +98,16 @@ class ParamStore:
 
 
 @record
+class EntryDirective:
+    """A performance-tuning or cluster directive between a kernel's header and its body (PTX ISA
+    11.4, 11.7, 11.8): ``.maxntid 4, 1, 1`` is ``EntryDirective("maxntid", (4, 1, 1), pos)``."""
+
+    name: str  # without its dot
+    values: tuple[int, ...]
+    pos: SourcePos | None = None
+
+
+@record
 class Function:
     name: str
     entry: bool
@@ -106,6 +116,7 @@ class Function:
     body: tuple  # Instruction | Call | ParamStore
     regs: tuple[tuple[str, str, int | None], ...]  # (name or prefix, type, range size or None)
     pos: SourcePos | None = None
+    directives: tuple[EntryDirective, ...] = ()  # .maxntid, .reqnctapercluster, ... (bodies.py)
 
     def declares(self, reg: str) -> bool:
         for name, _ty, n in self.regs:
