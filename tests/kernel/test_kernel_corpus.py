@@ -57,7 +57,9 @@ def _expected(cu: Path) -> set[str]:
 
 
 def _threads(launch: str) -> int:
-    m = re.match(r"\w+<<<\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*\d+\s*)?>>>\(", launch)
+    # (`cooperative`, `nonportable`: launch attributes before the kernel's name)
+    m = re.match(r"(?:(?:cooperative|nonportable)\s+)*\w+<<<\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*\d+\s*)?>>>\(",
+                 launch)
     assert m, launch
     return int(m.group(1)) * int(m.group(2))
 

@@ -63,7 +63,7 @@ SLOW = [
     "hopper/tma-tensor-load-2d-no-expect-tx", "hopper/tma-tensor-load-2d",
     "hopper/uni-fence-acquire-remote-bidir", "hopper/uni-fence-acquire-remote",
     "hopper/wgmma-tma-war-early-release", "hopper/wgmma-tma-war", "kernels/flag-wait-backoff-no-fence",
-    "kernels/flag-wait-backoff", "kernels/litmus/lookback-packed", "spinlock-cas",
+    "kernels/flag-wait-backoff", "kernels/grid-sync-cg", "kernels/litmus/lookback-packed", "spinlock-cas",
     "teaching/14-lock-acquire-release",
 ]
 SKIPPED = {
