@@ -61,9 +61,9 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     # the byte arrays' element widths from the accesses (the buffers' addresses do not change)
     layout = layout_of(module, launch,
                        access_widths(body, {v.name for v in module.variables if v.byte_array}), fn, oracle)
-    layout = with_workspace(layout, launch)
     declared = ex.declared
     specials = specials_used(body, declared)
+    layout = with_workspace(layout, launch, specials)
     threads = []
     cta_n = launch.grid[0] * launch.grid[1] * launch.grid[2]
     tid_n = launch.block[0] * launch.block[1] * launch.block[2]
@@ -98,11 +98,12 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
 
 # ----- the grid workspace of a cooperative launch (ir/sregs.py) -----------------------------------
 
-def with_workspace(layout: Layout, launch: Launch) -> Layout:
-    """``layout`` with the driver's grid workspace of a cooperative launch: a hidden global buffer
-    of WORKSPACE_WORDS zero-initialised .u32 words (cooperative groups' ``grid_workspace {
-    unsigned int wsSize; unsigned int barrier; }``) after every other global buffer."""
-    if not launch.cooperative:
+def with_workspace(layout: Layout, launch: Launch, specials: list[str]) -> Layout:
+    """``layout`` with the driver's grid workspace of a cooperative launch whose kernel reads its
+    address (``specials``: the special registers it reads): a hidden global buffer of
+    WORKSPACE_WORDS zero-initialised .u32 words (cooperative groups' ``grid_workspace { unsigned
+    int wsSize; unsigned int barrier; }``) after every other global buffer."""
+    if not launch.cooperative or not any(s in GRID_WORKSPACE for s in specials):
         return layout
     top = max((r.base for r in layout.regions if r.space == "global"), default=GLOBAL_BASE - SLOT)
     region = Region(WORKSPACE, WORKSPACE, "global", "u32", WORKSPACE_WORDS, top + SLOT,
@@ -115,6 +116,8 @@ def workspace_registers(layout: Layout, launch: Launch, specials: list[str]) -> 
     cooperative launch the workspace's address (%envreg1 its high half, %envreg2 its low half),
     in any other launch the null pointer (ir/sregs.py says why); every other %envreg stays the
     builder's unknown value."""
+    if not any(s in GRID_WORKSPACE for s in specials):
+        return ()
     base = layout.base_of(WORKSPACE) if launch.cooperative else 0
     halves = {GRID_WORKSPACE[0]: base >> 32, GRID_WORKSPACE[1]: base & 0xFFFFFFFF}
     return tuple((s, halves[s]) for s in specials if s in halves)

@@ -43,9 +43,13 @@ class _FunctionBuilder:
         """The directives between the header's parameter list and the body (``text``, at
         ``pos``): each one :func:`entry_directives` reads, kept on the Function."""
         for d in entry_directives(text, pos, self.lines, self.entry):
-            if any(x.name == d.name for x in self.directives):
-                raise SemanticError(f"a second `.{d.name}` on function {self.name}", d.pos, None)
-            self.directives.append(d)
+            first = next((x for x in self.directives if x.name == d.name), None)
+            if first is not None and first.values != d.values:
+                raise UnsupportedError(f"a second `.{d.name}` on function {self.name}, with other values",
+                                       d.pos, "ptxas accepts it, but which one it keeps is not documented: "
+                                       "keep one")
+            if first is None:
+                self.directives.append(d)
         names = {d.name for d in self.directives}
         for a, b in (("maxntid", "reqntid"), ("maxclusterrank", "reqnctapercluster")):
             if a in names and b in names:  # PTX ISA 11.4.3 and 11.7.3
@@ -125,7 +129,7 @@ ENTRY_DIRECTIVES: dict[str, tuple[int, int]] = {
     "minnctapersm": (1, 1), "maxnctapersm": (1, 1), "maxclusterrank": (1, 1), "explicitcluster": (0, 0),
     "blocksareclusters": (0, 0), "noreturn": (0, 0), "abi_preserve": (1, 1), "abi_preserve_control": (1, 1),
 }
-_KERNEL_ONLY = {"reqnctapercluster", "maxclusterrank", "explicitcluster", "blocksareclusters"}
+_FUNC_ONLY = {"noreturn", "abi_preserve", "abi_preserve_control"}  # the rest: kernels (.entry) only
 _ENTRY_DIRECTIVE = re.compile(r"\.([a-z_]+)\s*((?:\d+\s*,\s*)*\d+)?")
 
 
@@ -133,8 +137,11 @@ def entry_directives(text: str, pos: SourcePos, lines: list[str], entry: bool) -
     """The directives of ``text`` (what follows a header's parameter list: ``.maxntid 4, 1, 1
     .minnctapersm 2``, or one such directive alone), each with the PTX line it stands on (found
     in ``lines``, the module's text, from ``pos`` on). An unknown directive, a wrong number of
-    values, a value of 0, or a cluster directive on a ``.func`` is a located error (PTX ISA 11.7:
-    "The cluster dimension directives can be applied only on kernel functions")."""
+    values, a value of 0 (ptxas: "Positive non-zero value expected"), a kernel's directive on a
+    ``.func`` or a function's on an ``.entry`` is a located error (PTX ISA 11.4: ".maxnreg,
+    .maxntid, .reqntid, and .minnctapersm directives may be applied per-entry"; 11.7: "The cluster
+    dimension directives can be applied only on kernel functions"; .noreturn and .abi_preserve
+    "can only be specified on device functions")."""
     out: list[EntryDirective] = []
     rest = text.strip()
     line = pos.line
@@ -156,9 +163,9 @@ def entry_directives(text: str, pos: SourcePos, lines: list[str], entry: bool) -
             raise ParseError(f"`.{name}` takes {n} value(s), not {len(values)}", at, None)
         if any(v == 0 for v in values) and name not in ("abi_preserve", "abi_preserve_control"):
             raise SemanticError(f"`.{name}` with a value of 0", at, "every extent is at least 1")
-        if name in _KERNEL_ONLY and not entry:
-            raise SemanticError(f"`.{name}` on a .func", at,
-                                "PTX ISA: the cluster dimension directives apply only to kernels (.entry)")
+        if (name in _FUNC_ONLY) == entry:
+            where, other = (".entry", "device functions (.func)") if entry else (".func", "kernels (.entry)")
+            raise SemanticError(f"`.{name}` on a {where}", at, f"PTX ISA: .{name} applies to {other} only")
         if name in ("maxntid", "reqntid", "reqnctapercluster"):
             values += (1,) * (3 - len(values))
         out.append(EntryDirective(name, values, at))
