@@ -1,16 +1,19 @@
 """A launch of a kernel of a PTX module instantiated into a :class:`~ptxmm.ir.program.Program`.
 
-Every CUDA thread of the launch is a thread of the model (independent thread scheduling), placed in
-its CTA and cluster, with its special registers (``%tid``, ``%ctaid``, ``%laneid``, ...) concrete
-(initial register values). Buffers — the launch's ``T name[N]`` arguments and the module's
-``.global``/``.shared`` variables — lie at fixed addresses (:class:`.layout.Layout`); every element
-is a location of the model named ``name[i]``. A kernel parameter's value is its buffer's base
-address (or the scalar). The event builder computes each access's address and asks the layout
-which element it names; an address outside every buffer is an *out-of-bounds* access: the thread
-stops there (:mod:`ptxmm.ir.stops`), as at a failing ``assert()``, and the finding is a query on
-the formula (:mod:`ptxmm.queries.sites`). An address computed from loaded data is split by the
-event builder into one case per element it may name (:meth:`.layout.Layout.targets`, asked of the
-address oracle the caller gives) and one out-of-bounds case."""
+The launch is first checked against the kernel's directives and given the cluster of its
+``__cluster_dims__`` (:func:`.launch.apply_directives`); a cooperative launch gets the grid
+workspace (:func:`with_workspace`, ir/sregs.py). Every CUDA thread of the launch is a thread of the
+model (independent thread scheduling), placed in its CTA and cluster, with its special registers
+(``%tid``, ``%ctaid``, ``%laneid``, ...) concrete (initial register values). Buffers — the launch's
+``T name[N]`` arguments and the module's ``.global``/``.shared`` variables — lie at fixed addresses
+(:class:`.layout.Layout`); every element is a location of the model named ``name[i]``. A kernel
+parameter's value is its buffer's base address (or the scalar). The event builder computes each
+access's address and asks the layout which element it names; an address outside every buffer is an
+*out-of-bounds* access: the thread stops there (:mod:`ptxmm.ir.stops`), as at a failing
+``assert()``, and the finding is a query on the formula (:mod:`ptxmm.queries.sites`). An address
+computed from loaded data is split by the event builder into one case per element it may name
+(:meth:`.layout.Layout.targets`, asked of the address oracle the caller gives) and one out-of-bounds
+case."""
 
 from __future__ import annotations
 

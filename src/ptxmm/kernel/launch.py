@@ -8,7 +8,14 @@ argument, given as the array it holds: N elements of C type T, N * sizeof(T) byt
 ``CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})`` (a ``const __grid_constant__
 CUtensorMap`` parameter: the tiled map cuTensorMapEncodeTiled would encode for the launch buffer
 ``a``, validated by that function's rules: :func:`check_tensormap`). Every mistake is a located
-error."""
+error.
+
+Words before KERNEL are launch attributes (``LAUNCH_ATTRIBUTES``): ``cooperative`` (launched as
+cudaLaunchCooperativeKernel does: cooperative groups' grid workspace given, ir/sregs.py) and
+``nonportable`` (cudaFuncAttributeNonPortableClusterSizeAllowed: clusters of up to 16 CTAs). Once
+the kernel is found, :func:`apply_directives` checks the launch against its header's directives as
+CUDA does (``__launch_bounds__``, ``__cluster_dims__``) and gives it the cluster of
+``__cluster_dims__`` when the launch line names none."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """A launch's threads: each one's special registers (``%tid``, ``%ctaid``, ``%laneid``, cluster
 ranks, lane masks) from its CTA and thread index, and the special registers a kernel body reads
 (any other undeclared register is a located error). The timers and %envreg have no value here:
-the event builder reads them (ir/sregs.py)."""
+the event builder reads them (ir/sregs.py), except the grid workspace's %envreg1 and %envreg2,
+which kernel/instantiate.py gives every thread (the workspace's address in a cooperative launch,
+null otherwise)."""
 
 from __future__ import annotations
 
