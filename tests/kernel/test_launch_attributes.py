@@ -84,7 +84,7 @@ def test_a_launch_cuda_refuses_is_an_error_at_the_launch_line(tmp_path, directiv
     assert e.value.pos is not None and (e.value.pos.file, e.value.pos.line) == (str(tmp_path / "k.ptx"), 1)
     word = named.split()[0]
     line = 9 + next(k for k, d in enumerate(directives.split("\n")) if d.split()[0] == word)
-    assert f"line {line}" in msg  # the directive's own PTX line
+    assert f"PTX line {line}" in msg  # the directive's own line
     assert "CUDA refuses" in (e.value.hint or "")
 
 
@@ -110,7 +110,7 @@ def test_the_launch_error_names_the_cuda_attribute_and_its_line(tmp_path):
         "\t.param .u64 _Z1kPi_param_0\n)\n.maxntid 4, 1, 1\n{\n\tret;\n}\n")
     with pytest.raises(SemanticError) as e:
         ptxmm.load(tmp_path / "k.ptx")
-    assert "`.maxntid 4, 1, 1` at line 7 (__launch_bounds__ at k.cu:3)" in str(e.value), str(e.value)
+    assert "`.maxntid 4, 1, 1` (PTX line 7; __launch_bounds__ at k.cu:3)" in str(e.value), str(e.value)
 
 
 def test_blocks_as_clusters_is_not_supported_yet(tmp_path):

@@ -462,10 +462,12 @@ def apply_directives(launch: Launch, kernel: str, directives: tuple, cuda_line=N
     def refuse(what: str, key: str, error: str, hint: str) -> SemanticError:
         x = d[key]
         ptx = f"`.{key}{' ' + ', '.join(map(str, x.values)) if x.values else ''}`"
-        where = f" at line {x.pos.line}" if x.pos is not None else ""
+        where = [f"PTX line {x.pos.line}"] if x.pos is not None else []
         cuda = cuda_line(key) if cuda_line else None
-        src = f" ({CUDA_SPELLING[key]}" + (f" at {cuda})" if cuda else ")") if key in CUDA_SPELLING else ""
-        return SemanticError(f"{what}: kernel {name} has {ptx}{where}{src}", launch.pos,
+        if key in CUDA_SPELLING:
+            where.append(CUDA_SPELLING[key] + (f" at {cuda}" if cuda else ""))
+        src = f" ({'; '.join(where)})" if where else ""
+        return SemanticError(f"{what}: kernel {name} has {ptx}{src}", launch.pos,
                              f"CUDA refuses this launch ({error}): {hint}")
 
     if "blocksareclusters" in d:
@@ -502,8 +504,8 @@ def apply_directives(launch: Launch, kernel: str, directives: tuple, cuda_line=N
     out = _replace(launch, cluster=cluster, cluster_from=source)
     if source == "reqnctapercluster":
         x = d["reqnctapercluster"]
-        check_cluster(out, launch.pos, f" (kernel {name}'s `.reqnctapercluster` at line "
-                                       f"{x.pos.line if x.pos else '?'}, its __cluster_dims__)")
+        check_cluster(out, launch.pos, f" (kernel {name}'s `.reqnctapercluster`, PTX line "
+                                       f"{x.pos.line if x.pos else '?'}: its __cluster_dims__)")
     return out
 
 
