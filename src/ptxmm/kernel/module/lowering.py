@@ -229,26 +229,36 @@ def _st(fb, quals, ops, c):
 
 
 def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
-    """``ld/st{.weak}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, and the stores it
-    merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``). PTX ISA 8.2.4 (memory operations
-    on vector data types): "modelled as a set of equivalent memory operations on scalar data types,
-    executed in an unspecified order on the elements in the vector". So: one scalar access per
-    element, at the address plus the element's offset, here in element order. That order changes no
-    answer for *weak* elements: each element is a different location, and a weak access is morally
-    strong with nothing, so no observation edge starts or ends at one — the causality edges
-    between elements that program order adds lead only between the instruction's own elements,
-    whose other edges are the instruction's program-order ones in either order. Strong (relaxed,
-    acquire, release, volatile) vector accesses, whose elements may be observed one by one, are not
-    supported yet."""
+    """``ld/st{.sem.scope}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, the stores it
+    merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``; CUB's and NCCL's strong ``v2``/``v4``
+    flag+data accesses). PTX ISA 8.2.4 (memory operations on vector data types): "modelled as a set
+    of equivalent memory operations on scalar data types, executed in an unspecified order on the
+    elements in the vector". So: one scalar access per element, with the instruction's semantics
+    and scope, at the address plus the element's offset, here in element order.
+
+    That order changes no answer for weak, relaxed and volatile elements (ptx.cat, ptx-v7.5.cat):
+    the elements are different locations; a program-order edge between them is in base causality,
+    but every pattern that turns program order into synchronisation starts at a release or ends at
+    an acquire (an access or a fence), and no fence can sit between two elements. So a causality
+    path through the edge e0 → e1 enters e0 and leaves e1 by program order, which relates its ends
+    directly; the edge itself relates two locations, which no axiom (Coherence, Causality,
+    SC-per-Location: all per location) looks at. Each element is also single-copy atomic on its
+    own only: a reader may see one element new and another old (a torn vector).
+
+    Acquire and release elements are different: a release element orders the elements before it
+    (an acquire element those after it) for whoever synchronises with it, so the order would be
+    a promise the ISA does not make; they are a located "not supported yet"."""
     n = int(next(q for q in quals if q in ("v2", "v4", "v8"))[1:])
     scalar = [q for q in quals if q not in ("v2", "v4", "v8")]
     vec, addr = ((ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])) if len(ops) == 2 else (None, None)
     if not isinstance(vec, Vec) or len(vec.items) != n or not isinstance(addr, Addr):
         raise ParseError(f"`{c['text']}` takes a vector of {n} and an address", c["pos"],
                          f"{base}.v{n}.type " + ("{d0, ...}, [a]" if base == "ld" else "[a], {v0, ...}"))
-    if any(q in ("relaxed", "acquire", "release", "volatile", "mmio", "acq_rel", "sc") for q in scalar):
-        raise UnsupportedError(f"a strong vector access `{c['text']}`", c["pos"],
-                               "weak vector loads and stores are modelled (one access per element)")
+    if any(q in ("acquire", "release", "mmio", "acq_rel", "sc") for q in scalar):
+        raise UnsupportedError(f"an acquire or release vector access `{c['text']}`", c["pos"],
+                               "PTX ISA 8.2.4: its elements are accessed in an unspecified order, which "
+                               "decides what each acquire/release element orders; weak, relaxed and "
+                               "volatile vector accesses are modelled (one access per element)")
     mn = _canonical(base, scalar)
     width = _ty(_types_of(scalar)[-1])[0] // 8 if _types_of(scalar) else 4
     out: list = []
