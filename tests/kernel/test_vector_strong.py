@@ -23,12 +23,13 @@ def entry(body: str, params: int = 0) -> str:
     return HEAD + f".visible .entry k(\n{sig}\n)\n{{\n{body}\n}}\n"
 
 
+# volatile is read as relaxed.sys
 @pytest.mark.parametrize("ins, sem, scope", [
     ("st.relaxed.gpu.global.v2.u32 [%rd1], {%r1, %r2};", "relaxed", "gpu"),
     ("ld.relaxed.gpu.global.v2.u32 {%r1, %r2}, [%rd1];", "relaxed", "gpu"),
     ("ld.global.relaxed.cta.v2.u32 {%r1, %r2}, [%rd1];", "relaxed", "cta"),
-    ("ld.volatile.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];", "relaxed", "sys"),  # volatile: relaxed.sys (ISA 8.3)
-    ("st.volatile.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};", "relaxed", "sys"),  # volatile: relaxed.sys (ISA 8.3)
+    ("ld.volatile.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1];", "relaxed", "sys"),
+    ("st.volatile.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};", "relaxed", "sys"),
 ])
 def test_a_strong_vector_access_is_one_strong_access_per_element(ins, sem, scope):
     body = f"\t.reg .b32 %r<5>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [k_param_0];\n\t{ins}"
