@@ -1,4 +1,5 @@
-"""Value expressions of a litmus execution: machine integers of a fixed bit width.
+"""Value expressions of a litmus execution: machine integers of a fixed bit width (a float is its
+IEEE bit pattern, operated on by the ``f.…`` operations of :mod:`ptxmm.ir.floats`).
 
 Every expression has a width (1 for predicates, 8..64 for PTX types). Arithmetic wraps at the
 width; comparisons are explicitly signed (``slt``…) or unsigned (``ult``…) and give a 1-bit value;
@@ -20,6 +21,7 @@ from typing import Union
 
 from .._infra.records import record
 from ..errors import UnsupportedError
+from . import floats
 
 
 @record
@@ -207,6 +209,8 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
     if e.op == "ite":
         return evaluate(e.args[1] if evaluate(e.args[0], reads) else e.args[2], reads)
     vals = [evaluate(a, reads) for a in e.args]
+    if e.op.startswith("f."):  # floating point (ir/floats.py): bit patterns in, a bit pattern out
+        return floats.evaluate(e.op, vals, tuple(a.w for a in e.args), e.w)
     if e.op == "sext":
         return mask(to_signed(vals[0], e.args[0].w), e.w)
     if e.op in CMP_OPS:

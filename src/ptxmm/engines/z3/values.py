@@ -9,6 +9,7 @@ import z3
 
 from ...ir.program import And, Cmp, CondExpr, Not, Or
 from ...ir.values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
+from .floats import term as float_term
 
 
 class Values:
@@ -52,6 +53,8 @@ class Values:
         if e.op == "ite":
             return z3.If(self.bool(e.args[0]), self.bv(e.args[1]), self.bv(e.args[2]))
         a = [self.bv(x) for x in e.args]
+        if e.op.startswith("f."):
+            return float_term(e.op, a, tuple(x.w for x in e.args), e.w)
         return _ARITH[e.op](e, *a)
 
     def _cmp(self, e: Op) -> z3.BoolRef:
