@@ -376,6 +376,13 @@ def may_be_nan(op: str) -> bool:
     return parts[1] in MAY_BE_NAN and "sat" not in parts and not int_source
 
 
+def split_source(op: str) -> tuple[str, str | None]:
+    """An instruction's operation ``f.cvt.rn.s:s64`` → (``f.cvt.rn.s``, the type its source is
+    read at, ``s64``); without ``:``, the instruction's own type (None)."""
+    name, _, src = op.partition(":")
+    return name, src or None
+
+
 def float_bits(text: float | str, w: int) -> int:
     """The bits of a decimal literal rounded to nearest at width ``w`` (Python's exact parse of
     the decimal text, then one rounding)."""
@@ -389,4 +396,5 @@ def float_bits(text: float | str, w: int) -> int:
     return round_to(-v if neg else v, w, "rn", int(neg))
 
 
-__all__ = ["FORMATS", "ORDERED", "UNORDERED", "evaluate", "float_bits", "may_be_nan", "qnan", "round_to"]
+__all__ = ["FORMATS", "ORDERED", "UNORDERED", "evaluate", "float_bits", "may_be_nan", "qnan", "round_to",
+           "split_source"]

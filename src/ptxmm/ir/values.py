@@ -266,6 +266,19 @@ def division(op: str, a: Expr, b: Expr, w: int, unspec: Callable[[], Unspec]) ->
     return mk("ite", mk("eq", b, Const(0, b.w)), u, mk(op, a, b, w=w))
 
 
+def float_result(op: str, args: list[Expr], w: int, fresh: Callable[[], Unspec]) -> Expr:
+    """The value of floating-point operation ``op`` (ir/floats.py) at width ``w``, a NaN result
+    replaced by a NaN of unspecified bits (PTX ISA 9.7.3: "Single-precision instructions return
+    an unspecified NaN"): ``f.mknan`` of ``fresh()``, asked for only where a NaN may come out."""
+    core = mk(op, *args, w=w)
+    if not floats.may_be_nan(op) or (isinstance(core, Const) and not floats.is_nan(core.v, w)):
+        return core
+    nan = mk("f.mknan", fresh(), w=w)
+    if isinstance(core, Const):
+        return nan
+    return mk("ite", mk("f.isnan", core, w=1), nan, core)
+
+
 def convert(e: Expr, w: int, signed: bool = False) -> Expr:
     """``e`` at width ``w``: truncated, or zero-/sign-extended."""
     if e.w == w:

@@ -11,6 +11,9 @@ from dataclasses import replace
 from ...errors import ParseError, UnsupportedError
 from ...ir.program import Addr, Alu, Barrier, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
 from ...syntax.decode import Vec, decode
+from .floats import FLOAT_TYPES, arith, float_type, literals, unary
+from .floats import HANDLERS as FLOAT_HANDLERS
+from .floats import cvt as float_cvt
 from .records import ParamStore
 from .sizes import _cp
 
@@ -101,6 +104,8 @@ def _cvta(fb, quals, ops, c):
 
 
 def _cvt(fb, quals, ops, c):
+    if any(q in FLOAT_TYPES for q in quals):
+        return float_cvt(fb, quals, ops, c)
     _no_float(quals, c)
     tys = _types_of(quals)
     if len(tys) != 2:
@@ -110,6 +115,8 @@ def _cvt(fb, quals, ops, c):
 
 
 def _mul(fb, quals, ops, c):
+    if float_type(quals, c):
+        return arith("mul")(fb, quals, ops, c)
     _no_float(quals, c)
     tys = _types_of(quals)
     if "wide" in quals:
@@ -135,6 +142,8 @@ def _mul(fb, quals, ops, c):
 
 def _mad(fb, quals, ops, c):
     """``mad.{lo|hi|wide}.type d, a, b, c`` = mul then add (``.wide``: at twice the width)."""
+    if float_type(quals, c):
+        return arith("mad")(fb, quals, ops, c)
     _no_float(quals, c)
     _need(ops, 4, "mad.lo.type d, a, b, c", c)
     mode = next((q for q in quals if q in ("lo", "hi", "wide")), None)
@@ -150,6 +159,8 @@ def _mad(fb, quals, ops, c):
 
 
 def _abs(fb, quals, ops, c):
+    if float_type(quals, c):
+        return unary("abs")(fb, quals, ops, c)
     _no_float(quals, c)
     _need(ops, 2, "abs.sN d, a", c)
     ty = _types_of(quals)[0]
@@ -216,6 +227,7 @@ def _ld(fb, quals, ops, c):
 
 
 def _st(fb, quals, ops, c):
+    ops = literals(ops, next((q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)", q)), None), c)
     if any(q in ("v2", "v4", "v8") for q in quals) and "param" not in quals:
         return _vector(fb, "st", quals, ops, c)
     if "param" not in quals:
@@ -296,4 +308,4 @@ def _bar(fb, quals, ops, c):
 PARAM = "%param:"
 WARP_BARRIER = 16
 _NVCC = {"cvta": _cvta, "cvt": _cvt, "mul": _mul, "mad": _mad, "abs": _abs, "bfe": _bfe, "bfi": _bfi,
-         "ld": _ld, "st": _st, "bar": _bar, "mbarrier": _mbarrier, "cp": _cp}
+         "ld": _ld, "st": _st, "bar": _bar, "mbarrier": _mbarrier, "cp": _cp, **FLOAT_HANDLERS}
