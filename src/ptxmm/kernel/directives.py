@@ -80,7 +80,7 @@ def float_literals(text: str, floats: dict[str, int], pos: SourcePos | None = No
         name = m.group(3).split("[")[0].strip()
         if name not in floats:
             return m.group(0)
-        return f"{bits(name, m.group(2), m.group(1))} {m.group(2)} {m.group(3)}"
+        return f"{m.group(3)} {m.group(2)} {bits(name, m.group(2), m.group(1))}"  # == != are symmetric
 
     text = re.sub(rf"({_ELEM})\s*({_CMP})\s*({_LIT})", fwd, text)
     return re.sub(rf"(?<![\w\]])({_LIT})\s*({_CMP})\s*({_ELEM})", back, text)

@@ -227,7 +227,10 @@ def _ld(fb, quals, ops, c):
 
 
 def _st(fb, quals, ops, c):
-    ops = literals(ops, next((q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)", q)), None), c)
+    lits = literals(ops, next((q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)", q)), None), c)
+    if lits is not ops and not any(q in ("v2", "v4", "v8", "param") for q in quals):
+        return [decode(_canonical("st", quals), lits, c["pos"], c["text"], c["guard"])]
+    ops = lits
     if any(q in ("v2", "v4", "v8") for q in quals) and "param" not in quals:
         return _vector(fb, "st", quals, ops, c)
     if "param" not in quals:

@@ -1,0 +1,223 @@
+"""Floating point in kernels: nvcc's float instructions lowered bit-exactly (ir/floats.py), float
+literals, float buffers and conditions, the ISA's unspecified NaNs, atom.add.f32's subnormal rule
+by state space, and the examples thread-fence-reduction.cu (ok) and its variant without the last
+block's fence (race)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from support import ROOT
+
+import ptxmm
+from ptxmm.errors import ParseError, SemanticError, UnsupportedError
+from ptxmm.ir.program import Alu
+from ptxmm.kernel import module as ptx_module
+from ptxmm.kernel.kernels import KernelArgs
+from ptxmm.kernel.launch import parse_launch
+from ptxmm.loading import parse_kernel
+
+HEAD = ".version 8.3\n.target sm_90\n.address_size 64\n"
+REGS = ("\t.reg .pred %p<4>;\n\t.reg .f32 %f<9>;\n\t.reg .f64 %fd<4>;\n\t.reg .b32 %r<5>;\n"
+        "\t.reg .b64 %rd<4>;\n")
+
+
+def bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def kernel(body: str, launch: str, cond: str | None = None, quant: str = "forall"):
+    text = HEAD + (".visible .entry k(\n.param .u64 k_param_0\n)\n{\n" + REGS
+                   + "\tld.param.u64 %rd1, [k_param_0];\n" + body + "\n\tret;\n}\n")
+    kw = {quant: cond} if cond else {}
+    return parse_kernel(text, "k.ptx", KernelArgs(launch=launch, **kw))
+
+
+def holds(body: str, cond: str, launch: str = "k<<<1, 1>>>(float x[4] = {1.5, 2.25, 0.1, -0.0})",
+          quant: str = "forall") -> bool:
+    return ptxmm.check(kernel(body, launch, cond, quant), flags=False).holds
+
+
+# ----- arithmetic, bit-exact -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ins, expect", [
+    ("add.f32 %f3, %f1, %f2;", 1.5 + 2.25),
+    ("sub.rn.f32 %f3, %f1, %f2;", 1.5 - 2.25),
+    ("mul.rz.f32 %f3, %f1, %f2;", 1.5 * 2.25),
+    ("div.rn.f32 %f3, %f1, %f2;", 0.6666666865348816),  # 2/3 rounded to nearest float
+    ("fma.rn.f32 %f3, %f1, %f2, %f1;", 1.5 * 2.25 + 1.5),
+    ("min.f32 %f3, %f1, %f2;", 1.5),
+    ("max.f32 %f3, %f1, %f2;", 2.25),
+    ("neg.f32 %f3, %f1;", -1.5),
+    ("add.sat.f32 %f3, %f1, %f2;", 1.0),
+])
+def test_float_arithmetic_on_loaded_values(ins, expect):
+    body = (f"\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+4];\n\t{ins}\n"
+            "\tst.global.f32 [%rd1+12], %f3;")
+    assert holds(body, f"x[3] == 0f{bits(expect):08X}")
+    assert not holds(body, f"x[3] == 0f{bits(expect) ^ 1:08X}")
+
+
+def test_an_f32_sum_rounds_to_nearest():
+    # 0.1f + 0.2f is 0x3E99999A in binary32 (not the double 0.30000000000000004 rounded)
+    body = "\tld.global.f32 %f1, [%rd1+8];\n\tadd.f32 %f2, %f1, %f1;\n\tadd.f32 %f3, %f2, %f1;\n" \
+           "\tst.global.f32 [%rd1+12], %f3;"
+    assert holds(body, "x[3] == 0f3E99999A")
+
+
+def test_float_literals_in_instructions():
+    body = "\tmov.f32 %f1, 0f3FC00000;\n\tadd.f32 %f2, %f1, 1.5;\n\tmul.f32 %f3, %f2, 0d4000000000000000;\n" \
+           "\tst.global.f32 [%rd1+12], %f3;"
+    assert holds(body, "x[3] == 6.0")
+
+
+def test_setp_unordered_and_ordered_with_nan():
+    body = ("\tmov.f32 %f1, 0f7FC00000;\n\tld.global.f32 %f2, [%rd1];\n"
+            "\tsetp.lt.f32 %p1, %f1, %f2;\n\tsetp.ltu.f32 %p2, %f1, %f2;\n"
+            "\tselp.u32 %r1, 1, 0, %p1;\n\tselp.u32 %r2, 1, 0, %p2;\n"
+            "\tst.global.u32 [%rd1+8], %r1;\n\tst.global.u32 [%rd1+12], %r2;")
+    assert holds(body, "out[2] == 0 && out[3] == 1", "k<<<1, 1>>>(unsigned out[4] = {0x3FC00000, 0, 0, 0})")
+
+
+def test_cvt_between_integers_and_floats():
+    body = ("\tld.global.f32 %f1, [%rd1];\n\tcvt.rzi.s32.f32 %r1, %f1;\n\tcvt.rni.s32.f32 %r2, %f1;\n"
+            "\tcvt.rn.f32.s32 %f2, %r2;\n\tcvt.f64.f32 %fd1, %f2;\n\tcvt.rn.f32.f64 %f3, %fd1;\n"
+            "\tst.global.u32 [%rd1+4], %r1;\n\tst.global.u32 [%rd1+8], %r2;\n\tst.global.f32 [%rd1+12], %f3;")
+    assert holds(body, "out[1] == 2 && out[2] == 3 && out[3] == 0x40400000",
+                 "k<<<1, 1>>>(unsigned out[4] = {0x40300000, 0, 0, 0})")  # 2.75
+
+
+# ----- NaN results: unspecified bits ------------------------------------------------------------------
+
+def test_a_nan_result_may_be_any_nan():
+    body = "\tld.global.f32 %f1, [%rd1+12];\n\tdiv.rn.f32 %f2, %f1, %f1;\n\tst.global.f32 [%rd1+8], %f2;"
+    # 0/0: a NaN, whose bits the ISA leaves open — any NaN, never a number
+    for nan in ("0x7FC00000", "0xFFFFFFFF", "0x7F800001"):
+        assert holds(body, f"x[2] == {nan}", quant="exists")
+    assert not holds(body, "x[2] == 0x7F800000", quant="exists")
+    body += "\n\ttestp.notanumber.f32 %p1, %f2;\n\tselp.u32 %r1, 1, 0, %p1;\n\tst.global.u32 [%rd1+4], %r1;"
+    assert holds(body, "x[1] == 0x1")
+
+
+# ----- atom.add.f32: round to nearest, subnormals flushed on global memory only ----------------------
+
+SUB = "0f00000001"  # the smallest subnormal
+
+
+@pytest.mark.parametrize("space, expect", [("global", 0), ("shared", 2)])
+def test_atom_add_f32_flushes_subnormals_on_global_memory_only(space, expect):
+    if space == "global":
+        body = f"\tatom.global.add.f32 %f1, [%rd1], {SUB};\n\tld.global.f32 %f2, [%rd1];\n" \
+               "\tst.global.f32 [%rd1+4], %f2;"
+    else:
+        body = (f"\t.shared .align 4 .f32 s;\n\tst.shared.f32 [s], {SUB};\n"
+                f"\tatom.shared.add.f32 %f1, [s], {SUB};\n\tld.shared.f32 %f2, [s];\n"
+                "\tst.global.f32 [%rd1+4], %f2;")
+    assert holds(body, f"x[1] == {expect:#x}", "k<<<1, 1>>>(float x[4] = {0f00000001})")
+
+
+def test_two_threads_adding_floats_atomically_round_in_either_order():
+    # x = 2^-24; one thread adds 2^-24, the other 1.0: 2^-23 + 1.0 = 1 + 2^-23 exactly, but
+    # (2^-24 + 1.0) rounds to 1.0 (a tie, to even) and 1.0 + 2^-24 again to 1.0
+    body = ("\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n"
+            "\tselp.f32 %f1, 0f3F800000, 0f33800000, %p1;\n\tred.global.add.f32 [%rd1], %f1;")
+    launch = "k<<<1, 2>>>(float x[1] = {0f33800000})"
+    for result in ("0f3F800001", "0f3F800000"):
+        res = ptxmm.check(kernel(body, launch, f"x[0] == {result}", "exists"))
+        assert res.holds is True and not [f for f in res.findings if str(f.kind) == "race"]
+    assert ptxmm.check(kernel(body, launch, "x[0] == 0f3F800000 || x[0] == 0f3F800001")).holds
+
+
+def test_a_generic_atom_add_f32_is_not_supported_yet():
+    with pytest.raises(UnsupportedError, match="generic address") as e:
+        kernel("\tatom.add.f32 %f1, [%rd1], %f2;", "k<<<1, 1>>>(float x[1])")
+    assert e.value.pos.line == 14
+
+
+# ----- forms refused, located --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ins, err, match", [
+    ("div.approx.f32 %f1, %f2, %f3;", UnsupportedError, "approximate"),
+    ("div.full.f32 %f1, %f2, %f3;", UnsupportedError, "approximate"),
+    ("add.f16 %r1, %r2, %r3;", UnsupportedError, "f16"),
+    ("min.NaN.f32 %f1, %f2, %f3;", UnsupportedError, "NaN"),
+    ("fma.f32 %f1, %f2, %f3, %f4;", ParseError, "rounding modifier"),
+    ("cvt.s32.f32 %r1, %f1;", ParseError, "integer rounding"),
+    ("setp.lt.and.f32 %p1, %f1, %f2, %p2;", UnsupportedError, "setp"),
+])
+def test_unmodelled_float_forms_are_located(ins, err, match):
+    with pytest.raises(err, match=match) as e:
+        kernel(f"\t{ins}", "k<<<1, 1>>>(float x[1])")
+    assert e.value.pos.line == 14
+
+
+def test_the_lowered_ir_names_the_operation_and_its_modifiers():
+    text = HEAD + ".visible .entry k()\n{\n" + REGS + "\tadd.rz.ftz.sat.f32 %f1, %f2, %f3;\n" \
+        "\tcvt.rmi.u16.f64 %r1, %fd1;\n\ttestp.subnormal.f32 %p1, %f1;\n}\n"
+    alus = [i for i in ptx_module.parse(text, "k.ptx").entries[0].body if isinstance(i, Alu)]
+    assert [(a.op, a.type) for a in alus] == [("f.add.rz.ftz.sat", "f32"), ("f.toint.rmi.u:f64", "u16"),
+                                              ("f.testp.subnormal:f32", "pred")]
+
+
+# ----- launch buffers and conditions --------------------------------------------------------------------
+
+def test_float_buffers_take_c_initialisers():
+    launch = parse_launch("k<<<1, 1>>>(float x[6] = {1.5, -0.0, 0.1, 1.1f, inf, 0f00000001}, "
+                          "double d[2] = {0.1, -2})")
+    x, d = launch.buffers
+    assert x.init == (0x3FC00000, 0x80000000, 0x3DCCCCCD, 0x3F8CCCCD, 0x7F800000, 1)
+    assert d.init == (0x3FB999999999999A, 0xC000000000000000)
+
+
+def test_a_double_literal_for_a_float_is_rounded_as_c_does():
+    # 1.1 is first a double, then a float (C's conversion): the same float as 1.1f here
+    assert parse_launch("k<<<1, 1>>>(float x[1] = {1.1})").buffers[0].init == (0x3F8CCCCD,)
+
+
+def test_a_condition_on_a_float_buffer_compares_bits():
+    body = "\tld.global.f32 %f1, [%rd1];\n\tst.global.f32 [%rd1+8], %f1;"
+    assert holds(body, "x[2] == 1.5 && 2.25 == x[1] && x[3] == -0.0")
+    assert not holds(body, "x[3] == 0.0")  # -0.0 and +0.0 are different bits
+    with pytest.raises(UnsupportedError, match="use == or !="):
+        kernel(body, "k<<<1, 1>>>(float x[4])", "x[3] < 2.0")
+
+
+def test_an_f32_hex_literal_for_a_double_buffer_is_refused():
+    with pytest.raises(SemanticError, match="32-bit float"):
+        parse_launch("k<<<1, 1>>>(double d[1] = {0f3F800000})")
+
+
+# ----- both engines, where the brute-force one can run -----------------------------------------------
+
+def test_constant_float_arithmetic_gives_the_same_outcomes_on_both_engines():
+    body = ("\tmov.u32 %r1, %tid.x;\n\tcvt.rn.f32.u32 %f1, %r1;\n\tmul.rn.f32 %f2, %f1, 0f3FC00000;\n"
+            "\tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.f32 [%rd3], %f2;")
+    prog = kernel(body, "k<<<1, 2>>>(float x[2])")
+    z, b = (ptxmm.check(prog, engine=e, flags=False).outcome_set for e in ("z3", "brute"))
+    assert z == b and len(z) == 1
+    assert dict(next(iter(z)).values) == {"x[0]": 0, "x[1]": 0x3FC00000}
+
+
+# ----- the example -------------------------------------------------------------------------------------
+
+TFR = ROOT / "examples" / "kernels" / "thread-fence-reduction.ptx"
+
+
+def test_thread_fence_reduction_is_correct_bit_exactly():
+    res = ptxmm.check(ptxmm.load(TFR))
+    assert res.holds is True and not [f for f in res.findings if str(f.kind) != "flag"]
+
+
+def test_thread_fence_reduction_without_the_last_blocks_fence_races():
+    text = TFR.read_text()
+    first = text.index("membar.gl")
+    second = text.index("membar.gl", first + 1)
+    line_end = text.index("\n", second)
+    unfenced = text[:text.rfind("\n", 0, second)] + text[line_end:]
+    prog = parse_kernel(unfenced, "k.ptx", KernelArgs(
+        launch="reduceSinglePass<<<2, 2>>>(float in[4] = {0.1, 0.2, 0.3, 0.4}, float out[2])",
+        forall="out[0] == 0f3F800000"))
+    res = ptxmm.check(prog)
+    assert res.holds is False
+    assert {str(f.kind) for f in res.findings} >= {"race"}
