@@ -52,13 +52,15 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
     taken = {r.name for r in regions}
     c = 0
     dynamic = _dynamic_shared(module, launch)
+    aliases: list[Variable] = []
     for v in module.variables:
         if v.space not in ("global", "shared", "const"):
             continue
         if v.dynamic:
-            v = dynamic.get(v.name)
-            if v is None:
-                continue  # another kernel's (this one's is in `dynamic`)
+            if v.name not in dynamic:
+                aliases.append(v)  # another extern __shared__ array: the same dynamic region
+                continue
+            v = dynamic[v.name]
         found = sorted(widths.get(v.name, ())) if widths is not None and v.byte_array else []
         if len(found) == 1 and not _STRINGS.match(v.name):
             v = v.as_width(found[0])
@@ -78,7 +80,20 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
             s += 1
         regions.append(Region(name, v.name, v.space, v.type, v.count, base, v.init, located,
                               tuple(found) if len(found) > 1 else ()))
-    return Layout(tuple(regions), oracle)
+    return Layout(tuple(regions + _aliases(aliases, regions, dynamic)), oracle)
+
+
+def _aliases(externs: list[Variable], regions: list[Region], dynamic: dict[str, Variable]) -> list[Region]:
+    """Every ``extern __shared__`` array the launch does not name starts where the one it names
+    does: CUDA gives a kernel one block of dynamic shared memory, and all its extern __shared__
+    arrays begin at its start (CUDA C++ Programming Guide, "__shared__": "all variables declared
+    in this fashion start at the same address in memory"). Each is that region's address under its
+    own name, with no elements of its own: an access through it names the launch's array's
+    elements (of the launch's type; another width is the layout's located mixed-size error)."""
+    if not dynamic:
+        return []
+    real = next(r for r in regions if r.ptx in dynamic)
+    return [Region(v.name, v.name, "shared", real.type, 0, real.base, (), False) for v in externs]
 
 
 def access_widths(body, names: set[str]) -> dict[str, set[int]]:

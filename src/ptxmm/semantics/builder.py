@@ -244,7 +244,9 @@ class Builder:
         if self.layout is not None:
             name, deps = self.element(a, st, ins)
             assert name is not None  # step() stops the thread at an out-of-bounds access
-            return name, None, deps
+            addr = self.address(a, st)[0] if self.at is None else None
+            rank = self.layout.unmapped(addr.v)[1] if isinstance(addr, Const) else None
+            return name, rank, deps
         if isinstance(a.base, Sym):
             return a.base.name, None, frozenset()
         e = st.regs.get(a.base.name)
@@ -275,7 +277,11 @@ class Builder:
             raise UnsupportedError("address depends on a loaded value", ins.pos,
                                    "ptxmm computes such addresses for ld, st, atom and red only")
         # a tensor copy's operands: 32-bit words and a 64-bit mbarrier (kernels._operand_widths)
-        return self.layout.element(addr.v, type_width(getattr(ins, "type", "b32")), ins), deps
+        own, rank = self.layout.unmapped(addr.v)  # a mapa address: the element of the CTA's own copy
+        name = self.layout.element(own, type_width(getattr(ins, "type", "b32")), ins)
+        if rank is not None and name is not None and self.locs[self.p.physical(name)].space != "shared":
+            return None, deps
+        return name, deps
 
     def address(self, a: Addr, st: State) -> tuple[Expr, frozenset[int]]:
         base, deps = self.val(a.base, st, "u64")

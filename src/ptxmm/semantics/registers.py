@@ -118,11 +118,14 @@ def unspec(b: Builder, ins: Instruction, w: int, divisor: Expr) -> Unspec:
 
 @handles(Mapa)
 def mapa(b: Builder, t: Thread, ins: Mapa, st: State, guard, gdeps) -> None:
-    name, _, deps = b.resolve(Addr(ins.src), st, ins) if isinstance(ins.src, Reg) else \
-        (ins.src.name, None, frozenset())
     rank, rdeps = b.val(ins.rank, st, "u32")
     if not isinstance(rank, Const):
         raise UnsupportedError("a CTA rank that depends on a loaded value", ins.pos)
+    if b.layout is not None:  # a kernel: the address of the byte in the copy of CTA `rank`
+        kernel_mapa(b, t, ins, st, guard, gdeps, rank.v, rdeps)
+        return
+    name, _, deps = b.resolve(Addr(ins.src), st, ins) if isinstance(ins.src, Reg) else \
+        (ins.src.name, None, frozenset())
     if b.locs[b.p.physical(name)].space != "shared":
         raise SemanticError(f"mapa maps shared memory; {name} is not a .shared location", ins.pos)
     n = len(b.ranks[t.placement.cluster_key])
@@ -130,6 +133,24 @@ def mapa(b: Builder, t: Thread, ins: Mapa, st: State, guard, gdeps) -> None:
         raise SemanticError(f"`{ins.text}`: the cluster of thread {t.name} has {n} CTA(s), ranks "
                             f"0..{n - 1}", ins.pos, "place a thread in that CTA (.cluster C .cta K)")
     v = Const(b.addr_of[name] + RANK_STEP * (rank.v + 1), ADDR_W)
+    b.mapa_addrs.add(v.v)
+    b.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
+    b.note_address(st, ins.dst, [v.v])
+
+
+def kernel_mapa(b: Builder, t: Thread, ins: Mapa, st: State, guard, gdeps, rank: int, rdeps) -> None:
+    """``mapa{.shared::cluster}.u32|u64 d, a, rank`` in a kernel, ``a`` a variable or a register
+    holding a shared (or generic shared) address: ``d`` is that byte's address in the copy of the
+    CTA of ``rank`` (ir/layout.py, ``Layout.remote``), which an access resolves to that copy."""
+    addr, deps = b.address(Addr(ins.src), st)
+    if not isinstance(addr, Const):
+        raise UnsupportedError(f"`{ins.text}` maps an address computed from loaded data", ins.pos,
+                               "map the address of a __shared__ variable")
+    n = len(b.ranks[t.placement.cluster_key])
+    if rank >= n:
+        raise SemanticError(f"`{ins.text}`: the cluster of thread {t.name} has {n} CTA(s), ranks "
+                            f"0..{n - 1}", ins.pos, "launch a cluster of that many CTAs")
+    v = Const(b.layout.remote(addr.v % (1 << ADDR_W), rank, ins), ADDR_W)
     b.mapa_addrs.add(v.v)
     b.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
     b.note_address(st, ins.dst, [v.v])
