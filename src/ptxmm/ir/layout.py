@@ -270,5 +270,5 @@ def allows(r: Region, ins: Instruction) -> bool:
     return getattr(ins, "space", None) != "const"
 
 
-__all__ = ["CONST_BASE", "GLOBAL_BASE", "MAPA_BASE", "PARAM_BASE", "SHARED_BASE", "SHARED_SPAN", "SLOT", "Layout",
-           "Region", "allows"]
+__all__ = ["CONST_BASE", "GLOBAL_BASE", "MAPA_BASE", "PARAM_BASE", "SHARED_BASE", "SHARED_SPAN", "SLOT",
+           "Layout", "Region", "allows"]
