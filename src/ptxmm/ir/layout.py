@@ -34,6 +34,7 @@ SHARED_BASE = 0x0100_0000
 CONST_BASE = 0x0800_0000
 PARAM_BASE = 0x0400_0000  # the tensor maps the launch passes by value (`__grid_constant__ CUtensorMap`)
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
+LOCAL_BASE = 0x0C00_0000  # .local arrays: the same addresses in every thread, each its own copy
 # `mapa` addresses: the copy in the CTA of rank k of the shared byte at SHARED_BASE + o is at
 # MAPA_BASE + k * SHARED_SPAN + o (32-bit, as a .shared::cluster address must be; above every
 # global buffer's range)
@@ -270,5 +271,5 @@ def allows(r: Region, ins: Instruction) -> bool:
     return getattr(ins, "space", None) != "const"
 
 
-__all__ = ["CONST_BASE", "GLOBAL_BASE", "MAPA_BASE", "PARAM_BASE", "SHARED_BASE", "SHARED_SPAN", "SLOT",
-           "Layout", "Region", "allows"]
+__all__ = ["CONST_BASE", "GLOBAL_BASE", "LOCAL_BASE", "MAPA_BASE", "PARAM_BASE", "SHARED_BASE", "SHARED_SPAN",
+           "SLOT", "Layout", "Region", "allows"]

@@ -1,5 +1,7 @@
 """A launch's memory: where its buffers, tensor maps and the module's variables lie
-(:func:`layout_of`), the widths a byte array's accesses give its elements (:func:`access_widths`),
+(:func:`layout_of`; a function's ``.local`` arrays too — PTX ISA 5.1.5, "the local state space
+(.local) is private memory for each thread": the same addresses in every thread, each thread's own
+locations), the widths a byte array's accesses give its elements (:func:`access_widths`),
 the ``extern __shared__`` arrays the launch sizes, and the model's locations (one per element)."""
 
 from __future__ import annotations
@@ -7,7 +9,17 @@ from __future__ import annotations
 import re
 
 from ..errors import SemanticError
-from ..ir.layout import CONST_BASE, GLOBAL_BASE, PARAM_BASE, SHARED_BASE, SLOT, AddressOracle, Layout, Region
+from ..ir.layout import (
+    CONST_BASE,
+    GLOBAL_BASE,
+    LOCAL_BASE,
+    PARAM_BASE,
+    SHARED_BASE,
+    SLOT,
+    AddressOracle,
+    Layout,
+    Region,
+)
 from ..ir.program import (
     Addr,
     Alu,
@@ -50,11 +62,11 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
             regions.append(Region(a.name, p.name, "param", "b64", None, PARAM_BASE + k * SLOT,
                                   tensormap=TensorMap(a.array, a.dims, a.box)))
     taken = {r.name for r in regions}
-    c = 0
+    c = loc = 0
     dynamic = _dynamic_shared(module, launch)
     aliases: list[Variable] = []
     for v in module.variables:
-        if v.space not in ("global", "shared", "const"):
+        if v.space not in ("global", "shared", "const", "local"):
             continue
         if v.dynamic:
             if v.name not in dynamic:
@@ -75,6 +87,9 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
         elif v.space == "const":
             base = CONST_BASE + c * SLOT
             c += 1
+        elif v.space == "local":  # one copy per thread (the event builder's place())
+            base = LOCAL_BASE + loc * SLOT
+            loc += 1
         else:
             base = SHARED_BASE + s * SLOT
             s += 1

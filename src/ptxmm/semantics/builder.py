@@ -233,6 +233,8 @@ class Builder:
             cta = t.placement.cta_key if rank is None else self.ranks[t.placement.cluster_key][rank]
             suffix = "@" + _cta_label(cta)
             return virt + suffix, root + suffix
+        if loc.space == "local":  # a kernel's .local array: each thread's own (PTX ISA 5.1.5)
+            return virt + "@" + t.name, root + "@" + t.name
         return virt, root
 
     def width_of(self, name: str) -> int:
@@ -560,7 +562,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
     init: dict[str, int] = {}
     loc_of_name: dict[str, list[str]] = {}
     for loc in prog.locations:
-        holders = list(ctas.values()) if loc.space == "shared" else [prog.threads[0]]
+        holders = list(ctas.values()) if loc.space == "shared" else \
+            list(prog.threads) if loc.space == "local" else [prog.threads[0]]
         for t in holders:
             vl, pl = b.place(loc.name, t)
             loc_of_name.setdefault(loc.name, []).append(pl)

@@ -92,12 +92,13 @@ def _extend(fb, dst: Reg, src, from_ty: str, to_ty: str, c: dict) -> list[Instru
 
 def _cvta(fb, quals, ops, c):
     """``cvta{.to}.{global|shared|const|param}.u64 d, a``: generic and state-space addresses are
-    the same numbers in ptxmm's layout (each buffer has one address range), so a move. ``.param``:
+    the same numbers in ptxmm's layout (each buffer has one address range; a ``.local`` array's range
+is the same in every thread, each thread's accesses naming its own copy), so a move. ``.param``:
     the generic address of a kernel parameter (nvcc's ``mov.b64 %rd, k_param_0; cvta.param.u64``
     for ``&tm`` of a ``__grid_constant__ CUtensorMap``; kernels.Layout gives the map its range)."""
     space = next((q for q in quals if q in ("global", "shared", "const", "local", "param")), None)
-    if space in ("local", None):
-        raise UnsupportedError(f"`{c['text']}`", c["pos"], "global and shared addresses are modelled")
+    if space is None:
+        raise UnsupportedError(f"`{c['text']}`", c["pos"], "cvta names a state space")
     ty = (_types_of(quals) or ["u64"])[-1]
     _need(ops, 2, "cvta{.to}.space.u64 d, a", c)
     return [Mov(dst=ops[0], src=ops[1], type=ty, **c)]
@@ -209,9 +210,22 @@ def _bfi(fb, quals, ops, c):
             Alu(op="or", dst=ops[0], srcs=(u, v), type=ty, **c)]
 
 
+def _space_decode(base: str, quals: list[str], ops: list, c: dict):
+    """``ld/st`` through the litmus decoder, a ``.local`` access decoded as a ``.global`` one and
+    given its space back (the litmus language has no .local; kernels do: each thread's own
+    locations, kernel/memory.py)."""
+    if "local" not in quals:
+        return decode(_canonical(base, quals), ops, c["pos"], c["text"], c["guard"])
+    ins = decode(_canonical(base, ["global" if q == "local" else q for q in quals]), ops, c["pos"], c["text"],
+                 c["guard"])
+    return replace(ins, space="local")
+
+
 def _ld(fb, quals, ops, c):
     if any(q in ("v2", "v4", "v8") for q in quals):
         return _vector(fb, "ld", quals, ops, c)
+    if "local" in quals:
+        return [_space_decode("ld", quals, ops, c)]
     if "const" in quals:  # __constant__ data: a load of the const space (kernels.Layout: read-only)
         ld = decode(".".join(["ld"] + ["global" if q == "const" else q for q in quals]), ops, c["pos"],
                     c["text"], c["guard"])
@@ -228,8 +242,9 @@ def _ld(fb, quals, ops, c):
 
 def _st(fb, quals, ops, c):
     lits = literals(ops, next((q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)", q)), None), c)
-    if lits is not ops and not any(q in ("v2", "v4", "v8", "param") for q in quals):
-        return [decode(_canonical("st", quals), lits, c["pos"], c["text"], c["guard"])]
+    vector = any(q in ("v2", "v4", "v8", "param") for q in quals)
+    if (lits is not ops or "local" in quals) and not vector:
+        return [_space_decode("st", quals, lits, c)]
     ops = lits
     if any(q in ("v2", "v4", "v8") for q in quals) and "param" not in quals:
         return _vector(fb, "st", quals, ops, c)
@@ -274,16 +289,15 @@ def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
                                "PTX ISA 8.2.4: its elements are accessed in an unspecified order, which "
                                "decides what each acquire/release element orders; weak, relaxed and "
                                "volatile vector accesses are modelled (one access per element)")
-    mn = _canonical(base, scalar)
     width = _ty(_types_of(scalar)[-1])[0] // 8 if _types_of(scalar) else 4
     out: list = []
     for k, item in enumerate(vec.items):
         a = Addr(addr.base, addr.offset + k * width)
         if base == "ld":
             dst = fb.scratch() if item == Sym("_") else item
-            out.append(decode(mn, [dst, a], c["pos"], c["text"], c["guard"]))
+            out.append(_space_decode(base, scalar, [dst, a], c))
         else:
-            out.append(decode(mn, [a, item], c["pos"], c["text"], c["guard"]))
+            out.append(_space_decode(base, scalar, [a, item], c))
     return out
 
 
