@@ -8,14 +8,20 @@ from __future__ import annotations
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support import ROOT
 
 import ptxmm
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
+from ptxmm.ir import floats as F
 from ptxmm.ir.program import Alu
 from ptxmm.kernel import module as ptx_module
+from ptxmm.kernel.directives import float_literals
 from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.launch import parse_launch
+from ptxmm.kernel.module.floats import literal_bits
+from ptxmm.kernel.module.operands import FloatLit
 from ptxmm.loading import parse_kernel
 
 HEAD = ".version 8.3\n.target sm_90\n.address_size 64\n"
@@ -221,3 +227,30 @@ def test_thread_fence_reduction_without_the_last_blocks_fence_races():
     res = ptxmm.check(prog)
     assert res.holds is False
     assert {str(f.kind) for f in res.findings} >= {"race"}
+
+
+# ----- literals: property tests ----------------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, (1 << 32) - 1))
+def test_an_f32_hex_literal_is_its_bits(b):
+    c = {"pos": None, "text": "mov.f32"}
+    assert literal_bits(FloatLit(f"0f{b:08X}"), 32, c) == b
+    if not F.is_nan(b, 32):  # widened exactly to f64, and back
+        wide = literal_bits(FloatLit(f"0f{b:08X}"), 64, c)
+        assert F.convert(wide, 64, 32, "rn") == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_a_decimal_initialiser_is_the_double_python_reads(x):
+    got = parse_launch(f"k<<<1, 1>>>(double d[1] = {{{x!r}}})").buffers[0].init[0]
+    assert got == struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=32))
+def test_a_float_initialiser_and_a_condition_literal_agree(x):
+    text = repr(x)  # the shortest decimal of the double; the float is that double rounded, exactly x
+    assert parse_launch(f"k<<<1, 1>>>(float f[1] = {{{text}}})").buffers[0].init[0] == bits(x)
+    assert float_literals(f"f[0] == {text}", {"f": 32}) == f"f[0] == {bits(x)}"
