@@ -200,27 +200,26 @@ def with_literals(base: str):
 
 
 def atomic(base: str):
-    """``atom/red{.sem}{.scope}.global|shared.add|min|max.f32``: the integer form's access with
-    the float operation (atom.add: "rounds to nearest even"; .f32 without .noftz "flushes subnormal
+    """``atom/red{.sem}{.scope}.global|shared.add.f32|f64``: the integer form's access with the
+    float operation (atom.add: "rounds to nearest even"; .f32 without .noftz "flushes subnormal
     inputs and results to sign-preserving zero on global memory but supports subnormal inputs and
-    results … on shared memory"; min/max: "the exact same floating-point instructions as the
-    non-atomic min and max")."""
+    results … on shared memory"). ptxas takes .min/.max only on integer and half types."""
     def lower(fb, quals, ops, c):
         ty = float_type(quals, c)
         if ty is None:
             return with_literals(base)(fb, quals, ops, c)
-        op = next((q for q in quals if q in ("add", "min", "max")), None)
-        if op is None:
-            raise SemanticError(f"`{c['text']}`: a floating-point {base} adds, or takes a min or max",
-                                c["pos"], f"{base}.global.add.{ty}")
+        op = next((q for q in quals if q == "add"), None)
+        if op is None:  # ptxas: "Operation .max requires .u32 or .s32 or .u64 or .s64 or .f16 …"
+            raise SemanticError(f"`{c['text']}`: a floating-point {base} on .{ty} adds", c["pos"],
+                                f"{base}.global.add.{ty}")
         space = next((q for q in quals if q in ("global", "shared", "shared::cta", "shared::cluster")), None)
         if space is None:
             raise UnsupportedError(f"`{c['text']}` on a generic address", c["pos"],
                                    "atom.add.f32 flushes subnormals on global memory and keeps them on "
                                    "shared memory (PTX ISA, atom): name the state space (.global or .shared)")
-        ftz = op == "add" and ty == "f32" and space == "global" and "noftz" not in quals
-        fop = ".".join(["f", op, *(["rn"] if op == "add" else []), *(["ftz"] if ftz else [])])
-        ity = "u" + ty[1:]  # the integer form of the same access (add/min/max take .u32/.u64)
+        ftz = ty == "f32" and space == "global" and "noftz" not in quals
+        fop = ".".join(["f", "add", "rn", *(["ftz"] if ftz else [])])
+        ity = "u" + ty[1:]  # the integer form of the same access (add takes .u32/.u64)
         q = [ity if x == ty else x for x in quals if x != "noftz"]
         ins = decode(".".join([base, *q]), literals(ops, ty, c), c["pos"], c["text"], c["guard"])
         return [replace(ins, op=fop, type=ty)]
