@@ -199,3 +199,33 @@ def test_every_nan_is_mknan_of_some_value():
         assert F.mknan(nan, 32) == nan
         assert F.is_nan(F.mknan(nan & 0x807FFFFF, 32), 32)
     assert F.is_nan(F.mknan(0, 32), 32)
+
+
+# ----- chains of operations on read values: the Z3 side takes a result as a float ---------------------
+
+CHAIN_OPS = ["f.add.rn", "f.mul.rz", "f.sub.rm.ftz", "f.div.rp", "f.min", "f.neg", "f.add.rn.sat"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.sampled_from(CHAIN_OPS), min_size=1, max_size=3),
+       st.lists(special(32), min_size=4, max_size=4), st.integers(0, (1 << 32) - 1))
+def test_chains_of_float_results_python_equals_z3(ops, inputs, nan_bits):
+    from ptxmm.ir.values import ReadVal, Unspec, float_result, unspec_key
+
+    unspecs: list[Unspec] = []
+
+    def fresh() -> Unspec:
+        unspecs.append(Unspec(len(unspecs), 32))
+        return unspecs[-1]
+
+    e = ReadVal(0, 32)
+    for k, op in enumerate(ops):
+        args = [e] if op == "f.neg" else [e, ReadVal(k + 1, 32)]
+        e = float_result(op, args, 32, fresh)
+    reads = {i: v for i, v in enumerate(inputs)} | {unspec_key(u.uid): nan_bits for u in unspecs}
+    vals = Values(lambda eid: z3.BitVecVal(inputs[eid], 32))
+    t = vals.bv(e)
+    if vals.unspec:
+        t = z3.substitute(t, *[(c, z3.BitVecVal(nan_bits, 32)) for c in vals.unspec.values()])
+    t = z3.simplify(t)
+    assert t.as_long() == evaluate(e, reads)

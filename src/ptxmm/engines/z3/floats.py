@@ -92,52 +92,60 @@ def _mknan(u: z3.BitVecRef, w: int) -> z3.BitVecRef:
         z3.If(frac == 0, z3.BitVecVal(1, w), frac)
 
 
-def term(op: str, args: list, ws: tuple[int, ...], w: int) -> z3.BitVecRef:  # noqa: C901 — one case per op
-    """The bit-vector term of ``f.…`` operation ``op`` on ``args`` (bit-vectors of widths ``ws``)."""
+def term(op: str, args: list, ws: tuple[int, ...], w: int, fps: list | None = None) -> z3.BitVecRef:
+    """The bit-vector term of ``f.…`` operation ``op`` on ``args`` (bit-vectors of widths ``ws``);
+    ``fps``: the floats some of them already are (None where not known)."""
+    return fp_term(op, args, ws, w, fps)[0]
+
+
+def fp_term(op: str, args: list, ws: tuple[int, ...], w: int,  # noqa: C901 — one case per op
+            fps: list | None = None) -> tuple[z3.BitVecRef, z3.FPRef | None]:
+    """:func:`term`, and the float the result is before it becomes bits (None: not a float, or
+    a min/max, which picks an operand's bits): a later operation on it takes the float as it is
+    rather than reading its bits back (every NaN behaves alike in the operations, so a NaN whose
+    bits the event builder left unspecified is the same operand)."""
     _, name, *parts = op.split(".")
     rnd = next((p for p in parts if p in F.ROUNDINGS or p in F.INT_ROUNDINGS), "rn")
     rnd = F.INT_ROUNDINGS.get(rnd, rnd)
     ftz, sat = "ftz" in parts, "sat" in parts
     aw = ws[0] if ws else w
     if name == "mknan":
-        return _mknan(args[0], w)
+        return _mknan(args[0], w), None
     if name == "copysign":
         m = z3.BitVecVal((1 << (w - 1)) - 1, w)
-        return (args[0] & ~m) | (args[1] & m)
+        return (args[0] & ~m) | (args[1] & m), None
     if name == "cvt" and parts[-1] in ("s", "u"):
         conv = z3.fpSignedToFP if parts[-1] == "s" else z3.fpUnsignedToFP
-        return _bits(conv(_RM[rnd](), args[0], _sort(w)), w)
-    fs = [_fp(a, aw) for a in args]
+        r = conv(_RM[rnd](), args[0], _sort(w))
+        return _bits(r, w), r
+    fs = [f if f is not None else _fp(a, aw) for a, f in zip(args, fps or [None] * len(args))]
     if ftz and name != "isnan":
         fs = [_flush(f, aw) for f in fs]
+    r = None
     if name in ("add", "sub", "mul", "div", "fma"):
         rm = _RM[rnd]()
         r = {"add": lambda: z3.fpAdd(rm, fs[0], fs[1]), "sub": lambda: z3.fpSub(rm, fs[0], fs[1]),
              "mul": lambda: z3.fpMul(rm, fs[0], fs[1]), "div": lambda: z3.fpDiv(rm, fs[0], fs[1]),
              "fma": lambda: z3.fpFMA(rm, fs[0], fs[1], fs[2])}[name]()
         r = _flush(r, w) if ftz else r
-        return _bits(_sat(r, w) if sat else r, w)
-    if name in ("min", "max"):
-        return _minmax(name, fs[0], fs[1], w)
-    if name == "neg":
-        return _bits(z3.fpNeg(fs[0]), w)
-    if name == "abs":
-        return _bits(z3.fpAbs(fs[0]), w)
-    if name == "cmp":
-        return _bit(_compare(parts[0], fs[0], fs[1]))
-    if name == "testp":
-        return _bit(_testp(parts[0], fs[0]))
-    if name == "isnan":
-        return _bit(z3.fpIsNaN(fs[0]))
-    if name == "cvt":
-        r = z3.fpFPToFP(_RM[rnd](), fs[0], _sort(w))
-        return _bits(_flush(r, w) if ftz else r, w)
-    if name == "toint":
-        return _to_int(fs[0], aw, w, rnd, parts[-1] == "s")
-    if name == "rint":
-        r = z3.fpRoundToIntegral(_RM[rnd](), fs[0])
-        return _bits(_flush(r, w) if ftz else r, w)
-    raise ValueError(f"unknown floating-point operation {op}")
+        r = _sat(r, w) if sat else r
+    elif name in ("min", "max"):
+        return _minmax(name, fs[0], fs[1], w), None
+    elif name in ("neg", "abs"):
+        r = z3.fpNeg(fs[0]) if name == "neg" else z3.fpAbs(fs[0])
+    elif name in ("cmp", "testp", "isnan"):
+        c = {"cmp": lambda: _compare(parts[0], fs[0], fs[1]), "testp": lambda: _testp(parts[0], fs[0]),
+             "isnan": lambda: z3.fpIsNaN(fs[0])}[name]()
+        return _bit(c), None
+    elif name == "toint":
+        return _to_int(fs[0], aw, w, rnd, parts[-1] == "s"), None
+    elif name in ("cvt", "rint"):
+        rm = _RM[rnd]()
+        r = z3.fpFPToFP(rm, fs[0], _sort(w)) if name == "cvt" else z3.fpRoundToIntegral(rm, fs[0])
+        r = _flush(r, w) if ftz else r
+    if r is None:
+        raise ValueError(f"unknown floating-point operation {op}")
+    return _bits(r, w), r
 
 
-__all__ = ["term"]
+__all__ = ["fp_term", "term"]
