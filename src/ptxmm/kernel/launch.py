@@ -350,7 +350,8 @@ def _dynamic(r: _Reader, shared: list[Buffer]) -> Buffer:
                             "shared memory has no initial values: write `T name[N]`")
     if shared:
         raise SemanticError("a second dynamic shared array", at,
-                            "a launch gives one block of dynamic shared memory: one extern __shared__ array")
+                            "a launch gives one block of dynamic shared memory: size one extern __shared__ "
+                            "array; the kernel's others start at the same address")
     return b
 
 
