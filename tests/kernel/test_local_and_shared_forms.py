@@ -181,3 +181,62 @@ def test_mapa_of_a_global_address_is_located():
     with pytest.raises(SemanticError, match="mapa maps .shared variables") as e:
         ptxmm.check(mapa_kernel(form))
     assert e.value.pos.line > 0
+
+
+# ----- printf: its argument buffer is .local, its result is read back -----------------------------------
+
+PRINTF_MODULE = HEAD + """.extern .func (.param .b32 func_retval0) vprintf
+(
+\t.param .b64 vprintf_param_0,
+\t.param .b64 vprintf_param_1
+)
+;
+.global .align 1 .b8 $str[4] = {37, 100, 10, 0};
+
+.visible .entry k(
+\t.param .u64 k_param_0
+)
+{
+\t.local .align 8 .b8 __local_depot0[8];
+\t.reg .b64 %SP;
+\t.reg .b64 %SPL;
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<9>;
+\tmov.u64 %SPL, __local_depot0;
+\tcvta.local.u64 %SP, %SPL;
+\tld.param.u64 %rd1, [k_param_0];
+\tcvta.to.global.u64 %rd2, %rd1;
+\tadd.u64 %rd3, %SP, 0;
+\tadd.u64 %rd4, %SPL, 0;
+\tmov.u32 %r2, %tid.x;
+\tst.local.u32 [%rd4], %r2;
+\tmov.u64 %rd5, $str;
+\tcvta.global.u64 %rd6, %rd5;
+\t{
+\t.param .b64 param0;
+\tst.param.b64 [param0+0], %rd6;
+\t.param .b64 param1;
+\tst.param.b64 [param1+0], %rd3;
+\t.param .b32 retval0;
+\tcall.uni (retval0), vprintf, (param0, param1);
+\tld.param.b32 %r3, [retval0+0];
+\t}
+\tmul.wide.u32 %rd7, %r2, 4;
+\tadd.s64 %rd8, %rd2, %rd7;
+\tst.global.u32 [%rd8], STORED;
+\tret;
+}
+"""
+
+
+def test_printf_with_its_local_argument_buffer_is_read():
+    prog = parse_kernel(PRINTF_MODULE.replace("STORED", "%r2"), "k.ptx",
+                        KernelArgs(launch="k<<<1, 2>>>(int out[2])", forall="out[0] == 0 && out[1] == 1"))
+    assert both(prog).holds is True
+
+
+def test_using_printfs_result_is_located():
+    with pytest.raises(UnsupportedError, match="the value printf returned") as e:
+        parse_kernel(PRINTF_MODULE.replace("STORED", "%r3"), "k.ptx",
+                     KernelArgs(launch="k<<<1, 2>>>(int out[2])"))
+    assert e.value.pos.line == PRINTF_MODULE.splitlines().index("\tst.global.u32 [%rd8], STORED;") + 1
