@@ -286,6 +286,8 @@ ACCEPTED = [
     "cvt.f64.f32 %fd1, %f1;",
     "cvt.rz.ftz.f32.f64 %f1, %fd1;",
     "cvt.rni.ftz.f32.f32 %f1, %f2;",
+    "cvt.ftz.f32.f32 %f1, %f2;",
+    "cvt.rzi.s64.f64 %rd1, %fd1;",
     "mov.f32 %f1, 1.5;",
     "mov.f64 %fd1, 0d3FF0000000000000;",
     "selp.f32 %f1, 0f3F800000, %f2, %p1;",
@@ -359,3 +361,31 @@ def test_what_nvcc_makes_of_float_code_is_read(name, tmp_path):
     if cond is not None:  # (the atomicAdd sum is read only: Z3 takes long over chains of float adds)
         res = ptxmm.check(prog)
         assert res.holds is True and not [f for f in res.findings if str(f.kind) != "flag"]
+
+
+@pytest.mark.parametrize("ins, reg, expect", [
+    ("cvt.rzi.s32.f32 %r1, %f1;", "%r1", 0),            # f32 → 32-bit: 0
+    ("cvt.rzi.u16.f32 %rs1, %f1;", "%rs1", 0),
+    ("cvt.rzi.s64.f32 %rd2, %f1;", "%rd2", 1 << 63),    # to a 64-bit integer: 1 << 63 (MININT)
+    ("cvt.rzi.s32.f64 %r1, %fd1;", "%r1", 1 << 31),     # from .f64: 1 << 31
+])
+def test_a_nan_converts_to_an_integer_by_the_isas_width_rule(ins, reg, expect):
+    src = "%fd1" if ".f64 " in ins else "%f1"
+    mov = "\tmov.f64 %fd1, 0d7FF8000000000000;" if src == "%fd1" else "\tmov.f32 %f1, 0f7FC00000;"
+    w = 64 if reg.startswith("%rd") else 16 if reg.startswith("%rs") else 32
+    body = (f"\t.reg .b16 %rs<2>;\n{mov}\n\t{ins}\n\tst.global.u{w} [%rd1], {reg};")
+    buf = "unsigned long long" if w == 64 else "unsigned short" if w == 16 else "unsigned"
+    assert holds(body, f"x[0] == {expect}", f"k<<<1, 1>>>({buf} x[1])")
+
+
+def test_cvt_f32_f32_is_the_value_and_ftz_flushes_it():
+    body = "\tmov.f32 %f1, 0f00000003;\n\tcvt.f32.f32 %f2, %f1;\n\tcvt.ftz.f32.f32 %f3, %f1;\n" \
+           "\tst.global.f32 [%rd1], %f2;\n\tst.global.f32 [%rd1+4], %f3;"
+    assert holds(body, "x[0] == 0f00000003 && x[1] == 0f00000000")
+
+
+def test_ftz_on_a_double_to_float_cvt_flushes_the_float_result_only():
+    # the smallest double subnormal, rounded up to the smallest float subnormal, then flushed
+    body = ("\tmov.f64 %fd1, 0d0000000000000001;\n\tcvt.rp.ftz.f32.f64 %f1, %fd1;\n"
+            "\tcvt.rp.f32.f64 %f2, %fd1;\n\tst.global.f32 [%rd1], %f1;\n\tst.global.f32 [%rd1+4], %f2;")
+    assert holds(body, "x[0] == 0f00000000 && x[1] == 0f00000001")

@@ -34,8 +34,9 @@ What the ISA says, and what ptxmm does with it:
   gtu geu`` true; ``num``: neither is NaN, ``nan``: either is; -0.0 equals +0.0.
 * ``cvt`` (9.7.9.21): integer → float rounds by ``.rn .rz .rm .rp``; float → integer rounds to an
   integral value by ``.rni .rzi .rmi .rpi`` and saturates to the integer's range ("the result is
-  clamped to the destination range by default"), a NaN converting to 0; f32 → f64 is exact,
-  f64 → f32 rounds."""
+  clamped to the destination range by default"), a NaN converting to 0 (to ``1 << (w - 1)`` from
+  .f64 or to a 64-bit integer); f32 → f64 is exact, f64 → f32 rounds; ``.ftz`` flushes .f32
+  operands and results only."""
 
 from __future__ import annotations
 
@@ -275,10 +276,12 @@ def _round_integral(v: Fraction, rnd: str) -> int:
 
 def to_int(x: int, aw: int, w: int, rnd: str, signed: bool) -> int:
     """A float of width ``aw`` to an integer of width ``w`` (two's complement bits): rounded to an
-    integral value, clamped to the type's range; NaN → 0."""
+    integral value, clamped to the type's range; a NaN is 0 unless the source is .f64 or the
+    destination 64-bit, then ``1 << (w - 1)`` (PTX ISA, cvt: "Zero if source is not .f64 and
+    destination is not .s64, .u64. Otherwise 1 << (BitWidth(dst) - 1)")."""
     lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
     if is_nan(x, aw):
-        return 0
+        return 1 << (w - 1) if aw == 64 or w == 64 else 0
     if is_inf(x, aw):
         n = lo if sign_of(x, aw) else hi
     else:
@@ -323,8 +326,12 @@ def evaluate(op: str, vals: list[int], ws: tuple[int, ...], w: int) -> int:  # n
     _, name, *parts = op.split(".")
     rnd, ftz, sat = _mods(parts)
     aw = ws[0] if ws else w
-    if ftz and name not in ("isnan", "mknan", "copysign") and not (name == "cvt" and parts[-1] in "su"):
+    # .ftz flushes single-precision operands and results only (cvt: "applies only to single
+    # precision (.f32) inputs and results")
+    if ftz and aw == 32 and name not in ("isnan", "mknan", "copysign") and \
+            not (name == "cvt" and parts[-1] in "su"):
         vals = [flush(v, aw) for v in vals]
+    ftz = ftz and w == 32
     if name in ("add", "sub", "mul", "div", "fma"):
         a = vals[0]
         if name == "add":

@@ -80,7 +80,8 @@ def _to_int(f: z3.FPRef, aw: int, w: int, rnd: str, signed: bool) -> z3.BitVecRe
     top = z3.FPVal(float(hi + 1), s)  # 2^(w-1) or 2^w: exact in both formats
     low = z3.FPVal(float(lo), s)
     conv = z3.fpToSBV(z3.RTZ(), r, z3.BitVecSort(w)) if signed else z3.fpToUBV(z3.RTZ(), r, z3.BitVecSort(w))
-    return z3.If(z3.fpIsNaN(f), z3.BitVecVal(0, w),
+    nan = 1 << (w - 1) if aw == 64 or w == 64 else 0  # PTX ISA, cvt (ir/floats.py, to_int)
+    return z3.If(z3.fpIsNaN(f), z3.BitVecVal(nan, w),
                  z3.If(z3.fpGEQ(r, top), z3.BitVecVal(hi, w),
                        z3.If(z3.fpLEQ(r, low), z3.BitVecVal(lo & ((1 << w) - 1), w), conv)))
 
@@ -119,8 +120,9 @@ def fp_term(op: str, args: list, ws: tuple[int, ...], w: int,  # noqa: C901 — 
         r = conv(_RM[rnd](), args[0], _sort(w))
         return _bits(r, w), r
     fs = [f if f is not None else _fp(a, aw) for a, f in zip(args, fps or [None] * len(args))]
-    if ftz and name != "isnan":
+    if ftz and aw == 32 and name != "isnan":  # .ftz: single-precision operands and results only
         fs = [_flush(f, aw) for f in fs]
+    ftz = ftz and w == 32
     r = None
     if name in ("add", "sub", "mul", "div", "fma"):
         rm = _RM[rnd]()

@@ -166,11 +166,13 @@ def cvt(fb, quals, ops, c):
         if rnd not in ROUND:
             raise ParseError(f"`{c['text']}` needs a rounding modifier", c["pos"], "cvt.rn.f32.s32")
         op = f"f.cvt.{rnd}.{'s' if aty[0] == 's' else 'u'}:{aty}"
-    elif dty == aty:
-        if rnd not in IROUND:
-            raise UnsupportedError(f"`{c['text']}`", c["pos"],
-                                   "cvt.rni.f32.f32 (to an integral value) is modelled")
+    elif dty == aty and rnd in IROUND:
         op = f"f.rint.{rnd}{''.join(ftz)}"
+    elif dty == aty:  # cvt{.ftz}.f32.f32: the value itself (.ftz: a subnormal flushed)
+        if rnd is not None:
+            raise ParseError(f"`{c['text']}` rounds a float to its own type", c["pos"],
+                             "an integer rounding (.rni .rzi .rmi .rpi) or none")
+        op = f"f.cvt.rn{''.join(ftz)}:{aty}"
     else:
         if dty == "f32" and rnd not in ROUND:
             raise ParseError(f"`{c['text']}` needs a rounding modifier", c["pos"], "cvt.rn.f32.f64")
