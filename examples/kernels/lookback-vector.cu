@@ -13,7 +13,7 @@
 // publishes {A, in[1]}, spins on tile 0's descriptor until its status is not X, adds its value,
 // publishes {P, prefix} and asserts prefix == in[0] + in[1].
 // Why the assert can fail: PTX ISA 8.2.4 (memory operations on vector data types) models a vector
-// access "as a set of equivalent memory operations on scalar data types, executed in an
+// access "as a set of equivalent memory operations with a scalar data type, executed in an
 // unspecified order on the elements in the vector". The store is two relaxed.gpu stores, the
 // load two relaxed.gpu loads, each element single-copy atomic on its own (8.10.3 Atomicity
 // concerns one location). Nothing orders the value's store before the status's for the reader:

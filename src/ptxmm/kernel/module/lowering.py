@@ -262,7 +262,7 @@ def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
     """``ld/st{.sem.scope}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, the stores it
     merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``; CUB's and NCCL's strong ``v2``/``v4``
     flag+data accesses). PTX ISA 8.2.4 (memory operations on vector data types): "modelled as a set
-    of equivalent memory operations on scalar data types, executed in an unspecified order on the
+    of equivalent memory operations with a scalar data type, executed in an unspecified order on the
     elements in the vector". So: one scalar access per element, with the instruction's semantics
     and scope, at the address plus the element's offset, here in element order.
 
