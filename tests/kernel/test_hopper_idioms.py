@@ -160,11 +160,11 @@ def test_vector_accesses_are_one_access_per_element():
     assert all(i.sem == "weak" for i in stores + loads)
 
 
-@pytest.mark.parametrize("ins", ["ld.relaxed.gpu.shared.v2.u32 {%r1, %r2}, [s];",
-                                 "st.volatile.shared.v2.u32 [s], {%r1, %r2};"])
-def test_strong_vector_accesses_are_not_supported_yet(ins):
+@pytest.mark.parametrize("ins", ["ld.acquire.gpu.shared.v2.u32 {%r1, %r2}, [s];",
+                                 "st.release.gpu.shared.v2.u32 [s], {%r1, %r2};"])
+def test_acquire_release_vector_accesses_are_not_supported_yet(ins):
     body = f"\t.reg .b32 %r<3>;\n\t.shared .align 8 .b8 s[8];\n\t{ins}"
-    with pytest.raises(UnsupportedError, match="strong vector access") as e:
+    with pytest.raises(UnsupportedError, match="acquire or release vector access") as e:
         ptx_module.parse(HEAD + f".visible .entry k()\n{{\n{body}\n}}\n", "k.ptx")
     assert e.value.pos.line == 8
 

@@ -346,7 +346,7 @@ def test_spin_loop_shape_of_nvcc_becomes_an_await():
     ("mp<<<1000, 1000>>>(int data[1], int flag[1])", "1000000 threads, more than the limit of 32"),
     ("mp<<<2, 1>>>(int data[0], int flag[1])", "buffer data has 0 elements"),
     ("mp<<<2, 1>>>(int data[100000], int flag[1])", "more than the limit"),
-    ("mp<<<2, 1>>>(float data[1] = {1}, int flag[1])", "non-zero values"),
+    ("mp<<<2, 1>>>(float data[1] = {1}, int flag[1])", "a buffer of float, parameter 1 is of type int *"),
     ("mp<<<2, 1>>>(wchar data[1], int flag[1])", "an argument is"),
     ("mp<<<2, 1>>>(int data[1], int data[1])", "two buffers are named data"),
     ("mp<<2, 1>>>(int data[1], int flag[1])", "expected `<<<`"),

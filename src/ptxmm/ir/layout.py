@@ -21,6 +21,7 @@ from .instructions import (
     CpAsyncGroup,
     Instruction,
     Load,
+    Mapa,
     MBarrier,
     TensorCopy,
     TensorMap,
@@ -33,6 +34,13 @@ SHARED_BASE = 0x0100_0000
 CONST_BASE = 0x0800_0000
 PARAM_BASE = 0x0400_0000  # the tensor maps the launch passes by value (`__grid_constant__ CUtensorMap`)
 SLOT = 0x10_0000  # each buffer's address range; the gap catches small out-of-bounds offsets
+LOCAL_BASE = 0x0C00_0000  # .local arrays: the same addresses in every thread, each its own copy
+# `mapa` addresses: the copy in the CTA of rank k of the shared byte at SHARED_BASE + o is at
+# MAPA_BASE + k * SHARED_SPAN + o (32-bit, as a .shared::cluster address must be; above every
+# global buffer's range)
+SHARED_SPAN = 0x0100_0000
+MAPA_BASE = 0x2000_0000
+MAX_CLUSTER = 16
 
 
 MAX_TARGETS = 64  # elements one access whose address is computed from loaded data may name
@@ -158,6 +166,28 @@ class Layout:
                 return r.element_name(off // r.size)
         return None
 
+    def remote(self, addr: int, rank: int, ins: Instruction) -> int:
+        """``mapa``: the address of the byte at ``addr`` (in a ``.shared`` variable) in the copy
+        of the CTA of ``rank`` (:data:`MAPA_BASE`); anything else a located error."""
+        if MAPA_BASE <= addr < MAPA_BASE + MAX_CLUSTER * SHARED_SPAN:
+            raise UnsupportedError(f"`{ins.text}` maps an address mapa already mapped", ins.pos,
+                                   "map the CTA's own shared address")
+        r = next((r for r in self.regions if r.base <= addr < r.base + r.n * r.size), None)
+        if r is None or r.space != "shared":
+            what = f"an address of {r.name} (.{r.space})" if r is not None else f"address {addr:#x}"
+            raise SemanticError(f"`{ins.text}` maps {what}: mapa maps .shared variables", ins.pos,
+                                "pass the address of a __shared__ variable")
+        return MAPA_BASE + rank * SHARED_SPAN + (addr - SHARED_BASE)
+
+    @staticmethod
+    def unmapped(addr: int) -> tuple[int, int | None]:
+        """A ``mapa`` address as (the CTA's own address, the rank it names); another address as
+        (itself, None)."""
+        if MAPA_BASE <= addr < MAPA_BASE + MAX_CLUSTER * SHARED_SPAN:
+            rank, off = divmod(addr - MAPA_BASE, SHARED_SPAN)
+            return SHARED_BASE + off, rank
+        return addr, None
+
     def constant(self, name: str) -> tuple[int, str] | None:
         """A ``__constant__`` element's value and type (None: not a constant): the kernel cannot
         change it, so every read returns its initial value."""
@@ -224,6 +254,8 @@ def _operand_widths(ins: Instruction, width: int) -> set[int]:
     32-bit, its mbarrier a .shared .b64). Anything else: the width of its type."""
     if isinstance(ins, MBarrier):
         return {64}
+    if isinstance(ins, Mapa):  # maps an address, accesses nothing: whatever its element's width
+        return {8, 16, 32, 64}
     if isinstance(ins, (BulkCopy, AsyncStore, CpAsync, CpAsyncGroup, TensorCopy)):
         return {32, 64}
     return {width}
@@ -239,4 +271,5 @@ def allows(r: Region, ins: Instruction) -> bool:
     return getattr(ins, "space", None) != "const"
 
 
-__all__ = ["CONST_BASE", "GLOBAL_BASE", "PARAM_BASE", "SHARED_BASE", "SLOT", "Layout", "Region", "allows"]
+__all__ = ["CONST_BASE", "GLOBAL_BASE", "LOCAL_BASE", "MAPA_BASE", "PARAM_BASE", "SHARED_BASE", "SHARED_SPAN",
+           "SLOT", "Layout", "Region", "allows"]

@@ -1,4 +1,5 @@
-"""Value expressions of a litmus execution: machine integers of a fixed bit width.
+"""Value expressions of a litmus execution: machine integers of a fixed bit width (a float is its
+IEEE bit pattern, operated on by the ``f.…`` operations of :mod:`ptxmm.ir.floats`).
 
 Every expression has a width (1 for predicates, 8..64 for PTX types). Arithmetic wraps at the
 width; comparisons are explicitly signed (``slt``…) or unsigned (``ult``…) and give a 1-bit value;
@@ -20,6 +21,7 @@ from typing import Union
 
 from .._infra.records import record
 from ..errors import UnsupportedError
+from . import floats
 
 
 @record
@@ -207,6 +209,8 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
     if e.op == "ite":
         return evaluate(e.args[1] if evaluate(e.args[0], reads) else e.args[2], reads)
     vals = [evaluate(a, reads) for a in e.args]
+    if e.op.startswith("f."):  # floating point (ir/floats.py): bit patterns in, a bit pattern out
+        return floats.evaluate(e.op, vals, tuple(a.w for a in e.args), e.w)
     if e.op == "sext":
         return mask(to_signed(vals[0], e.args[0].w), e.w)
     if e.op in CMP_OPS:
@@ -260,6 +264,19 @@ def division(op: str, a: Expr, b: Expr, w: int, unspec: Callable[[], Unspec]) ->
     if isinstance(b, Const):
         return u
     return mk("ite", mk("eq", b, Const(0, b.w)), u, mk(op, a, b, w=w))
+
+
+def float_result(op: str, args: list[Expr], w: int, fresh: Callable[[], Unspec]) -> Expr:
+    """The value of floating-point operation ``op`` (ir/floats.py) at width ``w``, a NaN result
+    replaced by a NaN of unspecified bits (PTX ISA 9.7.3: "Single-precision instructions return
+    an unspecified NaN"): ``f.mknan`` of ``fresh()``, asked for only where a NaN may come out."""
+    core = mk(op, *args, w=w)
+    if not floats.may_be_nan(op) or (isinstance(core, Const) and not floats.is_nan(core.v, w)):
+        return core
+    nan = mk("f.mknan", fresh(), w=w)
+    if isinstance(core, Const):
+        return nan
+    return mk("ite", mk("f.isnan", core, w=1), nan, core)
 
 
 def convert(e: Expr, w: int, signed: bool = False) -> Expr:

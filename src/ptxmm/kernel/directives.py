@@ -4,7 +4,9 @@ a located error."""
 
 from __future__ import annotations
 
-from ..errors import ParseError, SemanticError, SourcePos
+import re
+
+from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ..ir.program import Condition
 
 FINDING_KINDS = ("assert-fails", "hang", "out-of-bounds", "race", "trap")
@@ -45,10 +47,53 @@ def read_expect(text: str, pos: SourcePos) -> tuple[tuple[str, ...], SourcePos]:
 
 
 
-def parse_condition(quant: str, text: str, pos: SourcePos | None = None) -> Condition:
+_ELEM = r"[A-Za-z_]\w*\s*\[\s*\d+\s*\]"
+_LIT = (r"[+-]?(?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fF]?)"
+        r"(?![\w.\[])")
+_CMP = r"==|!=|<=|>=|<|>"
+
+
+def float_literals(text: str, floats: dict[str, int], pos: SourcePos | None = None) -> str:
+    """A condition with each number compared with an element of a float buffer (``floats``: name →
+    width) replaced by that number's bits at the buffer's width (rounded to nearest, as the launch's
+    initialisers; ``0x…`` stays bits): the condition compares bit patterns, so ``==`` and ``!=``
+    only (-0.0 and +0.0 differ; an ordered comparison of floats is not supported yet)."""
+    from ..ir.floats import float_bits
+
+    def bits(name: str, op: str, lit: str) -> str:
+        w = floats[name]
+        if op not in ("==", "!="):
+            raise UnsupportedError(f"`{op}` between the float element {name}[…] and {lit}", pos,
+                                   "a condition compares a float's bits: use == or !=")
+        body = lit.lstrip("+-").rstrip("fF") if lit.lstrip("+-")[:2].lower() not in ("0f", "0d") else lit
+        if body[:2].lower() in ("0f", "0d"):
+            return str(int(body[2:], 16))
+        return str(float_bits(("-" if lit.startswith("-") else "") + body, w))
+
+    def fwd(m: re.Match) -> str:
+        name = m.group(1).split("[")[0].strip()
+        if name not in floats:
+            return m.group(0)
+        return f"{m.group(1)} {m.group(2)} {bits(name, m.group(2), m.group(3))}"
+
+    def back(m: re.Match) -> str:
+        name = m.group(3).split("[")[0].strip()
+        if name not in floats:
+            return m.group(0)
+        return f"{m.group(3)} {m.group(2)} {bits(name, m.group(2), m.group(1))}"  # == != are symmetric
+
+    text = re.sub(rf"({_ELEM})\s*({_CMP})\s*({_LIT})", fwd, text)
+    return re.sub(rf"(?<![\w\]])({_LIT})\s*({_CMP})\s*({_ELEM})", back, text)
+
+
+def parse_condition(quant: str, text: str, pos: SourcePos | None = None,
+                    floats: dict[str, int] | None = None) -> Condition:
     """``out[0] == 1 && x[1] != 2`` under ``quant`` (exists, forall, ~exists, not exists): the
     ``.ptx`` grammar's condition (``&&`` ``||`` ``!``, parentheses, herd's ``/\\`` ``\\/`` ``~``)
-    over buffer elements."""
+    over buffer elements; numbers compared with float buffers' elements as :func:`float_literals`
+    reads them."""
+    if floats:
+        text = float_literals(text, floats, pos)
     from ..ir.program import RegRef, cond_refs
     from ..syntax import ptx
 
@@ -62,4 +107,4 @@ def parse_condition(quant: str, text: str, pos: SourcePos | None = None) -> Cond
 
 
 
-__all__ = ["FINDING_KINDS", "parse_condition", "read_directives", "read_expect"]
+__all__ = ["FINDING_KINDS", "float_literals", "parse_condition", "read_directives", "read_expect"]

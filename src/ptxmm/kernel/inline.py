@@ -41,7 +41,7 @@ class Expander:
         self.declared: dict[str, str] = {}  # every declared register (an inlined body's renamed) → type
 
     def expand(self, fn: Function) -> tuple[Instruction, ...]:
-        out = self.body(fn, {}, None, depth=0)
+        out = _printf_results(self.body(fn, {}, None, depth=0))
         return tuple(thread_jumps(out))
 
     def body(self, fn: Function, params: dict[str, Reg], frame: str | None, depth: int) -> list:
@@ -162,6 +162,8 @@ class Expander:
             note = "printf is ignored: ptxmm models memory, not output"
             if note not in self.notes:
                 self.notes.append(note)
+            for name in c.rets:  # its result, which nvcc reads back (ld.param [retval0])
+                bound[name] = Reg(PRINTF_RESULT)
             return []
         callee = self.callee(c, g, depth)
         self.calls += 1
@@ -204,6 +206,25 @@ class Expander:
                                    "the value read back is undefined when the call does not run: "
                                    "branch around the call instead")
         return callee
+
+
+PRINTF_RESULT = "%ptxmm.printf.result"
+
+
+def _printf_results(body: list) -> list:
+    """The body without the moves of printf's result into registers (nvcc reads it back after
+    every printf, and most kernels never use it); a register holding it that an instruction reads
+    is a located "not supported yet" (printf's result is the CUDA runtime's, not the ISA's)."""
+    held = {i.dst.name for i in body if isinstance(i, Mov) and i.src == Reg(PRINTF_RESULT)}
+    for ins in body:
+        if isinstance(ins, Mov) and ins.src == Reg(PRINTF_RESULT):
+            continue
+        used = [o for o in operands(ins) if isinstance(o, Reg) and o.name in held]
+        used += [ins.guard[0]] if ins.guard is not None and ins.guard[0].name in held else []
+        if used:
+            raise UnsupportedError(f"`{ins.text}` uses {used[0].name}, the value printf returned", ins.pos,
+                                   "ptxmm drops printf, whose result is not modelled")
+    return [i for i in body if not (isinstance(i, Mov) and i.src == Reg(PRINTF_RESULT))]
 
 
 def thread_jumps(body: list) -> list:

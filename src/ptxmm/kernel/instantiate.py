@@ -186,7 +186,9 @@ def check_condition(prog: Program, cond: Condition) -> None:
             raise SemanticError(f"the condition names the tensor map {r.loc}", None,
                                 "a tensor map is opaque: name buffer elements")
         if isinstance(r, MemRef) and prog.location(r.loc).space != "global":
-            raise SemanticError(f"the condition names {r.loc}, a .shared element (one copy per CTA)", None,
+            space = prog.location(r.loc).space
+            copies = "one copy per CTA" if space == "shared" else "one copy per thread"
+            raise SemanticError(f"the condition names {r.loc}, a .{space} element ({copies})", None,
                                 "name global buffer elements")
     _constants_fit(prog, cond.expr)
 

@@ -60,15 +60,16 @@ def read_kernel(text: str, file: str = "<string>", args: KernelArgs | None = Non
                             "give --launch")
     launch = parse_launch(launch_text, launch_pos)
     cond = None
+    floats = {b.name: int(b.type[1:]) for b in launch.buffers if b.type.startswith("f")}
     if args.exists or args.forall:
         if args.exists and args.forall:
             raise SemanticError("give --exists or --forall, not both", None, None)
         q = "exists" if args.exists else "forall"
-        cond = parse_condition(q, args.exists or args.forall)
+        cond = parse_condition(q, args.exists or args.forall, None, floats)
     else:
         for q in ("exists", "forall", "~exists"):
             if q in d:
-                cond = parse_condition(q, *d[q])
+                cond = parse_condition(q, *d[q], floats)
     expect, expect_pos = None, None
     if "expect" in d:
         expect, expect_pos = read_expect(*d["expect"])

@@ -77,7 +77,35 @@ class _Reader:
         v = int(txt, 16) if txt.lower().startswith("0x") else int(txt)
         return -v if m.group(0).lstrip().startswith("-") else v
 
+    def real(self, what: str, w: int) -> int:
+        """A float or double initialiser as the bits of a ``w``-bit float (ir/floats.py): a
+        C literal (``1.5``, ``-0.0``, ``1e-3``, ``2``; a ``1.1f`` rounded once to float, a
+        ``1.1`` through double as C converts it), ``inf``, ``nan``, or exact bits ``0f3F800000``
+        / ``0d3FF0000000000000``."""
+        from ..ir.floats import convert, float_bits
 
+        self.ws()
+        m = _REAL.match(self.text, self.i)
+        if not m:
+            raise ParseError(f"expected a number for {what}", self.at(), FORM)
+        self.i = m.end()
+        neg, body, suffix = m.group(1) == "-", m.group(2).lower(), m.group(3)
+        if body.startswith(("0f", "0d")):
+            bits, bw = int(body[2:], 16), 32 if body[1] == "f" else 64
+            if bw != w:
+                raise SemanticError(f"{body} is a {bw}-bit float, {what} a {w}-bit one", self.at(), None)
+            return bits ^ (int(neg) << (w - 1))
+        if body == "nan":
+            return (0x7FC00000 if w == 32 else 0x7FF8000000000000) | (int(neg) << (w - 1))
+        if body.startswith("inf"):
+            return float_bits("-inf" if neg else "inf", w)
+        if suffix or w == 64:
+            return float_bits(("-" if neg else "") + body, w)
+        return convert(float_bits(("-" if neg else "") + body, 64), 64, 32, "rn")  # C: a double, to float
+
+
+_REAL = re.compile(r"([+-]?)\s*(0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|inf(?:inity)?|nan|"
+                   r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([fF]?)(?![\w.])", re.IGNORECASE)
 FORM = ("[cooperative] [nonportable] KERNEL<<<GRID, BLOCK[, CLUSTER][, T shared[N]]>>>(T name[N], "
         "T name[N] = {v, ...}, 5, CUtensorMap tm = tensormap(name, dims {8, 2}, box {4, 2}), ...)")
 TM_FORM = "CUtensorMap tm = tensormap(a, dims {8, 2}, box {4, 2})"
@@ -182,11 +210,13 @@ def _buffer(r: _Reader, at: SourcePos | None, what: str, form: str) -> Buffer:
     if r.peek("="):
         r.i += 1
         r.expect("{", f"before the values of {name}")
+        ty = C_TYPES.get(ctype, "")
+        value = (lambda what: r.real(what, int(ty[1:]))) if ty.startswith("f") else r.integer
         if not r.peek("}"):
-            init.append(r.integer(f"a value of {name}"))
+            init.append(value(f"a value of {name}"))
             while r.peek(","):
                 r.i += 1
-                init.append(r.integer(f"a value of {name}"))
+                init.append(value(f"a value of {name}"))
         r.expect("}", f"after the values of {name}")
     buf = Buffer(ctype, C_TYPES[ctype], name, count, tuple(init), at)
     _check_buffer(buf)
@@ -328,7 +358,8 @@ def _dynamic(r: _Reader, shared: list[Buffer]) -> Buffer:
                             "shared memory has no initial values: write `T name[N]`")
     if shared:
         raise SemanticError("a second dynamic shared array", at,
-                            "a launch gives one block of dynamic shared memory: one extern __shared__ array")
+                            "a launch gives one block of dynamic shared memory: size one extern __shared__ "
+                            "array; the kernel's others start at the same address")
     return b
 
 
@@ -342,10 +373,7 @@ def _check_buffer(b: Buffer) -> None:
                             at, "every element is a location of the model: keep buffers small")
     if len(init) > count:
         raise SemanticError(f"{len(init)} values for the {count} elements of {name}", at, None)
-    if ty.startswith("f") and any(init):
-        raise SemanticError(f"non-zero values for the {ctype} buffer {name}", at,
-                            "ptxmm models integer values; floating-point buffers start at 0")
-    w = int(ty[1:])
+    w = int(ty[1:])  # a float buffer's values are its elements' bits (_Reader.real)
     lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if ty[0] == "s" else (0, (1 << w) - 1)
     for v in init:
         if not lo <= v <= hi and not (ty[0] == "s" and 0 <= v < 1 << w):

@@ -1,5 +1,7 @@
 """A launch's memory: where its buffers, tensor maps and the module's variables lie
-(:func:`layout_of`), the widths a byte array's accesses give its elements (:func:`access_widths`),
+(:func:`layout_of`; a function's ``.local`` arrays too — PTX ISA 5.1.5, "the local state space
+(.local) is private memory for each thread": the same addresses in every thread, each thread's own
+locations), the widths a byte array's accesses give its elements (:func:`access_widths`),
 the ``extern __shared__`` arrays the launch sizes, and the model's locations (one per element)."""
 
 from __future__ import annotations
@@ -7,7 +9,17 @@ from __future__ import annotations
 import re
 
 from ..errors import SemanticError
-from ..ir.layout import CONST_BASE, GLOBAL_BASE, PARAM_BASE, SHARED_BASE, SLOT, AddressOracle, Layout, Region
+from ..ir.layout import (
+    CONST_BASE,
+    GLOBAL_BASE,
+    LOCAL_BASE,
+    PARAM_BASE,
+    SHARED_BASE,
+    SLOT,
+    AddressOracle,
+    Layout,
+    Region,
+)
 from ..ir.program import (
     Addr,
     Alu,
@@ -50,15 +62,17 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
             regions.append(Region(a.name, p.name, "param", "b64", None, PARAM_BASE + k * SLOT,
                                   tensormap=TensorMap(a.array, a.dims, a.box)))
     taken = {r.name for r in regions}
-    c = 0
+    c = loc = 0
     dynamic = _dynamic_shared(module, launch)
+    aliases: list[Variable] = []
     for v in module.variables:
-        if v.space not in ("global", "shared", "const"):
+        if v.space not in ("global", "shared", "const", "local"):
             continue
         if v.dynamic:
-            v = dynamic.get(v.name)
-            if v is None:
-                continue  # another kernel's (this one's is in `dynamic`)
+            if v.name not in dynamic:
+                aliases.append(v)  # another extern __shared__ array: the same dynamic region
+                continue
+            v = dynamic[v.name]
         found = sorted(widths.get(v.name, ())) if widths is not None and v.byte_array else []
         if len(found) == 1 and not _STRINGS.match(v.name):
             v = v.as_width(found[0])
@@ -73,12 +87,28 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
         elif v.space == "const":
             base = CONST_BASE + c * SLOT
             c += 1
+        elif v.space == "local":  # one copy per thread (the event builder's place())
+            base = LOCAL_BASE + loc * SLOT
+            loc += 1
         else:
             base = SHARED_BASE + s * SLOT
             s += 1
         regions.append(Region(name, v.name, v.space, v.type, v.count, base, v.init, located,
                               tuple(found) if len(found) > 1 else ()))
-    return Layout(tuple(regions), oracle)
+    return Layout(tuple(regions + _aliases(aliases, regions, dynamic)), oracle)
+
+
+def _aliases(externs: list[Variable], regions: list[Region], dynamic: dict[str, Variable]) -> list[Region]:
+    """Every ``extern __shared__`` array the launch does not name starts where the one it names
+    does: CUDA gives a kernel one block of dynamic shared memory, and all its extern __shared__
+    arrays begin at its start (CUDA C++ Programming Guide, "__shared__": "all variables declared
+    in this fashion start at the same address in memory"). Each is that region's address under its
+    own name, with no elements of its own: an access through it names the launch's array's
+    elements (of the launch's type; another width is the layout's located mixed-size error)."""
+    if not dynamic:
+        return []
+    real = next(r for r in regions if r.ptx in dynamic)
+    return [Region(v.name, v.name, "shared", real.type, 0, real.base, (), False) for v in externs]
 
 
 def access_widths(body, names: set[str]) -> dict[str, set[int]]:

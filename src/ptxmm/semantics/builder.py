@@ -233,6 +233,8 @@ class Builder:
             cta = t.placement.cta_key if rank is None else self.ranks[t.placement.cluster_key][rank]
             suffix = "@" + _cta_label(cta)
             return virt + suffix, root + suffix
+        if loc.space == "local":  # a kernel's .local array: each thread's own (PTX ISA 5.1.5)
+            return virt + "@" + t.name, root + "@" + t.name
         return virt, root
 
     def width_of(self, name: str) -> int:
@@ -244,7 +246,9 @@ class Builder:
         if self.layout is not None:
             name, deps = self.element(a, st, ins)
             assert name is not None  # step() stops the thread at an out-of-bounds access
-            return name, None, deps
+            addr = self.address(a, st)[0] if self.at is None else None
+            rank = self.layout.unmapped(addr.v)[1] if isinstance(addr, Const) else None
+            return name, rank, deps
         if isinstance(a.base, Sym):
             return a.base.name, None, frozenset()
         e = st.regs.get(a.base.name)
@@ -275,7 +279,11 @@ class Builder:
             raise UnsupportedError("address depends on a loaded value", ins.pos,
                                    "ptxmm computes such addresses for ld, st, atom and red only")
         # a tensor copy's operands: 32-bit words and a 64-bit mbarrier (kernels._operand_widths)
-        return self.layout.element(addr.v, type_width(getattr(ins, "type", "b32")), ins), deps
+        own, rank = self.layout.unmapped(addr.v)  # a mapa address: the element of the CTA's own copy
+        name = self.layout.element(own, type_width(getattr(ins, "type", "b32")), ins)
+        if rank is not None and name is not None and self.locs[self.p.physical(name)].space != "shared":
+            return None, deps
+        return name, deps
 
     def address(self, a: Addr, st: State) -> tuple[Expr, frozenset[int]]:
         base, deps = self.val(a.base, st, "u64")
@@ -554,7 +562,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
     init: dict[str, int] = {}
     loc_of_name: dict[str, list[str]] = {}
     for loc in prog.locations:
-        holders = list(ctas.values()) if loc.space == "shared" else [prog.threads[0]]
+        holders = list(ctas.values()) if loc.space == "shared" else \
+            list(prog.threads) if loc.space == "local" else [prog.threads[0]]
         for t in holders:
             vl, pl = b.place(loc.name, t)
             loc_of_name.setdefault(loc.name, []).append(pl)

@@ -18,10 +18,10 @@ from ..ir.program import (
     type_width,
 )
 from ..ir.stops import Stop, StopKind
-from ..ir.values import Const, Expr, ReadVal, const, convert, mk
+from ..ir.values import Const, Expr, ReadVal, const, convert, float_result, mk
 from .builder import ADDR_W, PROXY_TAG, Builder, State, handles
 from .events import Kind
-from .registers import alu_op
+from .registers import alu_op, nan_unspec
 
 # an atom's or red's read and write sems by its own (an acquire reads with acquire, a release writes
 # with release)
@@ -136,6 +136,8 @@ def rmw(b: Builder, t: Thread, ins: Atom | Red, st: State, guard, gdeps, adeps, 
         wguard = ok if guard is None else mk("land", guard, ok)
     elif op == "sub":  # Dat3M's atom.sub
         new = mk("sub", old, args[0][0])
+    elif op.startswith("f."):  # atom.add.f32 (ir/floats.py); a NaN result's bits unspecified
+        new = float_result(op, [old, args[0][0]], iw, lambda: nan_unspec(b, ins, iw))
     else:
         new = mk(op, old, *(a[0] for a in args), w=iw)
     w = b.new_event(st, t, Kind.W, ins, wguard, sem=wsem, value=convert(new, lw),

@@ -8,6 +8,7 @@ warning."""
 from __future__ import annotations
 
 from ..errors import Diagnostic, SemanticError, UnsupportedError
+from ..ir.floats import split_source
 from ..ir.program import (
     Addr,
     Alu,
@@ -22,7 +23,7 @@ from ..ir.program import (
     type_signed,
     type_width,
 )
-from ..ir.values import Const, Expr, Unspec, convert, division, mk, truth
+from ..ir.values import Const, Expr, Unspec, convert, division, float_result, mk, truth
 from .builder import ADDR_W, RANK_STEP, Builder, State, handles
 
 _SETP = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "uge"}
@@ -40,6 +41,8 @@ def alu_op(op: str, ty: str) -> str:
 
 
 def _cmp_op(cmp: str, ty: str) -> str:
+    if ty.startswith("f"):  # setp.ltu.ftz.f32: "ltu.ftz" (ir/floats.py)
+        return "f.cmp." + cmp
     if cmp in _SETP:
         return _SETP[cmp]
     return ("s" if type_signed(ty) else "u") + cmp
@@ -58,6 +61,12 @@ def register_value(b: Builder, ins: Instruction, st: State, guard: Expr | None, 
         case Mov():
             v, d = b.val(ins.src, st, ins.type)
             b.set_reg(st, ins.dst, v, ins.type, d | gdeps, guard)
+        case Alu() if ins.op.startswith("f."):  # floating point (ir/floats.py)
+            op, sty = split_source(ins.op)
+            w = type_width(ins.type)
+            vals = [b.val(s, st, sty or ins.type) for s in ins.srcs]
+            v = float_result(op, [x[0] for x in vals], w, lambda: nan_unspec(b, ins, w))
+            b.set_reg(st, ins.dst, v, ins.type, frozenset().union(*(x[1] for x in vals)), guard)
         case Alu():
             w = type_width(ins.type)
             op = alu_op(ins.op, ins.type)
@@ -71,7 +80,7 @@ def register_value(b: Builder, ins: Instruction, st: State, guard: Expr | None, 
             b.set_reg(st, ins.dst, v, ins.type, frozenset().union(*(x[1] for x in vals)), guard)
         case Setp():
             (x, dx), (y, dy) = b.val(ins.a, st, ins.type), b.val(ins.b, st, ins.type)
-            b.set_reg(st, ins.dst, mk(_cmp_op(ins.cmp, ins.type), x, y), "pred", dx | dy, guard)
+            b.set_reg(st, ins.dst, mk(_cmp_op(ins.cmp, ins.type), x, y, w=1), "pred", dx | dy, guard)
         case Selp():
             (x, dx), (y, dy) = b.val(ins.a, st, ins.type), b.val(ins.b, st, ins.type)
             p, dp = b.val(ins.p, st, None)
@@ -80,6 +89,15 @@ def register_value(b: Builder, ins: Instruction, st: State, guard: Expr | None, 
             pass
         case _:
             raise UnsupportedError(f"instruction `{ins.text}`", ins.pos)
+
+
+def nan_unspec(b: Builder, ins: Instruction, w: int) -> Unspec:
+    """A fresh unspecified value for the bits of the NaN this instance of ``ins`` may return
+    (PTX ISA 9.7.3: "Single-precision instructions return an unspecified NaN")."""
+    line = ins.pos.line if ins.pos is not None else "?"
+    u = Unspec(len(b.unspecs), w, f"the NaN `{ins.text}` may return (line {line})")
+    b.unspecs.append(u)
+    return u
 
 
 def unspec(b: Builder, ins: Instruction, w: int, divisor: Expr) -> Unspec:
@@ -100,11 +118,14 @@ def unspec(b: Builder, ins: Instruction, w: int, divisor: Expr) -> Unspec:
 
 @handles(Mapa)
 def mapa(b: Builder, t: Thread, ins: Mapa, st: State, guard, gdeps) -> None:
-    name, _, deps = b.resolve(Addr(ins.src), st, ins) if isinstance(ins.src, Reg) else \
-        (ins.src.name, None, frozenset())
     rank, rdeps = b.val(ins.rank, st, "u32")
     if not isinstance(rank, Const):
         raise UnsupportedError("a CTA rank that depends on a loaded value", ins.pos)
+    if b.layout is not None:  # a kernel: the address of the byte in the copy of CTA `rank`
+        kernel_mapa(b, t, ins, st, guard, gdeps, rank.v, rdeps)
+        return
+    name, _, deps = b.resolve(Addr(ins.src), st, ins) if isinstance(ins.src, Reg) else \
+        (ins.src.name, None, frozenset())
     if b.locs[b.p.physical(name)].space != "shared":
         raise SemanticError(f"mapa maps shared memory; {name} is not a .shared location", ins.pos)
     n = len(b.ranks[t.placement.cluster_key])
@@ -112,6 +133,24 @@ def mapa(b: Builder, t: Thread, ins: Mapa, st: State, guard, gdeps) -> None:
         raise SemanticError(f"`{ins.text}`: the cluster of thread {t.name} has {n} CTA(s), ranks "
                             f"0..{n - 1}", ins.pos, "place a thread in that CTA (.cluster C .cta K)")
     v = Const(b.addr_of[name] + RANK_STEP * (rank.v + 1), ADDR_W)
+    b.mapa_addrs.add(v.v)
+    b.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
+    b.note_address(st, ins.dst, [v.v])
+
+
+def kernel_mapa(b: Builder, t: Thread, ins: Mapa, st: State, guard, gdeps, rank: int, rdeps) -> None:
+    """``mapa{.shared::cluster}.u32|u64 d, a, rank`` in a kernel, ``a`` a variable or a register
+    holding a shared (or generic shared) address: ``d`` is that byte's address in the copy of the
+    CTA of ``rank`` (ir/layout.py, ``Layout.remote``), which an access resolves to that copy."""
+    addr, deps = b.address(Addr(ins.src), st)
+    if not isinstance(addr, Const):
+        raise UnsupportedError(f"`{ins.text}` maps an address computed from loaded data", ins.pos,
+                               "map the address of a __shared__ variable")
+    n = len(b.ranks[t.placement.cluster_key])
+    if rank >= n:
+        raise SemanticError(f"`{ins.text}`: the cluster of thread {t.name} has {n} CTA(s), ranks "
+                            f"0..{n - 1}", ins.pos, "launch a cluster of that many CTAs")
+    v = Const(b.layout.remote(addr.v % (1 << ADDR_W), rank, ins), ADDR_W)
     b.mapa_addrs.add(v.v)
     b.set_reg(st, ins.dst, convert(v, type_width(ins.type)), ins.type, deps | rdeps | gdeps, guard)
     b.note_address(st, ins.dst, [v.v])

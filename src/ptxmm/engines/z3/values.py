@@ -9,6 +9,7 @@ import z3
 
 from ...ir.program import And, Cmp, CondExpr, Not, Or
 from ...ir.values import BOOL_OPS, Const, Expr, Op, ReadVal, Unspec, unspec_key
+from .floats import fp_term
 
 
 class Values:
@@ -18,6 +19,7 @@ class Values:
     def __init__(self, read: Callable[[int], z3.BitVecRef]):
         self.read = read
         self._bv: dict[Expr, z3.ExprRef] = {}
+        self._fps: dict[Expr, z3.FPRef] = {}  # float operations' results as floats
         self.unspec: dict[int, z3.BitVecRef] = {}  # Unspec.uid → its constant
 
     def chosen(self, m: z3.ModelRef) -> tuple[tuple[int, int], ...]:
@@ -51,8 +53,31 @@ class Values:
             return z3.If(self._cmp(e), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1))
         if e.op == "ite":
             return z3.If(self.bool(e.args[0]), self.bv(e.args[1]), self.bv(e.args[2]))
+        if e.op.startswith("f."):
+            return self._float(e)
         a = [self.bv(x) for x in e.args]
         return _ARITH[e.op](e, *a)
+
+    def _float(self, e: Op) -> z3.BitVecRef:
+        """A floating-point operation (ir/floats.py); its operands that are themselves float
+        results taken as floats (:func:`.floats.fp_term`), not read back from their bits."""
+        fps = [self._fp_of(x) for x in e.args]
+        a = [self.bv(x) for x in e.args]
+        t, f = fp_term(e.op, a, tuple(x.w for x in e.args), e.w, fps)
+        if f is not None:
+            self._fps[e] = f
+        return t
+
+    def _fp_of(self, x: Expr):
+        """The float ``x`` is when it is a float operation's result, or that result with a NaN of
+        unspecified bits for a NaN (``ite(f.isnan(r), f.mknan(u), r)``: the same float); else None."""
+        if isinstance(x, Op) and x.op == "ite" and isinstance(x.args[0], Op) and x.args[0].op == "f.isnan" \
+                and x.args[0].args[0] == x.args[2]:
+            x = x.args[2]
+        if not (isinstance(x, Op) and x.op.startswith("f.")):
+            return None
+        self.bv(x)
+        return self._fps.get(x)
 
     def _cmp(self, e: Op) -> z3.BoolRef:
         if e.op == "land":

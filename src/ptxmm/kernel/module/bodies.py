@@ -73,12 +73,12 @@ class _FunctionBuilder:
         if text.split(" ", 1)[0][1:] in ENTRY_DIRECTIVES:
             self.header(text, pos)
             return
-        if text.startswith((".shared", ".global")):  # a static __shared__ (nvcc: "demoted variable")
-            self.variables.append(st)
+        if text.startswith((".shared", ".global", ".local")):  # a static __shared__ (nvcc: "demoted
+            self.variables.append(st)  # variable"); a .local array: each thread's own (kernel/memory.py)
             return
-        if text.startswith((".local", ".const")):
+        if text.startswith(".const"):
             raise UnsupportedError(f"a variable declared inside function {self.name}: `{_short(text)}`",
-                                   pos, "per-thread local arrays (.local) are not modelled yet")
+                                   pos, "declare __constant__ data at module scope")
         self.instruction(text, pos)
 
     def reg_decl(self, text: str, pos) -> None:

@@ -11,6 +11,9 @@ from dataclasses import replace
 from ...errors import ParseError, UnsupportedError
 from ...ir.program import Addr, Alu, Barrier, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
 from ...syntax.decode import Vec, decode
+from .floats import FLOAT_TYPES, arith, float_type, literals, unary
+from .floats import HANDLERS as FLOAT_HANDLERS
+from .floats import cvt as float_cvt
 from .records import ParamStore
 from .sizes import _cp
 
@@ -89,18 +92,21 @@ def _extend(fb, dst: Reg, src, from_ty: str, to_ty: str, c: dict) -> list[Instru
 
 def _cvta(fb, quals, ops, c):
     """``cvta{.to}.{global|shared|const|param}.u64 d, a``: generic and state-space addresses are
-    the same numbers in ptxmm's layout (each buffer has one address range), so a move. ``.param``:
+    the same numbers in ptxmm's layout (each buffer has one address range; a ``.local`` array's range
+is the same in every thread, each thread's accesses naming its own copy), so a move. ``.param``:
     the generic address of a kernel parameter (nvcc's ``mov.b64 %rd, k_param_0; cvta.param.u64``
     for ``&tm`` of a ``__grid_constant__ CUtensorMap``; kernels.Layout gives the map its range)."""
     space = next((q for q in quals if q in ("global", "shared", "const", "local", "param")), None)
-    if space in ("local", None):
-        raise UnsupportedError(f"`{c['text']}`", c["pos"], "global and shared addresses are modelled")
+    if space is None:
+        raise UnsupportedError(f"`{c['text']}`", c["pos"], "cvta names a state space")
     ty = (_types_of(quals) or ["u64"])[-1]
     _need(ops, 2, "cvta{.to}.space.u64 d, a", c)
     return [Mov(dst=ops[0], src=ops[1], type=ty, **c)]
 
 
 def _cvt(fb, quals, ops, c):
+    if any(q in FLOAT_TYPES for q in quals):
+        return float_cvt(fb, quals, ops, c)
     _no_float(quals, c)
     tys = _types_of(quals)
     if len(tys) != 2:
@@ -110,6 +116,8 @@ def _cvt(fb, quals, ops, c):
 
 
 def _mul(fb, quals, ops, c):
+    if float_type(quals, c):
+        return arith("mul")(fb, quals, ops, c)
     _no_float(quals, c)
     tys = _types_of(quals)
     if "wide" in quals:
@@ -135,6 +143,8 @@ def _mul(fb, quals, ops, c):
 
 def _mad(fb, quals, ops, c):
     """``mad.{lo|hi|wide}.type d, a, b, c`` = mul then add (``.wide``: at twice the width)."""
+    if float_type(quals, c):
+        return arith("mad")(fb, quals, ops, c)
     _no_float(quals, c)
     _need(ops, 4, "mad.lo.type d, a, b, c", c)
     mode = next((q for q in quals if q in ("lo", "hi", "wide")), None)
@@ -150,6 +160,8 @@ def _mad(fb, quals, ops, c):
 
 
 def _abs(fb, quals, ops, c):
+    if float_type(quals, c):
+        return unary("abs")(fb, quals, ops, c)
     _no_float(quals, c)
     _need(ops, 2, "abs.sN d, a", c)
     ty = _types_of(quals)[0]
@@ -198,9 +210,22 @@ def _bfi(fb, quals, ops, c):
             Alu(op="or", dst=ops[0], srcs=(u, v), type=ty, **c)]
 
 
+def _space_decode(base: str, quals: list[str], ops: list, c: dict):
+    """``ld/st`` through the litmus decoder, a ``.local`` access decoded as a ``.global`` one and
+    given its space back (the litmus language has no .local; kernels do: each thread's own
+    locations, kernel/memory.py)."""
+    if "local" not in quals:
+        return decode(_canonical(base, quals), ops, c["pos"], c["text"], c["guard"])
+    ins = decode(_canonical(base, ["global" if q == "local" else q for q in quals]), ops, c["pos"], c["text"],
+                 c["guard"])
+    return replace(ins, space="local")
+
+
 def _ld(fb, quals, ops, c):
     if any(q in ("v2", "v4", "v8") for q in quals):
         return _vector(fb, "ld", quals, ops, c)
+    if "local" in quals:
+        return [_space_decode("ld", quals, ops, c)]
     if "const" in quals:  # __constant__ data: a load of the const space (kernels.Layout: read-only)
         ld = decode(".".join(["ld"] + ["global" if q == "const" else q for q in quals]), ops, c["pos"],
                     c["text"], c["guard"])
@@ -216,6 +241,11 @@ def _ld(fb, quals, ops, c):
 
 
 def _st(fb, quals, ops, c):
+    lits = literals(ops, next((q for q in quals if re.fullmatch(r"(u|s|b|f)(8|16|32|64)", q)), None), c)
+    vector = any(q in ("v2", "v4", "v8", "param") for q in quals)
+    if (lits is not ops or "local" in quals) and not vector:
+        return [_space_decode("st", quals, lits, c)]
+    ops = lits
     if any(q in ("v2", "v4", "v8") for q in quals) and "param" not in quals:
         return _vector(fb, "st", quals, ops, c)
     if "param" not in quals:
@@ -229,36 +259,45 @@ def _st(fb, quals, ops, c):
 
 
 def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
-    """``ld/st{.weak}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, and the stores it
-    merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``). PTX ISA 8.2.4 (memory operations
-    on vector data types): "modelled as a set of equivalent memory operations on scalar data types,
-    executed in an unspecified order on the elements in the vector". So: one scalar access per
-    element, at the address plus the element's offset, here in element order. That order changes no
-    answer for *weak* elements: each element is a different location, and a weak access is morally
-    strong with nothing, so no observation edge starts or ends at one — the causality edges
-    between elements that program order adds lead only between the instruction's own elements,
-    whose other edges are the instruction's program-order ones in either order. Strong (relaxed,
-    acquire, release, volatile) vector accesses, whose elements may be observed one by one, are not
-    supported yet."""
+    """``ld/st{.sem.scope}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, the stores it
+    merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``; CUB's and NCCL's strong ``v2``/``v4``
+    flag+data accesses). PTX ISA 8.2.4 (memory operations on vector data types): "modelled as a set
+    of equivalent memory operations with a scalar data type, executed in an unspecified order on the
+    elements in the vector". So: one scalar access per element, with the instruction's semantics
+    and scope, at the address plus the element's offset, here in element order.
+
+    That order changes no answer for weak, relaxed and volatile elements (ptx.cat, ptx-v7.5.cat):
+    the elements are different locations; a program-order edge between them is in base causality,
+    but every pattern that turns program order into synchronisation starts at a release or ends at
+    an acquire (an access or a fence), and no fence can sit between two elements. So a causality
+    path through the edge e0 → e1 enters e0 and leaves e1 by program order, which relates its ends
+    directly; the edge itself relates two locations, which no axiom (Coherence, Causality,
+    SC-per-Location: all per location) looks at. Each element is also single-copy atomic on its
+    own only: a reader may see one element new and another old (a torn vector).
+
+    Acquire and release elements are different: a release element orders the elements before it
+    (an acquire element those after it) for whoever synchronises with it, so the order would be
+    a promise the ISA does not make; they are a located "not supported yet"."""
     n = int(next(q for q in quals if q in ("v2", "v4", "v8"))[1:])
     scalar = [q for q in quals if q not in ("v2", "v4", "v8")]
     vec, addr = ((ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])) if len(ops) == 2 else (None, None)
     if not isinstance(vec, Vec) or len(vec.items) != n or not isinstance(addr, Addr):
         raise ParseError(f"`{c['text']}` takes a vector of {n} and an address", c["pos"],
                          f"{base}.v{n}.type " + ("{d0, ...}, [a]" if base == "ld" else "[a], {v0, ...}"))
-    if any(q in ("relaxed", "acquire", "release", "volatile", "mmio", "acq_rel", "sc") for q in scalar):
-        raise UnsupportedError(f"a strong vector access `{c['text']}`", c["pos"],
-                               "weak vector loads and stores are modelled (one access per element)")
-    mn = _canonical(base, scalar)
+    if any(q in ("acquire", "release", "mmio", "acq_rel", "sc") for q in scalar):
+        raise UnsupportedError(f"an acquire or release vector access `{c['text']}`", c["pos"],
+                               "PTX ISA 8.2.4: its elements are accessed in an unspecified order, which "
+                               "decides what each acquire/release element orders; weak, relaxed and "
+                               "volatile vector accesses are modelled (one access per element)")
     width = _ty(_types_of(scalar)[-1])[0] // 8 if _types_of(scalar) else 4
     out: list = []
     for k, item in enumerate(vec.items):
         a = Addr(addr.base, addr.offset + k * width)
         if base == "ld":
             dst = fb.scratch() if item == Sym("_") else item
-            out.append(decode(mn, [dst, a], c["pos"], c["text"], c["guard"]))
+            out.append(_space_decode(base, scalar, [dst, a], c))
         else:
-            out.append(decode(mn, [a, item], c["pos"], c["text"], c["guard"]))
+            out.append(_space_decode(base, scalar, [a, item], c))
     return out
 
 
@@ -286,4 +325,4 @@ def _bar(fb, quals, ops, c):
 PARAM = "%param:"
 WARP_BARRIER = 16
 _NVCC = {"cvta": _cvta, "cvt": _cvt, "mul": _mul, "mad": _mad, "abs": _abs, "bfe": _bfe, "bfi": _bfi,
-         "ld": _ld, "st": _st, "bar": _bar, "mbarrier": _mbarrier, "cp": _cp}
+         "ld": _ld, "st": _st, "bar": _bar, "mbarrier": _mbarrier, "cp": _cp, **FLOAT_HANDLERS}

@@ -1,4 +1,4 @@
-"""One operand of an nvcc instruction: a register, an immediate (integer or float bits), a
+"""One operand of an nvcc instruction: a register, an immediate (an integer; a float literal), a
 symbol, an address ``[base+off]``, a vector ``{a, b}`` or a tensor operand; operand lists split at
 top-level commas."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..._infra.records import record
 from ...errors import ParseError, SourcePos, UnsupportedError
 from ...ir.program import Addr, Imm, Reg, Sym
 from ...syntax.common import int_literal
@@ -14,7 +15,17 @@ from ...syntax.decode import Handle, Vec
 # ----- operands ----------------------------------------------------------------------------------
 
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)U?$")
-_FLOAT = re.compile(r"^[+-]?(0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?)$")
+_FLOAT = re.compile(r"^[+-]?(0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?"
+                    r"|[0-9]+[eE][+-]?[0-9]+)$")
+
+
+@record
+class FloatLit:
+    """A floating-point constant as written: ``0f3F800000`` (the exact bits of an f32),
+    ``0d3FF0000000000000`` (of an f64) or a decimal (PTX ISA 4.5.4: "represented as 64-bit
+    double-precision values"); the lowering gives it the bits of its instruction's type."""
+
+    text: str
 
 
 def _split_top(s: str) -> list[str]:
@@ -60,9 +71,8 @@ def _operand(s: str, pos: SourcePos):
         return Reg(s)
     if _INT.match(s):
         return Imm(int_literal(s[:-1] if s.endswith("U") else s))
-    if _FLOAT.match(s):
-        raise UnsupportedError(f"floating-point constant {s}", pos,
-                               "ptxmm models integer values: floating-point arithmetic is not modelled yet")
+    if _FLOAT.match(s):  # its bits depend on the instruction's type: kernel/module/floats.py
+        return FloatLit(s)
     if re.match(r"^[A-Za-z_$][\w$]*$", s):
         return Sym(s)
     m = re.match(r"^([A-Za-z_$][\w$]*)\+(\d+)$", s)  # `name+4` as a value (generic address)

@@ -81,7 +81,7 @@ class _Splitter:
             self.depth = s.count("{") - s.count("}")
             self.in_section = not ("{" in s and self.depth <= 0)
             return True
-        if s.startswith(".loc"):
+        if re.match(r"\.loc\s", s):  # not `.local` (a variable declaration)
             self.dot_loc(s, ln)
             return True
         if s.startswith(".file"):
