@@ -15,17 +15,18 @@
 //   value = ThreadLoad<LOAD_CG>(d_tile_partial + ...);   /   ThreadLoad<LOAD_CG>(d_tile_inclusive + ...)
 // Cut: T is int here (CUB takes this path for types that do not fit a word), one thread per block
 // (the window is one predecessor and slides back by one tile, not by warp_threads), no padding,
-// ThreadStore/ThreadLoad written as __stcg/__ldcg (what STORE_CG/LOAD_CG become: st.global.cg /
-// ld.global.cg), InitializeStatus (the launch starts every status at SCAN_TILE_INVALID = 99).
+// ThreadStore<STORE_CG>/ThreadLoad<LOAD_CG> as their unsigned-int specialisations (the
+// _CUB_STORE_4/_CUB_LOAD_4 macros: asm volatile("st.cg.u32 [%0], %1;" ...) / ("ld.cg.u32 %0, [%1];"
+// ...), generic addresses, no "memory" clobber), InitializeStatus (the launch starts every status at SCAN_TILE_INVALID = 99).
 //
 // ptxmm: launch scan<<<3, 1>>>(int in[3] = {1, 2, 3}, unsigned status[3] = {99, 99, 99}, int partial[3], int inclusive[3], int out[3])
 // ptxmm: expect race, assert-fails
 // ptxmm: exists out[1] != 3 || out[2] != 6
 //
 // Why a race (PTX ISA 8.9): the writer still releases (st.release.gpu after the weak
-// st.global.cg value store), but the reader's ld.relaxed.gpu of the status is no longer followed
+// st.cg value store), but the reader's ld.relaxed.gpu of the status is no longer followed
 // by a fence: no acquire pattern, so no synchronizes-with; nothing else orders the weak value
-// store before the weak ld.global.cg value load (different threads, not morally strong: both
+// store before the weak ld.cg value load (different threads, not morally strong: both
 // weak). The conflicting pair is not ordered by causality order: a data race.
 // Why the assertion can fail: the value load may read the initial 0 after the status load read
 // PARTIAL/INCLUSIVE. The spins still end (each status word's last write is INCLUSIVE).
@@ -45,6 +46,18 @@ __device__ __forceinline__ unsigned load_relaxed(unsigned const *ptr)
     return retval;
 }
 
+// ThreadStore<STORE_CG> / ThreadLoad<LOAD_CG> (cub/cub/thread/thread_store.cuh, thread_load.cuh)
+__device__ __forceinline__ void ThreadStoreCG(unsigned int *ptr, unsigned int val)
+{
+    asm volatile("st.cg.u32 [%0], %1;" : : "l"(ptr), "r"(val));
+}
+__device__ __forceinline__ unsigned int ThreadLoadCG(unsigned int const *ptr)
+{
+    unsigned int retval;
+    asm volatile("ld.cg.u32 %0, [%1];" : "=r"(retval) : "l"(ptr));
+    return retval;
+}
+
 struct TileState {
     unsigned *d_tile_status;
     int *d_tile_partial;
@@ -52,13 +65,13 @@ struct TileState {
 
     __device__ void SetInclusive(int tile_idx, int tile_inclusive)
     {
-        __stcg(d_tile_inclusive + tile_idx, tile_inclusive);
+        ThreadStoreCG(reinterpret_cast<unsigned *>(d_tile_inclusive + tile_idx), tile_inclusive);
         store_release(d_tile_status + tile_idx, unsigned(SCAN_TILE_INCLUSIVE));
     }
 
     __device__ void SetPartial(int tile_idx, int tile_partial)
     {
-        __stcg(d_tile_partial + tile_idx, tile_partial);
+        ThreadStoreCG(reinterpret_cast<unsigned *>(d_tile_partial + tile_idx), tile_partial);
         store_release(d_tile_status + tile_idx, unsigned(SCAN_TILE_PARTIAL));
     }
 
@@ -70,9 +83,9 @@ struct TileState {
             // __threadfence();   <- dropped
         } while (__any_sync(0xffffffff, (status == SCAN_TILE_INVALID)));
         if (status == unsigned(SCAN_TILE_PARTIAL)) {
-            value = __ldcg(d_tile_partial + tile_idx);
+            value = ThreadLoadCG(reinterpret_cast<unsigned *>(d_tile_partial + tile_idx));
         } else if (status == unsigned(SCAN_TILE_INCLUSIVE)) {
-            value = __ldcg(d_tile_inclusive + tile_idx);
+            value = ThreadLoadCG(reinterpret_cast<unsigned *>(d_tile_inclusive + tile_idx));
         }
     }
 };

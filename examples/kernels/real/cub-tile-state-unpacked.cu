@@ -13,15 +13,16 @@
 //   value = ThreadLoad<LOAD_CG>(d_tile_partial + ...);   /   ThreadLoad<LOAD_CG>(d_tile_inclusive + ...)
 // Cut: T is int here (CUB takes this path for types that do not fit a word), one thread per block
 // (the window is one predecessor and slides back by one tile, not by warp_threads), no padding,
-// ThreadStore/ThreadLoad written as __stcg/__ldcg (what STORE_CG/LOAD_CG become: st.global.cg /
-// ld.global.cg), InitializeStatus (the launch starts every status at SCAN_TILE_INVALID = 99).
+// ThreadStore<STORE_CG>/ThreadLoad<LOAD_CG> as their unsigned-int specialisations (the
+// _CUB_STORE_4/_CUB_LOAD_4 macros: asm volatile("st.cg.u32 [%0], %1;" ...) / ("ld.cg.u32 %0, [%1];"
+// ...), generic addresses, no "memory" clobber), InitializeStatus (the launch starts every status at SCAN_TILE_INVALID = 99).
 //
 // ptxmm: launch scan<<<3, 1>>>(int in[3] = {1, 2, 3}, unsigned status[3] = {99, 99, 99}, int partial[3], int inclusive[3], int out[3])
 // ptxmm: expect ok
 // ptxmm: forall out[0] == 1 && out[1] == 3 && out[2] == 6
 //
-// Why no race (PTX ISA 8.7, 8.9): the value arrays are written with st.global.cg and read with
-// ld.global.cg — cache operators only, WEAK accesses. A value is read only after a status load
+// Why no race (PTX ISA 8.7, 8.9): the value arrays are written with st.cg and read with
+// ld.cg — cache operators only, WEAK accesses. A value is read only after a status load
 // that returned PARTIAL/INCLUSIVE. Writer: weak value store, then st.release.gpu of the status (a
 // release operation; the value store precedes it in program order). Reader: ld.relaxed.gpu of
 // the status, then __threadfence() = fence.sc.gpu: a strong read followed by a fence is an
@@ -47,6 +48,18 @@ __device__ __forceinline__ unsigned load_relaxed(unsigned const *ptr)
     return retval;
 }
 
+// ThreadStore<STORE_CG> / ThreadLoad<LOAD_CG> (cub/cub/thread/thread_store.cuh, thread_load.cuh)
+__device__ __forceinline__ void ThreadStoreCG(unsigned int *ptr, unsigned int val)
+{
+    asm volatile("st.cg.u32 [%0], %1;" : : "l"(ptr), "r"(val));
+}
+__device__ __forceinline__ unsigned int ThreadLoadCG(unsigned int const *ptr)
+{
+    unsigned int retval;
+    asm volatile("ld.cg.u32 %0, [%1];" : "=r"(retval) : "l"(ptr));
+    return retval;
+}
+
 struct TileState {
     unsigned *d_tile_status;
     int *d_tile_partial;
@@ -54,13 +67,13 @@ struct TileState {
 
     __device__ void SetInclusive(int tile_idx, int tile_inclusive)
     {
-        __stcg(d_tile_inclusive + tile_idx, tile_inclusive);
+        ThreadStoreCG(reinterpret_cast<unsigned *>(d_tile_inclusive + tile_idx), tile_inclusive);
         store_release(d_tile_status + tile_idx, unsigned(SCAN_TILE_INCLUSIVE));
     }
 
     __device__ void SetPartial(int tile_idx, int tile_partial)
     {
-        __stcg(d_tile_partial + tile_idx, tile_partial);
+        ThreadStoreCG(reinterpret_cast<unsigned *>(d_tile_partial + tile_idx), tile_partial);
         store_release(d_tile_status + tile_idx, unsigned(SCAN_TILE_PARTIAL));
     }
 
@@ -72,9 +85,9 @@ struct TileState {
             __threadfence();
         } while (__any_sync(0xffffffff, (status == SCAN_TILE_INVALID)));
         if (status == unsigned(SCAN_TILE_PARTIAL)) {
-            value = __ldcg(d_tile_partial + tile_idx);
+            value = ThreadLoadCG(reinterpret_cast<unsigned *>(d_tile_partial + tile_idx));
         } else if (status == unsigned(SCAN_TILE_INCLUSIVE)) {
-            value = __ldcg(d_tile_inclusive + tile_idx);
+            value = ThreadLoadCG(reinterpret_cast<unsigned *>(d_tile_inclusive + tile_idx));
         }
     }
 };

@@ -12,7 +12,7 @@
 //     if (thread_id == rank) *moe_recv_counter_mapped = local_per_rank_buffer[(kNumRanks - 1) * kNumRanks + rank];)
 //   csrc/kernels/legacy/compiled.cuh: #define LEGACY_FINISHED_SUM_TAG 1024
 // Cut (single-GPU variant): two ranks = two blocks of one grid, 2 threads each (kNumRanks = 2);
-// buffer_ptrs/barrier_signal_ptrs are slices of global buffers; the first kSyncOnly barrier, the
+// the pointer tables buffer_ptrs/barrier_signal_ptrs are address arithmetic on one buffer (Peers); the first kSyncOnly barrier, the
 // expert counts, the timeout (clock64/printf/trap) and the later prefix-matrix copies.
 //
 // ptxmm: launch notify_dispatch<<<2, 2>>>(int num_tokens_per_rank[4] = {1, 2, 3, 4}, int buffer[8], int signals[4], int recv[2])
@@ -44,8 +44,15 @@ __device__ __forceinline__ int ld_volatile_global(const int *ptr)
     return ret;
 }
 
+// barrier_signal_ptrs[r] / buffer_ptrs[r]: rank r's slice (pointer tables in DeepEP)
+template <int N>
+struct Peers {
+    int *base;
+    __device__ int *operator[](int r) const { return base + N * r; }
+};
+
 template <int kNumRanks, bool kSyncOnly = false>
-__forceinline__ __device__ void barrier_block(int **barrier_signal_ptrs, int rank)
+__forceinline__ __device__ void barrier_block(Peers<2> barrier_signal_ptrs, int rank)
 {
     auto thread_id = static_cast<int>(threadIdx.x);
     // For non-sync-only cases, the memory operations by other threads in the block must be visible to the `sys` scope
@@ -71,8 +78,8 @@ __global__ void notify_dispatch(const int *num_tokens_per_rank, int *buffer, int
     constexpr int kNumRanks = 2;
     const int rank = blockIdx.x;
     auto thread_id = static_cast<int>(threadIdx.x);
-    int *buffer_ptrs[kNumRanks] = {buffer, buffer + 4};
-    int *barrier_signal_ptrs[kNumRanks] = {signals, signals + 2};
+    Peers<4> buffer_ptrs{buffer};
+    Peers<2> barrier_signal_ptrs{signals};
     const int *my_tokens = num_tokens_per_rank + rank * kNumRanks;
     if (thread_id < kNumRanks) {
         int *per_rank_buffer = buffer_ptrs[thread_id];
