@@ -1,7 +1,7 @@
 // cuda-samples' simpleAWBarrier: a block reduction that shuffles within thread_block_tile<32>
 // tiles, publishes each tile's sum to shared memory, and separates the publish from the final
 // tile's reads with a libcu++ cuda::barrier<thread_scope_block> (arrive / wait on a token).
-// Source: github:NVIDIA/cuda-samples (snapshot c94ff366),
+// Source: github:NVIDIA/cuda-samples (commit c94ff366),
 //   Samples/0_Introduction/simpleAWBarrier/simpleAWBarrier.cu: reduceBlockData and the kernel's
 //   barrier set-up (quoted: `__shared__ cuda::barrier<cuda::thread_scope_block> barrier;
 //   if (threadIdx.x == 0) { init(&barrier, blockDim.x); } cg::sync(cta);` and

@@ -1,7 +1,7 @@
 // cuda-samples' single-pass multi-block reduction with a cooperative-groups grid barrier: each
 // block reduces in shared memory (cg::reduce over a thread_block_tile<32>, then thread 0), writes
 // its partial, cg::sync(grid), and grid thread 0 adds the partials.
-// Source: github:NVIDIA/cuda-samples (snapshot c94ff366),
+// Source: github:NVIDIA/cuda-samples (commit c94ff366),
 //   Samples/2_Concepts_and_Techniques/reductionMultiBlockCG/reductionMultiBlockCG.cu:
 //   reduceBlock (sdata[tid] = cg::reduce(tile32, sdata[tid], cg::plus<double>()); cg::sync(cta); ...)
 //   and reduceSinglePassMultiBlockCG (quoted: `if (block.thread_rank() == 0) { g_odata[blockIdx.x]
@@ -16,13 +16,16 @@
 // ptxmm: expect ok
 // ptxmm: forall g_odata[0] == 10
 //
-// Why no race (PTX ISA 8.9; CUDA Programming Guide, grid_group::sync): grid.sync() is a barrier of
-// every thread of the grid whose implementation (bar.sync, then one thread per block arrives on a
-// global counter with a release fence and spins until every block arrived, then bar.sync) makes
-// every memory access before it causality-ordered before every access after it, at gpu scope:
-// block 1's weak store of g_odata[1] is before grid thread 0's weak load of it. The shared-memory
-// accesses are separated by cg::sync(cta) (bar.sync). g_odata[0] is read and written by grid
-// thread 0 only after the barrier, and written before it by block 0's thread 0 — the same thread.
+// Why no race (PTX ISA 8.9): grid.sync() is, in the CUDA 13.0 toolkit's
+// cooperative_groups/details/sync.h (sync_grids_arrive / sync_grids_wait, sm_70+ branch):
+// __barrier_sync(0); the CTA master does `atom.add.release.gpu.u32` on the grid's barrier word
+// (block 0 adds 0x80000000 - (expected - 1), the others 1, so the top bit flips when all arrived);
+// it polls with `ld.acquire.gpu.u32` until the bit flipped; __barrier_sync(0). Block 1's weak store
+// of g_odata[1] -> bar.sync -> its master's release RMW -> (block 0's acquire load reads the last RMW of the
+// word; an atom reading a write extends observation order, 8.9.2) -> bar.sync -> grid
+// thread 0's weak load of g_odata[1]: causality order, both sides .gpu and morally strong.
+// The shared-memory accesses are separated by cg::sync(cta) (bar.sync). g_odata[0] is read and
+// written by grid thread 0 only after the barrier, and written before it by the same thread.
 // Why the assertion holds: 1 + 2 + 3 + 4 = 10. The barrier completes: every block arrives once.
 #include <cassert>
 #include <cooperative_groups.h>

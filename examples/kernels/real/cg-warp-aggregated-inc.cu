@@ -1,6 +1,6 @@
 // cuda-samples' warp-aggregated atomic increment: the coalesced group's leader does one atomicAdd
 // for the whole group and broadcasts the old value with a shuffle; each thread takes its slot.
-// Source: github:NVIDIA/cuda-samples (snapshot c94ff366),
+// Source: github:NVIDIA/cuda-samples (commit c94ff366),
 //   Samples/3_CUDA_Features/warpAggregatedAtomicsCG/warpAggregatedAtomicsCG.cu: atomicAggInc and
 //   filter_arr (quoted: `cg::coalesced_group active = cg::coalesced_threads(); int res = 0;
 //   if (active.thread_rank() == 0) { res = atomicAdd(counter, active.size()); }

@@ -1,7 +1,7 @@
 // CUB's decoupled look-back with the PACKED tile state: ScanTileState<int, true>, the status and
 // the value of a tile in one 8-byte TxnWord (uint2), here with MemoryOrder::acquire_release: the
 // word is stored with st.release.gpu.v2 and loaded with ld.acquire.gpu.v2 (one vector access each).
-// Source: github:NVIDIA/cccl (snapshot 571f2fc3, 2026-08-22)
+// Source: github:NVIDIA/cccl (commit 571f2fc3, 2026-08-22)
 //   cub/cub/agent/single_pass_scan_operators.cuh: ScanTileState<T, true>::SetPartial, SetInclusive,
 //     WaitForValid with Order = MemoryOrder::acquire_release (StoreStatus/LoadStatus on sm_70+), TilePrefixCallbackOp::lookback,
 //     fixed_delay_constructor_t<350, 450> (default_delay_t<int>), detail::delay;

@@ -1,6 +1,6 @@
 // CUB's decoupled look-back with the PACKED tile state: ScanTileState<int, true>, the status and
 // the value of a tile in one 8-byte TxnWord (uint2), stored and loaded as ONE vector access.
-// Source: github:NVIDIA/cccl (snapshot 571f2fc3, 2026-08-22)
+// Source: github:NVIDIA/cccl (commit 571f2fc3, 2026-08-22)
 //   cub/cub/agent/single_pass_scan_operators.cuh: ScanTileState<T, true>::SetPartial, SetInclusive,
 //     WaitForValid (Order = MemoryOrder::relaxed, the default), TilePrefixCallbackOp::lookback,
 //     fixed_delay_constructor_t<350, 450> (default_delay_t<int>), detail::delay;

@@ -2,7 +2,7 @@
 // WaitForValid WITHOUT its __threadfence() after the relaxed status load. Otherwise as
 // cub-tile-state-unpacked.cu: ScanTileState<T, false> (used when the
 // status and the value do not fit one atomic word), three arrays: status, partial, inclusive.
-// Source: github:NVIDIA/cccl (snapshot 571f2fc3, 2026-08-22)
+// Source: github:NVIDIA/cccl (commit 571f2fc3, 2026-08-22)
 //   cub/cub/agent/single_pass_scan_operators.cuh: ScanTileState<T, false>::SetPartial, SetInclusive,
 //     WaitForValid (default_no_delay_t); TilePrefixCallbackOp::lookback;
 //   cub/cub/detail/strong_store.cuh store_release(unsigned*), strong_load.cuh load_relaxed(unsigned const*);

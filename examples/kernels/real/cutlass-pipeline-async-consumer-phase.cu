@@ -3,7 +3,7 @@
 // belongs). Otherwise CUTLASS's PipelineAsync (sm90): a 2-stage shared-memory ring between a producer and a consumer
 // thread of one CTA, each stage guarded by a `full` and an `empty` mbarrier (cutlass::arch::
 // ClusterBarrier), phases tracked by PipelineState (the producer starts at phase 1).
-// Source: github:NVIDIA/cutlass (snapshot 7107b055, 2026-08-20)
+// Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20)
 //   include/cutlass/pipeline/sm90_pipeline.hpp: PipelineAsync (constructor: init + fence_barrier_init;
 //     producer_acquire: empty_barrier_ptr_[stage].wait(phase); producer_commit:
 //     full_barrier_ptr_[stage].arrive(); consumer_wait: full_barrier_ptr_[stage].wait(phase);
@@ -17,7 +17,7 @@
 // cluster_sync / __syncthreads in CUTLASS's kernels), dst_blockid = 0 (a one-CTA cluster).
 //
 // ptxmm: launch pipeline<<<1, 2>>>(int out[3])
-// ptxmm: expect race, assert-fails
+// ptxmm: expect race, assert-fails, hang
 // ptxmm: exists out[0] != 10
 //
 // Why a race (PTX ISA 9.7.13.15 mbarrier.test_wait/try_wait, 8.9): try_wait.parity with parity 1
@@ -26,8 +26,12 @@
 // complete. That True is not the observation of any arrive: no release to synchronize with. The
 // consumer's first ld.shared of stage 0 is then unordered with the producer's st.shared of it:
 // two weak accesses of one location, not ordered by causality order — a data race.
-// Why the assertion can fail: the load may read shared memory's undefined initial value (here the
-// checker's initial value) instead of 10. (Whether the consumer can later hang is not claimed.)
+// Why the assertion can fail: the load may read shared memory's undefined initial value instead
+// of 10.
+// Why a hang: the consumer's phases are one behind. If the producer's single arrive on full[1]
+// (item 1) lands before the consumer's second wait, full[1] is in phase 1 and the consumer's
+// try_wait.parity 1 names the CURRENT phase: it waits for a second arrive on full[1] that never
+// comes (3 items: full[1] completes once). The consumer then waits forever in a fair execution.
 #include <cassert>
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // CUTLASS's PipelineAsync (sm90): a 2-stage shared-memory ring between a producer and a consumer
 // thread of one CTA, each stage guarded by a `full` and an `empty` mbarrier (cutlass::arch::
 // ClusterBarrier), phases tracked by PipelineState (the producer starts at phase 1).
-// Source: github:NVIDIA/cutlass (snapshot 7107b055, 2026-08-20)
+// Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20)
 //   include/cutlass/pipeline/sm90_pipeline.hpp: PipelineAsync (constructor: init + fence_barrier_init;
 //     producer_acquire: empty_barrier_ptr_[stage].wait(phase); producer_commit:
 //     full_barrier_ptr_[stage].arrive(); consumer_wait: full_barrier_ptr_[stage].wait(phase);

@@ -1,6 +1,6 @@
 // CUTLASS's split-K serial semaphore exactly as cutlass::Semaphore writes it — including wait()'s
 // __syncthreads_and loop (the simplified ../splitk-semaphore.cu spins in thread 0 instead).
-// Source: github:NVIDIA/cutlass (snapshot 7107b055, 2026-08-20), include/cutlass/semaphore.h,
+// Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20), include/cutlass/semaphore.h,
 //   class Semaphore: fetch, wait, release (quoted in the code below; the sm_70+ branches);
 //   used by include/cutlass/gemm/kernel/gemm.h (kSplitKSerial: semaphore.fetch();
 //   semaphore.wait(threadblock_tile_offset.k()); ... epilogue ...; semaphore.release(lock)).

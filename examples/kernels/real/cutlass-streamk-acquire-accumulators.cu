@@ -1,6 +1,6 @@
 // CUTLASS 2.x stream-K: the tile owner takes its peer's partial accumulators with
 // Barrier::wait_eq_reset — a RELAXED atomicCAS spin, then __syncthreads(), then plain loads.
-// Source: github:NVIDIA/cutlass (snapshot 7107b055, 2026-08-20)
+// Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20)
 //   include/cutlass/gemm/kernel/gemm_universal_streamk.h: GemmUniversalStreamk::share_accumulators
 //     (first peer: BlockStripedReduceT::store, then Barrier::arrive_inc) and acquire_accumulators
 //     (Barrier::wait_eq_reset(params.barrier_workspace, thread_idx, first_block_idx, num_carry_in);

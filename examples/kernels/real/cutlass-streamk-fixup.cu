@@ -1,7 +1,7 @@
 // CUTLASS sm90 stream-K fixup (deterministic reduction): three K-splits of one output tile; the
 // first split stores its partials, the middle one waits for it and adds into the workspace, the
 // final one waits and adds the workspace into its accumulators. Flags: cutlass::Barrier.
-// Source: github:NVIDIA/cutlass (snapshot 7107b055, 2026-08-20)
+// Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20)
 //   include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp: PersistentTileSchedulerSm90StreamK::fixup
 //     (K_idx == 0: BlockStripedReduceT::store; else BarrierManager::wait_eq(..., lock_idx,
 //      work_tile_info.K_idx) then BlockStripedReduceT::reduce; BarrierManager::arrive_inc(...,

@@ -2,7 +2,7 @@
 // then barrier_block<kNumRanks>() — fence.acq_rel.sys, __syncthreads(), atomicAdd_system on its own
 // counter / atomicSub_system on the peer's, a volatile spin with __all_sync — then reads the
 // counts the peers wrote into its own buffer with plain loads.
-// Source: github:deepseek-ai/DeepEP (snapshot dd758caf, 2026-07-14)
+// Source: github:deepseek-ai/DeepEP (commit dd758caf, 2026-07-14)
 //   csrc/kernels/legacy/utils.cuh: barrier_block<kNumRanks, kSyncOnly = false>, memory_fence
 //     (asm volatile("fence.acq_rel.sys;" ::: "memory")), ld_volatile_global
 //     (asm volatile("ld.volatile.global.s32 %0, [%1];" : "=r"(ret) : "l"(ptr))), quoted in the code;

@@ -1,7 +1,7 @@
 // NCCL's LL (low-latency) protocol: each 16-byte FIFO line carries two 4-byte data words, each
 // beside a 4-byte flag, written with ONE volatile v4 store; the receiver spins on ONE volatile v4
 // load until both flags carry the step's flag value, then uses the data.
-// Source: github:NVIDIA/nccl (snapshot 5067397c, 2026-06-11), src/device/prims_ll.h:
+// Source: github:NVIDIA/nccl (commit 5067397c, 2026-06-11), src/device/prims_ll.h:
 //   Primitives<..., ProtoLL, ...>::storeLL and ::readLL (quoted):
 //   asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(&dst->i4), "r"((uint32_t)val), "r"(flag),
 //                "r"((uint32_t)(val >> 32)), "r"(flag) : "memory");

@@ -4,7 +4,7 @@
 // postPeer: fence.acq_rel.sys and a relaxed .sys store of the step counter (tail); the receiver's
 // waitPeer spins on the counter with a VOLATILE load (loadStepValue) and then reduceCopy reads the
 // data with volatile loads. NCCL's own comment: "volatile is faster than acquire but not as correct."
-// Source: github:NVIDIA/nccl (snapshot 5067397c, 2026-06-11)
+// Source: github:NVIDIA/nccl (commit 5067397c, 2026-06-11)
 //   src/device/prims_simple.h: Primitives<..., ProtoSimple<...>, ...>::loadStepValue, waitPeer, postPeer:
 //     // volatile is faster than acquire but not as correct. Make sure reduceCopy
 //     // loads data using volatile so it doesn't see stale data in L1.

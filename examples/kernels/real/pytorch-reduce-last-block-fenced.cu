@@ -3,7 +3,7 @@
 // PyTorch's multi-block reduction (ReduceOp::global_reduce): each block stores its partial into
 // the staging buffer, __threadfence(), __syncthreads(), and mark_block_finished() draws a ticket
 // with atomicAdd on `semaphores`; the last block reads every partial back with plain loads.
-// Source: pytorch/pytorch aten/src/ATen/native/cuda/Reduce.cuh (stored version 6f75eba8), ReduceOp:
+// Source: pytorch/pytorch aten/src/ATen/native/cuda/Reduce.cuh (commits 00ef8f06, 6f75eba8), ReduceOp:
 //   C10_DEVICE bool mark_block_finished() const {
 //     __shared__ bool is_last_block_done_shared;
 //     __syncthreads();

@@ -3,9 +3,9 @@
 // tidx < world_size store a release flag, with NO __syncthreads() before it — then every thread
 // reads the same chunk from every rank's buffer and sums.
 // Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu, 2024 version
-//   (text read from a copy found by `find_string "void block_barrier(uint32_t** signals"`, the
-//   one with namespace reduce_fusion and PUSH_MODE; the stored upstream snapshot 027cd518 predates
-//   block_barrier): st_flag_release, ld_flag_acquire, block_barrier, oneShotAllReduceKernel
+//   (text read from a later copy of the file in another public repository, the version with
+//   namespace reduce_fusion and PUSH_MODE; commit 027cd518, the upstream version read directly,
+//   predates block_barrier): st_flag_release, ld_flag_acquire, block_barrier, oneShotAllReduceKernel
 //   (quoted: `*reinterpret_cast<int4*>(&local_shared_buffer[iter_offset]) = *reinterpret_cast<int4
 //   const*>(&local_input_buffer[iter_offset]);` then `block_barrier(params.peer_barrier_ptrs_in,
 //   barrier_flag, params.local_rank, RANKS_PER_NODE, tidx, bidx);`).

@@ -1,8 +1,8 @@
-// TensorRT-LLM's two-shot custom all-reduce as in the stored upstream snapshot 027cd518: a start
+// TensorRT-LLM's two-shot custom all-reduce as of commit 027cd518: a start
 // barrier (block 0 stores the flag to each peer, every block spins on a VOLATILE read), a
 // reduce-scatter into the rank's own comm buffer, `__syncthreads()` then a release/acquire flag
 // exchange per block, `__syncthreads()`, and the all-gather.
-// Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu (stored version
+// Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/customAllReduceKernels.cu (commit
 //   027cd518): st_flag_release ("st.global.release.sys.b32"), ld_flag_acquire
 //   ("ld.global.acquire.sys.b32"), twoShotAllReduceKernel — quoted in the code below, e.g.
 //   `params.peer_barrier_ptrs[tidx][params.local_rank] = params.barrier_flag;` and

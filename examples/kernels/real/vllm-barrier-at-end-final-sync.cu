@@ -2,9 +2,9 @@
 // ends with barrier_at_end<ngpus, final_sync = true>: volatile flags (nothing to publish) and NO
 // __syncthreads() before thread 0 advances the block's flag counter `_flag` — which the other
 // flag thread reads at the start of the same barrier call.
-// Source: vLLM csrc/custom_all_reduce.cuh after the flag rewrite (text read from copies of the file
-// found by `find_string "DINLINE void barrier_at_start(const RankSignals&"`; the stored upstream
-// snapshot c9eabec7 predates it) — barrier_at_start, barrier_at_end and cross_device_reduce_1stage
+// Source: github vllm-project/vllm csrc/custom_all_reduce.cuh after the flag rewrite (text read
+// from later copies of the file in other public repositories; commit c9eabec7, the upstream
+// version read directly, predates it) — barrier_at_start, barrier_at_end and cross_device_reduce_1stage
 // as written below; quoted: `if constexpr (!final_sync) __syncthreads();
 //   if (threadIdx.x == 0) self_sg->_flag[blockIdx.x] = flag;`
 // Cut (single-GPU variant): the two ranks are the two blocks of one grid (rank = blockIdx.x;

@@ -2,9 +2,9 @@
 // flags (vllm-end-sync-threadfence.cu): barrier_at_start (volatile flags, nothing to publish) and
 // barrier_at_end<ngpus, final_sync = false> (st.release.sys / ld.acquire.sys), an incrementing
 // per-block flag value instead of reset-to-0.
-// Source: vLLM csrc/custom_all_reduce.cuh after the flag rewrite (text read from copies of the file
-// found by `find_string "DINLINE void barrier_at_start(const RankSignals&"`; the stored upstream
-// snapshot c9eabec7 predates it) — quoted:
+// Source: github vllm-project/vllm csrc/custom_all_reduce.cuh after the flag rewrite (text read
+// from later copies of the file in other public repositories; commit c9eabec7, the upstream
+// version read directly, predates it) — quoted:
 //   static DINLINE void st_flag_release(FlagType* flag_addr, FlagType flag) {
 //     asm volatile("st.release.sys.global.u32 [%1], %0;" ::"r"(flag), "l"(flag_addr)); }
 //   static DINLINE FlagType ld_flag_acquire(FlagType* flag_addr) { FlagType flag;

@@ -1,11 +1,11 @@
-// vLLM's custom all-reduce, two-stage version as of the stored snapshot c9eabec7: end_sync() fences
+// vLLM's custom all-reduce, two-stage version as of commit c9eabec7: end_sync() fences
 // with __threadfence_system() before raising the volatile flags, but the waiting side spins on a
 // volatile flag and proceeds without a fence. Its own comment doubts the model: "eliminate the case
 // that prior writes are not visible after signals become visible. Note that I did not managed to
 // make this happen through a lot of testing. Might be the case that hardware provides stronger
 // guarantee than the memory model." (Later vLLM replaced these flags with st.release.sys /
 // ld.acquire.sys: vllm-barrier-at-end.cu.)
-// Source: vllm-project/vllm csrc/custom_all_reduce.cuh (stored version c9eabec7): start_sync,
+// Source: github vllm-project/vllm csrc/custom_all_reduce.cuh (commit c9eabec7): start_sync,
 //   end_sync<ngpus, final_sync = false>, cross_device_reduce_2stage (quoted in the code below:
 //   `self_sg->start[blockIdx.x][threadIdx.x] = 0; sg.signals[threadIdx.x]->end[blockIdx.x][rank] = 1;
 //   while (!self_sg->end[blockIdx.x][threadIdx.x]);` through `volatile Signal *`).
