@@ -237,6 +237,8 @@ def test_a_twin_changes_only_a_few_code_lines_of_its_kernel(twin, kernel, most):
 def _normalised(ptx: str, name: str) -> str:
     ptx = re.sub(r"\A(//[^\n]*\n)+", "", ptx)  # the header comment: nvcc's version and build
     ptx = re.sub(r"\.section\s+\.debug_str\s*\{.*?\n\s*\}", ".section .debug_str {}", ptx, flags=re.S)
+    # internal-linkage names (libcu++'s CPO objects via cooperative_groups/reduce.h) carry that hash
+    ptx = re.sub(r"(_INTERNAL_|_GLOBAL__N__)[0-9a-f]{8}_", r"\1", ptx)
     return re.sub(rf'^(\t\.file\t1 )".*/{re.escape(name)}\.cu"', rf'\1"{name}.cu"', ptx, flags=re.M)
 
 
