@@ -164,6 +164,7 @@ KEEPS = {
     "cutlass-semaphore": [r"bar\.red\.and\.pred", r"ld\.global\.acquire\.gpu\.b32",
                           r"st\.global\.release\.gpu\.b32"],
     "nccl-ll-flag-data": [r"st\.volatile\.global\.v4\.u32", r"ld\.volatile\.global\.v4\.u32"],
+    "nccl-ll-u64-halves": [r"st\.volatile\.global\.u64", r"ld\.volatile\.global\.u64"],
     "nccl-simple-volatile-step": [r"ld\.volatile\.global\.u64", r"fence\.acq_rel\.sys",
                                   r"st\.relaxed\.sys\.global\.u64", r"st\.global\.b32",
                                   r"ld\.volatile\.global\.b32"],

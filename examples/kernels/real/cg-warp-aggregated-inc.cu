@@ -12,7 +12,7 @@
 // ptxmm: expect ok
 // ptxmm: forall nres[0] == 3 && dst[3] == 0
 //
-// Why no race (PTX ISA 8.7, 9.7.8.6 shfl.sync): nres is only touched by one atomicAdd (atom, strong).
+// Why no race (PTX ISA 8.7; shfl.sync): nres is only touched by one atomicAdd (atom, strong).
 // Each thread of the coalesced group gets old + its rank in the group: distinct slots, so the weak
 // stores to dst[] never conflict. The shuffle moves a register value (no memory access).
 // Why the condition holds: three positive inputs take slots 0, 1, 2 (in some order), dst[3] stays

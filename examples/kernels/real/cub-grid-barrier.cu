@@ -3,7 +3,8 @@
 // waits for all flags with ThreadLoad<LOAD_CG> and releases the others by storing 0; the others
 // spin on their own flag with ThreadLoad<LOAD_CG>.
 // Source: github NVIDIA/cub, cub/grid/grid_barrier.cuh (commit 1115e291): GridBarrier::Sync
-//   (as written below); cub/thread/thread_load.cuh: ThreadLoad<LOAD_CG> on unsigned int =
+//   (as written below; that version spells the load `Load<LOAD_CG>(d_sync + peer_block)`);
+//   cub/thread/thread_load.cuh: the LOAD_CG load of an unsigned int is
 //   asm volatile("ld.cg.u32 %0, [%1];" : "=r"(retval) : "l"(ptr)) (the _CUB_LOAD_4 macro).
 // Cut: 2 blocks of 1 thread; around one Sync() each block publishes one word before it and reads
 // the other block's word after it (a kernel using the barrier between two sweeps).

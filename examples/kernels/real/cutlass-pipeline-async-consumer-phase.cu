@@ -20,7 +20,7 @@
 // ptxmm: expect race, assert-fails, hang
 // ptxmm: exists out[0] != 10
 //
-// Why a race (PTX ISA 9.7.13.15 mbarrier.test_wait/try_wait, 8.9): try_wait.parity with parity 1
+// Why a race (PTX ISA mbarrier.test_wait/try_wait; 8.9): try_wait.parity with parity 1
 // on a fresh mbarrier (current phase 0) returns True at once — it waits for the completion of
 // "the phase indicated by phaseParity", and the immediately preceding phase (odd) counts as
 // complete. That True is not the observation of any arrive: no release to synchronize with. The

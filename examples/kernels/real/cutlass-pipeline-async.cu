@@ -18,7 +18,7 @@
 // ptxmm: expect ok
 // ptxmm: forall out[0] == 10 && out[1] == 11 && out[2] == 12
 //
-// Why no race (PTX ISA 8.9, 9.7.13.15 mbarrier): the producer's weak st.shared of a stage precedes
+// Why no race (PTX ISA 8.9; mbarrier): the producer's weak st.shared of a stage precedes
 // its mbarrier.arrive (default .release.cta) on `full`; the consumer's mbarrier.try_wait.parity
 // (default .acquire.cta) that returns True observes the completion of that phase: release and
 // acquire on the mbarrier object, same CTA, morally strong — they synchronize, ordering the store

@@ -29,7 +29,7 @@
 // producer's third store.
 // Why a hang: the producer may arrive on inputs_arrived[0] twice (items 0 and 2) before the
 // consumer's first wait: phases 0 and 1 complete, the barrier is in phase 2, and try_wait.parity
-// with parity 0 then waits for phase 2's completion (PTX ISA 9.7.13.15: parity names the current
+// with parity 0 then waits for phase 2's completion (PTX ISA, mbarrier.try_wait: parity names the current
 // phase or the immediately preceding one), which no arrive will ever bring: the consumer waits
 // forever in a fair execution.
 #include <cassert>

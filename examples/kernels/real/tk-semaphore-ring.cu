@@ -17,7 +17,7 @@
 // ptxmm: expect ok
 // ptxmm: forall out[0] == 7 && out[1] == 8 && out[2] == 9
 //
-// Why no race (PTX ISA 8.9, 9.7.13.15): the producer's weak st.shared precedes its
+// Why no race (PTX ISA 8.9; mbarrier): the producer's weak st.shared precedes its
 // mbarrier.arrive.release.cta on inputs_arrived[slot]; the consumer's mbarrier.try_wait.parity
 // (default .acquire.cta) that returns True observes that phase's completion — release/acquire on
 // the mbarrier, same CTA: they synchronize, so the store is before the consumer's weak ld.shared.

@@ -18,7 +18,8 @@
 // ptxmm: forall output[0] == 11 && output[1] == 22 && output[2] == 33 && output[3] == 44 && output[4] == 11 && output[5] == 22 && output[6] == 33 && output[7] == 44
 //
 // Why a race (PTX ISA 8.7, 8.9) — on the START flag only: block 0 writes the peer's flag with a
-// plain store through `uint32_t**` (st.global, weak) while the peer spins on it through a
+// plain store (AllReduceParams::peer_barrier_ptrs is `uint32_t* [MAX_RANKS_PER_NODE]` in
+// customAllReduceKernels.h: st.global, weak) while the peer spins on it through a
 // `volatile uint32_t*` (ld.volatile = relaxed.sys, strong). A weak and a strong access are not
 // morally strong, and nothing orders this store before that load: a data race on the flag word.
 // (The spin still ends: the store is the only write of the awaited value.)
