@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import ROOT, agree
 
 import ptxmm
 from ptxmm import FindingKind
@@ -279,3 +279,19 @@ def test_a_finding_names_the_library_line():
     for src in ("partials_workspace[thread_idx] = accumulator;  // BlockStripedReduceT::store",
                 "accumulator += partials_workspace[thread_idx];  // BlockStripedReduceT::load_add"):
         assert f"cutlass-streamk-acquire-accumulators.cu:{line_of[src]}" in races, (src, races)
+
+
+# the brute-force engine on the small ones (it takes 10-50 s on the mbarrier ring and the PyTorch
+# reduction): the same outcome set and verdict as Z3, and the same findings
+ENGINES = ["nccl-simple-volatile-step", "nccl-simple-acquire-step", "nccl-ll-u64-halves",
+           "cutlass-streamk-acquire-accumulators"]
+ENGINES_SLOW = ["cutlass-streamk-fixup", "cutlass-streamk-fixup-no-sync", "vllm-barrier-at-end-final-sync"]
+
+
+@pytest.mark.parametrize("name", [*ENGINES, *(pytest.param(n, marks=pytest.mark.slow) for n in ENGINES_SLOW)])
+def test_the_z3_and_brute_force_engines_agree(name):
+    prog = ptxmm.load(str(KDIR / f"{name}.ptx"))
+    agree(prog)
+    z, b = ptxmm.check(prog, engine="z3"), ptxmm.check(prog, engine="brute")  # with the findings
+    assert _kinds(z) == _kinds(b) == _expected(KDIR / f"{name}.cu")
+    assert z.holds is b.holds is True
