@@ -3,7 +3,8 @@
 // word is stored with st.release.gpu.v2 and loaded with ld.acquire.gpu.v2 (one vector access each).
 // Source: github:NVIDIA/cccl (commit 571f2fc3, 2026-08-22)
 //   cub/cub/agent/single_pass_scan_operators.cuh: ScanTileState<T, true>::SetPartial, SetInclusive,
-//     WaitForValid with Order = MemoryOrder::acquire_release (StoreStatus/LoadStatus on sm_70+), TilePrefixCallbackOp::lookback,
+//     WaitForValid with Order = MemoryOrder::acquire_release (StoreStatus/LoadStatus on sm_70+),
+//     TilePrefixCallbackOp::lookback,
 //     fixed_delay_constructor_t<350, 450> (default_delay_t<int>), detail::delay;
 //   cub/cub/detail/strong_store.cuh store_release(uint2*), strong_load.cuh load_acquire(uint2 const*).
 // Kept (quoted):
@@ -20,8 +21,8 @@
 // ptxmm: expect assert-fails
 // ptxmm: exists out[1] != 3 || out[2] != 6
 //
-// Why no race (PTX ISA 8.2.4, 8.7): every access to desc[] is strong (.release/.acquire.gpu); two strong
-// accesses at gpu scope between threads of one grid are morally strong, and morally strong
+// Why no race (PTX ISA 8.2.4, 8.7): every access to desc[] is strong (.release/.acquire.gpu); two
+// strong accesses at gpu scope between threads of one grid are morally strong, and morally strong
 // accesses never form a data race. in[] is only read and out[b] only written by block b.
 // Why the assertion can fail (PTX ISA 8.2.4 "Vector Data-types"): "memory operations with a
 // vector data-type are modelled as a set of equivalent memory operations with a scalar

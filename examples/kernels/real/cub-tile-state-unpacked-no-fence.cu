@@ -1,7 +1,7 @@
 // BROKEN TWIN (one line dropped): CUB's decoupled look-back with the UNPACKED tile state,
 // WaitForValid WITHOUT its __threadfence() after the relaxed status load. Otherwise as
-// cub-tile-state-unpacked.cu: ScanTileState<T, false> (used when the
-// status and the value do not fit one atomic word), three arrays: status, partial, inclusive.
+// cub-tile-state-unpacked.cu: ScanTileState<T, false> (used when the status and the value do not
+// fit one atomic word), three arrays: status, partial, inclusive.
 // Source: github:NVIDIA/cccl (commit 571f2fc3, 2026-08-22)
 //   cub/cub/agent/single_pass_scan_operators.cuh: ScanTileState<T, false>::SetPartial, SetInclusive,
 //     WaitForValid (default_no_delay_t); TilePrefixCallbackOp::lookback;
@@ -17,7 +17,8 @@
 // (the window is one predecessor and slides back by one tile, not by warp_threads), no padding,
 // ThreadStore<STORE_CG>/ThreadLoad<LOAD_CG> as their unsigned-int specialisations (the
 // _CUB_STORE_4/_CUB_LOAD_4 macros: asm volatile("st.cg.u32 [%0], %1;" ...) / ("ld.cg.u32 %0, [%1];"
-// ...), generic addresses, no "memory" clobber), InitializeStatus (the launch starts every status at SCAN_TILE_INVALID = 99).
+// ...), generic addresses, no "memory" clobber), InitializeStatus (the launch starts every status
+// at SCAN_TILE_INVALID = 99).
 //
 // ptxmm: launch scan<<<3, 1>>>(int in[3] = {1, 2, 3}, unsigned status[3] = {99, 99, 99}, int partial[3], int inclusive[3], int out[3])
 // ptxmm: expect race, assert-fails

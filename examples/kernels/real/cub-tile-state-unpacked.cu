@@ -15,7 +15,8 @@
 // (the window is one predecessor and slides back by one tile, not by warp_threads), no padding,
 // ThreadStore<STORE_CG>/ThreadLoad<LOAD_CG> as their unsigned-int specialisations (the
 // _CUB_STORE_4/_CUB_LOAD_4 macros: asm volatile("st.cg.u32 [%0], %1;" ...) / ("ld.cg.u32 %0, [%1];"
-// ...), generic addresses, no "memory" clobber), InitializeStatus (the launch starts every status at SCAN_TILE_INVALID = 99).
+// ...), generic addresses, no "memory" clobber), InitializeStatus (the launch starts every status
+// at SCAN_TILE_INVALID = 99).
 //
 // ptxmm: launch scan<<<3, 1>>>(int in[3] = {1, 2, 3}, unsigned status[3] = {99, 99, 99}, int partial[3], int inclusive[3], int out[3])
 // ptxmm: expect ok

@@ -1,8 +1,9 @@
 // BROKEN TWIN (one token changed): cutlass-pipeline-async.cu with the consumer starting from the
 // PRODUCER's start state (phase 1 — make_producer_start_state where a default PipelineState
-// belongs). Otherwise CUTLASS's PipelineAsync (sm90): a 2-stage shared-memory ring between a producer and a consumer
-// thread of one CTA, each stage guarded by a `full` and an `empty` mbarrier (cutlass::arch::
-// ClusterBarrier), phases tracked by PipelineState (the producer starts at phase 1).
+// belongs). Otherwise CUTLASS's PipelineAsync (sm90): a 2-stage shared-memory ring between a
+// producer and a consumer thread of one CTA, each stage guarded by a `full` and an `empty` mbarrier
+// (cutlass::arch::ClusterBarrier), phases tracked by PipelineState (the producer starts at phase
+// 1).
 // Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20)
 //   include/cutlass/pipeline/sm90_pipeline.hpp: PipelineAsync (constructor: init + fence_barrier_init;
 //     producer_acquire: empty_barrier_ptr_[stage].wait(phase); producer_commit:

@@ -1,6 +1,6 @@
 // BROKEN TWIN (one line dropped): cutlass-semaphore.cu with release()'s leading __syncthreads()
-// removed — thread 0 publishes the flag without waiting for the other threads' C stores.
-// Otherwise CUTLASS's split-K serial semaphore exactly as cutlass::Semaphore writes it — including wait()'s
+// removed — thread 0 publishes the flag without waiting for the other threads' C stores. Otherwise
+// CUTLASS's split-K serial semaphore exactly as cutlass::Semaphore writes it — including wait()'s
 // __syncthreads_and loop (the simplified ../splitk-semaphore.cu spins in thread 0 instead).
 // Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20), include/cutlass/semaphore.h,
 //   class Semaphore: fetch, wait, release (quoted in the code below; the sm_70+ branches);

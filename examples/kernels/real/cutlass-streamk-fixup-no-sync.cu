@@ -1,8 +1,9 @@
 // BROKEN TWIN (one line dropped): cutlass-streamk-fixup.cu with arrive_inc's leading
-// __syncthreads() (Sync::sync()) removed — the barrier that lets thread 0's fence release the
-// OTHER threads' workspace writes. Otherwise CUTLASS sm90 stream-K fixup (deterministic reduction): three K-splits of one output tile; the
-// first split stores its partials, the middle one waits for it and adds into the workspace, the
-// final one waits and adds the workspace into its accumulators. Flags: cutlass::Barrier.
+// __syncthreads() (Sync::sync()) removed — the barrier that lets thread 0's fence release the OTHER
+// threads' workspace writes. Otherwise CUTLASS sm90 stream-K fixup (deterministic reduction): three
+// K-splits of one output tile; the first split stores its partials, the middle one waits for it and
+// adds into the workspace, the final one waits and adds the workspace into its accumulators. Flags:
+// cutlass::Barrier.
 // Source: github:NVIDIA/cutlass (commit 7107b055, 2026-08-20)
 //   include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp: PersistentTileSchedulerSm90StreamK::fixup
 //     (K_idx == 0: BlockStripedReduceT::store; else BarrierManager::wait_eq(..., lock_idx,

@@ -12,8 +12,9 @@
 //     if (thread_id == rank) *moe_recv_counter_mapped = local_per_rank_buffer[(kNumRanks - 1) * kNumRanks + rank];)
 //   csrc/kernels/legacy/compiled.cuh: #define LEGACY_FINISHED_SUM_TAG 1024
 // Cut (single-GPU variant): two ranks = two blocks of one grid, 2 threads each (kNumRanks = 2);
-// the pointer tables buffer_ptrs/barrier_signal_ptrs are address arithmetic on one buffer (Peers); the first kSyncOnly barrier, the
-// expert counts, the timeout (clock64/printf/trap) and the later prefix-matrix copies.
+// the pointer tables buffer_ptrs/barrier_signal_ptrs are address arithmetic on one buffer
+// (Peers); the first kSyncOnly barrier, the expert counts, the timeout (clock64/printf/trap) and
+// the later prefix-matrix copies.
 //
 // ptxmm: launch notify_dispatch<<<2, 2>>>(int num_tokens_per_rank[4] = {1, 2, 3, 4}, int buffer[8], int signals[4], int recv[2])
 // ptxmm: expect race, assert-fails

@@ -1,8 +1,9 @@
 // FIXED TWIN of nccl-ll-flag-data.cu (not NCCL's code): the same line written and read as its two
-// 8-byte halves {data, flag}, each with ONE scalar volatile u64 access (the `uint64_t v[2]` view
-// of NCCL's ncclLLFifoLine), instead of one v4.u32 access. Otherwise NCCL's LL (low-latency) protocol: each 16-byte FIFO line carries two 4-byte data words, each
-// beside a 4-byte flag, written with ONE volatile v4 store; the receiver spins on ONE volatile v4
-// load until both flags carry the step's flag value, then uses the data.
+// 8-byte halves {data, flag}, each with ONE scalar volatile u64 access (the `uint64_t v[2]` view of
+// NCCL's ncclLLFifoLine), instead of one v4.u32 access. Otherwise NCCL's LL (low-latency) protocol:
+// each 16-byte FIFO line carries two 4-byte data words, each beside a 4-byte flag, written with ONE
+// volatile v4 store; the receiver spins on ONE volatile v4 load until both flags carry the step's
+// flag value, then uses the data.
 // Source: github:NVIDIA/nccl (commit 5067397c, 2026-06-11), src/device/prims_ll.h:
 //   Primitives<..., ProtoLL, ...>::storeLL and ::readLL (quoted):
 //   asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(&dst->i4), "r"((uint32_t)val), "r"(flag),

@@ -1,9 +1,10 @@
 // FIXED TWIN of nccl-simple-volatile-step.cu: loadStepValue reads the step with NCCL's own
 // ld_acquire_sys_global (src/device/op128.h: asm "ld.acquire.sys.global.u64") — the "more correct"
-// choice NCCL's comment names. Otherwise NCCL's Simple protocol hand-off: the sender writes a slice of the FIFO with plain stores, then
-// postPeer: fence.acq_rel.sys and a relaxed .sys store of the step counter (tail); the receiver's
-// waitPeer spins on the counter with a VOLATILE load (loadStepValue) and then reduceCopy reads the
-// data with volatile loads. NCCL's own comment: "volatile is faster than acquire but not as correct."
+// choice NCCL's comment names. Otherwise NCCL's Simple protocol hand-off: the sender writes a slice
+// of the FIFO with plain stores, then postPeer: fence.acq_rel.sys and a relaxed .sys store of the
+// step counter (tail); the receiver's waitPeer spins on the counter with a VOLATILE load
+// (loadStepValue) and then reduceCopy reads the data with volatile loads. NCCL's own comment:
+// "volatile is faster than acquire but not as correct."
 // Source: github:NVIDIA/nccl (commit 5067397c, 2026-06-11)
 //   src/device/prims_simple.h: Primitives<..., ProtoSimple<...>, ...>::loadStepValue, waitPeer, postPeer:
 //     // volatile is faster than acquire but not as correct. Make sure reduceCopy

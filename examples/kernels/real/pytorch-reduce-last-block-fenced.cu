@@ -1,8 +1,8 @@
 // FIXED TWIN of pytorch-reduce-last-block.cu (not PyTorch's code): mark_block_finished() with a
 // __threadfence() right after the ticket's atomicAdd, so the last block acquires. Otherwise
-// PyTorch's multi-block reduction (ReduceOp::global_reduce): each block stores its partial into
-// the staging buffer, __threadfence(), __syncthreads(), and mark_block_finished() draws a ticket
-// with atomicAdd on `semaphores`; the last block reads every partial back with plain loads.
+// PyTorch's multi-block reduction (ReduceOp::global_reduce): each block stores its partial into the
+// staging buffer, __threadfence(), __syncthreads(), and mark_block_finished() draws a ticket with
+// atomicAdd on `semaphores`; the last block reads every partial back with plain loads.
 // Source: pytorch/pytorch aten/src/ATen/native/cuda/Reduce.cuh (commits 00ef8f06, 6f75eba8), ReduceOp:
 //   C10_DEVICE bool mark_block_finished() const {
 //     __shared__ bool is_last_block_done_shared;

@@ -1,6 +1,6 @@
-// BROKEN TWIN (one line dropped): tk-semaphore-ring.cu with the producer's wait on
-// inputs_finished removed — it refills a ring slot without knowing the consumer has read it.
-// Otherwise ThunderKittens' semaphore ring (the LCF/LCSF producer-consumer templates): `inputs_arrived` and
+// BROKEN TWIN (one line dropped): tk-semaphore-ring.cu with the producer's wait on inputs_finished
+// removed — it refills a ring slot without knowing the consumer has read it. Otherwise
+// ThunderKittens' semaphore ring (the LCF/LCSF producer-consumer templates): `inputs_arrived` and
 // `inputs_finished` mbarrier semaphores per ring slot, phase bits kept in one bitfield that starts
 // at 0xFFFF0000 ("***_finished phase bits start as 1s, ***_arrived phase bits start as 0s").
 // Source: github:HazyResearch/ThunderKittens (commit 0b55588d, 2026-04-25)
