@@ -155,7 +155,9 @@ def _relevant(path) -> bool:
 def test_every_example_is_placed():
     """Every example whose liveness graph can hang is compared (DEFAULT or SLOW) or skipped with a
     reason; the lists name no example that does not exist or cannot hang."""
-    names = {str(p.relative_to(EX).with_suffix("")) for p in EX.rglob("*.ptx") if _relevant(p)}
+    real = EX / "kernels" / "real"  # tests/kernel/test_real_corpus.py (some refused today)
+    names = {str(p.relative_to(EX).with_suffix("")) for p in EX.rglob("*.ptx")
+             if p.parent != real and _relevant(p)}
     placed = [*DEFAULT, *SLOW, *SKIPPED]
     assert len(placed) == len(set(placed))
     assert names == set(placed)

@@ -456,7 +456,8 @@ def _same_json(text: str, want: dict) -> None:
 
 @pytest.mark.slow  # every bundled example (~30 s); the default run: the test below, on three programs
 def test_the_written_json_is_to_json_for_every_bundled_example():
-    files = sorted((ROOT / "examples").rglob("*.ptx"))
+    real = ROOT / "examples" / "kernels" / "real"  # tests/kernel/test_real_corpus.py: some refused today
+    files = sorted(f for f in (ROOT / "examples").rglob("*.ptx") if f.parent != real)
     assert len(files) > 30
     for f in files:
         res = ptxmm.check(ptxmm.load(str(f)))

@@ -42,7 +42,8 @@ def gpu_test_marks() -> list:
 def ptx_files() -> list[Path]:
     """Every bundled .ptx litmus test (tests/litmus/, examples/), not nvcc's kernel modules."""
     kernels = ROOT / "examples" / "kernels"  # nvcc's PTX modules: kernels, tested by tests/kernel/
-    modules = (kernels, ROOT / "examples" / "hopper" / "kernels")  # and by tests/semantics/hopper/
+    modules = (kernels, kernels / "real",  # tests/kernel/test_real_corpus.py
+               ROOT / "examples" / "hopper" / "kernels")  # and by tests/semantics/hopper/
     return sorted([*(ROOT / "tests" / "litmus").rglob("*.ptx"),
                    *(p for p in (ROOT / "examples").rglob("*.ptx") if p.parent not in modules)])
 
