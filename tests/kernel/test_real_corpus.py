@@ -47,13 +47,9 @@ REFUSED: dict[str, str] = {
     "cub-tile-state-packed-acqrel": "strong vector access st.release.gpu.v2.u32",
     "cub-tile-state-unpacked": "warp collective vote.sync.any (__any_sync)",
     "cub-tile-state-unpacked-no-fence": "warp collective vote.sync.any (__any_sync)",
-    "cutlass-pipeline-async": "mapa.shared::cluster of an mbarrier (ClusterBarrier::arrive(cta_id, pred))",
-    "cutlass-pipeline-async-consumer-phase": "mapa.shared::cluster of an mbarrier",
     "cutlass-semaphore": "bar.red (__syncthreads_and)",
     "cutlass-semaphore-release-no-sync": "bar.red (__syncthreads_and)",
     "deepep-barrier-block": "warp collective vote.sync.all (__all_sync)",
-    "nccl-ll-flag-data": "strong vector access ld.volatile.global.v4.u32",
-    "trtllm-oneshot-block-barrier": ".local (vals[ii] indexed by a computed rank)",
 }
 
 
