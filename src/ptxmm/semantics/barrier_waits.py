@@ -24,6 +24,7 @@ from __future__ import annotations
 from ..cat.relalg import ESet, Guard, Rel, Universe
 from ..ir.values import mk
 from .events import Event, EventGraph
+from .lanes import warp_members
 
 
 class Barriers:
@@ -41,8 +42,10 @@ class Barriers:
                 self.own.setdefault(e.thread, []).append(e.eid)
 
     def same_barrier(self, a: Event, w: Event) -> Guard:
-        """a and w belong to barriers of one CTA with equal operands (compared by value)."""
-        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):
+        """a and w belong to barriers of one CTA with equal operands (compared by value); a warp
+        collective's (``WARP``: its form, membermask and warp) only to another's."""
+        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]) \
+                or ("WARP" in a.tags) != ("WARP" in w.tags):
             return False
         u = self.u
         g = u.and2(u.ex[a.eid], u.ex[w.eid])
@@ -62,6 +65,8 @@ class Barriers:
         ``bar.cta.sync 1, r2`` with r2 = 0 to pass while the other is at ``bar.cta.sync 1, 1``)."""
         if "INSTANCE" in w.tags:
             return []
+        if "WARP" in w.tags:  # the lanes its membermask names (semantics/warp_collectives.py)
+            return warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
         key = (lambda p: p.cluster_key) if "CBAR" in w.tags else (lambda p: p.cta_key)
         me = key(self.place[w.thread])
         return [i for i, p in enumerate(self.place) if i != w.thread and key(p) == me]
@@ -130,6 +135,8 @@ class Barriers:
                     h = u.and2(u.ex[e], g)
                     if h is not False:
                         out[(e, w.eid)] = h
+        for k, g in self._pairs(lambda a: "NOSYNC" in a.tags, False).items():
+            out[k] = u.any((out[k], g)) if k in out else g
         return Rel.of(u, out)
 
     def cluster_hang(self) -> ESet:
@@ -165,10 +172,17 @@ class Barriers:
         """The arrive of a barrier synchronizes with the wait of every other thread of the same
         CTA at the same barrier phase, when that phase completes (``same_thread``: the thread's
         own wait too, as Dat3M's syncbar relates every barrier of an instance to every other)."""
+        return Rel.of(self.u, self._pairs(lambda a: "NOSYNC" not in a.tags, same_thread))
+
+    def _pairs(self, which, same_thread: bool) -> dict:
+        """Arrive → wait of the same barrier phase, when it completes, for the arrives ``which``
+        keeps: barriers and bar.warp.sync order memory (``sync_barrier``); the warp collectives
+        the ISA gives no memory ordering (``NOSYNC``: shfl, vote, match, redux) only make their
+        lanes wait (``exit_barrier``, in Barrier-progress only)."""
         u = self.u
         out = {}
         for a in self.bars:
-            if "ARRIVE" not in a.tags:
+            if "ARRIVE" not in a.tags or not which(a):
                 continue
             for w in self.bars:
                 if "WAIT" not in w.tags or (a.thread == w.thread and not same_thread):
@@ -179,4 +193,4 @@ class Barriers:
                     g = u.and2(g, self.complete(w))
                 if g is not False:
                     out[(a.eid, w.eid)] = g
-        return Rel.of(u, out)
+        return out

@@ -7,8 +7,11 @@ import re
 from dataclasses import replace
 
 from ...errors import ParseError, UnsupportedError
-from ...ir.program import Reg
+from ...ir.program import Reg, Sym
 from ...syntax.decode import decode
+from ...syntax.decode.operands import Vec
+from ...syntax.decode.qualifiers import split_mnemonic
+from ...syntax.decode.warp import WARP_OPCODES, decode_warp
 from .checks import Checked, operand_columns
 from .lowering import _NVCC, _ORDERED, _canonical
 from .operands import _operand, _split_top
@@ -18,8 +21,7 @@ from .statements import _pos, _short, _Stmt
 
 # ----- function bodies ---------------------------------------------------------------------------
 
-WARP_COLLECTIVES = {"shfl", "vote", "match", "redux", "activemask", "elect", "wmma", "mma", "ldmatrix",
-                    "stmatrix", "wgmma"}
+WARP_COLLECTIVES = {"elect", "wmma", "mma", "ldmatrix", "stmatrix", "wgmma"}
 _SCRATCH = "%ptxmm."
 
 
@@ -123,10 +125,13 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     the litmus decoder's form)."""
     base, *quals = mn.split(".")
     c = dict(pos=pos, text=" ".join(text.split()), guard=guard)
+    if base in WARP_OPCODES or (base == "bar" and "warp" in quals):
+        return [_warp(mn, ops, pos, c)], False
     if base in WARP_COLLECTIVES:
         raise UnsupportedError(f"warp-collective instruction `{mn}`", pos,
-                               "ptxmm models each CUDA thread on its own: shfl, vote, match, redux "
-                               "and activemask are not modelled yet")
+                               "ptxmm models shfl.sync, vote.sync, match.sync, redux.sync, "
+                               "activemask and bar.warp.sync; elect.sync in a kernel and the "
+                               "matrix instructions are not modelled yet")
     if any(isinstance(o, tuple) for o in ops):
         raise UnsupportedError(f"an address-plus-offset operand in `{_short(text)}`", pos, None)
     handler = _NVCC.get(base)
@@ -142,6 +147,18 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     if base in _ORDERED:
         mn = _canonical(base, quals)
     return [decode(mn, ops, pos, c["text"], guard)], False
+
+
+def _warp(mn: str, ops: list, pos: KernelPos, c: dict):
+    """A warp collective (syntax/decode/warp.py): nvcc's ``d|p`` destination is one operand."""
+    base, q = split_mnemonic(mn, pos)
+    out = []
+    for o in ops:
+        if isinstance(o, Reg) and "|" in o.name:
+            d, p = (x.strip() for x in o.name.split("|", 1))
+            o = Vec((Reg(d) if d != "_" else Sym("_"), Reg(p)), pair=True)
+        out.append(o)
+    return decode_warp(base, q, out, c)
 
 
 # ptxas accepts the qualifiers of ld/st/atom/red in any order (libcu++ writes

@@ -1,15 +1,17 @@
-"""Decoders of the warp-level instructions: ``elect.sync``."""
+"""Decoders of the warp-level instructions: ``elect.sync``; the warp collectives of kernels
+(:func:`decode_warp`)."""
 
 from __future__ import annotations
 
 from ...errors import ParseError, UnsupportedError
+from ...ir.instructions import WarpOp
 from ...ir.program import (
     Elect,
     Imm,
     Instruction,
     Reg,
 )
-from .operands import SINK, operands
+from .operands import SINK, Vec, operands
 from .qualifiers import Quals
 from .registry import register
 
@@ -35,3 +37,104 @@ def _elect(base: str, q: Quals, ops: list, c: dict) -> Instruction:
 
 
 register(["elect"], _elect, {"sync"})
+
+
+# ----- the warp collectives of kernels (semantics/warp_collectives.py) -----------------------------
+# ptxas takes their qualifiers in any order (`vote.any.sync.pred`, `redux.sync.s32.min`,
+# `match.sync.any.b32` all assemble), so they are read as a set. Not registered with the litmus
+# decoders: a litmus thread is one lane whose warp-mates are not in the test.
+
+_WARP_FORMS = {
+    "shfl": ("shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask",
+             {"up", "down", "bfly", "idx"}, {"b32"}),
+    "vote": ("vote.sync.{any,all,uni}.pred d, {!}a, membermask / vote.sync.ballot.b32 d, {!}a, "
+             "membermask", {"any", "all", "uni", "ballot"}, {"pred", "b32"}),
+    "match": ("match.any.sync.{b32,b64} d, a, membermask / match.all.sync.{b32,b64} d[|p], a, "
+              "membermask", {"any", "all"}, {"b32", "b64"}),
+    "redux": ("redux.sync.{add,min,max}.{u32,s32} d, a, membermask / redux.sync.{and,or,xor}.b32 "
+              "d, a, membermask", {"add", "min", "max", "and", "or", "xor"}, {"u32", "s32", "b32"}),
+    "activemask": ("activemask.b32 d", set(), {"b32"}),
+    "bar": ("bar.warp.sync membermask", {"warp"}, set()),
+}
+WARP_OPCODES = frozenset({"shfl", "vote", "match", "redux", "activemask"})
+
+
+def _quals(base: str, q: Quals) -> tuple[str, str]:
+    """The mode and type among ``q``'s qualifiers (any order), ``.sync`` required but for
+    activemask; a missing or unknown one is a located ParseError."""
+    form, modes, types = _WARP_FORMS[base]
+    seen: dict[str, str] = {}
+    while q.peek() is not None:
+        pos = q.qpos()
+        x = q.take()
+        kind = "sync" if x == "sync" else "mode" if x in modes else "type" if x in types else None
+        if kind is None or kind in seen:
+            raise ParseError(f"unexpected qualifier .{x} in `{q.mnemonic}`", pos, f"expected form: {form}")
+        seen[kind] = x
+    if base not in ("activemask", "bar") and "sync" not in seen:
+        raise UnsupportedError(f"`{q.mnemonic}` without .sync", q.pos,
+                               "the non-.sync forms are not available from sm_70 on: write "
+                               f"{form}")
+    if base == "bar":
+        if seen.get("sync") is None or seen.get("mode") != "warp":
+            raise ParseError(f"`{q.mnemonic}`", q.pos, f"expected form: {form}")
+        return "warp", ""
+    if modes and "mode" not in seen:
+        raise ParseError(f"`{q.mnemonic}` needs one of " + " ".join("." + m for m in sorted(modes)),
+                         q.pos, f"expected form: {form}")
+    if "type" not in seen:
+        raise ParseError(f"`{q.mnemonic}` needs a type", q.pos, f"expected form: {form}")
+    return seen.get("mode", ""), seen["type"]
+
+
+_TYPES_OF = {("vote", "ballot"): {"b32"}, ("redux", "and"): {"b32"}, ("redux", "or"): {"b32"},
+             ("redux", "xor"): {"b32"}}
+
+
+def _dest(o, form: str, q: Quals, pred_ok: bool) -> tuple[Reg, Reg | None]:
+    """``d`` or ``d|p`` (``p`` only where ``pred_ok``); ptxas refuses the sink ``_`` here."""
+    if isinstance(o, Vec) and o.pair:
+        d, p = o.items
+        if not (isinstance(d, Reg) and isinstance(p, Reg)) or not pred_ok:
+            raise ParseError(f"the destination of `{q.mnemonic}`", q.pos, f"expected form: {form}")
+        return d, p
+    if not isinstance(o, Reg):
+        raise ParseError(f"the destination of `{q.mnemonic}` must be a register", q.pos,
+                         f"expected form: {form}")
+    return o, None
+
+
+def decode_warp(base: str, q: Quals, ops: list, c: dict) -> Instruction:
+    """A kernel's warp collective (PTX ISA, Parallel Synchronization and Communication
+    Instructions): shfl.sync, vote.sync, match.sync, redux.sync, activemask, bar.warp.sync."""
+    form = _WARP_FORMS[base][0]
+    mode, ty = _quals(base, q)
+    allowed = _TYPES_OF.get((base, mode))
+    if base == "vote":
+        allowed = {"b32"} if mode == "ballot" else {"pred"}
+    if base == "redux" and mode in ("add", "min", "max"):
+        allowed = {"u32", "s32"}
+    if allowed is not None and ty not in allowed:
+        raise ParseError(f"type .{ty} of `{q.mnemonic}`", q.pos, f"expected form: {form}")
+    key = f"{base}.{mode}.{ty}"
+    n = {"shfl": 5, "vote": 3, "match": 3, "redux": 3, "activemask": 1, "bar": 1}[base]
+    if len(ops) != n:
+        raise ParseError(f"`{q.mnemonic}` takes {n} operand(s), got {len(ops)}", q.pos,
+                         f"expected form: {form}")
+    for o in ops:
+        if not isinstance(o, (Reg, Imm, Vec)):
+            raise ParseError(f"an operand of `{q.mnemonic}`", q.pos, f"expected form: {form}")
+    if base == "bar":
+        return WarpOp(form="bar.warp.sync", mode="warp", type="b32", mask=ops[0], **c)
+    if base == "activemask":
+        d, _ = _dest(ops[0], form, q, False)
+        return WarpOp(form=key, mode="active", type="b32", dst=d, **c)
+    d, p = _dest(ops[0], form, q, base == "shfl" or (base == "match" and mode == "all"))
+    a = ops[1]
+    neg = False
+    if base == "vote" and isinstance(a, Reg) and a.name.startswith("!"):
+        a, neg = Reg(a.name[1:]), True
+    if base == "shfl":
+        return WarpOp(form=key, mode=mode, type=ty, dst=d, pdst=p, a=a, b=ops[2], c=ops[3],
+                      mask=ops[4], **c)
+    return WarpOp(form=key, mode=mode, type=ty, dst=d, pdst=p, a=a, mask=ops[2], neg=neg, **c)
