@@ -1,6 +1,10 @@
 """The warp collectives of kernels: shfl.sync, vote.sync, match.sync, redux.sync, activemask and
 bar.warp.sync (PTX ISA, Parallel Synchronization and Communication Instructions; Data Movement:
-shfl.sync).
+shfl.sync), and the CTA reduction barrier bar.red / barrier.red (``__syncthreads_and/or/count``:
+"the c predicate ... from all threads in the CTA are combined using the specified reduction
+operator", PTX ISA, bar/barrier; a CTA barrier that orders memory as bar.sync does, events
+tagged ``BAR RED``, its own barrier operands so that it never meets a bar.sync — "bar.red
+should not be intermixed with bar.sync ... using the same active barrier").
 
 **Waiting.** "``vote.sync`` will cause executing thread to wait until all non-exited threads
 corresponding to membermask have executed ``vote.sync`` with the same qualifiers and same
@@ -100,25 +104,30 @@ def warp_op(b: Builder, t: Thread, ins: WarpOp, st: State, guard, gdeps) -> None
     ws = _state(b)
     if ins.mode == "active":
         return _activemask(b, t, ins, st, ws)
-    mask = _mask(b, ins, st)
     lane = ws.table[t.index][2]
-    if not mask >> lane & 1:
-        raise SemanticError(f"thread {t.name} (lane {lane}) executes `{ins.text}` with membermask "
-                            f"{mask:#x}, which does not name it", ins.pos,
-                            "PTX ISA: the behavior is undefined if the executing thread is not in "
-                            "the membermask")
+    if ins.form.startswith("bar.red"):
+        mask, group = 0, _red_id(b, ins, st)
+    else:
+        mask, group = _mask(b, ins, st), ws.table[t.index][1]
+        if not mask >> lane & 1:
+            raise SemanticError(f"thread {t.name} (lane {lane}) executes `{ins.text}` with "
+                                f"membermask {mask:#x}, which does not name it", ins.pos,
+                                "PTX ISA: the behavior is undefined if the executing thread is "
+                                "not in the membermask")
     contrib, deps = _contribution(b, ins, st)
-    ids = (Const(zlib.crc32(ins.form.encode()), 32), Const(mask, 32),
-           Const(ws.table[t.index][1], 32))
-    key = ("warp", ins.form, mask)
+    ids = (Const(zlib.crc32(ins.form.encode()), 32), Const(mask, 32), Const(group, 32))
+    key = ("warp", ins.form, mask, group)
     k = st.bars.get(key, 0)
     st.bars[key] = k + 1
-    tags = {"BAR", "WARP"} | ({"NOSYNC"} if ins.form != SYNC_FORM else set())
+    if ins.form.startswith("bar.red"):  # a CTA barrier (sync_barrier), waiting for every thread
+        tags = {"BAR", "RED"}
+    else:
+        tags = {"BAR", "WARP"} | ({"NOSYNC"} if ins.form != SYNC_FORM else set())
     pre = tuple(st.assumes)
     arrive = b.new_event(st, t, Kind.B, ins, None, scope="cta", barrier=(ids, None, k),
                          tags=frozenset(tags | {"ARRIVE"}))
     ws.arrive[arrive] = (contrib, pre)
-    if ins.b is not None:
+    if ins.c is not None:
         ws.ops[arrive] = (b.val(ins.b, st, "b32")[0], b.val(ins.c, st, "b32")[0])
     ws.index.setdefault((t.index, tuple(x.v for x in ids), k), []).append(arrive)
     wait = b.new_event(st, t, Kind.B, ins, None, scope="cta", barrier=(ids, None, k),
@@ -131,12 +140,20 @@ def warp_op(b: Builder, t: Thread, ins: WarpOp, st: State, guard, gdeps) -> None
         b.set_reg(st, reg, hole, ty, deps, None)
 
 
+def _red_id(b: Builder, ins: WarpOp, st: State) -> int:
+    """bar.red's barrier: a constant, as nvcc writes it (``__syncthreads_and``: barrier 0)."""
+    a, _ = b.val(ins.b, st, "u32")
+    if not isinstance(a, Const) or a.v > 15:
+        raise UnsupportedError(f"the barrier of `{ins.text}`", ins.pos, "a constant 0..15 is modelled")
+    return a.v
+
+
 def _contribution(b: Builder, ins: WarpOp, st: State) -> tuple[Expr, frozenset[int]]:
     """What the lane brings: vote's predicate (negated for ``!a``), the source of shfl, match
     and redux; nothing for bar.warp.sync."""
     if ins.a is None:
         return TRUE, frozenset()
-    if ins.form.startswith("vote"):
+    if ins.form.startswith(("vote", "bar.red")):
         v, deps = b.val(ins.a, st, None)
         v = truth(v)
         return (mk("lnot", v) if ins.neg else v), deps
@@ -158,6 +175,9 @@ def _results(ins: WarpOp, lane: int, mask: int) -> list[tuple]:
             out.append((ins.pdst, 1, lambda ls, r: _match(ls, ins.mode)[1], "pred"))
     elif base == "redux":
         out.append((ins.dst, 32, lambda ls, r: _redux(ls, ins.mode, ins.type, lane), ins.type))
+    elif base == "bar":
+        rule = {"and": _all, "or": _any, "popc": _popc}[ins.mode]
+        out.append((ins.dst, 32 if ins.mode == "popc" else 1, rule, ins.type))
     elif base == "shfl":
         out.append((ins.dst, 32, lambda ls, r: r.shfl(ls, 0), "b32"))
         if ins.pdst is not None:
@@ -198,6 +218,15 @@ def _ballot(ls: Lanes, r) -> Expr:
     for lane, (arr, v) in ls.items():
         if lane >= 0:
             out = mk("or", out, mk("ite", mk("land", arr, v), Const(1 << lane, 32), Const(0, 32)))
+    return out
+
+
+def _popc(ls: Lanes, r) -> Expr:
+    """bar.red.popc: how many threads that take part have their predicate True."""
+    out: Expr = Const(0, 32)
+    for key, (arr, v) in ls.items():
+        if key >= 0:
+            out = mk("add", out, mk("ite", mk("land", arr, v), Const(1, 32), Const(0, 32)))
     return out
 
 
@@ -302,17 +331,15 @@ class _Resolver:
         return e
 
     def lanes(self, t: int, arrive: int) -> Lanes:
-        """lane → (it arrives at this instance, its contribution) for the lanes of ``t``'s warp
-        that the mask names; ``-1`` → this lane's own (TRUE, contribution)."""
+        """lane (bar.red: place in the CTA) → (it arrives at this instance, its contribution)
+        for the threads the collective combines (:meth:`members`); ``-1`` → this thread's own
+        (TRUE, contribution)."""
         ws = self.ws
         ev = self.b.events[arrive]
         ids, k = tuple(x.v for x in ev.barrier[0]), ev.barrier[2]
-        mask = ids[1]
         own = ws.arrive[arrive][0]
         out: Lanes = {-1: (TRUE, own)}
-        for lane, th in sorted(warp_lanes(ws.table, t).items()):
-            if not mask >> lane & 1:
-                continue
+        for lane, th in sorted(self.members(t, ev).items()):
             if th == t:
                 out[lane] = (TRUE, own)
                 continue
@@ -324,6 +351,16 @@ class _Resolver:
                 val = mk("ite", run, ws.arrive[e][0], val)
             out[lane] = (self.fill(arr), self.fill(val))
         return out
+
+    def members(self, t: int, ev) -> dict[int, int]:
+        """The threads a collective combines, by lane (warp: those its membermask names) or by
+        place in the CTA (bar.red: all of them)."""
+        ws = self.ws
+        if "RED" in ev.tags:
+            cta = ws.table[t][0]
+            return {i: th for i, th in enumerate(x for x, row in enumerate(ws.table) if row[0] == cta)}
+        mask = ev.barrier[0][1].v
+        return {lane: th for lane, th in warp_lanes(ws.table, t).items() if mask >> lane & 1}
 
     def runs(self, th: int, e: int) -> Expr:
         """Thread ``th`` runs event ``e``: the assumptions its path had made there hold (TRUE

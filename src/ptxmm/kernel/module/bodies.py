@@ -11,7 +11,7 @@ from ...ir.program import Reg, Sym
 from ...syntax.decode import decode
 from ...syntax.decode.operands import Vec
 from ...syntax.decode.qualifiers import split_mnemonic
-from ...syntax.decode.warp import WARP_OPCODES, decode_warp
+from ...syntax.decode.warp import WARP_OPCODES, decode_bar_red, decode_warp
 from .checks import Checked, operand_columns
 from .lowering import _NVCC, _ORDERED, _canonical
 from .operands import _operand, _split_top
@@ -125,7 +125,8 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     the litmus decoder's form)."""
     base, *quals = mn.split(".")
     c = dict(pos=pos, text=" ".join(text.split()), guard=guard)
-    if base in WARP_OPCODES or (base == "bar" and "warp" in quals):
+    if base in WARP_OPCODES or (base == "bar" and "warp" in quals) or \
+            (base in ("bar", "barrier") and "red" in quals):
         return [_warp(mn, ops, pos, c)], False
     if base in WARP_COLLECTIVES:
         raise UnsupportedError(f"warp-collective instruction `{mn}`", pos,
@@ -158,6 +159,8 @@ def _warp(mn: str, ops: list, pos: KernelPos, c: dict):
             d, p = (x.strip() for x in o.name.split("|", 1))
             o = Vec((Reg(d) if d != "_" else Sym("_"), Reg(p)), pair=True)
         out.append(o)
+    if base in ("bar", "barrier") and "red" in mn.split("."):
+        return decode_bar_red(base, q, out, c)
     return decode_warp(base, q, out, c)
 
 

@@ -138,3 +138,37 @@ def decode_warp(base: str, q: Quals, ops: list, c: dict) -> Instruction:
         return WarpOp(form=key, mode=mode, type=ty, dst=d, pdst=p, a=a, b=ops[2], c=ops[3],
                       mask=ops[4], **c)
     return WarpOp(form=key, mode=mode, type=ty, dst=d, pdst=p, a=a, mask=ops[2], neg=neg, **c)
+
+
+_RED_FORM = "bar{.cta}.red.{and,or}.pred p, a, {!}c / bar{.cta}.red.popc.u32 d, a, {!}c"
+
+
+def decode_bar_red(base: str, q: Quals, ops: list, c: dict) -> Instruction:
+    """``bar.red`` / ``barrier{.cta}.red{.aligned}`` (PTX ISA, bar/barrier): a CTA barrier that
+    also reduces the threads' predicate ``c`` (``__syncthreads_and/or/count``). Qualifiers in any
+    order, as ptxas takes them. The thread-count operand is not modelled yet."""
+    seen: dict[str, str] = {}
+    kinds = {"red": "red", "cta": "cta", "aligned": "aligned", "and": "op", "or": "op", "popc": "op",
+             "pred": "type", "u32": "type"}
+    while q.peek() is not None:
+        pos = q.qpos()
+        x = q.take()
+        kind = kinds.get(x)
+        if kind is None or kind in seen:
+            raise ParseError(f"unexpected qualifier .{x} in `{q.mnemonic}`", pos,
+                             f"expected form: {_RED_FORM}")
+        seen[kind] = x
+    op, ty = seen.get("op"), seen.get("type")
+    if op is None or ty != ("u32" if op == "popc" else "pred"):
+        raise ParseError(f"`{q.mnemonic}`: .popc takes .u32, .and and .or take .pred", q.pos,
+                         f"expected form: {_RED_FORM}")
+    if len(ops) == 4:
+        raise UnsupportedError(f"the thread count of `{q.mnemonic}`", q.pos,
+                               "bar.red over all the threads of the CTA (__syncthreads_and/or/count) "
+                               "is modelled")
+    if len(ops) != 3 or not isinstance(ops[0], Reg) or not isinstance(ops[2], Reg):
+        raise ParseError(f"the operands of `{q.mnemonic}`", q.pos, f"expected form: {_RED_FORM}")
+    src, neg = ops[2], ops[2].name.startswith("!")
+    if neg:
+        src = Reg(src.name[1:])
+    return WarpOp(form=f"bar.red.{op}.{ty}", mode=op, type=ty, dst=ops[0], a=src, b=ops[1], neg=neg, **c)
