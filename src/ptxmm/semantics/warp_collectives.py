@@ -175,7 +175,7 @@ def _results(ins: WarpOp, lane: int, mask: int) -> list[tuple]:
             out.append((ins.pdst, 1, lambda ls, r: _match(ls, ins.mode)[1], "pred"))
     elif base == "redux":
         out.append((ins.dst, 32, lambda ls, r: _redux(ls, ins.mode, ins.type, lane), ins.type))
-    elif base == "bar":
+    elif ins.form.startswith("bar.red"):
         rule = {"and": _all, "or": _any, "popc": _popc}[ins.mode]
         out.append((ins.dst, 32 if ins.mode == "popc" else 1, rule, ins.type))
     elif base == "shfl":
