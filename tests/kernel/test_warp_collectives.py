@@ -413,3 +413,15 @@ def test_bar_red_forms_refused(text, err):
     with pytest.raises(err) as e:
         kernel("\t" + text, 2, [1, 1])
     assert e.value.pos is not None
+
+
+@pytest.mark.parametrize("text", ["shfl.sync.idx.b32 %rd3, %r2, 1, 31, 15;",
+                                  "vote.sync.any.pred %r3, %p1, 15;",
+                                  "match.any.sync.b64 %r3, %r2, 15;",
+                                  "redux.sync.add.u32 %rd3, %r2, 15;",
+                                  "bar.red.popc.u32 %r3, 0, %r2;"])
+def test_registers_of_the_wrong_kind_are_errors_as_ptxas_says(text):
+    """ptxas: "Arguments mismatch" for each of these (asked of ptxas -arch=sm_90)."""
+    with pytest.raises(SemanticError) as e:
+        ptxmm.check(kernel("\t" + text, 2, [1, 1]))
+    assert e.value.pos is not None

@@ -550,3 +550,6 @@ class WarpOp(Instr):
 
     def reads(self) -> tuple[Operand, ...]:
         return tuple(o for o in (self.a, self.b, self.c, self.mask) if o is not None)
+
+
+Instruction = Union[Instruction, WarpOp]  # noqa: UP007 — the warp collectives join the IR's instructions

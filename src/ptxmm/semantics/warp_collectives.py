@@ -87,8 +87,10 @@ def _state(b: Builder) -> _Warps:
 def _mask(b: Builder, ins: WarpOp, st: State) -> int:
     m, _ = b.val(ins.mask, st, "b32")
     if not isinstance(m, Const):
-        raise UnsupportedError(f"a membermask computed from loaded data in `{ins.text}`", ins.pos,
-                               "ptxmm needs each lane's membermask as a value it can compute")
+        raise UnsupportedError(f"a membermask that is no constant in `{ins.text}`", ins.pos,
+                               "ptxmm needs each lane's membermask as a value it can compute (not "
+                               "from loaded data, nor from activemask, whose value is the "
+                               "scheduler's)")
     return m.v
 
 
