@@ -16,11 +16,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ptxmm
+from ptxmm.engines.brute_liveness import brute_hangs
 from ptxmm.errors import ParseError, SemanticError, UnsupportedError
 from ptxmm.ir.program import Imm, Reg
 from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.module.bodies import _warp
 from ptxmm.loading import parse_kernel
+from ptxmm.queries.hangs import find_hangs
 
 HEAD = ".version 9.0\n.target sm_90\n.address_size 64\n"
 M32 = 0xFFFFFFFF
@@ -425,3 +427,27 @@ def test_registers_of_the_wrong_kind_are_errors_as_ptxas_says(text):
     with pytest.raises(SemanticError) as e:
         ptxmm.check(kernel("\t" + text, 2, [1, 1]))
     assert e.value.pos is not None
+
+
+# ----- liveness: the Z3 hang query equals the brute-force oracle ---------------------------------------
+
+LIVENESS = {
+    "deadlock": ("\tsetp.eq.u32 %p3, %r1, 0;\n\t@%p3 bra $L_a;\n\tbar.warp.sync 3;\n\tbra.uni $L_end;\n"
+                 "$L_a:\n\tvote.sync.any.pred %p2, %p1, 3;\n$L_end:", {(0, 1)}),
+    "exited lane": ("\tsetp.eq.u32 %p3, %r1, 1;\n\t@%p3 bra $L_end;\n\tvote.sync.all.pred %p2, %p1, 3;\n"
+                    "$L_end:", set()),
+    "partial masks": ("\tand.b32 %r5, %r1, 1;\n\tsetp.eq.u32 %p3, %r5, 0;\n\tselp.u32 %r6, 5, 10, %p3;\n"
+                      "\tvote.sync.ballot.b32 %r3, %p1, %r6;\n\tbar.warp.sync %r6;", set()),
+    "bar.red apart": ("\tsetp.eq.u32 %p3, %r1, 0;\n\t@%p3 bra $L_a;\n\tbar.sync 0;\n\tbra.uni $L_end;\n"
+                      "$L_a:\n\tbar.red.or.pred %p2, 0, %p1;\n$L_end:", {(0, 1)}),
+}
+
+
+@pytest.mark.parametrize("name", list(LIVENESS))
+def test_hangs_of_warp_collectives_on_both_liveness_engines(name):
+    code, hung = LIVENESS[name]
+    n = 4 if name == "partial masks" else 2
+    prog = kernel(code, n, [1, 1, 0, 1][:n])
+    z = {tuple(sorted(h.threads)) for h in find_hangs(prog, "ptx")}
+    b = set(brute_hangs(prog, "ptx"))
+    assert {t for h in z for t in h} == {t for h in b for t in h} == {t for h in hung for t in h}
