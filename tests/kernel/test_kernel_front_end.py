@@ -376,11 +376,11 @@ def test_mangled_parameter_types():
 
 
 def test_warp_collectives_not_modelled_yet_are_refused():
-    """elect.sync in a kernel (the elected lane's id) is not modelled yet (shfl, vote, match,
-    redux, activemask and bar.warp.sync are: tests/kernel/test_warp_collectives.py)."""
+    """The matrix instructions (ldmatrix, mma, wmma) are not modelled yet (shfl, vote, match,
+    redux, activemask, elect and bar.warp.sync are: tests/kernel/test_warp_collectives.py)."""
     text = (DATA / "oob.ptx").read_text().replace("mov.u32 \t%r2, %tid.x;",
-                                                  "elect.sync %r2|%p1, -1;")
-    assert "elect.sync" in text
+                                                  "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r2}, [%rd1];")
+    assert "ldmatrix" in text
     with pytest.raises(UnsupportedError, match="warp-collective") as e:
         parse_kernel(text, "oob.ptx")
     assert e.value.pos.line > 0 and e.value.pos.src.line == 6

@@ -451,3 +451,36 @@ def test_hangs_of_warp_collectives_on_both_liveness_engines(name):
     z = {tuple(sorted(h.threads)) for h in find_hangs(prog, "ptx")}
     b = set(brute_hangs(prog, "ptx"))
     assert {t for h in z for t in h} == {t for h in b for t in h} == {t for h in hung for t in h}
+
+
+# ----- elect.sync ------------------------------------------------------------------------------------
+
+ONE_LEADER = " || ".join(
+    "(" + " && ".join([f"out[{m}] == {lead}" for m in range(3)] + [f"out2[{m}] == {int(m == lead)}"
+                                                                    for m in range(3)]) + ")"
+    for lead in range(3))
+
+
+def test_elect_elects_one_lane_all_lanes_agree_on():
+    """d is the leader's lane id in every lane, p True in the leader alone; which lane is the
+    execution's choice (the ISA: "deterministic", not which), so each one can be."""
+    code = "\telect.sync %r3|%p2, 7;\n\tselp.u32 %r4, 1, 0, %p2;"
+    assert ptxmm.check(kernel(code, 3, [0, 0, 0], forall=ONE_LEADER), flags=False).holds is True
+    for lead in range(3):
+        res = ptxmm.check(kernel(code, 3, [0, 0, 0], exists=f"out2[{lead}] == 1"), flags=False)
+        assert res.holds is True
+    with pytest.raises(UnsupportedError, match="unspecified"):
+        ptxmm.check(kernel(code, 3, [0, 0, 0]), engine="brute")
+
+
+def test_elect_is_deterministic_and_never_elects_an_exited_lane():
+    """Two elections with one membermask elect the same lane; a lane that exited before is never
+    elected (p is set in a lane that takes part)."""
+    code = "\telect.sync %r3|%p2, 3;\n\telect.sync %r4|%p3, 3;"
+    res = ptxmm.check(kernel(code, 2, [0, 0], forall="out[0] == out2[0] && out[1] == out2[1]"), flags=False)
+    assert res.holds is True
+    code = ("\tsetp.eq.u32 %p3, %r1, 0;\n\t@%p3 bra $L_end;\n\telect.sync _|%p2, 7;\n"
+            "\tselp.u32 %r3, 1, 0, %p2;\n$L_end:")
+    res = ptxmm.check(kernel(code, 3, [0, 0, 0], forall="out[0] == 0 && out[1] != out[2]"),
+                      flags=False)
+    assert res.holds is True

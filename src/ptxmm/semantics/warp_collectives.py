@@ -1,5 +1,5 @@
-"""The warp collectives of kernels: shfl.sync, vote.sync, match.sync, redux.sync, activemask and
-bar.warp.sync (PTX ISA, Parallel Synchronization and Communication Instructions; Data Movement:
+"""The warp collectives of kernels: shfl.sync, vote.sync, match.sync, redux.sync, activemask,
+elect.sync and bar.warp.sync (PTX ISA, Parallel Synchronization and Communication Instructions; Data Movement:
 shfl.sync), and the CTA reduction barrier bar.red / barrier.red (``__syncthreads_and/or/count``:
 "the c predicate ... from all threads in the CTA are combined using the specified reduction
 operator", PTX ISA, bar/barrier; a CTA barrier that orders memory as bar.sync does, events
@@ -35,8 +35,9 @@ whose assumptions hold). The values are therefore plain expressions over the thr
 both engines see the same formula, and neither needs to know about warps. What the ISA leaves
 undefined — shfl reading a lane outside membermask, one that exited or never arrives, a lane
 the partial last warp lacks; activemask's bits of the other lanes, which depend on the
-scheduler — is a fresh unspecified value (the solver chooses; the brute-force engine refuses
-such a program), with a warning. A thread not in its own membermask is a located error ("the
+scheduler; the lane elect.sync elects, which the ISA leaves open but for "deterministic"
+(:meth:`_Resolver.elect`) — is a fresh unspecified value (the solver chooses; the brute-force
+engine refuses such a program), with a warning. A thread not in its own membermask is a located error ("the
 behavior ... is undefined if the executing thread is not in the membermask").
 
 In a liveness graph the paths that block at a wait or stop early share their assumptions with
@@ -75,6 +76,8 @@ class _Warps:
         self.active: set[int] = set()
         self.ub: dict[tuple, Unspec] = {}
         self.ops: dict[int, tuple[Expr, Expr]] = {}  # a shfl's ARRIVE → its b and c
+        self.leaders: dict[tuple, Unspec] = {}  # elect.sync's choices
+        self.facts: dict[int, set[Expr]] = {}  # an ARRIVE → what the paths through it assume
 
 
 def _state(b: Builder) -> _Warps:
@@ -177,6 +180,10 @@ def _results(ins: WarpOp, lane: int, mask: int) -> list[tuple]:
             out.append((ins.pdst, 1, lambda ls, r: _match(ls, ins.mode)[1], "pred"))
     elif base == "redux":
         out.append((ins.dst, 32, lambda ls, r: _redux(ls, ins.mode, ins.type, lane), ins.type))
+    elif base == "elect":
+        if ins.dst is not None:
+            out.append((ins.dst, 32, lambda ls, r: r.elect(ls, 0), "b32"))
+        out.append((ins.pdst, 1, lambda ls, r: r.elect(ls, 1), "pred"))
     elif ins.form.startswith("bar.red"):
         rule = {"and": _all, "or": _any, "popc": _popc}[ins.mode]
         out.append((ins.dst, 32 if ins.mode == "popc" else 1, rule, ins.type))
@@ -423,6 +430,45 @@ class _Resolver:
             out = self.undefined(ins, own.w)
         return out
 
+    def elect(self, ls: Lanes, which: int) -> Expr:
+        """elect.sync (PTX ISA, elect.sync): one leader among the lanes of membermask that take
+        part, the same in every lane (d its lane id, p True in it alone). Which lane, the ISA
+        leaves open but for "the leader thread is elected in a deterministic manner": ptxmm
+        chooses one lane per membermask and warp for the whole execution (an unspecified value
+        naming a lane of the mask) and elects it wherever it takes part; where it does not (it
+        exited), another unspecified choice among the lanes that do."""
+        t, arrive, ins = self.slot
+        ev = self.b.events[arrive]
+        key = (self.ws.table[t][0], *(x.v for x in ev.barrier[0]))
+        lanes = [m for m in ls if m >= 0]
+        u = self.choice(key, ins, "the lane elect.sync elects for its membermask")
+        w = self.choice((*key, ev.barrier[2]), ins, "the lane elect.sync elects when that one "
+                        "does not take part")
+        arrived_u: Expr = FALSE
+        in_mask: Expr = FALSE
+        arrived_w: Expr = FALSE
+        for m in lanes:
+            arr = ls[m][0]
+            arrived_u = mk("lor", arrived_u, mk("land", mk("eq", u, Const(m, 32)), arr))
+            in_mask = mk("lor", in_mask, mk("eq", u, Const(m, 32)))
+            arrived_w = mk("lor", arrived_w, mk("land", mk("eq", w, Const(m, 32)), arr))
+        self.ws.facts.setdefault(arrive, set()).update({in_mask, arrived_w})
+        lead = mk("ite", arrived_u, u, w)
+        return lead if which == 0 else mk("eq", lead, Const(self.ws.table[t][2], 32))
+
+    def choice(self, key: tuple, ins: WarpOp, what: str) -> Unspec:
+        u = self.ws.leaders.get(key)
+        if u is None:
+            b = self.b
+            line = ins.pos.line if ins.pos else "?"
+            u = self.ws.leaders[key] = Unspec(len(b.unspecs), 32, f"{what} (`{ins.text}`, line {line})")
+            b.unspecs.append(u)
+            b.warned.setdefault(id(ins), Diagnostic(
+                f"`{ins.text}`: which lane is elected the PTX ISA leaves open (it is deterministic)",
+                ins.pos, "ptxmm lets the execution choose one lane of the membermask (the "
+                "brute-force engine refuses such a program)"))
+        return u
+
     def undefined(self, ins: WarpOp, w: int) -> Unspec:
         """One unspecified value per dynamic instance (the placeholder being resolved)."""
         key = self.slot[:2]
@@ -461,17 +507,20 @@ def resolve(b: Builder, paths: list[list[PathInfo]]) -> list[list[PathInfo]]:
             e.barrier = (tuple(f(x) for x in e.barrier[0]), *e.barrier[1:])
     out = []
     for ps in paths:
-        out.append([_fill_path(p, f) for p in ps])
+        out.append([_fill_path(p, f, ws.facts) for p in ps])
     return out
 
 
-def _fill_path(p: PathInfo, f) -> PathInfo:
+def _fill_path(p: PathInfo, f, facts: dict[int, set[Expr]]) -> PathInfo:
+    """The path with its placeholders replaced, and what its collectives assume (elect.sync:
+    the lanes it elects are lanes of its membermask that take part)."""
     from dataclasses import replace
 
+    extra = tuple(f(x) for e in p.events if e in facts for x in sorted(facts[e], key=repr))
     end = p.end
     if len(end) == 4:
         end = (end[0], tuple(f(x) for x in end[1]), end[2], end[3])
-    return replace(p, assumes=tuple(f(x) for x in p.assumes),
+    return replace(p, assumes=tuple(f(x) for x in p.assumes) + extra,
                    regs={r: f(x) for r, x in p.regs.items()}, end=end)
 
 

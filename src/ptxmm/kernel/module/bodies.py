@@ -7,9 +7,8 @@ import re
 from dataclasses import replace
 
 from ...errors import ParseError, UnsupportedError
-from ...ir.program import Reg, Sym
+from ...ir.program import Reg
 from ...syntax.decode import decode
-from ...syntax.decode.operands import Vec
 from ...syntax.decode.qualifiers import split_mnemonic
 from ...syntax.decode.warp import WARP_OPCODES, decode_bar_red, decode_warp
 from .checks import Checked, operand_columns
@@ -21,7 +20,7 @@ from .statements import _pos, _short, _Stmt
 
 # ----- function bodies ---------------------------------------------------------------------------
 
-WARP_COLLECTIVES = {"elect", "wmma", "mma", "ldmatrix", "stmatrix", "wgmma"}
+WARP_COLLECTIVES = {"wmma", "mma", "ldmatrix", "stmatrix", "wgmma"}
 _SCRATCH = "%ptxmm."
 
 
@@ -125,14 +124,14 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     the litmus decoder's form)."""
     base, *quals = mn.split(".")
     c = dict(pos=pos, text=" ".join(text.split()), guard=guard)
-    if base in WARP_OPCODES or (base == "bar" and "warp" in quals) or \
+    if base in WARP_OPCODES or base == "elect" or (base == "bar" and "warp" in quals) or \
             (base in ("bar", "barrier") and "red" in quals):
         return [_warp(mn, ops, pos, c)], False
     if base in WARP_COLLECTIVES:
         raise UnsupportedError(f"warp-collective instruction `{mn}`", pos,
                                "ptxmm models shfl.sync, vote.sync, match.sync, redux.sync, "
-                               "activemask and bar.warp.sync; elect.sync in a kernel and the "
-                               "matrix instructions are not modelled yet")
+                               "activemask, elect.sync and bar.warp.sync; the matrix "
+                               "instructions are not modelled yet")
     if any(isinstance(o, tuple) for o in ops):
         raise UnsupportedError(f"an address-plus-offset operand in `{_short(text)}`", pos, None)
     handler = _NVCC.get(base)
@@ -151,14 +150,9 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
 
 
 def _warp(mn: str, ops: list, pos: KernelPos, c: dict):
-    """A warp collective (syntax/decode/warp.py): nvcc's ``d|p`` destination is one operand."""
+    """A warp collective or bar.red (syntax/decode/warp.py)."""
     base, q = split_mnemonic(mn, pos)
-    out = []
-    for o in ops:
-        if isinstance(o, Reg) and "|" in o.name:
-            d, p = (x.strip() for x in o.name.split("|", 1))
-            o = Vec((Reg(d) if d != "_" else Sym("_"), Reg(p)), pair=True)
-        out.append(o)
+    out = list(ops)  # nvcc's `d|p` is one operand (.operands._operand)
     if base in ("bar", "barrier") and "red" in mn.split("."):
         return decode_bar_red(base, q, out, c)
     return decode_warp(base, q, out, c)

@@ -55,6 +55,7 @@ _WARP_FORMS = {
               "d, a, membermask", {"add", "min", "max", "and", "or", "xor"}, {"u32", "s32", "b32"}),
     "activemask": ("activemask.b32 d", set(), {"b32"}),
     "bar": ("bar.warp.sync membermask", {"warp"}, set()),
+    "elect": ("elect.sync d|p, membermask (d may be _)", set(), set()),
 }
 WARP_OPCODES = frozenset({"shfl", "vote", "match", "redux", "activemask"})
 
@@ -79,6 +80,8 @@ def _quals(base: str, q: Quals) -> tuple[str, str]:
         if seen.get("sync") is None or seen.get("mode") != "warp":
             raise ParseError(f"`{q.mnemonic}`", q.pos, f"expected form: {form}")
         return "warp", ""
+    if base == "elect":
+        return "elect", "b32"
     if modes and "mode" not in seen:
         raise ParseError(f"`{q.mnemonic}` needs one of " + " ".join("." + m for m in sorted(modes)),
                          q.pos, f"expected form: {form}")
@@ -117,7 +120,7 @@ def decode_warp(base: str, q: Quals, ops: list, c: dict) -> Instruction:
     if allowed is not None and ty not in allowed:
         raise ParseError(f"type .{ty} of `{q.mnemonic}`", q.pos, f"expected form: {form}")
     key = f"{base}.{mode}.{ty}"
-    n = {"shfl": 5, "vote": 3, "match": 3, "redux": 3, "activemask": 1, "bar": 1}[base]
+    n = {"shfl": 5, "vote": 3, "match": 3, "redux": 3, "activemask": 1, "bar": 1, "elect": 2}[base]
     if len(ops) != n:
         raise ParseError(f"`{q.mnemonic}` takes {n} operand(s), got {len(ops)}", q.pos,
                          f"expected form: {form}")
@@ -126,6 +129,12 @@ def decode_warp(base: str, q: Quals, ops: list, c: dict) -> Instruction:
             raise ParseError(f"an operand of `{q.mnemonic}`", q.pos, f"expected form: {form}")
     if base == "bar":
         return WarpOp(form="bar.warp.sync", mode="warp", type="b32", mask=ops[0], **c)
+    if base == "elect":
+        if not (isinstance(ops[0], Vec) and ops[0].pair and isinstance(ops[0].items[1], Reg)):
+            raise ParseError(f"the destination of `{q.mnemonic}` is d|p", q.pos, f"expected form: {form}")
+        d = ops[0].items[0]
+        return WarpOp(form="elect.sync", mode="elect", type="b32", dst=d if isinstance(d, Reg) else None,
+                      pdst=ops[0].items[1], mask=ops[1], **c)
     if base == "activemask":
         d, _ = _dest(ops[0], form, q, False)
         return WarpOp(form=key, mode="active", type="b32", dst=d, **c)
