@@ -484,3 +484,15 @@ def test_elect_is_deterministic_and_never_elects_an_exited_lane():
     res = ptxmm.check(kernel(code, 3, [0, 0, 0], forall="out[0] == 0 && out[1] != out[2]"),
                       flags=False)
     assert res.holds is True
+
+
+def test_a_lane_that_arrives_on_every_path_is_read_exactly_on_both_engines():
+    """Lane 1 reaches the shfl after a branch on loaded data (two copies of the shfl, one per
+    path): it takes part on every path, so lane 0 reads its value, defined — no unspecified value,
+    and the brute-force engine agrees."""
+    code = ("\tsetp.gt.u32 %p3, %r2, 5;\n\t@%p3 bra $L_a;\n\tadd.u32 %r2, %r2, 100;\n$L_a:\n"
+            "\tshfl.sync.idx.b32 %r3|%p2, %r2, 1, 31, 3;")
+    out, _ = one(kernel(code, 2, [1, 9]))
+    assert out == [9, 9]
+    out, _ = one(kernel(code, 2, [9, 2]))
+    assert out == [102, 102]

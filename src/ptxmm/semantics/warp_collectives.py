@@ -354,10 +354,14 @@ class _Resolver:
                 continue
             arr: Expr = FALSE
             val: Expr = Const(0, own.w)
-            for e in reversed(ws.index.get((th, ids, k), [])):
+            cands = ws.index.get((th, ids, k), [])
+            for e in reversed(cands):
                 run = self.runs(th, e)
                 arr = mk("lor", run, arr)
                 val = mk("ite", run, ws.arrive[e][0], val)
+            on = set().union(*(self.b.events[e].paths for e in cands))
+            if len(on) == len(self.paths[th]):  # on every path (twins after a branch): it arrives
+                arr = TRUE
             out[lane] = (self.fill(arr), self.fill(val))
         return out
 
