@@ -496,3 +496,17 @@ def test_a_lane_that_arrives_on_every_path_is_read_exactly_on_both_engines():
     assert out == [9, 9]
     out, _ = one(kernel(code, 2, [9, 2]))
     assert out == [102, 102]
+
+
+def test_an_address_computed_from_a_shuffled_value_names_its_element():
+    """i = shfl(in[t], 0) = in[0] = 1 in both lanes: both store t + 5 to out2[1], then each its
+    9 to out2[t] (the kernel's epilogue): out2[0] is 9, out2[1] lane 1's 9 or lane 0's 5 (lane
+    1's 6 comes before its own 9), never out2[2]; a race; both engines agree."""
+    code = ("\tshfl.sync.idx.b32 %r5|%p2, %r2, 0, 31, 3;\n\tmul.wide.u32 %rd7, %r5, 4;\n"
+            "\tadd.s64 %rd7, %rd10, %rd7;\n\tadd.u32 %r6, %r1, 5;\n\tst.global.u32 [%rd7], %r6;")
+    prog = kernel(code + "\n\tmov.u32 %r4, 9;", 2, [1, 0],
+                  "k<<<1, 2>>>(unsigned in[2] = {1, 0}, unsigned out[2], unsigned out2[4])")
+    got = both(prog)
+    assert {o[1] for o in got} == {(9, 5, 0, 0), (9, 9, 0, 0)}
+    res = ptxmm.check(prog)
+    assert [f for f in res.findings if str(f.kind) == "race"]
