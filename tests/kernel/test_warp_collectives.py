@@ -347,8 +347,10 @@ shfl.sync.idx.b32 %r1, %r2, 0, 31, 1;
 # ----- the two engines agree on random warp kernels ---------------------------------------------------
 
 STEPS = ["\tvote.sync.ballot.b32 %r5, %p1, MASK;\n\tadd.u32 %r3, %r3, %r5;",
-         "\tshfl.sync.bfly.b32 %r5|%p2, %r3, 1, 31, MASK;\n\tadd.u32 %r3, %r3, %r5;",
-         "\tshfl.sync.down.b32 %r5|%p2, %r2, 1, 1, MASK;\n\txor.b32 %r3, %r3, %r5;",
+         "\tshfl.sync.bfly.b32 %r5|%p2, %r3, 1, CLAMP, MASK;\n\tadd.u32 %r3, %r3, %r5;",
+         "\tshfl.sync.down.b32 %r5|%p2, %r2, 1, CLAMP, MASK;\n\txor.b32 %r3, %r3, %r5;",
+         "\tshfl.sync.up.b32 %r5|%p2, %r3, 1, 0, MASK;\n\tselp.u32 %r5, %r5, 7, %p2;\n"
+         "\tadd.u32 %r4, %r4, %r5;",
          "\tredux.sync.max.u32 %r5, %r3, MASK;\n\tadd.u32 %r4, %r4, %r5;",
          "\tmatch.any.sync.b32 %r5, %r3, MASK;\n\tor.b32 %r4, %r4, %r5;",
          "\tsetp.gt.u32 %p5, %r3, 2;\n\tvote.sync.any.pred %p6, %p5, MASK;\n\t@%p6 add.u32 %r4, %r4, 1;",
@@ -356,14 +358,15 @@ STEPS = ["\tvote.sync.ballot.b32 %r5, %p1, MASK;\n\tadd.u32 %r3, %r3, %r5;",
          "\tselp.u32 %r5, %r9, 3, %p6;\n\tadd.u32 %r4, %r4, %r5;"]
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=st.lists(st.integers(0, len(STEPS) - 1), min_size=1, max_size=3),
-       ins=st.lists(st.integers(0, 3), min_size=2, max_size=2))
-def test_z3_and_brute_agree_on_random_warp_kernels(steps, ins):
+       n=st.integers(2, 3), ins=st.lists(st.integers(0, 3), min_size=3, max_size=3))
+def test_z3_and_brute_agree_on_random_warp_kernels(steps, n, ins):
     """Chains of collectives whose inputs come from earlier ones (and one reading a racing
-    buffer element): both engines give the same outcomes."""
-    code = "\n".join(STEPS[s].replace("MASK", "3") for s in steps)
-    prog = kernel("\tmov.u32 %r3, %r2;\n" + code, 2, ins)
+    buffer element), on warps of 2 or 3 lanes: both engines give the same outcomes."""
+    code = "\n".join(STEPS[s].replace("MASK", str((1 << n) - 1)).replace("CLAMP", str(n - 1))
+                     for s in steps)
+    prog = kernel("\tmov.u32 %r3, %r2;\n" + code, n, ins[:n])
     assert both(prog)
 
 
