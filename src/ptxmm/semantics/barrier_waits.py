@@ -17,7 +17,14 @@ A finite execution (the safety encoding) has every thread finish, so there the c
 an *order*: every event of a thread that exits without arriving → the wait it releases
 (``exit_barrier``, in the models' acyclic Barrier-progress; no memory ordering: an exit is no
 synchronizes-with). Two threads of one CTA at different count-less barriers each wait for the
-other to exit: a cycle, a deadlock, as the liveness query says they block."""
+other to exit: a cycle, a deadlock, as the liveness query says they block.
+
+* Warp collectives (``WARP``, :mod:`.warp_collectives`): a count-less barrier whose members are
+  the other lanes of the thread's warp that its membermask names (``members``), its operands the
+  form, mask and warp; bar.red (``RED``) one of the whole CTA. Those the ISA gives no memory
+  ordering (``NOSYNC``: shfl, vote, match, redux, elect) put their arrive → wait pairs in
+  ``exit_barrier`` (progress only: Barrier-progress sees a deadlock, causality nothing) rather
+  than ``sync_barrier``."""
 
 from __future__ import annotations
 
