@@ -126,6 +126,9 @@ KEEPS = {
     "ticket-lock": [r"atom\.global\.add\.u32", r"ld\.acquire\.gpu\.b32", r"st\.release\.gpu\.b32"],
     "seqlock": [r"fence\.acq_rel\.gpu", r"st\.release\.gpu\.b32", r"ld\.acquire\.gpu\.b32"],
     "splitk-semaphore": [r"ld\.global\.acquire\.gpu\.b32", r"st\.global\.release\.gpu\.b32", r"bar\.sync"],
+    "splitk-semaphore-syncthreads-and": [r"ld\.global\.acquire\.gpu\.b32", r"st\.global\.release\.gpu\.b32",
+                                         r"bar\.red\.and\.pred"],
+    "warp-wait-for-valid": [r"vote\.sync\.all\.pred", r"ld\.acquire\.gpu\.b32", r"st\.release\.gpu\.b32"],
     "syncthreads-exchange": [r"bar\.sync", r"st\.shared\.u32", r"ld\.shared\.u32"],
     "exchange-off-by-one": [r"bar\.sync", r"mul\.wide\.s32\s+%rd\d+, %r1, 4"],  # %r1 = %tid.x + 1
     "last-block-reset": [r"atom\.global\.inc\.u32", r"st\.global\.u32\s+\[count\], %r\d+"],

@@ -27,6 +27,7 @@ from ..ir.values import evaluate
 from ..semantics.builder import build
 from ..semantics.events import Event, EventGraph, Kind
 from ..semantics.executions import executed
+from ..semantics.lanes import warp_members
 from ..semantics.result import Execution
 from ..semantics.vocab import _LEVEL, _level, candidates
 from .base import NO_DEADLINE, Deadline
@@ -151,7 +152,8 @@ def _same_use(c: Concrete, a: Event, w: Event) -> bool:
     kind (cluster or CTA barrier), same group, same use number and (CTA barriers) equal ids."""
     if a.kind != Kind.B or "ARRIVE" not in a.tags or a.thread < 0 or a.eid not in c.ran:
         return False
-    if ("CBAR" in a.tags) != ("CBAR" in w.tags) or _group(c.eg, a) != _group(c.eg, w):
+    if ("CBAR" in a.tags) != ("CBAR" in w.tags) or _group(c.eg, a) != _group(c.eg, w) \
+            or ("WARP" in a.tags) != ("WARP" in w.tags):
         return False
     if a.barrier[2] != w.barrier[2]:
         return False
@@ -180,6 +182,8 @@ def blocked_holds(c: Concrete, wait: int) -> bool:
         return False
     key = _group(c.eg, w)
     members = {th.index for th in c.eg.program.threads if _group(c.eg, w, th.index) == key}
+    if "WARP" in w.tags:  # a warp collective waits for the lanes its membermask names
+        members = {w.thread, *warp_members(c.eg.program, w.thread, w.barrier[0][1].v)}
     exited = {t for t in members if c.path(t).kind == "done"}
     return bool(members - came - exited)
 

@@ -493,7 +493,7 @@ def value_operands(ins: Instruction) -> tuple[Operand, ...]:
             return (ins.src,)
         case Nanosleep():
             return (ins.t,)
-        case Elect() | Wgmma() | TensorCopy() | TensorMapReplace():
+        case Elect() | Wgmma() | TensorCopy() | TensorMapReplace() | WarpOp():
             return ins.reads()
     return ()
 
@@ -522,3 +522,34 @@ def memory_operands(ins: Instruction) -> tuple[Addr, ...]:
 def operands(ins: Instruction) -> tuple[Operand, ...]:
     """Every operand an instruction reads, in source order (its memory operands first)."""
     return memory_operands(ins) + value_operands(ins)
+
+
+# ----- warp collectives (kernels: semantics/warp_collectives.py) ------------------------------------
+
+
+@record(kw_only=True)
+class WarpOp(Instr):
+    """A warp collective of a kernel (PTX ISA, Parallel Synchronization and Communication
+    Instructions: shfl.sync, vote.sync, match.sync, redux.sync, activemask, bar.warp.sync).
+    ``form``: the opcode and qualifiers that must agree for lanes to meet at it ("executed
+    ... with the same qualifiers and same membermask value"); ``mode``: any all uni ballot
+    (vote), up down bfly idx (shfl), any all (match), add min max and or xor (redux);
+    ``dst``/``pdst``: the destinations (``d|p``); ``a``: the lane's source, ``b``/``c``:
+    shfl's lane operand and clamp/segment mask; ``neg``: vote's source predicate is ``!a``."""
+
+    form: str
+    mode: str = ""
+    type: str = "b32"
+    dst: Reg | None = None
+    pdst: Reg | None = None
+    a: Operand | None = None
+    b: Operand | None = None
+    c: Operand | None = None
+    mask: Operand | None = None
+    neg: bool = False
+
+    def reads(self) -> tuple[Operand, ...]:
+        return tuple(o for o in (self.a, self.b, self.c, self.mask) if o is not None)
+
+
+Instruction = Union[Instruction, WarpOp]  # noqa: UP007 — the warp collectives join the IR's instructions

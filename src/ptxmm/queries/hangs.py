@@ -490,7 +490,7 @@ def _blocked_words(eg: EventGraph, exe: Execution, t: int, w: int) -> tuple[str,
     bars = Barriers(eg, ch, concrete_universe(eg, ch.execd))
     missing = [m for m in bars.members(x) if not bars.arrives(m, x)]
     names = ", ".join(eg.program.threads[m].name for m in missing)
-    group = "cluster" if "CBAR" in x.tags else "CTA"
+    group = "cluster" if "CBAR" in x.tags else "warp" if "WARP" in x.tags else "CTA"
     where = [_where(eg, exe, m) for m in missing]
     why = f"{names} of its {group} never arrive{'s' if len(missing) == 1 else ''} in its phase"
     if any(where):

@@ -17,13 +17,21 @@ A finite execution (the safety encoding) has every thread finish, so there the c
 an *order*: every event of a thread that exits without arriving → the wait it releases
 (``exit_barrier``, in the models' acyclic Barrier-progress; no memory ordering: an exit is no
 synchronizes-with). Two threads of one CTA at different count-less barriers each wait for the
-other to exit: a cycle, a deadlock, as the liveness query says they block."""
+other to exit: a cycle, a deadlock, as the liveness query says they block.
+
+* Warp collectives (``WARP``, :mod:`.warp_collectives`): a count-less barrier whose members are
+  the other lanes of the thread's warp that its membermask names (``members``), its operands the
+  form, mask and warp; bar.red (``RED``) one of the whole CTA. Those the ISA gives no memory
+  ordering (``NOSYNC``: shfl, vote, match, redux, elect) put their arrive → wait pairs in
+  ``exit_barrier`` (progress only: Barrier-progress sees a deadlock, causality nothing) rather
+  than ``sync_barrier``."""
 
 from __future__ import annotations
 
 from ..cat.relalg import ESet, Guard, Rel, Universe
 from ..ir.values import mk
 from .events import Event, EventGraph
+from .lanes import warp_members
 
 
 class Barriers:
@@ -41,8 +49,10 @@ class Barriers:
                 self.own.setdefault(e.thread, []).append(e.eid)
 
     def same_barrier(self, a: Event, w: Event) -> Guard:
-        """a and w belong to barriers of one CTA with equal operands (compared by value)."""
-        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):
+        """a and w belong to barriers of one CTA with equal operands (compared by value); a warp
+        collective's (``WARP``: its form, membermask and warp) only to another's."""
+        if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]) \
+                or ("WARP" in a.tags) != ("WARP" in w.tags):
             return False
         u = self.u
         g = u.and2(u.ex[a.eid], u.ex[w.eid])
@@ -62,6 +72,8 @@ class Barriers:
         ``bar.cta.sync 1, r2`` with r2 = 0 to pass while the other is at ``bar.cta.sync 1, 1``)."""
         if "INSTANCE" in w.tags:
             return []
+        if "WARP" in w.tags:  # the lanes its membermask names (semantics/warp_collectives.py)
+            return warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
         key = (lambda p: p.cluster_key) if "CBAR" in w.tags else (lambda p: p.cta_key)
         me = key(self.place[w.thread])
         return [i for i, p in enumerate(self.place) if i != w.thread and key(p) == me]
@@ -130,6 +142,8 @@ class Barriers:
                     h = u.and2(u.ex[e], g)
                     if h is not False:
                         out[(e, w.eid)] = h
+        for k, g in self._pairs(lambda a: "NOSYNC" in a.tags, False).items():
+            out[k] = u.any((out[k], g)) if k in out else g
         return Rel.of(u, out)
 
     def cluster_hang(self) -> ESet:
@@ -165,10 +179,17 @@ class Barriers:
         """The arrive of a barrier synchronizes with the wait of every other thread of the same
         CTA at the same barrier phase, when that phase completes (``same_thread``: the thread's
         own wait too, as Dat3M's syncbar relates every barrier of an instance to every other)."""
+        return Rel.of(self.u, self._pairs(lambda a: "NOSYNC" not in a.tags, same_thread))
+
+    def _pairs(self, which, same_thread: bool) -> dict:
+        """Arrive → wait of the same barrier phase, when it completes, for the arrives ``which``
+        keeps: barriers and bar.warp.sync order memory (``sync_barrier``); the warp collectives
+        the ISA gives no memory ordering (``NOSYNC``: shfl, vote, match, redux) only make their
+        lanes wait (``exit_barrier``, in Barrier-progress only)."""
         u = self.u
         out = {}
         for a in self.bars:
-            if "ARRIVE" not in a.tags:
+            if "ARRIVE" not in a.tags or not which(a):
                 continue
             for w in self.bars:
                 if "WAIT" not in w.tags or (a.thread == w.thread and not same_thread):
@@ -179,4 +200,4 @@ class Barriers:
                     g = u.and2(g, self.complete(w))
                 if g is not False:
                     out[(a.eid, w.eid)] = g
-        return Rel.of(u, out)
+        return out

@@ -67,7 +67,10 @@ ADDR_W = 64
 
 # the instruction families, one module each; importing one registers its handlers (@handles)
 FAMILIES = ("registers", "memory", "fences", "barriers", "mbarrier", "bulk", "tensor", "cp_async", "wgmma",
-            "warp", "misc", "control")
+            "warp", "warp_collectives", "misc", "control")
+# passes a family runs once every thread is built, before the graph is frozen: ``f(b, paths)``
+# returns the threads' paths (the warp collectives resolve the values lanes exchange there)
+FINISHERS: list[Callable] = []
 # IR class → (its handler, whether the handler decides where the path goes: see handles)
 HANDLERS: dict[type, tuple[Callable[..., State | None], bool]] = {}
 
@@ -582,6 +585,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
         for k, pth in enumerate(paths):
             for eid in pth.events:
                 b.events[eid].paths.add(k)
+    for finish in FINISHERS:
+        all_paths = finish(b, all_paths)
     return _freeze(b, prog, all_paths, init, loc_of_name)
 
 

@@ -9,6 +9,8 @@ from dataclasses import replace
 from ...errors import ParseError, SemanticError, SourcePos, UnsupportedError
 from ...ir.program import Reg
 from ...syntax.decode import decode
+from ...syntax.decode.qualifiers import split_mnemonic
+from ...syntax.decode.warp import WARP_OPCODES, decode_bar_red, decode_warp
 from .checks import Checked, operand_columns
 from .lowering import _NVCC, _ORDERED, _canonical
 from .operands import _operand, _split_top
@@ -18,8 +20,7 @@ from .statements import _pos, _short, _Stmt
 
 # ----- function bodies ---------------------------------------------------------------------------
 
-WARP_COLLECTIVES = {"shfl", "vote", "match", "redux", "activemask", "elect", "wmma", "mma", "ldmatrix",
-                    "stmatrix", "wgmma"}
+WARP_COLLECTIVES = {"wmma", "mma", "ldmatrix", "stmatrix", "wgmma"}
 _SCRATCH = "%ptxmm."
 
 
@@ -206,10 +207,14 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     the litmus decoder's form)."""
     base, *quals = mn.split(".")
     c = dict(pos=pos, text=" ".join(text.split()), guard=guard)
+    if base in WARP_OPCODES or base == "elect" or (base == "bar" and "warp" in quals) or \
+            (base in ("bar", "barrier") and "red" in quals):
+        return [_warp(mn, ops, pos, c)], False
     if base in WARP_COLLECTIVES:
         raise UnsupportedError(f"warp-collective instruction `{mn}`", pos,
-                               "ptxmm models each CUDA thread on its own: shfl, vote, match, redux "
-                               "and activemask are not modelled yet")
+                               "ptxmm models shfl.sync, vote.sync, match.sync, redux.sync, "
+                               "activemask, elect.sync and bar.warp.sync; the matrix "
+                               "instructions are not modelled yet")
     if any(isinstance(o, tuple) for o in ops):
         raise UnsupportedError(f"an address-plus-offset operand in `{_short(text)}`", pos, None)
     handler = _NVCC.get(base)
@@ -225,6 +230,15 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     if base in _ORDERED:
         mn = _canonical(base, quals)
     return [decode(mn, ops, pos, c["text"], guard)], False
+
+
+def _warp(mn: str, ops: list, pos: KernelPos, c: dict):
+    """A warp collective or bar.red (syntax/decode/warp.py)."""
+    base, q = split_mnemonic(mn, pos)
+    out = list(ops)  # nvcc's `d|p` is one operand (.operands._operand)
+    if base in ("bar", "barrier") and "red" in mn.split("."):
+        return decode_bar_red(base, q, out, c)
+    return decode_warp(base, q, out, c)
 
 
 # ptxas accepts the qualifiers of ld/st/atom/red in any order (libcu++ writes

@@ -65,6 +65,8 @@ def _operand(s: str, pos: SourcePos):
         if base is None:
             raise UnsupportedError(f"an absolute address `{s}`", pos, "address a variable or a register")
         return Addr(Reg(base) if base.startswith("%") else Sym(base), offset)
+    if "|" in s and not s.startswith(("[", "{")):  # `d|p` (elect, shfl, match.all): two destinations
+        return Vec(tuple(_operand(x, pos) for x in s.split("|", 1)), pair=True)
     if s.startswith("{") and s.endswith("}"):
         return Vec(tuple(_operand(x, pos) for x in _split_top(s[1:-1])))
     if s.startswith("%") or s.startswith("!%"):

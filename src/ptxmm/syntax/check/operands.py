@@ -9,6 +9,7 @@ import re
 
 from ..._infra.records import record
 from ...errors import SemanticError, SourcePos, UnsupportedError
+from ...ir.instructions import WarpOp
 from ...ir.program import (
     MEMORY_INSTRS,
     Alu,
@@ -113,6 +114,8 @@ def _slots(ins: Instruction) -> tuple[tuple[str, ...] | None, list] | None:
         return None, _mbar_slots(ins)
     if isinstance(ins, (Wgmma, Elect)):
         return None, _async_slots(ins)
+    if isinstance(ins, WarpOp):
+        return None, _warp_slots(ins)
     if isinstance(ins, Mapa):
         return None, [(ins.dst, ins.type, False, "destination"), (ins.src, ins.type, False, "address"),
                       (ins.rank, "u32", False, "rank")]
@@ -160,6 +163,20 @@ def _async_slots(ins: Wgmma | Elect) -> list:
     scale = [(ins.scale_d, "pred", False, "scale-d")] if isinstance(ins.scale_d, Reg) else []
     return [*[(r, "b32", False, "accumulator") for r in ins.accs], (ins.a, "b64", False, "A descriptor"),
             (ins.b, "b64", False, "B descriptor"), *scale]
+
+
+def _warp_slots(ins: WarpOp) -> list:
+    """A warp collective's (or bar.red's) operands in source order, as ptxas types them: d at the
+    instruction's type (vote.any/all/uni and bar.red.and/or: .pred), p .pred, the source at the
+    type (vote's and bar.red's a .pred), shfl's b and c, the membermask and the barrier .b32."""
+    red = ins.form.startswith("bar.red")
+    src = "pred" if ins.form.startswith("vote") or red else ins.type
+    out = [(ins.dst, "b32" if ins.form.startswith("match") else ins.type, False, "destination"),
+           (ins.pdst, "pred", False, "predicate destination"),
+           (ins.b if red else None, "b32", False, "barrier"), (ins.a, src, False, "source"),
+           (None if red else ins.b, "b32", False, "lane operand b"), (ins.c, "b32", False, "operand c"),
+           (ins.mask, "b32", False, "membermask")]
+    return [x for x in out if x[0] is not None]
 
 
 def _mbar_slots(ins: MBarrier) -> list:
