@@ -347,7 +347,7 @@ def _backoff_changes_no_answer(seed: int, progress: str) -> None:
     hs, why = decide(parse(src, "backoff.ptx"), "ptx", progress=progress)
     z = {t for h in hs for t in h.threads}
     b = {t for h in brute_hangs(plain, "ptx", progress=progress) for t in h}
-    assert z == b, f"{progress}: with back-off Z3 hangs {sorted(z)}, without it brute force {sorted(b)}\n{src}"
+    assert z == b, f"{progress}: with back-off Z3 hangs {sorted(z)}, without brute force {sorted(b)}\n{src}"
     plain_why = decide(plain, "ptx", progress=progress)[1]
     assert (why is None) == (plain_why is None), f"{why!r} / {plain_why!r}\n{src}"
 
