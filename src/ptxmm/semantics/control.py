@@ -70,7 +70,7 @@ def branch(b: Builder, t: Thread, ins: Branch, st: State, guard, gdeps, stack) -
         return taken
     st.assumes.append(mk("lnot", cond))
     st.ctrl = st.ctrl | deps
-    st.pc += 1
+    st.pc = past_repeats(b, t, st.pc, target) if not backward else st.pc + 1
     if taken is not None:
         stack.append(taken)
     return st
@@ -94,9 +94,10 @@ def ret(b: Builder, t: Thread, ins: Ret, st: State, guard, gdeps, stack) -> Stat
 def reduces(b: Builder, t: Thread, ins: Branch, st: State, target: int, cond: Expr) -> bool:
     """Whether the branch at ``st.pc`` is never taken, the path assumed to go on (an await): the
     back edge of a straight-line await (:func:`await_sound`: side-effect free, or a CAS retry)
-    or of a loop that may become one on the control-flow graph (.loops.await_loop), or a
-    repeated poll of a spin loop the compiler unrolled (:func:`repeated_poll`). Never a loop
-    whose staying in depends on a timer read (.loops.timer_matters)."""
+    or of a loop that may become one on the control-flow graph (.loops.await_loop). Never a loop
+    whose staying in depends on a timer read (.loops.timer_matters). The loops of the control-flow
+    graph become awaits in kernels only: a litmus outcome shows every register a load wrote
+    (.outcomes.observables), and an earlier iteration may have loaded one the last did not."""
     backward = target <= st.pc
     lp = b.loops
     if lp is not None and target in lp.body and timer_matters(t, lp.body[target], lp.relevant[target]):
@@ -104,11 +105,9 @@ def reduces(b: Builder, t: Thread, ins: Branch, st: State, target: int, cond: Ex
     if backward and ins.guard is not None and await_sound(t, target, st.pc) \
             and (side_effect_free(t, target, st.pc) or cas_retry(b, t, target, st, cond)):
         return True
-    if lp is None or not b.relevance:
+    if lp is None or not b.relevance or b.layout is None:  # a litmus outcome shows every loaded register
         return False
-    if (st.pc, target) in lp.back:
-        return target in lp.awaitable
-    return not backward and ins.guard is not None and repeated_poll(t, b.labels, lp.live, st.pc, target)
+    return (st.pc, target) in lp.back and target in lp.awaitable
 
 
 def blocked_at(b: Builder, st: State, wait: int, part: str, guard: Expr | None) -> None:
@@ -173,6 +172,33 @@ def await_sound(t: Thread, start: int, end: int) -> bool:
 
 POLL_OK = (Load, Mov, Alu, Setp, Selp, Nanosleep)
 _REG = re.compile(r"%[A-Za-z_$][\w$]*")
+
+
+def past_repeats(b: Builder, t: Thread, pc: int, target: int) -> int:
+    """Where the path goes on when the forward branch at ``pc`` to ``target`` is not taken: the
+    next instruction, or the first one after the polls that repeat the one this branch ends
+    (:func:`repeated_poll`: a spin loop the compiler unrolled, libcu++'s sixteen polls before its
+    back-off), when no register they write is live there either. Those polls are not built: an
+    execution that leaves at a repeated poll ends as the one that leaves at this poll with the
+    repeated poll's read, and one that passes them all as the one that skips them, the failed
+    polls' reads dropped — the awaits' own assumption (.loops.await_loop)."""
+    if not (b.reduce and b.relevance and b.loops is not None) or b.layout is None:
+        return pc + 1  # a litmus outcome shows every register loaded into (.outcomes.observables)
+    end = pc
+    while True:
+        nxt = next((j for j in range(end + 1, len(t.instrs))
+                    if isinstance(t.instrs[j], (Branch, Label))), None)
+        if nxt is None or not isinstance(t.instrs[nxt], Branch) \
+                or not repeated_poll(t, b.labels, b.loops.live, nxt, target):
+            break
+        end = nxt
+    if end == pc or end + 1 >= len(t.instrs):
+        return pc + 1
+    wrote = {i.dst.name for i in t.instrs[pc + 1:end + 1] if isinstance(getattr(i, "dst", None), Reg)}
+    if wrote & b.loops.live[end + 1]:
+        return pc + 1
+    b.awaits += 1
+    return end + 1
 
 
 def repeated_poll(t: Thread, labels: dict[str, int], live, pc: int, target: int) -> bool:
