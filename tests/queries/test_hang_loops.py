@@ -359,9 +359,36 @@ exists (flag == 0)""")
 
 
 def test_the_libcu_kernels_are_decided():
-    """examples/kernels: libcu++'s atomic_ref and atomic_flag waits and cuda::barrier terminate,
+    """examples/kernels: libcu++'s atomic_ref and atomic_flag waits, cuda::barrier and cuda::latch
+    terminate,
     the block-scope wait hangs, each a handful of paths."""
     for name, verdict in [("atomic-ref-wait", "terminates"), ("atomic-flag-wait", "terminates"),
-                          ("barrier-arrive-wait", "terminates"), ("atomic-ref-wait-block-scope", "hangs")]:
+                          ("barrier-arrive-wait", "terminates"), ("latch-arrive-wait", "terminates"),
+                          ("atomic-ref-wait-block-scope", "hangs")]:
         res = check(load(ROOT / "examples" / "kernels" / f"{name}.ptx"), "ptx", liveness=True)
         assert res.liveness == verdict, (name, res.liveness_why)
+
+
+WAIT_CHANGE = """.global .u32 x = 0;
+.thread T0 .cta 0 {{ {store} }}
+.thread T1 .cta 1 {{
+    mov.u32 %r1, 0;
+L:
+    ld.relaxed.gpu.global.u32 %r2, [x];
+    setp.eq.u32 %p, %r2, %r1;
+    mov.u32 %r1, %r2;
+    @%p bra L;
+}}
+exists (T1:%r2 == 1)"""
+
+
+def test_a_register_refreshed_from_the_iterations_own_read_keeps_the_loop_exact():
+    """%r1 carries the last value read (libcu++'s latch waits for its count to change): it
+    changes, but only to what the iteration itself read, so the loop is exact — it terminates
+    when x changes and hangs when it never does. Before issue 39: "%r1 changes", not decided."""
+    changed = parse(WAIT_CHANGE.format(store="st.relaxed.gpu.global.u32 [x], 1;"))
+    assert terminates(changed, "ptx") == (True, None)
+    done, f = terminates(parse(WAIT_CHANGE.format(store="")), "ptx")
+    assert done is False and "T1 spins" in f.detail
+    hs, why = decide(changed, "ptx", unroll=0)
+    assert hs == [] and "%r1 changes" in why  # with no second iteration unrolled it is not exact

@@ -106,7 +106,7 @@ SKIPPED = {
     # values (test_backoff_changes_no_answer compares such back-offs with the oracle instead)
     **{f"kernels/{n}": "brute force refuses the back-off's %globaltimer reads" for n in (
         "atomic-ref-wait", "atomic-ref-wait-relaxed", "atomic-ref-wait-block-scope",
-        "atomic-flag-wait", "barrier-arrive-wait")},
+        "atomic-flag-wait", "barrier-arrive-wait", "latch-arrive-wait")},
 }
 
 

@@ -49,7 +49,7 @@ from ..ir.program import (
     operands,
 )
 from ..ir.sregs import TIMERS
-from ..ir.values import TRUE, Const, Expr, Op, convert, mk, unspecs_of
+from ..ir.values import TRUE, Const, Expr, Op, ReadVal, convert, mk, unspecs_of
 from .events import Kind
 
 PURE = (Mov, Alu, Setp, Selp)  # register arithmetic: its operands matter when its result does
@@ -407,8 +407,10 @@ def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
     free = tuple(e for e in events if b.relevance and b.events[e].kind == Kind.R
                  and loose(b.events[e].instr, rel))
     # a changed register that matters nothing to the loop and is dead where it exits (a back-off
-    # delay, a counter never read after) cannot tell a longer run from one the unrolling has
-    changed = [r for r in changed if r in rel or r in b.loops.live_out[target] or not b.relevance]
+    # delay, a counter never read after) cannot tell a longer run from one the unrolling has, nor
+    # can one the iteration refreshes from its own reads (:func:`refreshed`)
+    changed = [r for r in changed if (r in rel or r in b.loops.live_out[target] or not b.relevance)
+               and not (b.relevance and refreshed(b, st, target, events, st.regs[r]))]
     note_exact(b, b.events, (b.cur, target), events, changed, cond, ins)
     timer = timed(b, st, target, cond)
     if timer is not None:
@@ -421,6 +423,20 @@ def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
         stuck.ctrl = stuck.ctrl | deps
     stuck.end, stuck.pc = ("stuck", (events, tuple(eqs), ins, free)), 10**9
     b.pending.append(stuck)
+
+
+def refreshed(b, st, target: int, events: tuple[int, ...], v: Expr) -> bool:
+    """Whether the value ``v`` a register ends the iteration with is the value of one of the
+    iteration's own reads (a fresh value, whatever the register held before; a value computed
+    from a read might still be computed from the old value too, so only the read itself counts):
+    libcu++'s ``cuda::latch::wait`` reloads the count it then waits to change. In an endless
+    run of a loop that writes nothing, memory fairness eventually gives every strong read of an
+    iteration the value it read the iteration before, and from then on such a register starts
+    each iteration with the same value: the iteration repeats, as the second one of the
+    unrolling (``--unroll`` 1 or more) can; and a run that ends after n iterations ends as the
+    unrolling's second one with the reads of the last two, the earlier ones dropped (the
+    awaits' own assumption, .loops.await_loop)."""
+    return b.unroll >= 1 and isinstance(v, ReadVal) and v.eid in events
 
 
 def timed(b, st, target: int, cond: Expr) -> str | None:
