@@ -259,3 +259,137 @@ def test_kernel_loop_whose_iterations_change_memory_is_not_decided():
     res = check(load(ROOT / "tests" / "data" / "kernels" / "ticks_loop.ptx"), "ptx", liveness=True)
     assert res.liveness == "undecided" and "writes memory" in res.liveness_why
     assert not [f for f in res.findings if str(f.kind) == "hang"]
+
+
+# -- back-offs judged by the value they await (issue 39) ------------------------------------------
+
+# libcu++'s wait loop in litmus form: a spin count %r1 picks whether to sleep for a timer read
+LIBCU_WAIT = """.global .u32 flag = 0;
+.thread T0 .cta 0 {{ {store} }}
+.thread T1 .cta 1 {{
+    mov.u32 %r1, 0;
+L:
+    setp.lt.u32 %q, %r1, 16;
+    @%q bra COUNT;
+    mov.u32 %r2, %globaltimer_lo;
+    nanosleep.u32 %r2;
+    bra.uni POLL;
+COUNT:
+    add.u32 %r1, %r1, 1;
+POLL:
+    ld.acquire.gpu.global.u32 %r0, [flag];
+    setp.eq.u32 %p, %r0, 0;
+    @%p bra L;
+}}
+exists (T1:%r0 == 1)"""
+
+
+def test_a_spin_count_and_timer_that_pick_the_sleep_decide_nothing():
+    """The branch on %r1 < 16 has the poll on both sides: it is not deciding, %r1 and the timer
+    read matter nothing, only the poll's branch decides the exit."""
+    t, lp = _loops(LIBCU_WAIT.format(store=""))
+    h = next(iter(lp.body))
+    labels = {ins.name: i for i, ins in enumerate(t.instrs) if getattr(ins, "name", None)}
+    from ptxmm.semantics.loops import deciding
+
+    dec = deciding(t, labels, lp.body[h], h, lp.relevant[h])
+    assert {t.instrs[i].text for i in dec} == {"@%p bra L"}
+    assert lp.relevant[h] == {"%p", "%r0"} and h in lp.awaitable
+
+
+def test_a_back_off_wait_terminates_when_the_value_comes_and_hangs_when_it_never_does():
+    """Before issue 39 the carried spin count made the loop not exact ("not decided"), and its
+    timer read made every iteration no stuck candidate, so no hang could be found either."""
+    ok = parse(LIBCU_WAIT.format(store="st.release.gpu.global.u32 [flag], 1;"))
+    assert terminates(ok, "ptx") == (True, None)
+    never = parse(LIBCU_WAIT.format(store=""))
+    done, f = terminates(never, "ptx")
+    assert done is False and "T1 spins" in f.detail
+    assert find_hangs(never, "ptx", relevance=False) == []  # the test before: no hang seen
+
+
+def test_a_branch_that_picks_a_register_the_exit_reads_is_deciding():
+    """%r1 < 1 picks %r3, which the exit test reads: that branch decides the exit (the fixpoint
+    of deciding branches and registers that matter), so %r1 matters and the loop, which really
+    leaves in its second iteration, is neither a hang nor an await of one iteration."""
+    prog = parse(""".global .u32 flag = 0;
+.thread T0 .cta 0 {
+    mov.u32 %r1, 0;
+L:
+    mov.u32 %r3, 0;
+    setp.lt.u32 %q, %r1, 1;
+    @%q bra B;
+    mov.u32 %r3, 1;
+B:
+    add.u32 %r1, %r1, 1;
+    setp.eq.u32 %e, %r3, 1;
+    @%e bra OUT;
+    ld.relaxed.gpu.global.u32 %r0, [flag];
+    setp.eq.u32 %p, %r0, 0;
+    @%p bra L;
+OUT:
+}
+exists (flag == 0)""")
+    t = prog.threads[0]
+    labels = {ins.name: i for i, ins in enumerate(t.instrs) if getattr(ins, "name", None)}
+    lp = analyse(t, labels)
+    h = next(iter(lp.body))
+    assert "%r1" in lp.relevant[h] and h not in lp.awaitable
+    assert terminates(prog, "ptx") == (True, None)
+
+
+def test_a_timed_loop_is_no_await():
+    """A loop whose exit reads the timer stays unrolled (its first iteration need not be able to
+    leave): never reduced to one iteration, its verdict names the timer."""
+    prog = parse(""".global .u32 flag = 0;
+.thread T0 .cta 0 {
+    mov.u32 %r9, %globaltimer_lo;
+L:
+    ld.relaxed.gpu.global.u32 %r0, [flag];
+    mov.u32 %r2, %globaltimer_lo;
+    sub.u32 %r3, %r2, %r9;
+    setp.eq.u32 %p, %r0, 0;
+    setp.lt.u32 %q, %r3, 100;
+    or.pred %p, %p, %q;
+    @%p bra L;
+}
+exists (flag == 0)""")
+    hs, why = decide(prog, "ptx")
+    assert hs == [] and "%globaltimer_lo" in why
+
+
+def test_the_libcu_kernels_are_decided():
+    """examples/kernels: libcu++'s atomic_ref and atomic_flag waits, cuda::barrier and cuda::latch
+    terminate,
+    the block-scope wait hangs, each a handful of paths."""
+    for name, verdict in [("atomic-ref-wait", "terminates"), ("atomic-flag-wait", "terminates"),
+                          ("barrier-arrive-wait", "terminates"), ("latch-arrive-wait", "terminates"),
+                          ("atomic-ref-wait-block-scope", "hangs"),
+                          ("binary-semaphore-lock", "undecided")]:  # its retry loop writes (exch)
+        res = check(load(ROOT / "examples" / "kernels" / f"{name}.ptx"), "ptx", liveness=True)
+        assert res.liveness == verdict, (name, res.liveness_why)
+
+
+WAIT_CHANGE = """.global .u32 x = 0;
+.thread T0 .cta 0 {{ {store} }}
+.thread T1 .cta 1 {{
+    mov.u32 %r1, 0;
+L:
+    ld.relaxed.gpu.global.u32 %r2, [x];
+    setp.eq.u32 %p, %r2, %r1;
+    mov.u32 %r1, %r2;
+    @%p bra L;
+}}
+exists (T1:%r2 == 1)"""
+
+
+def test_a_register_refreshed_from_the_iterations_own_read_keeps_the_loop_exact():
+    """%r1 carries the last value read (libcu++'s latch waits for its count to change): it
+    changes, but only to what the iteration itself read, so the loop is exact — it terminates
+    when x changes and hangs when it never does. Before issue 39: "%r1 changes", not decided."""
+    changed = parse(WAIT_CHANGE.format(store="st.relaxed.gpu.global.u32 [x], 1;"))
+    assert terminates(changed, "ptx") == (True, None)
+    done, f = terminates(parse(WAIT_CHANGE.format(store="")), "ptx")
+    assert done is False and "T1 spins" in f.detail
+    hs, why = decide(changed, "ptx", unroll=0)
+    assert hs == [] and "%r1 changes" in why  # with no second iteration unrolled it is not exact

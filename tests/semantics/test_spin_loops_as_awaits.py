@@ -221,3 +221,24 @@ def test_an_await_that_never_exits_has_no_execution(verdict_only):
         mp.setattr(checker, "build", lambda p, unroll=2, **k: build(p, unroll=unroll, awaits=False, **k))
         plain = ptxmm.check(prog, **kw)
     assert plain.awaits == 0 and (plain.status, plain.holds) == (res.status, res.holds)
+
+
+
+@pytest.mark.parametrize("name", ["atomic-ref-wait", "atomic-ref-wait-relaxed", "atomic-ref-wait-block-scope",
+                                  "atomic-flag-wait", "barrier-arrive-wait"])
+def test_libcu_waits_reduced_equal_plain_unrolling(name):
+    """libcu++'s waits (issue 39): the repeated polls are not built and the back-off loops are
+    awaits (their spin count and timer decide nothing) — the outcomes and the findings are those
+    of the plain unrolling, from a fraction of the events."""
+    from ptxmm.queries import checker
+    from ptxmm.semantics.builder import build
+
+    prog = ptxmm.load(ROOT / "examples" / "kernels" / f"{name}.ptx")
+    reduced = ptxmm.check(prog, unroll=2)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(checker, "build", lambda p, unroll=2, **k: build(p, unroll=unroll, awaits=False, **k))
+        plain = ptxmm.check(prog, unroll=2)
+    assert plain.awaits == 0 and reduced.awaits >= 2 and reduced.n_events < plain.n_events
+    assert reduced.outcome_set == plain.outcome_set and reduced.holds == plain.holds
+    kinds = [sorted({(str(f.kind), f.where) for f in r.findings}) for r in (reduced, plain)]
+    assert kinds[0] == kinds[1]

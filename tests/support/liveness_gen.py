@@ -5,7 +5,13 @@ Two or three threads over two flags ``f``, ``g``, each in CTA 0 or 1, each a few
 store to a flag (weak, relaxed, release; .cta or .gpu), an atomic add, a spin loop until a flag
 holds a value (weak, relaxed, acquire loads at .cta or .gpu; sometimes the exit waits for the
 value to differ), ``bar.sync`` on barrier 0 or 1 with or without a thread count (one choice per
-barrier id and program), ``bar.arrive``, a barrier some executions branch around, a fence."""
+barrier id and program), ``bar.arrive``, a barrier some executions branch around, a fence.
+
+A spin may carry a back-off as libcu++'s waits do (``backoff``): ``"counter"`` — a spin count
+carried round the loop that picks whether to ``nanosleep`` (a branch that decides nothing about
+the exit); ``"timer"`` — the same, sleeping for a ``%globaltimer_lo`` read; ``"none"`` — the
+plain spin. The random choices are the same in every mode, so that ``program(seed, "timer")``
+and ``program(seed, "none")`` are one program with and without its back-off."""
 
 from __future__ import annotations
 
@@ -16,8 +22,10 @@ ST = ["", ".relaxed.gpu", ".relaxed.cta", ".release.gpu", ".release.cta"]
 
 
 class _Thread:
-    def __init__(self, rnd: random.Random, index: int, counts: dict[int, int | None]):
-        self.r, self.index, self.counts = rnd, index, counts
+    def __init__(self, rnd: random.Random, index: int, counts: dict[int, int | None],
+                 backoff: str = "counter"):
+        self.r, self.index, self.counts, self.backoff = rnd, index, counts, backoff
+        self.preds: list[str] = []
         self.lines: list[str] = []
         self.n = 0
         self.used: set[int] = set()  # counted barriers this thread already uses
@@ -40,7 +48,16 @@ class _Thread:
         k = self.fresh()
         cmp = self.r.choice(["ne", "ne", "eq"])
         v = self.r.choice([0, 1, 1, 2])
-        self.lines += [f"L{k}:", f"ld{self.r.choice(LD)}.global.u32 %r{k}, [{self.flag()}];",
+        ld = f"ld{self.r.choice(LD)}.global.u32 %r{k}, [{self.flag()}];"
+        deco = self.r.random() < 0.5 and self.backoff != "none"
+        if not deco:
+            self.lines += [f"L{k}:", ld, f"setp.{cmp}.u32 %p{k}, %r{k}, {v};", f"@%p{k} bra L{k};"]
+            return
+        sleep = ([f"mov.u32 %s{k}, %globaltimer_lo;", f"nanosleep.u32 %s{k};"]
+                 if self.backoff == "timer" else ["nanosleep.u32 64;"])
+        self.preds.append(f"%q{k}")
+        self.lines += [f"mov.u32 %c{k}, 0;", f"L{k}:", ld, f"setp.lt.u32 %q{k}, %c{k}, 1;",
+                       f"@%q{k} bra B{k};", *sleep, f"B{k}:", f"add.u32 %c{k}, %c{k}, 1;",
                        f"setp.{cmp}.u32 %p{k}, %r{k}, {v};", f"@%p{k} bra L{k};"]
 
     def _bar(self, kind: str = "sync") -> str:
@@ -76,17 +93,17 @@ STEPS = ["store", "store", "store", "atom", "spin", "spin", "spin", "barrier", "
          "skipped_barrier", "fence"]
 
 
-def program(seed: int) -> str:
+def program(seed: int, backoff: str = "counter") -> str:
     rnd = random.Random(seed)
     ids = rnd.sample([0, 1], rnd.randint(1, 2))
     counts: dict[int, int | None] = {i: rnd.choice([None, None, 1, 2, 3]) for i in ids}
     n = rnd.choice([2, 2, 3])
     out = [".global .u32 f = 0;", ".global .u32 g = 0;"]
     for t in range(n):
-        th = _Thread(rnd, t, counts)
+        th = _Thread(rnd, t, counts, backoff)
         for _ in range(rnd.randint(1, 3)):
             getattr(th, rnd.choice(STEPS))()
-        preds = "".join(f" .reg .pred %p{k};" for k in range(1, th.n + 1))
+        preds = "".join(f" .reg .pred {p};" for p in [f"%p{k}" for k in range(1, th.n + 1)] + th.preds)
         out.append(f".thread T{t} .cta {rnd.choice([0, 0, 1])} {{{preds}\n  " + "\n  ".join(th.lines) + "\n}")
     out.append("exists (f == 0)")
     return "\n".join(out)

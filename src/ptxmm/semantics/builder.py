@@ -420,7 +420,7 @@ class Builder:
     def thread(self, t: Thread) -> list[PathInfo]:
         self.cur = t.index
         self.labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
-        if self.liveness:
+        if self.liveness or self.reduce:  # the stuck test; the awaits of .control.branch
             from .loops import analyse
 
             self.loops = analyse(t, self.labels, _observed_regs(self.p, t))

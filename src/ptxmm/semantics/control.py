@@ -5,6 +5,8 @@ module doc of :mod:`.builder`), ret, and the paths of liveness graphs that hang:
 
 from __future__ import annotations
 
+import re
+
 from ..ir.program import (
     Addr,
     Alu,
@@ -26,7 +28,7 @@ from ..ir.program import (
 from ..ir.values import TRUE, Const, Expr, mk, truth
 from .builder import Builder, State, handles
 from .events import Kind
-from .loops import negates, note_cut, stuck_at
+from .loops import negates, note_cut, stuck_at, timer_matters
 
 
 @handles(Branch, control=True)
@@ -43,9 +45,10 @@ def branch(b: Builder, t: Thread, ins: Branch, st: State, guard, gdeps, stack) -
     backward = target <= st.pc
     if b.liveness and (st.pc, target) in b.loops.back and cond != Const(0, 1):
         stuck_at(b, st, target, cond, deps, ins)
-    if backward and ins.guard is not None and b.reduce and await_sound(t, target, st.pc) \
-            and (side_effect_free(t, target, st.pc) or cas_retry(b, t, target, st, cond)):
+    if b.reduce and reduces(b, t, ins, st, target, cond):
         b.awaits += 1  # await: assume the loop exits in this iteration
+        if cond == TRUE:  # an unconditional back edge: the path that goes round is dropped
+            return None
         st.assumes.append(mk("lnot", cond))
         st.ctrl = st.ctrl | deps
         st.pc += 1
@@ -67,7 +70,7 @@ def branch(b: Builder, t: Thread, ins: Branch, st: State, guard, gdeps, stack) -
         return taken
     st.assumes.append(mk("lnot", cond))
     st.ctrl = st.ctrl | deps
-    st.pc += 1
+    st.pc = past_repeats(b, t, st.pc, target) if not backward else st.pc + 1
     if taken is not None:
         stack.append(taken)
     return st
@@ -86,6 +89,25 @@ def ret(b: Builder, t: Thread, ins: Ret, st: State, guard, gdeps, stack) -> Stat
         st.pc = len(t.instrs)
         return st
     return b.finish_guarded(st, guard, gdeps, stack)
+
+
+def reduces(b: Builder, t: Thread, ins: Branch, st: State, target: int, cond: Expr) -> bool:
+    """Whether the branch at ``st.pc`` is never taken, the path assumed to go on (an await): the
+    back edge of a straight-line await (:func:`await_sound`: side-effect free, or a CAS retry)
+    or of a loop that may become one on the control-flow graph (.loops.await_loop). Never a loop
+    whose staying in depends on a timer read (.loops.timer_matters). The loops of the control-flow
+    graph become awaits in kernels only: a litmus outcome shows every register a load wrote
+    (.outcomes.observables), and an earlier iteration may have loaded one the last did not."""
+    backward = target <= st.pc
+    lp = b.loops
+    if lp is not None and target in lp.body and timer_matters(t, lp.body[target], lp.relevant[target]):
+        return False
+    if backward and ins.guard is not None and await_sound(t, target, st.pc) \
+            and (side_effect_free(t, target, st.pc) or cas_retry(b, t, target, st, cond)):
+        return True
+    if lp is None or not b.relevance or b.layout is None:  # a litmus outcome shows every loaded register
+        return False
+    return (st.pc, target) in lp.back and target in lp.awaitable
 
 
 def blocked_at(b: Builder, st: State, wait: int, part: str, guard: Expr | None) -> None:
@@ -146,6 +168,75 @@ def await_sound(t: Thread, start: int, end: int) -> bool:
         if isinstance(dst, Reg):
             written.add(dst.name)
     return not carried & written
+
+
+POLL_OK = (Load, Mov, Alu, Setp, Selp, Nanosleep)
+_REG = re.compile(r"%[A-Za-z_$][\w$]*")
+
+
+def past_repeats(b: Builder, t: Thread, pc: int, target: int) -> int:
+    """Where the path goes on when the forward branch at ``pc`` to ``target`` is not taken: the
+    next instruction, or the first one after the polls that repeat the one this branch ends
+    (:func:`repeated_poll`: a spin loop the compiler unrolled, libcu++'s sixteen polls before its
+    back-off), when no register they write is live there either. Those polls are not built: an
+    execution that leaves at a repeated poll ends as the one that leaves at this poll with the
+    repeated poll's read, and one that passes them all as the one that skips them, the failed
+    polls' reads dropped — the awaits' own assumption (.loops.await_loop)."""
+    if not (b.reduce and b.relevance and b.loops is not None) or b.layout is None:
+        return pc + 1  # a litmus outcome shows every register loaded into (.outcomes.observables)
+    end = pc
+    while True:
+        nxt = next((j for j in range(end + 1, len(t.instrs))
+                    if isinstance(t.instrs[j], (Branch, Label))), None)
+        if nxt is None or not isinstance(t.instrs[nxt], Branch) \
+                or not repeated_poll(t, b.labels, b.loops.live, nxt, target):
+            break
+        end = nxt
+    if end == pc or end + 1 >= len(t.instrs):
+        return pc + 1
+    wrote = {i.dst.name for i in t.instrs[pc + 1:end + 1] if isinstance(getattr(i, "dst", None), Reg)}
+    if wrote & b.loops.live[end + 1]:
+        return pc + 1
+    b.awaits += 1
+    return end + 1
+
+
+def repeated_poll(t: Thread, labels: dict[str, int], live, pc: int, target: int) -> bool:
+    """Whether the forward branch at ``pc`` to ``target`` repeats a poll: it ends a straight-line
+    segment (loads, register arithmetic, ``nanosleep``; no label, unguarded) that follows a
+    branch to the same target and is, but for the names of the registers it writes, the segment
+    that ends at that branch — a spin loop the compiler unrolled (libcu++'s 16 polls before its
+    back-off: ``ld; setp; @%p bra DONE`` sixteen times) — and every register the two segments
+    write is dead at ``target``. An execution that leaves at this poll then ends as the one that
+    leaves at the previous poll with this poll's read, which that path has: as for an await,
+    the failed polls' reads are dropped (.loops.await_loop), so the path that leaves here is not
+    built (the branch is assumed not taken)."""
+    prev = next((j for j in range(pc - 1, -1, -1) if isinstance(t.instrs[j], (Branch, Label))), None)
+    if prev is None or not isinstance(t.instrs[prev], Branch) or t.instrs[prev].guard is None \
+            or labels.get(t.instrs[prev].target) != target:
+        return False
+    n = pc - prev
+    if prev + 1 - n < 0:
+        return False
+    seg, before = t.instrs[prev + 1:pc], t.instrs[prev + 1 - n:prev]
+    if not all(isinstance(i, POLL_OK) and i.guard is None for i in (*seg, *before)):
+        return False
+    m: dict[str, str] = {}
+    for a, c in zip((*seg, t.instrs[pc]), (*before, t.instrs[prev])):
+        if type(a) is not type(c) or _REG.sub("%", a.text) != _REG.sub("%", c.text):
+            return False
+        ta, tc = _REG.findall(a.text), _REG.findall(c.text)
+        dc, da = getattr(c, "dst", None), getattr(a, "dst", None)
+        if isinstance(dc, Reg):  # the first register of the text is the one written
+            if not (ta and tc and ta[0] == da.name and tc[0] == dc.name):
+                return False
+            ta, tc = ta[1:], tc[1:]
+        if any(m.get(rc, rc) != ra for ra, rc in zip(ta, tc)):
+            return False
+        if isinstance(dc, Reg):
+            m[dc.name] = da.name
+    wrote = {i.dst.name for i in (*seg, *before) if isinstance(getattr(i, "dst", None), Reg)}
+    return not wrote & live[target]
 
 
 def side_effect_free(t: Thread, start: int, end: int) -> bool:

@@ -9,10 +9,23 @@ rotates loops (``bra COND; BODY: ...; COND: ...; @%p bra BODY``), where the back
 fallthrough into COND and the textually backward branch is the loop's exit test.
 
 A register *matters* to a loop (:attr:`Loops.relevant`) when, through the loop's own data flow, it
-reaches a guard (a branch's or an instruction's), an address, an operand of an instruction with
-an effect (a store's or an atom's value, a barrier's operands, ...), or a register written in the
-loop that matters; ``nanosleep``'s operand matters nothing (a back-off has no effect). A read
-whose destination matters nothing cannot change the loop's path, addresses or stored values."""
+reaches the guard of a *deciding* branch, an instruction's guard, an address, an operand of an
+instruction with an effect (a store's or an atom's value, a barrier's operands, ...), or a
+register written in the loop that matters; ``nanosleep``'s operand matters nothing (a back-off has
+no effect), and neither does a timer read (``mov %rd, %globaltimer``: register arithmetic).
+
+A branch of the loop is *deciding* (:func:`deciding`) when the loop's exits or an instruction
+with an effect (a memory access, a fence, a barrier: anything but register arithmetic, labels,
+branches and ``nanosleep``) is control dependent on it, directly or through another deciding
+branch: control dependence as Ferrante, Ottenstein and Warren define it, on the iteration's graph
+(the body; a back edge to the header goes to a LATCH node, each exit edge to a node of its own,
+all of them to one END) and its post-dominator tree (networkx). A branch that is not deciding
+only chooses between ways round the iteration that run the same effects in the same order and
+leave by the same edge — libcu++'s back-off (``cuda::atomic_ref::wait``: a spin count
+``i < 16`` chooses between counting and reading ``%globaltimer``, the elapsed time chooses the
+``nanosleep`` delay), never whether the loop ends — so the registers it reads need not repeat.
+A read whose destination matters nothing cannot change the loop's effects, their addresses and
+values, nor whether it exits."""
 
 from __future__ import annotations
 
@@ -25,6 +38,7 @@ from ..ir.program import (
     Halt,
     Label,
     Load,
+    MBarrier,
     Mov,
     Nanosleep,
     Reg,
@@ -34,7 +48,8 @@ from ..ir.program import (
     Thread,
     operands,
 )
-from ..ir.values import TRUE, Const, Expr, Op, convert, mk, unspecs_of
+from ..ir.sregs import TIMERS
+from ..ir.values import TRUE, Const, Expr, Op, ReadVal, convert, mk, unspecs_of
 from .events import Kind
 
 PURE = (Mov, Alu, Setp, Selp)  # register arithmetic: its operands matter when its result does
@@ -53,6 +68,10 @@ class Loops:
     # each header → the registers live where its loop exits (read on some path after the loop
     # before being overwritten, or observed at the thread's end: the condition's registers)
     live_out: dict[int, frozenset[str]] = None  # type: ignore[assignment]
+    # the registers live before each instruction; the headers of the loops that may become awaits
+    # (:func:`await_loop`)
+    live: tuple[frozenset[str], ...] = ()
+    awaitable: frozenset[int] = frozenset()
 
     def containing(self, pc: int) -> list[int]:
         """The headers of the loops whose body holds instruction ``pc``."""
@@ -68,6 +87,14 @@ def successors(t: Thread, labels: dict[str, int], i: int) -> list[int]:
         if i + 1 < len(t.instrs):
             out.append(i + 1)
     return out
+
+
+def ends(t: Thread, i: int) -> bool:
+    """Whether the thread may end at instruction ``i``: a ret or a stop (guarded or not), or the
+    last instruction when it falls through."""
+    ins = t.instrs[i]
+    return isinstance(ins, (Ret, Halt)) or (i + 1 == len(t.instrs) and (
+        ins.guard is not None or not isinstance(ins, Branch)))
 
 
 def _live_in(t: Thread, labels: dict[str, int], end_live: frozenset[str]) -> list[set[str]]:
@@ -121,7 +148,7 @@ def analyse(t: Thread, labels: dict[str, int], end_live: frozenset[str] = frozen
     for i in range(len(t.instrs)):
         g.add_edges_from((i, j) for j in successors(t, labels, i))
     if not t.instrs:
-        return Loops(frozenset(), {}, {}, False)
+        return Loops(frozenset(), {}, {}, False, {})
     idom = dict(nx.immediate_dominators(g, 0))
     idom[0] = 0  # networkx 3.6 leaves the entry out
 
@@ -147,9 +174,11 @@ def analyse(t: Thread, labels: dict[str, int], end_live: frozenset[str] = frozen
     forward.remove_edges_from(back)
     live = _live_in(t, labels, end_live)
     bodies = {h: frozenset(b) for h, b in body.items()}
-    return Loops(back, bodies, {h: relevant(t, b) for h, b in bodies.items()},
-                 not nx.is_directed_acyclic_graph(forward),
-                 {h: _exits_live(t, labels, b, live, end_live) for h, b in bodies.items()})
+    out = {h: _exits_live(t, labels, b, live, end_live) for h, b in bodies.items()}
+    rel = {h: relevant(t, b, h, labels, out[h]) for h, b in bodies.items()}
+    return Loops(back, bodies, rel, not nx.is_directed_acyclic_graph(forward), out,
+                 tuple(frozenset(x) for x in live),
+                 frozenset(h for h, b in bodies.items() if await_loop(t, labels, b, h, rel[h], out[h])))
 
 
 def _regs(ops) -> set[str]:
@@ -161,9 +190,30 @@ def _regs(ops) -> set[str]:
     return out
 
 
-def relevant(t: Thread, body) -> frozenset[str]:
-    """The registers that matter to the loop ``body`` (instruction indices), flow-insensitively:
-    a superset, so the stuck test drops no register that could matter."""
+def relevant(t: Thread, body, header: int | None = None, labels: dict[str, int] | None = None,
+             live_out: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The registers that matter to the loop ``body`` (instruction indices) with header
+    ``header``, flow-insensitively: a superset, so the stuck test drops no register that could
+    matter. The deciding branches and the registers that matter depend on each other (a branch
+    that decides the value of a register that matters, or of one live where the loop exits
+    (``live_out``), is deciding: ``if (i < 16) x = 1; else x = 2;`` before ``ld [a + x]``): both
+    grow together to a fixpoint. Without a header every branch counts as deciding (the test
+    before control dependence)."""
+    if header is None:
+        return _relevant_regs(t, body, None)
+    decide: frozenset[int] = frozenset()
+    while True:
+        rel = _relevant_regs(t, body, decide)
+        more = deciding(t, labels, frozenset(body), header, rel | live_out)
+        if more == decide:
+            return rel
+        decide = more
+
+
+def _relevant_regs(t: Thread, body, decide: frozenset[int] | None) -> frozenset[str]:
+    """The registers that reach, through the loop's data flow, the guard of a branch of
+    ``decide`` (None: of every branch), an instruction's guard, an address or an effect's
+    operand."""
     seeds: set[str] = set()
     feeds: dict[str, set[str]] = {}  # a written register → the registers its value comes from
     for i in body:
@@ -174,11 +224,16 @@ def relevant(t: Thread, body) -> frozenset[str]:
             # a predicated register operation: its guard only decides its result's value
             feeds.setdefault(dst.name, set()).update(_regs(operands(ins)) | guard)
             continue
-        if not isinstance(ins, Nanosleep):  # a back-off's guard decides nothing either
-            seeds |= guard
+        if isinstance(ins, Branch):
+            if decide is None or i in decide:
+                seeds |= guard
+            continue
+        if isinstance(ins, Nanosleep):  # a back-off's guard and delay decide nothing either
+            continue
+        seeds |= guard
         if isinstance(ins, Load):
             seeds |= _regs([ins.addr])
-        elif not isinstance(ins, (Label, Branch, Nanosleep)):
+        elif not isinstance(ins, Label):
             seeds |= _regs(operands(ins))
     out, todo = set(), list(seeds)
     while todo:
@@ -187,6 +242,135 @@ def relevant(t: Thread, body) -> frozenset[str]:
             out.add(r)
             todo += feeds.get(r, ())
     return frozenset(out)
+
+
+def effectful(ins) -> bool:
+    """Whether ``ins`` has an effect a loop's iteration must repeat (an event: a memory access,
+    a fence, a barrier, a stop, ...): anything but register arithmetic (timer reads included),
+    labels, branches and ``nanosleep``."""
+    return not isinstance(ins, (*PURE, Label, Branch, Nanosleep))
+
+
+def _iteration_graph(t: Thread, labels, body: frozenset[int], header: int):
+    """The graph of one iteration of the loop: the body's edges, a back edge to ``header`` into
+    "latch", an exit edge (u, v) into ("exit", u, v) (the thread's end: v = "end"), each of them
+    into "end"."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_node("end")
+    for u in body:
+        succ: list = successors(t, labels, u)
+        if ends(t, u):
+            succ.append("end")
+        for v in succ:
+            if v == header:
+                g.add_edge(u, "latch")
+            elif v in body:
+                g.add_edge(u, v)
+            else:
+                g.add_edge(u, ("exit", u, v))
+                g.add_edge(("exit", u, v), "end")
+    if g.has_node("latch"):
+        g.add_edge("latch", "end")
+    return g
+
+
+def deciding(t: Thread, labels, body: frozenset[int], header: int,
+             matter: frozenset[str] = frozenset()) -> frozenset[int]:
+    """The deciding branches of the loop ``body`` (see the module doc): the least set D of its
+    conditional branches such that every exit node, every instruction with an effect
+    (:func:`effectful`), every write of a register of ``matter`` and every branch of D is
+    control dependent only on branches of D. A
+    branch with a successor from which the iteration cannot end (an inner loop with no way out)
+    is deciding too: whether the thread stays there is its decision."""
+    import networkx as nx
+
+    g = _iteration_graph(t, labels, body, header)
+    rev = g.reverse(copy=False)
+    ipdom = dict(nx.immediate_dominators(rev, "end"))
+    ipdom["end"] = "end"
+    branches = [u for u in body if isinstance(t.instrs[u], Branch) and len(set(g.successors(u))) > 1]
+    controls: dict[int, set] = {}  # branch → the nodes control dependent on it
+    dec: set[int] = set()
+    for x in branches:
+        if x not in ipdom or any(s not in ipdom for s in g.successors(x)):
+            dec.add(x)
+            continue
+        cd: set = set()
+        for s in set(g.successors(x)):
+            n = s
+            while n != ipdom[x] and n != "end":  # Ferrante et al.: walk up to x's post-dominator
+                cd.add(n)
+                n = ipdom[n]
+        controls[x] = cd
+    targets = {n for n in g if isinstance(n, tuple)} | dec | {
+        u for u in body if effectful(t.instrs[u])
+        or isinstance(getattr(t.instrs[u], "dst", None), Reg) and t.instrs[u].dst.name in matter}
+    changed = True
+    while changed:
+        changed = False
+        for x, cd in controls.items():
+            if x not in dec and cd & targets:
+                dec.add(x)
+                targets.add(x)
+                changed = True
+    return frozenset(dec)
+
+
+AWAIT_OK = (Load, Mov, Alu, Setp, Selp, Label, Branch, Nanosleep)
+
+
+def await_loop(t: Thread, labels, body: frozenset[int], header: int, rel: frozenset[str],
+               live_out: frozenset[str]) -> bool:
+    """Whether the loop may become an await (its back edges never taken, .control.branch): it
+    only reads (loads, ``mbarrier.test_wait``/``try_wait``, register arithmetic, branches,
+    ``nanosleep``; a load or mbarrier wait unguarded), and every register it carries from one
+    iteration into the next (read in the iteration before the iteration writes it, and written
+    in it) matters nothing to it (:func:`relevant`) and is dead where it exits — libcu++'s spin
+    count and its timer. Then an iteration's effects, their values and the way it leaves are the
+    same function of its own reads and of the registers the loop never writes, whichever
+    iteration it is (the module doc: the branches the carried registers reach are not deciding),
+    and the state where it exits is the same too: an execution that goes round k times ends as
+    the one that exits in its first iteration with the reads of its last — the await reduction
+    of straight-line loops (.control.await_sound), on the control-flow graph, resting on the
+    same assumption (dropping the earlier iterations' reads keeps an execution consistent). A
+    loop whose staying in depends on a timer read (:func:`timer_matters`) stays unrolled: its
+    first iteration need not be able to leave (``while (flag == 0 || now - t0 < T)``), and
+    its verdict is "not decided" (:func:`timed`)."""
+    for i in body:
+        ins = t.instrs[i]
+        if isinstance(ins, MBarrier) and ins.op in ("test_wait", "try_wait") and ins.guard is None:
+            continue
+        if not isinstance(ins, AWAIT_OK) or isinstance(ins, Load) and ins.guard is not None:
+            return False
+    carried = _carried(t, labels, body, header)
+    return not carried & (rel | live_out) and not timer_matters(t, body, rel)
+
+
+def _carried(t: Thread, labels, body: frozenset[int], header: int) -> set[str]:
+    """The registers an iteration of the loop may read before it writes them and also writes:
+    liveness at the header over the body, back edges and exits reading nothing."""
+    live: dict[int, set[str]] = {i: set() for i in body}
+    written: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(body, reverse=True):
+            ins = t.instrs[i]
+            out: set[str] = set()
+            for j in successors(t, labels, i):
+                if j in body and j != header:
+                    out |= live[j]
+            dst = getattr(ins, "dst", None)
+            if isinstance(dst, Reg):
+                written.add(dst.name)
+                if ins.guard is None:
+                    out.discard(dst.name)
+            new = out | _regs(operands(ins)) | ({ins.guard[0].name} if ins.guard is not None else set())
+            if new != live[i]:
+                live[i], changed = new, True
+    return live[header] & written
 
 
 def loose(ins, rel: frozenset[str]) -> bool:
@@ -223,8 +407,10 @@ def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
     free = tuple(e for e in events if b.relevance and b.events[e].kind == Kind.R
                  and loose(b.events[e].instr, rel))
     # a changed register that matters nothing to the loop and is dead where it exits (a back-off
-    # delay, a counter never read after) cannot tell a longer run from one the unrolling has
-    changed = [r for r in changed if r in rel or r in b.loops.live_out[target] or not b.relevance]
+    # delay, a counter never read after) cannot tell a longer run from one the unrolling has, nor
+    # can one the iteration refreshes from its own reads (:func:`refreshed`)
+    changed = [r for r in changed if (r in rel or r in b.loops.live_out[target] or not b.relevance)
+               and not (b.relevance and refreshed(b, st, target, events, st.regs[r]))]
     note_exact(b, b.events, (b.cur, target), events, changed, cond, ins)
     timer = timed(b, st, target, cond)
     if timer is not None:
@@ -239,6 +425,20 @@ def stuck_at(b, st, target: int, cond: Expr, deps, ins) -> None:
     b.pending.append(stuck)
 
 
+def refreshed(b, st, target: int, events: tuple[int, ...], v: Expr) -> bool:
+    """Whether the value ``v`` a register ends the iteration with is the value of one of the
+    iteration's own reads (a fresh value, whatever the register held before; a value computed
+    from a read might still be computed from the old value too, so only the read itself counts):
+    libcu++'s ``cuda::latch::wait`` reloads the count it then waits to change. In an endless
+    run of a loop that writes nothing, memory fairness eventually gives every strong read of an
+    iteration the value it read the iteration before, and from then on such a register starts
+    each iteration with the same value: the iteration repeats, as the second one of the
+    unrolling (``--unroll`` 1 or more) can; and a run that ends after n iterations ends as the
+    unrolling's second one with the reads of the last two, the earlier ones dropped (the
+    awaits' own assumption, .loops.await_loop)."""
+    return b.unroll >= 1 and isinstance(v, ReadVal) and v.eid in events
+
+
 def timed(b, st, target: int, cond: Expr) -> str | None:
     """The timer read (ir/sregs.py) of this iteration that the path's staying in the loop
     depends on — through the back edge's condition or a branch the iteration took — or None.
@@ -248,8 +448,11 @@ def timed(b, st, target: int, cond: Expr) -> str | None:
     would be a false hang; and "it cannot" would claim more than ptxmm decides (a loop
     ``while (flag == 0 || now - t0 < T)`` still hangs when no one sets flag). The loop is marked
     not exact instead: when the unrolling cuts it, liveness answers "not decided" with this
-    reason, never a hang it cannot show."""
-    if not b.timer_uids:
+    reason, never a hang it cannot show. A timer read that matters nothing to the loop
+    (:func:`timer_matters`: libcu++'s elapsed time, which only picks the ``nanosleep`` delay and
+    which of two re-polls runs) leaves the iteration a candidate and the loop exact."""
+    if not b.timer_uids or (b.relevance and not timer_matters(
+            b.p.threads[b.cur], b.loops.body[target], b.loops.relevant[target])):
         return None
     first = st.head_uid.get(target, len(b.unspecs))
     for c in (cond, *st.assumes):
@@ -259,6 +462,19 @@ def timed(b, st, target: int, cond: Expr) -> str | None:
             if u.uid >= first and u.uid in b.timer_uids:
                 return u.where
     return None
+
+
+def timer_matters(t: Thread, body, rel: frozenset[str]) -> bool:
+    """Whether a timer read of the loop ``body`` (ir/sregs.py) lands in a register that matters
+    to the loop: one that only picks a back-off's delay (libcu++'s elapsed time since the wait
+    began) cannot decide whether the loop goes on."""
+    for i in body:
+        ins = t.instrs[i]
+        dst = getattr(ins, "dst", None)
+        if isinstance(dst, Reg) and dst.name in rel and any(
+                isinstance(o, Reg) and o.name in TIMERS for o in operands(ins)):
+            return True
+    return False
 
 
 def _line(ins) -> int | str:
