@@ -156,12 +156,15 @@ def region_names(b: Buffer, gpus: int) -> list[str]:
     return [copy_name(b.name, g) for g in range(gpus)] if b.per_gpu else [b.name]
 
 
-def argument_values(a, p, gpu: int, gpus: int, bases: dict[str, int], k: int) -> dict[str, int] | None:
-    """The values parameter ``p`` (a PTX parameter with ``name``, ``type``, ``size``) takes on GPU
-    ``gpu`` from the multi-GPU argument ``a`` (argument ``k + 1``), by the key ``ld.param`` reads
-    (``name``, ``name+8``, ...); None when ``a`` is no multi-GPU argument."""
+def argument_values(a, p, gpu: int, gpus: int, bases: dict[str, int], k: int,
+                    code: str | None = None) -> dict[str, int] | None:
+    """The values parameter ``p`` (a PTX parameter with ``name``, ``type``, ``size``; ``code`` its
+    mangled C++ type, when the name tells it) takes on GPU ``gpu`` from the multi-GPU argument ``a``
+    (argument ``k + 1``), by the key ``ld.param`` reads (``name``, ``name+8``, ...); None when ``a``
+    is no multi-GPU argument."""
     if isinstance(a, RankArg):
-        if p.size is not None or not p.type[1:].isdigit() or p.type[0] not in "subt":
+        if p.size is not None or not p.type[1:].isdigit() or p.type[0] not in "subt" \
+                or (code is not None and code.startswith("P")):
             raise SemanticError(f"argument {k + 1} is `rank`, but parameter {p.name} is not an integer",
                                 a.pos, "`rank` is given to an int parameter")
         return {p.name: gpu}

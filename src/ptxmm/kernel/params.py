@@ -28,7 +28,7 @@ def param_values(fn: Function, launch: Launch, layout: Layout, gpu: int = 0) -> 
     codes = param_types(fn.name)
     for k, (p, a) in enumerate(zip(fn.params, launch.args)):
         code = codes[k] if codes is not None and len(codes) == len(fn.params) else None
-        mg = argument_values(a, p, gpu, launch.gpus, bases, k)
+        mg = argument_values(a, p, gpu, launch.gpus, bases, k, code)
         if mg is not None:
             out |= mg
             continue
