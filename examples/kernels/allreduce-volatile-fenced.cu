@@ -28,9 +28,10 @@
 // the volatile load that reads the flag and the fence after it form an acquire pattern. All at .sys:
 // morally strong across the GPUs, so the patterns synchronize and base causality order runs tmp store
 // -> bar.sync -> membar.sys -> st.volatile ... ld.volatile -> membar.sys -> bar.sync -> the peer's
-// tmp load: no race, the load returns the sum. This is the form of vLLM's st_flag_release for
-// __CUDA_ARCH__ < 700 (`membar.sys; st.volatile.global.u32`) and of older custom all-reduce kernels
-// (`st.volatile` + `__threadfence_system()`).
+// tmp load: no race, the load returns the sum. The store side is vLLM's st_flag_release for
+// __CUDA_ARCH__ < 700 (`membar.sys; st.volatile.global.u32`), as in older custom all-reduce kernels
+// (`st.volatile` + `__threadfence_system()`); vLLM's load side there fences with membar.gl, which does
+// not reach the peer GPU (allreduce-membar-gl-acquire).
 #include <cassert>
 #include <cstdint>
 

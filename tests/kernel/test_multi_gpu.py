@@ -143,6 +143,8 @@ EXAMPLES = {
     "allreduce-volatile-fenced": (set(), True),
     "allreduce-gpu-scope-flags": ({"race", "assert-fails", "hang"}, True),
     "allreduce-volatile-no-fence": ({"race", "assert-fails"}, True),
+    # vLLM's pre-sm_70 pair: membar.gl (fence.sc.gpu) after the volatile load does not reach the peer
+    "allreduce-membar-gl-acquire": ({"race", "assert-fails"}, True),
 }
 
 
