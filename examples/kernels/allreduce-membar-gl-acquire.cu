@@ -11,8 +11,9 @@
 // its own end[blockIdx.x][i]; _flag counts the barrier's uses), between the two stages of
 // cross_device_reduce_2stage: stage 1 reduce-scatter (rank r sums element r of every rank's input
 // into its own Signal's tmp, vLLM's get_tmp_buf), stage 2 all-gather (thread i copies rank i's tmp
-// into result[i]). TensorRT-LLM's customAllReduceKernels (st_flag_release / ld_flag_acquire in
-// multi_gpu_barrier / block_barrier) signal the same way. Shrunk for the model: 2 GPUs, one block
+// into result[i]). TensorRT-LLM's twoShotAllReduceKernel (customAllReduceKernels.cu) signals the
+// same way between its reduce and gather loops (st_flag_release / ld_flag_acquire, thread tidx <
+// RANKS_PER_NODE writing peer_barrier_ptrs[tidx]). Shrunk for the model: 2 GPUs, one block
 // of 2 threads, one element per rank, Signal's arrays sized for that (sig[4] per gpu: end[0][0],
 // end[0][1], _flag[0], tmp[0]). One change: vLLM indexes the by-value struct with threadIdx.x
 // (`sg.signals[threadIdx.x]`), which makes nvcc copy it to local memory (a .local stack ptxmm does
