@@ -19,7 +19,7 @@ from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.launch import parse_launch
 
 KDIR = ROOT / "examples" / "kernels"
-DATA = ROOT / "tests" / "data" / "kernels"
+DATA = ROOT / "tests" / "data" / "multigpu"
 ALLREDUCE = ROOT / "examples" / "kernels" / "allreduce-sys-flags.ptx"
 LAUNCH = ("allreduce<<<1, 2>>>(RankData dp = peers(int in[2] = {1, 2}), RankSignals sg = peers(sig), "
           "unsigned sig[4] per gpu, int result[2] per gpu, rank) on 2 gpus")
@@ -119,7 +119,7 @@ def test_per_gpu_buffers_are_copies_with_their_initial_values():
 
 
 def test_rank_and_peer_pointers_on_two_gpus():
-    """tests/data/kernels/rank_store.cu: out[0] = rank + 10 on the GPU's own copy, rank + 20 into
+    """tests/data/multigpu/rank_store.cu: out[0] = rank + 10 on the GPU's own copy, rank + 20 into
     the other GPU's box[rank] through the peer pointers."""
     res = agree(load(DATA / "rank_store.ptx"))
     assert res.holds is True and len(res.outcome_set) == 1
@@ -198,6 +198,7 @@ def test_z3_equals_brute_force_on_the_examples(name, model):
     ("k<<<1, 1>>>(int a[1024] per gpu, int b[1024] per gpu, int c[1024] per gpu) on 2 gpus", SemanticError,
      "on 2", "once per GPU"),
     ("k<<<1, 1>>>(int a[1]) on 2 gpus xyz", ParseError, "xyz", "unexpected"),
+    ("cooperative k<<<2, 1>>>(int a[1]) on 2 gpus", UnsupportedError, "on 2", "cooperative launch on 2 GPUs"),
 ])
 def test_bad_multi_gpu_launch_lines_are_located(text, err, at, says):
     with pytest.raises(err) as e:

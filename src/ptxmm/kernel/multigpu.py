@@ -139,6 +139,10 @@ def check_multigpu(launch: Launch, max_elements: int) -> None:
             what = "a buffer that is not `per gpu`" if plain else "no buffer of the launch"
             raise SemanticError(f"peers({a.array}) names {what}", a.array_pos,
                                 f"declare `int {a.array}[N] per gpu` among the arguments")
+    if launch.cooperative and launch.gpus > 1:  # cudaLaunchCooperativeKernelMultiDevice: deprecated
+        raise UnsupportedError(f"a cooperative launch on {launch.gpus} GPUs", launch.gpus_pos,
+                               "cooperative groups' grid workspace is modelled on one GPU: launch "
+                               "`cooperative` kernels on 1 GPU")
     for b in launch.shared:
         if b.per_gpu:
             raise SemanticError(f"`per gpu` on the dynamic shared array {b.name}", b.pos,
