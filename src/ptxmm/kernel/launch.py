@@ -15,7 +15,9 @@ cudaLaunchCooperativeKernel does: cooperative groups' grid workspace given, ir/s
 ``nonportable`` (cudaFuncAttributeNonPortableClusterSizeAllowed: clusters of up to 16 CTAs). Once
 the kernel is found, :func:`apply_directives` checks the launch against its header's directives as
 CUDA does (``__launch_bounds__``, ``__cluster_dims__``) and gives it the cluster of
-``__cluster_dims__`` when the launch line names none."""
+``__cluster_dims__`` when the launch line names none. ``on N gpus`` after the arguments runs the grid
+on each of N GPUs, with ``T name[N] per gpu`` buffers, ``rank`` and ``S name = peers(buf)``
+arguments (:mod:`ptxmm.kernel.multigpu`)."""
 
 from __future__ import annotations
 
