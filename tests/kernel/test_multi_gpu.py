@@ -166,13 +166,13 @@ def test_the_gpu_scope_flags_race_on_the_flags_across_gpus():
     assert all(str(f).count("g0b0") == 1 and str(f).count("g1b0") == 1 for f in races)
 
 
-# brute force enumerates fence.sc orders: the fenced kernel's four membar.sys take minutes
+# brute force enumerates fence.sc orders: with their membar.sys/membar.gl, allreduce-volatile-fenced (15
+# minutes unfinished) and allreduce-membar-gl-acquire (over 10) are checked on Z3 alone (verdicts above)
 @pytest.mark.parametrize("name, model", [
     ("allreduce-sys-flags", "ptx"), ("allreduce-sys-flags", "ptx-v7.5"),
     ("allreduce-gpu-scope-flags", "ptx"), ("allreduce-gpu-scope-flags", "ptx-v7.5"),
     ("allreduce-volatile-no-fence", "ptx"),
     pytest.param("allreduce-volatile-no-fence", "ptx-v7.5", marks=pytest.mark.slow),
-    pytest.param("allreduce-volatile-fenced", "ptx", marks=pytest.mark.slow),
 ])
 def test_z3_equals_brute_force_on_the_examples(name, model):
     res = agree(load(KDIR / f"{name}.ptx"), model)
