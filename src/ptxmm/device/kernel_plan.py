@@ -220,6 +220,10 @@ def _maps(launch, buffers: tuple[BufferPlan, ...]) -> tuple[MapPlan, ...]:
 
 
 def _refuse_shape(info) -> None:
+    if info.launch.gpus > 1:  # every rank would need a GPU of its own and peer access between them
+        raise UnsupportedError(f"the kernel needs {info.launch.gpus} GPUs; the multi-GPU device run is "
+                               f"issue 43: not run {ON_DEVICE}", info.launch.gpus_pos,
+                               "check it with the model only (ptxmm check)")
     if info.launch.cluster is not None:
         raise _refuse("a cluster launch", "launch it without a cluster")
     shared_by_all = [r.name for r in info.layout.regions

@@ -20,6 +20,7 @@ class Buffer:
     count: int
     init: tuple[int, ...] = ()
     pos: SourcePos | None = None
+    per_gpu: bool = False  # `T name[N] per gpu`: one copy in each GPU's memory (kernel/multigpu.py)
 
 
 @record
@@ -67,12 +68,35 @@ class TensorMapArg:
 
 
 @record
+class RankArg:
+    """``rank``: a scalar argument whose value is the index of the GPU the kernel runs on (each
+    rank of a multi-GPU launch passes its own, as vLLM's ``int rank``)."""
+
+    pos: SourcePos | None = None
+
+
+@record
+class PeersArg:
+    """``RankSignals sg = peers(sig)``: a struct passed by value holding one pointer per GPU, entry
+    g the address of GPU g's copy of the ``per gpu`` buffer ``array`` (vLLM's ``RankSignals``, the
+    peer pointers cudaIpcOpenMemHandle gives each rank)."""
+
+    ctype: str  # the struct's name as written (a label: the kernel's parameter gives its size)
+    name: str
+    array: str
+    pos: SourcePos | None = None
+    array_pos: SourcePos | None = None
+    # `peers(int in[2] = {...})`: the per-GPU buffer declared in place (no parameter points to it)
+    buffer: Buffer | None = None
+
+
+@record
 class Launch:
     kernel: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     cluster: tuple[int, int, int] | None
-    args: tuple[Buffer | Scalar | TensorMapArg, ...]
+    args: tuple[Buffer | Scalar | TensorMapArg | RankArg | PeersArg, ...]
     text: str = ""
     pos: SourcePos | None = None
     shared: tuple[Buffer, ...] = ()  # dynamic shared memory: the extern __shared__ arrays it holds
@@ -84,10 +108,13 @@ class Launch:
     # where the cluster comes from: "launch" (the launch line's), "reqnctapercluster" (the
     # kernel's __cluster_dims__, applied by kernel.launch.apply_directives), None: no cluster
     cluster_from: str | None = None
+    gpus: int = 1  # `... on N gpus`: every GPU runs the grid (kernel/multigpu.py)
+    gpus_pos: SourcePos | None = None
 
     @property
     def n_threads(self) -> int:
-        return prod(self.grid) * prod(self.block)
+        """Every thread of the launch, on every GPU."""
+        return prod(self.grid) * prod(self.block) * self.gpus
 
     @property
     def tensormaps(self) -> tuple[TensorMapArg, ...]:
@@ -100,7 +127,7 @@ class Launch:
         for a in self.args:
             if isinstance(a, Buffer):
                 out.append(a)
-            elif isinstance(a, TensorMapArg) and a.buffer is not None:
+            elif isinstance(a, (TensorMapArg, PeersArg)) and a.buffer is not None:
                 out.append(a.buffer)
         return tuple(out)
 

@@ -110,6 +110,10 @@ class Expander:
             return params[p]
         if frame is None and p in self.values:
             return Imm(self.values[p])
+        if "+" in p:  # `ld.param [p+8]`: a word of an aggregate; the launch's peers(...) give them
+            raise UnsupportedError(f"`{ins.text}` reads {p}: a parameter read at an offset", ins.pos,
+                                   "ptxmm knows the words of a struct passed by value only for "
+                                   "`S name = peers(buf)` in a launch on N gpus, 8 bytes per GPU")
         if frame is None and p in self.symbols:  # a tensor map parameter's bytes
             raise UnsupportedError(f"`{ins.text}` reads the bytes of a tensor map parameter", ins.pos,
                                    "a CUtensorMap is an opaque object: pass its address (&tm) to "

@@ -27,6 +27,7 @@ from .inline import Expander
 from .launch import Launch, apply_directives
 from .memory import access_widths, layout_of, locations
 from .module import Function, Module
+from .multigpu import check_module_globals
 from .params import param_values
 from .threads import dims, special_registers, specials_used
 
@@ -57,24 +58,28 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
     fn = find_kernel(module, launch.kernel, launch.pos, file)
     launch = apply_directives(launch, demangle(fn.name), fn.directives, _cuda_lines(source_file, fn.name))
     layout = layout_of(module, launch, fn=fn)
-    values = param_values(fn, launch, layout)
     notes: list[str] = []
-    ex = Expander(module, layout, values, notes)
-    body = ex.expand(fn)
+    bodies, declared = [], {}
+    for gpu in range(launch.gpus):  # each GPU's body: its rank and its own buffers' addresses
+        ex = Expander(module, layout, param_values(fn, launch, layout, gpu), notes if gpu == 0 else [])
+        bodies.append(ex.expand(fn))
+        declared |= ex.declared
+    body = bodies[0]
     # the byte arrays' element widths from the accesses (the buffers' addresses do not change)
     layout = layout_of(module, launch,
                        access_widths(body, {v.name for v in module.variables if v.byte_array}), fn, oracle)
-    declared = ex.declared
+    if launch.gpus > 1:
+        check_module_globals(layout, launch)
     specials = specials_used(body, declared)
     layout = with_workspace(layout, launch, specials)
-    threads = []
+    threads: list[Thread] = []
     cta_n = launch.grid[0] * launch.grid[1] * launch.grid[2]
     tid_n = launch.block[0] * launch.block[1] * launch.block[2]
     reg_types = tuple(sorted((declared | {s: f"u{width(s)}" for s in specials}).items()))
     fixed = [s for s in specials if not is_dynamic(s)]  # timers, %envreg: the builder's (ir/sregs.py)
     env = workspace_registers(layout, launch, specials)
     notes += launch_notes(launch, specials)
-    for cta in range(cta_n):
+    for gpu, cta in ((g, c) for g in range(launch.gpus) for c in range(cta_n)):
         cluster = None
         if launch.cluster is not None:
             c = dims(launch.grid, cta)
@@ -85,7 +90,9 @@ def instantiate(module: Module, launch: Launch, condition: Condition | None = No
         for tid in range(tid_n):
             sregs = special_registers(launch, cta, tid)
             init = tuple((s, sregs[s]) for s in fixed) + env
-            threads.append(Thread(f"b{cta}t{tid}", len(threads), Placement(0, cluster, cta), body,
+            # GPU g's blocks run on GPU g (Placement.gpu: the .gpu scope holds one GPU's threads)
+            name = f"b{cta}t{tid}" if launch.gpus == 1 else f"g{gpu}b{cta}t{tid}"
+            threads.append(Thread(name, len(threads), Placement(gpu, cluster, cta), bodies[gpu],
                                   init_regs=init, pos=fn.pos, reg_types=reg_types))
     info = KernelInfo(fn.name, demangle(fn.name), launch, layout, source_file, expect, expect_pos,
                       tuple(notes))

@@ -15,7 +15,9 @@ cudaLaunchCooperativeKernel does: cooperative groups' grid workspace given, ir/s
 ``nonportable`` (cudaFuncAttributeNonPortableClusterSizeAllowed: clusters of up to 16 CTAs). Once
 the kernel is found, :func:`apply_directives` checks the launch against its header's directives as
 CUDA does (``__launch_bounds__``, ``__cluster_dims__``) and gives it the cluster of
-``__cluster_dims__`` when the launch line names none."""
+``__cluster_dims__`` when the launch line names none. ``on N gpus`` after the arguments runs the grid
+on each of N GPUs, with ``T name[N] per gpu`` buffers, ``rank`` and ``S name = peers(buf)``
+arguments (:mod:`ptxmm.kernel.multigpu`)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ import re
 from dataclasses import replace as _replace
 
 from ..errors import ParseError, SemanticError, SourcePos, UnsupportedError
-from ..ir.launch import Buffer, Launch, Scalar, TensorMapArg
+from ..ir.launch import Buffer, Launch, PeersArg, RankArg, Scalar, TensorMapArg
 from ..ir.launch import prod as _prod
+from . import multigpu
 
 # C types → PTX element types
 C_TYPES = {
@@ -136,18 +139,19 @@ def parse_launch(text: str, pos: SourcePos | None = None) -> Launch:
                          "dimension(s)", r.at(), FORM)
     r.expect(">>>", "after the launch configuration")
     r.expect("(", "before the arguments")
-    args: list[Buffer | Scalar | TensorMapArg] = []
+    args: list[Buffer | Scalar | TensorMapArg | RankArg | PeersArg] = []
     if not r.peek(")"):
         args.append(_arg(r))
         while r.peek(","):
             r.i += 1
             args.append(_arg(r))
     r.expect(")", "after the arguments")
+    gpus, gpus_pos = multigpu.read_gpus(r)  # `on N gpus`
     r.ws()
     if r.i < len(text) and text[r.i] != ";":
         raise ParseError(f"unexpected `{text[r.i:r.i + 10]}` after the launch", r.at(), FORM)
     launch = Launch(kernel, dims[0][0], dims[1][0], dims[2][0] if len(dims) > 2 else None, tuple(args),
-                    " ".join(text.split()).rstrip(";"), pos, tuple(shared))
+                    " ".join(text.split()).rstrip(";"), pos, tuple(shared), gpus=gpus, gpus_pos=gpus_pos)
     return _check(_with_attributes(launch, attrs), dims, r)
 
 
@@ -181,7 +185,7 @@ _BUFFER = re.compile(r"((?:const\s+)?(?:unsigned|signed)?\s*(?:long\s+long|long|
 _TENSORMAP = re.compile(r"(?:const\s+)?(?:__grid_constant__\s+)?(?:const\s+)?CUtensorMap(?:_st)?\b\s*")
 
 
-def _arg(r: _Reader) -> Buffer | Scalar | TensorMapArg:
+def _arg(r: _Reader) -> Buffer | Scalar | TensorMapArg | RankArg | PeersArg:
     r.ws()
     at = r.at()
     if r.peek("-") or (r.i < len(r.text) and r.text[r.i].isdigit()):
@@ -190,8 +194,13 @@ def _arg(r: _Reader) -> Buffer | Scalar | TensorMapArg:
     if tm:
         r.i = tm.end()
         return _tensormap_arg(r, at)
-    return _buffer(r, at, "an argument is `T name[N]`, `T name[N] = {...}`, an integer or "
-                   f"`{TM_FORM}`", FORM)
+    mg = multigpu.read_arg(r, lambda at: _buffer(r, at, "expected a buffer's name or `T name[N]`",
+                                                 multigpu.FORM))  # `rank`, `S name = peers(buf)`
+    if mg is not None:
+        return mg
+    b = _buffer(r, at, "an argument is `T name[N]`, `T name[N] = {...}`, an integer or "
+                f"`{TM_FORM}`", FORM)
+    return multigpu.read_per_gpu(r, b)  # `T name[N] per gpu`
 
 
 def _buffer(r: _Reader, at: SourcePos | None, what: str, form: str) -> Buffer:
@@ -381,6 +390,7 @@ def _check_buffer(b: Buffer) -> None:
 
 
 def _check(launch: Launch, dims, r: _Reader) -> Launch:
+    multigpu.check_multigpu(launch, MAX_TOTAL_ELEMENTS)
     named = [*launch.buffers, *launch.tensormaps]
     names = [a.name for a in named]
     for a in named:

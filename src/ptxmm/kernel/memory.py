@@ -42,6 +42,7 @@ from ..ir.program import (
 from .demangle import demangle
 from .launch import Launch, TensorMapArg
 from .module import Function, Module, Variable
+from .multigpu import region_names
 
 # nvcc's string constants (assert messages, printf formats): addresses, no locations
 _STRINGS = re.compile(r"^(\$str|__unnamed_)")
@@ -55,8 +56,9 @@ def layout_of(module: Module, launch: Launch, widths: dict[str, set[int]] | None
     regions: list[Region] = []
     g = s = 0
     for a in launch.buffers:
-        regions.append(Region(a.name, a.name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
-        g += 1
+        for name in region_names(a, launch.gpus):  # a `per gpu` buffer: one copy per GPU
+            regions.append(Region(name, name, "global", a.type, a.count, GLOBAL_BASE + g * SLOT, a.init))
+            g += 1
     for k, (p, a) in enumerate(zip(fn.params if fn is not None else (), launch.args)):
         if isinstance(a, TensorMapArg):
             regions.append(Region(a.name, p.name, "param", "b64", None, PARAM_BASE + k * SLOT,

@@ -10,21 +10,28 @@ from ..ir.program import TENSORMAP_BYTES, type_width
 from .demangle import BUILTIN, C_CODE, demangle, param_types, pointee_of
 from .launch import Buffer, Launch, Scalar, TensorMapArg
 from .module import Function
+from .multigpu import argument_values, own_copies
 
 
-def param_values(fn: Function, launch: Launch, layout: Layout) -> dict[str, int]:
-    """Each scalar and pointer parameter's value (a buffer's base address, the scalar); a tensor map
-    parameter has none (the kernel takes its address: Layout.symbols), an aggregate passed by
-    value that is not one is a located "not supported yet"."""
+def param_values(fn: Function, launch: Launch, layout: Layout, gpu: int = 0) -> dict[str, int]:
+    """Each scalar and pointer parameter's value (a buffer's base address, the scalar) on GPU
+    ``gpu`` of the launch (``rank``, ``per gpu`` buffers and ``peers(...)``: kernel/multigpu.py); a
+    tensor map parameter has none (the kernel takes its address: Layout.symbols), an aggregate
+    passed by value that is neither one nor peer pointers is a located "not supported yet"."""
     if len(launch.args) != len(fn.params):
         raise SemanticError(f"kernel {demangle(fn.name)} takes {len(fn.params)} argument(s), the launch "
                             f"gives {len(launch.args)}", launch.pos,
                             "parameters: " + ", ".join(f".{p.type} {p.name}" for p in fn.params))
     bases = {r.name: r.base for r in layout.regions}
+    bases |= own_copies(launch, bases, gpu)  # a `per gpu` buffer's name: GPU gpu's copy
     out = {}
     codes = param_types(fn.name)
     for k, (p, a) in enumerate(zip(fn.params, launch.args)):
         code = codes[k] if codes is not None and len(codes) == len(fn.params) else None
+        mg = argument_values(a, p, gpu, launch.gpus, bases, k, code)
+        if mg is not None:
+            out |= mg
+            continue
         if _by_value(p, a, code, k):
             continue
         w = type_width(p.type) if p.type[1:].isdigit() else 64

@@ -178,7 +178,8 @@ def _notes(r: CheckResult, out: Writer) -> None:
         _liveness(r, out)
     if r.program.kernel is not None:  # the bounds a kernel check ran under
         info = r.program.kernel
-        out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}), "
+        out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}"
+                  f"{f' on {info.launch.gpus} GPUs' if info.launch.gpus > 1 else ''}), "
                   f"{len(r.program.locations)} buffer element(s), loops unrolled to --unroll {r.unroll}; "
                   "finding lines are CUDA file:line [in brackets] and PTX (line N)", "dim"))
     if r.expected is not None:

@@ -234,10 +234,12 @@ def _ld(fb, quals, ops, c):
         return None
     _need(ops, 2, "ld.param.type d, [p]", c)
     a = ops[1]
-    if not isinstance(a, Addr) or not isinstance(a.base, Sym) or a.offset:
+    if not isinstance(a, Addr) or not isinstance(a.base, Sym) or a.offset < 0:
         raise UnsupportedError(f"`{c['text']}`", c["pos"], "a parameter is read whole, at offset 0")
     ty = _param_type(quals, c, "ld.param.type d, [p]")
-    return [Mov(dst=ops[0], src=Sym(PARAM + a.base.name), type=ty, **c)]
+    # `[p+8]`: a word of a struct passed by value (kernel/multigpu.py: peer pointers), by that key
+    key = a.base.name if not a.offset else f"{a.base.name}+{a.offset}"
+    return [Mov(dst=ops[0], src=Sym(PARAM + key), type=ty, **c)]
 
 
 def _st(fb, quals, ops, c):
