@@ -40,16 +40,8 @@ SLOW = {"cub-grid-barrier"}
 # (a refused kernel that starts being read fails here as an XPASS until its entry is removed; one
 # read but judged otherwise than its `expect` line fails outright).
 REFUSED: dict[str, str] = {
-    "cg-awbarrier-block-reduce": "warp collective shfl.sync (thread_block_tile::shfl_down)",
-    "cg-grid-sync-reduce": "warp collective redux.sync (cg::reduce)",
-    "cg-warp-aggregated-inc": "warp collective activemask (cg::coalesced_threads)",
-    "cub-tile-state-packed": "strong vector access st.relaxed.gpu.v2.u32",
+    "cg-warp-aggregated-inc": "activemask as a shfl membermask (cg::coalesced_threads)",
     "cub-tile-state-packed-acqrel": "strong vector access st.release.gpu.v2.u32",
-    "cub-tile-state-unpacked": "warp collective vote.sync.any (__any_sync)",
-    "cub-tile-state-unpacked-no-fence": "warp collective vote.sync.any (__any_sync)",
-    "cutlass-semaphore": "bar.red (__syncthreads_and)",
-    "cutlass-semaphore-release-no-sync": "bar.red (__syncthreads_and)",
-    "deepep-barrier-block": "warp collective vote.sync.all (__all_sync)",
 }
 
 

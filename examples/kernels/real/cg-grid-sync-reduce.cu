@@ -12,7 +12,7 @@
 // tile32 of the source spans the 2-thread block (cg::reduce over the block's lanes), the sample's
 // host code; the launch must be cooperative (cudaLaunchCooperativeKernel) for grid.sync().
 //
-// ptxmm: launch reduceSinglePassMultiBlockCG<<<2, 2>>>(int g_idata[4] = {1, 2, 3, 4}, int g_odata[2], 4)
+// ptxmm: launch cooperative reduceSinglePassMultiBlockCG<<<2, 2>>>(int g_idata[4] = {1, 2, 3, 4}, int g_odata[2], 4)
 // ptxmm: expect ok
 // ptxmm: forall g_odata[0] == 10
 //

@@ -190,6 +190,30 @@ _CONCRETE: dict[str, Callable[..., int]] = {
 }
 
 
+def _bfind(signed: bool, shiftamt: bool) -> Callable[[int, int], int]:
+    """bfind: the position of the most significant 1 bit (of a signed operand: of the most
+    significant bit that differs from the sign), 0xFFFFFFFF when there is none; ``.shiftamt``:
+    the left shift that moves that bit to the top instead (PTX ISA, bfind)."""
+    def f(a: int, w: int) -> int:
+        x = (~a & ((1 << w) - 1)) if signed and a >> (w - 1) else a
+        if x == 0:
+            return 0xFFFFFFFF
+        pos = x.bit_length() - 1
+        return w - 1 - pos if shiftamt else pos
+    return f
+
+
+# the bit-counting operations (PTX ISA, Integer Arithmetic: popc, clz, brev, bfind), of an operand
+# of width w (the result's width is the expression's: .u32 but for brev)
+BIT_OPS: dict[str, Callable[[int, int], int]] = {
+    "popc": lambda a, w: a.bit_count(),
+    "clz": lambda a, w: w - a.bit_length(),
+    "brev": lambda a, w: int(format(a, f"0{w}b")[::-1], 2),
+    "ubfind": _bfind(False, False), "sbfind": _bfind(True, False),
+    "ubfind.shiftamt": _bfind(False, True), "sbfind.shiftamt": _bfind(True, True),
+}
+
+
 def evaluate(e: Expr, reads: dict[int, int]) -> int:
     """Concrete value (unsigned, masked to the width) of an expression, given read values. An
     ``ite`` evaluates only the arm its condition selects (the other may name a read that did not
@@ -213,6 +237,8 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
         return floats.evaluate(e.op, vals, tuple(a.w for a in e.args), e.w)
     if e.op == "sext":
         return mask(to_signed(vals[0], e.args[0].w), e.w)
+    if e.op in BIT_OPS:
+        return mask(BIT_OPS[e.op](vals[0], e.args[0].w), e.w)
     if e.op in CMP_OPS:
         return _CONCRETE[e.op](*vals, e.args[0].w)
     return mask(_CONCRETE[e.op](*vals, e.w), e.w)

@@ -23,7 +23,7 @@ from ..ir.program import (
     type_signed,
     type_width,
 )
-from ..ir.values import Const, Expr, Unspec, convert, division, float_result, mk, truth
+from ..ir.values import BIT_OPS, Const, Expr, Unspec, convert, division, float_result, mk, truth
 from .builder import ADDR_W, RANK_STEP, Builder, State, handles
 
 _SETP = {"eq": "eq", "ne": "ne", "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "uge"}
@@ -67,6 +67,10 @@ def register_value(b: Builder, ins: Instruction, st: State, guard: Expr | None, 
             vals = [b.val(s, st, sty or ins.type) for s in ins.srcs]
             v = float_result(op, [x[0] for x in vals], w, lambda: nan_unspec(b, ins, w))
             b.set_reg(st, ins.dst, v, ins.type, frozenset().union(*(x[1] for x in vals)), guard)
+        case Alu() if split_source(ins.op)[0] in BIT_OPS:  # popc clz brev bfind (kernel/module/lowering.py)
+            op, sty = split_source(ins.op)
+            x, dx = b.val(ins.srcs[0], st, sty)
+            b.set_reg(st, ins.dst, mk(op, x, w=type_width(ins.type)), ins.type, dx, guard)
         case Alu():
             w = type_width(ins.type)
             op = alu_op(ins.op, ins.type)

@@ -107,7 +107,37 @@ def _shift(kind: str):
     return f
 
 
+def _popc(e, a):
+    return z3.Sum([z3.ZeroExt(e.w - 1, z3.Extract(i, i, a)) for i in range(a.size())])
+
+
+def _msb(e, x, shiftamt: bool):
+    """The position of x's most significant 1 bit (as bfind: 0xFFFFFFFF when x is 0), or with
+    ``shiftamt`` the shift that moves it to the top."""
+    w, out = x.size(), z3.BitVecVal(0xFFFFFFFF, e.w)
+    for i in range(w):  # the highest set bit wins: the last If applied is bit w-1's
+        out = z3.If(z3.Extract(i, i, x) == 1, z3.BitVecVal(w - 1 - i if shiftamt else i, e.w), out)
+    return out
+
+
+def _bfind(signed: bool, shiftamt: bool):
+    def f(e, a):
+        x = z3.If(a < 0, ~a, a) if signed else a
+        return _msb(e, x, shiftamt)
+    return f
+
+
+def _clz(e, a):
+    w = a.size()
+    return z3.If(a == 0, z3.BitVecVal(w, e.w), _msb(e, a, True))
+
+
 _ARITH: dict[str, Callable] = {
+    "popc": _popc,
+    "clz": _clz,
+    "brev": lambda e, a: z3.Concat(*[z3.Extract(i, i, a) for i in range(a.size())]) if a.size() > 1 else a,
+    "ubfind": _bfind(False, False), "sbfind": _bfind(True, False),
+    "ubfind.shiftamt": _bfind(False, True), "sbfind.shiftamt": _bfind(True, True),
     "add": lambda e, a, b: a + b,
     "sub": lambda e, a, b: a - b,
     "mul": lambda e, a, b: a * b,

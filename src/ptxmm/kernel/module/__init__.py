@@ -19,10 +19,10 @@ Nothing here knows a launch: :mod:`ptxmm.kernel.instantiate` instantiates an ent
 
 from __future__ import annotations
 
-from .lowering import PARAM, WARP_BARRIER
+from .lowering import PARAM
 from .reader import is_module, parse
 from .records import Call, Function, KernelPos, Module, Param, ParamStore, Variable, type_width_bytes
 from .statements import _Splitter
 
-__all__ = ["PARAM", "WARP_BARRIER", "Call", "Function", "KernelPos", "Module", "Param", "ParamStore",
+__all__ = ["PARAM", "Call", "Function", "KernelPos", "Module", "Param", "ParamStore",
            "Variable", "_Splitter", "is_module", "parse", "type_width_bytes"]

@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 
 from ...errors import ParseError, UnsupportedError
-from ...ir.program import Addr, Alu, Barrier, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
+from ...ir.program import Addr, Alu, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
 from ...syntax.decode import Vec, decode
 from .floats import FLOAT_TYPES, arith, float_type, literals, unary
 from .floats import HANDLERS as FLOAT_HANDLERS
@@ -311,20 +311,31 @@ def _mbarrier(fb, quals, ops, c):
         return [decode(".".join(["mbarrier", *quals]), ops[:3], c["pos"], c["text"], c["guard"])]
     return None
 
-def _bar(fb, quals, ops, c):
-    if "warp" not in quals:
-        return None
-    # bar.warp.sync membermask (__syncwarp): with at most 32 threads a CTA is one warp; the full
-    # mask is a barrier of the whole warp — its own barrier resource (id 16, past bar.sync's 0..15)
-    _need(ops, 1, "bar.warp.sync membermask", c)
-    m = ops[0]
-    if not isinstance(m, Imm) or m.value & 0xFFFFFFFF != 0xFFFFFFFF:
-        raise UnsupportedError(f"`{c['text']}` with a partial or computed mask", c["pos"],
-                               "__syncwarp() of the full warp is modelled")
-    return [Barrier(kind="sync", ids=(Imm(WARP_BARRIER),), count=None, **c)]
+_BIT_TYPES = {"popc": ("b32", "b64"), "clz": ("b32", "b64"), "brev": ("b32", "b64"),
+              "bfind": ("u32", "u64", "s32", "s64")}
+
+
+def _bits(base: str):
+    """``popc``, ``clz``, ``brev``, ``bfind{.shiftamt}`` (PTX ISA, Integer Arithmetic Instructions):
+    ``__popc``, ``__clz``, ``__brev``, ``__ffs`` (brev + bfind.shiftamt). The result is .u32 but for
+    brev (the operand's type); the operation reads its operand at the instruction's type (``op:type``,
+    ir/values.py BIT_OPS)."""
+    types = _BIT_TYPES[base]
+    form = f"{base}{'{.shiftamt}' if base == 'bfind' else ''}.type d, a   (.type = {' | '.join(types)})"
+
+    def lower(fb, quals, ops, c):
+        _need(ops, 2, form, c)
+        shift = base == "bfind" and "shiftamt" in quals
+        rest = [q for q in quals if not (shift and q == "shiftamt")]
+        if len(rest) != 1 or rest[0] not in types:
+            raise ParseError(f"`{c['text']}`: unexpected qualifiers", c["pos"], f"expected form: {form}")
+        ty = rest[0]
+        op = base if base != "bfind" else ty[0].replace("b", "u") + "bfind" + (".shiftamt" if shift else "")
+        return [Alu(op=f"{op}:{ty}", dst=ops[0], srcs=(ops[1],), type=ty if base == "brev" else "u32", **c)]
+    return lower
 
 
 PARAM = "%param:"
-WARP_BARRIER = 16
 _NVCC = {"cvta": _cvta, "cvt": _cvt, "mul": _mul, "mad": _mad, "abs": _abs, "bfe": _bfe, "bfi": _bfi,
-         "ld": _ld, "st": _st, "bar": _bar, "mbarrier": _mbarrier, "cp": _cp, **FLOAT_HANDLERS}
+         **{k: _bits(k) for k in _BIT_TYPES},
+         "ld": _ld, "st": _st, "mbarrier": _mbarrier, "cp": _cp, **FLOAT_HANDLERS}
