@@ -19,6 +19,8 @@ from ptxmm.errors import PtxmmError, UnsupportedError
 
 KDIR = Path("examples/kernels/real")
 MODELS = ("ptx", "ptx-v7.5")
+# a model's own findings where it departs from the current ISA text (tests/kernel/test_real_corpus.py)
+DEPARTURES = {("cub-tile-state-unpacked", "ptx-v7.5"): {"race", "assert-fails"}}
 
 
 def _expected(cu: Path) -> set[str]:
@@ -39,8 +41,8 @@ def status(name: str) -> str:
             return "ERROR: " + str(e).split("\n")[0].replace("|", "\\|")
         times.append(time.perf_counter() - t0)
         found = {str(f.kind) for f in res.findings if f.kind != FindingKind.FLAG}
-        want = _expected(KDIR / f"{name}.cu")
-        if found != want or res.holds is not True:
+        want = DEPARTURES.get((name, model), _expected(KDIR / f"{name}.cu"))
+        if found != want or res.holds is not ((name, model) not in DEPARTURES):
             return f"DISAGREES under {model}: found {sorted(found)}, condition holds: {res.holds}, status {res.status}"
     return "agrees (" + " / ".join(f"{t:.2f} s {m}" for t, m in zip(times, MODELS, strict=True)) + ")"
 
@@ -63,9 +65,10 @@ def main(argv: list[str]) -> int:
         lines[i] = "|" + "|".join(cells) + "|"
     n = agree + refused + other
     text = "\n".join(lines) + "\n"
-    text = re.sub(r"\d+ of the \d+ agree[^.]*\.", f"{agree} of the {n} agree with their argued verdict "
-                  f"under both models, {refused} are refused" + (f", {other} do not agree" if other else "")
-                  + ".", text, count=1)
+    text = re.sub(r"\d+ of the \d+ agree with their argued verdict under both models, \d+ are refused"
+                  r"(, \d+ do not agree)?\.", f"{agree} of the {n} agree with their argued verdict under "
+                  f"both models, {refused} are refused" + (f", {other} do not agree" if other else "") + ".",
+                  text, count=1)
     print(f"{agree} agree, {refused} refused, {other} other")
     if "--check" not in argv:
         readme.write_text(text)

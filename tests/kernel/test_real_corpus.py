@@ -45,6 +45,14 @@ REFUSED: dict[str, str] = {
 }
 
 
+# Where a model departs from the current ISA text the kernel's `expect` line argues from, that model's
+# findings (models/ptx-v7.5.cat: Dat3M's 7.5 formalisation makes fence.sc no acquire fence, so CUB's
+# relaxed status load + __threadfence() is no acquire pattern there, and its value loads race).
+DEPARTURES: dict[tuple[str, str], set[str]] = {
+    ("cub-tile-state-unpacked", "ptx-v7.5"): {"race", "assert-fails"},
+}
+
+
 def _directives(cu: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in cu.read_text().splitlines():
@@ -61,7 +69,7 @@ def _expected(cu: Path) -> set[str]:
 
 
 def _threads(launch: str) -> int:
-    dims = re.match(r"\w+<<<\s*(\([^)]*\)|\d+)\s*,\s*(\([^)]*\)|\d+)", launch)
+    dims = re.match(r"(?:(?:cooperative|nonportable)\s+)*\w+<<<\s*(\([^)]*\)|\d+)\s*,\s*(\([^)]*\)|\d+)", launch)
     assert dims, launch
 
     def count(d: str) -> int:
@@ -256,8 +264,9 @@ def test_a_recompile_equals_the_committed_ptx(name, tmp_path):
 @pytest.mark.parametrize("name, model", _params(NAMES))
 def test_findings_equal_the_expect_line_and_the_condition_holds(name, model):
     res = _check(str(KDIR / f"{name}.ptx"), model)
-    assert _kinds(res) == _expected(KDIR / f"{name}.cu"), [str(f) for f in res.findings]
-    assert res.holds is True, [str(o.outcome) for o in res.outcomes]
+    want = DEPARTURES.get((name, model), _expected(KDIR / f"{name}.cu"))
+    assert _kinds(res) == want, [str(f) for f in res.findings]
+    assert res.holds is ((name, model) not in DEPARTURES), [str(o.outcome) for o in res.outcomes]
 
 
 def test_a_finding_names_the_library_line():
