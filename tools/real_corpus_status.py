@@ -43,7 +43,8 @@ def status(name: str) -> str:
         found = {str(f.kind) for f in res.findings if f.kind != FindingKind.FLAG}
         want = DEPARTURES.get((name, model), _expected(KDIR / f"{name}.cu"))
         if found != want or res.holds is not ((name, model) not in DEPARTURES):
-            return f"DISAGREES under {model}: found {sorted(found)}, condition holds: {res.holds}, status {res.status}"
+            return (f"DISAGREES under {model}: found {sorted(found)}, condition holds: {res.holds}, "
+                    f"status {res.status}")
     return "agrees (" + " / ".join(f"{t:.2f} s {m}" for t, m in zip(times, MODELS, strict=True)) + ")"
 
 

@@ -69,7 +69,8 @@ def _expected(cu: Path) -> set[str]:
 
 
 def _threads(launch: str) -> int:
-    dims = re.match(r"(?:(?:cooperative|nonportable)\s+)*\w+<<<\s*(\([^)]*\)|\d+)\s*,\s*(\([^)]*\)|\d+)", launch)
+    dims = re.match(r"(?:(?:cooperative|nonportable)\s+)*\w+<<<\s*(\([^)]*\)|\d+)\s*,\s*(\([^)]*\)|\d+)",
+                    launch)
     assert dims, launch
 
     def count(d: str) -> int:
