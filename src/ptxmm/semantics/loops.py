@@ -141,14 +141,16 @@ def analyse(t: Thread, labels: dict[str, int], end_live: frozenset[str] = frozen
     """The natural loops of thread ``t`` (dominators on its control-flow graph, networkx) and,
     per loop, the registers that matter to it and those live where it exits (``end_live``: the
     registers read at the thread's end, a litmus condition's)."""
+    succ = [successors(t, labels, i) for i in range(len(t.instrs))]
+    if not any(j <= i for i, js in enumerate(succ) for j in js):  # no cycle: no loop (and no networkx)
+        return Loops(frozenset(), {}, {}, False, {},
+                     tuple(frozenset(x) for x in _live_in(t, labels, end_live)))
     import networkx as nx
 
     g = nx.DiGraph()
     g.add_nodes_from(range(len(t.instrs)))
     for i in range(len(t.instrs)):
-        g.add_edges_from((i, j) for j in successors(t, labels, i))
-    if not t.instrs:
-        return Loops(frozenset(), {}, {}, False, {})
+        g.add_edges_from((i, j) for j in succ[i])
     idom = dict(nx.immediate_dominators(g, 0))
     idom[0] = 0  # networkx 3.6 leaves the entry out
 

@@ -221,6 +221,7 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     if handler is not None:
         out = handler(fb, quals, ops, c)
         if out is not None:
+            _destinations(out, mn, pos)
             return out, base not in ("mbarrier", "cp") or "bulk" in quals and "tensor" not in quals
     if base in ("ld", "st", "atom", "red") and "param" in quals:
         raise UnsupportedError(f"`{mn}`", pos, "parameters are read with ld.param")
@@ -230,6 +231,17 @@ def _decode(fb: _FunctionBuilder, mn: str, ops: list, pos: KernelPos, text: str,
     if base in _ORDERED:
         mn = _canonical(base, quals)
     return [decode(mn, ops, pos, c["text"], guard)], False
+
+
+def _destinations(out: list, mn: str, pos: KernelPos) -> None:
+    """A lowering writes registers only: a destination operand that is an immediate or an address
+    (``add.f32 5, %f1, %f2``) is the located error ptxas gives ("Arguments mismatch"), not a value
+    the builder would try to store into."""
+    for ins in out:
+        d = getattr(ins, "dst", None)
+        if d is not None and not isinstance(d, Reg):
+            raise ParseError(f"the destination of `{mn}` must be a register", pos,
+                             "ptxas: Arguments mismatch for instruction")
 
 
 def _warp(mn: str, ops: list, pos: KernelPos, c: dict):

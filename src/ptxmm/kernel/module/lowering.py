@@ -325,6 +325,9 @@ def _bits(base: str):
 
     def lower(fb, quals, ops, c):
         _need(ops, 2, form, c)
+        if not isinstance(ops[0], Reg) or not isinstance(ops[1], (Reg, Imm)):
+            raise ParseError(f"`{c['text']}`: d must be a register and a a register or an immediate",
+                             c["pos"], f"expected form: {form}")
         shift = base == "bfind" and "shiftamt" in quals
         rest = [q for q in quals if not (shift and q == "shiftamt")]
         if len(rest) != 1 or rest[0] not in types:
