@@ -65,9 +65,10 @@ ADDR_BASE = 0x1000
 RANK_STEP = 0x10
 ADDR_W = 64
 
-# the instruction families, one module each; importing one registers its handlers (@handles)
+# the instruction families, one module each; importing one registers its handlers (@handles);
+# vectors: the element orders of an acquire/release vector access
 FAMILIES = ("registers", "memory", "fences", "barriers", "mbarrier", "bulk", "tensor", "cp_async", "wgmma",
-            "warp", "misc", "control")
+            "warp", "misc", "control", "vectors")
 # IR class → (its handler, whether the handler decides where the path goes: see handles)
 HANDLERS: dict[type, tuple[Callable[..., State | None], bool]] = {}
 
