@@ -65,10 +65,9 @@ ADDR_BASE = 0x1000
 RANK_STEP = 0x10
 ADDR_W = 64
 
-# the instruction families, one module each; importing one registers its handlers (@handles);
-# vectors: the element orders of an acquire/release vector access
+# the instruction families, one module each; importing one registers its handlers (@handles)
 FAMILIES = ("registers", "memory", "fences", "barriers", "mbarrier", "bulk", "tensor", "cp_async", "wgmma",
-            "warp", "misc", "control", "vectors")
+            "warp", "misc", "control")
 # IR class → (its handler, whether the handler decides where the path goes: see handles)
 HANDLERS: dict[type, tuple[Callable[..., State | None], bool]] = {}
 
@@ -94,8 +93,9 @@ def handles(*classes: type, control: bool = False):
 
 
 def load_families() -> None:
-    """Import the family modules (once): their ``@handles`` fill HANDLERS."""
-    for name in FAMILIES:
+    """Import the family modules (once): their ``@handles`` fill HANDLERS; and vectors.py (the
+    element orders of an acquire/release vector access)."""
+    for name in (*FAMILIES, "vectors"):
         importlib.import_module(f".{name}", __package__)
 
 
