@@ -288,13 +288,13 @@ def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
 
     Acquire and release elements are different: a release element orders the elements before it
     (an acquire element those after it) for whoever synchronises with it, so no one order may be
-    fixed. A :class:`VectorOrder` before the elements lets the execution choose: the path forks
-    once per order, every permutation of the elements (v2: 2, v4: 24). Forking is exact, and
-    nothing cheaper is: leaving the elements unordered (no program order between them) allows
-    more — two readers that each acquire one element and then read the other, each seeing the
-    other element old, need the two opposite orders in one execution
-    (tests/kernel/test_vector_acqrel.py). A ``.v8`` access (40320 orders) stays a located "not
-    supported yet", as do ``.mmio`` vectors."""
+    fixed. A :class:`VectorOrder` before the elements lets the execution choose among every
+    permutation of them (v2: 2, v4: 24; semantics/vectors.py). Leaving the elements unordered (no
+    program order between them) would allow more: two readers that each acquire one element and
+    then read the other, each seeing the other element old, need the two opposite orders in one
+    execution (tests/kernel/test_vector_acqrel.py). A ``.v8`` access (40320 orders) stays a located
+    "not supported yet", as do ``.mmio`` vectors and a vector load into its own address register
+    (its elements' addresses would depend on the order)."""
     n = int(next(q for q in quals if q in ("v2", "v4", "v8"))[1:])
     scalar = [q for q in quals if q not in ("v2", "v4", "v8")]
     vec, addr = ((ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])) if len(ops) == 2 else (None, None)
@@ -309,6 +309,9 @@ def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
                                "decides what each acquire/release element orders; ptxmm checks every "
                                "order of a .v2 or .v4 acquire/release access (a .v8 has 40320), and "
                                "weak, relaxed and volatile vector accesses")
+    if ordered and base == "ld" and addr.base in vec.items:
+        raise UnsupportedError(f"a vector load into its own address register `{c['text']}`", c["pos"],
+                               "its elements are loaded in an unspecified order; load into other registers")
     width = _ty(_types_of(scalar)[-1])[0] // 8 if _types_of(scalar) else 4
     out: list = []
     if ordered:
