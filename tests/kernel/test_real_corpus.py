@@ -44,7 +44,7 @@ REFUSED: dict[str, str] = {
     "cg-grid-sync-reduce": "warp collective redux.sync (cg::reduce)",
     "cg-warp-aggregated-inc": "warp collective activemask (cg::coalesced_threads)",
     "cub-tile-state-packed": "strong vector access st.relaxed.gpu.v2.u32",
-    "cub-tile-state-packed-acqrel": "strong vector access st.release.gpu.v2.u32",
+    "cub-tile-state-packed-acqrel": "warp collective vote.sync.any (__any_sync)",
     "cub-tile-state-unpacked": "warp collective vote.sync.any (__any_sync)",
     "cub-tile-state-unpacked-no-fence": "warp collective vote.sync.any (__any_sync)",
     "cutlass-semaphore": "bar.red (__syncthreads_and)",
