@@ -41,7 +41,6 @@ SLOW = {"cub-grid-barrier"}
 # read but judged otherwise than its `expect` line fails outright).
 REFUSED: dict[str, str] = {
     "cg-warp-aggregated-inc": "activemask as a shfl membermask (cg::coalesced_threads)",
-    "cub-tile-state-packed-acqrel": "strong vector access st.release.gpu.v2.u32",
 }
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 import ptxmm
-from ptxmm.errors import UnsupportedError
 from ptxmm.ir.program import Load, Store
 from ptxmm.kernel import module as ptx_module
 from ptxmm.kernel.kernels import KernelArgs
@@ -50,15 +49,6 @@ def test_a_u64_vector_element_is_eight_bytes():
     fn = ptx_module.parse(entry(body, 1), "k.ptx").entries[0]
     st = [i for i in fn.body if isinstance(i, Store)]
     assert [(s.addr.offset, s.type, s.sem) for s in st] == [(16, "u64", "relaxed"), (24, "u64", "relaxed")]
-
-
-@pytest.mark.parametrize("ins", ["ld.acquire.gpu.global.v2.u32 {%r1, %r2}, [%rd1];",
-                                 "st.release.gpu.global.v2.u32 [%rd1], {%r1, %r2};"])
-def test_acquire_and_release_vectors_are_located_not_supported_yet(ins):
-    body = f"\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [k_param_0];\n\t{ins}"
-    with pytest.raises(UnsupportedError, match="unspecified order") as e:
-        ptx_module.parse(entry(body, 1), "k.ptx")
-    assert e.value.pos.line == 11
 
 
 # One tile descriptor {status, value}; block 0 publishes {1, 42} with one strong v2 store, block 1

@@ -96,8 +96,9 @@ def handles(*classes: type, control: bool = False):
 
 
 def load_families() -> None:
-    """Import the family modules (once): their ``@handles`` fill HANDLERS."""
-    for name in FAMILIES:
+    """Import the family modules (once): their ``@handles`` fill HANDLERS; and vectors.py (the
+    element orders of an acquire/release vector access)."""
+    for name in (*FAMILIES, "vectors"):
         importlib.import_module(f".{name}", __package__)
 
 

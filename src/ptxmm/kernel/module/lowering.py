@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ..._infra.records import record
 from ...errors import ParseError, UnsupportedError
-from ...ir.program import Addr, Alu, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
+from ...ir.program import Addr, Alu, Imm, Instruction, Label, Mov, Reg, Selp, Setp, Sym
 from ...syntax.decode import Vec, decode
 from .floats import FLOAT_TYPES, arith, float_type, literals, unary
 from .floats import HANDLERS as FLOAT_HANDLERS
@@ -260,39 +261,65 @@ def _st(fb, quals, ops, c):
                        c["text"])]
 
 
+@record(kw_only=True)
+class VectorOrder(Label):
+    """Put before the ``n`` element accesses of an acquire or release vector access: the execution
+    runs them in an order it chooses (semantics/vectors.py forks the path once per order). A label
+    no branch names, so analyses that read a loop body (awaits) see no side effect in it."""
+
+    n: int = 0
+
+
 def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:
     """``ld/st{.sem.scope}{.space}.v2|.v4|.v8.type`` — nvcc's vector accesses (``int4``, the stores it
     merges: four ``stage[i] = …`` into one ``st.shared.v4.u32``; CUB's and NCCL's strong ``v2``/``v4``
     flag+data accesses). PTX ISA 8.2.4 (memory operations on vector data types): "modelled as a set
     of equivalent memory operations with a scalar data type, executed in an unspecified order on the
     elements in the vector". So: one scalar access per element, with the instruction's semantics
-    and scope, at the address plus the element's offset, here in element order.
+    and scope, at the address plus the element's offset.
 
-    That order changes no answer for weak, relaxed and volatile elements (ptx.cat, ptx-v7.5.cat):
-    the elements are different locations; a program-order edge between them is in base causality,
-    but every pattern that turns program order into synchronisation starts at a release or ends at
-    an acquire (an access or a fence), and no fence can sit between two elements. So a causality
-    path through the edge e0 → e1 enters e0 and leaves e1 by program order, which relates its ends
-    directly; the edge itself relates two locations, which no axiom (Coherence, Causality,
-    SC-per-Location: all per location) looks at. Each element is also single-copy atomic on its
-    own only: a reader may see one element new and another old (a torn vector).
+    Weak, relaxed and volatile elements: here in element order, which changes no answer (ptx.cat,
+    ptx-v7.5.cat): the elements are different locations; a program-order edge between them is in
+    base causality, but every pattern that turns program order into synchronisation starts at a
+    release or ends at an acquire (an access or a fence), and no fence can sit between two
+    elements. So a causality path through the edge e0 → e1 enters e0 and leaves e1 by program
+    order, which relates its ends directly; the edge itself relates two locations, which no axiom
+    (Coherence, Causality, SC-per-Location: all per location) looks at. Each element is also
+    single-copy atomic on its own only: a reader may see one element new and another old (a torn
+    vector).
 
     Acquire and release elements are different: a release element orders the elements before it
-    (an acquire element those after it) for whoever synchronises with it, so the order would be
-    a promise the ISA does not make; they are a located "not supported yet"."""
+    (an acquire element those after it) for whoever synchronises with it, so no one order may be
+    fixed. A :class:`VectorOrder` before the elements lets the execution choose among every
+    permutation of them (v2: 2, v4: 24; semantics/vectors.py). Leaving the elements unordered (no
+    program order between them) would allow more: two readers that each acquire one element and
+    then read the other, each seeing the other element old, need the two opposite orders in one
+    execution (tests/kernel/test_vector_acqrel.py). A ``.v8`` access (40320 orders) stays a located
+    "not supported yet", as do ``.mmio`` vectors and a vector load into its own address register
+    (its elements' addresses would depend on the order)."""
     n = int(next(q for q in quals if q in ("v2", "v4", "v8"))[1:])
     scalar = [q for q in quals if q not in ("v2", "v4", "v8")]
     vec, addr = ((ops[0], ops[1]) if base == "ld" else (ops[1], ops[0])) if len(ops) == 2 else (None, None)
     if not isinstance(vec, Vec) or len(vec.items) != n or not isinstance(addr, Addr):
         raise ParseError(f"`{c['text']}` takes a vector of {n} and an address", c["pos"],
                          f"{base}.v{n}.type " + ("{d0, ...}, [a]" if base == "ld" else "[a], {v0, ...}"))
-    if any(q in ("acquire", "release", "mmio", "acq_rel", "sc") for q in scalar):
-        raise UnsupportedError(f"an acquire or release vector access `{c['text']}`", c["pos"],
+    ordered = any(q in ("acquire", "release") for q in scalar)
+    if any(q in ("mmio", "acq_rel", "sc") for q in scalar) or (ordered and n > 4):
+        raise UnsupportedError(f"an acquire or release vector access `{c['text']}` of {n} elements"
+                               if ordered else f"an mmio vector access `{c['text']}`", c["pos"],
                                "PTX ISA 8.2.4: its elements are accessed in an unspecified order, which "
-                               "decides what each acquire/release element orders; weak, relaxed and "
-                               "volatile vector accesses are modelled (one access per element)")
+                               "decides what each acquire/release element orders; ptxmm checks every "
+                               "order of a .v2 or .v4 acquire/release access (a .v8 has 40320), and "
+                               "weak, relaxed and volatile vector accesses")
+    if ordered and base == "ld" and addr.base in vec.items:
+        raise UnsupportedError(f"a vector load into its own address register `{c['text']}`", c["pos"],
+                               "its elements are loaded in an unspecified order; load into other registers")
     width = _ty(_types_of(scalar)[-1])[0] // 8 if _types_of(scalar) else 4
     out: list = []
+    if ordered:
+        pos = c["pos"]
+        out.append(VectorOrder(name=f"%vector:{pos.line}:{pos.col}" if pos is not None else "%vector",
+                               n=n, pos=pos, text=c["text"]))
     for k, item in enumerate(vec.items):
         a = Addr(addr.base, addr.offset + k * width)
         if base == "ld":
