@@ -66,10 +66,11 @@ def main(argv: list[str]) -> int:
         lines[i] = "|" + "|".join(cells) + "|"
     n = agree + refused + other
     text = "\n".join(lines) + "\n"
-    text = re.sub(r"\d+ of the \d+ agree with their argued verdict under both models, \d+ are refused"
-                  r"(, \d+ do not agree)?\.", f"{agree} of the {n} agree with their argued verdict under "
-                  f"both models, {refused} are refused" + (f", {other} do not agree" if other else "") + ".",
-                  text, count=1)
+    verb = "is" if refused == 1 else "are"
+    count = (f"{agree} of the {n} agree with their argued verdict under both models, {refused} {verb} "
+             "refused" + (f", {other} do not agree" if other else "") + ".")
+    text = re.sub(r"\d+ of the \d+ agree with their argued verdict under both models, "
+                  r"\d+ (?:are|is) refused(, \d+ do not agree)?\.", count, text, count=1)
     print(f"{agree} agree, {refused} refused, {other} other")
     if "--check" not in argv:
         readme.write_text(text)

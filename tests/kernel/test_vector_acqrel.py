@@ -156,8 +156,10 @@ def test_the_brute_force_engine_names_the_order_it_cannot_enumerate():
 
 def test_one_path_per_thread_for_a_spin_on_an_acquire_vector(monkeypatch):
     # a poll loop unrolled: the plain encoding forks at every iteration's vector, the one used not
+    # (its count is stored after the loop, so the loop is no await: semantics/loops.py)
     spin = ("SPIN:\n\tld.acquire.gpu.global.v2.u32 {%r3, %r4}, [%rd1];\n\tadd.s32 %r9, %r9, 1;\n"
-            "\tsetp.eq.s32 %p2, %r3, 0;\n\t@%p2 bra SPIN;\n\tst.global.u32 [%rd2], %r4;\n")
+            "\tsetp.eq.s32 %p2, %r3, 0;\n\t@%p2 bra SPIN;\n\tadd.s32 %r4, %r4, %r9;\n"
+            "\tst.global.u32 [%rd2], %r4;\n")
     from ptxmm.semantics.builder import build
 
     k = kernel([PUBLISH, spin], "out[0] == 0", out=1)
