@@ -71,9 +71,8 @@ def _check(body: str):
     return ptxmm.check(prog, observe="condition", timeout=60)
 
 
-# forms refused today with a located "not supported yet" (the Done-when allows it): none
-# of the snippets above but the acquire/release vector, which depends on element order
-REFUSED = {"st.release.v2"}
+# forms refused today with a located "not supported yet" (the Done-when allows it)
+REFUSED: set[str] = set()
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))
