@@ -160,8 +160,11 @@ def test_vector_accesses_are_one_access_per_element():
     assert all(i.sem == "weak" for i in stores + loads)
 
 
-@pytest.mark.parametrize("ins", ["ld.acquire.gpu.shared.v8.u32 {%r1, %r2, %r1, %r2, %r1, %r2, %r1, %r2}, [s];",
-                                 "st.release.gpu.shared.v8.u32 [s], {%r1, %r2, %r1, %r2, %r1, %r2, %r1, %r2};"])
+_V8 = "{%r1, %r2, %r1, %r2, %r1, %r2, %r1, %r2}"
+
+
+@pytest.mark.parametrize("ins", [f"ld.acquire.gpu.shared.v8.u32 {_V8}, [s];",
+                                 f"st.release.gpu.shared.v8.u32 [s], {_V8};"])
 def test_acquire_release_v8_accesses_are_not_supported_yet(ins):
     """.v2 and .v4 acquire/release vectors are read (semantics/vectors.py: the execution chooses
     the element order); .v8's 40320 orders are refused with the line."""
