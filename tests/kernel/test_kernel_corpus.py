@@ -8,24 +8,24 @@ it), so they run without nvcc; with nvcc on the PATH a recompile is compared wit
 
 from __future__ import annotations
 
-import functools
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from support import ROOT
-
-import ptxmm
-from ptxmm import FindingKind
+from support.kernel_corpus import KINDS, NVCC_FLAGS, assert_keeps, entry_body
+from support.kernel_corpus import check as _check
+from support.kernel_corpus import directives as _directives
+from support.kernel_corpus import expected as _expected
+from support.kernel_corpus import kinds as _kinds
+from support.kernel_corpus import normalised as _normalised
+from support.kernel_corpus import threads as _threads
 
 KDIR = ROOT / "examples" / "kernels"
 KERNELS = sorted(KDIR.glob("*.cu"))
 NAMES = [p.stem for p in KERNELS]
 MODELS = ("ptx", "ptx-v7.5")
-KINDS = {"race", "assert-fails", "hang", "out-of-bounds"}
-NVCC_FLAGS = ["-ptx", "-lineinfo", "-arch=sm_90", "-O3"]
 # two uses of the grid barrier: its litmus twin alone takes 12-29 s on a loaded machine
 SLOW = {"grid-barrier-reuse"}
 
@@ -41,37 +41,14 @@ TWINS = {
 }
 
 
-def _directives(cu: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in cu.read_text().splitlines():
-        m = re.match(r"\s*//\s*ptxmm:\s*(\w+)\s+(.*?)\s*$", line)
-        if m:
-            assert m.group(1) not in out, f"{cu.name}: two `ptxmm: {m.group(1)}` lines"
-            out[m.group(1)] = m.group(2)
-    return out
 
 
-def _expected(cu: Path) -> set[str]:
-    text = _directives(cu)["expect"]
-    return set() if text == "ok" else {k.strip() for k in text.split(",")}
 
 
-def _threads(launch: str) -> int:
-    # (`cooperative`, `nonportable`: launch attributes before the kernel's name)
-    m = re.match(r"(?:(?:cooperative|nonportable)\s+)*\w+<<<\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*\d+\s*)?>>>\(",
-                 launch)
-    assert m, launch
-    return int(m.group(1)) * int(m.group(2))
 
 
-@functools.cache
-def _check(path: str, model: str):
-    # one query for the condition (findings are looked for all the same): no outcome enumeration
-    return ptxmm.check(ptxmm.load(path), model=model, observe="condition")
 
 
-def _kinds(res) -> set[str]:
-    return {str(f.kind) for f in res.findings if f.kind != FindingKind.FLAG}
 
 
 # What the front end cannot find yet, by kernel: those kernels' findings tests are strict xfails (an
@@ -147,23 +124,14 @@ COUNTS = {  # (pattern, times) — the fenced and unfenced variants differ exact
 }
 
 
-def _body(name: str) -> str:
-    text = (KDIR / f"{name}.ptx").read_text()
-    return text[text.index(".entry"):text.index(".file")]
-
-
 @pytest.mark.parametrize("name", sorted(set(KEEPS) | set(COUNTS)))
 def test_the_ptx_keeps_what_the_source_means(name):
-    body = _body(name)
-    for pat in KEEPS.get(name, []):
-        assert re.search(pat, body), pat
-    for pat, n in COUNTS.get(name, []):
-        assert len(re.findall(pat, body)) == n, pat
+    assert_keeps(KDIR / f"{name}.ptx", KEEPS.get(name, []), COUNTS.get(name, []))
 
 
 def test_nvcc_hoists_the_plain_load_out_of_the_spin():
     """spin-hoisted: the flag is loaded once, before the loop; the loop itself reads nothing."""
-    lines = [x.split("//")[0].strip() for x in _body("spin-hoisted").splitlines()]
+    lines = [x.split("//")[0].strip() for x in entry_body(KDIR / "spin-hoisted.ptx").splitlines()]
     lines = [x for x in lines if x and not x.startswith(".loc")]
     self_loops = [x for x, nxt in zip(lines, lines[1:])
                   if x.endswith(":") and re.fullmatch(rf"bra\.uni\s+{re.escape(x[:-1])};", nxt)]
@@ -173,10 +141,6 @@ def test_nvcc_hoists_the_plain_load_out_of_the_spin():
 
 # ----- with nvcc: the committed PTX is nvcc's ----------------------------------------------------
 
-def _normalised(ptx: str, name: str) -> str:
-    ptx = re.sub(r"\A(//[^\n]*\n)+", "", ptx)  # the header comment: nvcc's version and build
-    ptx = re.sub(r"\.section\s+\.debug_str\s*\{.*?\n\s*\}", ".section .debug_str {}", ptx, flags=re.S)
-    return re.sub(rf'^(\t\.file\t1 )".*/{re.escape(name)}\.cu"', rf'\1"{name}.cu"', ptx, flags=re.M)
 
 
 # nvcc takes 2-5 s a kernel (libcu++'s headers): by default four kernels that between them use every

@@ -13,25 +13,27 @@ they run without nvcc; with nvcc on the PATH a recompile is compared with the co
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from support import ROOT, agree
+from support.kernel_corpus import KINDS, NVCC_FLAGS, assert_keeps
+from support.kernel_corpus import check as _check
+from support.kernel_corpus import directives as _directives
+from support.kernel_corpus import expected as _expected
+from support.kernel_corpus import kinds as _kinds
+from support.kernel_corpus import normalised as _normalised
+from support.kernel_corpus import threads as _threads
 
 import ptxmm
-from ptxmm import FindingKind
 from ptxmm.errors import UnsupportedError
 
 KDIR = ROOT / "examples" / "kernels" / "real"
 KERNELS = sorted(KDIR.glob("*.cu"))
 NAMES = [p.stem for p in KERNELS]
 MODELS = ("ptx", "ptx-v7.5")
-KINDS = {"race", "assert-fails", "hang", "out-of-bounds"}
-NVCC_FLAGS = ["-ptx", "-lineinfo", "-arch=sm_90", "-O3"]
 LIBRARIES = ("cub-", "cutlass-", "nccl-", "pytorch-", "vllm-", "trtllm-", "deepep-", "tk-", "cg-")
 # a check of 5-7 s a model on a loaded machine (weak-load spins: the liveness search is wide)
 SLOW = {"cub-grid-barrier"}
@@ -52,42 +54,14 @@ DEPARTURES: dict[tuple[str, str], set[str]] = {
 }
 
 
-def _directives(cu: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in cu.read_text().splitlines():
-        m = re.match(r"\s*//\s*ptxmm:\s*(\w+)\s+(.*?)\s*$", line)
-        if m:
-            assert m.group(1) not in out, f"{cu.name}: two `ptxmm: {m.group(1)}` lines"
-            out[m.group(1)] = m.group(2)
-    return out
 
 
-def _expected(cu: Path) -> set[str]:
-    text = _directives(cu)["expect"]
-    return set() if text == "ok" else {k.strip() for k in text.split(",")}
 
 
-def _threads(launch: str) -> int:
-    dims = re.match(r"(?:(?:cooperative|nonportable)\s+)*\w+<<<\s*(\([^)]*\)|\d+)\s*,\s*(\([^)]*\)|\d+)",
-                    launch)
-    assert dims, launch
-
-    def count(d: str) -> int:
-        n = 1
-        for x in re.findall(r"\d+", d):
-            n *= int(x)
-        return n
-    return count(dims.group(1)) * count(dims.group(2))
 
 
-@functools.cache
-def _check(path: str, model: str):
-    # one query for the condition (findings are looked for all the same): no outcome enumeration
-    return ptxmm.check(ptxmm.load(path), model=model, observe="condition")
 
 
-def _kinds(res) -> set[str]:
-    return {str(f.kind) for f in res.findings if f.kind != FindingKind.FLAG}
 
 
 def _params(names, models=MODELS):
@@ -191,18 +165,9 @@ COUNTS = {  # (pattern, times): a broken twin differs from its kernel exactly th
 }
 
 
-def _body(name: str) -> str:
-    text = (KDIR / f"{name}.ptx").read_text()
-    return text[text.index(".entry"):text.index(".file")]
-
-
 @pytest.mark.parametrize("name", sorted(set(KEEPS) | set(COUNTS)))
 def test_the_ptx_keeps_what_the_source_means(name):
-    body = _body(name)
-    for pat in KEEPS.get(name, []):
-        assert re.search(pat, body), pat
-    for pat, n in COUNTS.get(name, []):
-        assert len(re.findall(pat, body)) == n, pat
+    assert_keeps(KDIR / f"{name}.ptx", KEEPS.get(name, []), COUNTS.get(name, []))
 
 
 # (twin, its kernel, at most this many code lines changed): the one-line mistakes stay one line
@@ -234,12 +199,6 @@ def test_a_twin_changes_only_a_few_code_lines_of_its_kernel(twin, kernel, most):
 
 # ----- with nvcc: the committed PTX is nvcc's ----------------------------------------------------
 
-def _normalised(ptx: str, name: str) -> str:
-    ptx = re.sub(r"\A(//[^\n]*\n)+", "", ptx)  # the header comment: nvcc's version and build
-    ptx = re.sub(r"\.section\s+\.debug_str\s*\{.*?\n\s*\}", ".section .debug_str {}", ptx, flags=re.S)
-    # internal-linkage names (libcu++'s CPO objects via cooperative_groups/reduce.h) carry that hash
-    ptx = re.sub(r"(_INTERNAL_|_GLOBAL__N__)[0-9a-f]{8}_", r"\1", ptx)
-    return re.sub(rf'^(\t\.file\t1 )".*/{re.escape(name)}\.cu"', rf'\1"{name}.cu"', ptx, flags=re.M)
 
 
 # nvcc takes 2-5 s a kernel: by default two (inline asm with mbarriers; plain CUDA with atomics and
