@@ -1,9 +1,11 @@
 """popc, clz, brev and bfind{.shiftamt} in kernels (``__popc``, ``__clz``, ``__brev``, ``__ffs``):
 the PTX ISA's definitions written out here independently, Python's evaluation and Z3's equal on
-every operand, and nvcc's PTX of the intrinsics checked on both engines."""
+every operand, and nvcc's PTX of the intrinsics checked on both engines; ``mov.b64`` packing and
+unpacking a vector of halves (the first element the least significant)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,21 @@ def test_a_wrong_type_is_a_located_error(tmp_path):
     (tmp_path / "bits.cu").write_text((DATA / "bits.cu").read_text())
     with pytest.raises(ParseError, match="expected form: popc.type d, a"):
         ptxmm.check(ptxmm.load(str(tmp_path / "bits.ptx")))
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_mov_packs_and_unpacks_halves(engine):
+    """``mov.b64 {lo, hi}, d`` and ``mov.b64 d, {hi, lo}`` on a loaded 0x0000000500000007: 7 and 5,
+    then 0x0000000700000005 (PTX ISA, mov: "d = a.x | (a.y << 32)")."""
+    res = ptxmm.check(ptxmm.load(str(DATA / "pack.ptx")), engine=engine)
+    assert res.holds is True and len(res.outcomes) == 1
+
+
+def test_a_mov_of_three_halves_is_a_located_error(tmp_path):
+    text = re.sub(r"mov\.b64\s+\{%r1, %r2\}", "mov.b32 {%r1, %r2, %r1}", (DATA / "pack.ptx").read_text())
+    assert "{%r1, %r2, %r1}" in text
+    (tmp_path / "pack.ptx").write_text(text)
+    (tmp_path / "pack.cu").write_text((DATA / "pack.cu").read_text())
+    with pytest.raises(ptxmm.PtxmmError) as e:
+        ptxmm.check(ptxmm.load(str(tmp_path / "pack.ptx")))
+    assert e.value.pos is not None

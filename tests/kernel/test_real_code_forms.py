@@ -54,6 +54,9 @@ FORMS = {
     "bfind": "bfind.shiftamt.u32 %r5, %r1;",
     "brev": "brev.b32 %r5, %r1;",
     "trap": "setp.eq.u32 %p2, %r1, 7;\n\t@%p2 trap;",
+    "mov.unpack": "mov.b64 {%r5, %r6}, %rd1;",
+    "mov.pack": "mov.b64 %rd5, {%r1, %r6};",
+    "envreg.pack": "mov.b64 %rd5, {%envreg2, %envreg1};",
 }
 
 

@@ -365,7 +365,56 @@ def _bits(base: str):
     return lower
 
 
+def _mov(fb, quals, ops, c):
+    """``mov.bN {a, b, ...}, d`` (unpack) and ``mov.bN d, {a, b, ...}`` (pack): PTX ISA, mov: "d =
+    a.x | (a.y << 32)" — the first element is the least significant part. nvcc writes them to split
+    a 64-bit value into halves (a 64-bit ``__shfl_sync``, ``%envreg`` pairs) and join them back.
+    Lowered to shifts, masks and moves at the element's width; a ``_`` element is not written.
+    Anything else is the float literal handler's or the plain decoder's."""
+    if not any(isinstance(o, Vec) for o in ops):
+        return FLOAT_HANDLERS["mov"](fb, quals, ops, c)
+    _need(ops, 2, "mov.bN {a, b}, d | mov.bN d, {a, b}", c)
+    ty = next((q for q in quals if re.fullmatch(r"b(16|32|64|128)", q)), None)
+    vec, other = (ops[0], ops[1]) if isinstance(ops[0], Vec) else (ops[1], ops[0])
+    if ty is None or ty == "b128" or isinstance(other, Vec) or len(quals) != 1 \
+            or not isinstance(other, (Reg, Imm)) or len(vec.items) not in (2, 4):
+        raise UnsupportedError(f"`{c['text']}`", c["pos"], "ptxmm reads mov.b32/.b64 with a vector of "
+                               "two or four elements (pack or unpack)")
+    w = int(ty[1:])
+    ew = w // len(vec.items)
+    if ew < 8:
+        raise ParseError(f"`{c['text']}`: {len(vec.items)} elements of a .{ty}", c["pos"],
+                         "mov.b32 {a, b} (.b16 halves), mov.b64 {a, b} (.b32) or {a, b, c, d} (.b16)")
+    ety = f"b{ew}"
+    out: list[Instruction] = []
+    if isinstance(ops[0], Vec):  # unpack
+        for k, item in enumerate(vec.items):
+            if isinstance(item, Sym) and item.name == "_":
+                continue
+            if not isinstance(item, Reg):
+                raise ParseError(f"`{c['text']}`: element {k} must be a register or `_`", c["pos"], None)
+            t = fb.scratch()
+            out += [Alu(op="shr", dst=t, srcs=(other, Imm(k * ew)), type=ty, **c),
+                    Mov(dst=item, src=t, type=ety, **c)]
+        return out
+    if not isinstance(other, Reg):
+        raise ParseError(f"`{c['text']}`: the destination must be a register", c["pos"], None)
+    acc = None
+    for k, item in enumerate(vec.items):
+        if not isinstance(item, (Reg, Imm)):
+            raise ParseError(f"`{c['text']}`: element {k} must be a register or an immediate", c["pos"], None)
+        t, m = fb.scratch(), fb.scratch()
+        out += [Mov(dst=t, src=item, type=ety, **c), Mov(dst=m, src=t, type=ty, **c),
+                Alu(op="and", dst=m, srcs=(m, Imm((1 << ew) - 1)), type=ty, **c)]
+        if k:
+            out.append(Alu(op="shl", dst=m, srcs=(m, Imm(k * ew)), type=ty, **c))
+            out.append(Alu(op="or", dst=m, srcs=(acc, m), type=ty, **c))
+        acc = m
+    out.append(Mov(dst=other, src=acc, type=ty, **c))
+    return out
+
+
 PARAM = "%param:"
 _NVCC = {"cvta": _cvta, "cvt": _cvt, "mul": _mul, "mad": _mad, "abs": _abs, "bfe": _bfe, "bfi": _bfi,
          **{k: _bits(k) for k in _BIT_TYPES},
-         "ld": _ld, "st": _st, "mbarrier": _mbarrier, "cp": _cp, **FLOAT_HANDLERS}
+         "ld": _ld, "st": _st, "mbarrier": _mbarrier, "cp": _cp, **FLOAT_HANDLERS, "mov": _mov}
