@@ -354,3 +354,16 @@ def test_the_watchdog_kills_a_silent_child_and_reports_a_hung_one():
         run_isolated(p, KernelEnv(), 1.0, None, 1.0, target=_hung_child, limit_s=60)
     run = run_isolated(p, KernelEnv(), 1.0, None, 1.0, target=_ok_child, limit_s=60)
     assert run.plan is p and run.instances == 2048 and run.checksum_ok and run.device == "child GPU"
+
+
+def test_an_undecided_kernel_runs_only_when_allowed():
+    """warp-wait-for-valid: liveness "undecided" (a loop that holds a vote.sync). Refused by
+    default, saying how to run it; planned with allow_undecided (crossval --allow-undecided), where
+    a kernel that spins is a timeout row after --timeout."""
+    item = KC.plan_kernel_file(K / "warp-wait-for-valid.ptx", "ptx", 2)
+    assert isinstance(item, B.Skip) and item.reason == B.DEVICE_UNSUPPORTED
+    assert "did not decide" in item.message and "--allow-undecided" in item.hint
+    planned = KC.plan_kernel_file(K / "warp-wait-for-valid.ptx", "ptx", 2, allow_undecided=True)
+    assert not isinstance(planned, B.Skip), planned
+    hang = KC.plan_kernel_file(K / "spin-hoisted.ptx", "ptx", 2, allow_undecided=True)
+    assert isinstance(hang, B.Skip) and "hang" in hang.message  # a hang stays refused

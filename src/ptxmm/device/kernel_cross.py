@@ -168,7 +168,7 @@ def _satisfies(plan: KernelPlan) -> Callable[[tuple[int, ...]], bool | None]:
 # ----- planning a batch ---------------------------------------------------------------------------
 
 def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
-                     compile_timeout: float = 300.0) -> KernelJob | Skip:
+                     compile_timeout: float = 300.0, allow_undecided: bool = False) -> KernelJob | Skip:
     """Load, model-check, plan and assemble one kernel file, or say why not (a row)."""
     from .. import load
     from ..kernel.nvcc import CompileError
@@ -185,7 +185,7 @@ def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
     except Exception as e:  # a ptxmm bug must not end the batch
         return Skip.of(path, INTERNAL, e)
     try:
-        kp = plan_kernel(prog, ptx, model, unroll)
+        kp = plan_kernel(prog, ptx, model, unroll, allow_undecided)
     except UnsupportedError as e:
         return Skip.of(path, DEVICE_UNSUPPORTED if ON_DEVICE in e.message else UNSUPPORTED, e)
     except PtxmmError as e:
@@ -202,7 +202,7 @@ def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
 
 
 def plan_files(paths: list[Path], model: str | None, unroll: int = 2, *, kernel=None,
-               progress: Callable[[str], None] | None = None) -> list:
+               progress: Callable[[str], None] | None = None, allow_undecided: bool = False) -> list:
     """Every file as a Job, a KernelJob or a Skip, in the order given."""
     from .batch import plan
 
@@ -215,7 +215,8 @@ def plan_files(paths: list[Path], model: str | None, unroll: int = 2, *, kernel=
             continue
         if progress:
             progress(f"planning kernel {Path(p).name}")
-        out.append(plan_kernel_file(Path(p), model or "ptx", unroll, kernel))
+        out.append(plan_kernel_file(Path(p), model or "ptx", unroll, kernel,
+                                    allow_undecided=allow_undecided))
     return out
 
 
@@ -241,7 +242,7 @@ def run_kernel(job: KernelJob, env: Env, budget: float, iterations: int | None, 
 
 
 def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, timeout: float,
-                 console: Console, kernel=None):
+                 console: Console, kernel=None, allow_undecided: bool = False):
     """The crossval campaign ``c`` (commands.Campaign) also planning, running and reporting kernels."""
 
     def run_one(job):
@@ -267,7 +268,8 @@ def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, ti
         return f
 
     def planner(paths, model, unroll, progress=None):
-        return plan_files(paths, model, unroll, kernel=kernel, progress=progress)
+        return plan_files(paths, model, unroll, kernel=kernel, progress=progress,
+                          allow_undecided=allow_undecided)
 
     measure = pick(lambda r: (r.run.instances, r.run.seconds), c.measure or (lambda r: (0, 0.0)), (0, 0.0))
     return replace(c, run_one=run_one, render=render, to_json=pick(KernelCross.to_json, c.to_json),

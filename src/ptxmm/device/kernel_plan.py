@@ -183,9 +183,13 @@ def _refuse(message: str, hint: str | None = None) -> UnsupportedError:
     return UnsupportedError(f"{message}: not run {ON_DEVICE}", None, hint)
 
 
-def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) -> KernelPlan:
+def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
+                allow_undecided: bool = False) -> KernelPlan:
     """The plan for a kernel Program (``ptxmm.load`` of a kernel file) and the PTX nvcc made of it.
-    Raises UnsupportedError (its message says "on the device") for a kernel it does not run."""
+    Raises UnsupportedError (its message says "on the device") for a kernel it does not run: one the
+    model lets hang, and, unless ``allow_undecided`` (``crossval --allow-undecided``), one whose
+    liveness the model did not decide (it may spin on the GPU until its process's --timeout: a
+    ``timeout`` row)."""
     from ..queries.checker import check
 
     info = prog.kernel
@@ -201,9 +205,10 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2) ->
     if res.status != "ok" or not res.outcomes:
         raise _refuse(f"the model's check did not finish ({res.status_text or 'no execution finishes'})",
                       "raise --unroll: the device run needs the model's whole answer")
-    if res.liveness != "terminates":
+    if res.liveness != "terminates" and not (allow_undecided and res.liveness == "undecided"):
         raise _refuse(f"the liveness check did not decide that every execution ends ({res.liveness})",
-                      "check it with the model only (ptxmm check --liveness)")
+                      "check it with the model only (ptxmm check --liveness), or run it with "
+                      "crossval --allow-undecided (a kernel that spins is then a timeout row)")
     buffers, stride = _buffers(list(launch.buffers))
     allowed = _allowed(res, buffers)
     text, uses_assert = rewrite_ptx(ptx)
