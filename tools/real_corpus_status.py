@@ -17,16 +17,12 @@ import ptxmm
 from ptxmm import FindingKind
 from ptxmm.errors import PtxmmError, UnsupportedError
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.kernel_corpus import DEPARTURES  # noqa: E402  (the tests' own list)
+from support.kernel_corpus import expected as _expected  # noqa: E402
+
 KDIR = Path("examples/kernels/real")
 MODELS = ("ptx", "ptx-v7.5")
-# a model's own findings where it departs from the current ISA text (tests/kernel/test_real_corpus.py)
-DEPARTURES = {("cub-tile-state-unpacked", "ptx-v7.5"): {"race", "assert-fails"}}
-
-
-def _expected(cu: Path) -> set[str]:
-    m = re.search(r"//\s*ptxmm:\s*expect\s+(.*?)\s*$", cu.read_text(), re.M)
-    text = m.group(1) if m else "ok"
-    return set() if text == "ok" else {k.strip() for k in text.split(",")}
 
 
 def status(name: str) -> str:

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 
 import pytest
 from support import ROOT
-from support.kernel_corpus import KINDS, NVCC_FLAGS, assert_keeps, entry_body
+from support.kernel_corpus import KINDS, assert_keeps, assert_recompiles, entry_body
 from support.kernel_corpus import check as _check
 from support.kernel_corpus import directives as _directives
 from support.kernel_corpus import expected as _expected
 from support.kernel_corpus import kinds as _kinds
-from support.kernel_corpus import normalised as _normalised
 from support.kernel_corpus import threads as _threads
 
 KDIR = ROOT / "examples" / "kernels"
@@ -39,16 +37,6 @@ TWINS = {
     "mp-block-scope": ["teaching/15-scope-too-narrow.ptx"],
     **{p.stem: [f"kernels/litmus/{p.name}"] for p in sorted((KDIR / "litmus").glob("*.ptx"))},
 }
-
-
-
-
-
-
-
-
-
-
 
 
 # What the front end cannot find yet, by kernel: those kernels' findings tests are strict xfails (an
@@ -142,7 +130,6 @@ def test_nvcc_hoists_the_plain_load_out_of_the_spin():
 # ----- with nvcc: the committed PTX is nvcc's ----------------------------------------------------
 
 
-
 # nvcc takes 2-5 s a kernel (libcu++'s headers): by default four kernels that between them use every
 # kind of source in the corpus (plain C++, libcu++ atomics, inline asm, __shared__ and __syncthreads);
 # the others are marked slow (`pytest -m slow` runs them).
@@ -153,12 +140,7 @@ RECOMPILED = {"spin-hoisted", "mp-relaxed-flag", "splitk-semaphore", "syncthread
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in RECOMPILED else [pytest.mark.slow])
                                   for n in NAMES])
 def test_a_recompile_equals_the_committed_ptx(name, tmp_path):
-    shutil.copy(KDIR / f"{name}.cu", tmp_path)
-    r = subprocess.run(["nvcc", *NVCC_FLAGS, f"{name}.cu", "-o", f"{name}.ptx"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    fresh = _normalised((tmp_path / f"{name}.ptx").read_text(), name)
-    assert fresh == _normalised((KDIR / f"{name}.ptx").read_text(), name)
+    assert_recompiles(KDIR, name, tmp_path)
 
 
 # ----- the checker on the corpus -----------------------------------------------------------------

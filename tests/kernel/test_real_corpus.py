@@ -15,16 +15,14 @@ from __future__ import annotations
 import difflib
 import re
 import shutil
-import subprocess
 
 import pytest
 from support import ROOT, agree
-from support.kernel_corpus import KINDS, NVCC_FLAGS, assert_keeps
+from support.kernel_corpus import DEPARTURES, KINDS, assert_keeps, assert_recompiles
 from support.kernel_corpus import check as _check
 from support.kernel_corpus import directives as _directives
 from support.kernel_corpus import expected as _expected
 from support.kernel_corpus import kinds as _kinds
-from support.kernel_corpus import normalised as _normalised
 from support.kernel_corpus import threads as _threads
 
 import ptxmm
@@ -44,22 +42,6 @@ SLOW = {"cub-grid-barrier"}
 REFUSED: dict[str, str] = {
     "cg-warp-aggregated-inc": "activemask as a shfl membermask (cg::coalesced_threads)",
 }
-
-
-# Where a model departs from the current ISA text the kernel's `expect` line argues from, that model's
-# findings (models/ptx-v7.5.cat: Dat3M's 7.5 formalisation makes fence.sc no acquire fence, so CUB's
-# relaxed status load + __threadfence() is no acquire pattern there, and its value loads race).
-DEPARTURES: dict[tuple[str, str], set[str]] = {
-    ("cub-tile-state-unpacked", "ptx-v7.5"): {"race", "assert-fails"},
-}
-
-
-
-
-
-
-
-
 
 
 
@@ -200,7 +182,6 @@ def test_a_twin_changes_only_a_few_code_lines_of_its_kernel(twin, kernel, most):
 # ----- with nvcc: the committed PTX is nvcc's ----------------------------------------------------
 
 
-
 # nvcc takes 2-5 s a kernel: by default two (inline asm with mbarriers; plain CUDA with atomics and
 # inline asm), the others under -m slow
 RECOMPILED = {"tk-semaphore-ring", "cutlass-streamk-fixup"}
@@ -210,12 +191,7 @@ RECOMPILED = {"tk-semaphore-ring", "cutlass-streamk-fixup"}
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in RECOMPILED else [pytest.mark.slow])
                                   for n in NAMES])
 def test_a_recompile_equals_the_committed_ptx(name, tmp_path):
-    shutil.copy(KDIR / f"{name}.cu", tmp_path)
-    r = subprocess.run(["nvcc", *NVCC_FLAGS, f"{name}.cu", "-o", f"{name}.ptx"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    fresh = _normalised((tmp_path / f"{name}.ptx").read_text(), name)
-    assert fresh == _normalised((KDIR / f"{name}.ptx").read_text(), name)
+    assert_recompiles(KDIR, name, tmp_path)
 
 
 # ----- the checker on the corpus -----------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Helpers shared by the test folders (importable from any of them: pyproject.toml puts tests/ on
 pytest's ``pythonpath``): the repository root, the bundled examples, the GPU marks, the tools/
 scripts as modules, and the Z3 = brute force comparison. The generators of random programs
-(grammar_gen, hunt3_gen, liveness_gen, module_gen), the ptxas oracle and the litmus programs several
-folders use (programs) are modules of this package.
+(grammar_gen, hunt3_gen, liveness_gen, module_gen), the ptxas oracle, the kernel corpora's shared
+checks (kernel_corpus) and the litmus programs several folders use (programs) are modules of this
+package.
 
 Nothing here reads outside the repository: the Dat3M corpus beside it (../shared/conformance) is
 reached only through the ``conformance`` fixtures of tests/conftest.py, which skip, saying why."""
