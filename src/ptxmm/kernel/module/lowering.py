@@ -352,9 +352,9 @@ def _bits(base: str):
 
     def lower(fb, quals, ops, c):
         _need(ops, 2, form, c)
-        if not isinstance(ops[0], Reg) or not isinstance(ops[1], (Reg, Imm)):
-            raise ParseError(f"`{c['text']}`: d must be a register and a a register or an immediate",
-                             c["pos"], f"expected form: {form}")
+        if not isinstance(ops[1], (Reg, Imm)):  # (the destination: bodies._destinations)
+            raise ParseError(f"`{c['text']}`: a must be a register or an immediate", c["pos"],
+                             f"expected form: {form}")
         shift = base == "bfind" and "shiftamt" in quals
         rest = [q for q in quals if not (shift and q == "shiftamt")]
         if len(rest) != 1 or rest[0] not in types:
@@ -397,9 +397,7 @@ def _mov(fb, quals, ops, c):
             out += [Alu(op="shr", dst=t, srcs=(other, Imm(k * ew)), type=ty, **c),
                     Mov(dst=item, src=t, type=ety, **c)]
         return out
-    if not isinstance(other, Reg):
-        raise ParseError(f"`{c['text']}`: the destination must be a register", c["pos"], None)
-    acc = None
+    acc = None  # (a destination that is no register: bodies._destinations)
     for k, item in enumerate(vec.items):
         if not isinstance(item, (Reg, Imm)):
             raise ParseError(f"`{c['text']}`: element {k} must be a register or an immediate", c["pos"], None)
