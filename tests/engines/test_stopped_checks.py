@@ -145,3 +145,32 @@ def test_an_interrupted_model_evaluation_is_the_stops_unknown(monkeypatch):
             next(outs)
     finally:
         pb.close()
+
+
+def test_a_poke_inside_a_finalizer_waits_for_the_next_poke():
+    """The watchdog's poke raises the stop's exception in the main thread; landing in a finalizer (a
+    Z3 object's __del__), Python would swallow it and print "Exception ignored": the handler leaves
+    it for the next poke instead, and raises from ordinary code."""
+    import signal
+    import sys
+
+    from ptxmm.engines import Deadline
+    from ptxmm.engines.base import Stop, TimedOut
+    from ptxmm.engines.watch import Watch
+
+    frames = []
+
+    class Finalized:
+        def __del__(self):
+            frames.append(sys._getframe())
+
+    Finalized()
+    stop = Stop()
+    watch = Watch(Deadline(None, stop=stop))
+    watch.armed, watch.poked = True, True
+    stop.set("timeout")
+    watch._on_sigint(signal.SIGINT, frames[0])  # no exception: it would be lost
+    assert watch.poked is False
+    watch.poked = True
+    with pytest.raises(TimedOut):
+        watch._on_sigint(signal.SIGINT, sys._getframe())

@@ -52,6 +52,18 @@ def _mib(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB"
 
 
+def _in_finalizer(frame) -> bool:
+    """Whether ``frame`` runs inside a finalizer (``__del__`` or a ``weakref.finalize`` callback),
+    where an exception raised cannot reach the check."""
+    while frame is not None:
+        code = frame.f_code
+        finalize = code.co_name == "__call__" and code.co_filename.endswith("weakref.py")
+        if code.co_name == "__del__" or finalize:
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Watch:
     """``with Watch(deadline, max_memory):`` — the watchdog of one check (see the module)."""
 
@@ -115,6 +127,11 @@ class Watch:
         if self.stop.reason is None:
             self.stop.set("interrupted")
         if (poked or self.sigints > 1) and self.armed:
+            if _in_finalizer(frame):
+                # Python swallows an exception raised in a finalizer (a Z3 object's __del__) and
+                # prints "Exception ignored": leave it for the next poke, GRACE seconds later.
+                self.poked = False
+                return
             raise STOPPED_BY[self.stop.reason or "interrupted"]
 
     def _signalled(self) -> bool:
