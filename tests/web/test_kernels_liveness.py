@@ -284,3 +284,22 @@ def test_the_server_removes_its_compile_cache(tmp_path):
     api = Api(Config(workers=1, cache_dir=str(kept)))
     api.close()
     assert kept.is_dir()  # a directory given is the caller's
+
+
+
+
+@needs_sandbox
+@pytest.mark.parametrize("include", ["#inc\\\nlude </etc/passwd>", '#inc\\\nlude "/etc/passwd"',
+                                     "#include <cuda/../../../../../../etc/passwd>"])
+def test_nvcc_itself_reads_no_file_of_the_server(include, monkeypatch):
+    """The guard refuses each; without it nvcc (in the sandbox) still reads no /etc/passwd."""
+    from ptxmm.web import kernel_source
+
+    src = f"// ptxmm: launch k<<<1, 1>>>(int out[1])\n{include}\n__global__ void k(int *out) {{}}\n"
+    status, res = _run("check", {"source": src, "format": "cu"})
+    assert status == 422 and res["error"]["kind"] == "refused" and res["error"]["position"].startswith(
+        "playground.cu:2:")
+    monkeypatch.setattr(kernel_source, "check_cu", lambda *a: None)
+    status, res = _run("check", {"source": src, "format": "cu"})
+    assert status == 422 and res["error"]["kind"] == "nvcc error", res
+    assert "root:x:0:0" not in json.dumps(res) and "No such file" in res["error"]["message"]

@@ -88,6 +88,7 @@ class Api:
         from .. import __version__
         from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
         from ..kernel.nvcc import find_nvcc
+        from ..queries.hangs import MODELS as PROGRESS
         from . import sandbox
         from .formats import FORMATS
 
@@ -96,6 +97,7 @@ class Api:
                       "observe": list(OBSERVE), "unroll_max": UNROLL_MAX,
                       "formats": [{"name": f, "supported": True} for f in FORMATS],
                       "nvcc": find_nvcc() is not None and sandbox.available(),
+                      "progress_models": list(PROGRESS),
                       "time_limit_s": self.config.time_limit, "max_body": self.config.max_body})
 
     async def health(self, request: Request) -> Response:
