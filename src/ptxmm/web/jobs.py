@@ -281,14 +281,14 @@ def _kernel(job: Job, fmt: str) -> Answer:
             ptx, source = None, plain_ptx_files(job.source)
         try:
             prog = parse_source(source, job.file, fmt, args)
+            left = max(0.1, job.timeout - (time.monotonic() - t0))
+            job = replace(job, timeout=left)
+            return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
         except PtxmmError as e:
             if e.message.endswith("has no launch"):
                 e.hint = ('add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or '
                           'give "launch" in the request')
             raise e if ptx is None else in_cuda_source(e, ptx, job.file) from None
-        left = max(0.1, job.timeout - (time.monotonic() - t0))
-        job = replace(job, timeout=left)
-        return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
 
 
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", re.M)
@@ -306,13 +306,18 @@ def in_cuda_source(e: PtxmmError, ptx: str, file: str) -> PtxmmError:
 
     lines = ptx.splitlines()
     at = min(max(e.pos.line, 1), len(lines) or 1)
-    own = {m.group(1) for m in _FILE.finditer(ptx) if re.split(r"[/\\]", m.group(2))[-1] == file}
-    line, col = 1, 1
-    for m in _LOC.finditer("\n".join(lines[:at])):
-        if m.group(1) in own:
-            line, col = int(m.group(2)), max(int(m.group(3)), 1)
-    text = lines[at - 1].strip() if lines else ""
-    e.message = f"{e.message} (in nvcc's PTX of this line: `{text[:80]}`)" if text else e.message
+    src = getattr(e.pos, "src", None)  # a KernelPos: its CUDA line, read from the .loc already
+    if src is not None and re.split(r"[/\\]", src.file)[-1] == file:
+        line, col = src.line, max(src.col, 1)
+    else:
+        own = {m.group(1) for m in _FILE.finditer(ptx) if re.split(r"[/\\]", m.group(2))[-1] == file}
+        line, col = 1, 1
+        for m in _LOC.finditer("\n".join(lines[:at])):
+            if m.group(1) in own:
+                line, col = int(m.group(2)), max(int(m.group(3)), 1)
+    text = " ".join(lines[at - 1].split()).rstrip(";") if lines else ""
+    if text and text not in " ".join(e.message.split()):  # the PTX it names, unless it does
+        e.message = f"{e.message} (in nvcc's PTX of this line: `{text[:80]}`)"
     e.pos = SourcePos(file, line, col)
     return e
 
