@@ -103,7 +103,8 @@ class Api:
     async def health(self, request: Request) -> Response:
         s = self.pool.stats
         return _json({"ok": True, "workers": len(self.pool.all), "waiting": self.pool.waiting,
-                      "served": s.served, "stopped_at_limit": s.stopped, "crashed": s.died})
+                      "served": s.served, "stopped_at_limit": s.stopped, "crashed": s.died,
+                      "cancelled": s.cancelled})
 
     async def examples(self, request: Request) -> Response:
         return _json(self.library.listing())
