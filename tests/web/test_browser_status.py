@@ -182,3 +182,30 @@ def test_a_time_limit_is_said_as_such(tmp_path, playwright):
         assert pg.locator("#verdict").get_attribute("class") == "unknown"
         assert pg.errors == []
         browser.close()
+
+
+def test_a_model_written_in_the_page_is_used_and_its_errors_located_there(page):
+    pg = page
+    _open_example(pg, "classic/SB-relaxed.ptx")
+    pg.click("#check")
+    _status(pg, "checked in")
+    assert "ALLOWED" in pg.locator("#verdict").inner_text()
+    pg.click("#model-box summary")
+    pg.fill("#model-text", "acyclic po | rf | co | fr as sc\n")
+    assert pg.locator("#model").is_disabled()
+    assert "in use instead of ptx" in pg.locator("#model-note").inner_text()
+    assert pg.locator("#verdict").is_hidden()  # the model changed: the old verdict went
+    pg.click("#check")
+    _status(pg, "checked in")
+    assert "FORBIDDEN" in pg.locator("#verdict").inner_text()
+    pg.fill("#model-text", 'include "/etc/passwd"\nacyclic po as x\n')
+    pg.click("#check")
+    pg.wait_for_selector("#error:not([hidden])")
+    assert "playground.cat:1:" in pg.locator("#error").inner_text()
+    assert pg.locator(".cm-error-line").count() == 0  # the test's editor is not marked
+    pg.click("#model-clear")
+    assert pg.locator("#model").is_enabled()
+    pg.click("#model-load")  # the chosen built-in model's text, to start from
+    pg.wait_for_function("() => document.getElementById('model-text').value.includes('acyclic')")
+    pg.click("#model-clear")
+    pg.click("#model-box summary")

@@ -106,6 +106,18 @@ class Api:
                       "served": s.served, "stopped_at_limit": s.stopped, "crashed": s.died,
                       "cancelled": s.cancelled})
 
+    async def model(self, request: Request) -> Response:
+        """A built-in model file's text (a model or a library it includes), by its listed name:
+        the start of a model written in the page."""
+        from ..cat.parser import builtin_files
+
+        name = request.path_params["name"]
+        path = builtin_files().get(name)
+        if path is None:
+            return _json(error_object(name, "not found", f"no built-in model file {name!r}", None,
+                                      "GET /api/info lists the models"), 404)
+        return _json({"name": name, "source": path.read_text()})
+
     async def examples(self, request: Request) -> Response:
         return _json(self.library.listing())
 
@@ -303,7 +315,7 @@ def create_app(config: Config | None = None) -> Starlette:
 
     routes = [Route("/", api.index), Route("/api/info", api.info), Route("/api/health", api.health),
               Route("/api/examples", api.examples), Route("/api/examples/{path:path}", api.example),
-              Route("/api/cancel", api.cancel, methods=["POST"]),
+              Route("/api/cancel", api.cancel, methods=["POST"]), Route("/api/models/{name}", api.model),
               *(Route(f"/api/{k}", api.work, methods=["POST"]) for k in KINDS),
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     middleware = [Middleware(HostCheck, hosts=config.hosts)] if config.hosts else []

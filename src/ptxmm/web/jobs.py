@@ -27,6 +27,7 @@ from .formats import FORMATS, SUFFIX, format_of, is_kernel, parse_source
 
 KINDS = ("check", "explain", "graph")
 MAX_NAME = 80
+MAX_MODEL = 64 * 1024  # characters of a model written in a request
 Answer = tuple[int, str, str]  # HTTP status, body, media type
 JSON = "application/json"
 
@@ -69,6 +70,7 @@ class Job:
     launch: str | None = None  # a kernel's launch (else its `// ptxmm: launch` line)
     liveness: bool | None = None  # also look for hangs (None: as check() decides, on for kernels)
     progress: str = "fair"  # the progress model liveness assumes
+    model_text: str | None = None  # a cat model written in the request (instead of ``model``)
     cache: str | None = None  # the directory of nvcc's outputs shared by the workers (not a field)
 
 
@@ -122,7 +124,8 @@ def _fields(models) -> dict:
             "observe": _choice("observe", OBSERVE), "max_outcomes": _int("max_outcomes", 1, None),
             "timeout": _seconds, "outcome": _text("outcome", 2000), "fix": _bool("fix"),
             "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph"),
-            "launch": _text("launch", 2000), "liveness": _bool("liveness"), "progress": _progress}
+            "launch": _text("launch", 2000), "model_text": _text("model_text", MAX_MODEL),
+            "liveness": _bool("liveness"), "progress": _progress}
 
 
 def _progress(v: Any) -> str:
@@ -146,7 +149,7 @@ def _seconds(v: Any) -> float:
 
 
 # which fields each endpoint reads (others are refused: a typo is not silently ignored)
-_COMMON = ("source", "format", "file", "model", "unroll", "text", "launch")
+_COMMON = ("source", "format", "file", "model", "model_text", "unroll", "text", "launch")
 ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout", "liveness", "progress"),
            "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout", "liveness", "progress"),
            "graph": _COMMON + ("outcome", "timeout")}
@@ -172,6 +175,9 @@ def job_of(kind: str, body: Any, limit: float, models) -> Job:
     args["timeout"] = min(args.get("timeout", limit), limit)
     if kind == "graph":
         args["text"] = False
+    if "model_text" in args and "model" in args:
+        raise RequestError(400, 'give "model" (a built-in model) or "model_text" (a model written '
+                           'here), not both')
     if args.get("progress", "fair") != "fair" and not args.get("liveness"):
         raise RequestError(400, f'"progress": {args["progress"]} applies only with "liveness": true '
                            "(the progress model is the one liveness assumes)",
@@ -331,11 +337,26 @@ def _restore(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
+MODEL_FILE = "playground.cat"
+
+
+def model_of(job: Job):
+    """The model a job names (a built-in one), or the one its request wrote ("model_text": read
+    from no file, its includes only built-in files; its errors located in ``playground.cat``)."""
+    if job.model_text is None:
+        return job.model
+    from ..cat.parser import model_from_text, require_axioms
+
+    model = model_from_text(job.model_text, MODEL_FILE)
+    require_axioms(model)
+    return model
+
+
 def _check(job: Job, prog) -> Answer:
     from ..queries.checker import check
     from ..report.jsonout import write_result
 
-    res = check(prog, job.model, engine=job.engine, unroll=job.unroll, observe=job.observe,
+    res = check(prog, model_of(job), engine=job.engine, unroll=job.unroll, observe=job.observe,
                 verdict_only=job.observe == "condition", max_outcomes=job.max_outcomes,
                 timeout=budget(job.timeout), liveness=job.liveness, progress_model=job.progress)
     res.timeout = job.timeout  # the request's limit, in the report
@@ -358,14 +379,15 @@ def _check(job: Job, prog) -> Answer:
 def _explain(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
 
-    x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
+    model = model_of(job)
+    x = explain(prog, model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
                 fix_bound=job.fix_bound)
     obj = x.to_json()
     hangs = None
     if job.liveness:  # as `ptxmm explain --liveness`: each hang, where and why, after the outcome's
         from ..queries.hangs import find_hangs
 
-        hangs = find_hangs(prog, job.model, job.unroll, job.progress)
+        hangs = find_hangs(prog, model, job.unroll, job.progress)
         obj |= {"hangs": [h.to_json() for h in hangs], "progress": job.progress}
     if job.text:
         obj["text"] = str(x)
@@ -383,7 +405,7 @@ def _graph(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
     from ..explanation.graph import svg
 
-    x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll)
+    x = explain(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)
     if x.unknown:
         raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
     if x.graph is None:

@@ -56,7 +56,9 @@
   // ----- talking to the server ------------------------------------------------------------------
   function status(text) { $("status").textContent = text; }
   function request(fields) {
-    var body = { source: editor.getValue(), model: $("model").value, unroll: +$("unroll").value };
+    var body = { source: editor.getValue(), unroll: +$("unroll").value };
+    if ($("model-text").value.trim()) body.model_text = $("model-text").value;  // the page's own model
+    else body.model = $("model").value;
     if ($("format").value) body.format = $("format").value;
     if ($("launch").value.trim()) body.launch = $("launch").value.trim();
     for (var k in fields) body[k] = fields[k];
@@ -136,6 +138,14 @@
       box.appendChild(hint);
     }
     var m = e.position && /:(\d+):(\d+)$/.exec(e.position);
+    if (m && e.position.indexOf("playground.cat:") === 0) {  // the model written below, not the test
+      $("model-box").open = true;
+      var t = $("model-text"), lines = t.value.split("\n"), at = 0;
+      for (var i = 0; i < +m[1] - 1 && i < lines.length; i++) at += lines[i].length + 1;
+      t.focus();
+      t.setSelectionRange(at, at + (lines[+m[1] - 1] || "").length);
+      m = null;
+    }
     if (m) {
       var ln = +m[1] - 1, col = +m[2] - 1;
       state.marked = editor.addLineClass(ln, "background", "cm-error-line");
@@ -441,6 +451,20 @@
   // ----- wiring -------------------------------------------------------------------------------------
   $("check").onclick = function () { check(); };
   $("cancel").onclick = cancel;
+  function modelNote() {
+    var own = !!$("model-text").value.trim();
+    $("model-note").textContent = own ? "(in use instead of " + $("model").value + ")" : "";
+    $("model").disabled = own;
+  }
+  $("model-text").oninput = function () {
+    modelNote();
+    if (state.result) { state.result = null; state.drawSeq++; clearResults(); status("model edited: check again"); }
+  };
+  $("model-load").onclick = function () {
+    fetch("/api/models/" + encodeURIComponent($("model").value)).then(function (r) { return r.json(); })
+      .then(function (m) { if (m.source) { $("model-text").value = m.source; modelNote(); } });
+  };
+  $("model-clear").onclick = function () { $("model-text").value = ""; modelNote(); };
   $("filter").onchange = filter;
   $("liveness").onchange = function () { $("progress").disabled = !this.checked; };
   // an edit makes what is shown stale: the verdict, outcomes, explanation and drawing of the
