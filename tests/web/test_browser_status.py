@@ -72,6 +72,10 @@ def test_the_liveness_example_shows_its_hang(page):
     assert "an execution hangs (progress fair)" in line.inner_text()
     assert "✓ agrees with .expect-liveness hangs" in line.inner_text()
     assert "hang: T1 spins at line 17 forever" in pg.locator("#findings").inner_text()
+    pg.click("#findings li >> text=hang:")  # the hang's witness drawn
+    pg.wait_for_function("() => document.getElementById('graph-title').textContent === "
+                         "'— the first hang finding'")
+    assert pg.locator("#graph svg").count() == 1
     pg.click("#explain")
     _status(pg, "explanation")
     assert "repeats forever" in pg.locator("#explain-text").inner_text()

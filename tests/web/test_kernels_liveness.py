@@ -209,6 +209,20 @@ def test_liveness_fields_are_checked(body, words):
     assert e.value.status == 400 and words in e.value.message
 
 
+def test_graph_draws_a_hangs_witness():
+    src = LIBRARY.source("liveness/spin-weak-flag.ptx")
+    status, svg, media = run(job_of("graph", {"source": src, "finding": "hang"}, 60.0, MODELS))
+    assert (status, media) == (200, "image/svg+xml") and "<svg" in svg and "flag" in svg
+    status, svg, _ = run(job_of("graph", {"source": src, "finding": "hang", "progress": "obe"}, 60.0, MODELS))
+    assert status == 200
+    status, text, _ = run(job_of("graph", {"source": LIBRARY.source("mp-spin.ptx"), "finding": "hang"},
+                                 60.0, MODELS))
+    assert status == 422 and "finds no hang" in json.loads(text)["error"]["message"]
+    with pytest.raises(RequestError) as e:
+        job_of("graph", {"source": src, "finding": "hang", "outcome": "T1:%r0=1"}, 10.0, MODELS)
+    assert e.value.status == 400 and "not both" in e.value.message
+
+
 def test_graph_takes_no_liveness_switch():
     with pytest.raises(RequestError) as e:
         job_of("graph", {"source": "x", "liveness": True}, 10.0, MODELS)

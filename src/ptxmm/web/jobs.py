@@ -68,6 +68,7 @@ class Job:
     text: bool = False  # add the CLI's plain-text report as a "text" member
     graph: bool = False  # explain: add the execution graph as an "svg" member
     launch: str | None = None  # a kernel's launch (else its `// ptxmm: launch` line)
+    finding: str | None = None  # graph: draw the witness of the check's first finding of this kind
     liveness: bool | None = None  # also look for hangs (None: as check() decides, on for kernels)
     progress: str = "fair"  # the progress model liveness assumes
     model_text: str | None = None  # a cat model written in the request (instead of ``model``)
@@ -125,7 +126,7 @@ def _fields(models) -> dict:
             "timeout": _seconds, "outcome": _text("outcome", 2000), "fix": _bool("fix"),
             "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph"),
             "launch": _text("launch", 2000), "model_text": _text("model_text", MAX_MODEL),
-            "liveness": _bool("liveness"), "progress": _progress}
+            "liveness": _bool("liveness"), "progress": _progress, "finding": _choice("finding", FINDINGS)}
 
 
 def _progress(v: Any) -> str:
@@ -152,7 +153,8 @@ def _seconds(v: Any) -> float:
 _COMMON = ("source", "format", "file", "model", "model_text", "unroll", "text", "launch")
 ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout", "liveness", "progress"),
            "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout", "liveness", "progress"),
-           "graph": _COMMON + ("outcome", "timeout")}
+           "graph": _COMMON + ("outcome", "timeout", "finding", "progress")}
+FINDINGS = ("race", "assert-fails", "out-of-bounds", "hang", "trap")  # explanation/findings.py KINDS
 
 
 def job_of(kind: str, body: Any, limit: float, models) -> Job:
@@ -178,7 +180,9 @@ def job_of(kind: str, body: Any, limit: float, models) -> Job:
     if "model_text" in args and "model" in args:
         raise RequestError(400, 'give "model" (a built-in model) or "model_text" (a model written '
                            'here), not both')
-    if args.get("progress", "fair") != "fair" and not args.get("liveness"):
+    if "finding" in args and "outcome" in args:
+        raise RequestError(400, 'give "outcome" or "finding" to draw, not both')
+    if args.get("progress", "fair") != "fair" and not (args.get("liveness") or args.get("finding") == "hang"):
         raise RequestError(400, f'"progress": {args["progress"]} applies only with "liveness": true '
                            "(the progress model is the one liveness assumes)",
                            'add "liveness": true, or leave "progress" out')
@@ -405,6 +409,11 @@ def _graph(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
     from ..explanation.graph import svg
 
+    if job.finding is not None:  # as `ptxmm graph --finding KIND` (a hang: under job.progress)
+        from ..explanation.findings import finding_graph
+
+        return 200, svg(finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
+                                      progress=job.progress)) + "\n", "image/svg+xml"
     x = explain(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)
     if x.unknown:
         raise PtxmmError(x.unknown, None, "nothing to draw without an execution")

@@ -248,6 +248,13 @@
         return e.thread + " " + e.text + (e.line ? " (line " + e.line + ")" : "");
       }).join("  ~  ");
     }));
+    // click a finding to draw its witness (a hang: the execution up to where it repeats)
+    Array.prototype.forEach.call($("findings").children, function (li, i) {
+      var kind = res.findings[i].kind;
+      li.title = "draw this " + kind + "'s witness";
+      li.className = "drawable";
+      li.onclick = function () { drawFinding(kind); };
+    });
     list("warnings", (res.warnings || []).map(function (w) {
       return (w.position ? w.position + ": " : "") + "warning: " + w.message + (w.hint ? " — " + w.hint : "");
     }));
@@ -335,6 +342,18 @@
       if (seq !== state.drawSeq) return;  // a later drawing was asked for meanwhile
       $("graph-title").textContent = "— " + (title || "the condition's outcome");
       showSvg(r);
+    });
+  }
+  function drawFinding(kind) {
+    $("graph-box").hidden = false;
+    $("graph-title").textContent = "— the first " + kind + " finding (drawing…)";
+    var body = request({ finding: kind }), seq = ++state.drawSeq;
+    if (kind === "hang" && $("liveness").checked && $("progress").value !== "fair") body.progress = $("progress").value;
+    return post("/api/graph", body).then(function (r) {
+      if (seq !== state.drawSeq) return;
+      $("graph-title").textContent = "— the first " + kind + " finding";
+      showSvg(r);
+      $("graph-box").scrollIntoView({ block: "nearest" });
     });
   }
   function showSvg(r) {
