@@ -19,7 +19,7 @@ from .ast import Axiom, Flag, Let, LetRec, Stmt
 from .build import statement
 
 __all__ = ["Model", "Stmt", "builtin_files", "builtin_models", "find_model", "load_model",
-           "parse_stmts", "require_axioms"]
+           "model_from_text", "parse_stmts", "require_axioms"]
 
 
 @record(frozen=False)
@@ -122,6 +122,10 @@ def _with_program_semantics(model: Model, path: Path) -> Model:
     """``model`` read from ``path``, with the program-semantics axioms it does not state (parsed
     here, then cached with the model's own statements: a cached model needs no cat parser)."""
     _load_into(model, path, set())
+    return _add_program_semantics(model)
+
+
+def _add_program_semantics(model: Model) -> Model:
     stated = {s.name for s in model.axioms}
     extra = []
     for st in _program_semantics():
@@ -199,10 +203,36 @@ def _load_into(model: Model, path: Path, seen: set[Path]) -> None:
             if target is None:
                 raise ModelError(f"included file {st.file} not found", st.pos)
             _load_into(model, target, seen)
-        elif isinstance(st, Axiom) and not st.name:
-            model.stmts.append(replace(st, name=f"{st.check}-{len(model.axioms)}"))
-        elif isinstance(st, (Let, LetRec, Axiom, Flag)):
-            model.stmts.append(st)
+        else:
+            _add(model, st)
+
+
+def model_from_text(text: str, file: str = "model.cat") -> Model:
+    """A model written as text, read from no file (the playground's model editor): an ``include``
+    names a built-in model file only (``include "ptx-common.cat"``: :func:`builtin_files`), never
+    a path; the program's barrier semantics are added as to any model. Its errors are located in
+    ``file``."""
+    model = Model(Path(file).stem or "model", file)
+    seen: set[Path] = set()
+    files = builtin_files()
+    for st in parse_stmts(text.removeprefix("\ufeff"), file):
+        if isinstance(st, ast.Include):
+            name = st.file[:-4] if st.file.endswith(".cat") else None
+            if name not in files:
+                raise ModelError(f"`include \"{st.file}\"`: a model written here includes only a "
+                                 "built-in model file, by its name", st.pos,
+                                 "one of " + ", ".join(f"{n}.cat" for n in files))
+            _load_into(model, files[name], seen)
+        else:
+            _add(model, st)
+    return _add_program_semantics(model)
+
+
+def _add(model: Model, st) -> None:
+    if isinstance(st, Axiom) and not st.name:
+        model.stmts.append(replace(st, name=f"{st.check}-{len(model.axioms)}"))
+    elif isinstance(st, (Let, LetRec, Axiom, Flag)):
+        model.stmts.append(st)
 
 
 def parse_stmts(text: str, file: str) -> list:

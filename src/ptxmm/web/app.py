@@ -14,7 +14,9 @@ import asyncio
 import contextlib
 import json
 import re
-from dataclasses import dataclass
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -26,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from .examples import Library
 from .jobs import JSON, KINDS, RequestError, error_object, job_of, stopped
-from .pool import Pool, WorkerDied, default_workers
+from .pool import Cancelled, Pool, WorkerDied, default_workers
 
 STATIC = Path(__file__).resolve().parent / "static"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -56,6 +58,7 @@ class Config:
     max_waiting: int = 256
     memory_mb: int | None = 4096
     hosts: tuple[str, ...] | None = LOOPBACK
+    cache_dir: str | None = None  # nvcc's outputs shared by the workers (None: a temporary directory)
 
 
 class Api:
@@ -68,6 +71,13 @@ class Api:
         self.pool = Pool(config.workers or default_workers(), config.memory_mb)
         self.library = Library()
         self.models = builtin_models()
+        self.own_cache = config.cache_dir is None
+        self.cache = config.cache_dir or tempfile.mkdtemp(prefix="ptxmm-web-nvcc-")
+
+    def close(self) -> None:
+        self.pool.close()
+        if self.own_cache:
+            shutil.rmtree(self.cache, ignore_errors=True)
 
     # ----- the page's data ----------------------------------------------------------------------
 
@@ -78,6 +88,7 @@ class Api:
         from .. import __version__
         from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
         from ..kernel.nvcc import find_nvcc
+        from ..queries.hangs import MODELS as PROGRESS
         from . import sandbox
         from .formats import FORMATS
 
@@ -86,12 +97,26 @@ class Api:
                       "observe": list(OBSERVE), "unroll_max": UNROLL_MAX,
                       "formats": [{"name": f, "supported": True} for f in FORMATS],
                       "nvcc": find_nvcc() is not None and sandbox.available(),
+                      "progress_models": list(PROGRESS),
                       "time_limit_s": self.config.time_limit, "max_body": self.config.max_body})
 
     async def health(self, request: Request) -> Response:
         s = self.pool.stats
         return _json({"ok": True, "workers": len(self.pool.all), "waiting": self.pool.waiting,
-                      "served": s.served, "stopped_at_limit": s.stopped, "crashed": s.died})
+                      "served": s.served, "stopped_at_limit": s.stopped, "crashed": s.died,
+                      "cancelled": s.cancelled})
+
+    async def model(self, request: Request) -> Response:
+        """A built-in model file's text (a model or a library it includes), by its listed name:
+        the start of a model written in the page."""
+        from ..cat.parser import builtin_files
+
+        name = request.path_params["name"]
+        path = builtin_files().get(name)
+        if path is None:
+            return _json(error_object(name, "not found", f"no built-in model file {name!r}", None,
+                                      "GET /api/info lists the models"), 404)
+        return _json({"name": name, "source": path.read_text()})
 
     async def examples(self, request: Request) -> Response:
         return _json(self.library.listing())
@@ -109,20 +134,37 @@ class Api:
     async def work(self, request: Request) -> Response:
         kind = request.url.path.rsplit("/", 1)[-1]
         try:
+            token = job_token(request.headers.get(JOB_HEADER))
             body = await self._body(request)
-            job = job_of(kind, body, self.config.time_limit, self.models)
+            job = replace(job_of(kind, body, self.config.time_limit, self.models), cache=self.cache)
         except RequestError as e:
             return _answer(e.answer())
         if self.pool.waiting >= self.config.max_waiting:
             return _answer(RequestError(503, "the server is busy: too many requests are waiting",
                                         "retry in a moment", "busy").answer())
         try:
-            answer = await self.pool.run(job, job.timeout)
+            answer = await self.pool.run(job, job.timeout, token)
+        except Cancelled as e:
+            return _answer((409, json.dumps(error_object(job.file, "cancelled", str(e), None,
+                                                         "nothing was decided; run it again")), JSON))
         except WorkerDied as e:
             return _answer((500, json.dumps(error_object(job.file, "internal error",
                                                          f"the worker running the check ended: {e}")),
                             JSON))
         return _answer(answer if answer is not None else stopped(job, job.timeout))
+
+    async def cancel(self, request: Request) -> Response:
+        """``POST /api/cancel`` with ``{"job": TOKEN}``: end the running request that carried
+        ``X-Ptxmm-Job: TOKEN`` (its worker is stopped; that request answers 409 "cancelled")."""
+        try:
+            body = await self._body(request)
+            if not isinstance(body, dict) or set(body) != {"job"}:
+                raise RequestError(400, 'the body must be {"job": TOKEN}',
+                                   f"TOKEN: the {JOB_HEADER} header of the request to cancel")
+            token = job_token(body["job"])
+        except RequestError as e:
+            return _answer(e.answer())
+        return _json({"job": token, "cancelled": self.pool.cancel(token)})
 
     async def _body(self, request: Request):
         """The request's JSON, read within the size limit. A body past the limit is still read
@@ -160,6 +202,19 @@ class Api:
         except json.JSONDecodeError as e:
             raise RequestError(400, f"the body is not JSON: {e.msg} at line {e.lineno} column {e.colno}",
                                '{"source": "...", "format": "ptx"}') from None
+
+
+JOB_HEADER = "X-Ptxmm-Job"
+_TOKEN_TEXT = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+
+def job_token(v) -> str | None:
+    """A client's name for a request (for ``/api/cancel``): 8 to 64 letters, digits, ``-``, ``_``."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not _TOKEN_TEXT.fullmatch(v):
+        raise RequestError(400, f"a job's name ({JOB_HEADER}) is 8 to 64 letters, digits, - or _")
+    return v
 
 
 def _first_line(p: Path) -> str:
@@ -256,10 +311,11 @@ def create_app(config: Config | None = None) -> Starlette:
         try:
             yield
         finally:
-            await asyncio.get_running_loop().run_in_executor(None, api.pool.close)
+            await asyncio.get_running_loop().run_in_executor(None, api.close)
 
     routes = [Route("/", api.index), Route("/api/info", api.info), Route("/api/health", api.health),
               Route("/api/examples", api.examples), Route("/api/examples/{path:path}", api.example),
+              Route("/api/cancel", api.cancel, methods=["POST"]), Route("/api/models/{name}", api.model),
               *(Route(f"/api/{k}", api.work, methods=["POST"]) for k in KINDS),
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     middleware = [Middleware(HostCheck, hosts=config.hosts)] if config.hosts else []

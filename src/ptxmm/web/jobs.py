@@ -27,6 +27,7 @@ from .formats import FORMATS, SUFFIX, format_of, is_kernel, parse_source
 
 KINDS = ("check", "explain", "graph")
 MAX_NAME = 80
+MAX_MODEL = 64 * 1024  # characters of a model written in a request
 Answer = tuple[int, str, str]  # HTTP status, body, media type
 JSON = "application/json"
 
@@ -67,6 +68,11 @@ class Job:
     text: bool = False  # add the CLI's plain-text report as a "text" member
     graph: bool = False  # explain: add the execution graph as an "svg" member
     launch: str | None = None  # a kernel's launch (else its `// ptxmm: launch` line)
+    finding: str | None = None  # graph: draw the witness of the check's first finding of this kind
+    liveness: bool | None = None  # also look for hangs (None: as check() decides, on for kernels)
+    progress: str = "fair"  # the progress model liveness assumes
+    model_text: str | None = None  # a cat model written in the request (instead of ``model``)
+    cache: str | None = None  # the directory of nvcc's outputs shared by the workers (not a field)
 
 
 # every field a request may carry, with a check of its value → the value the job gets
@@ -119,7 +125,22 @@ def _fields(models) -> dict:
             "observe": _choice("observe", OBSERVE), "max_outcomes": _int("max_outcomes", 1, None),
             "timeout": _seconds, "outcome": _text("outcome", 2000), "fix": _bool("fix"),
             "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph"),
-            "launch": _text("launch", 2000)}
+            "launch": _text("launch", 2000), "model_text": _text("model_text", MAX_MODEL),
+            "liveness": _bool("liveness"), "progress": _progress, "finding": _choice("finding", FINDINGS)}
+
+
+def _progress(v: Any) -> str:
+    """A progress model (``fair``, ``obe``, ``gpu=obe,cta=fair``: queries/hangs), as the CLI's
+    ``--progress`` reads it."""
+    from ..errors import ArgumentError
+    from ..queries.hangs import Progress
+
+    if not isinstance(v, str) or len(v) > 100:
+        raise RequestError(400, f'"progress" must be a progress model (text), not {_json_type(v)}')
+    try:
+        return str(Progress.parse(v))
+    except ArgumentError as e:
+        raise RequestError(400, f'"progress": {e.message}', e.hint) from None
 
 
 def _seconds(v: Any) -> float:
@@ -129,10 +150,11 @@ def _seconds(v: Any) -> float:
 
 
 # which fields each endpoint reads (others are refused: a typo is not silently ignored)
-_COMMON = ("source", "format", "file", "model", "unroll", "text", "launch")
-ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout"),
-           "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout"),
-           "graph": _COMMON + ("outcome", "timeout")}
+_COMMON = ("source", "format", "file", "model", "model_text", "unroll", "text", "launch")
+ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout", "liveness", "progress"),
+           "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout", "liveness", "progress"),
+           "graph": _COMMON + ("outcome", "timeout", "finding", "progress")}
+FINDINGS = ("race", "assert-fails", "out-of-bounds", "hang", "trap")  # explanation/findings.py KINDS
 
 
 def job_of(kind: str, body: Any, limit: float, models) -> Job:
@@ -155,6 +177,15 @@ def job_of(kind: str, body: Any, limit: float, models) -> Job:
     args["timeout"] = min(args.get("timeout", limit), limit)
     if kind == "graph":
         args["text"] = False
+    if "model_text" in args and "model" in args:
+        raise RequestError(400, 'give "model" (a built-in model) or "model_text" (a model written '
+                           'here), not both')
+    if "finding" in args and "outcome" in args:
+        raise RequestError(400, 'give "outcome" or "finding" to draw, not both')
+    if args.get("progress", "fair") != "fair" and not (args.get("liveness") or args.get("finding") == "hang"):
+        raise RequestError(400, f'"progress": {args["progress"]} applies only with "liveness": true '
+                           "(the progress model is the one liveness assumes)",
+                           'add "liveness": true, or leave "progress" out')
     return Job(kind=kind, file=name, fmt=fmt, **args)
 
 
@@ -226,6 +257,7 @@ def _kernel(job: Job, fmt: str) -> Answer:
     from ..kernel.kernels import KernelArgs
     from ..kernel.launch import parse_launch
     from . import sandbox as nvcc_sandbox
+    from .compile_cache import CompileCache
     from .kernel_source import RefusedError, check_cu, check_ptx_files, cuda_include, plain_ptx_files, sandbox
 
     t0 = time.monotonic()
@@ -245,24 +277,59 @@ def _kernel(job: Job, fmt: str) -> Answer:
             from ..kernel.nvcc import compile_cu
 
             wall = max(0.1, budget(job.timeout) - (time.monotonic() - t0))
+            cache = CompileCache(job.cache) if job.cache else None
             stack.enter_context(nvcc_sandbox.compiling(tmp, nvcc_sandbox.Limits(
-                wall=wall, cpu=int(wall) + 2), job.file))
+                wall=wall, cpu=int(wall) + 2), job.file, cache, job.source))
             (tmp / job.file).write_text(job.source)
             ptx, _ = compile_cu(job.file)  # cached: the front end's compile below reads it back
-            check_ptx_files(ptx, job.file[:-3] + ".ptx", [tmp] + [d for d in [cuda_include()] if d])
+            try:
+                check_ptx_files(ptx, job.file[:-3] + ".ptx", [tmp] + [d for d in [cuda_include()] if d])
+            except PtxmmError as e:
+                raise in_cuda_source(e, ptx, job.file) from None
             source = job.source
         else:
-            source = plain_ptx_files(job.source)
+            ptx, source = None, plain_ptx_files(job.source)
         try:
             prog = parse_source(source, job.file, fmt, args)
+            left = max(0.1, job.timeout - (time.monotonic() - t0))
+            job = replace(job, timeout=left)
+            return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
         except PtxmmError as e:
             if e.message.endswith("has no launch"):
                 e.hint = ('add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or '
                           'give "launch" in the request')
-            raise
-        left = max(0.1, job.timeout - (time.monotonic() - t0))
-        job = replace(job, timeout=left)
-        return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
+            raise e if ptx is None else in_cuda_source(e, ptx, job.file) from None
+
+
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", re.M)
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
+
+
+def in_cuda_source(e: PtxmmError, ptx: str, file: str) -> PtxmmError:
+    """``e`` (an error of nvcc's PTX of the request's ``file``, which the user never sees) located
+    at the CUDA line that PTX line came from: the last ``.loc`` of ``file`` before it (else the
+    source's first line), the PTX line quoted in the message."""
+    ptx_name = file[:-3] + ".ptx"
+    if e.pos is None or e.pos.file != ptx_name:
+        return e
+    from ..errors import SourcePos
+
+    lines = ptx.splitlines()
+    at = min(max(e.pos.line, 1), len(lines) or 1)
+    src = getattr(e.pos, "src", None)  # a KernelPos: its CUDA line, read from the .loc already
+    if src is not None and re.split(r"[/\\]", src.file)[-1] == file:
+        line, col = src.line, max(src.col, 1)
+    else:
+        own = {m.group(1) for m in _FILE.finditer(ptx) if re.split(r"[/\\]", m.group(2))[-1] == file}
+        line, col = 1, 1
+        for m in _LOC.finditer("\n".join(lines[:at])):
+            if m.group(1) in own:
+                line, col = int(m.group(2)), max(int(m.group(3)), 1)
+    text = " ".join(lines[at - 1].split()).rstrip(";") if lines else ""
+    if text and text not in " ".join(e.message.split()):  # the PTX it names, unless it does
+        e.message = f"{e.message} (in nvcc's PTX of this line: `{text[:80]}`)"
+    e.pos = SourcePos(file, line, col)
+    return e
 
 
 def _restore(name: str, value: str | None) -> None:
@@ -274,13 +341,28 @@ def _restore(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
+MODEL_FILE = "playground.cat"
+
+
+def model_of(job: Job):
+    """The model a job names (a built-in one), or the one its request wrote ("model_text": read
+    from no file, its includes only built-in files; its errors located in ``playground.cat``)."""
+    if job.model_text is None:
+        return job.model
+    from ..cat.parser import model_from_text, require_axioms
+
+    model = model_from_text(job.model_text, MODEL_FILE)
+    require_axioms(model)
+    return model
+
+
 def _check(job: Job, prog) -> Answer:
     from ..queries.checker import check
     from ..report.jsonout import write_result
 
-    res = check(prog, job.model, engine=job.engine, unroll=job.unroll, observe=job.observe,
+    res = check(prog, model_of(job), engine=job.engine, unroll=job.unroll, observe=job.observe,
                 verdict_only=job.observe == "condition", max_outcomes=job.max_outcomes,
-                timeout=budget(job.timeout))
+                timeout=budget(job.timeout), liveness=job.liveness, progress_model=job.progress)
     res.timeout = job.timeout  # the request's limit, in the report
     out = io.StringIO()
     write_result(res, out)
@@ -301,11 +383,21 @@ def _check(job: Job, prog) -> Answer:
 def _explain(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
 
-    x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
+    model = model_of(job)
+    x = explain(prog, model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
                 fix_bound=job.fix_bound)
     obj = x.to_json()
+    hangs = None
+    if job.liveness:  # as `ptxmm explain --liveness`: each hang, where and why, after the outcome's
+        from ..queries.hangs import find_hangs
+
+        hangs = find_hangs(prog, model, job.unroll, job.progress)
+        obj |= {"hangs": [h.to_json() for h in hangs], "progress": job.progress}
     if job.text:
         obj["text"] = str(x)
+        if hangs is not None:
+            obj["text"] += "\n" + ("\n".join(h.explained() for h in hangs) if hangs else
+                                  f"liveness: no execution hangs (progress {job.progress})")
     if job.graph:
         from ..explanation.graph import svg
 
@@ -317,7 +409,12 @@ def _graph(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
     from ..explanation.graph import svg
 
-    x = explain(prog, job.model, outcome=job.outcome, unroll=job.unroll)
+    if job.finding is not None:  # as `ptxmm graph --finding KIND` (a hang: under job.progress)
+        from ..explanation.findings import finding_graph
+
+        return 200, svg(finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
+                                      progress=job.progress)) + "\n", "image/svg+xml"
+    x = explain(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)
     if x.unknown:
         raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
     if x.graph is None:

@@ -33,14 +33,21 @@ from pathlib import Path
 from ..errors import PtxmmError, SourcePos
 
 HEADERS = frozenset({
-    "cuda/atomic", "cuda/barrier", "cuda/std/atomic", "cuda/std/barrier", "cuda/std/cstdint",
-    "cuda/std/cassert", "cuda/std/latch", "cuda/std/semaphore", "cuda/std/type_traits",
-    "cuda/std/utility", "cuda/std/limits", "cuda/std/cstddef", "cuda/std/array",
-    "cassert", "assert.h", "cstdio", "stdio.h", "cstdint", "stdint.h",
-    "cooperative_groups.h", "cuda_runtime.h"})
+    "cuda.h", "cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_pipeline.h", "cuda_awbarrier.h",
+    "mma.h", "cooperative_groups.h", "cub/cub.cuh",
+    "cassert", "assert.h", "cstdio", "stdio.h", "cstdint", "stdint.h", "cstddef", "stddef.h",
+    "climits", "limits.h", "cfloat", "float.h", "type_traits", "utility", "limits"})
+# whole families of the toolkit's headers (libcu++, cooperative groups, CUB): ``<cuda/ptx>``,
+# ``<cuda/std/atomic>``, ``<cooperative_groups/reduce.h>``, ``<cub/block/block_reduce.cuh>``; a
+# name of plain components only (no ``..``, nothing hidden): nvcc finds it in the toolkit
+FAMILIES = ("cuda/", "cub/", "cooperative_groups/")
+_HEADER = re.compile(r"[A-Za-z0-9_][\w+-]*(?:\.[\w+-]+)*(?:/[A-Za-z0-9_][\w+-]*(?:\.[\w+-]+)*)*")
 DIRECTIVES = frozenset({"define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef",
                         "else", "endif", "error", "warning", "include", "pragma"})
-PRAGMAS = ("unroll", "once")
+# pragmas that read no file: loop unrolling, include guards, nvcc's diagnostics
+PRAGMAS = ("unroll", "nounroll", "once", "nv_diag_suppress", "nv_diag_default", "nv_diag_warning",
+           "nv_diag_error", "nv_diag_once", "nv_diagnostic", "diag_suppress", "diag_default",
+           "diag_warning")
 _BANNED = (("_Pragma", "`_Pragma` is not accepted here"),
            ("__has_include", "`__has_include` reads the file system"),
            ("__has_embed", "`__has_embed` reads the file system"),
@@ -52,8 +59,8 @@ _BLANK_OR_COMMENT = re.compile(r"(?:[ \t\f\v\x00\ufeff]+|/\*.*?\*/)*", re.S)
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r"<([^<>\s]+)>(?:[ \t\f\v]+|/\*.*?\*/)*(?://.*)?$", re.S)
 HINT = ("the playground compiles a kernel with nvcc and reads no file but the bundled examples; "
-        "allowed: #include <" + ">, <".join(sorted(HEADERS)) + ">, #pragma unroll/once, and "
-        "#define/#if/#ifdef/#else/#endif/#error")
+        "allowed: #include <" + ">, <".join(sorted(HEADERS)) + ">, <" + "...>, <".join(FAMILIES)
+        + "...>, #pragma " + "/".join(PRAGMAS) + ", and #define/#if/#ifdef/#else/#endif/#error")
 
 
 class RefusedError(PtxmmError):
@@ -121,7 +128,7 @@ def _directive(text: str, file: str, start: int, line: str, j: int) -> None:
         if inc is None:
             raise RefusedError("`#include` takes a literal `<header>` here (no quoted path, no macro)",
                                pos, HINT)
-        if inc.group(1) not in HEADERS:
+        if not allowed_header(inc.group(1)):
             raise RefusedError(f"`#include <{inc.group(1)}>` is not a header the playground allows",
                                pos, HINT)
     elif name == "define" and ("##" in rest or "%:%:" in rest):
@@ -131,6 +138,12 @@ def _directive(text: str, file: str, start: int, line: str, j: int) -> None:
         w = _NAME.match(rest)
         if w is None or w.group(0) not in PRAGMAS:
             raise RefusedError(f"`#pragma {rest.strip()[:40]}` is not accepted here", pos, HINT)
+
+
+def allowed_header(name: str) -> bool:
+    """Whether ``#include <name>`` is allowed: a header of :data:`HEADERS`, or of a family of
+    :data:`FAMILIES` spelt with plain path components."""
+    return name in HEADERS or (name.startswith(FAMILIES) and _HEADER.fullmatch(name) is not None)
 
 
 def _pos(text: str, file: str, i: int) -> SourcePos:
@@ -146,20 +159,26 @@ _FILE = re.compile(r'\.file\s+(\d+)\s+"([^"]*)"')
 def check_ptx_files(ptx: str, file: str, roots: list[Path]) -> None:
     """Refuse PTX (nvcc's output of a request's .cu) whose ``.file`` names a path other than a plain
     file name (looked up in the job's empty directory) or a file under one of ``roots`` (the job's
-    directory, the CUDA installation's headers): inline ``asm`` may write any ``.file``."""
-    resolved = [r.resolve() for r in roots]
+    directory, the CUDA installation): inline ``asm`` may write any ``.file``. A path is resolved
+    first (``os.path.realpath``: ``..`` and symbolic links), then checked, so nvcc's own
+    ``<cuda>/bin/../targets/x86_64-linux/include/device_atomic_functions.hpp`` passes and
+    ``<cuda>/../../etc/passwd`` does not."""
+    resolved = [Path(os.path.realpath(r)) for r in roots]
     for m in _FILE.finditer(ptx):
         name = m.group(2)
-        if _plain(name):
+        if _plain(name) or (os.path.isabs(name) and _inside(name, resolved)):
             continue
-        p = Path(name)
-        if p.is_absolute() and ".." not in p.parts:
-            with contextlib.suppress(OSError, RuntimeError):
-                if any(p.resolve().is_relative_to(r) for r in resolved):
-                    continue
         raise RefusedError(f'`.file {m.group(1)} "{name[:60]}"` names a file the playground does not read',
                            _pos(ptx, file, m.start()),
                            "the kernel's own source and the CUDA headers are the only files named here")
+
+
+def _inside(name: str, roots: list[Path]) -> bool:
+    try:
+        real = Path(os.path.realpath(name))
+    except (OSError, ValueError):
+        return False
+    return any(real.is_relative_to(r) for r in roots)
 
 
 def plain_ptx_files(ptx: str) -> str:

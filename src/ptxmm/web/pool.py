@@ -73,6 +73,10 @@ class WorkerDied(Exception):
     pass
 
 
+class Cancelled(Exception):
+    """The job was cancelled by its client (:meth:`Pool.cancel`): its worker was ended."""
+
+
 def _expected(call: asyncio.Future) -> None:
     """The end of a call whose worker was ended (the time limit, a client gone): its WorkerDied
     is what ending the worker means; retrieved here, it is not logged as "never retrieved"."""
@@ -86,6 +90,7 @@ class _Worker:
         self.proc = ctx.Process(target=_serve, args=(child, memory_mb), daemon=True)
         self.proc.start()
         child.close()
+        self.cancelled = False
         try:
             ready = self.conn.recv()  # in a thread of the pool: the server goes on meanwhile
         except (EOFError, OSError):
@@ -101,6 +106,17 @@ class _Worker:
             return self.conn.recv()
         except (EOFError, OSError, BrokenPipeError) as e:
             raise WorkerDied(str(e)) from None
+
+    def kill(self) -> None:
+        """End the process and what it started now (its pending call then fails: WorkerDied);
+        :meth:`end` cleans up after."""
+        self.cancelled = True
+        pid = self.proc.pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     def end(self) -> None:
         pid = self.proc.pid
@@ -123,6 +139,7 @@ class Stats:
     served: int = 0
     stopped: int = 0  # jobs ended at the time limit
     died: int = 0  # workers lost otherwise (a crash)
+    cancelled: int = 0  # jobs their clients cancelled
 
 
 class Pool:
@@ -141,6 +158,7 @@ class Pool:
         self.waiting = 0  # requests waiting for a free worker
         self.closed = False
         self.tasks: set[asyncio.Future] = set()  # workers' replacements under way
+        self.running: dict[str, _Worker] = {}  # the jobs a client named (``token``), by name
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -178,9 +196,10 @@ class Pool:
             self.idle.put_nowait(new)
             return
 
-    async def run(self, job: Job, limit: float) -> Answer | None:
+    async def run(self, job: Job, limit: float, token: str | None = None) -> Answer | None:
         """The job's answer; None when it was stopped at the limit. Raises :class:`WorkerDied` when
-        its worker crashed (a new one takes its place)."""
+        its worker crashed, :class:`Cancelled` when :meth:`cancel` ended it (a new one takes its
+        place). ``token``: the client's name for the job, for :meth:`cancel`."""
         assert self.idle is not None, "start() the pool first"
         loop = asyncio.get_running_loop()
         self.waiting += 1
@@ -188,6 +207,11 @@ class Pool:
             w = await self.idle.get()
         finally:
             self.waiting -= 1
+        if token is not None and token in self.running:  # a name in use: no job of another's
+            self.idle.put_nowait(w)
+            raise Cancelled(f"a job named {token!r} is already running")
+        if token is not None:
+            self.running[token] = w
         call = loop.run_in_executor(self.threads, w.call, job)
         try:
             answer = await asyncio.wait_for(asyncio.shield(call), limit)
@@ -197,16 +221,34 @@ class Pool:
             self._later(self._replace(w))
             return None
         except WorkerDied:
-            self.stats.died += 1
             self._later(self._replace(w))
+            if w.cancelled:
+                self.stats.cancelled += 1
+                raise Cancelled("cancelled by its client: the worker was stopped") from None
+            self.stats.died += 1
             raise
         except asyncio.CancelledError:  # the client went away: the worker may still be busy
             call.add_done_callback(_expected)
             self._later(self._replace(w))
             raise
+        finally:
+            if token is not None and self.running.get(token) is w:
+                del self.running[token]
         self.stats.served += 1
-        self.idle.put_nowait(w)
+        if w.cancelled:  # cancelled as its answer came: ended all the same, never handed on
+            self._later(self._replace(w))
+        else:
+            self.idle.put_nowait(w)
         return answer
+
+    def cancel(self, token: str) -> bool:
+        """End the job the client named ``token`` (its worker, and an nvcc it runs); False when
+        no such job is running (done already, or never started)."""
+        w = self.running.get(token)
+        if w is None:
+            return False
+        w.kill()
+        return True
 
     def _later(self, coro) -> None:
         """Run ``coro`` (a worker's replacement) on its own; kept until done (a task nobody holds

@@ -214,15 +214,20 @@ def run(cmd: list[str], job: Path, toolkit: Path | None, limits: Limits,
 
 
 @contextlib.contextmanager
-def compiling(job: Path, limits: Limits, file: str):
+def compiling(job: Path, limits: Limits, file: str, cache=None, source: str = ""):
     """Within: :func:`ptxmm.kernel.nvcc.compile_cu` runs nvcc in the sandbox of ``job``, its
-    temporary files in it."""
+    temporary files in it; behind ``cache`` (a :class:`ptxmm.web.compile_cache.CompileCache`,
+    keyed by ``source``), when given."""
     from .kernel_source import cuda_include
 
     top = cuda_include()
     toolkit = top.parent.resolve() if top else None
     (job / ".tmp").mkdir(exist_ok=True)
-    with running_in(lambda cmd: run(cmd, job, toolkit, limits, file), job / ".tmp"):
+
+    def boxed(cmd: list[str]) -> subprocess.CompletedProcess:
+        return run(cmd, job, toolkit, limits, file)
+
+    with running_in(cache.runner(boxed, job, source, file) if cache else boxed, job / ".tmp"):
         yield
 
 

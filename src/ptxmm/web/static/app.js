@@ -4,7 +4,7 @@
   "use strict";
   var $ = function (id) { return document.getElementById(id); };
   var state = { examples: [], step: -1, result: null, selected: -1, busy: false, marked: null,
-                drawSeq: 0 };
+                drawSeq: 0, job: null, loading: false };
 
   var editor = CodeMirror.fromTextArea($("source"), {
     mode: { name: "ptx" }, lineNumbers: true, indentUnit: 4, tabSize: 4, viewportMargin: Infinity,
@@ -30,6 +30,8 @@
     p.set("model", $("model").value);
     if ($("engine").value !== "auto") p.set("engine", $("engine").value);
     if ($("unroll").value !== "2") p.set("unroll", $("unroll").value);
+    if ($("liveness").checked) p.set("live", "1");
+    if ($("liveness").checked && $("progress").value !== "fair") p.set("progress", $("progress").value);
     p.set("src", b64encode(editor.getValue()));
     return location.origin + location.pathname + "#" + p.toString();
   }
@@ -37,7 +39,12 @@
     if (location.hash.length < 2) return false;
     var p = new URLSearchParams(location.hash.slice(1));
     if (!p.has("src")) return false;
+    state.loading = true;
     try { editor.setValue(b64decode(p.get("src"))); } catch (e) { status("the link's source is damaged"); return false; }
+    finally { state.loading = false; }
+    $("liveness").checked = p.get("live") === "1";
+    $("progress").disabled = !$("liveness").checked;
+    if (p.has("progress")) $("progress").value = p.get("progress");
     if (p.has("fmt")) $("format").value = p.get("fmt");
     if (p.has("model")) $("model").value = p.get("model");
     if (p.has("engine")) $("engine").value = p.get("engine");
@@ -49,32 +56,71 @@
   // ----- talking to the server ------------------------------------------------------------------
   function status(text) { $("status").textContent = text; }
   function request(fields) {
-    var body = { source: editor.getValue(), model: $("model").value, unroll: +$("unroll").value };
+    var body = { source: editor.getValue(), unroll: +$("unroll").value };
+    if ($("model-text").value.trim()) body.model_text = $("model-text").value;  // the page's own model
+    else body.model = $("model").value;
     if ($("format").value) body.format = $("format").value;
     if ($("launch").value.trim()) body.launch = $("launch").value.trim();
     for (var k in fields) body[k] = fields[k];
     return body;
   }
-  function post(path, body) {
-    return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-                         body: JSON.stringify(body) })
+  function live(body) {  // check and explain: the liveness switch and its progress model
+    if ($("liveness").checked) {
+      body.liveness = true;
+      if ($("progress").value !== "fair") body.progress = $("progress").value;
+    }
+    return body;
+  }
+  function newToken() {
+    var a = new Uint8Array(12), s = "";
+    crypto.getRandomValues(a);
+    for (var i = 0; i < a.length; i++) s += ("0" + a[i].toString(16)).slice(-2);
+    return s;
+  }
+  function post(path, body, token) {
+    var headers = { "Content-Type": "application/json" };
+    if (token) headers["X-Ptxmm-Job"] = token;
+    return fetch(path, { method: "POST", headers: headers, body: JSON.stringify(body) })
       .then(function (r) {
         return r.text().then(function (text) { return { status: r.status, text: text,
                                                          type: r.headers.get("content-type") || "" }; });
       });
   }
+  // a request under way: the buttons off, the time so far, a progress bar and Cancel (which
+  // stops the request's worker on the server: POST /api/cancel)
   function busy(on, what) {
     state.busy = on;
     ["check", "explain", "fix"].forEach(function (id) { $(id).disabled = on; });
+    $("progress-bar").hidden = !on;
+    $("cancel").hidden = !on;
+    $("cancel").disabled = false;
     if (on) {
       var t0 = performance.now();
+      state.job = newToken();
       status(what + "…");
       state.ticker = setInterval(function () {
         status(what + "… " + ((performance.now() - t0) / 1000).toFixed(1) + " s");
       }, 200);
     } else {
       clearInterval(state.ticker);
+      state.job = null;
     }
+    return state.job;
+  }
+  function cancel() {
+    if (!state.job) return;
+    $("cancel").disabled = true;
+    status("cancelling…");
+    post("/api/cancel", { job: state.job });
+  }
+  function failed(r, obj, what) {  // an answer other than 200: an error, a cancel, a busy server
+    if (r.status === 409 && obj && obj.error && obj.error.kind === "cancelled") {
+      status(what + " cancelled: nothing decided");
+      return;
+    }
+    showError(obj, r.status);
+    var e = obj && obj.error;
+    status(e ? "error (" + e.kind + "): not " + what : "error: HTTP " + r.status + ", not " + what);
   }
 
   function showError(obj, status_) {
@@ -92,6 +138,14 @@
       box.appendChild(hint);
     }
     var m = e.position && /:(\d+):(\d+)$/.exec(e.position);
+    if (m && e.position.indexOf("playground.cat:") === 0) {  // the model written below, not the test
+      $("model-box").open = true;
+      var t = $("model-text"), lines = t.value.split("\n"), at = 0;
+      for (var i = 0; i < +m[1] - 1 && i < lines.length; i++) at += lines[i].length + 1;
+      t.focus();
+      t.setSelectionRange(at, at + (lines[+m[1] - 1] || "").length);
+      m = null;
+    }
     if (m) {
       var ln = +m[1] - 1, col = +m[2] - 1;
       state.marked = editor.addLineClass(ln, "background", "cm-error-line");
@@ -103,8 +157,8 @@
   }
   function clearResults() {
     if (state.marked) { editor.removeLineClass(state.marked, "background", "cm-error-line"); state.marked = null; }
-    ["error", "verdict", "outcomes", "findings", "warnings", "graph-box", "explain-box", "report-box",
-     "json-box"].forEach(function (id) { $(id).hidden = true; });
+    ["error", "verdict", "liveness-line", "filter-box", "outcomes", "findings", "warnings", "graph-box",
+     "explain-box", "report-box", "json-box"].forEach(function (id) { $(id).hidden = true; });
     $("summary").textContent = "";
     $("hello").hidden = true;
   }
@@ -115,18 +169,30 @@
     clearResults();
     state.result = null;
     state.selected = -1;
-    busy(true, "checking");
+    var token = busy(true, "checking");
     history.replaceState(null, "", shareUrl());
     var t0 = performance.now();
-    return post("/api/check", request({ engine: $("engine").value, text: true })).then(function (r) {
+    return post("/api/check", live(request({ engine: $("engine").value, text: true })), token).then(function (r) {
       busy(false);
       var obj = parse(r.text);
-      if (r.status !== 200) { showError(obj, r.status); status("not checked (HTTP " + r.status + ")"); return; }
+      if (r.status !== 200) { failed(r, obj, "checked"); return; }
       state.result = obj;
       showResult(obj);
-      status("checked in " + ((performance.now() - t0) / 1000).toFixed(2) + " s");
+      status(checkedStatus(obj, (performance.now() - t0) / 1000));
       return drawFor(null);
     }, function (err) { busy(false); status("the server did not answer: " + err); });
+  }
+  // what happened, in words: decided, stopped at the time limit (not decided), or no condition
+  function checkedStatus(res, secs) {
+    var t = secs.toFixed(2) + " s";
+    if (res.status === "timeout") {
+      return "time limit: stopped after " + t + " (limit " + res.timeout + " s), not decided";
+    }
+    if (res.status === "no-execution") return "not decided: no execution finishes within the unroll bound";
+    if (res.status === "stopped") return "stopped at max_outcomes after " + t + ": outcomes listed so far";
+    if (res.condition && (res.holds === null || res.holds === undefined)) return "not decided (" + t + ")";
+    if (!res.condition) return "no condition: the allowed outcomes listed (" + t + ")";
+    return "checked in " + t;
   }
   function parse(text) { try { return JSON.parse(text); } catch (e) { return null; } }
 
@@ -140,11 +206,15 @@
     var v = $("verdict");
     v.hidden = false;
     var cond = res.condition;
+    // the colour says whether the answer agrees with the file's expectation (neutral without
+    // one), never whether the condition is reachable
     if (res.holds === null || res.holds === undefined) {
       v.className = "unknown";
-      v.textContent = cond ? "Unknown — " + (res.unknown || STATUS[res.status] || "not decided") : "no condition";
+      v.textContent = res.status === "timeout" ? "Not decided — the time limit (" + res.timeout +
+        " s) passed" : cond ? "Not decided — " + (res.unknown || STATUS[res.status] || "no verdict")
+        : "No condition — the outcomes the model allows";
     } else {
-      v.className = res.holds ? "ok" : "no";
+      v.className = res.agrees === true ? "agrees" : res.agrees === false ? "disagrees" : "neutral";
       v.textContent = (res.holds ? "Ok  " : "No  ") + VERDICT[cond.quantifier][res.holds ? 0 : 1] +
         "  — " + cond.text;
     }
@@ -153,7 +223,13 @@
       a.className = "agree";
       a.textContent = (res.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect";
       v.appendChild(a);
+    } else if (res.holds !== null && res.holds !== undefined) {
+      var n = document.createElement("span");
+      n.className = "agree";
+      n.textContent = "no expectation in the file";
+      v.appendChild(n);
     }
+    showLiveness(res.liveness);
     var bits = [];
     if (res.n_outcomes !== null && res.n_outcomes !== undefined) bits.push(res.n_outcomes + " allowed outcome(s)");
     if (res.outcomes_left_out) bits.push(res.outcomes_left_out + " not listed");
@@ -167,10 +243,18 @@
     $("summary").textContent = bits.join(" · ");
     outcomeTable(res);
     list("findings", (res.findings || []).map(function (f) {
+      if (f.detail) return f.name + ": " + f.detail;  // a hang says where and why
       return f.name + ": " + f.events.map(function (e) {
         return e.thread + " " + e.text + (e.line ? " (line " + e.line + ")" : "");
       }).join("  ~  ");
     }));
+    // click a finding to draw its witness (a hang: the execution up to where it repeats)
+    Array.prototype.forEach.call($("findings").children, function (li, i) {
+      var kind = res.findings[i].kind;
+      li.title = "draw this " + kind + "'s witness";
+      li.className = "drawable";
+      li.onclick = function () { drawFinding(kind); };
+    });
     list("warnings", (res.warnings || []).map(function (w) {
       return (w.position ? w.position + ": " : "") + "warning: " + w.message + (w.hint ? " — " + w.hint : "");
     }));
@@ -180,6 +264,22 @@
     for (var k in res) if (k !== "text") shown[k] = res[k];
     $("json").textContent = JSON.stringify(shown, null, 2);
     $("json-box").hidden = false;
+  }
+  var LIVE = { hangs: "an execution hangs", terminates: "no execution hangs", unknown: "not decided" };
+  function showLiveness(l) {
+    var box = $("liveness-line");
+    box.hidden = !l;
+    if (!l) return;
+    box.className = l.agrees === true ? "agrees" : l.agrees === false ? "disagrees" :
+      l.verdict === "hangs" ? "hangs" : "neutral";
+    box.textContent = "Liveness: " + (LIVE[l.verdict] || l.verdict) + " (progress " + l.progress + ")" +
+      (l.verdict === "hangs" ? " — the hang finding below says where and why; Explain draws it out" : "");
+    if (l.agrees !== null && l.agrees !== undefined) {
+      var a = document.createElement("span");
+      a.className = "agree";
+      a.textContent = (l.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect-liveness " + l.expected;
+      box.appendChild(a);
+    }
   }
   function list(id, items) {
     var ul = $(id);
@@ -196,9 +296,12 @@
     ["#"].concat(obs, ["cond", "flags"]).forEach(function (h) {
       var th = document.createElement("th"); th.textContent = h; tr.appendChild(th);
     });
+    var sat = outs.filter(function (o) { return o.satisfies; }).length;
+    $("filter-box").hidden = !res.condition || outs.length < 2;
+    $("filter-box").title = sat + " of " + outs.length + " listed outcome(s) satisfy the condition";
     outs.forEach(function (o, i) {
       var row = body.insertRow();
-      row.className = o.satisfies ? "sat" : "";
+      row.className = o.satisfies ? "sat" : "unsat";
       row.dataset.index = i;
       cell(row, String(i + 1));
       obs.forEach(function (k) { cell(row, k in o.values ? String(o.values[k]) : "·"); });
@@ -207,7 +310,9 @@
       row.onclick = function () { selectOutcome(i); };
     });
     t.hidden = false;
+    filter();
   }
+  function filter() { $("outcomes").classList.toggle("only-sat", $("filter").checked); }
   function cell(row, text, cls) { var c = row.insertCell(); c.textContent = text; if (cls) c.className = cls; }
   function outcomeText(i) {
     var o = state.result.outcomes[i];
@@ -239,6 +344,18 @@
       showSvg(r);
     });
   }
+  function drawFinding(kind) {
+    $("graph-box").hidden = false;
+    $("graph-title").textContent = "— the first " + kind + " finding (drawing…)";
+    var body = request({ finding: kind }), seq = ++state.drawSeq;
+    if (kind === "hang" && $("liveness").checked && $("progress").value !== "fair") body.progress = $("progress").value;
+    return post("/api/graph", body).then(function (r) {
+      if (seq !== state.drawSeq) return;
+      $("graph-title").textContent = "— the first " + kind + " finding";
+      showSvg(r);
+      $("graph-box").scrollIntoView({ block: "nearest" });
+    });
+  }
   function showSvg(r) {
     var g = $("graph");
     g.textContent = "";
@@ -258,20 +375,22 @@
     if (state.busy) return;
     if (!state.result) clearResults();
     $("error").hidden = true;
-    busy(true, fix ? "searching fixes" : "explaining");
-    var fields = { text: true, graph: true };
+    var token = busy(true, fix ? "searching fixes" : "explaining");
+    var fields = live({ text: true, graph: true });
     if (fix) fields.fix = true;
     if (state.result && state.selected >= 0) fields.outcome = outcomeText(state.selected);
     else if (state.result && !state.result.condition && (state.result.outcomes || []).length) {
       fields.outcome = outcomeText(0);  // no condition to explain: the first outcome
     }
-    return post("/api/explain", request(fields)).then(function (r) {
+    return post("/api/explain", request(fields), token).then(function (r) {
       busy(false);
       var obj = parse(r.text);
-      if (r.status !== 200) { showError(obj, r.status); status("not explained (HTTP " + r.status + ")"); return; }
+      if (r.status !== 200) { failed(r, obj, "explained"); return; }
       $("explain-box").hidden = false;
       $("explain-text").textContent = obj.text || obj.unknown || JSON.stringify(obj, null, 2);
-      status((fix ? "fixes" : "explanation") + ": outcome " + obj.verdict);
+      status(obj.verdict === "unknown" ? "not decided: " + (obj.unknown || "no verdict") :
+             (fix ? "fixes" : "explanation") + ": outcome " + obj.verdict +
+             (obj.hangs ? "; " + obj.hangs.length + " hang(s)" : ""));
       if (obj.svg) {
         state.drawSeq++;  // a drawing still on its way is older than this one
         $("graph-box").hidden = false;
@@ -286,7 +405,14 @@
   function loadExample(path) {
     return fetch("/api/examples/" + path).then(function (r) { return r.json(); }).then(function (ex) {
       if (!ex.source) { status("no example " + path); return; }
+      state.loading = true;
       editor.setValue(ex.source);
+      state.loading = false;
+      $("edited").hidden = true;
+      // a test that states what liveness it expects (or a liveness example) is checked with it
+      $("liveness").checked = /^\s*(\.expect-liveness|\/\/\s*ptxmm:\s*expect-liveness)\b/m.test(ex.source) ||
+        path.indexOf("liveness/") === 0;
+      $("progress").disabled = !$("liveness").checked;
       $("format").value = ex.format === "ptx" ? "" : ex.format;
       $("launch").value = "";  // a kernel example carries its // ptxmm: launch line
       $("example").value = path;
@@ -343,6 +469,36 @@
 
   // ----- wiring -------------------------------------------------------------------------------------
   $("check").onclick = function () { check(); };
+  $("cancel").onclick = cancel;
+  function modelNote() {
+    var own = !!$("model-text").value.trim();
+    $("model-note").textContent = own ? "(in use instead of " + $("model").value + ")" : "";
+    $("model").disabled = own;
+  }
+  $("model-text").oninput = function () {
+    modelNote();
+    if (state.result) { state.result = null; state.drawSeq++; clearResults(); status("model edited: check again"); }
+  };
+  $("model-load").onclick = function () {
+    fetch("/api/models/" + encodeURIComponent($("model").value)).then(function (r) { return r.json(); })
+      .then(function (m) { if (m.source) { $("model-text").value = m.source; modelNote(); } });
+  };
+  $("model-clear").onclick = function () { $("model-text").value = ""; modelNote(); };
+  $("filter").onchange = filter;
+  $("liveness").onchange = function () { $("progress").disabled = !this.checked; };
+  // an edit makes what is shown stale: the verdict, outcomes, explanation and drawing of the
+  // text before it go; a tutorial step's text stays, marked as describing the file as opened
+  editor.on("change", function () {
+    if (state.loading || state.busy) return;
+    if (state.result || !$("explain-box").hidden || !$("error").hidden || !$("graph-box").hidden) {
+      state.result = null;
+      state.selected = -1;
+      state.drawSeq++;
+      clearResults();
+      status("edited: check again");
+    }
+    if (!$("step").hidden) $("edited").hidden = false;
+  });
   $("explain").onclick = function () { explain(false); };
   $("fix").onclick = function () { explain(true); };
   $("format").onchange = setMode;
