@@ -17,6 +17,7 @@ from ptxmm.queries.any_launch import any_launch_races, parse_up_to
 from ptxmm.semantics.result import FindingKind
 
 K = ROOT / "examples" / "kernels"
+DATA = ROOT / "tests" / "queries" / "data"
 
 
 def test_exchange_is_race_free_for_every_block_size_of_one_block():
@@ -36,6 +37,21 @@ def test_exchange_races_across_blocks_with_a_confirmed_witness():
     assert all("syncthreads-exchange.cu:30" in a for a in f.accesses)
 
 
+def test_grid_wide_block_reverse_is_race_free_up_to_1024_blocks_of_1024():
+    # out[blockIdx.x * blockDim.x + threadIdx.x]: distinct for distinct threads (a nonlinear fact)
+    r = any_launch_races(DATA / "block-reverse.cu", "<<<1024, 1024>>>")
+    assert r.verdict == "race-free", [str(f) for f in r.findings]
+
+
+def test_block_reverse_into_thread_index_races_between_blocks():
+    r = any_launch_races(DATA / "block-reverse-racy.cu", "<<<1024, 1024>>>")
+    (f,) = r.findings
+    assert (f.buffer, f.grid, f.block, f.confirmed) == ("out", 2, 1, True)
+    assert f.threads[0][0] != f.threads[1][0] and f.threads[0][1] == f.threads[1][1] == 0
+    # the same kernel in one block only: race-free
+    assert any_launch_races(DATA / "block-reverse-racy.cu", "<<<1, 1024>>>").verdict == "race-free"
+
+
 def test_exchange_without_barrier_races_in_one_block():
     r = any_launch_races(K / "syncthreads-exchange-no-barrier.ptx", "<<<1, 1024>>>")
     (f,) = r.findings
@@ -46,6 +62,13 @@ def test_exchange_without_barrier_races_in_one_block():
 @pytest.mark.parametrize("name", ["exchange-off-by-one", "gather-oob"])
 def test_one_block_kernels_are_race_free(name):
     assert any_launch_races(K / f"{name}.ptx", "<<<1, 1024>>>").verdict == "race-free"
+
+
+@pytest.mark.parametrize("name", ["exchange-off-by-one", "gather-oob"])
+def test_one_block_kernels_race_between_blocks(name):
+    # both store to out[threadIdx.x (+ 1)]: two blocks write the same element
+    (f,) = any_launch_races(K / f"{name}.ptx", "<<<1024, 1024>>>").findings
+    assert (f.buffer, f.grid, f.block, f.confirmed) == ("out", 2, 1, True)
 
 
 def test_histogram_atomics_are_race_free_for_every_launch():

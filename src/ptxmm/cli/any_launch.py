@@ -60,7 +60,12 @@ def races(files, up_to, no_confirm, timeout, as_json, kernel):
 
 def _show(r) -> None:
     click.echo(f"{r.file}: {r.kernel}")
-    click.echo(f"  {r.summary()}")
+    if r.verdict == "race-free":
+        click.echo(f"  no data race for any launch up to <<<{r.grid_max}, {r.block_max}>>>, assuming")
+        for a in r.assumptions:
+            click.echo(f"    - {a}")
+    else:
+        click.echo(f"  {r.summary()}")
     for f in r.findings:
         click.echo(f"  {f}")
     if r.verdict != "outside":

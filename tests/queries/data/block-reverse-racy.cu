@@ -1,20 +1,19 @@
-// Each block reverses its slice of the grid through __shared__ memory, with __syncthreads()
-// between the writes and the reads. Broken: every block writes out[threadIdx.x].
+// block-reverse.cu storing to out[threadIdx.x] instead of out[blockIdx.x * blockDim.x + threadIdx.x].
+// Broken for any launch of two blocks or more.
 //
 // ptxmm: launch reverse<<<2, 4>>>(int out[8])
 // ptxmm: expect race
 //
-// Two blocks write the same out[t]: a race between CTAs (nothing orders them).
-// out[c * n + t]: one element of out per thread of the grid, and every read of s ordered after
-// every write of s by bar.sync (PTX ISA, bar: the barrier synchronizes the CTA's threads).
+// Every block writes out[0..n-1]: thread t of block 0 and thread t of block 1 write out[t] with
+// weak stores, and nothing orders two CTAs (no grid barrier, no release/acquire pattern): a data
+// race (PTX ISA 8.7.1). Within a block the bar.sync orders the writes of s before the reads.
 
 __global__ void reverse(int *out)
 {
     __shared__ int s[1024];
     const int t = threadIdx.x;
     const int n = blockDim.x;
-    const int g = blockIdx.x * n + t;
-    s[t] = g;
+    s[t] = blockIdx.x * n + t;
     __syncthreads();
     out[t] = s[n - 1 - t];
 }
