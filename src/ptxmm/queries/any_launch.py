@@ -209,13 +209,18 @@ class _Site:
 
 
 def _sites(tp: ThreadPaths) -> list[_Site]:
+    """The accesses of every path, one per instruction, offset and interval: an access happens when
+    the path's condition *at it* holds (what the path decides later does not undo it), so the
+    same access on two paths that split after it is one site."""
     merged: dict[tuple, _Site] = {}
     for p in tp.paths:
         for a in p.accesses:
             key = (a.text, a.line, a.interval, a.region, a.offset, a.size, a.write)
-            c = mk("land", p.cond, a.cond)
             old = merged.get(key)
-            merged[key] = _Site(a, c if old is None else mk("lor", old.cond, c))
+            if old is None:
+                merged[key] = _Site(a, a.cond)
+            elif old.cond != a.cond:
+                merged[key] = _Site(a, mk("lor", old.cond, a.cond))
     return list(merged.values())
 
 

@@ -28,6 +28,11 @@ def _cmp(op: str, a, b):
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
 
 
+def _signed(x, hi: int, half: int):
+    """The two's complement value of an unsigned ``x`` (below ``2 * half``, at most ``hi``)."""
+    return x if hi < half else z3.If(x >= half, x - 2 * half, x)
+
+
 class IntTerms:
     """``leaf(ReadVal)`` → (integer unknown, its interval); :meth:`bool` and :meth:`val` translate."""
 
@@ -65,7 +70,7 @@ class IntTerms:
         half = 1 << (e.args[0].w - 1)
         if hx < half and hy < half:  # both non-negative: signed order is the unsigned one
             return _cmp(_SIGNED[e.op], x, y)
-        return self._bv_bool(e)
+        return _cmp(_SIGNED[e.op], _signed(x, hx, half), _signed(y, hy, half))
 
     def _bv_bool(self, e: Expr) -> z3.BoolRef:
         self._note_leaves(e)
@@ -117,7 +122,8 @@ class IntTerms:
                 return x, lx, hx
             if e.op == "trunc":
                 return x % (top + 1), 0, top
-            return None
+            half_in = 1 << (a[0].w - 1)  # sext of a value that may be negative: add 2^w - 2^w_in
+            return z3.If(x >= half_in, x + (top + 1 - 2 * half_in), x), lx, top
         if len(a) != 2:
             return None
         (x, lx, hx) = self.val(a[0])
