@@ -155,7 +155,10 @@ def any_launch_races(path: str | FilePath, up_to: str | tuple[int, int], kernel=
     from ..loading import load
 
     started = time.perf_counter()
-    g_max, b_max = parse_up_to(up_to) if isinstance(up_to, str) else up_to
+    if not isinstance(up_to, str):
+        g, b = up_to
+        up_to = f"<<<{g}, {b}>>>"
+    g_max, b_max = parse_up_to(up_to)
     prog = load(path, kernel=kernel)
     info = prog.kernel
     if info is None:

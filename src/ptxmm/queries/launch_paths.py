@@ -57,6 +57,8 @@ _ONE_D = {"%tid.y": 0, "%tid.z": 0, "%ctaid.y": 0, "%ctaid.z": 0, "%ntid.y": 1, 
           "%nctaid.y": 1, "%nctaid.z": 1}
 _OTHER_SREGS = {"%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%dynamic_smem_size",
                 "%total_smem_size", "%aggr_smem_size", "%is_explicit_cluster"}
+_OTHER_PREFIXES = ("%envreg", "%lanemask", "%cluster", "%clock", "%globaltimer", "%pm", "%reserved",
+                   "%current_graph_exec", "%nclusterid", "%clusterid", "%hwtaskid")
 
 
 class Outside(Exception):
@@ -164,7 +166,7 @@ class _Runner:
         if name == "%laneid":
             return mk("urem", _SREGS["%tid.x"], Const(32, 32))
         if name.startswith("%ptxmm.") or "." not in name and name not in _OTHER_SREGS \
-                and not name.startswith(("%envreg", "%lanemask", "%cluster", "%clock", "%globaltimer")):
+                and not name.startswith(_OTHER_PREFIXES):
             return Const(0, 32)  # a register never written on this path: as the event builder reads it
         raise Outside(f"the special register {name}")
 
