@@ -60,11 +60,12 @@ class IntTerms:
             return z3.Or(*[self.bool(a) for a in e.args])
         if e.op == "lnot":
             return z3.Not(self.bool(e.args[0]))
-        (x, _, hx), (y, _, hy) = self.val(e.args[0]), self.val(e.args[1])
-        if e.op == "eq":
-            return x == y
-        if e.op == "ne":
-            return x != y
+        (x, lx, hx), (y, ly, hy) = self.val(e.args[0]), self.val(e.args[1])
+        if e.op in ("eq", "ne"):
+            apart = hx < ly or hy < lx  # disjoint intervals: a division by %ntid.x is never by zero
+            if apart:
+                return z3.BoolVal(e.op == "ne")
+            return x == y if e.op == "eq" else x != y
         if e.op in _UNSIGNED:
             return _cmp(_UNSIGNED[e.op], x, y)
         half = 1 << (e.args[0].w - 1)
@@ -106,6 +107,8 @@ class IntTerms:
             return z3.If(self.bool(e), z3.IntVal(1), z3.IntVal(0)), 0, 1
         if e.op == "ite":
             c = self.bool(e.args[0])
+            if z3.is_true(c) or z3.is_false(c):  # decided by the intervals: one side only
+                return self.val(e.args[1] if z3.is_true(c) else e.args[2])
             (x, lx, hx), (y, ly, hy) = self.val(e.args[1]), self.val(e.args[2])
             return z3.If(c, x, y), min(lx, ly), max(hx, hy)
         out = self._arith(e)
