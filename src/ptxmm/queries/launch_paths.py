@@ -235,9 +235,10 @@ class _Runner:
 
     def memory(self, ins, st: _State, guard: Expr | None) -> None:
         size = type_width(ins.type) // 8
-        if ins.sem in ("acquire", "release", "acq_rel"):  # the three start with a vowel
-            raise Outside(f"`{ins.text}` (line {_where(ins)[1]}): an {ins.sem} operation, synchronization "
-                          "through memory, which the encoding does not model")
+        if ins.sem in ("acquire", "release", "acq_rel"):
+            article = "a" if ins.sem == "release" else "an"
+            raise Outside(f"`{ins.text}` (line {_where(ins)[1]}): {article} {ins.sem} operation, "
+                          "synchronization through memory, which the encoding does not model")
         if size == 0:
             raise Outside(f"`{ins.text}`: a predicate-typed access")
         match ins:
