@@ -79,7 +79,8 @@ class _Commands(click.Group):
 
     ELSEWHERE = {"explain": "explain", "graph": "explain",  # command → module (of ptxmm.cli) registering it
                  "gen": "campaigns", "diff": "campaigns",
-                 "serve": "serve"}  # serve: the web playground (needs the [web] extra)
+                 "serve": "serve",  # serve: the web playground (needs the [web] extra)
+                 "races": "any_launch"}  # every launch size (ptxmm.queries.any_launch)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.ELSEWHERE})
