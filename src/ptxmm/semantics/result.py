@@ -53,6 +53,9 @@ class FindingKind(StrEnum):
     TRAP = "trap"
 
 
+GRID_ENDING = (FindingKind.ASSERT_FAILS, FindingKind.TRAP)  # a failed assertion and `trap` abort the grid
+
+
 @record
 class EventRef:
     """An event as the user wrote it: thread, source line and instruction text."""
@@ -165,6 +168,10 @@ class CheckResult:
     def status_text(self) -> str | None:
         """The status in words, or None when it is "ok"."""
         t = self.STATUS_TEXT.get(self.status)
+        if self.status == "no-execution" and any(f.kind in GRID_ENDING for f in self.findings):
+            t = ("no execution runs to its end within --unroll {unroll}: each one the model allows ends "
+                 "the grid early (the trap or failed assertion above) or loops past the bound; the "
+                 "condition's verdict is unknown")
         return t.format(stopped_at=self.stopped_at, timeout=self.timeout, unroll=self.unroll) if t else None
 
     @property
