@@ -144,8 +144,10 @@ def _bad_kernels(tmp_path: Path) -> dict[str, Path]:
     files = {"no-launch": tmp_path / "no-launch.ptx", "device-var": tmp_path / "device-var.ptx",
              "null-pointer": tmp_path / "null-pointer.ptx"}
     files["no-launch"].write_text(src)  # no `// ptxmm: launch` line and no .cu twin beside it
+    # a module variable named outside the kernel's body (a function): no per-instance copy for it
     files["device-var"].write_text(launch + src.replace(".visible .entry", ".global .align 4 .u32 gvar;\n"
-                                                        ".visible .entry", 1))
+                                                        ".func touch()\n{\n\tst.global.u32 [gvar], 1;\n"
+                                                        "\tret;\n}\n.visible .entry", 1))
     files["null-pointer"].write_text(src.replace("//\n", "// ptxmm: launch mp<<<2, 1>>>(int data[1], 0, "
                                                  "int out[1])\n", 1))
     return files

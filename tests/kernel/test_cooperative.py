@@ -6,6 +6,7 @@ grid.sync() reaches its `trap`, a finding at the CUDA line. `trap` and `__trap()
 
 from __future__ import annotations
 
+import io
 import shutil
 
 import pytest
@@ -15,6 +16,8 @@ import ptxmm
 from ptxmm.ir.sregs import GRID_WORKSPACE, WORKSPACE
 from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.loading import parse_kernel
+from ptxmm.report.termtext import Writer
+from ptxmm.report.text import render
 
 NVCC = shutil.which("nvcc")
 EXAMPLE = ROOT / "examples" / "kernels" / "grid-sync-cg.ptx"
@@ -129,12 +132,43 @@ def test_ptx_trap_is_a_trap_finding():
     assert kinds(ptxmm.check(parse_kernel(clean, "k.ptx", LAUNCH_FLAG))) == set()
 
 
-@pytest.mark.xfail(strict=True, reason="not done: an execution in which a trap ends the grid while another "
-                   "thread waits for what the trapping one would have written has no complete path for the "
-                   "waiter (semantics: a grid-ending stop does not yet cut the other threads' paths)")
-def test_a_trap_ends_the_grid_while_another_cta_waits():
+WAITS_FOR_TRAPPER = ("\ttrap;\n\tst.release.gpu.global.u32 [%rd1], 1;\n\tret;\nW:\n"
+                     "\tld.acquire.gpu.global.u32 %r2, [%rd1];\n\tsetp.eq.u32 %p2, %r2, 0;\n\t@%p2 bra W;\n")
+
+
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_a_trap_ends_the_grid_while_another_cta_waits(engine):
     """CTA 0 traps before it sets the flag CTA 1 waits for: a `trap` finding and no hang (PTX ISA,
-    trap: "Abort execution"; ir/stops.py: a trap ends the grid)."""
-    body = ("\ttrap;\n\tst.release.gpu.global.u32 [%rd1], 1;\n\tret;\nW:\n"
+    trap: "Abort execution"; ir/stops.py: a trap ends the grid) — found on the liveness graph,
+    where CTA 1 stops mid-loop (queries/sites.grid_ending_sites); no execution runs to its end."""
+    res = ptxmm.check(parse_kernel(_module(WAITS_FOR_TRAPPER), "k.ptx", LAUNCH_FLAG), engine=engine)
+    assert kinds(res) == {"trap"}
+    assert res.liveness == "terminates" and res.status == "no-execution"
+    assert "ends the grid early" in res.status_text
+
+
+def test_the_trap_while_another_waits_is_reported_with_its_ending_in_words():
+    res = ptxmm.check(parse_kernel(_module(WAITS_FOR_TRAPPER), "k.ptx", LAUNCH_FLAG))
+    (f,) = [f for f in res.findings if str(f.kind) == "trap"]
+    assert f.outcome is None and f.events[0].thread == "b0t0" and f.events[0].line == 15
+    buf = io.StringIO()
+    render(res, Writer(buf, colour=False))
+    assert "trap: b0t0 trap (line 15)   (in an execution that ends there: the other threads stop where" \
+        in buf.getvalue()
+    assert "e.g. None" not in buf.getvalue()
+
+
+def test_without_the_trap_the_waiter_hangs_and_no_trap_is_found():
+    body = WAITS_FOR_TRAPPER.replace("\ttrap;\n\tst.release.gpu.global.u32 [%rd1], 1;\n", "")
+    res = ptxmm.check(parse_kernel(_module(body), "k.ptx", LAUNCH_FLAG))
+    assert kinds(res) == {"hang"}
+
+
+def test_a_trap_on_a_path_no_execution_takes_is_still_no_finding_while_another_waits():
+    """The trap sits behind a flag nobody sets: the grid-ending query finds no execution for it."""
+    body = ("\tld.relaxed.gpu.global.u32 %r2, [%rd1+4];\n\tsetp.eq.u32 %p2, %r2, 0;\n\t@%p2 bra S;\n"
+            "\ttrap;\nS:\n\tst.release.gpu.global.u32 [%rd1], 1;\n\tret;\nW:\n"
             "\tld.acquire.gpu.global.u32 %r2, [%rd1];\n\tsetp.eq.u32 %p2, %r2, 0;\n\t@%p2 bra W;\n")
-    assert kinds(ptxmm.check(parse_kernel(_module(body), "k.ptx", LAUNCH_FLAG))) == {"trap"}
+    launch = KernelArgs(launch="k<<<2, 1>>>(unsigned flag[2])")
+    res = ptxmm.check(parse_kernel(_module(body), "k.ptx", launch))
+    assert kinds(res) == set() and res.liveness == "terminates"

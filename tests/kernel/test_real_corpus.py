@@ -39,9 +39,7 @@ SLOW = {"cub-grid-barrier"}
 # THE list: kernels today's front end refuses, with the form it names. Shrink it as support lands
 # (a refused kernel that starts being read fails here as an XPASS until its entry is removed; one
 # read but judged otherwise than its `expect` line fails outright).
-REFUSED: dict[str, str] = {
-    "cg-warp-aggregated-inc": "activemask as a shfl membermask (cg::coalesced_threads)",
-}
+REFUSED: dict[str, str] = {}
 
 
 

@@ -251,6 +251,72 @@ def test_activemask_sets_the_own_bit_and_leaves_the_others_unspecified():
     assert res.holds is False  # its own bit is never clear
 
 
+def z3_outcomes(prog) -> set[tuple]:
+    """Z3's outcomes; the brute-force engine refuses activemask (its choice is unspecified)."""
+    with pytest.raises(UnsupportedError, match="unspecified"):
+        ptxmm.check(prog, engine="brute", flags=False)
+    return outcomes(prog)
+
+
+def test_lanes_that_name_each_other_active_agree_on_the_set():
+    """activemask in a small warp: each lane's set holds itself, and a lane it names reports the
+    same set (they executed it convergently) — never lane 0 seeing {0, 1} while lane 1 sees {1}."""
+    got = z3_outcomes(kernel("\tactivemask.b32 %r3;", 2, [0, 0]))
+    assert got == {((1, 2), (0, 0)), ((3, 3), (0, 0))}
+    three = {o[0] for o in z3_outcomes(kernel("\tactivemask.b32 %r3;", 3, [0, 0, 0]))}
+    partitions = {(1, 2, 4), (3, 3, 4), (5, 2, 5), (1, 6, 6), (7, 7, 7)}
+    assert three == partitions
+
+
+def test_a_lane_that_does_not_execute_activemask_is_in_no_ones_set():
+    """Lane 1 branches around activemask (in[1] == 0): lane 0 and 2 may name each other, never 1."""
+    code = "\t@!%p1 bra $L_skip;\n\tactivemask.b32 %r3;\n$L_skip:"
+    got = {o[0] for o in z3_outcomes(kernel(code, 3, [1, 0, 1]))}
+    assert got == {(1, 0, 4), (5, 0, 5)}
+
+
+# cooperative groups' coalesced_threads().shfl(v, 0) as nvcc compiles it: the active set as the
+# membermask, the lowest lane of it as the source (brev + bfind.shiftamt), the rank by popc
+COALESCED = """\t@!%p1 bra $L_skip;
+\tactivemask.b32 %r5;
+\tbrev.b32 %r6, %r5;
+\tbfind.shiftamt.u32 %r7, %r6;
+\tmov.u32 %r8, 31;
+\tshfl.sync.idx.b32 %r3|%p2, %r2, %r7, %r8, %r5;
+\tmov.u32 %r9, %lanemask_lt;
+\tand.b32 %r10, %r9, %r5;
+\tpopc.b32 %r4, %r10;
+$L_skip:"""
+
+
+def test_activemask_as_the_membermask_of_a_shuffle_broadcasts_the_groups_leader():
+    """The coalesced group's shuffle from its rank 0: every active lane gets the value of the
+    lowest lane of its set, and ranks 0, 1, ... within each set; the inactive lane keeps 0."""
+    def holds(**cond) -> bool | None:
+        return ptxmm.check(kernel(COALESCED, 3, [5, 0, 7], **cond), flags=False).holds
+
+    # lanes 0 and 2 together ({0, 2}: leader 0, ranks 0 and 1), or each alone (its own value)
+    assert holds(forall="out[0] == 5 && out2[0] == 0 && out[1] == 0 && out2[1] == 0 && "
+                        "((out[2] == 5 && out2[2] == 1) || (out[2] == 7 && out2[2] == 0))") is True
+    assert holds(exists="out[2] == 5 && out2[2] == 1") is True
+    assert holds(exists="out[2] == 7 && out2[2] == 0") is True
+
+
+def test_in_a_wider_warp_activemask_bits_stay_unspecified_and_are_no_membermask():
+    """Past FORK_LANES lanes the other lanes' bits are free (no fork per set), and a shuffle
+    whose membermask is that value is refused with its line."""
+    from ptxmm.semantics.warp_collectives import FORK_LANES
+
+    n = FORK_LANES + 1
+    code = "\tactivemask.b32 %r4;\n\tmov.u32 %r5, %lanemask_eq;\n\tand.b32 %r3, %r4, %r5;"
+    res = ptxmm.check(kernel(code, n, [0] * n, forall=" && ".join(f"out[{i}] == {1 << i}" for i in range(n))),
+                      flags=False)
+    assert res.holds is True
+    with pytest.raises(UnsupportedError, match="membermask that is no constant") as e:
+        ptxmm.check(kernel(COALESCED, n, [1] * n))
+    assert e.value.pos is not None
+
+
 MP = """\tsetp.eq.u32 %p3, %r1, 0;
 \t@!%p3 bra $L_1;
 \tmov.u32 %r7, 42;

@@ -27,9 +27,12 @@ A kernel file (a ``.cu`` nvcc compiles, or nvcc's PTX module) and its launch bec
   NONE) with ``a``'s address in instance i's block as the global address. The run encodes one map
   per instance and passes its 128 bytes as the by-value parameter (:func:`.kernel_run.instance_args`).
 
-Refused on the device (rows "not supported on the device", with the reason): module-scope
-``__device__`` variables (one copy for all instances), pointers passed as integers, cluster
-launches, external functions other than ``__assertfail`` and ``vprintf``."""
+* **module-scope ``__device__`` variables** — one copy per instance, in the instance's block after
+  the launch's buffers, its address an added kernel parameter (:mod:`.kernel_vars`).
+
+Refused on the device (rows "not supported on the device", with the reason): a module variable
+named outside the kernel's body, pointers passed as integers, cluster and cooperative launches,
+external functions other than ``__assertfail`` and ``vprintf``."""
 
 from __future__ import annotations
 
@@ -43,7 +46,9 @@ from pathlib import Path
 
 from ..errors import PtxmmError, UnsupportedError
 from ..ir.program import Program, type_width
+from ..ir.sregs import WORKSPACE
 from ..semantics.result import CheckResult, FindingKind
+from .kernel_vars import ModuleVar, per_instance, used_vars
 from .tensor import MapArgs
 
 GUARD = 128  # bytes of guard before, between and after the buffers of one instance
@@ -62,13 +67,14 @@ class BufferPlan:
     count: int
     init: tuple[int, ...]
     offset: int  # bytes from the instance's base
+    scalar: bool = False  # a module variable that is no array: its one element is its name
 
     @property
     def size(self) -> int:
         return type_width(self.type) // 8
 
     def element(self, i: int) -> str:
-        return f"{self.name}[{i}]"
+        return self.name if self.scalar else f"{self.name}[{i}]"
 
     def initial(self, i: int) -> int:
         w = type_width(self.type)
@@ -209,13 +215,35 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
         raise _refuse(f"the liveness check did not decide that every execution ends ({res.liveness})",
                       "check it with the model only (ptxmm check --liveness), or run it with "
                       "crossval --allow-undecided (a kernel that spins is then a timeout row)")
-    buffers, stride = _buffers(list(launch.buffers))
+    entry = _entry(ptx, info)
+    variables = used_vars(ptx, entry, _module_vars(info))
+    buffers, stride = _buffers(list(launch.buffers) + variables)
     allowed = _allowed(res, buffers)
     text, uses_assert = rewrite_ptx(ptx)
+    text = per_instance(text, entry, variables)
     maps = _maps(launch, buffers)
-    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, _args(ptx, info, buffers, maps),
+    n = len(launch.buffers)
+    args = _args(ptx, info, buffers, maps) + tuple(Arg(64, buffer=n + k) for k in range(len(variables)))
+    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, args,
                       buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
                       FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps)
+
+
+def _entry(ptx: str, info) -> str:
+    from ..kernel import module as ptx_module
+    from ..kernel.instantiate import find_kernel
+
+    return find_kernel(ptx_module.parse(ptx, "<kernel>"), info.kernel, None).name
+
+
+def _module_vars(info) -> list[ModuleVar]:
+    """The module's ``__device__`` variables as the model lays them out (not nvcc's string
+    constants, not the launch's buffers)."""
+    args = {a.name for a in _bufs(info)}
+    return [ModuleVar(r.ptx, r.name, r.type, r.n, tuple(r.init), r.count is None)
+            for r in info.layout.regions
+            if r.space == "global" and r.located and r.tensormap is None and r.ptx not in args
+            and r.name != WORKSPACE]
 
 
 def _maps(launch, buffers: tuple[BufferPlan, ...]) -> tuple[MapPlan, ...]:
@@ -231,11 +259,10 @@ def _refuse_shape(info) -> None:
                                "check it with the model only (ptxmm check)")
     if info.launch.cluster is not None:
         raise _refuse("a cluster launch", "launch it without a cluster")
-    shared_by_all = [r.name for r in info.layout.regions
-                     if r.space == "global" and r.located and r.ptx not in {a.name for a in _bufs(info)}]
-    if shared_by_all:
-        raise _refuse(f"module-scope __device__ variable(s) {', '.join(shared_by_all)} (one copy for every "
-                      "instance, so instances would interfere)", "pass the data as a launch buffer")
+    if info.launch.cooperative:  # the harness launches with cuLaunchKernel: no grid workspace
+        raise _refuse("a cooperative launch (cooperative groups' grid workspace is the driver's, given "
+                      "only to cudaLaunchCooperativeKernel; the harness's graphs launch plainly)",
+                      "check it with the model only (ptxmm check)")
 
 
 def _bufs(info) -> list:
@@ -245,7 +272,8 @@ def _bufs(info) -> list:
 def _buffers(bufs: list) -> tuple[tuple[BufferPlan, ...], int]:
     out, off = [], GUARD
     for b in bufs:
-        out.append(BufferPlan(b.name, b.type, b.count, tuple(b.init), off))
+        scalar = isinstance(b, ModuleVar) and b.scalar
+        out.append(BufferPlan(b.name, b.type, b.count, tuple(b.init), off, scalar))
         off += -(-b.count * type_width(b.type) // 8 // ALIGN) * ALIGN + GUARD
     return tuple(out), -(-off // ALIGN) * ALIGN
 

@@ -20,7 +20,7 @@ from ..ir.program import Program
 from ..semantics.builder import build
 from ..semantics.events import EventGraph
 from ..semantics.outcomes import observables, verdict
-from ..semantics.result import CheckResult, OutcomeInfo
+from ..semantics.result import GRID_ENDING, CheckResult, OutcomeInfo
 from ..semantics.vocab import candidates
 from . import condition, hangs, races, sites
 from .query import CheckOptions, CheckRun, Query
@@ -179,7 +179,9 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
     infos = sorted(r.found, key=_values)  # judged as found (condition.py)
     if status == "ok" and not infos and not opts.verdict_only and (eg.cut_paths or eg.awaits):
         status = "no-execution"
-    if status == "no-execution" and r.liveness == "terminates":  # no hang found decides nothing then
+    # no hang found decides nothing then, unless a trap or failed assertion ends the grid
+    if status == "no-execution" and r.liveness == "terminates" and not any(
+            f.kind in GRID_ENDING for f in r.findings):
         r.liveness, r.liveness_why = "undecided", f"no execution finishes within --unroll {opts.unroll}"
     if prog.condition is not None and holds is None and status == "ok":
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])

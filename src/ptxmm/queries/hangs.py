@@ -312,33 +312,51 @@ def decide(prog, model, unroll: int = 2, progress: str | Progress = "fair",
     """:func:`find_hangs`, and when it finds none, why that does not mean every execution
     terminates (None: it does): a loop the unrolling cut that is not exact
     (.semantics.loops.exact), or no execution finishing within the bound."""
+    hs, why, _ = decide_and_stop(prog, model, unroll, progress, deadline, every, mem_fair, scoped, relevance)
+    return hs, why
+
+
+def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fair",
+                    deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
+                    scoped: bool = True, relevance: bool = True,
+                    found: tuple | None = None) -> tuple[list[Hang], str | None, tuple]:
+    """:func:`decide`, and with ``found`` (the check's findings so far) the failed assertions and
+    traps that end the grid while another thread spins or waits, which no complete execution
+    reaches (:func:`ptxmm.queries.sites.grid_ending_sites`), asked of the same liveness problem."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
     from ..semantics.vocab import candidates
+    from .sites import grid_ending_sites
 
     pr = Progress.parse(progress)
     m = load_model(model) if isinstance(model, str) else model
     eg = liveness_graph(prog, unroll, pr, relevance, look=deadline.check)
     why = "; ".join(eg.undecided) or None
     if not any(p.kind in ("stuck", "blocked") for ps in eg.paths for p in ps):
-        return [], why
+        return [], why, ()
     pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
-        enc = _Encoding(eg, pb, pr, mem_fair, scoped)
-        left = set(range(len(eg.paths)))
-        out: list[Hang] = []
-        while left:
-            exe = pb.find(enc.goal(sorted(left)))
-            if exe is None:
-                break
-            h = _hang(eg, exe, pr, pb)
-            out.append(h)
-            if not every:
-                break
-            left -= set(h.threads)
-        return out, why
+        stops = () if found is None else grid_ending_sites(eg, pb, found)
+        return _hangs(eg, pb, pr, every, mem_fair, scoped), why, stops
     finally:
         pb.close()
+
+
+def _hangs(eg: EventGraph, pb, pr: Progress, every: bool, mem_fair: bool, scoped: bool) -> list[Hang]:
+    """The hang queries on the liveness problem: one witness per hanging thread with ``every``."""
+    enc = _Encoding(eg, pb, pr, mem_fair, scoped)
+    left = set(range(len(eg.paths)))
+    out: list[Hang] = []
+    while left:
+        exe = pb.find(enc.goal(sorted(left)))
+        if exe is None:
+            break
+        h = _hang(eg, exe, pr, pb)
+        out.append(h)
+        if not every:
+            break
+        left -= set(h.threads)
+    return out
 
 
 def terminates(prog, model, unroll: int = 2, progress: str | Progress = "fair",
@@ -531,15 +549,18 @@ class Hangs:
 
     def run(self, r) -> Found:
         from ..engines import TimedOut
+        from .sites import QUERY as SITES
 
+        found = tuple(r.findings) if SITES.applies(r.prog, r.opts) and r.status in ("ok", "stopped") else None
         try:
-            hs, why = decide(r.prog, r.model, r.opts.unroll, r.opts.progress_model, r.deadline)
+            hs, why, stops = decide_and_stop(r.prog, r.model, r.opts.unroll, r.opts.progress_model,
+                                             r.deadline, found=found)
         except TimedOut:
             return Found((), "timeout")
         if not hs and why is not None:
             r.liveness_why = why
-            return Found((), "undecided")
-        return Found(tuple(h.finding for h in hs), "hangs" if hs else "terminates")
+            return Found(stops, "undecided")
+        return Found(stops + tuple(h.finding for h in hs), "hangs" if hs else "terminates")
 
 
 QUERY = Hangs()

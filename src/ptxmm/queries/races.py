@@ -44,22 +44,36 @@ def of_raised(eg: EventGraph, raised: Iterable, outcome_of=None) -> tuple[Findin
     """Findings from an engine's raised flag elements (``engines.Raised``), in a stable order
     (kind, name, events); ``outcome_of(execution)`` names each witness's outcome; a race says the
     location its accesses touch. A data race is a pair of operations (PTX ISA 8.7.1): the two
-    halves of one atomic racing with the same access are one finding."""
+    halves of one atomic racing with the same access are one finding, and the dynamic event pairs
+    of one pair of source operations on one location (a loop's unrolled iterations, the cases of
+    a case-split address) are one finding too, counting them in ``event_pairs`` (its witness is
+    that of the pair with the smallest event ids, so both engines name the same one)."""
     ops = _operations(eg)
-    out, seen = [], set()
+    out, seen, races = [], set(), {}
     for r in raised:
-        race = kind_of_flag(r.flag) == FindingKind.RACE
-        if race:
-            key = (r.flag, frozenset(ops.get(e, e) for e in r.events))
-            if key in seen:
-                continue
-            seen.add(key)
-        refs = tuple(_op_ref(eg, e, ops) if race else event_ref(eg, e) for e in r.events)
-        out.append(Finding(kind_of_flag(r.flag), r.flag, refs, r.witness,
+        if kind_of_flag(r.flag) != FindingKind.RACE:
+            out.append(Finding(kind_of_flag(r.flag), r.flag, tuple(event_ref(eg, e) for e in r.events),
+                               r.witness, outcome_of(r.witness) if outcome_of else None))
+            continue
+        key = (r.flag, frozenset(ops.get(e, e) for e in r.events))
+        if key in seen:
+            continue
+        seen.add(key)
+        refs = tuple(_op_ref(eg, e, ops) for e in r.events)
+        races.setdefault(_source_pair(r.flag, refs, where(eg, r.events)), []).append((refs, r))
+    for pairs in races.values():
+        refs, r = min(pairs, key=lambda p: tuple(sorted(e.eid for e in p[0])))
+        out.append(Finding(FindingKind.RACE, r.flag, refs, r.witness,
                            outcome_of(r.witness) if outcome_of else None,
-                           where=where(eg, r.events) if race else ""))
+                           where=where(eg, r.events), event_pairs=len(pairs)))
     out.sort(key=lambda f: (f.kind, f.name, tuple(e.eid for e in f.events)))
     return tuple(out)
+
+
+def _source_pair(flag: str, refs: tuple[EventRef, ...], location: str) -> tuple:
+    """What a race reads as: its flag, location and two operations by thread, line and text, in
+    either order (the same line printed twice is one finding)."""
+    return flag, location, tuple(sorted((e.thread, e.line or 0, e.text) for e in refs))
 
 
 def wants_flags(model: Model, opts: CheckOptions) -> bool:

@@ -26,18 +26,22 @@ def observables(eg, scope: str = "all") -> list:
     return out + [o for o in cond_observables(eg, "condition") if o.key not in keys]
 
 
-def site_findings(eg, pb, outcome_of=None) -> tuple:
+def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False) -> tuple:
     """Assertion failures, traps and out-of-bounds accesses: for every site (a PTX line where
     some path of some thread stops), one query on the check's own problem ``pb`` for an allowed
-    execution in which a thread takes a path that stops there.
+    execution in which a thread takes a path that stops there. ``skip``: sites (kind, line)
+    already found; ``grid_ending``: only the sites of a failed assertion or ``trap``.
     (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
-    ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line.)"""
+    ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line; it asks
+    the grid-ending sites this query did not find again on the liveness graph, where a thread
+    the trap or assert stops may be mid-loop or at a barrier: :func:`grid_ending_sites`.)"""
     from ..semantics.result import EventRef, Finding, FindingKind
 
     sites: dict[tuple[str, int], dict[int, set[int]]] = {}
     for t, paths in enumerate(eg.paths):
         for k, p in enumerate(paths):
-            if p.stop is not None:
+            if p.stop is not None and (not grid_ending or p.stop.kind.ends_grid) \
+                    and (p.stop.kind.value, p.stop.line) not in skip:
                 sites.setdefault((p.stop.kind.value, p.stop.line), {}).setdefault(t, set()).add(k)
     found = []
     for (kind, line), where in sorted(sites.items()):
@@ -50,6 +54,19 @@ def site_findings(eg, pb, outcome_of=None) -> tuple:
                              tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
                              wit, outcome_of(wit) if outcome_of else None))
     return tuple(found)
+
+
+def grid_ending_sites(eg, pb, found: tuple) -> tuple:
+    """The failed assertions and traps no complete execution reaches, asked of the liveness graph
+    ``eg`` (:func:`ptxmm.queries.hangs.liveness_graph`) and its problem ``pb``: there the other
+    threads may also take a path that ends mid-loop (stuck) or at a barrier wait (blocked), and
+    no constraint is put on those ends — a trap or failed assertion aborts the grid (PTX ISA,
+    trap: "Abort execution and generate an interrupt to the host CPU"), so each other thread
+    stops wherever it then is: a thread spinning for a flag the trapping one would have set
+    afterwards, or waiting at a barrier it never reaches. Every execution found is one the grid can
+    run (a prefix of each thread); ``found``: the findings the check's own query already has."""
+    skip = frozenset((str(f.kind), f.events[0].line) for f in found if f.events and f.events[0].eid == -1)
+    return site_findings(eg, pb, None, skip, grid_ending=True)
 
 
 def _site_instr(prog: Program, line: int):
@@ -67,7 +84,7 @@ def _site_text(prog: Program, ins) -> str:
     return source_text(prog, ins.pos) or ins.text
 
 
-__all__ = ["observables", "site_findings"]
+__all__ = ["grid_ending_sites", "observables", "site_findings"]
 
 
 class Sites:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..semantics.result import CheckResult
+from ..semantics.result import GRID_ENDING, CheckResult
 from .termtext import Segment, Writer
 
 
@@ -108,7 +108,9 @@ def _findings(r: CheckResult, out: Writer) -> None:
             out.line((f"  {f}", "red"))
             continue
         i = index.get(f.outcome)
-        where = (f"e.g. {f.outcome}" if i is None else
+        where = ("in an execution that ends there: the other threads stop where they are, mid-loop or "
+                 "at a barrier" if f.outcome is None and f.kind in GRID_ENDING else
+                 f"e.g. {f.outcome}" if i is None else
                  f"e.g. outcome {i}" if r.enumerated else "e.g. in an execution with the witness's values")
         out.line((f"  {f}   ({where})", "yellow"))
     if r.findings_status in ("timeout", "memory", "interrupted"):

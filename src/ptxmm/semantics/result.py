@@ -53,6 +53,9 @@ class FindingKind(StrEnum):
     TRAP = "trap"
 
 
+GRID_ENDING = (FindingKind.ASSERT_FAILS, FindingKind.TRAP)  # a failed assertion and `trap` abort the grid
+
+
 @record
 class EventRef:
     """An event as the user wrote it: thread, source line and instruction text."""
@@ -81,12 +84,14 @@ class Finding:
     outcome: Outcome | None = None  # the witness's outcome, projected on the check's observables
     detail: str = ""  # the finding in words, where its events alone do not say it (a hang: where, why)
     where: str = ""  # the location a race's accesses touch (its elements differ where the text does not)
+    event_pairs: int = 1  # a race: the dynamic event pairs of these two source operations it stands for
 
     def __str__(self) -> str:
         if self.detail:
             return f"{self.name}: {self.detail}"
         on = f" on {self.where}" if self.where else ""
-        return f"{self.name}{on}: " + "  ~  ".join(str(e) for e in self.events)
+        times = f"   ({self.event_pairs} event pairs)" if self.event_pairs > 1 else ""
+        return f"{self.name}{on}: " + "  ~  ".join(str(e) for e in self.events) + times
 
     def to_json(self) -> dict:
         w = self.witness
@@ -96,7 +101,8 @@ class Finding:
                 "witness": {"paths": list(w.paths), "rf": [list(p) for p in w.rf],
                             "co": [list(p) for p in w.co]}} \
             | ({"detail": self.detail} if self.detail else {}) \
-            | ({"location": self.where} if self.where else {})
+            | ({"location": self.where} if self.where else {}) \
+            | ({"event_pairs": self.event_pairs} if self.kind == FindingKind.RACE else {})
 
 
 @record(frozen=False)
@@ -162,6 +168,10 @@ class CheckResult:
     def status_text(self) -> str | None:
         """The status in words, or None when it is "ok"."""
         t = self.STATUS_TEXT.get(self.status)
+        if self.status == "no-execution" and any(f.kind in GRID_ENDING for f in self.findings):
+            t = ("no execution runs to its end within --unroll {unroll}: each one the model allows ends "
+                 "the grid early (the trap or failed assertion above) or loops past the bound; the "
+                 "condition's verdict is unknown")
         return t.format(stopped_at=self.stopped_at, timeout=self.timeout, unroll=self.unroll) if t else None
 
     @property

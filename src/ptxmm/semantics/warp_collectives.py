@@ -97,8 +97,8 @@ def _mask(b: Builder, ins: WarpOp, st: State) -> int:
     return m.v
 
 
-@handles(WarpOp)
-def warp_op(b: Builder, t: Thread, ins: WarpOp, st: State, guard, gdeps) -> None:
+@handles(WarpOp, control=True)
+def warp_op(b: Builder, t: Thread, ins: WarpOp, st: State, guard, gdeps, stack) -> State | None:
     if b.p.kernel is None:
         raise UnsupportedError(f"`{ins.text}` in a litmus test", ins.pos,
                                "a litmus thread is one lane whose warp-mates are not in the test: "
@@ -108,12 +108,21 @@ def warp_op(b: Builder, t: Thread, ins: WarpOp, st: State, guard, gdeps) -> None
                                "branch around the warp collective instead")
     ws = _state(b)
     if ins.mode == "active":
-        return _activemask(b, t, ins, st, ws)
+        return _activemask(b, t, ins, st, ws, stack)
+    _collective(b, t, ins, st, ws)
+    st.pc += 1
+    return st
+
+
+def _collective(b: Builder, t: Thread, ins: WarpOp, st: State, ws: _Warps, chosen: int | None = None) -> int:
+    """The collective's ARRIVE and WAIT on path ``st`` and its results' placeholders; its ARRIVE.
+    ``chosen``: activemask's mask on this path (its lanes meet as at a collective of that mask)."""
     lane = ws.table[t.index][2]
     if ins.form.startswith("bar.red"):
         mask, group = 0, _red_id(b, ins, st)
     else:
-        mask, group = _mask(b, ins, st), ws.table[t.index][1]
+        mask = _mask(b, ins, st) if chosen is None else chosen
+        group = ws.table[t.index][1]
         if not mask >> lane & 1:
             raise SemanticError(f"thread {t.name} (lane {lane}) executes `{ins.text}` with "
                                 f"membermask {mask:#x}, which does not name it", ins.pos,
@@ -143,6 +152,7 @@ def warp_op(b: Builder, t: Thread, ins: WarpOp, st: State, guard, gdeps) -> None
         ws.slots.append((t.index, arrive, rule, ins))
         hole = Unspec(SLOT_BASE + n, w, f"the result of `{ins.text}`")
         b.set_reg(st, reg, hole, ty, deps, None)
+    return arrive
 
 
 def _red_id(b: Builder, ins: WarpOp, st: State) -> int:
@@ -283,22 +293,63 @@ def _redux(ls: Lanes, op: str, ty: str, lane: int) -> Expr:
 # ----- activemask --------------------------------------------------------------------------------
 
 
-def _activemask(b: Builder, t: Thread, ins: WarpOp, st: State, ws: _Warps) -> None:
-    """activemask.b32: "queries predicated-on active threads from the executing warp": which
-    other lanes are active at that moment is the scheduler's, not the program's — their bits
-    are unspecified; the executing lane's own bit is 1. It waits for no lane."""
+FORK_LANES = 4  # activemask forks its value in warps of at most this many lanes (2^(n-1) paths)
+
+
+def _activemask(b: Builder, t: Thread, ins: WarpOp, st: State, ws: _Warps, stack) -> State:
+    """activemask.b32: "queries predicated-on active threads from the executing warp" — the lanes
+    executing it convergently with this one, which is the scheduler's choice, not the program's.
+    In a warp of at most :data:`FORK_LANES` lanes the path forks once per set of lanes that
+    contains the executing lane (the value a constant on each path, so that it can be a
+    membermask: cooperative groups' ``coalesced_threads()`` passes it to shfl.sync), each fork
+    assuming an unspecified choice equals its set, and the lanes of the set meet there as at a
+    collective of that mask (NOSYNC: no memory ordering) that every one of them must reach with
+    the same set (:func:`_converged`: no lane "exits" out of it) — so lanes that report each other
+    as active agree on the set, and a lane that does not execute it (diverged, exited) is in no
+    one's set. In a larger warp the other lanes' bits are plainly unspecified (the own bit is 1),
+    and a membermask made of them is refused where it is used (:func:`_mask`). It waits for no
+    lane outside its set."""
     lane = ws.table[t.index][2]
-    u = Unspec(len(b.unspecs), 32, f"the other lanes' bits of `{ins.text}` (line "
-               f"{ins.pos.line if ins.pos else '?'}: which lanes are active is the scheduler's)")
+    where = f"`{ins.text}` (line {ins.pos.line if ins.pos else '?'})"
+    u = Unspec(len(b.unspecs), 32, f"the lanes active at {where}: which lanes are active is the scheduler's")
     b.unspecs.append(u)
     lanes = warp_lanes(ws.table, t.index)
-    others = sum(1 << m for m in lanes if m != lane)
-    v = mk("or", mk("and", u, Const(others, 32)), Const(1 << lane, 32))
-    b.set_reg(st, ins.dst, v, "b32", frozenset(), None)
+    others = [m for m in sorted(lanes) if m != lane]
     if id(ins) not in b.warned:
         b.warned[id(ins)] = Diagnostic(f"`{ins.text}`: which other lanes are active is the "
                                        "scheduler's choice", ins.pos,
-                                       "ptxmm leaves those bits unspecified (the solver chooses)")
+                                       "ptxmm lets the execution choose them (lanes that name each "
+                                       "other agree), the solver's choice: the brute-force engine "
+                                       "refuses such a program")
+    if len(lanes) > FORK_LANES:
+        v = mk("or", mk("and", u, Const(sum(1 << m for m in others), 32)), Const(1 << lane, 32))
+        b.set_reg(st, ins.dst, v, "b32", frozenset(), None)
+        st.pc += 1
+        return st
+    forks = []
+    for n in range(1 << len(others)):
+        mask = (1 << lane) | sum(1 << m for i, m in enumerate(others) if n >> i & 1)
+        case = st.fork() if n else st
+        forks.append((case, mask))
+    for case, mask in forks:
+        case.assumes.append(mk("eq", u, Const(mask, 32)))
+        arrive = _collective(b, t, ins, case, ws, chosen=mask)
+        ws.slots.append((t.index, arrive, _converged, ins))
+        b.set_reg(case, ins.dst, Const(mask, 32), "b32", frozenset(), None)
+        case.pc += 1
+    stack += [c for c, _ in forks[1:]]
+    return forks[0][0]
+
+
+def _converged(ls: Lanes, r) -> Expr:
+    """activemask's rule: every lane of the chosen set reaches this instance with the same set (an
+    assumption of the paths through it, :func:`_fill_path`); no value."""
+    every: Expr = TRUE
+    for m, (arr, _) in ls.items():
+        if m >= 0:
+            every = mk("land", every, arr)
+    r.ws.facts.setdefault(r.slot[1], set()).add(every)
+    return Const(0, 32)
 
 
 # ----- resolution --------------------------------------------------------------------------------
