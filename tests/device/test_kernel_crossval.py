@@ -234,6 +234,23 @@ def test_verdicts():
     assert data["bug"]["observed"] and json.dumps(data)
 
 
+def test_an_element_the_isa_leaves_unspecified_is_not_compared(tmp_path):
+    """A division by zero leaves its result unspecified (PTX ISA, div): the model lists no value for
+    out[0], so the device's value there is not compared — never judged against an invented 0."""
+    cu = tmp_path / "div.cu"
+    cu.write_text("// ptxmm: launch k<<<1, 1>>>(unsigned out[2], 0)\n"
+                  "__global__ void k(unsigned *out, unsigned d) { out[0] = 7u / d; out[1] = 1; }\n")
+    prog = ptxmm.load(cu)
+    p = KP.plan_kernel(prog, KP.kernel_ptx(cu))
+    assert p.elements == ("out[0]", "out[1]") and p.free == {0}
+    assert p.allowed == {(KP.FREE, 1)}
+    kc = KC.judge(p, _run(p, {State((0xFFFFFFFF, 1)): 3, State((5, 0)): 1}))
+    by = {r.values: r.verdict for r in kc.rows}
+    assert by == {(0xFFFFFFFF, 1): "ok", (5, 0): "VIOLATION"}
+    data = kc.to_json()
+    assert data["not_compared"] == ["out[0]"] and data["allowed_states_seen"] == 1
+
+
 # ----- the command, with a fake device -----------------------------------------------------------------
 
 class _FakeHarness:

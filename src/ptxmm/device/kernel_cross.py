@@ -28,7 +28,7 @@ from ..semantics.result import Outcome
 from .batch import COMPILE, DEVICE_UNSUPPORTED, INTERNAL, MODEL, PARSE, TIMEOUT, UNSUPPORTED, Job, Skip
 from .build import CompileTimeout
 from .env import Env
-from .kernel_plan import ON_DEVICE, KernelPlan, assemble, is_kernel_file, kernel_ptx, plan_kernel
+from .kernel_plan import FREE, ON_DEVICE, KernelPlan, assemble, is_kernel_file, kernel_ptx, plan_kernel
 from .kernel_run import KernelEnv, KernelRun
 
 
@@ -75,7 +75,8 @@ class KernelCross:
     @property
     def allowed_seen(self) -> int:
         """Allowed states (values) seen at least once."""
-        return len({r.values for r in self.rows if r.count and r.values in self.plan.allowed})
+        p = self.plan
+        return len({p.masked(r.values) for r in self.rows if r.count and p.masked(r.values) in p.allowed})
 
     @property
     def unseen(self) -> list[KRow]:
@@ -101,6 +102,7 @@ class KernelCross:
             "model": p.check.model, "device": run.device, "env": run.env.as_dict(),
             "instances": run.instances, "seconds": round(run.seconds, 4), "instances_per_s": round(run.per_s),
             "checksum_ok": run.checksum_ok, "elements": list(p.elements),
+            "not_compared": [e for k, e in enumerate(p.elements) if k in p.free],
             "allowed_states": len(p.allowed),
             "observed_states": len({r.values for r in self.rows if r.count}),
             "allowed_states_seen": self.allowed_seen,
@@ -111,7 +113,9 @@ class KernelCross:
                                                     "holds_in_model": p.check.holds,
                                                     "instances": self.condition_instances},
             "bug": self.bug(), "violations": len(self.violations),
-            "states": [{"values": dict(zip(p.elements, p.typed(r.values))), "assert_failed": r.asserts,
+            "states": [{"values": {e: None if v == FREE else v
+                                   for e, v in zip(p.elements, p.typed(r.values))},
+                        "assert_failed": r.asserts,
                         "oob_write": r.oob, "allowed": r.allowed, "count": r.count, "satisfies": r.satisfies,
                         "verdict": r.verdict} for r in self.rows],
         }
@@ -130,13 +134,13 @@ def judge(plan: KernelPlan, run: KernelRun) -> KernelCross:
     for (v, oob, a), c in sorted(merged.items(), key=lambda x: -x[1]):
         verdict = _verdict(plan, v, oob, a)
         rows.append(KRow(v, oob, a, verdict == "ok", c, sat(v), verdict))
-    seen = {r.values for r in rows}
+    seen = {plan.masked(r.values) for r in rows}
     rows += [KRow(v, False, False, True, 0, sat(v), "unseen") for v in sorted(plan.allowed - seen)]
     return KernelCross(plan, run, rows)
 
 
 def _verdict(plan: KernelPlan, values: tuple[int, ...], oob: bool, asserts: bool) -> str:
-    values_ok = values in plan.allowed
+    values_ok = plan.masked(values) in plan.allowed
     flags_ok = (not asserts or plan.assert_allowed) and (not oob or plan.oob_allowed)
     if values_ok and flags_ok:
         return "ok"
@@ -280,7 +284,7 @@ def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, ti
 # ----- the report -------------------------------------------------------------------------------------
 
 def _state(plan: KernelPlan, values: tuple[int, ...]) -> str:
-    return " ".join(f"{n}={v}" for n, v in zip(plan.elements, plan.typed(values)))
+    return " ".join(f"{n}={'?' if v == FREE else v}" for n, v in zip(plan.elements, plan.typed(values)))
 
 
 def render_kernel(kc: KernelCross, console: Console) -> None:
@@ -304,6 +308,9 @@ def render_kernel(kc: KernelCross, console: Console) -> None:
                   f"{'allowed' if p.assert_allowed else 'forbidden'}); "
                   f"out-of-bounds writes: {kc.oob_instances:,} (model: "
                   f"{'allowed' if p.oob_allowed else 'forbidden'})")
+    if p.free:
+        console.print(f"  not compared: {', '.join(e for k, e in enumerate(p.elements) if k in p.free)} "
+                      "(the model says it may hold a value the PTX ISA leaves unspecified: ? above)")
     if kc.unseen and n:
         console.print(f"  {len(kc.unseen)} allowed state(s) unseen: rate < {3 / n:.1e} (95 % bound); "
                       "allowed-but-unseen is not a failure")

@@ -54,6 +54,7 @@ from .tensor import MapArgs
 GUARD = 128  # bytes of guard before, between and after the buffers of one instance
 ALIGN = 128  # each buffer starts on a 128-byte boundary
 SENTINEL = 0xA5  # the guard bytes' value
+FREE = -1  # in an allowed state: an element whose value is not compared (see KernelPlan.free)
 MAX_SLOTS = 1 << 14  # assertion counters: instances in flight at once (two graphs' worth)
 ON_DEVICE = "on the device"  # batch.py files an UnsupportedError whose message says this as such
 
@@ -133,6 +134,15 @@ class KernelPlan:
     ptx: str  # what runs: nvcc's PTX with the harness's __assertfail
     uses_assert: bool
     maps: tuple[MapPlan, ...] = ()  # the launch's tensor maps (Arg.tensormap)
+    # element positions whose final value the PTX ISA may leave unspecified: not compared (FREE in
+    # ``allowed``; an observed state is judged by ``masked``)
+    free: frozenset[int] = frozenset()
+
+    def masked(self, values: tuple[int, ...]) -> tuple[int, ...]:
+        """An observed state as ``allowed`` holds it: FREE where the value is not compared."""
+        if not self.free:
+            return values
+        return tuple(FREE if i in self.free else v for i, v in enumerate(values))
 
     @property
     def elements(self) -> tuple[str, ...]:
@@ -166,6 +176,9 @@ class KernelPlan:
         """Unsigned element values as their types read (a signed type's high bit is negative)."""
         out = []
         for v, t in zip(values, self.types):
+            if v == FREE:
+                out.append(v)
+                continue
             w = type_width(t)
             out.append(v - (1 << w) if t.startswith("s") and v >> (w - 1) else v)
         return tuple(out)
@@ -218,7 +231,10 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
     entry = _entry(ptx, info)
     variables = used_vars(ptx, entry, _module_vars(info))
     buffers, stride = _buffers(list(launch.buffers) + variables)
-    allowed = _allowed(res, buffers)
+    free = _unspecified(res)
+    allowed = _allowed(res, buffers, free)
+    names = [b.element(i) for b in buffers for i in range(b.count)]
+    free_at = frozenset(k for k, e in enumerate(names) if e in free)
     text, uses_assert = rewrite_ptx(ptx)
     text = per_instance(text, entry, variables)
     maps = _maps(launch, buffers)
@@ -226,7 +242,7 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
     args = _args(ptx, info, buffers, maps) + tuple(Arg(64, buffer=n + k) for k in range(len(variables)))
     return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, args,
                       buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
-                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps)
+                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps, free_at)
 
 
 def _entry(ptx: str, info) -> str:
@@ -278,9 +294,21 @@ def _buffers(bufs: list) -> tuple[tuple[BufferPlan, ...], int]:
     return tuple(out), -(-off // ALIGN) * ALIGN
 
 
-def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...]) -> frozenset[tuple[int, ...]]:
-    """Every allowed outcome as a state over every element (unsigned); an element no outcome
-    lists is never written, so it keeps its initial value."""
+def _unspecified(res: CheckResult) -> set[str]:
+    """The elements whose final value may be one the PTX ISA leaves unspecified (the check leaves
+    them out of its listed outcomes): the device's values there are not compared with the model's."""
+    eg = res.graph
+    if eg is None or not eg.unspecified:
+        return set()
+    from ..queries import sites
+    from ..semantics.outcomes import unspecified_observables
+
+    return unspecified_observables(eg, sites.observables(eg, "all"))
+
+
+def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...], free: set[str]) -> frozenset[tuple[int, ...]]:
+    """Every allowed outcome as a state over every element (unsigned; FREE for an element in
+    ``free``); an element no outcome lists is never written, so it keeps its initial value."""
     out = set()
     for o in res.outcomes:
         vals = o.outcome.as_dict()
@@ -288,6 +316,9 @@ def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...]) -> frozenset[tup
         for b in buffers:
             mask = (1 << type_width(b.type)) - 1
             for i in range(b.count):
+                if b.element(i) in free:
+                    state.append(FREE)
+                    continue
                 v = vals.get(b.element(i))
                 if v is None and b.element(i) in vals:
                     raise _refuse(f"{b.element(i)} has a value the PTX ISA leaves unspecified")
