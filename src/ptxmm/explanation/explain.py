@@ -373,15 +373,19 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     fixes = None
     if fix or (allowed and bad):
         from .fix import search
+        from .fixjudge import Judge
 
         # the missing ordering of every explanation comes from a search bounded by its number of
         # checks only: the same answer on a fast machine and a loaded one (docs are generated)
+        judge = Judge(prog, m, t, unroll)  # one for both searches: witnesses and verdicts kept
+        if t.default and len(judge.eg.events) == len(eg.events):  # the same graph (registers observed)
+            judge.known(not allowed, res.outcomes[0].witness if allowed and res.outcomes else None)
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
-                       max_size=None if fix else 1, budget_s=9.0 if fix else None)
+                       max_size=None if fix else 1, budget_s=9.0 if fix else None, judge=judge)
         if not fix and not fixes.solutions and not fixes.already:
             # no single change forbids it (e.g. both sides weak): the missing ordering is what
             # the cheapest pair of changes adds
-            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None)
+            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None, judge=judge)
     if allowed:
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)

@@ -266,15 +266,18 @@ def _weaker(a: Change, b: Change) -> bool:
 
 
 def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int = 400,
-           max_size: int | None = None, budget_s: float | None = 9.0, witnesses: bool = True) -> FixReport:
+           max_size: int | None = None, budget_s: float | None = 9.0, witnesses: bool = True,
+           judge: Judge | None = None) -> FixReport:
     """The minimal sets of changes that forbid ``target`` (see the module docstring); at most
     ``bound`` candidates checked and about ``budget_s`` seconds (None: the bound alone, so that
     the answer does not depend on the machine's speed). Each candidate is judged by
     :class:`~.fixjudge.Judge`: an execution already found that shows the outcome still allowed,
-    else one engine query (``witnesses=False``: the engine for every candidate; the same fixes)."""
+    else one engine query (``witnesses=False``: the engine for every candidate; the same fixes).
+    ``judge``: one of an earlier search of the same program and target (its witnesses and
+    verdicts are reused; a candidate judged before counts as checked again)."""
     t0 = time.perf_counter()
     singles = single_changes(prog)
-    judge = Judge(prog, model, target, unroll, witnesses=witnesses)
+    judge = judge or Judge(prog, model, target, unroll, witnesses=witnesses)
     if judge.forbids():
         return FixReport((), len(singles), 1, bound, False, max_size or 3, time.perf_counter() - t0,
                          already=True, engine_checks=1)
@@ -294,8 +297,7 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
                 over = True
                 break
             checked += 1
-            p2, inserted = apply(prog, cs)
-            if judge.forbids(p2, inserted):
+            if judge.forbids_changes(cs, lambda cs=cs: apply(prog, cs)):
                 found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
         if found or hit or over:
             break

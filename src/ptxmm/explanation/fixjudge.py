@@ -21,6 +21,7 @@ witness's order the witness is skipped (the engine decides)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from .._infra.records import record
 from ..cat import axioms as ax
@@ -81,12 +82,32 @@ class Judge:
         self.eg = build(with_target(prog, target), unroll=unroll)
         self.pool: list[Execution] = []  # witnesses, as executions of self.eg
         self.stats = JudgeStats()
+        self.verdicts: dict[object, bool] = {}  # a set of changes → whether it forbids
+        self.original: bool | None = None
+
+    def known(self, forbidden: bool, witness: Execution | None) -> None:
+        """The original program's verdict, as a check of it (with the target as its condition,
+        on the same event graph) found it, and its witness when allowed: not asked again."""
+        self.original = forbidden
+        if witness is not None and not forbidden:
+            self._remember(witness)
+
+    def forbids_changes(self, changes, applied: Callable[[], tuple[Program, frozenset[int]]]) -> bool:
+        """Whether the program with ``changes`` (``applied()``: that program and the ids of the
+        fences it inserted) forbids the target; a set of changes judged before is not judged again."""
+        if changes not in self.verdicts:
+            self.verdicts[changes] = self.forbids(*applied())
+        return self.verdicts[changes]
 
     def forbids(self, prog2: Program | None = None, inserted: frozenset[int] = frozenset()) -> bool:
         """Whether ``prog2`` (``prog`` itself when None; ``inserted``: the ids of the fence
         instructions the changes inserted) forbids the target outcome."""
         t0 = time.perf_counter()
         try:
+            if prog2 is None:  # the original program: asked once
+                if self.original is None:
+                    self.original = self._forbids(None, inserted)
+                return self.original
             return self._forbids(prog2, inserted)
         finally:
             self.stats.time_s += time.perf_counter() - t0
