@@ -86,3 +86,38 @@ def test_random_litmus_tests_get_the_same_fixes(text):
     fast, plain = _both(ptxmm.parse(text), max_size=2, bound=60)
     assert [s.text for s in fast.solutions] == [s.text for s in plain.solutions]
     assert fast.already == plain.already and fast.checked == plain.checked
+
+
+PATCHED = ["classic/MP-relaxed.ptx", "classic/IRIW-fence-acqrel.ptx", "classic/LostUpdate-relaxed-atom.ptx",
+           "classic/CoRR-fence-sc-weak.ptx", "hopper/pipeline-tma-async-no-empty-wait.ptx",
+           "kernels/mp-block-scope.cu"]
+
+
+@pytest.mark.parametrize("name", PATCHED)
+def test_patched_graphs_are_the_built_ones(name):
+    """A candidate's event graph made from its fences' graph with the semantics and scopes
+    patched in is the graph the builder makes of the changed program (every single change, and
+    every pair of a fence and another change)."""
+    import itertools
+
+    from ptxmm.explanation.fix import apply, single_changes
+    from ptxmm.explanation.fixjudge import Judge, event_map
+    from ptxmm.explanation.targets import with_target
+    from ptxmm.semantics.builder import build
+
+    prog = ptxmm.load(ROOT / "examples" / name)
+    t = target_of(prog, None)
+    judge = Judge(prog, load_model("ptx"), t)
+    singles = single_changes(prog)
+    pairs = [cs for cs in itertools.combinations(singles, 2) if len({c.site for c in cs}) == 2
+             and sum(c.kind == "fence" for c in cs) == 1][:40]
+    patched = 0
+    for cs in [(c,) for c in singles] + pairs:
+        p2, inserted = apply(prog, cs)
+        tprog = with_target(p2, t)
+        eg2, emap = judge.graph_of(cs, tprog, inserted)
+        built = build(tprog)
+        assert eg2.events == built.events and eg2.paths == built.paths and eg2.edges == built.edges
+        assert emap == event_map(judge.eg, built, inserted)
+        patched += eg2 is not built
+    assert judge.stats.built == 0 and patched > 0

@@ -22,22 +22,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from .._infra.records import record
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
-from ..ir.program import Program
+from ..ir.program import Atom, Fence, Load, Program, Red, Store
 from ..queries.checker import check
 from ..semantics.builder import build
-from ..semantics.events import EventGraph
+from ..semantics.events import EventGraph, Kind
 from ..semantics.executions import concrete_env, executed
+from ..semantics.memory import RMW_SEMS
 from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution
 from ..semantics.vocab import candidates
 from .targets import with_target
 
 POOL_MAX = 64  # witnesses kept (most recently useful first)
+GRAPHS_MAX = 256  # graphs of sets of inserted fences kept
+Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
 def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int]:
@@ -69,7 +73,52 @@ def map_execution(exe: Execution, emap: dict[int, int]) -> Execution:
 class JudgeStats:
     engine_checks: int = 0  # candidates the engine was asked about
     by_witness: int = 0  # candidates a known witness showed are no fix
+    built: int = 0  # candidates whose graph could not be patched (built whole)
     time_s: float = 0.0
+
+
+# how each kind of instruction's events take its semantics (memory.py, fences.py): a load's read,
+# a store's write, a fence's F event take the instruction's; an atom's or red's read and write
+# the pair of RMW_SEMS; each takes the instruction's scope
+_OWN = {Load: {Kind.R: 0}, Store: {Kind.W: 0}, Fence: {Kind.F: 0}, Atom: {Kind.R: 1, Kind.W: 2},
+        Red: {Kind.R: 1, Kind.W: 2}}
+
+
+def _sem_of(ins, slot: int) -> str | None:
+    return ins.sem if slot == 0 else RMW_SEMS[ins.sem][slot - 1]
+
+
+def patched(eg_f: EventGraph, tprog: Program, changes, fences) -> EventGraph | None:
+    """``tprog``'s event graph made from ``eg_f`` (the graph of the same program before the
+    semantics or scope ``changes``): each changed instruction's events take its new semantics
+    and scope. None when an event of a changed instruction does not show the instruction's own
+    semantics and scope (made by another rule: build the graph whole)."""
+    events = list(eg_f.events)
+    by_instr: dict[tuple[int, int], list[int]] = {}  # (thread, instruction) → its events (a
+    for e in eg_f.events:  # kernel's threads share their instructions: each thread's own)
+        if e.instr is not None:
+            by_instr.setdefault((e.thread, id(e.instr)), []).append(e.eid)
+    for c in changes:
+        shift = sum(1 for f in fences if f.thread == c.thread and f.index <= c.index)
+        old = eg_f.program.threads[c.thread].instrs[c.index + shift]
+        new = tprog.threads[c.thread].instrs[c.index + shift]
+        own = _OWN.get(type(old))
+        if own is None or type(new) is not type(old):
+            return None
+        for eid in by_instr.get((c.thread, id(old)), ()):
+            e = events[eid]
+            slot = own.get(e.kind)
+            if slot is None or e.sem != _sem_of(old, slot) or e.scope != old.scope:
+                return None
+            events[eid] = replace(e, sem=_sem_of(new, slot), scope=new.scope, instr=new)
+    for f in fences:  # the inserted fences' events name this program's instructions
+        at = f.index + sum(1 for g in fences if g.thread == f.thread and g.index < f.index)
+        old, new = eg_f.program.threads[f.thread].instrs[at], tprog.threads[f.thread].instrs[at]
+        if not isinstance(old, Fence) or old != new:
+            return None
+        for eid in by_instr.get((f.thread, id(old)), ()):
+            events[eid] = replace(events[eid], instr=new)
+    return replace(eg_f, program=tprog, events=tuple(events))
 
 
 class Judge:
@@ -84,6 +133,10 @@ class Judge:
         self.stats = JudgeStats()
         self.verdicts: dict[object, bool] = {}  # a set of changes → whether it forbids
         self.original: bool | None = None
+        # the inserted fences of a set of changes → the graph of the program with those alone
+        # (and the target), and the map of the original's events into it
+        self._fence_graphs: dict[tuple, Mapped] = {
+            (): (self.eg, {e.eid: e.eid for e in self.eg.events})}
 
     def known(self, forbidden: bool, witness: Execution | None) -> None:
         """The original program's verdict, as a check of it (with the target as its condition,
@@ -92,30 +145,69 @@ class Judge:
         if witness is not None and not forbidden:
             self._remember(witness)
 
+    def forbids(self) -> bool:
+        """Whether the original program forbids the target outcome (asked once)."""
+        if self.original is None:
+            t0 = time.perf_counter()
+            tprog = with_target(self.prog, self.target)
+            self.original = self._judged(tprog, self.eg, self._fence_graphs[()][1])
+            self.stats.time_s += time.perf_counter() - t0
+        return self.original
+
     def forbids_changes(self, changes, applied: Callable[[], tuple[Program, frozenset[int]]]) -> bool:
         """Whether the program with ``changes`` (``applied()``: that program and the ids of the
-        fences it inserted) forbids the target; a set of changes judged before is not judged again."""
+        fences it inserted) forbids the target; a set of changes judged before is not judged again.
+        Its event graph is that of its inserted fences alone (built once for every candidate with
+        those fences) with the semantics and scopes of the changed accesses and fences patched in
+        (:func:`patched`), where the events show they were read off the instruction alone."""
         if changes not in self.verdicts:
-            self.verdicts[changes] = self.forbids(*applied())
+            t0 = time.perf_counter()
+            prog2, inserted = applied()
+            tprog = with_target(prog2, self.target)
+            eg2, emap = self.graph_of(tuple(changes), tprog, inserted)
+            self.verdicts[changes] = self._judged(tprog, eg2, emap)
+            self.stats.time_s += time.perf_counter() - t0
         return self.verdicts[changes]
 
-    def forbids(self, prog2: Program | None = None, inserted: frozenset[int] = frozenset()) -> bool:
-        """Whether ``prog2`` (``prog`` itself when None; ``inserted``: the ids of the fence
-        instructions the changes inserted) forbids the target outcome."""
-        t0 = time.perf_counter()
-        try:
-            if prog2 is None:  # the original program: asked once
-                if self.original is None:
-                    self.original = self._forbids(None, inserted)
-                return self.original
-            return self._forbids(prog2, inserted)
-        finally:
-            self.stats.time_s += time.perf_counter() - t0
+    def graph_of(self, changes: tuple, tprog: Program, inserted: frozenset[int]) -> Mapped:
+        """``tprog``'s event graph (``tprog``: the program with ``changes`` and the target;
+        ``inserted``: the ids of its inserted fences) and the map of the original's events into it."""
+        fences = tuple(c for c in changes if c.kind == "fence")
+        base = self._fence_graphs.get(fences)
+        if base is None and fences == changes:  # fences only: this program's own graph
+            eg2 = build(tprog, unroll=self.unroll)
+            return self._keep(fences, (eg2, event_map(self.eg, eg2, inserted)))
+        if base is None:
+            prog_f, ins_f = self._apply_fences(fences)
+            eg_f = build(with_target(prog_f, self.target), unroll=self.unroll)
+            base = self._keep(fences, (eg_f, event_map(self.eg, eg_f, ins_f)))
+        eg_f, emap = base
+        eg2 = patched(eg_f, tprog, [c for c in changes if c.kind != "fence"], fences)
+        if eg2 is None:
+            self.stats.built += 1
+            eg2 = build(tprog, unroll=self.unroll)
+            return eg2, event_map(self.eg, eg2, inserted)
+        return eg2, emap
 
-    def _forbids(self, prog2: Program | None, inserted: frozenset[int]) -> bool:
-        tprog = with_target(self.prog if prog2 is None else prog2, self.target)
-        eg2 = self.eg if prog2 is None else build(tprog, unroll=self.unroll)
-        emap = {e.eid: e.eid for e in self.eg.events} if prog2 is None else event_map(self.eg, eg2, inserted)
+    def _keep(self, fences: tuple, graph: Mapped) -> Mapped:
+        if len(self._fence_graphs) >= GRAPHS_MAX:
+            self._fence_graphs.pop(next(k for k in self._fence_graphs if k))
+        self._fence_graphs[fences] = graph
+        return graph
+
+    def _apply_fences(self, fences: tuple) -> tuple[Program, frozenset[int]]:
+        """The original program with these fences inserted (as fix.apply inserts them) and the
+        ids of the inserted instructions."""
+        threads = list(self.prog.threads)
+        inserted: set[int] = set()
+        for c in sorted(fences, key=lambda c: (c.thread, -c.index)):
+            f = Fence(sem=c.sem, scope=c.scope, text=f"fence.{c.sem}.{c.scope}")
+            inserted.add(id(f))
+            t = threads[c.thread]
+            threads[c.thread] = replace(t, instrs=t.instrs[:c.index] + (f,) + t.instrs[c.index:])
+        return replace(self.prog, threads=tuple(threads)), frozenset(inserted)
+
+    def _judged(self, tprog: Program, eg2: EventGraph, emap: dict[int, int]) -> bool:
         if self.use_witnesses and self.pool and self._shown_allowed(tprog, eg2, emap):
             self.stats.by_witness += 1
             return False
