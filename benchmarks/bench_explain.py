@@ -1,11 +1,25 @@
 """Timings of `explain` and `explain --fix` on every bundled test (issue 12: explain <= 1 s and
 --fix <= 10 s on 2-4-thread tests). Prints a table; not a unit test.
 
-    python benchmarks/bench_explain.py [--model ptx] [--no-fix]"""
+    python benchmarks/bench_explain.py [--model ptx] [--no-fix]
+
+With ``--compare`` (issue 41: `explain` and `graph` of every bundled example <= 10 s): one row
+per .ptx, .litmus and .cu under examples/ (``--match TEXT``: those whose path holds TEXT; repeat
+it for several), timing the commands as a user runs them (`ptxmm explain --fix FILE`,
+`ptxmm explain FILE`, `ptxmm graph FILE -o x.svg`, in-process, the process start left out) in
+this tree and, with ``--base DIR`` (a checkout of the base commit: ``git worktree add --detach
+DIR <commit>``), in that one, file by file in the same minute (two worker processes, one per
+tree, taking turns); the proposed fixes are compared where neither run stopped at the time budget.
+
+    python benchmarks/bench_explain.py --compare --base /tmp/base [--match mbarrier] [--no-fix]"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,5 +64,112 @@ def main() -> int:
     return 0
 
 
+# ----- --compare: the commands as a user runs them, before and after -------------------------------
+
+COMMANDS = (("fix", ["explain", "--fix"]), ("explain", ["explain"]), ("graph", ["graph"]))
+
+
+def worker() -> int:
+    """Reads file paths (one a line) and answers each with a JSON line: each command's time,
+    exit code and the lines of its fix report."""
+    from click.testing import CliRunner
+
+    from ptxmm.cli.main import main as cli
+
+    runner = CliRunner()
+    out_svg = os.path.join(tempfile.mkdtemp(), "x.svg")
+    skip = set(sys.argv[sys.argv.index("--skip") + 1].split(",")) if "--skip" in sys.argv else set()
+    for line in sys.stdin:
+        f = line.strip()
+        row: dict = {"file": f}
+        for name, args in COMMANDS:
+            if name in skip:
+                continue
+            extra = ["-o", out_svg] if name == "graph" else []
+            t0 = time.perf_counter()
+            r = runner.invoke(cli, [*args, f, *extra])
+            row[name] = round(time.perf_counter() - t0, 3)
+            row[name + "_rc"] = r.exit_code
+            if name == "fix":
+                text = r.output
+                row["fixes"] = text[text.find("\nfix:"):].strip().splitlines() if "\nfix:" in text else []
+        print(json.dumps(row), flush=True)
+    return 0
+
+
+def _files() -> list[Path]:
+    ex = ROOT / "examples"
+    files = sorted(p for ext in ("ptx", "litmus", "cu") for p in ex.rglob(f"*.{ext}"))
+    matches = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--match"]
+    if not matches:
+        return files
+    out = []
+    for f in files:
+        text = f.read_text(errors="replace")
+        if any(m in str(f.relative_to(ex)) or m in text for m in matches):
+            out.append(f)
+    return out
+
+
+def _start(tree: Path, skip: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(tree / "src"))
+    return subprocess.Popen([sys.executable, __file__, "--worker", "--skip", skip], cwd=ROOT, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def _ask(w: subprocess.Popen, f: Path) -> dict:
+    assert w.stdin is not None and w.stdout is not None
+    w.stdin.write(str(f.relative_to(ROOT)) + "\n")
+    w.stdin.flush()
+    return json.loads(w.stdout.readline())
+
+
+def _same(a: dict, b: dict) -> str:
+    if "fixes" not in a or "fixes" not in b:
+        return ""
+    if any("budget hit" in x for x in a["fixes"] + b["fixes"]):
+        return "budget"
+    norm = [[x for x in r["fixes"] if "engine checks" not in x and "checks)" not in x] for r in (a, b)]
+    return "same" if norm[0] == norm[1] else "DIFFER"
+
+
+def compare() -> int:
+    base = Path(sys.argv[sys.argv.index("--base") + 1]).resolve() if "--base" in sys.argv else None
+    skip = "fix" if "--no-fix" in sys.argv else ""
+    files = _files()
+    now = _start(ROOT, skip)
+    before = _start(base, skip) if base is not None else None
+    names = [n for n, _ in COMMANDS if n not in skip.split(",")]
+    print(f"{len(files)} files; seconds per command, in-process (start-up excluded); "
+          f"before = {base or '(no --base)'}")
+    head = "".join(f" {n + ' b':>9s} {n + ' a':>9s}" for n in names)
+    print(f"{'file':60s}{head}  fixes")
+    rows = []
+    for f in files:
+        a = _ask(now, f)
+        b = _ask(before, f) if before is not None else {}
+        rows.append((f, b, a))
+        cells = "".join(f" {b.get(n, float('nan')):9.2f} {a[n]:9.2f}" for n in names)
+        print(f"{str(f.relative_to(ROOT / 'examples')):60s}{cells}  {_same(b, a)}", flush=True)
+    for w in (now, before):
+        if w is not None:
+            w.stdin.close()  # type: ignore[union-attr]
+            w.wait()
+    for n in names:
+        for label, k in (("before", 1), ("after", 2)):
+            got = [(r[k][n], r[0]) for r in rows if n in r[k]]
+            if not got:
+                continue
+            worst = sorted(got, reverse=True)[:5]
+            over = sum(1 for t, _ in got if t > 10.0)
+            print(f"{n} {label}: worst " + ", ".join(f"{f.name} {t:.1f} s" for t, f in worst)
+                  + f"; {over} over 10 s")
+    differ = sum(1 for r in rows if _same(r[1], r[2]) == "DIFFER")
+    print(f"fix lists: {differ} differ (where neither run hit the time budget)")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    if "--worker" in sys.argv:
+        sys.exit(worker())
+    sys.exit(compare() if "--compare" in sys.argv else main())

@@ -24,13 +24,17 @@ from .loading import load
 UNROLL_MAX = 64
 ENGINES = ("auto", "z3", "brute")
 OBSERVE = ("all", "condition")
+# what a check may be asked (``--properties``, ``check(..., properties=...)``): the condition's
+# verdict (and outcomes), the model's flags (data races), a kernel's sites (assertions,
+# out-of-bounds accesses) and liveness (hangs)
+PROPERTIES = ("condition", "races", "sites", "liveness")
 
 
 def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unroll: Any = 2,
                observe: Any = "all", flags: Any = True, verdict_only: Any = False,
                max_outcomes: Any = None, progress: Any = None, timeout: Any = None,
                allow_no_axioms: Any = False, graph: Any = None, liveness: Any = None,
-               progress_model: Any = "fair", max_memory: Any = None,
+               progress_model: Any = "fair", max_memory: Any = None, properties: Any = None,
                **_rest: Any) -> tuple[Program, str | Model]:
     """``check()``'s arguments checked (the fields of :func:`settings_model`, the typed record,
     in the CLI's words); the program (loaded when given as a path) and the model (a name, path
@@ -38,6 +42,7 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
     if liveness is not None:
         boolean("liveness", liveness)  # "no" is not False: a string would turn liveness on
     progress_arg(progress_model)
+    properties_arg(properties)
     if graph is not None:
         from .semantics.events import EventGraph
 
@@ -59,6 +64,48 @@ def check_args(prog: Any = None, model: Any = "ptx", engine: Any = "auto", unrol
                     ("allow_no_axioms", allow_no_axioms)):
         boolean(name, v)
     return program(prog), model_arg(model)
+
+
+def properties_arg(v: Any) -> frozenset[str] | None:
+    """The properties a check is asked: None (the defaults), or names of :data:`PROPERTIES` as
+    an iterable or as comma-separated text (``"condition,races"``; as ``--properties`` takes)."""
+    if v is None:
+        return None
+    names = v.split(",") if isinstance(v, str) else v
+    try:
+        names = [n.strip() if isinstance(n, str) else n for n in names]
+    except TypeError:
+        raise _type("properties", v, "a list of property names",
+                    "e.g. properties=(\"condition\", \"races\") or \"condition,races\"") from None
+    for n in names:
+        if not isinstance(n, str) or n not in PROPERTIES:
+            raise ArgumentError(f"invalid value for properties: {_shown(n)} is not one of "
+                                f"{', '.join(map(repr, PROPERTIES))}.", None,
+                                "as --properties takes: a comma-separated list, e.g. condition,races")
+    if not names:
+        raise ArgumentError("invalid value for properties: no property named", None,
+                            "name at least one of " + ", ".join(PROPERTIES))
+    return frozenset(names)
+
+
+def asked_properties(prog: Program, properties: Any, flags: bool, liveness: bool | None) -> frozenset[str]:
+    """What a check asks. The defaults (``properties`` None): the condition, races and sites
+    (``flags``), liveness for a kernel launch (``liveness`` None) or when ``liveness``.
+    ``properties`` and an explicit ``flags=False`` or ``liveness`` that say otherwise are
+    refused, never one silently overriding the other."""
+    chosen = properties_arg(properties)
+    if chosen is None:
+        live = prog.layout is not None if liveness is None else bool(liveness)
+        return frozenset({"condition"} | ({"races", "sites"} if flags else set())
+                         | ({"liveness"} if live else set()))
+    if liveness is not None and bool(liveness) != ("liveness" in chosen):
+        raise ArgumentError(f"liveness={liveness!r} and properties={sorted(chosen)!r} disagree", None,
+                            "leave liveness out: properties says whether liveness is asked")
+    if not flags and chosen & {"races", "sites"}:
+        raise ArgumentError("flags=False turns races and sites off, but properties asks "
+                            + " and ".join(sorted(chosen & {"races", "sites"})), None,
+                            "leave flags out: properties says which findings are asked")
+    return chosen
 
 
 def progress_needs_liveness(progress_model: str, liveness: bool) -> None:
@@ -105,6 +152,8 @@ def settings_model():
         liveness: bool | None = Field(None, description="also look for hangs (None: for kernels)")
         progress_model: str = Field("fair", pattern=PROGRESS_PATTERN,
                                     description="fair, obe, lobe, hsa, unfair, or per level gpu=obe,cta=fair")
+        properties: list[Literal[PROPERTIES]] | None = Field(  # type: ignore[valid-type]
+            None, min_length=1, description="what the check asks (None: the defaults)")
 
     return CheckSettings
 

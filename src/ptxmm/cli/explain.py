@@ -9,11 +9,15 @@ import click
 from .. import load
 from ..api_args import UNROLL_MAX
 from ..errors import PtxmmError
+from . import conflicts
 from .common import _fail, error_json, finish_batch, interrupted
-from .liveness import liveness_options
+from .liveness import liveness_options, properties_option, with_properties
 from .outputs import output_file
 
 FINDING_KINDS = ["race", "assert-fails", "out-of-bounds", "hang", "trap"]  # explanation/findings.py KINDS
+# the property (--properties) that asks each kind of finding
+KIND_PROPERTY = {"race": "races", "assert-fails": "sites", "out-of-bounds": "sites", "trap": "sites",
+                 "hang": "liveness"}
 
 
 @click.command()
@@ -31,8 +35,9 @@ FINDING_KINDS = ["race", "assert-fails", "out-of-bounds", "hang", "trap"]  # exp
 @click.option("--finding", default=None, type=click.Choice(FINDING_KINDS),
               help="explain the check's findings of this kind, each with its witness execution (a kernel "
                    "without --outcome: every finding, after its condition's explanation if it has one)")
+@properties_option("the condition; a kernel's races and sites too, and hangs with --liveness")
 def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=False,
-            progress_model="fair", finding=None) -> None:
+            progress_model="fair", finding=None, properties=None) -> None:
     """Why each of FILES' outcome is forbidden (violated axioms, shortest cycles) or allowed (a
     witness, the missing ordering); with --fix, the smallest changes that forbid it.
 
@@ -40,18 +45,21 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
     with an "error" member in the JSON); the exit status is then 2, as it is when a verdict is
     unknown (no execution finishes within --unroll)."""
     from ..explanation.explain import explain as api_explain
-    from . import conflicts
 
-    conflicts.liveness(liveness)
+    conflicts.liveness(liveness or "liveness" in (properties or ()))
     conflicts.fix(fix)
+    _asked(properties, finding, outcome, fix)
+    with_properties(liveness, properties)
     out, failed, i = [], 0, 0
     try:
         for i, f in enumerate(files):
             try:
                 prog = load(f)
-                fx = _findings(prog, outcome, model, unroll, progress_model, finding, liveness)
-                x = None if fx is not None and (finding or prog.condition is None) else \
+                fx = _findings(prog, outcome, model, unroll, progress_model, finding, liveness, properties)
+                x = None if (fx is not None and (finding or prog.condition is None)) or not \
+                    _asks_condition(properties) else \
                     api_explain(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound)
+                fx = () if x is None and fx is None else fx
             except PtxmmError as e:
                 failed += 1
                 click.echo(str(e), err=True)
@@ -79,13 +87,35 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
     finish_batch(out, failed, as_json)
 
 
-def _findings(prog, outcome, model, unroll, progress_model, finding, liveness):
+def _asks_condition(properties) -> bool:
+    return properties is None or "condition" in properties
+
+
+def _asked(properties, finding, outcome, fix) -> None:
+    """--properties and the options that ask something it leaves out: a usage error."""
+    if properties is None:
+        return
+    if finding is not None and KIND_PROPERTY[finding] not in properties:
+        raise click.UsageError(f"--finding {finding} asks {KIND_PROPERTY[finding]}, which --properties "
+                               "leaves out")
+    if "condition" not in properties:
+        conflicts.refuse(conflicts.given("outcome", "fix", "fix_bound"),
+                         "when --properties leaves the condition out")
+
+
+def _findings(prog, outcome, model, unroll, progress_model, finding, liveness, properties=None):
     """The findings to explain (explain_findings): those of kind ``finding``, or every finding
-    of a kernel explained without --outcome; None: none asked for."""
-    if finding is None and (outcome is not None or prog.format != "kernel"):
-        return None
+    of a kernel explained without --outcome, or those --properties asks (races, sites,
+    liveness); None: none asked for."""
     from ..explanation.findings import explain_findings
 
+    if properties is not None:
+        if not properties & {"races", "sites", "liveness"} or (finding is None and outcome is not None):
+            return None
+        return explain_findings(prog, model, kind=finding, unroll=unroll, progress=progress_model,
+                                properties=properties)
+    if finding is None and (outcome is not None or prog.format != "kernel"):
+        return None
     return explain_findings(prog, model, kind=finding, unroll=unroll, progress=progress_model,
                             hangs=not liveness)
 
@@ -115,19 +145,22 @@ def _hangs(f, model, unroll, progress_model) -> list:
 @click.option("--finding", default=None, type=click.Choice(FINDING_KINDS),
               help="draw the witness of the check's first finding of this kind (a kernel without a "
                    "condition or --outcome: its first finding)")
-def graph(file, outcome, model, unroll, output, as_ascii, finding=None) -> None:
+@properties_option("the condition; a kernel without one: its first finding")
+def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properties=None) -> None:
     """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
     derived relations of the explanation, the violating cycle highlighted."""
     from ..explanation.explain import explain as api_explain
     from ..explanation.graph import ascii_art, render_file, svg
 
     output_file("-o", output)
+    _asked(properties, finding, outcome, False)
     try:
         prog = load(file)
-        if finding is not None or (outcome is None and prog.format == "kernel" and prog.condition is None):
+        if finding is not None or not _asks_condition(properties) or \
+                (outcome is None and prog.format == "kernel" and prog.condition is None):
             from ..explanation.findings import finding_graph
 
-            x = _Drawn(finding_graph(prog, model, kind=finding, unroll=unroll))
+            x = _Drawn(finding_graph(prog, model, kind=finding, unroll=unroll, properties=properties))
         else:
             x = api_explain(prog, model, outcome=outcome, unroll=unroll)
         if x.unknown:

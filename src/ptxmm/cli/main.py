@@ -18,7 +18,7 @@ from ..report.termtext import Writer
 from ..report.text import SHOWN_ON_TIMEOUT, render
 from .common import _fail, error_json, interrupted
 from .kernels import kernel_options
-from .liveness import liveness_options
+from .liveness import liveness_options, properties_option, with_properties
 from .outputs import output_file
 
 if TYPE_CHECKING:
@@ -224,13 +224,15 @@ def _bytes(text: str | None) -> int | None:
               help="accept a .cat file that states no axiom (it allows every execution)")
 @click.option("--json", "as_json", is_flag=True, help="print JSON (schema: docs/json-schema.md)")
 @liveness_options("also look for hangs: a thread stuck in a loop or blocked at a barrier forever")
+@properties_option("the condition, races and sites; liveness too for a kernel or with --liveness")
 @kernel_options
 # -- limits (issue 38): a memory limit per check ------------------------------------------------
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="stop a check whose process passes SIZE of resident memory (e.g. 2G, 500M; a "
               "plain number: MiB): its verdict is unknown, the outcomes found so far are listed")
 def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no_axioms,
-          as_json, liveness=False, progress_model="fair", kernel=None, max_memory=None) -> None:
+          as_json, liveness=False, progress_model="fair", kernel=None, max_memory=None,
+          properties=None) -> None:
     """Enumerate every outcome FILES may have under the model and judge their conditions.
 
     Every file is reported: a file that cannot be checked is an error row (in the JSON, an object
@@ -239,7 +241,8 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
     execution within --unroll) or the batch was interrupted."""
     from . import conflicts
 
-    conflicts.liveness(liveness)
+    conflicts.liveness(liveness or "liveness" in (properties or ()))
+    live = with_properties(liveness, properties)
     out_w = Writer()
     max_memory = _bytes(max_memory)
     try:
@@ -257,8 +260,9 @@ def check(files, model, engine, unroll, observe, max_outcomes, timeout, allow_no
             res = _check_one(f, started, model=model, engine=engine, unroll=unroll,
                              observe=observe, verdict_only=observe == "condition",
                              max_outcomes=max_outcomes, timeout=timeout,
-                             allow_no_axioms=allow_no_axioms, liveness=liveness or None,
-                             progress_model=progress_model, kernel=kernel, max_memory=max_memory)
+                             allow_no_axioms=allow_no_axioms, liveness=live,
+                             progress_model=progress_model, kernel=kernel, max_memory=max_memory,
+                             properties=properties)
             failed += isinstance(res, dict) or res.status != "ok"  # stopped, timeout, no-execution
             if as_json:  # streamed; a timed-out check's outcomes capped, as in the text report
                 js.add(res)

@@ -363,7 +363,8 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     t = target_of(prog, outcome)
     eg = build(prog, unroll=unroll)
     validate(prog, eg, t)
-    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg)
+    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg,
+                properties=("condition",))  # the outcome's verdict only (no hangs of a kernel)
     if res.holds is None:  # no execution finishes within the bound: unknown, as check says
         return Explanation(prog.name, prog.file, m.name, t.text, False, None,
                            time_s=time.perf_counter() - t0, unknown=res.status_text)
@@ -372,15 +373,19 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     fixes = None
     if fix or (allowed and bad):
         from .fix import search
+        from .fixjudge import Judge
 
         # the missing ordering of every explanation comes from a search bounded by its number of
         # checks only: the same answer on a fast machine and a loaded one (docs are generated)
+        judge = Judge(prog, m, t, unroll)  # one for both searches: witnesses and verdicts kept
+        if t.default and len(judge.eg.events) == len(eg.events):  # the same graph (registers observed)
+            judge.known(not allowed, res.outcomes[0].witness if allowed and res.outcomes else None)
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
-                       max_size=None if fix else 1, budget_s=9.0 if fix else None)
+                       max_size=None if fix else 1, budget_s=9.0 if fix else None, judge=judge)
         if not fix and not fixes.solutions and not fixes.already:
             # no single change forbids it (e.g. both sides weak): the missing ordering is what
             # the cheapest pair of changes adds
-            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None)
+            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None, judge=judge)
     if allowed:
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)
@@ -437,13 +442,14 @@ def _missing(prog: Program, eg: EventGraph, m: Model, exe: Execution, fixes, unr
     original lacks are the missing ordering."""
     if fixes is None or not fixes.solutions:
         return ()
-    from .fix import apply, event_map
+    from .fix import apply
+    from .fixjudge import event_map, map_execution
 
     sol = fixes.solutions[0]
     prog2, inserted = apply(prog, sol.changes)
     eg2 = build(prog2, unroll=unroll)
     emap = event_map(eg, eg2, inserted)
-    exe2 = _map_execution(eg, eg2, exe, emap)
+    exe2 = map_execution(exe, emap)
     c1 = concrete(eg, m, exe)
     c2 = concrete(eg2, m, exe2)
     back = {v: k for k, v in emap.items()}
@@ -458,16 +464,6 @@ def _missing(prog: Program, eg: EventGraph, m: Model, exe: Execution, fixes, unr
         if out:
             break
     return tuple(out[:len(sol.changes)])
-
-
-def _map_execution(eg: EventGraph, eg2: EventGraph, exe: Execution, emap: dict[int, int]) -> Execution:
-    f = emap.__getitem__
-    vals = tuple((f(r) if r >= 0 else r, v) for r, v in exe.values)  # r < 0: an unspecified value
-    return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
-                     tuple((f(a), f(b)) for a, b in exe.co), vals,
-                     tuple(f(x) for x in exe.scorder if x in emap),
-                     tuple((loc, f(w)) for loc, w in exe.final),
-                     tuple((f(a), p) for a, p in exe.phases if a in emap))
 
 
 def _why_not(eg, eg2, c1: Concrete, c2: Concrete, s: Step, back, chain, fix_text: str) -> MissingOrder:

@@ -56,18 +56,27 @@ class FindingExplanation:
 
 
 def explain_findings(prog, model: str | Model = "ptx", *, kind: str | None = None, unroll: int = 2,
-                     progress: str = "fair", hangs: bool = True) -> tuple[FindingExplanation, ...]:
+                     progress: str = "fair", hangs: bool = True,
+                     properties=None) -> tuple[FindingExplanation, ...]:
     """The findings of a check of ``prog`` (of ``kind`` only, if given), each with its witness
     execution; hangs are looked for too (under ``progress``) when ``kind`` is "hang", or None
-    and ``hangs``."""
+    and ``hangs``. ``properties`` (api_args.PROPERTIES; None: races and sites, and hangs as
+    ``hangs`` says): only the findings of those asked are looked for (the check asks nothing
+    else, not the condition)."""
+    from ..api_args import properties_arg
     from ..queries.checker import check
 
     if kind is not None and kind not in KINDS:
         raise SemanticError(f"unknown finding kind `{kind}`", None, "kinds: " + ", ".join(KINDS))
+    asked = properties_arg(properties)
+    if asked is not None:
+        hangs = "liveness" in asked
     m = load_model(model) if isinstance(model, str) else model
     out: list[FindingExplanation] = []
-    if kind != "hang":
-        res = check(prog, m, unroll=unroll, liveness=False)
+    checks = None if asked is None else asked & {"races", "sites"}
+    if kind != "hang" and checks != frozenset():
+        res = check(prog, m, unroll=unroll, liveness=False) if checks is None else \
+            check(prog, m, unroll=unroll, properties=checks)
         for f in res.findings:
             if kind is None or str(f.kind) == kind:
                 out.append(_explained(res.graph, m, f))
@@ -149,10 +158,10 @@ def _who(eg: EventGraph, w: int) -> str:
 
 
 def finding_graph(prog, model: str | Model = "ptx", *, kind: str | None = None, unroll: int = 2,
-                  progress: str = "fair"):
-    """The drawing (graph.GraphData) of the first finding (of ``kind``) and its witness; a
-    located error when the check finds none."""
-    xs = explain_findings(prog, model, kind=kind, unroll=unroll, progress=progress)
+                  progress: str = "fair", properties=None):
+    """The drawing (graph.GraphData) of the first finding (of ``kind``; of the ``properties``
+    asked) and its witness; a located error when the check finds none."""
+    xs = explain_findings(prog, model, kind=kind, unroll=unroll, progress=progress, properties=properties)
     if not xs:
         raise SemanticError(f"{prog.name}: the check finds no {kind + ' ' if kind else ''}finding", None,
                             "nothing to draw: name an outcome with --outcome, or another --finding kind")

@@ -20,7 +20,7 @@ from .._infra.records import record
 from ..cat.parser import Model
 from ..ir.program import SCOPES, Atom, Fence, Label, Load, Program, Red, Store, Thread
 from ..queries.checker import check
-from ..semantics.events import EventGraph
+from .fixjudge import Judge
 from .targets import with_target
 
 SEM_LADDER = {
@@ -79,12 +79,14 @@ class FixReport:
     time_s: float
     already: bool = False  # the outcome is forbidden as the program stands
     budget_hit: bool = False  # stopped at the time budget
+    engine_checks: int | None = None  # of the candidates checked, those the engine was asked about
 
     def to_json(self) -> dict:
         return {"solutions": [s.to_json() for s in self.solutions], "singles": self.singles,
                 "checked": self.checked, "bound": self.bound, "bound_hit": self.bound_hit,
                 "max_size": self.max_size, "already_forbidden": self.already,
-                "budget_hit": self.budget_hit, "time_s": round(self.time_s, 4)}
+                "budget_hit": self.budget_hit, "engine_checks": self.engine_checks,
+                "time_s": round(self.time_s, 4)}
 
     def lines(self) -> list[str]:
         if self.already:
@@ -230,25 +232,13 @@ def apply(prog: Program, changes: tuple[Change, ...]) -> tuple[Program, frozense
     return replace(prog, threads=tuple(threads)), frozenset(inserted)
 
 
-def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int]:
-    """Old event id → new event id (events of inserted fences have no old one)."""
-    def seq(g: EventGraph, skip: frozenset[int]) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {}
-        for e in g.events:
-            if e.instr is None or id(e.instr) not in skip:
-                out.setdefault(e.thread, []).append(e.eid)
-        return out
-
-    a, b = seq(eg, frozenset()), seq(eg2, inserted)
-    return {x: y for t in a for x, y in zip(a[t], b.get(t, []))}
-
-
 # ----- search --------------------------------------------------------------------------------------
 
 
 def forbids(prog: Program, model: Model, target, unroll: int = 2) -> bool:
     """Whether the engine finds the target outcome forbidden (one verdict query)."""
-    res = check(with_target(prog, target), model, unroll=unroll, verdict_only=True, flags=False)
+    res = check(with_target(prog, target), model, unroll=unroll, verdict_only=True, flags=False,
+                properties=("condition",))  # the condition only: a fix is about the outcome
     return res.holds is False
 
 
@@ -276,15 +266,21 @@ def _weaker(a: Change, b: Change) -> bool:
 
 
 def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int = 400,
-           max_size: int | None = None, budget_s: float | None = 9.0) -> FixReport:
+           max_size: int | None = None, budget_s: float | None = 9.0, witnesses: bool = True,
+           judge: Judge | None = None) -> FixReport:
     """The minimal sets of changes that forbid ``target`` (see the module docstring); at most
-    ``bound`` engine checks and about ``budget_s`` seconds (None: the bound alone, so that the
-    answer does not depend on the machine's speed)."""
+    ``bound`` candidates checked and about ``budget_s`` seconds (None: the bound alone, so that
+    the answer does not depend on the machine's speed). Each candidate is judged by
+    :class:`~.fixjudge.Judge`: an execution already found that shows the outcome still allowed,
+    else one engine query (``witnesses=False``: the engine for every candidate; the same fixes).
+    ``judge``: one of an earlier search of the same program and target (its witnesses and
+    verdicts are reused; a candidate judged before counts as checked again)."""
     t0 = time.perf_counter()
     singles = single_changes(prog)
-    if forbids(prog, model, target, unroll):
+    judge = judge or Judge(prog, model, target, unroll, witnesses=witnesses)
+    if judge.forbids():
         return FixReport((), len(singles), 1, bound, False, max_size or 3, time.perf_counter() - t0,
-                         already=True)
+                         already=True, engine_checks=1)
     max_size = max_size or 3
     checked = 0
     found: list[Solution] = []
@@ -301,12 +297,11 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
                 over = True
                 break
             checked += 1
-            p2, _ = apply(prog, cs)
-            if forbids(p2, model, target, unroll):
+            if judge.forbids_changes(cs, lambda cs=cs: apply(prog, cs)):
                 found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
         if found or hit or over:
             break
     found.sort(key=lambda s: (s.cost, s.text))
     kept = [s for s in found if not _dominated(s, found)]
     return FixReport(tuple(kept), len(singles), checked, bound, hit, max_size, time.perf_counter() - t0,
-                     budget_hit=over)
+                     budget_hit=over, engine_checks=judge.stats.engine_checks)

@@ -7,10 +7,11 @@ per outcome."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 
 from .._infra.gcpause import no_gc
-from ..api_args import check_args, progress_needs_liveness
+from ..api_args import PROPERTIES, asked_properties, check_args, progress_needs_liveness
 from ..cat.parser import Model, load_model, require_axioms
 from ..engines import Deadline, TimedOut, engine, pick
 from ..engines.base import Stop
@@ -39,7 +40,8 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
           observe: str = "all", flags: bool = True, verdict_only: bool = False,
           max_outcomes: int | None = None, progress=None, timeout: float | None = None,
           allow_no_axioms: bool = False, graph: EventGraph | None = None, liveness: bool | None = None,
-          progress_model: str = "fair", max_memory: int | None = None) -> CheckResult:
+          progress_model: str = "fair", max_memory: int | None = None,
+          properties: str | Iterable[str] | None = None) -> CheckResult:
     """Enumerate every outcome of ``prog`` the model allows and judge its condition.
 
     ``engine``: "z3", "brute", or "auto" (brute when the candidate space is tiny, else z3; the
@@ -58,16 +60,21 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
     ``max_memory``: bytes of resident memory the process may reach; past them the check stops
     with status "memory" (the outcomes found so far kept). A check is watched (:mod:`ptxmm.engines.
     watch`): the time and memory limits hold in every phase, and Ctrl-C in the main thread stops it
-    with status "interrupted" and what was found so far."""
+    with status "interrupted" and what was found so far. ``properties``: what the check asks, of
+    "condition", "races", "sites" (a kernel's assertions and out-of-bounds accesses) and "liveness"
+    (as a list or as "condition,races"); None: the defaults above. The result's ``not_asked``
+    names those it would have asked by default, or could ask, and did not: no verdict or "no
+    race" is reported for them."""
     prog, model = check_args(**locals())  # typed errors in the CLI's words; a path is loaded
     if max_memory is not None and (why := below_resident(max_memory)):
         raise ArgumentError(f"max_memory={max_memory}: {why}", hint="give a limit above it")
-    if liveness is None:
-        liveness = prog.layout is not None
+    asked = asked_properties(prog, properties, flags, liveness)
+    liveness = "liveness" in asked
     progress_model = str(hangs.Progress.parse(progress_model))  # refused when wrong, liveness or not
     progress_needs_liveness(progress_model, bool(liveness))
     opts = CheckOptions(engine, unroll, observe, flags, verdict_only, max_outcomes, progress, timeout,
-                        allow_no_axioms, bool(liveness), progress_model)
+                        allow_no_axioms, bool(liveness), progress_model,
+                        None if properties is None else asked)
     deadline = Deadline.after(timeout, Stop())
     every = getattr(progress, "every", None)  # (seconds, callback(stop)): progress lines
     with no_gc():
@@ -75,6 +82,16 @@ def check(prog: Program, model: str | Model = "ptx", *, engine: str = "auto", un
             return run(prog, model, opts, graph, deadline)
         with Watch(deadline, max_memory, every):
             return run(prog, model, opts, graph, deadline)
+
+
+def not_asked(prog: Program, opts: CheckOptions) -> tuple[str, ...]:
+    """The properties a check with ``properties`` given did not ask that apply to ``prog``
+    (the condition when it has one, races, a kernel's sites, liveness); () for the defaults."""
+    if opts.asked is None:
+        return ()
+    applies = {"condition": prog.condition is not None, "races": True,
+               "sites": sites.QUERY.applies(prog, CheckOptions()), "liveness": True}
+    return tuple(p for p in PROPERTIES if applies[p] and p not in opts.asked)
 
 
 def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | None = None,
@@ -133,7 +150,8 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
     _phase(stop, "enumerating outcomes")
     try:
         holds, status = condition.answer(r, pb, one_query, by_query, lambda: engine(name)(
-            r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline))
+            r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline)) \
+            if opts.asks("condition") else (None, "ok")
         r.pb, r.status = pb, status
         asked = _ask(r, own_problem=False)
     finally:
@@ -177,13 +195,14 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
             elapsed: float) -> CheckResult:
     prog, eg, opts = r.prog, r.eg, r.opts
     infos = sorted(r.found, key=_values)  # judged as found (condition.py)
-    if status == "ok" and not infos and not opts.verdict_only and (eg.cut_paths or eg.awaits):
+    judged = opts.asks("condition")
+    if status == "ok" and judged and not infos and not opts.verdict_only and (eg.cut_paths or eg.awaits):
         status = "no-execution"
     # no hang found decides nothing then, unless a trap or failed assertion ends the grid
     if status == "no-execution" and r.liveness == "terminates" and not any(
             f.kind in GRID_ENDING for f in r.findings):
         r.liveness, r.liveness_why = "undecided", f"no execution finishes within --unroll {opts.unroll}"
-    if prog.condition is not None and holds is None and status == "ok":
+    if prog.condition is not None and holds is None and status == "ok" and judged:
         holds = verdict(prog.condition.quantifier, [bool(i.satisfies) for i in infos])
     return CheckResult(prog, r.model.name, infos, holds, elapsed, name, eg.cut_paths, eg.awaits,
                        opts.unroll, len(eg.events), tuple(o.key for o in r.listed),
@@ -191,9 +210,9 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
                        condition.LIST_MAX if status == "capped" else None, status=status,
                        timeout=opts.timeout, model_path=r.model.path, findings=r.findings,
                        findings_status=findings_status, graph=eg,
-                       enumerated=not (opts.verdict_only and prog.condition is not None),
+                       enumerated=judged and not (opts.verdict_only and prog.condition is not None),
                        liveness=r.liveness, progress_model=opts.progress_model if r.liveness else None,
-                       liveness_why=r.liveness_why)
+                       liveness_why=r.liveness_why, not_asked=not_asked(prog, opts))
 
 
 def _values(info: OutcomeInfo) -> tuple[int, ...]:

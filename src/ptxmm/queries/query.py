@@ -33,6 +33,15 @@ class CheckOptions:
     allow_no_axioms: bool = False
     liveness: bool = False
     progress_model: str = "fair"
+    # the properties asked (``check(..., properties=...)``, api_args.PROPERTIES); None: the
+    # defaults, as ``flags`` and ``liveness`` say
+    asked: frozenset[str] | None = None
+
+    def asks(self, prop: str) -> bool:
+        """Whether the check asks ``prop`` ("condition", "races", "sites"; liveness is ``liveness``)."""
+        if prop == "condition":
+            return self.asked is None or prop in self.asked
+        return self.flags and (self.asked is None or prop in self.asked)
 
 
 @record(frozen=False)

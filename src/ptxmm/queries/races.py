@@ -78,7 +78,7 @@ def _source_pair(flag: str, refs: tuple[EventRef, ...], location: str) -> tuple:
 
 def wants_flags(model: Model, opts: CheckOptions) -> bool:
     """Whether the check's problem must encode the model's flags (for this query)."""
-    return opts.flags and any(isinstance(st, Flag) for st in model.stmts)
+    return opts.asks("races") and any(isinstance(st, Flag) for st in model.stmts)
 
 
 class Races:
@@ -88,7 +88,7 @@ class Races:
     own_problem = False
 
     def applies(self, prog: Program, opts: CheckOptions) -> bool:
-        return opts.flags
+        return opts.asks("races")
 
     def run(self, r: CheckRun) -> Found:
         if not wants_flags(r.model, r.opts):

@@ -95,7 +95,7 @@ class Sites:
     own_problem = False
 
     def applies(self, prog: Program, opts) -> bool:
-        return opts.flags and (prog.layout is not None
+        return opts.asks("sites") and (prog.layout is not None
                                or any(isinstance(i, Halt) for th in prog.threads for i in th.instrs))
 
     def run(self, r) -> Found:

@@ -12,6 +12,8 @@ def verdict_segments(r: CheckResult) -> list[Segment]:
     cond = r.program.condition
     if cond is None:
         return [("no condition", "dim")]
+    if "condition" in r.not_asked:
+        return [("condition: not asked (--properties)", "dim")]
     if r.holds is None:
         return [(f"Unknown  {r.status_text or 'not decided'}", "bold yellow")]
     q = cond.quantifier
@@ -61,7 +63,7 @@ def render(r: CheckResult, out: Writer) -> None:
     _findings(shown, out)
     if shown.enumerated:
         out.line(_count_line(r, left_out))
-    else:
+    elif "condition" not in r.not_asked:
         out.line(("outcomes: not enumerated (--observe condition asks one query; --observe all "
                   "lists every allowed outcome)", "dim"))
     out.line(*verdict_segments(r))
@@ -178,6 +180,8 @@ def _notes(r: CheckResult, out: Writer) -> None:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
     if r.liveness is not None:
         _liveness(r, out)
+    if r.not_asked:  # never "no race" or a verdict for a question the check did not ask
+        out.line((f"not asked (--properties): {', '.join(r.not_asked)}", "yellow"))
     if r.program.kernel is not None:  # the bounds a kernel check ran under
         info = r.program.kernel
         out.line((f"bounds: {len(r.program.threads)} thread(s) ({info.launch.grid} x {info.launch.block}"

@@ -422,9 +422,7 @@ class Builder:
         self.cur = t.index
         self.labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
         if self.liveness or self.reduce:  # the stuck test; the awaits of .control.branch
-            from .loops import analyse
-
-            self.loops = analyse(t, self.labels, _observed_regs(self.p, t))
+            self.loops = _analysed(t, self.labels, _observed_regs(self.p, t))
         regs: dict[str, Expr] = {}
         types: dict[str, str] = dict(t.reg_types)
         for name, v in t.init_regs:
@@ -643,6 +641,26 @@ def _remap_end(end: tuple, f) -> tuple:
         return (tuple(f(x) for x in end[0]), tuple(substitute(x, f) for x in end[1]), end[2],
                 tuple(f(x) for x in end[3]))
     return tuple(f(x) for x in end)
+
+
+# the loop analysis of a thread, kept for the very same Thread object (programs that share threads:
+# the fix search builds one program per candidate change, most threads unchanged): id → (thread,
+# registers observed at its end, Loops); the analysis reads only the thread and those registers
+_ANALYSED: dict[int, tuple] = {}
+_ANALYSED_MAX = 256
+
+
+def _analysed(t, labels: dict[str, int], end_live: frozenset[str]):
+    from .loops import analyse
+
+    hit = _ANALYSED.get(id(t))
+    if hit is not None and hit[0] is t and hit[1] == end_live:
+        return hit[2]
+    loops = analyse(t, labels, end_live)
+    if len(_ANALYSED) >= _ANALYSED_MAX:
+        _ANALYSED.clear()
+    _ANALYSED[id(t)] = (t, end_live, loops)
+    return loops
 
 
 def _observed_regs(p: Program, t) -> frozenset[str]:

@@ -148,6 +148,10 @@ class CheckResult:
     liveness: str | None = None
     progress_model: str | None = None
     liveness_why: str | None = None
+    # the properties the check was not asked (``check(..., properties=...)``, ``--properties``) that
+    # apply to the program: no verdict, finding or liveness answer is reported for them; () for the
+    # defaults (then ``liveness`` None and findings_status "not checked" say what was not asked)
+    not_asked: tuple[str, ...] = ()
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -235,7 +239,8 @@ class CheckResult:
         } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model,
                            "expected": self.expected_liveness, "agrees": self.liveness_agrees}
                            | ({"why": self.liveness_why} if self.liveness_why else {})}
-             if self.liveness is not None else {})
+             if self.liveness is not None else {}) | (
+            {"not_asked": list(self.not_asked)} if self.not_asked else {})
 
 
 def outcome_json(o: OutcomeInfo, enumerated: bool = True) -> dict:

@@ -1,0 +1,264 @@
+"""Whether a strengthened program forbids the target outcome, for the fix search
+(:mod:`ptxmm.explanation.fix`), asked as cheaply as the answer allows.
+
+A candidate fix forbids the target when no allowed execution of the changed program produces
+it. Most candidates do not: an execution that shows the target allowed for one program (the
+original, or a candidate already checked) usually shows it for the next one too. So the judge
+keeps the witnesses found so far (counterexamples, as in counterexample-guided search) and,
+for each candidate, maps them onto the changed program's event graph (a semantics or scope
+change keeps every event; an inserted fence adds one, which reads and writes nothing) and
+evaluates the model on each concretely — the evaluation the brute-force engine judges
+executions with. One that satisfies every axiom and produces the target is an allowed execution
+of the changed program: the candidate is no fix, and no solver is asked. Only when none does is
+the engine asked (one verdict query, the condition only: no flags, no sites, no liveness), and an
+execution it finds joins the witnesses. The answer is the engine's or an exhibited execution:
+the same set of fixes as one engine check per candidate (tests/explanation compare the two).
+
+A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
+(``scorder``, existential): each place is tried; with more than one such fence missing from a
+witness's order the witness is skipped (the engine decides)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from .._infra.records import record
+from ..cat import axioms as ax
+from ..cat.interp import run as interp
+from ..cat.parser import Model
+from ..ir.program import Atom, Fence, Load, Program, Red, Store
+from ..queries.checker import check
+from ..semantics.builder import build
+from ..semantics.events import EventGraph, Kind
+from ..semantics.executions import concrete_env, executed
+from ..semantics.memory import RMW_SEMS
+from ..semantics.outcomes import observables, outcome_of, satisfies
+from ..semantics.result import Execution
+from ..semantics.vocab import candidates
+from .targets import with_target
+
+POOL_MAX = 64  # witnesses kept (most recently useful first)
+GRAPHS_MAX = 256  # graphs of sets of inserted fences kept
+Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
+
+
+def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int]:
+    """Old event id → new event id (events of inserted fences have no old one)."""
+    def seq(g: EventGraph, skip: frozenset[int]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for e in g.events:
+            if e.instr is None or id(e.instr) not in skip:
+                out.setdefault(e.thread, []).append(e.eid)
+        return out
+
+    a, b = seq(eg, frozenset()), seq(eg2, inserted)
+    return {x: y for t in a for x, y in zip(a[t], b.get(t, []))}
+
+
+def map_execution(exe: Execution, emap: dict[int, int]) -> Execution:
+    """An execution carried over by an event map (events without an image are dropped from the
+    fence.sc order and the barrier phases; rf, co and the values touch mapped events only)."""
+    f = emap.__getitem__
+    vals = tuple((f(r) if r >= 0 else r, v) for r, v in exe.values)  # r < 0: an unspecified value
+    return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
+                     tuple((f(a), f(b)) for a, b in exe.co), vals,
+                     tuple(f(x) for x in exe.scorder if x in emap),
+                     tuple((loc, f(w)) for loc, w in exe.final),
+                     tuple((f(a), p) for a, p in exe.phases if a in emap))
+
+
+@record(frozen=False)
+class JudgeStats:
+    engine_checks: int = 0  # candidates the engine was asked about
+    by_witness: int = 0  # candidates a known witness showed are no fix
+    built: int = 0  # candidates whose graph could not be patched (built whole)
+    time_s: float = 0.0
+
+
+# how each kind of instruction's events take its semantics (memory.py, fences.py): a load's read,
+# a store's write, a fence's F event take the instruction's; an atom's or red's read and write
+# the pair of RMW_SEMS; each takes the instruction's scope
+_OWN = {Load: {Kind.R: 0}, Store: {Kind.W: 0}, Fence: {Kind.F: 0}, Atom: {Kind.R: 1, Kind.W: 2},
+        Red: {Kind.R: 1, Kind.W: 2}}
+
+
+def _sem_of(ins, slot: int) -> str | None:
+    return ins.sem if slot == 0 else RMW_SEMS[ins.sem][slot - 1]
+
+
+def patched(eg_f: EventGraph, tprog: Program, changes, fences) -> EventGraph | None:
+    """``tprog``'s event graph made from ``eg_f`` (the graph of the same program before the
+    semantics or scope ``changes``): each changed instruction's events take its new semantics
+    and scope. None when an event of a changed instruction does not show the instruction's own
+    semantics and scope (made by another rule: build the graph whole)."""
+    events = list(eg_f.events)
+    by_instr: dict[tuple[int, int], list[int]] = {}  # (thread, instruction) → its events (a
+    for e in eg_f.events:  # kernel's threads share their instructions: each thread's own)
+        if e.instr is not None:
+            by_instr.setdefault((e.thread, id(e.instr)), []).append(e.eid)
+    for c in changes:
+        shift = sum(1 for f in fences if f.thread == c.thread and f.index <= c.index)
+        old = eg_f.program.threads[c.thread].instrs[c.index + shift]
+        new = tprog.threads[c.thread].instrs[c.index + shift]
+        own = _OWN.get(type(old))
+        if own is None or type(new) is not type(old):
+            return None
+        for eid in by_instr.get((c.thread, id(old)), ()):
+            e = events[eid]
+            slot = own.get(e.kind)
+            if slot is None or e.sem != _sem_of(old, slot) or e.scope != old.scope:
+                return None
+            events[eid] = replace(e, sem=_sem_of(new, slot), scope=new.scope, instr=new)
+    for f in fences:  # the inserted fences' events name this program's instructions
+        at = f.index + sum(1 for g in fences if g.thread == f.thread and g.index < f.index)
+        old, new = eg_f.program.threads[f.thread].instrs[at], tprog.threads[f.thread].instrs[at]
+        if not isinstance(old, Fence) or old != new:
+            return None
+        for eid in by_instr.get((f.thread, id(old)), ()):
+            events[eid] = replace(events[eid], instr=new)
+    return replace(eg_f, program=tprog, events=tuple(events))
+
+
+class Judge:
+    """Judges candidate programs (``prog`` with changes applied) against ``target``; see the
+    module docstring. ``witnesses=False``: every candidate asks the engine (the plain search)."""
+
+    def __init__(self, prog: Program, model: Model, target, unroll: int = 2, witnesses: bool = True):
+        self.prog, self.model, self.target, self.unroll = prog, model, target, unroll
+        self.use_witnesses = witnesses
+        self.eg = build(with_target(prog, target), unroll=unroll)
+        self.pool: list[Execution] = []  # witnesses, as executions of self.eg
+        self.stats = JudgeStats()
+        self.verdicts: dict[object, bool] = {}  # a set of changes → whether it forbids
+        self.original: bool | None = None
+        # the inserted fences of a set of changes → the graph of the program with those alone
+        # (and the target), and the map of the original's events into it
+        self._fence_graphs: dict[tuple, Mapped] = {
+            (): (self.eg, {e.eid: e.eid for e in self.eg.events})}
+
+    def known(self, forbidden: bool, witness: Execution | None) -> None:
+        """The original program's verdict, as a check of it (with the target as its condition,
+        on the same event graph) found it, and its witness when allowed: not asked again."""
+        self.original = forbidden
+        if witness is not None and not forbidden:
+            self._remember(witness)
+
+    def forbids(self) -> bool:
+        """Whether the original program forbids the target outcome (asked once)."""
+        if self.original is None:
+            t0 = time.perf_counter()
+            tprog = with_target(self.prog, self.target)
+            self.original = self._judged(tprog, self.eg, self._fence_graphs[()][1])
+            self.stats.time_s += time.perf_counter() - t0
+        return self.original
+
+    def forbids_changes(self, changes, applied: Callable[[], tuple[Program, frozenset[int]]]) -> bool:
+        """Whether the program with ``changes`` (``applied()``: that program and the ids of the
+        fences it inserted) forbids the target; a set of changes judged before is not judged again.
+        Its event graph is that of its inserted fences alone (built once for every candidate with
+        those fences) with the semantics and scopes of the changed accesses and fences patched in
+        (:func:`patched`), where the events show they were read off the instruction alone."""
+        if changes not in self.verdicts:
+            t0 = time.perf_counter()
+            prog2, inserted = applied()
+            tprog = with_target(prog2, self.target)
+            eg2, emap = self.graph_of(tuple(changes), tprog, inserted)
+            self.verdicts[changes] = self._judged(tprog, eg2, emap)
+            self.stats.time_s += time.perf_counter() - t0
+        return self.verdicts[changes]
+
+    def graph_of(self, changes: tuple, tprog: Program, inserted: frozenset[int]) -> Mapped:
+        """``tprog``'s event graph (``tprog``: the program with ``changes`` and the target;
+        ``inserted``: the ids of its inserted fences) and the map of the original's events into it."""
+        fences = tuple(c for c in changes if c.kind == "fence")
+        base = self._fence_graphs.get(fences)
+        if base is None and fences == changes:  # fences only: this program's own graph
+            eg2 = build(tprog, unroll=self.unroll)
+            return self._keep(fences, (eg2, event_map(self.eg, eg2, inserted)))
+        if base is None:
+            prog_f, ins_f = self._apply_fences(fences)
+            eg_f = build(with_target(prog_f, self.target), unroll=self.unroll)
+            base = self._keep(fences, (eg_f, event_map(self.eg, eg_f, ins_f)))
+        eg_f, emap = base
+        eg2 = patched(eg_f, tprog, [c for c in changes if c.kind != "fence"], fences)
+        if eg2 is None:
+            self.stats.built += 1
+            eg2 = build(tprog, unroll=self.unroll)
+            return eg2, event_map(self.eg, eg2, inserted)
+        return eg2, emap
+
+    def _keep(self, fences: tuple, graph: Mapped) -> Mapped:
+        if len(self._fence_graphs) >= GRAPHS_MAX:
+            self._fence_graphs.pop(next(k for k in self._fence_graphs if k))
+        self._fence_graphs[fences] = graph
+        return graph
+
+    def _apply_fences(self, fences: tuple) -> tuple[Program, frozenset[int]]:
+        """The original program with these fences inserted (as fix.apply inserts them) and the
+        ids of the inserted instructions."""
+        threads = list(self.prog.threads)
+        inserted: set[int] = set()
+        for c in sorted(fences, key=lambda c: (c.thread, -c.index)):
+            f = Fence(sem=c.sem, scope=c.scope, text=f"fence.{c.sem}.{c.scope}")
+            inserted.add(id(f))
+            t = threads[c.thread]
+            threads[c.thread] = replace(t, instrs=t.instrs[:c.index] + (f,) + t.instrs[c.index:])
+        return replace(self.prog, threads=tuple(threads)), frozenset(inserted)
+
+    def _judged(self, tprog: Program, eg2: EventGraph, emap: dict[int, int]) -> bool:
+        if self.use_witnesses and self.pool and self._shown_allowed(tprog, eg2, emap):
+            self.stats.by_witness += 1
+            return False
+        self.stats.engine_checks += 1
+        res = check(tprog, self.model, unroll=self.unroll, verdict_only=True, flags=False, graph=eg2,
+                    properties=("condition",))
+        if res.holds is True and res.outcomes and res.outcomes[0].witness is not None:
+            back = {v: k for k, v in emap.items()}
+            try:
+                self._remember(map_execution(res.outcomes[0].witness, back))
+            except KeyError:  # an event of the changed program with no original: not kept
+                pass
+        return res.holds is False
+
+    def _remember(self, exe: Execution) -> None:
+        self.pool.insert(0, exe)
+        del self.pool[POOL_MAX:]
+
+    def _shown_allowed(self, tprog: Program, eg2: EventGraph, emap: dict[int, int]) -> bool:
+        """Whether a known witness, carried over to ``eg2``, is an allowed execution producing
+        the target (then it moves to the front of the pool)."""
+        cand = candidates(eg2)
+        obs = observables(eg2, "condition")
+        for i, exe in enumerate(self.pool):
+            try:
+                exe2 = map_execution(exe, emap)
+            except KeyError:
+                continue
+            for x in _sc_placements(eg2, exe2, cand.scf):
+                if self._allowed(tprog, eg2, x, cand, obs):
+                    self.pool.insert(0, self.pool.pop(i))
+                    return True
+        return False
+
+    def _allowed(self, tprog: Program, eg2: EventGraph, exe: Execution, cand, obs) -> bool:
+        if not satisfies(tprog, eg2, outcome_of(eg2, obs, exe), obs):
+            return False
+        res = interp(self.model, concrete_env(eg2, exe, cand), flags=False)
+        return all(ax.holds(st.check, v) for st, v in res.axioms)
+
+
+def _sc_placements(eg2: EventGraph, exe: Execution, scf) -> list[Execution]:
+    """The execution with every executed fence.sc in its sc order: as it is; with one missing,
+    once for each place it may take; with more missing, none (the engine decides)."""
+    have = set(exe.scorder)
+    ran = executed(eg2, exe)
+    missing = [f for f in scf if f in ran and f not in have]
+    if not missing:
+        return [exe]
+    if len(missing) > 1:
+        return []
+    order = list(exe.scorder)
+    return [Execution(exe.paths, exe.rf, exe.co, exe.values, tuple(order[:k] + missing + order[k:]),
+                      exe.final, exe.phases) for k in range(len(order) + 1)]
