@@ -16,7 +16,46 @@ _OPS = {"Load": "ld", "Store": "st", "Atom": "atom", "Red": "red"}
 
 
 def cuda_edit(prog: Program, c: Change) -> CudaEdit | None:
-    """The CUDA edit of one change, None where the instruction has no CUDA line."""
+    """The CUDA edit of one change, None where the instruction has no CUDA line. An instruction
+    nvcc gives line 0 (``.loc 1 0 0``: code of no source line, e.g. a load it hoisted out of a
+    loop) is said at the nearest CUDA line of its thread, and says so."""
+    e = _cuda_edit(prog, c, lambda ins: ins.pos)
+    if e is not None or not _line_zero(prog, c):
+        return e
+    t = prog.threads[c.thread]
+    near = _nearest(t, c.index)
+    if near is None:
+        return None
+    e = _cuda_edit(prog, c, lambda ins: near if ins is _at(t, c) else ins.pos)
+    if e is None:
+        return None
+    return CudaEdit(e.file, e.line, e.text + " [nvcc gives the instruction no line of its own (line 0): "
+                    "this is the nearest line of its thread]")
+
+
+def _at(t, c: Change):
+    if c.kind == "fence":
+        return next((i for i in t.instrs[c.index:] if isinstance(i, MEMORY)), None)
+    return t.instrs[c.index] if c.index < len(t.instrs) else None
+
+
+def _line_zero(prog: Program, c: Change) -> bool:
+    ins = _at(prog.threads[c.thread], c) if c.thread < len(prog.threads) else None
+    src = getattr(getattr(ins, "pos", None), "src", None)
+    return src is not None and src.line <= 0
+
+
+def _nearest(t, index: int):
+    """The position of the nearest instruction (earlier first) with a CUDA line."""
+    order = sorted(range(len(t.instrs)), key=lambda j: (abs(j - index), j > index))
+    for j in order:
+        src = getattr(t.instrs[j].pos, "src", None) if t.instrs[j].pos is not None else None
+        if src is not None and src.line > 0:
+            return t.instrs[j].pos
+    return None
+
+
+def _cuda_edit(prog: Program, c: Change, pos_of) -> CudaEdit | None:
     if c.thread >= len(prog.threads):
         return None
     t = prog.threads[c.thread]
@@ -25,16 +64,17 @@ def cuda_edit(prog: Program, c: Change) -> CudaEdit | None:
         nxt = next((i for i in t.instrs[c.index:] if isinstance(i, MEMORY)), None)
         if nxt is None or c.sem is None or c.scope is None:
             return None
-        return fence_insert(prog, nxt.pos, c.sem, c.scope, t.name)
+        return fence_insert(prog, pos_of(nxt), c.sem, c.scope, t.name)
     if c.index >= len(t.instrs):
         return None
     ins = t.instrs[c.index]
     if isinstance(ins, Fence):
-        return fence_edit(prog, ins.pos, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope or ins.scope), ptx)
+        new = (c.sem or ins.sem, c.scope or ins.scope)
+        return fence_edit(prog, pos_of(ins), (ins.sem, ins.scope), new, ptx)
     op = _OPS.get(type(ins).__name__)
     if op is None:
         return None
-    return access_edit(prog, ins.pos, op, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope), ptx)
+    return access_edit(prog, pos_of(ins), op, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope), ptx)
 
 
 def solution_lines(prog: Program, s: Solution) -> list[str]:

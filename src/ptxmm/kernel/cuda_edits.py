@@ -70,7 +70,7 @@ def cuda_line(prog: Program, pos) -> tuple[str, int, str] | None:
     """The CUDA file, line and (stripped) text of a kernel instruction's position; the text is
     "" when the file is not at hand; None without line information."""
     src = getattr(pos, "src", None)
-    if src is None:
+    if src is None or src.line <= 0:  # `.loc 1 0 0`: code of no source line (DWARF line 0)
         return None
     lines = source_lines(prog, src)
     text = lines[src.line - 1].strip() if lines and 0 < src.line <= len(lines) else ""
