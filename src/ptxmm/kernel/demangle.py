@@ -110,12 +110,15 @@ def c_type(code: str) -> str:
     return BUILTIN.get(code, code)
 
 
-def param_label(fn_name: str, k: int, count: int) -> str:
+def param_label(fn_name: str, k: int, count: int, ptx_name: str | None = None) -> str:
     """Parameter ``k`` (0-based) of a kernel in the source's words: ``parameter 1 (const int *)``,
-    never nvcc's ``_Z9histogramPKiPj_param_0``."""
+    never nvcc's ``_Z9histogramPKiPj_param_0``; a kernel of an unmangled name (PTX written by
+    hand, ``extern "C"``) by its own ``.param`` name."""
     codes = param_types(fn_name)
     if codes is not None and len(codes) == count:
         return f"parameter {k + 1} ({c_type(codes[k])})"
+    if ptx_name is not None and not fn_name.startswith("_Z"):
+        return f"parameter {ptx_name}"
     return f"parameter {k + 1}"
 
 

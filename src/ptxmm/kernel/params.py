@@ -28,7 +28,7 @@ def param_values(fn: Function, launch: Launch, layout: Layout, gpu: int = 0) -> 
     codes = param_types(fn.name)
     for k, (p, a) in enumerate(zip(fn.params, launch.args)):
         code = codes[k] if codes is not None and len(codes) == len(fn.params) else None
-        label = param_label(fn.name, k, len(fn.params))  # never nvcc's `_Z9histogramPKiPj_param_0`
+        label = param_label(fn.name, k, len(fn.params), p.name)  # never nvcc's `_Z9histogramPKiPj_param_0`
         mg = argument_values(a, p, gpu, launch.gpus, bases, k, code, label)
         if mg is not None:
             out |= mg
