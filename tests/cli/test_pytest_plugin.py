@@ -243,7 +243,8 @@ def test_a_misspelt_model_is_one_usage_error_at_start_up(tmp_path):
     (tmp_path / "a.ptx").write_text(MP)
     (tmp_path / "b.litmus").write_text(SB_LITMUS)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "a.ptx", "b.litmus",
-                           "--ptxmm-model", "ptxx"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                           "--ptxmm-model", "ptxx"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 4, out  # pytest's usage error: no item ran
     assert out.count("unknown model 'ptxx'") == 1 and "did you mean `ptx`?" in out

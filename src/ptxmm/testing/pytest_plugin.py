@@ -136,7 +136,8 @@ def pytest_collect_file(file_path: Path, parent):
 
 _TEST_NAME = {".ptx": re.compile(r"^\s*\.test\s+([^\s\"]+)", re.M),
               ".litmus": re.compile(r"\A\s*\S+\s+([^\s\"]+)"),
-              ".cu": re.compile(r"ptxmm:\s*launch\s+(?:(?:cooperative|nonportable)\s+)*([A-Za-z_][\w:]*)\s*<<<")}
+              ".cu": re.compile(r"ptxmm:\s*launch\s+(?:(?:cooperative|nonportable)\s+)*"
+                                r"([A-Za-z_][\w:]*)\s*<<<")}
 
 
 def item_name(path: Path, text: str, model: str) -> str:
