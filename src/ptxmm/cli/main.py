@@ -411,10 +411,11 @@ def _test_summary(console: Console, results: list, model: str, wall: float, json
 
     bad = [r for r in results if r.status not in ("agree", "unrated")]
     if bad:
+        # words, not Python's None/True/False; the reason folded onto more lines, never cut
         table = Table("test", "status", "expected", "got", "detail", box=None)
+        table.columns[0].overflow = table.columns[4].overflow = "fold"
         for r in bad:
-            table.add_row(r.name, r.status, str(r.expected), str(r.holds),
-                          r.error or r.detail or r.path)
+            table.add_row(r.name, r.status, *r.words(), r.error or r.detail or r.path)
         console.print(table)
     rated = [r for r in results if r.status in ("agree", "DISAGREE")]
     agree = sum(r.status == "agree" for r in results)
