@@ -70,7 +70,8 @@ def test_the_test_table_says_verdicts_in_words_and_keeps_the_whole_reason(tmp_pa
 
     mp = (Path(ROOT) / "examples" / "mp-relaxed-acquire.ptx").read_text()
     (tmp_path / "b.ptx").write_text(mp.replace(".expect allowed", ".expect forbidden"))
-    (tmp_path / "c.ptx").write_text(".global .u32 x = 0;\n.thread T0 {\n bogus_instruction_with_a_long_name;\n"
+    (tmp_path / "c.ptx").write_text(".global .u32 x = 0;\n.thread T0 {\n"
+                                    " bogus_instruction_with_a_long_name;\n"
                                     "}\nexists (x == 1)\n.expect allowed\n")
     proc = subprocess.run([sys.executable, "-m", "ptxmm", "test", str(tmp_path), "-j", "1"],
                           capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "60"})
