@@ -477,7 +477,8 @@ def _device_opts(f):
 
 @main.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--device", is_flag=True, required=True, help="run on the GPU (needs ptxmm[device])")
+@click.option("--device", is_flag=True, required=True,
+              help="run on the GPU (needs ptxmm[device-cuda13]; [device-cuda12] for CUDA 12: ptxmm doctor)")
 @_device_opts
 @click.option("--json", "as_json", is_flag=True, help="print the batch as JSON instead of tables")
 def run(files, device, stress, budget, iterations, blocks, threads, barrier, seed, timeout, as_json) -> None:
