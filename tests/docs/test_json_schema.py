@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,3 +98,12 @@ def test_every_bundled_examples_check_json_is_valid():
     out = _check_json(files, "--timeout", "20", timeout=3600)
     assert len(out) == len(files) > 200
     assert errors(out, SCHEMA) == []
+
+
+def test_json_schema_md_lists_the_fields_in_the_order_of_the_output():
+    doc = (Path(ROOT) / "docs" / "json-schema.md").read_text()
+    table = doc.split("| field | type | meaning |")[1].split("\n\n")[0]
+    listed = re.findall(r"^\| `(\w+)` \|", table, re.M)
+    out = _check_json(["examples/mp-relaxed-acquire.ptx"], "--liveness")
+    assert [k for k in listed if k in out] == list(out)
+    assert set(listed) == set(SCHEMA["$defs"]["checkResult"]["properties"])
