@@ -178,3 +178,23 @@ def test_parameters_are_labelled_by_position_and_c_type():
     assert param_label("_Z9histogramPKiPj", 1, 3) == "parameter 2"
     assert signature("_Z9histogramPKiPj", ["u64", "u64"]) == "histogram(const int *, unsigned int *)"
     assert signature("kern", ["u64"]) == "kern(.u64)"
+
+
+def test_explain_json_gives_each_change_its_cuda_edit():
+    from ptxmm.explanation.advice import fixes_json
+
+    prog = ptxmm.load(ROOT / "examples/kernels/mp-relaxed-flag.ptx")
+    rel = next(c for c in single_changes(prog) if c.kind == "sem" and c.sem == "release"
+               and "st.relaxed" in c.text)
+    rep = FixReport((Solution((rel,), 1),), 1, 1, 400, False, 1, 0.1)
+    (change,) = fixes_json(prog, rep)["solutions"][0]["changes"]
+    assert change["cuda"] == {"file": change["cuda"]["file"], "line": 31,
+                              "edit": "`f.store(1, cuda::std::memory_order_relaxed);` → "
+                                      "`f.store(1, cuda::std::memory_order_release);`"}
+    assert Path(change["cuda"]["file"]).name == "mp-relaxed-flag.cu"
+    assert change["text"] == rel.text  # the PTX edit kept
+    lit = ptxmm.load(ROOT / "examples/mp-relaxed-acquire.ptx")
+    c = single_changes(lit)[0]
+    lrep = FixReport((Solution((c,), 1),), 1, 1, 400, False, 1, 0.1)
+    (lc,) = fixes_json(lit, lrep)["solutions"][0]["changes"]
+    assert lc["cuda"] is None
