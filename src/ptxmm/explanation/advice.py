@@ -59,7 +59,6 @@ def _cuda_edit(prog: Program, c: Change, pos_of) -> CudaEdit | None:
     if c.thread >= len(prog.threads):
         return None
     t = prog.threads[c.thread]
-    ptx = c.text.split(" (line ")[0]
     if c.kind == "fence":
         nxt = next((i for i in t.instrs[c.index:] if isinstance(i, MEMORY)), None)
         if nxt is None or c.sem is None or c.scope is None:
@@ -70,11 +69,11 @@ def _cuda_edit(prog: Program, c: Change, pos_of) -> CudaEdit | None:
     ins = t.instrs[c.index]
     if isinstance(ins, Fence):
         new = (c.sem or ins.sem, c.scope or ins.scope)
-        return fence_edit(prog, pos_of(ins), (ins.sem, ins.scope), new, ptx)
+        return fence_edit(prog, pos_of(ins), (ins.sem, ins.scope), new)
     op = _OPS.get(type(ins).__name__)
     if op is None:
         return None
-    return access_edit(prog, pos_of(ins), op, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope), ptx)
+    return access_edit(prog, pos_of(ins), op, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope))
 
 
 def solution_lines(prog: Program, s: Solution) -> list[str]:

@@ -89,9 +89,10 @@ def _scope_name(prefix: str, scope: str) -> str:
 
 
 def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: tuple[str, str | None],
-                ptx: str) -> CudaEdit | None:
+                ptx: str = "") -> CudaEdit | None:
     """The CUDA edit that changes an access (``op``: ld st atom red) from ``old`` to ``new``
-    (semantics, scope); ``ptx`` is the PTX edit, said when the line has nothing to rewrite."""
+    (semantics, scope); ``ptx``, when given, the PTX edit, said when the line has nothing to
+    rewrite (advice.py shows it on a line of its own instead)."""
     at = cuda_line(prog, pos)
     if at is None:
         return None
@@ -107,7 +108,7 @@ def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: t
             return found
         words = found
     return CudaEdit(file, line, words or f"make the {WHAT.get(op, op)} in `{text}` "
-                    f"{_sem_phrase(nsem, nscope)} (PTX: {ptx})")
+                    f"{_sem_phrase(nsem, nscope)}{_ptx(ptx)}")
 
 
 def _sem_phrase(sem: str, scope: str | None) -> str:
@@ -236,7 +237,12 @@ def fence_insert(prog: Program, pos, sem: str, scope: str, thread: str) -> CudaE
                                 f"{before}")
 
 
-def fence_edit(prog: Program, pos, old: tuple[str, str], new: tuple[str, str], ptx: str) -> CudaEdit | None:
+def _ptx(ptx: str) -> str:
+    return f" (PTX: {ptx})" if ptx else ""
+
+
+def fence_edit(prog: Program, pos, old: tuple[str, str], new: tuple[str, str],
+               ptx: str = "") -> CudaEdit | None:
     """An existing fence made stronger (``new`` semantics) or wider (``new`` scope)."""
     at = cuda_line(prog, pos)
     if at is None:
@@ -258,7 +264,7 @@ def fence_edit(prog: Program, pos, old: tuple[str, str], new: tuple[str, str], p
             return CudaEdit(file, line, f"`{text}` → `{new_text}`")
     if text and "asm" in text:
         return CudaEdit(file, line, _asm_edit(text, "fence", old, new))
-    return CudaEdit(file, line, f"replace the fence of `{text}` by `{fence_code(nsem, nscope)}` (PTX: {ptx})")
+    return CudaEdit(file, line, f"replace the fence of `{text}` by `{fence_code(nsem, nscope)}`{_ptx(ptx)}")
 
 
 __all__ = ["CUDA_SCOPE", "CudaEdit", "access_edit", "cuda_line", "fence_code", "fence_edit", "fence_insert"]
