@@ -57,3 +57,26 @@ def test_a_good_csv_with_a_header_line_and_a_bom_is_read(tmp_path):
     assert code == 0 and "1/1 agree" in out, out
     code, out = _test(tmp_path, "path,ptx\nmp.ptx,0\n")
     assert code == 1 and "DISAGREE" in out, out
+
+
+def test_the_test_table_says_verdicts_in_words_and_keeps_the_whole_reason(tmp_path):
+    """``ptxmm test``'s table of the tests that did not agree: holds/fails (or a kernel test's
+    agrees/differs), never Python's None/True/False, and the reason whole however long."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mp = (Path(ROOT) / "examples" / "mp-relaxed-acquire.ptx").read_text()
+    (tmp_path / "b.ptx").write_text(mp.replace(".expect allowed", ".expect forbidden"))
+    (tmp_path / "c.ptx").write_text(".global .u32 x = 0;\n.thread T0 {\n"
+                                    " bogus_instruction_with_a_long_name;\n"
+                                    "}\nexists (x == 1)\n.expect allowed\n")
+    proc = subprocess.run([sys.executable, "-m", "ptxmm", "test", str(tmp_path), "-j", "1"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "60"})
+    out = proc.stdout
+    assert not re.search(r"\b(None|True|False)\b", out), out
+    row = next(ln for ln in out.splitlines() if "DISAGREE" in ln)
+    assert re.search(r"DISAGREE\s+fails\s+holds", row), out
+    assert "bogus_instruction_with_a_long_name" in "".join(out.split()), out  # folded, not cut

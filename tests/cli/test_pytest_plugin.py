@@ -91,7 +91,8 @@ def test_the_projects_own_testpaths_run_is_unchanged(tmp_path):
     got, _ = _pytest(proj)
     assert list(got) == ["t.test_py::test_py"]  # testpaths: the .ptx file is not collected
     got, _ = _pytest(proj, "t")  # a path named on the command line: collected
-    assert sorted(got) == ["t.mp.ptx::ptx", "t.test_py::test_py"] and got["t.mp.ptx::ptx"][0] == "passed"
+    mp = "t.mp.ptx::MP+relaxed+acquire"  # the item is named after the test
+    assert sorted(got) == [mp, "t.test_py::test_py"] and got[mp][0] == "passed"
     got, _ = _pytest(proj, "-p", "no:ptxmm", "t")  # the plugin off: nothing of it
     assert list(got) == ["t.test_py::test_py"]
 
@@ -112,7 +113,8 @@ def test_items_pass_fail_and_skip_as_their_expectations_say(tmp_path):
     d.mkdir()
     for name, text in files.items():
         (d / name).write_text(text)
-    got, out = _pytest(tmp_path, "suite", "--ptxmm-timeout", "0.5")
+    # every outcome enumerated (the default asks the condition only): the report lists them
+    got, out = _pytest(tmp_path, "suite", "--ptxmm-timeout", "0.5", "--ptxmm-observe", "all")
     kinds = {k.split(".", 1)[1].rsplit("::", 1)[0]: v[0] for k, v in got.items()}
     assert kinds == {"mp.ptx": "passed", "wrong.ptx": "failure", "race.ptx": "passed",
                      "norace.ptx": "failure", "sb.litmus": "passed", "broken.ptx": "failure",
@@ -171,11 +173,11 @@ def test_model_and_unroll_are_options_and_ini_keys(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nptxmm_model = "sc"\n')
     got, _ = _pytest(tmp_path, "sb.litmus")  # the ini key: SB's weak outcome is forbidden under SC
     [(name, (kind, text))] = got.items()
-    assert name.endswith("::sc") and kind == "failure" and "model sc" in text
+    assert name.endswith("::SB[sc]") and kind == "failure" and "model sc" in text
     # no path named: --ptxmm collects wherever pytest looks; options win over ini keys
     got, _ = _pytest(tmp_path, "--ptxmm", "--ptxmm-model", "ptx", "--ptxmm-unroll", "0",
                      "--ptxmm-engine", "brute", "--ptxmm-observe", "condition")
-    assert [(k.rsplit("::", 1)[1], v[0]) for k, v in got.items()] == [("ptx", "passed")]
+    assert [(k.rsplit("::", 1)[1], v[0]) for k, v in got.items()] == [("SB", "passed")]
 
 
 @pytest.mark.slow  # every bundled example (~40 s); the plugin's items, skips and failures: the tests above
@@ -232,6 +234,30 @@ def test_the_plugin_named_by_its_module_loads_once(tmp_path, how):
     if how == "conftest":
         (tmp_path / "conftest.py").write_text('pytest_plugins = ["ptxmm.testing.pytest_plugin"]\n')
     got, out = _pytest(tmp_path, *args, "t")
-    assert got == {"t.mp.ptx::ptx": ("passed", "")}, out
+    assert got == {"t.mp.ptx::MP+relaxed+acquire": ("passed", "")}, out
     got, out = _pytest(tmp_path, "-p", "ptxmm", "t")  # the entry point's name
-    assert got == {"t.mp.ptx::ptx": ("passed", "")}, out
+    assert got == {"t.mp.ptx::MP+relaxed+acquire": ("passed", "")}, out
+
+
+def test_a_misspelt_model_is_one_usage_error_at_start_up(tmp_path):
+    (tmp_path / "a.ptx").write_text(MP)
+    (tmp_path / "b.litmus").write_text(SB_LITMUS)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "a.ptx", "b.litmus",
+                           "--ptxmm-model", "ptxx"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 4, out  # pytest's usage error: no item ran
+    assert out.count("unknown model 'ptxx'") == 1 and "did you mean `ptx`?" in out
+    assert "FAILED" not in out
+
+
+def test_items_are_named_after_their_tests_and_a_failure_says_what_differs(tmp_path):
+    (tmp_path / "wrong.ptx").write_text(MP.replace(".expect allowed", ".expect forbidden"))
+    (tmp_path / "sb.litmus").write_text(SB_LITMUS)
+    got, out = _pytest(tmp_path, "wrong.ptx", "sb.litmus")
+    assert sorted(got) == ["sb.litmus::SB", "wrong.ptx::MP+relaxed+acquire"], out
+    kind, text = got["wrong.ptx::MP+relaxed+acquire"]
+    first = text.splitlines()[0]  # the JUnit failure's message
+    assert kind == "failure" and "expected the condition to fail, it holds" in first
+    # the condition alone is asked (as `ptxmm test` does), not every outcome
+    assert "outcomes: not enumerated" in text

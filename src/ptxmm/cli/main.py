@@ -416,10 +416,11 @@ def _test_summary(console: Console, results: list, model: str, wall: float, json
 
     bad = [r for r in results if r.status not in ("agree", "unrated")]
     if bad:
+        # words, not Python's None/True/False; the reason folded onto more lines, never cut
         table = Table("test", "status", "expected", "got", "detail", box=None)
+        table.columns[0].overflow = table.columns[4].overflow = "fold"
         for r in bad:
-            table.add_row(r.name, r.status, str(r.expected), str(r.holds),
-                          r.error or r.detail or r.path)
+            table.add_row(r.name, r.status, *r.words(), r.error or r.detail or r.path)
         console.print(table)
     rated = [r for r in results if r.status in ("agree", "DISAGREE")]
     agree = sum(r.status == "agree" for r in results)
@@ -481,7 +482,8 @@ def _device_opts(f):
 
 @main.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--device", is_flag=True, required=True, help="run on the GPU (needs ptxmm[device])")
+@click.option("--device", is_flag=True, required=True,
+              help="run on the GPU (needs ptxmm[device-cuda13]; [device-cuda12] for CUDA 12: ptxmm doctor)")
 @_device_opts
 @click.option("--json", "as_json", is_flag=True, help="print the batch as JSON instead of tables")
 def run(files, device, stress, budget, iterations, blocks, threads, barrier, seed, timeout, as_json) -> None:

@@ -53,8 +53,12 @@ def cupy():
     try:
         import cupy as cp
     except ImportError:
+        from .doctor import extra_for
+
+        # the extra `ptxmm doctor` recommends, not the CUDA 12 alias `ptxmm[device]`
         raise PtxmmError("CuPy is not installed", None,
-                         "pip install 'ptxmm[device]' on a machine with an NVIDIA GPU") from None
+                         f"{extra_for(None)}, on a machine with an NVIDIA GPU (ptxmm doctor says "
+                         "which)") from None
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # CUDARuntimeError and driver errors alike

@@ -160,6 +160,7 @@ class Explanation:
     time_s: float = 0.0
     graph: object = None  # explain_graph data (GraphData)
     unknown: str | None = None  # why there is no verdict (as check says: no execution finishes)
+    program: object = None  # the Program explained: the fixes said in its own words (advice.py)
 
     def to_json(self) -> dict:
         return {"name": self.name, "file": self.file, "model": self.model, "outcome": self.outcome,
@@ -170,7 +171,7 @@ class Explanation:
                 "witness": None if self.witness is None else self.witness.to_json(),
                 "missing": [m.to_json() for m in self.missing],
                 "races": [r.to_json() for r in self.races],
-                "fixes": None if self.fixes is None else self.fixes.to_json(),
+                "fixes": None if self.fixes is None else _fixes_json(self),
                 "time_s": round(self.time_s, 4)}
 
     def __str__(self) -> str:
@@ -395,10 +396,11 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         gd = graph_data(eg, exe, c, [], missing)
         return Explanation(prog.name, prog.file, m.name, t.text, True, bad, witness=view(eg, exe),
                            missing=missing, races=races_of(eg, c),
-                           fixes=fixes if fix else None, time_s=time.perf_counter() - t0, graph=gd)
+                           fixes=fixes if fix else None, time_s=time.perf_counter() - t0, graph=gd,
+                           program=prog)
     groups, n, hit, gd = _forbidden(prog, eg, m, t)
     return Explanation(prog.name, prog.file, m.name, t.text, False, bad, groups, n, hit,
-                       fixes=fixes, time_s=time.perf_counter() - t0, graph=gd)
+                       fixes=fixes, time_s=time.perf_counter() - t0, graph=gd, program=prog)
 
 
 def _is_bad(prog: Program, eg: EventGraph, res) -> bool | None:
@@ -573,8 +575,25 @@ def render_text(x: Explanation) -> str:
             out.append(f"  {r.flag}{f' on {r.where}' if r.where else ''}: {r.a}  ~  {r.b}")
     if x.fixes is not None:
         out.append("")
-        out += x.fixes.lines()
+        out += _fix_lines(x)
     return "\n".join(out)
+
+
+def _fix_lines(x: Explanation) -> list[str]:
+    """The fixes in the program's own words: CUDA edits for a kernel (advice.py)."""
+    if x.program is None:
+        return x.fixes.lines()
+    from .advice import fix_lines
+
+    return fix_lines(x.program, x.fixes)
+
+
+def _fixes_json(x: Explanation) -> dict:
+    if x.program is None:
+        return x.fixes.to_json()
+    from .advice import fixes_json
+
+    return fixes_json(x.program, x.fixes)
 
 
 def _allowed_text(x: Explanation) -> list[str]:

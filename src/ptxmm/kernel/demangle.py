@@ -96,5 +96,39 @@ def pointee_of(code: str) -> str | None:
     return rest if rest in BUILTIN else None
 
 
+def c_type(code: str) -> str:
+    """A mangling code as C spells it: ``PKi`` → ``const int *``, ``j`` → ``unsigned int``,
+    ``NCUtensorMap_st`` → ``CUtensorMap_st``."""
+    if code.startswith("P"):
+        return c_type(code[1:]).rstrip() + " *"
+    if code.startswith("K"):
+        return "const " + c_type(code[1:])
+    if code.startswith("V"):
+        return "volatile " + c_type(code[1:])
+    if code.startswith("N"):
+        return code[1:]
+    return BUILTIN.get(code, code)
 
-__all__ = ["BUILTIN", "C_CODE", "demangle", "param_types", "pointee_of"]
+
+def param_label(fn_name: str, k: int, count: int, ptx_name: str | None = None) -> str:
+    """Parameter ``k`` (0-based) of a kernel in the source's words: ``parameter 1 (const int *)``,
+    never nvcc's ``_Z9histogramPKiPj_param_0``; a kernel of an unmangled name (PTX written by
+    hand, ``extern "C"``) by its own ``.param`` name."""
+    codes = param_types(fn_name)
+    if codes is not None and len(codes) == count:
+        return f"parameter {k + 1} ({c_type(codes[k])})"
+    if ptx_name is not None and not fn_name.startswith("_Z"):
+        return f"parameter {ptx_name}"
+    return f"parameter {k + 1}"
+
+
+def signature(fn_name: str, ptx_types: list[str]) -> str:
+    """``histogram(const int *, unsigned int *)``: the kernel's source name and its parameter types
+    (as C spells them where the name says them, else the PTX types)."""
+    codes = param_types(fn_name)
+    shown = ([c_type(c) for c in codes] if codes is not None and len(codes) == len(ptx_types)
+             else [f".{t}" for t in ptx_types])
+    return f"{demangle(fn_name)}({', '.join(shown)})"
+
+
+__all__ = ["BUILTIN", "C_CODE", "c_type", "demangle", "param_label", "param_types", "pointee_of", "signature"]

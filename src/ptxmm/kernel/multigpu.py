@@ -161,15 +161,17 @@ def region_names(b: Buffer, gpus: int) -> list[str]:
 
 
 def argument_values(a, p, gpu: int, gpus: int, bases: dict[str, int], k: int,
-                    code: str | None = None) -> dict[str, int] | None:
+                    code: str | None = None, label: str | None = None) -> dict[str, int] | None:
     """The values parameter ``p`` (a PTX parameter with ``name``, ``type``, ``size``; ``code`` its
     mangled C++ type, when the name tells it) takes on GPU ``gpu`` from the multi-GPU argument ``a``
     (argument ``k + 1``), by the key ``ld.param`` reads (``name``, ``name+8``, ...); None when ``a``
-    is no multi-GPU argument."""
+    is no multi-GPU argument; errors name the parameter by ``label`` (``parameter 2 (int)``), never
+    by nvcc's mangled ``.param`` name."""
+    label = label or f"parameter {k + 1}"
     if isinstance(a, RankArg):
         if p.size is not None or not p.type[1:].isdigit() or p.type[0] not in "subt" \
                 or (code is not None and code.startswith("P")):
-            raise SemanticError(f"argument {k + 1} is `rank`, but parameter {p.name} is not an integer",
+            raise SemanticError(f"argument {k + 1} is `rank`, but {label} is not an integer",
                                 a.pos, "`rank` is given to an int parameter")
         return {p.name: gpu}
     if isinstance(a, PeersArg):
@@ -177,7 +179,7 @@ def argument_values(a, p, gpu: int, gpus: int, bases: dict[str, int], k: int,
         if p.size is None or p.size < need or p.size % POINTER_BYTES:
             what = f"a {p.size}-byte aggregate" if p.size else f"a .{p.type} value"
             raise SemanticError(f"argument {k + 1} ({a.ctype} {a.name} = peers({a.array})) holds {gpus} "
-                                f"pointers, but parameter {p.name} is {what}", a.pos,
+                                f"pointers, but {label} is {what}", a.pos,
                                 f"the kernel takes a struct of at least {gpus} pointers by value, as "
                                 "vLLM's `RankSignals sg`")
         out = {}

@@ -27,10 +27,18 @@ and only a ``.cu`` with neither is skipped, saying so.
 
 Options (and ini keys): ``--ptxmm-model`` (``ptxmm_model``; default ptx), ``--ptxmm-timeout``
 seconds per file (``ptxmm_timeout``; default 60), ``--ptxmm-unroll`` (``ptxmm_unroll``; default 2),
-``--ptxmm-engine``, ``--ptxmm-observe condition`` (one solver query instead of every outcome)."""
+``--ptxmm-engine``, ``--ptxmm-observe`` (``condition``, the default: one solver query for the
+condition's verdict, as ``ptxmm test`` asks; ``all``: every outcome enumerated, which a failure's
+report then shows). A wrong setting — a misspelt model among them — is one usage error at
+start-up, not a failure of every item.
+
+Each item is named after its test (``examples/mp.ptx::MP+relaxed+acquire``; the kernel's name for
+a ``.cu``; ``[MODEL]`` added under a model other than ptx), so node ids and JUnit XML test cases
+say which test failed; a failure's first line says what differs."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -39,7 +47,7 @@ import pytest
 from ..syntax.expect import FINDING_WORDS, expectations
 
 SUFFIXES = (".ptx", ".litmus", ".cu")
-DEFAULTS = {"model": "ptx", "timeout": "60", "unroll": "2", "engine": "auto", "observe": "all"}
+DEFAULTS = {"model": "ptx", "timeout": "60", "unroll": "2", "engine": "auto", "observe": "condition"}
 
 
 ENTRY_POINT = "ptxmm"  # the pytest11 entry point's name (pyproject.toml)
@@ -89,6 +97,13 @@ def pytest_configure(config) -> None:
     why = settings_error(values)
     if why is not None:
         raise pytest.UsageError(f"ptxmm: {why}")
+    from ..cat.parser import load_model
+    from ..errors import PtxmmError
+
+    try:  # the model once, here: a misspelt name is one usage error, not a failure per item
+        load_model(values["model"])
+    except PtxmmError as e:
+        raise pytest.UsageError(f"ptxmm: --ptxmm-model: {e}") from None
 
 
 def _named_roots(config) -> list[Path]:
@@ -119,9 +134,25 @@ def pytest_collect_file(file_path: Path, parent):
     return PtxmmFile.from_parent(parent, path=file_path)
 
 
+_TEST_NAME = {".ptx": re.compile(r"^\s*\.test\s+([^\s\"]+)", re.M),
+              ".litmus": re.compile(r"\A\s*\S+\s+([^\s\"]+)"),
+              ".cu": re.compile(r"ptxmm:\s*launch\s+(?:(?:cooperative|nonportable)\s+)*"
+                                r"([A-Za-z_][\w:]*)\s*<<<")}
+
+
+def item_name(path: Path, text: str, model: str) -> str:
+    """The item's name: the test's own (``.test NAME``, a litmus file's header, a kernel's launch),
+    else the file's stem; ``[MODEL]`` under a model other than ptx."""
+    m = _TEST_NAME.get(path.suffix, _TEST_NAME[".ptx"]).search(text)
+    name = m.group(1) if m else path.stem
+    return name if model == DEFAULTS["model"] else f"{name}[{model}]"
+
+
 class PtxmmFile(pytest.File):
     def collect(self):
-        item = PtxmmItem.from_parent(self, name=_setting(self.config, "model"))
+        model = _setting(self.config, "model")
+        name = item_name(self.path, self.path.read_text(errors="replace"), model)
+        item = PtxmmItem.from_parent(self, name=name)
         if self.path.suffix == ".cu" and not self.path.with_suffix(".ptx").is_file():
             from ..kernel.nvcc import find_nvcc
 
@@ -164,7 +195,7 @@ class PtxmmItem(pytest.Item):
         no_cond = prog.condition is None
         kinds = {w for w in words if w in FINDING_WORDS}
         want_findings = bool(kinds) or ("ok" in words and no_cond)
-        res = self._check(prog, flags=want_findings or prog.expect is not None,
+        res = self._check(prog, flags=want_findings,
                           liveness=prog.expect_liveness is not None)
         wrong = _disagreements(res, prog.expect, kinds if want_findings else None)
         wrong += _liveness_disagreement(res)
@@ -189,7 +220,7 @@ class PtxmmItem(pytest.Item):
         observe = _setting(self.config, "observe")
         return check(prog, _setting(self.config, "model"), engine=_setting(self.config, "engine"),
                      unroll=int(_setting(self.config, "unroll")), observe=observe,
-                     verdict_only=observe == "condition", flags=flags,
+                     verdict_only=observe == "condition" and prog.condition is not None, flags=flags,
                      timeout=float(_setting(self.config, "timeout")), liveness=liveness or None)
 
     def repr_failure(self, excinfo, style=None):
@@ -203,7 +234,7 @@ class PtxmmItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, 0, f"ptxmm check {self.path.name} --model {self.name}"
+        return self.path, 0, f"ptxmm check {self.path.name} --model {_setting(self.config, 'model')}"
 
 
 def _disagreements(res, expect: bool | None, kinds: set[str] | None) -> list[str]:

@@ -27,6 +27,21 @@ class TestOutcome:
     error: str | None = None
     unknown: str | None = None  # why the verdict is unknown: "timeout", "no-execution", "undecided"
     detail: str | None = None  # a kernel test: what was found against what its `expect` line lists
+    judged: str = "condition"  # what the verdict is about: condition, liveness (no hang), kernel
+
+    def words(self) -> tuple[str, str]:
+        """The expected and the found verdict in words for the table of ``ptxmm test`` (never
+        Python's None/True/False): the condition ``holds``/``fails``, liveness ``terminates``/
+        ``hangs``, a kernel test ``its expect line``/``agrees``/``differs``; ``—`` where there is
+        none (unrated, an error, no verdict)."""
+        if self.judged == "kernel":
+            return ("—" if self.expected is None else "its expect line",
+                    "—" if self.holds is None else "agrees" if self.holds else "differs")
+        yes, no = ("terminates", "hangs") if self.judged == "liveness" else ("holds", "fails")
+
+        def say(v: bool | None) -> str:
+            return "—" if v is None else yes if v else no
+        return say(self.expected), say(self.holds)
 
     @property
     def status(self) -> str:
@@ -132,7 +147,7 @@ def _run_one(args) -> TestOutcome:
             return TestOutcome(str(path), prog.name, exp if exp_known else prog.expect_liveness,
                                ok, 0, time.perf_counter() - t0,
                                unknown=why if why in (None, "timeout") else "undecided",
-                               detail=None if why in (None, "timeout") else why)
+                               detail=None if why in (None, "timeout") else why, judged="liveness")
         res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout)
     except (PtxmmError, RecursionError) as e:
@@ -150,7 +165,7 @@ def _run_kernel(prog, path, model: str, unroll: int, timeout, t0: float) -> Test
     agrees, detail, unknown, res = kernel_verdict(prog, model, unroll, timeout)
     is_test = prog.kernel.expect is not None or prog.condition is not None
     return TestOutcome(str(path), prog.name, True if is_test else None, agrees, len(res.outcomes),
-                       time.perf_counter() - t0, unknown=unknown, detail=detail)
+                       time.perf_counter() - t0, unknown=unknown, detail=detail, judged="kernel")
 
 
 def kernel_verdict(prog, model: str = "ptx", unroll: int = 2, timeout=None, engine: str = "auto"):
