@@ -174,3 +174,45 @@ def test_a_poke_inside_a_finalizer_waits_for_the_next_poke():
     watch.poked = True
     with pytest.raises(TimedOut):
         watch._on_sigint(signal.SIGINT, sys._getframe())
+
+
+def test_a_check_stopped_before_it_closed_leaves_the_next_one_whole(heavy):
+    """A poke that stops a check during its encoding leaves its problem unclosed and the stop's Z3
+    interrupt pending in the thread's context: the next check (the next file of a batch) must not
+    inherit it. Before: `push canceled` from the next problem's solver, or an unknown verdict."""
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline
+    from ptxmm.engines.base import Stop
+    from ptxmm.engines.z3 import Z3Problem
+    from ptxmm.semantics.builder import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
+
+    eg = build(heavy)
+    stop = Stop()
+    pb = Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg), deadline=Deadline(None, stop))
+    stop.set("timeout")  # interrupt pending; the problem is never closed
+    from support import ROOT
+
+    mp = ptxmm.load(ROOT / "examples" / "classic" / "MP-relaxed.ptx")
+    for _ in range(2):
+        r = ptxmm.check(mp, "ptx", engine="z3")
+        assert r.status == "ok" and r.holds is True and len(r.outcomes) == 4
+    del pb
+
+
+def test_a_poke_inside_an_import_waits_for_the_next_poke():
+    """A poke landing in an import (networkx, imported lazily by the loop analysis) would leave
+    the module half-initialised in sys.modules for the next check of a batch."""
+    from types import SimpleNamespace as NS
+
+    from ptxmm.engines.watch import _in_finalizer
+
+    def frame(name, file, back=None):
+        return NS(f_code=NS(co_name=name, co_filename=file), f_back=back)
+
+    caller = frame("run", "/x/a.py")
+    importing = frame("<module>", "/x/networkx/__init__.py",
+                      frame("_call_with_frames_removed", "<frozen importlib._bootstrap>", caller))
+    assert _in_finalizer(importing)
+    assert not _in_finalizer(frame("<module>", "/x/a.py", frame("run", "/x/b.py")))

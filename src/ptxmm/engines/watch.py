@@ -53,12 +53,13 @@ def _mib(n: int) -> str:
 
 
 def _in_finalizer(frame) -> bool:
-    """Whether ``frame`` runs inside a finalizer (``__del__`` or a ``weakref.finalize`` callback),
-    where an exception raised cannot reach the check."""
+    """Whether ``frame`` runs where a raised exception would do harm instead of stopping the check:
+    inside a finalizer (``__del__``, a ``weakref.finalize`` callback: Python swallows it) or inside
+    an import (the module would stay half-initialised in ``sys.modules`` for the next check)."""
     while frame is not None:
         code = frame.f_code
         finalize = code.co_name == "__call__" and code.co_filename.endswith("weakref.py")
-        if code.co_name == "__del__" or finalize:
+        if code.co_name == "__del__" or finalize or code.co_filename.startswith("<frozen importlib"):
             return True
         frame = frame.f_back
     return False
@@ -128,8 +129,8 @@ class Watch:
             self.stop.set("interrupted")
         if (poked or self.sigints > 1) and self.armed:
             if _in_finalizer(frame):
-                # Python swallows an exception raised in a finalizer (a Z3 object's __del__) and
-                # prints "Exception ignored": leave it for the next poke, GRACE seconds later.
+                # in a finalizer (a Z3 object's __del__) or an import: leave it for the next
+                # poke, GRACE seconds later.
                 self.poked = False
                 return
             raise STOPPED_BY[self.stop.reason or "interrupted"]

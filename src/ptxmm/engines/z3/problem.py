@@ -51,6 +51,26 @@ _NO_TIMEOUT = 4294967295  # Z3's default: none
 _SPLIT_AFTER = 64
 
 
+# Contexts a stop interrupted (the watchdog's hook, on its own thread): an interrupt that arrives
+# outside a solver call stays pending in the context and would cancel the next problem's first
+# push or solver call. close() clears it; a check stopped before it could close (a poke during the
+# encoding) leaves it to the next problem, which clears it before it borrows a solver.
+_INTERRUPTED: set = set()
+
+
+def _interrupter(ctx) -> Callable[[], None]:
+    def interrupt() -> None:
+        _INTERRUPTED.add(ctx)
+        ctx.interrupt()
+    return interrupt
+
+
+def _clear_interrupt(ctx) -> None:
+    if ctx in _INTERRUPTED:
+        z3.SimpleSolver(ctx=ctx).check()  # a check clears a pending interrupt
+        _INTERRUPTED.discard(ctx)
+
+
 # Problems not yet closed (a fresh context is started only when there is none).
 _OPEN: weakref.WeakSet = weakref.WeakSet()
 
@@ -118,11 +138,12 @@ class Z3Problem(Encoding, Witness, Enumeration):
         self._pool = _pool()
         self.eg, self.obs, self.deadline = eg, obs, deadline
         self.lg = Z3Logic()
+        _clear_interrupt(self.lg.ctx)
         ch = self.ch = Z3Choice(eg, cand, self.lg)
         self.pooled = len(ch.rfv) + len(ch.cov) <= _POOL_MAX_CHOICES
         self.s = _borrow(self.pooled)
         self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
-        self._interrupt = self.lg.ctx.interrupt  # a stopped check (the watchdog) ends a solver call
+        self._interrupt = _interrupter(self.lg.ctx)  # a stopped check (the watchdog) ends a solver call
         deadline.watch(self._interrupt)
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
@@ -163,6 +184,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         stopped = self._stopped()
         if stopped:  # an interrupt when no solver call was under way stays pending in the context
             z3.SimpleSolver(ctx=self.lg.ctx).check()  # (a push would fail): a check clears it
+            _INTERRUPTED.discard(self.lg.ctx)
         if s is not None and self.pooled and not stopped:  # an interrupted solver is not reused
             s.pop(s.num_scopes())
             if self.deadline.at is not None:  # _sat set one
