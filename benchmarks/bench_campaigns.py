@@ -6,12 +6,12 @@ in-process, as a worker runs them), beside herd7 on the same tests under SC in o
 The tests are ``ptxmm gen --size N`` (the PTX relaxation set). herd7 reads them in LISA
 (``gen --format herd``: accesses only — fences and dependencies are program order, which SC
 already keeps) and runs ``herd7 -model sc.cat`` on all of them in one process; ptxmm's SC verdicts
-must equal herd7's (checked, row by row), and the shape memo's (ptxmm.queries.memo) the
-verdicts of every test checked on its own (checked, unless ``--quick``). The herd7 row is
-skipped, visibly, when herd7 is absent (PATH, else ~/.local/herd7/bin/herd7). Timings are
-medians of ``--repeat`` runs; on a loaded machine compare rows of one run only, and read the
-CPU-time column (the process's own CPU seconds: the per-core rate, which other load on the machine disturbs far less than the wall
-clock)."""
+must equal herd7's (checked, row by row), and the shape memo's (ptxmm.queries.memo) the verdicts
+of every test checked on its own (checked, unless ``--quick``). The herd7 row is skipped,
+visibly, when herd7 is absent (PATH, else ~/.local/herd7/bin/herd7). Timings are medians of
+``--repeat`` runs; on a loaded machine compare rows of one run only, and read the CPU-time column
+(the process's own CPU seconds: the per-core rate, which other load on the machine disturbs far
+less than the wall clock)."""
 
 from __future__ import annotations
 
