@@ -24,6 +24,7 @@ memoised."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 from ..cat import ast
@@ -69,13 +70,13 @@ def shape_key(eg: EventGraph, model: Model) -> str | None:
     prog = eg.program
     if eg.unspecified or prog.layout is not None or prog.kernel is not None or prog.condition is None:
         return None
-    sem, scope, scorder = model_reads(model)
+    sem, scope, scorder = model_reads(model)  # pins the model: its id stays its own
     events = []
     for e in eg.events:
         keep_sem = e.sem if sem else ("sc" if scorder and e.kind == Kind.F and e.sem == "sc" else None)
         events.append(replace(e, instr=None, sem=keep_sem, scope=e.scope if scope else None))
     obs = observables(eg, "condition")
-    parts = (model.path, model.name, eg.unroll, tuple(events), eg.paths, sorted(eg.edges.items()),
+    parts = (id(model), model.path, model.name, eg.unroll, tuple(events), eg.paths, sorted(eg.edges.items()),
              sorted(eg.init.items()), eg.cut_paths, eg.awaits, sorted(eg.loc_of_name.items()),
              tuple((t.name, t.placement) for t in prog.threads), obs,
              prog.condition.quantifier, prog.condition.expr)
@@ -120,7 +121,7 @@ class VerdictMemo:
             self.hits += 1
             self.hit[m.path] = True
             return replace(got, memoised=True)
-        left = None if deadline.at is None else max(deadline.at - _now(), 1e-3)
+        left = None if deadline.at is None else max(deadline.at - time.perf_counter(), 1e-3)
         v = self._check(prog, m, unroll, left, eg)
         if key is not None and v.status in ("ok", "no-execution") and len(self.seen) < MEMO_MAX:
             self.seen[key] = v
@@ -134,12 +135,6 @@ class VerdictMemo:
         res = check(prog, m, unroll=unroll, observe="condition", flags=False, verdict_only=True,
                     timeout=timeout, graph=eg)
         return Verdict(res.holds, res.status, len(res.outcomes))
-
-
-def _now() -> float:
-    import time
-
-    return time.perf_counter()
 
 
 # One per process: a campaign's worker answers its tests with it (workers are processes).
