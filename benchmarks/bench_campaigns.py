@@ -1,19 +1,23 @@
 """Campaign throughput: tests per second per core for ``ptxmm test`` on generated tests (one process,
 in-process, as a worker runs them), beside herd7 on the same tests under SC in one process.
 
-    python benchmarks/bench_campaigns.py [--size 4] [--repeat 3] [--no-herd]
+    python benchmarks/bench_campaigns.py [--size 4] [--repeat 3] [--no-herd] [--quick]
 
 The tests are ``ptxmm gen --size N`` (the PTX relaxation set). herd7 reads them in LISA
 (``gen --format herd``: accesses only — fences and dependencies are program order, which SC
 already keeps) and runs ``herd7 -model sc.cat`` on all of them in one process; ptxmm's SC verdicts
-must equal herd7's (checked, row by row). The herd7 row is skipped, visibly, when herd7 is absent
-(PATH, else ~/.local/herd7/bin/herd7). Timings are medians of ``--repeat`` runs; on a loaded
-machine compare rows of one run only."""
+must equal herd7's (checked, row by row), and the shape memo's (ptxmm.queries.memo) the verdicts
+of every test checked on its own (checked, unless ``--quick``). The herd7 row is skipped,
+visibly, when herd7 is absent (PATH, else ~/.local/herd7/bin/herd7). Timings are medians of
+``--repeat`` runs; on a loaded machine compare rows of one run only, and read the CPU-time column
+(the process's own CPU seconds: the per-core rate, which other load on the machine disturbs far
+less than the wall clock)."""
 
 from __future__ import annotations
 
 import argparse
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,26 +36,52 @@ def find_herd() -> str | None:
     return h or (str(p) if p.exists() else None)
 
 
-def ptxmm_rate(items: list[Item], model: str, repeat: int) -> tuple[float, dict[str, bool]]:
+def ptxmm_rate(items: list[Item], model: str, repeat: int, memo: bool = True) -> tuple[float, float, dict]:
+    """(tests per wall second, tests per CPU second, verdicts by name) of ``test_rows`` in this
+    process; each run starts with an empty shape memo (``memo=False``: none, every test checked)."""
+    from ptxmm.queries import memo as shapes_memo
+
+    fresh = shapes_memo.VerdictMemo if memo else _NoMemo
+    shapes_memo.MEMO = fresh()
     test_rows(items[:2], model)  # imports, the model parsed once: a worker's steady state
-    times, verdicts = [], {}
+    times, cpu, verdicts = [], [], {}
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        shapes_memo.MEMO = fresh()
+        t0, c0 = time.perf_counter(), time.process_time()
         rows = test_rows(items, model)
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         verdicts = {r["name"]: r["holds"] for r in rows}
-    return len(items) / statistics.median(times), verdicts
+    shapes_memo.MEMO = shapes_memo.VerdictMemo()
+    return len(items) / statistics.median(times), len(items) / statistics.median(cpu), verdicts
 
 
-def herd_rate(herd: str, files: list[Path], repeat: int) -> tuple[float, dict[str, bool]]:
-    times, out = [], ""
+class _NoMemo:
+    """A memo that remembers nothing: every test is checked (the rate before the memo)."""
+
+    def verdict(self, prog, model, unroll=2, timeout=None):
+        from ptxmm.cat.parser import load_model
+        from ptxmm.queries.memo import VerdictMemo
+
+        return VerdictMemo._check(prog, load_model(model), unroll, timeout, None)
+
+
+def herd_rate(herd: str, files: list[Path], repeat: int) -> tuple[float, float, dict[str, bool]]:
+    """(tests per wall second, tests per CPU second of the herd7 process, verdicts by name)."""
+    times, cpu, out = [], [], ""
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _children_cpu()
         out = subprocess.run([herd, "-model", "sc.cat", *map(str, files)], capture_output=True,
                              text=True, check=True).stdout
         times.append(time.perf_counter() - t0)
+        cpu.append(_children_cpu() - c0)
     seen = {m.group(1): m.group(2) != "Never" for m in re.finditer(r"^Observation (\S+) (\w+)", out, re.M)}
-    return len(files) / statistics.median(times), seen
+    return len(files) / statistics.median(times), len(files) / statistics.median(cpu), seen
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def main() -> None:
@@ -59,16 +89,22 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-herd", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="skip the no-memo rows")
     a = ap.parse_args()
     gens = list(generate(GenOptions(size=a.size)))
     items = [Item("gen:" + g.name, text=g.text()) for g in gens]
     rows = []
+    seen: dict[tuple[str, bool], dict] = {}
     for model in ("sc", "ptx"):
-        rate, v = ptxmm_rate(items, model, a.repeat)
-        rows.append((f"ptxmm test --model {model} (in-process, z3/brute as `auto` picks)", rate))
-        if model == "sc":
-            sc = v
+        for memo in ((True,) if a.quick else (False, True)):
+            wall, cpu, seen[model, memo] = ptxmm_rate(items, model, a.repeat, memo)
+            what = "shape memo" if memo else "no memo (every test checked)"
+            rows.append((f"ptxmm test --model {model}, {what}", wall, cpu))
+        if not a.quick and seen[model, True] != seen[model, False]:
+            raise SystemExit(f"the shape memo changed a verdict under {model}")
+    sc = seen["sc", True]
     herd = None if a.no_herd else find_herd()
+    h_cpu = None
     if herd:
         with tempfile.TemporaryDirectory() as d:
             files = []
@@ -76,16 +112,20 @@ def main() -> None:
                 f = Path(d) / f"{g.name}.litmus"
                 f.write_text(g.text("herd"))
                 files.append(f)
-            rate, hv = herd_rate(herd, files, a.repeat)
+            wall, h_cpu, hv = herd_rate(herd, files, a.repeat)
         bad = [n for n in sc if hv.get(n) != sc[n]]
-        rows.append((f"herd7 -model sc.cat (one process; {len(bad)} verdicts differ from ptxmm's)", rate))
+        rows.append((f"herd7 -model sc.cat (one process; {len(bad)} verdicts differ from ptxmm's)",
+                     wall, h_cpu))
     else:
         rows.append(("herd7 -model sc.cat: skipped (herd7 not found" +
-                     (", --no-herd" if a.no_herd else "") + ")", None))
-    print(f"{len(items)} tests of ptxmm gen --size {a.size}, median of {a.repeat} runs, one core\n")
-    print("| runner | tests/s/core |\n|---|---|")
-    for name, rate in rows:
-        print(f"| {name} | {'—' if rate is None else f'{rate:.0f}'} |")
+                     (", --no-herd" if a.no_herd else "") + ")", None, None))
+    print(f"{len(items)} tests of ptxmm gen --size {a.size}, median of {a.repeat} runs, one process each; "
+          "tests/s of CPU time is the per-core rate on a shared machine\n")
+    print("| runner | tests/s (wall) | tests/s (CPU) | CPU rate / herd7's |\n|---|---|---|---|")
+    for name, wall, cpu in rows:
+        ratio = f"{cpu / h_cpu:.2f}" if cpu and h_cpu else "—"
+        print(f"| {name} | {'—' if wall is None else f'{wall:.0f}'} | {'—' if cpu is None else f'{cpu:.0f}'} "
+              f"| {ratio} |")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
                                       [--timeout S] [--only CASE[,CASE]] [--no-herd] [--list]
     python benchmarks/bench_engine.py --only 'sc-*'      # just the SC rows against herd7
 
-Prints ONE table: case | before | after | ratio (before/after) | target.
+Prints ONE table: case | before | after | ratio (before/after) | target. A cell of a run that
+lists outcomes notes their number and the cost per outcome (the cell's time over that number).
 
 * "before" runs ``PYTHONPATH=<worktree>/src python -m ptxmm.cli ...`` in a git worktree of REV
   (default a3d8f0f, Engine 2 before issue 23's work), created as ``<repo>/../.bench-before-<REV>``
@@ -268,10 +269,13 @@ class Bench:
                                    json_out)
             if isinstance(runs, Cell):
                 return runs
-            note = f"{runs[0].data['n_outcomes']} outc" if json_out and outcomes else ""
+            n = runs[0].data["n_outcomes"] if json_out and outcomes else 0
+            value = median([r.data["time_s"] for r in runs]) if engine else median([r.wall for r in runs])
+            # an enumeration's cost per outcome (its whole time over the outcomes it listed)
+            note = f"{n} outc" + (f", {value / n * 1000:.3f} ms/outc" if n > 1 else "") if n else ""
             if engine:
-                return Cell(median([r.data["time_s"] for r in runs]), note=note)
-            return Cell(median([r.wall for r in runs]), max(r.rss_mb for r in runs), note)
+                return Cell(value, note=note)
+            return Cell(value, max(r.rss_mb for r in runs), note)
         return cell
 
     def dat3m_cell(self, case: Case, side: str) -> Cell:
@@ -408,6 +412,11 @@ def make_cases(b: Bench) -> list[Case]:
         Case("iriw6-races", "IRIW 6 readers, ptx, all outcomes and racing pairs", "-", None, slow=True,
              cell=b.wall_cell(gen("iriw6r", shapes.iriw(6)))),
         Case("sb8-all", "SB 8x(1st+1ld) all outcomes", "<= 1 s", 1.0, cell=b.wall_cell(gen("sb8", sb8))),
+        # issue 41's shapes where the formula does not split: one location, many outcomes
+        Case("x1l3-ptx", "3 threads x (2st+2ld) to one x, ptx, all outcomes", "<= 12 s", 12.0, slow=True,
+             cell=b.wall_cell(gen("x1l3", shapes.one_location(3)))),
+        Case("x1l4-sc", "4 threads x (2st+2ld) to one x, --model sc, all outcomes", "<= 12 s", 12.0,
+             slow=True, cell=b.wall_cell(gen("x1l4", shapes.one_location(4), ["--model", "sc"]))),
         Case("stores100", "1 thread x 100 stores to x", "<= 1 s, <= 300 MB", 1.0, 300,
              cell=b.wall_cell(gen("w100", w100))),
         Case("stores1000", "1 thread x 1000 stores to x", "<= 10 s", 10.0, slow=True,

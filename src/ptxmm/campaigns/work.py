@@ -35,7 +35,7 @@ def shape_of(prog) -> tuple[int, str]:
 def verdicts(items: list[Item], models: tuple[str, ...], unroll: int = 2,
              timeout: float | None = None) -> list[dict]:
     """Per item, whether its condition holds under each model (None: unknown), or its error."""
-    from .. import check
+    from ..queries.memo import MEMO
 
     rows = []
     for it in items:
@@ -46,9 +46,7 @@ def verdicts(items: list[Item], models: tuple[str, ...], unroll: int = 2,
             size, fam = shape_of(prog)
             row.update(name=prog.name, size=it.size or size, family=it.family or fam)
             for m in models:
-                res = check(prog, m, unroll=unroll, observe="condition", flags=False,
-                            verdict_only=True, timeout=timeout)
-                row[m] = res.holds
+                row[m] = MEMO.verdict(prog, m, unroll, timeout).holds
         except (PtxmmError, RecursionError) as e:
             row["error"] = _error(e, it)
         row["time_s"] = round(time.perf_counter() - t0, 4)
@@ -69,13 +67,12 @@ def test_rows(items: list[Item], model: str, unroll: int = 2, timeout: float | N
         name = Path(it.key).stem
         try:
             prog = load_item(it)
-            from .. import check
+            from ..queries.memo import MEMO
 
-            res = check(prog, model, unroll=unroll, observe="condition", flags=False,
-                        verdict_only=True, timeout=timeout)
+            res = MEMO.verdict(prog, model, unroll, timeout)  # a shape decided before: its verdict
             unknown = res.status if res.status in ("timeout", "no-execution") else None
             known, exp = _lookup(Path(it.path), expected) if expected and it.path else (False, None)
-            r = TestOutcome(it.key, prog.name, exp if known else prog.expect, res.holds, len(res.outcomes),
+            r = TestOutcome(it.key, prog.name, exp if known else prog.expect, res.holds, res.n_outcomes,
                             time.perf_counter() - t0, unknown=unknown)
         except (PtxmmError, RecursionError) as e:
             r = TestOutcome(it.key, name, None, None, 0, time.perf_counter() - t0, _error(e, it))

@@ -133,7 +133,8 @@ def _lookup(path: Path, expected: dict[str, bool | None]) -> tuple[bool, bool | 
 
 def _run_one(args) -> TestOutcome:
     path, model, unroll, exp_known, exp, timeout, *live = args
-    from .. import check, load
+    from .. import load
+    from ..queries.memo import MEMO
 
     t0 = time.perf_counter()
     try:
@@ -148,15 +149,14 @@ def _run_one(args) -> TestOutcome:
                                ok, 0, time.perf_counter() - t0,
                                unknown=why if why in (None, "timeout") else "undecided",
                                detail=None if why in (None, "timeout") else why, judged="liveness")
-        res = check(prog, model, unroll=unroll, observe="condition", flags=False, verdict_only=True,
-                    timeout=timeout)
+        res = MEMO.verdict(prog, model, unroll, timeout)  # a shape decided before: its verdict
     except (PtxmmError, RecursionError) as e:
         msg = str(e).splitlines()[0] if isinstance(e, PtxmmError) else \
             f"{path}: error: the program is nested too deeply for the checker"
         return TestOutcome(str(path), Path(path).stem, exp if exp_known else None, None, 0,
                            time.perf_counter() - t0, msg)
     expected = exp if exp_known else prog.expect
-    return TestOutcome(str(path), prog.name, expected, res.holds, len(res.outcomes),
+    return TestOutcome(str(path), prog.name, expected, res.holds, res.n_outcomes,
                        time.perf_counter() - t0,
                        unknown=res.status if res.status in ("timeout", "no-execution") else None)
 
