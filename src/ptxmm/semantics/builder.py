@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import field, replace
 
 from .._infra.records import record
 from ..errors import Diagnostic, SemanticError, UnsupportedError
@@ -573,7 +573,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
         return eg
     b = Builder(prog, unroll, awaits, liveness, relevance, look)
     b.readonly = ro
-    return _build(b, prefixes)
+    written = frozenset(e.loc for e in eg.events if e.kind == Kind.W and e.thread >= 0)
+    return replace(_build(b, prefixes), written=written)
 
 
 def _read_only(eg: EventGraph) -> dict[str, int]:
