@@ -202,7 +202,11 @@ class Z3Problem(Encoding, Witness, Enumeration):
         return z3.Or(terms) if terms else z3.BoolVal(False)
 
     def find(self, goal: z3.BoolRef | None = None, negate: bool = False) -> Execution | None:
-        """One allowed execution satisfying ``goal`` (or violating it), or None."""
+        """One allowed execution satisfying ``goal`` (or violating it), or None. A problem built
+        with ``symmetry=True`` assumes its symmetry-breaking constraints here: ``goal`` must be one
+        every permutation of interchangeable threads preserves (the condition, a stop site over
+        every thread that reaches it; :mod:`ptxmm.semantics.symmetry`), never one that names a
+        particular thread of a class."""
         if self.unsat:
             return None
         if goal is None:
