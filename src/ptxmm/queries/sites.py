@@ -18,7 +18,8 @@ def observables(eg, scope: str = "all") -> list:
 
     out = []
     if scope == "all":
-        written = {e.loc for e in eg.events if e.thread >= 0 and e.kind == "W"}
+        written = eg.written if eg.written is not None else \
+            {e.loc for e in eg.events if e.thread >= 0 and e.kind == "W"}
         for loc in eg.program.locations:
             if loc.space == "global" and loc.name in written:
                 out.append(Observable(loc.name, MemRef(loc.name), loc.type, loc=loc.name))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import field, replace
 
 from .._infra.records import record
 from ..errors import Diagnostic, SemanticError, UnsupportedError
@@ -198,6 +198,9 @@ class Builder:
         self.ctrl_of: dict[int, frozenset[int]] = {}
         self.cut = 0
         self.awaits = 0
+        # a kernel's locations no thread writes (physical → initial value), from a first build:
+        # a load of one reads its initial write in every execution (.memory.memory)
+        self.readonly: dict[str, int] = {}
         self.addr_of = {loc.name: ADDR_BASE * (i + 1) for i, loc in enumerate(prog.locations)}
         # a kernel launch (ptxmm.kernel): buffers at the addresses of its layout, whose elements
         # the accesses' computed addresses name
@@ -543,6 +546,11 @@ class Builder:
         return ins[st.pc].pos if st.pc < len(ins) else None
 
 
+# A kernel's loads of locations no thread writes take their initial values (:func:`_read_only`);
+# False: every load's value stays the solver's (the property tests compare the two).
+READ_ONLY_FOLD = True
+
+
 def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = False,
           prefixes: bool = False, relevance: bool = True,
           look: Callable[[], None] | None = None) -> EventGraph:
@@ -557,6 +565,36 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
 
     The initial writes come first, then every thread's paths, then the graph is frozen."""
     b = Builder(prog, unroll, awaits, liveness, relevance, look)
+    eg = _build(b, prefixes)
+    ro = _read_only(eg) if prog.layout is not None and READ_ONLY_FOLD else {}
+    if not ro:
+        return eg
+    b = Builder(prog, unroll, awaits, liveness, relevance, look)
+    b.readonly = ro
+    written = frozenset(e.loc for e in eg.events if e.kind == Kind.W and e.thread >= 0)
+    return replace(_build(b, prefixes), written=written)
+
+
+def _read_only(eg: EventGraph) -> dict[str, int]:
+    """The physical locations some thread reads and none writes (initial writes aside), with their
+    initial values. Every execution's read of one reads its initial write (rf: one write of the
+    location, the value it wrote), so a build that knows the value builds a subset of the paths of
+    one that does not (the case splits on addresses computed from those values narrow): no write
+    appears, and the set stays read-only. Only the events' values change, never an event's
+    dependencies (the read stays, with its addr/data/ctrl edges)."""
+    written = {e.loc for e in eg.events if e.kind == Kind.W and e.thread >= 0}
+    read = {e.loc for e in eg.events if e.kind == Kind.R and e.thread >= 0}
+    out = {}
+    for loc in read - written:
+        i = eg.init.get(loc)
+        v = eg.events[i].value if i is not None else None
+        if isinstance(v, Const):
+            out[loc] = v.v
+    return out
+
+
+def _build(b: Builder, prefixes: bool) -> EventGraph:
+    prog = b.p
     # initial writes: one per physical location (shared ones: one per CTA that uses them)
     ctas: dict = {}
     for t in prog.threads:

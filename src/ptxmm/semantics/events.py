@@ -109,6 +109,10 @@ class EventGraph:
     # liveness graphs: why "no hang found" would not decide that every execution terminates (a
     # loop the unrolling cut whose repetition the stuck test need not catch), in words
     undecided: tuple[str, ...] = ()
+    # a kernel graph built knowing the values of the locations no thread writes (builder.
+    # _read_only): the physical locations a thread may write before that fold (it removes the
+    # writes no execution reaches; a kernel's outcome keeps observing them); None: no fold
+    written: frozenset[str] | None = None
 
     @property
     def n(self) -> int:

@@ -101,7 +101,9 @@ def memory(b: Builder, t: Thread, ins, st: State, guard: Expr | None, gdeps) -> 
         r = b.new_event(st, t, Kind.R, ins, guard, sem=ins.sem, tags=tags, **base)
         b.dep(adeps, r, "addr")
         b.dep(gdeps, r, "ctrl")
-        v = convert(ReadVal(r, lw), type_width(ins.type), type_signed(ins.type))
+        # a location no thread writes: every execution reads its initial value (builder._read_only)
+        got = Const(b.readonly[pl], lw) if pl in b.readonly else ReadVal(r, lw)
+        v = convert(got, type_width(ins.type), type_signed(ins.type))
         b.set_reg(st, ins.dst, v, ins.type, frozenset({r}), guard)
         return
     if isinstance(ins, Store):

@@ -22,12 +22,14 @@ from ...ir.program import CondExpr
 from ...semantics.events import EventGraph
 from ...semantics.outcomes import Observable
 from ...semantics.result import Execution
+from ...semantics.symmetry import classes as sym_classes
 from ...semantics.vocab import Candidates, base_env
 from ..base import NO_DEADLINE, Deadline, Interrupted, Raised, TimedOut
 from .capi import _P_CHECK, _assert, fresh_thread_context, mk_bool, thread_state
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic
 from .program import Encoding, Z3Choice, _apart
+from .symmetry import breaking
 from .values import _cond
 from .witness import Witness, _Layout
 
@@ -130,7 +132,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
 
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set[tuple[int, int]] | None = None,
-                 deadline: Deadline = NO_DEADLINE):
+                 deadline: Deadline = NO_DEADLINE, symmetry: bool = False):
         if len(cand.rf) + len(cand.co) > _POOL_MAX_CHOICES:  # before any term of this problem
             _fresh_context()
         self._opened_in = _open()  # the thread's set (close() may run on another thread)
@@ -170,6 +172,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 _assert(self.s, c)
             if i % 256 == 255:
                 deadline.check()
+        self._sym = self._breaking(env) if symmetry else []
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
         self._layout: _Layout | None = None  # built by _packing at the first witness read
@@ -193,6 +196,18 @@ class Z3Problem(Encoding, Witness, Enumeration):
             if s.served < _REUSES:
                 self._pool.append(s)
 
+    def _breaking(self, env) -> list:
+        """The symmetry-breaking constraints (:mod:`.symmetry`) behind one assumption literal:
+        [the literal], or [] when no threads are interchangeable."""
+        classes = sym_classes(self.eg, self.obs)
+        cs = breaking(classes, self.ch.ex, env["co"], self.lg) if classes else []
+        if not cs:
+            return []
+        lit = mk_bool(f"sym{next(self.lg._tag)}")
+        for c in cs:
+            self.s.add(z3.Implies(lit, c))
+        return [lit]
+
     # -- queries -------------------------------------------------------------------------------
     def condition(self, e: CondExpr, key: Callable) -> z3.BoolRef:
         """A test condition over the observables (``key(ref)`` names a reference's observable)."""
@@ -209,14 +224,18 @@ class Z3Problem(Encoding, Witness, Enumeration):
         return z3.Or(terms) if terms else z3.BoolVal(False)
 
     def find(self, goal: z3.BoolRef | None = None, negate: bool = False) -> Execution | None:
-        """One allowed execution satisfying ``goal`` (or violating it), or None."""
+        """One allowed execution satisfying ``goal`` (or violating it), or None. A problem built
+        with ``symmetry=True`` assumes its symmetry-breaking constraints here: ``goal`` must be one
+        every permutation of interchangeable threads preserves (the condition, a stop site over
+        every thread that reaches it; :mod:`ptxmm.semantics.symmetry`), never one that names a
+        particular thread of a class."""
         if self.unsat:
             return None
         if goal is None:
-            return self._extract(self.s.model()) if self._sat() else None
+            return self._extract(self.s.model()) if self._sat(*self._sym) else None
         q = mk_bool(f"query{next(self.lg._tag)}")  # an assumption literal: no push/pop needed
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
-        return self._extract(self.s.model()) if self._sat(q) else None
+        return self._extract(self.s.model()) if self._sat(q, *self._sym) else None
 
     def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """For every element of a model flag that some allowed execution raises (a pair of events),
@@ -300,7 +319,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         z3.set_param("model.compact", False)
         seen: set[tuple[int, ...]] = set()
         try:
-            while self._sat():
+            while self._sat(*self._sym):
                 m = s.model()
                 x = self._number(m)
                 out = self._read(x, m)
