@@ -56,6 +56,7 @@ class Barriers:
         self._complete: dict[int, Guard] = {}
         self._arrives: dict[tuple[int, int], Guard] = {}
         self._members: dict[tuple, list[int]] = {}
+        self._finishes: dict[int, Guard] = {}
 
     def same_barrier(self, a: Event, w: Event) -> Guard:
         """a and w belong to barriers of one CTA with equal operands (compared by value); a warp
@@ -111,10 +112,11 @@ class Barriers:
     def finishes(self, t: int) -> Guard:
         """Thread ``t`` runs to its exit (every path of a safety graph does; a liveness graph's
         stuck, blocked and prefix paths do not)."""
-        done = [k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"]
-        if len(done) == len(self.eg.paths[t]):
-            return True
-        return self.u.any(self.ch.path(t, k) for k in done)
+        if t not in self._finishes:
+            done = [k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"]
+            self._finishes[t] = True if len(done) == len(self.eg.paths[t]) else \
+                self.u.any(self.ch.path(t, k) for k in done)
+        return self._finishes[t]
 
     def passes(self, w: Event) -> Guard:
         """Wait ``w`` executes and its thread goes on past it (not the liveness path ending there)."""
