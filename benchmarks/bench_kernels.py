@@ -198,8 +198,13 @@ def _scale_cell(src: Path, ptx: Path, launch: str, cond: str, timeout: float) ->
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.rstrip()
     report, _, last = out.rpartition("\n")
     head = last.split()
-    try:
-        status = json.loads(report).get("status", "?")
+    try:  # the verdict, the findings and liveness all answered, or the first that was not
+        doc = json.loads(report)
+        live = (doc.get("liveness") or {}).get("verdict")
+        status = next((x for x in (doc.get("status"), doc.get("findings_status"))
+                       if x != "ok"), "ok")
+        if status == "ok" and live in ("timeout", "unknown", "memory", "interrupted"):
+            status = f"liveness {live}"
     except ValueError:  # no report (a crash): the exit status says it
         status = "?"
     return {"rc": int(head[0]), "wall": float(head[1]), "rss": int(head[2]) / 1024, "cpu": float(head[3]),
@@ -209,7 +214,7 @@ def _scale_cell(src: Path, ptx: Path, launch: str, cond: str, timeout: float) ->
 def _fmt_cell(c: dict) -> str:
     done = c["status"] == "ok"
     tag = "" if done else f" {c['status'] if c['status'] != '?' else 'rc' + str(c['rc'])}"
-    return f"{c['cpu']:7.2f} {c['wall']:7.2f} {c['rss']:6.0f}{tag:>9s}"
+    return f"{c['cpu']:7.2f} {c['wall']:7.2f} {c['rss']:6.0f} {tag.strip()[:16]:>16s}"
 
 
 def scale_table(args) -> None:
@@ -217,8 +222,8 @@ def scale_table(args) -> None:
     after = ROOT / "src"
     print(f"before: {args.before} ({before}, 32-thread limit lifted); after: this tree; each cell: CPU s, "
           f"wall s, peak RSS MiB (--timeout {args.scale_timeout:g}, --max-memory {SCALE_MEMORY})")
-    head = f"{'kernel':22s} {'launch':>10s} | {'before cpu':>10s} {'wall':>7s} {'MiB':>6s} {'':9s} | " \
-           f"{'after cpu':>9s} {'wall':>7s} {'MiB':>6s} {'':9s} | target"
+    head = f"{'kernel':22s} {'launch':>11s} | {'before cpu':>10s} {'wall':>7s} {'MiB':>6s} {'':16s} | " \
+           f"{'after cpu':>9s} {'wall':>7s} {'MiB':>6s} {'':16s} | target"
     print(head)
     print("-" * len(head))
     for kernel, (stem, sizes, make, targets) in SCALE.items():
@@ -234,7 +239,7 @@ def scale_table(args) -> None:
                 a = cells[1]
                 ok = a["cpu"] <= targets[size] and a["rss"] <= 2048 and a["status"] == "ok"
                 mark = f"{'*' if ok else '!'} <= {targets[size]:g} s, 2 GB"
-            print(f"{kernel:22s} {shown:>10s} | {_fmt_cell(cells[0])} | {_fmt_cell(cells[1])} | {mark}",
+            print(f"{kernel:22s} {shown:>11s} | {_fmt_cell(cells[0])} | {_fmt_cell(cells[1])} | {mark}",
                   flush=True)
 
 
