@@ -1,5 +1,5 @@
-// Neighbour exchange through shared memory in one block of 4 threads, with __syncthreads()
-// between the writes and the reads. Correct.
+// Neighbour exchange through shared memory in one block of 4 threads (any block of up to 1024: the
+// scale benchmark's), with __syncthreads() between the writes and the reads. Correct.
 //
 // ptxmm: launch exchange<<<1, 4>>>(int out[4])
 // ptxmm: expect ok
@@ -7,7 +7,7 @@
 //
 // Thread t writes s[t] = t + 1 into a __shared__ array (weak st.shared), waits at
 // __syncthreads() (bar.sync 0), reads its neighbour's s[(t + 1) % 4] (weak ld.shared), stores it
-// to out[t] and asserts it is (t + 1) % 4 + 1.
+// to out[t] and asserts it is (t + 1) % 4 + 1 (with n threads: % n).
 //
 // Why no race (PTX ISA memory model, "Synchronizes-with" and the bar instruction): all four
 // threads arrive at the same instance of barrier 0; a bar.sync's arrival synchronizes with every
@@ -21,7 +21,7 @@
 
 __global__ void exchange(int *out)
 {
-    __shared__ int s[4];
+    __shared__ int s[1024];  // room for a block of up to 1024 threads (the scale benchmark)
     const int t = threadIdx.x;
     const int n = blockDim.x;
     s[t] = t + 1;

@@ -24,8 +24,9 @@ KDIR = ROOT / "examples" / "kernels"
 KERNELS = sorted(KDIR.glob("*.cu"))
 NAMES = [p.stem for p in KERNELS]
 MODELS = ("ptx", "ptx-v7.5")
-# two uses of the grid barrier: its litmus twin alone takes 12-29 s on a loaded machine
-SLOW = {"grid-barrier-reuse"}
+# two uses of the grid barrier: its litmus twin alone takes 12-29 s on a loaded machine; the block
+# reduce of two full warps (<<<2, 64>>>, the size of issue 40's target): minutes today
+SLOW = {"grid-barrier-reuse", "block-reduce-shfl"}
 
 # kernel -> its litmus twins. A twin whose condition is `exists` describes the bad behaviour (the
 # assertion's failure); a `forall` twin describes the good one. Same verdict: the kernel's assertion
@@ -71,7 +72,8 @@ def test_every_kernel_states_its_test(name):
     assert set(d) <= {"launch", "expect", "exists", "forall"} and {"launch", "expect"} <= set(d)
     assert ("exists" in d) != ("forall" in d), "one condition"
     assert _expected(cu) <= KINDS and (_expected(cu) or d["expect"] == "ok")
-    assert 1 <= _threads(d["launch"]) <= 32
+    # at most 32 threads (quick to check), or a slow kernel at a real size (full warps)
+    assert 1 <= _threads(d["launch"]) <= (1024 if name in SLOW else 32)
     assert (KDIR / f"{name}.ptx").is_file(), "the nvcc PTX is committed beside the .cu"
     text = cu.read_text()
     assert "assert(" in text and "#include <cassert>" in text, "the property is an assert()"

@@ -25,7 +25,7 @@ from ptxmm.kernel import module as ptx_module
 from ptxmm.kernel.demangle import demangle
 from ptxmm.kernel.inline import thread_jumps
 from ptxmm.kernel.kernels import KernelArgs
-from ptxmm.kernel.launch import parse_launch
+from ptxmm.kernel.launch import MAX_BLOCK_THREADS, MAX_THREADS, parse_launch
 from ptxmm.loading import parse_kernel
 
 DATA = ROOT / "tests" / "data" / "kernels"
@@ -343,7 +343,10 @@ def test_spin_loop_shape_of_nvcc_becomes_an_await():
     ("mp<<<2, 1>>>(int data[1])", "takes 2 argument(s), the launch gives 1"),
     ("mp<<<0, 1>>>(int data[1], int flag[1])", "the grid has a dimension of 0"),
     ("mp<<<2, -1>>>(int data[1], int flag[1])", "the block has a dimension of -1"),
-    ("mp<<<1000, 1000>>>(int data[1], int flag[1])", "1000000 threads, more than the limit of 32"),
+    ("mp<<<1000, 1000>>>(int data[1], int flag[1])", "1000000 threads, more than the limit of 16384"),
+    ("mp<<<17, 1024>>>(int data[1], int flag[1])", "17408 threads, more than the limit of 16384"),
+    ("mp<<<1, 1025>>>(int data[1], int flag[1])", "1025 threads, more than CUDA's limit of 1024"),
+    ("mp<<<1, (32, 32, 2)>>>(int data[1], int flag[1])", "2048 threads, more than CUDA's limit of 1024"),
     ("mp<<<2, 1>>>(int data[0], int flag[1])", "buffer data has 0 elements"),
     ("mp<<<2, 1>>>(int data[100000], int flag[1])", "more than the limit"),
     ("mp<<<2, 1>>>(float data[1] = {1}, int flag[1])", "a buffer of float, parameter 1 is of type int *"),
@@ -445,10 +448,6 @@ ctypes = st.sampled_from(["int", "unsigned", "long long", "unsigned char", "uint
 @settings(max_examples=60, deadline=None)
 @given(dims, dims, st.lists(st.one_of(st.integers(-5, 5), st.tuples(ctypes, st.integers(1, 9))), max_size=4))
 def test_launch_round_trip(grid, block, args):
-    if grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2] > 32:
-        with pytest.raises(SemanticError, match="more than the limit of 32"):
-            parse_launch(f"k<<<({grid[0]}, {grid[1]}, {grid[2]}), ({block[0]}, {block[1]}, {block[2]})>>>()")
-        return
     def dim(d):
         return str(d[0]) if d[1:] == (1, 1) else f"({d[0]}, {d[1]}, {d[2]})"
 
@@ -461,6 +460,28 @@ def test_launch_round_trip(grid, block, args):
             assert got.value == a
         else:
             assert (got.ctype, got.count, got.name) == (a[0], a[1], f"b{args.index(a)}") or got.count == a[1]
+
+
+big = st.tuples(st.integers(1, 64), st.integers(1, 64), st.integers(1, 8))
+
+
+@settings(max_examples=80, deadline=None)
+@given(big, big)
+def test_launch_size_ceilings(grid, block):
+    """A launch is refused exactly past CUDA's threads per block, then past the machine's ceiling;
+    every launch below both is read (its cost is left to --timeout and --max-memory)."""
+    per_block = block[0] * block[1] * block[2]
+    n = grid[0] * grid[1] * grid[2] * per_block
+    text = f"k<<<({grid[0]}, {grid[1]}, {grid[2]}), ({block[0]}, {block[1]}, {block[2]})>>>()"
+    if per_block > MAX_BLOCK_THREADS:
+        with pytest.raises(SemanticError, match=f"{per_block} threads, more than CUDA's limit of 1024"):
+            parse_launch(text)
+    elif n > MAX_THREADS:
+        with pytest.raises(SemanticError, match=f"{n} threads, more than the limit of {MAX_THREADS}") as e:
+            parse_launch(text)
+        assert "protects the machine" in str(e.value) and "--timeout" in str(e.value)
+    else:
+        assert parse_launch(text).n_threads == n
 
 
 # ----- nvcc ----------------------------------------------------------------------------------------

@@ -40,7 +40,16 @@ C_TYPES = {
     "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",
     "size_t": "u64", "bool": "u8", "float": "f32", "double": "f64",
 }
-MAX_THREADS = 32
+# How many threads a launch may have. There is no fixed small limit: what a check of a launch may
+# cost is its --timeout and --max-memory (honoured in every phase: building the events, encoding,
+# solving, enumerating, liveness), and a check past them is reported unknown. Two ceilings remain:
+# CUDA's own (a block of at most MAX_BLOCK_THREADS threads; the CUDA C++ Programming Guide, "Compute
+# Capabilities", maximum number of threads per block), and MAX_THREADS, which protects the machine:
+# every CUDA thread is a thread of the model, unrolled into events before any limit on time can
+# judge the program, and the relations over the events grow with their square; 16 blocks of 1024
+# threads build within a few hundred MB, more would not be checked within any usual budget.
+MAX_BLOCK_THREADS = 1024
+MAX_THREADS = 16 * MAX_BLOCK_THREADS
 MAX_ELEMENTS = 1024  # per buffer
 MAX_TOTAL_ELEMENTS = 4096  # all buffers of a launch
 
@@ -404,11 +413,18 @@ def _check(launch: Launch, dims, r: _Reader) -> Launch:
     if total > MAX_TOTAL_ELEMENTS:
         raise SemanticError(f"the buffers have {total} elements, more than the limit of "
                             f"{MAX_TOTAL_ELEMENTS}", launch.pos or r.at(0), "keep buffers small")
+    per_block = _prod(launch.block)
+    if per_block > MAX_BLOCK_THREADS:
+        raise SemanticError(f"the block has {per_block} threads, more than CUDA's limit of "
+                            f"{MAX_BLOCK_THREADS} threads per block", dims[1][1],
+                            "CUDA refuses such a launch (cudaErrorInvalidConfiguration): shrink the block")
     n = launch.n_threads
     if n > MAX_THREADS:
-        raise SemanticError(f"the launch has {n} threads, more than the limit of {MAX_THREADS}",
-                            dims[0][1], "ptxmm checks small launches: every CUDA thread is a thread "
-                            "of the model; shrink the grid or the block")
+        raise SemanticError(f"the launch has {n} threads, more than the limit of {MAX_THREADS} "
+                            "(a ceiling that protects the machine: every CUDA thread is a thread of the "
+                            "model, built into events before --timeout or --max-memory can judge the "
+                            "check)", dims[0][1], "shrink the grid or the block; below the ceiling, "
+                            "--timeout and --max-memory bound what a check may cost")
     check_cluster(launch, dims[2][1] if len(dims) > 2 else None)
     return _replace(launch, args=args)
 

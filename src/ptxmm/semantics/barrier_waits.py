@@ -29,7 +29,7 @@ other to exit: a cycle, a deadlock, as the liveness query says they block.
 from __future__ import annotations
 
 from ..cat.relalg import ESet, Guard, Rel, Universe
-from ..ir.values import mk
+from ..ir.values import Const, mk
 from .events import Event, EventGraph
 from .lanes import warp_members
 
@@ -47,6 +47,16 @@ class Barriers:
         for e in eg.events:
             if e.thread >= 0 and e.agent < 0 and u.ex[e.eid] is not False:
                 self.own.setdefault(e.thread, []).append(e.eid)
+        # Caches: each is a pure function of its key over one graph, asked once per pair or per
+        # member otherwise (quadratic and worse in the waits of a block of hundreds of threads).
+        self.arrivals: dict[int, list[Event]] = {}  # thread → its bar arrives
+        for a in self.bars:
+            if "ARRIVE" in a.tags:
+                self.arrivals.setdefault(a.thread, []).append(a)
+        self._complete: dict[int, Guard] = {}
+        self._arrives: dict[tuple[int, int], Guard] = {}
+        self._members: dict[tuple, list[int]] = {}
+        self._finishes: dict[int, Guard] = {}
 
     def same_barrier(self, a: Event, w: Event) -> Guard:
         """a and w belong to barriers of one CTA with equal operands (compared by value); a warp
@@ -57,6 +67,10 @@ class Barriers:
         u = self.u
         g = u.and2(u.ex[a.eid], u.ex[w.eid])
         for x, y in zip(a.barrier[0], w.barrier[0]):
+            if x == y:  # one expression (values name reads and choices globally): equal
+                continue
+            if isinstance(x, Const) and isinstance(y, Const) and x.w == y.w:
+                return False  # two different constants of one width
             g = u.and2(g, self.ch.cond(mk("eq", x, y)))
         return g
 
@@ -74,9 +88,13 @@ class Barriers:
             return []
         if "WARP" in w.tags:  # the lanes its membermask names (semantics/warp_collectives.py)
             return warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
-        key = (lambda p: p.cluster_key) if "CBAR" in w.tags else (lambda p: p.cta_key)
-        me = key(self.place[w.thread])
-        return [i for i, p in enumerate(self.place) if i != w.thread and key(p) == me]
+        cluster = "CBAR" in w.tags
+        p = self.place[w.thread]
+        me = (cluster, p.cluster_key if cluster else p.cta_key)
+        if me not in self._members:
+            self._members[me] = [i for i, q in enumerate(self.place)
+                                 if (q.cluster_key if cluster else q.cta_key) == me[1]]
+        return [i for i in self._members[me] if i != w.thread]
 
     def arrives(self, t: int, w: Event) -> Guard:
         """Thread ``t`` arrives at the barrier and phase of wait ``w``."""
@@ -84,17 +102,21 @@ class Barriers:
         if "CBAR" in w.tags:
             return u.any(u.ex[a.eid] for a in self.cbars if a.thread == t and "ARRIVE" in a.tags
                          and a.barrier[2] == w.barrier[2])
-        mine = self.arrive_of(w).eid
-        return u.any(u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine))
-                     for a in self.bars if a.thread == t and "ARRIVE" in a.tags)
+        key = (t, w.eid)
+        if key not in self._arrives:
+            mine = self.arrive_of(w).eid
+            self._arrives[key] = u.any(u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine))
+                                       for a in self.arrivals.get(t, ()))
+        return self._arrives[key]
 
     def finishes(self, t: int) -> Guard:
         """Thread ``t`` runs to its exit (every path of a safety graph does; a liveness graph's
         stuck, blocked and prefix paths do not)."""
-        done = [k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"]
-        if len(done) == len(self.eg.paths[t]):
-            return True
-        return self.u.any(self.ch.path(t, k) for k in done)
+        if t not in self._finishes:
+            done = [k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"]
+            self._finishes[t] = True if len(done) == len(self.eg.paths[t]) else \
+                self.u.any(self.ch.path(t, k) for k in done)
+        return self._finishes[t]
 
     def passes(self, w: Event) -> Guard:
         """Wait ``w`` executes and its thread goes on past it (not the liveness path ending there)."""
@@ -117,6 +139,11 @@ class Barriers:
     def complete(self, w: Event) -> Guard:
         """Whether the phase of wait ``w`` completes: its thread count q of arrivals, or without a
         count every other thread of its CTA (cluster) arrives in that phase or exits."""
+        if w.eid not in self._complete:
+            self._complete[w.eid] = self._completes(w)
+        return self._complete[w.eid]
+
+    def _completes(self, w: Event) -> Guard:
         q = w.barrier[1]
         if "HANG" in w.tags:
             return False
@@ -188,11 +215,15 @@ class Barriers:
         lanes wait (``exit_barrier``, in Barrier-progress only)."""
         u = self.u
         out = {}
+        waits: dict = {}  # CTA → its waits (same_barrier relates no two events of different CTAs)
+        for w in self.bars:
+            if "WAIT" in w.tags:
+                waits.setdefault(self.cta(w), []).append(w)
         for a in self.bars:
             if "ARRIVE" not in a.tags or not which(a):
                 continue
-            for w in self.bars:
-                if "WAIT" not in w.tags or (a.thread == w.thread and not same_thread):
+            for w in waits.get(self.cta(a), ()):
+                if a.thread == w.thread and not same_thread:
                     continue
                 g = self.same_barrier(a, w)
                 g = u.and2(g, self.ch.same_phase(a.eid, self.arrive_of(w).eid))
