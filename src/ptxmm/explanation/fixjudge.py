@@ -236,10 +236,14 @@ class Judge:
                 exe2 = map_execution(exe, emap)
             except KeyError:
                 continue
-            for x in _sc_placements(eg2, exe2, cand.scf):
-                if self._allowed(tprog, eg2, x, cand, obs):
-                    self.pool.insert(0, self.pool.pop(i))
-                    return True
+            try:
+                shown = any(self._allowed(tprog, eg2, x, cand, obs)
+                            for x in _sc_placements(eg2, exe2, cand.scf))
+            except KeyError:  # a read with no value in the carried-over execution (its paths
+                continue  # differ in the changed graph): not a witness here; the engine decides
+            if shown:
+                self.pool.insert(0, self.pool.pop(i))
+                return True
         return False
 
     def _allowed(self, tprog: Program, eg2: EventGraph, exe: Execution, cand, obs) -> bool:
