@@ -389,7 +389,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         if kernel and not fixes.solutions and found:  # the findings' own fixes (fixfind.py)
             from .fixfind import search as finding_search
 
-            left = max(3.0, 9.0 - (time.perf_counter() - t0))
+            left = max(4.0, 9.0 - (time.perf_counter() - t0))
             fixes = finding_search(prog, m, unroll=unroll, budget_s=left, bound=fix_bound,
                                    findings=found) or fixes
         if not fix and not fixes.solutions and not fixes.already:
@@ -413,7 +413,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
 
 
 def _kernel_findings(prog: Program, m: Model, unroll: int):
-    """A kernel's findings (races, sites; hangs when neither) and the rank of a change by them:
+    """A kernel's findings (sites, else races, else hangs) and the rank of a change by them:
     the fix search tries the changes at the findings' instructions first."""
     from .fixfind import findings_of, ranker, target
 

@@ -82,20 +82,22 @@ class FixReport:
     budget_hit: bool = False  # stopped at the time budget
     engine_checks: int | None = None  # of the candidates checked, those the engine was asked about
     goal: str | None = None  # what the fixes remove, when not the outcome (a kernel's finding: fixfind.py)
+    advice: str | None = None  # said when no fix is found: what a strengthening cannot do
 
     def to_json(self) -> dict:
         return {"solutions": [s.to_json() for s in self.solutions], "singles": self.singles,
                 "checked": self.checked, "bound": self.bound, "bound_hit": self.bound_hit,
                 "max_size": self.max_size, "already_forbidden": self.already,
                 "budget_hit": self.budget_hit, "engine_checks": self.engine_checks,
-                "time_s": round(self.time_s, 4)} | ({} if self.goal is None else {"goal": self.goal})
+                "time_s": round(self.time_s, 4)} | (
+                    {} if self.goal is None else {"goal": self.goal, "advice": self.advice})
 
     def lines(self) -> list[str]:
         if self.already:
             return ["fix: nothing to fix, the outcome is already forbidden"]
         if not self.solutions and self.goal is not None:
             out = [f"fix: no change of up to {self.max_size} found that removes {self.goal} "
-                   f"({self.checked} checks)"]
+                   f"({self.checked} checks)"] + ([f"  {self.advice}"] if self.advice else [])
         elif not self.solutions and (self.bound_hit or self.budget_hit):
             out = [f"fix: none found within the bound ({self.checked} checks)"]
         elif not self.solutions:

@@ -34,6 +34,7 @@ from .fix import MEMORY, Change, FixReport, Solution, apply, single_changes
 
 PAIR_POOL = 14  # the best ranked single changes whose pairs are tried
 TRIPLE_POOL = 7  # ... and triples
+MIN_CHECKS = 12  # checked whatever the budget (a large kernel's check takes seconds)
 SITE_KINDS = (FindingKind.ASSERT_FAILS, FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP)
 
 
@@ -112,14 +113,19 @@ def property_of(f: Finding) -> str:
 
 
 def findings_of(prog: Program, model: Model, unroll: int, prop: str | None = None) -> tuple[Finding, ...]:
-    """The kernel's findings (races and sites; hangs when neither finds any, or ``prop``'s)."""
-    if prop in (None, "races", "sites"):
-        res = check(prog, model, unroll=unroll, properties=(prop,) if prop else ("races", "sites"))
-        if prop is not None or res.findings:
-            return tuple(res.findings)
-    from ..queries.hangs import find_hangs
+    """The findings of ``prop`` ("sites", "races", "liveness"); None: the first of these, in this
+    order, that finds any (a kernel's races may cost a large check: not asked when a site
+    finding is there to aim at)."""
+    for p in (prop,) if prop else ("sites", "races", "liveness"):
+        if p == "liveness":
+            from ..queries.hangs import find_hangs
 
-    return tuple(h.finding for h in find_hangs(prog, model, unroll, every=False))
+            found = tuple(h.finding for h in find_hangs(prog, model, unroll, every=False))
+        else:
+            found = tuple(check(prog, model, unroll=unroll, properties=(p,)).findings)
+        if found or prop:
+            return found
+    return ()
 
 
 def removes(prog2: Program, model: Model, unroll: int, f: Finding) -> bool:
@@ -203,7 +209,7 @@ def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | No
         if checked >= bound:
             hit = True
             break
-        if budget_s is not None and time.perf_counter() - t0 > budget_s:
+        if budget_s is not None and time.perf_counter() - t0 > budget_s and checked >= MIN_CHECKS:
             over = True
             break
         checked += 1
@@ -212,7 +218,17 @@ def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | No
             size = len(cs)
     found.sort(key=lambda s: (s.cost, s.text))
     return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
-                     budget_hit=over, engine_checks=checked, goal=f"the finding {f}")
+                     budget_hit=over, engine_checks=checked, goal=f"the finding {f}",
+                     advice=None if found else _advice(f))
+
+
+def _advice(f: Finding) -> str | None:
+    """What to do where no strengthening removes the finding (said, not checked)."""
+    at = next((e.text for e in f.events if e.text), None)
+    if f.kind == FindingKind.OUT_OF_BOUNDS and at:
+        return (f"an out-of-bounds access is no ordering bug: keep the index of `{at}` within its "
+                "buffer, or guard the access (no such edit is checked)")
+    return None
 
 
 __all__ = ["applied", "everywhere", "findings_of", "removes", "search", "target"]
