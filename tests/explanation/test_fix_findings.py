@@ -29,9 +29,10 @@ def _removed_or_forbidden(prog, x, m) -> None:
         if x.fixes.goal is None:  # the condition's search: the outcome forbidden
             assert forbids(fixed, m, target_of(prog, None)), s.text
         else:
-            f = fixfind.target(fixfind.findings_of(prog, m, 2))
-            assert f is not None and fixfind.removes(fixed, m, 2, f), s.text
-            assert str(f) in x.fixes.goal
+            f = x.fixes.finding
+            assert f is not None and str(f) in x.fixes.goal
+            assert not fixfind.removes(prog, m, 2, f)  # the kernel as it stands has it
+            assert fixfind.removes(fixed, m, 2, f), s.text
 
 
 def test_a_kernel_whose_outcome_needs_two_changes_gets_the_release_add_and_acquire_cas():
@@ -40,13 +41,25 @@ def test_a_kernel_whose_outcome_needs_two_changes_gets_the_release_add_and_acqui
     f = fixfind.target(fixfind.findings_of(prog, m, 2))
     assert str(f.kind) == "assert-fails"  # the observable bug is aimed at, not the race
     rep = fixfind.search(prog, m, budget_s=None, bound=400)
-    assert rep.solutions and rep.goal and "assert" in rep.goal
+    assert rep.solutions and rep.goal and "assert" in rep.goal and rep.finding is not None
     texts = [s.text for s in rep.solutions]
     assert any("atom.release" in t and "atom.acquire" in t for t in texts), texts
     for s in rep.solutions:
         assert fixfind.removes(fixfind.applied(prog, s.changes), m, 2, f)
     # the original still has it: a removal is the change's doing
     assert not fixfind.removes(prog, m, 2, f)
+
+
+def test_where_no_change_removes_the_assertion_the_race_is_aimed_at():
+    prog = ptxmm.load(ROOT / "examples/kernels/syncthreads-exchange-no-barrier.cu")  # a barrier missing
+    m = load_model("ptx")
+    rep = fixfind.search(prog, m, budget_s=None, bound=400)
+    assert rep.solutions and str(rep.finding.kind) == "race"
+    assert "no change tried removes the assert-fails" in rep.goal
+    for s in rep.solutions:
+        fixed = fixfind.applied(prog, s.changes)
+        assert fixfind.removes(fixed, m, 2, rep.finding)
+        assert fixfind.findings_of(fixed, m, 2, "sites")  # the assertion still fails: said, not hidden
 
 
 def test_a_change_is_made_in_every_thread_and_at_every_copy_of_its_cuda_line():

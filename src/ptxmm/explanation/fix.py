@@ -83,6 +83,7 @@ class FixReport:
     engine_checks: int | None = None  # of the candidates checked, those the engine was asked about
     goal: str | None = None  # what the fixes remove, when not the outcome (a kernel's finding: fixfind.py)
     advice: str | None = None  # said when no fix is found: what a strengthening cannot do
+    finding: object = None  # the finding the fixes remove (semantics.result.Finding; fixfind.py)
 
     def to_json(self) -> dict:
         return {"solutions": [s.to_json() for s in self.solutions], "singles": self.singles,

@@ -8,7 +8,9 @@ its first race, else its first hang: the observable bug first. A candidate remov
 check of the changed kernel asking only that finding's property (``properties=("sites",)``,
 ``("races",)``, or the hang search) no longer reports it: for a site finding, none at the same
 PTX instructions; for a race, none between the same two instructions; for a hang, no hang at all.
-That check is the re-check: a fix is reported only when the engine said so.
+That check is the re-check: a fix is reported only when the engine said so. Where no change
+removes an assertion failure (a missing barrier, a load nvcc hoisted out of a loop: no
+strengthening helps), the kernel's first race is aimed at in what is left of the budget.
 
 A kernel's threads run the same code, so a change is the edit of one PTX instruction (one CUDA
 line) in every thread that runs it (:func:`everywhere`): the changes of a solution are said at
@@ -191,35 +193,55 @@ def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
 
 def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | None = 9.0,
            bound: int = 400, findings=None) -> FixReport | None:
-    """The fixes of the kernel's first finding (see the module docstring); None when it has none.
-    Solutions of the smallest size found, cheapest first; a solution's changes are said at one
-    thread and judged made in every thread (:func:`applied`)."""
+    """The fixes of the kernel's first finding (see the module docstring); where none is found
+    for an assertion (out-of-bounds access, trap), those of its first race, in what is left of
+    the budget. None when it has no finding. Solutions of the smallest size found, cheapest
+    first; a solution's changes are said at one thread and judged made in every thread
+    (:func:`applied`)."""
     t0 = time.perf_counter()
     findings = findings_of(prog, model, unroll) if findings is None else findings
     f = target(findings)
     if f is None:
         return None
-    rank = ranker(prog, [f, *[g for g in findings if g is not f]])
     singles = _distinct(prog, single_changes(prog))
+    found, checked, hit, over = _search_one(prog, model, unroll, f, findings, singles, budget_s, bound,
+                                            MIN_CHECKS)
+    goal, advice, aim = f"the finding {f}", None if found else _advice(f), f
+    if not found and f.kind != FindingKind.RACE and checked < bound:
+        left = None if budget_s is None else max(3.0, budget_s - (time.perf_counter() - t0))
+        races = findings_of(prog, model, unroll, "races")
+        if races:
+            found, n, hit, over = _search_one(prog, model, unroll, races[0], races, singles, left,
+                                              bound - checked, 4)
+            if found:
+                goal = f"the finding {races[0]} (no change tried removes the {f.kind} at line " \
+                       f"{f.events[0].line if f.events else '?'}: {checked} checks)"
+                aim = races[0]
+            checked += n
+    found.sort(key=lambda s: (s.cost, s.text))
+    return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
+                     budget_hit=over, engine_checks=checked, goal=goal, advice=advice, finding=aim)
+
+
+def _search_one(prog: Program, model: Model, unroll: int, f: Finding, findings, singles, budget_s, bound,
+                least: int):
+    """The solutions removing ``f`` (the first size found), the candidates checked, whether the
+    bound and the budget were hit (at least ``least`` checked whatever the budget)."""
+    t0 = time.perf_counter()
+    rank = ranker(prog, [f, *[g for g in findings if g is not f]])
     checked, found, size = 0, [], 0
-    hit = over = False
     for cs in _combos(singles, rank):
         if found and len(cs) != size:
             continue
         if checked >= bound:
-            hit = True
-            break
-        if budget_s is not None and time.perf_counter() - t0 > budget_s and checked >= MIN_CHECKS:
-            over = True
-            break
+            return found, checked, True, False
+        if budget_s is not None and time.perf_counter() - t0 > budget_s and checked >= least:
+            return found, checked, False, True
         checked += 1
         if removes(applied(prog, cs), model, unroll, f):
             found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
             size = len(cs)
-    found.sort(key=lambda s: (s.cost, s.text))
-    return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
-                     budget_hit=over, engine_checks=checked, goal=f"the finding {f}",
-                     advice=None if found else _advice(f))
+    return found, checked, False, False
 
 
 def _advice(f: Finding) -> str | None:
