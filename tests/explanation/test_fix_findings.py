@@ -108,3 +108,14 @@ def test_every_broken_kernel_gets_a_fix_at_a_cuda_line_that_removes_its_finding(
             e = cuda_edit(prog, c)
             assert e is not None and Path(e.file).name == cu.name, c.text
     _removed_or_forbidden(prog, x, load_model("ptx"))
+
+
+def test_an_out_of_bounds_access_gets_words_at_its_cuda_line_not_an_invented_fix():
+    prog = ptxmm.load(ROOT / "examples/kernels/exchange-off-by-one.cu")
+    m = load_model("ptx")
+    f = fixfind.target(fixfind.findings_of(prog, m, 2))
+    assert str(f.kind) == "out-of-bounds"
+    rep = fixfind.search(prog, m, budget_s=2.0, findings=(f,))
+    assert not rep.solutions  # no strengthening moves an index
+    assert rep.advice.startswith("exchange-off-by-one.cu:27: ") and "`out[t + 1] = v;`" in rep.advice
+    assert rep.lines()[1].strip() == rep.advice and "no such edit is checked" in rep.advice

@@ -248,8 +248,9 @@ def _advice(f: Finding) -> str | None:
     """What to do where no strengthening removes the finding (said, not checked)."""
     at = next((e.text for e in f.events if e.text), None)
     if f.kind == FindingKind.OUT_OF_BOUNDS and at:
-        return (f"an out-of-bounds access is no ordering bug: keep the index of `{at}` within its "
-                "buffer, or guard the access (no such edit is checked)")
+        where, _, code = at.partition(" ")  # "k.cu:27 out[t + 1] = v;"
+        return (f"{where}: an out-of-bounds access is no ordering bug: keep the index in `{code}` within "
+                "its buffer, or guard the access (no such edit is checked)")
     return None
 
 
