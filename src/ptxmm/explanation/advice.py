@@ -109,6 +109,7 @@ def fix_lines(prog: Program, report: FixReport) -> list[str]:
     first = head[0]
     if len(seen) != len(report.solutions):
         first = first.replace(f"{len(report.solutions)} minimal fix(es)", f"{len(seen)} minimal fix(es)", 1)
+        first = first.replace(f"fix: {len(report.solutions)} fix(es)", f"fix: {len(seen)} fix(es)", 1)
     return [first, *body, *head[1:]]
 
 

@@ -381,8 +381,17 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         judge = Judge(prog, m, t, unroll)  # one for both searches: witnesses and verdicts kept
         if t.default and len(judge.eg.events) == len(eg.events):  # the same graph (registers observed)
             judge.known(not allowed, res.outcomes[0].witness if allowed and res.outcomes else None)
+        kernel = fix and prog.format == "kernel"
+        found, rank = _kernel_findings(prog, m, unroll) if kernel else ((), None)
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
-                       max_size=None if fix else 1, budget_s=9.0 if fix else None, judge=judge)
+                       max_size=None if fix else 1, budget_s=(3.0 if kernel else 9.0) if fix else None,
+                       judge=judge, rank=rank)
+        if kernel and not fixes.solutions and found:  # the findings' own fixes (fixfind.py)
+            from .fixfind import search as finding_search
+
+            left = max(4.0, 9.0 - (time.perf_counter() - t0))
+            fixes = finding_search(prog, m, unroll=unroll, budget_s=left, bound=fix_bound,
+                                   findings=found) or fixes
         if not fix and not fixes.solutions and not fixes.already:
             # no single change forbids it (e.g. both sides weak): the missing ordering is what
             # the cheapest pair of changes adds
@@ -401,6 +410,16 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     groups, n, hit, gd = _forbidden(prog, eg, m, t)
     return Explanation(prog.name, prog.file, m.name, t.text, False, bad, groups, n, hit,
                        fixes=fixes, time_s=time.perf_counter() - t0, graph=gd, program=prog)
+
+
+def _kernel_findings(prog: Program, m: Model, unroll: int):
+    """A kernel's findings (sites, else races, else hangs) and the rank of a change by them:
+    the fix search tries the changes at the findings' instructions first."""
+    from .fixfind import findings_of, ranker, target
+
+    found = findings_of(prog, m, unroll)
+    f = target(found)
+    return found, ranker(prog, [f, *[g for g in found if g is not f]]) if f is not None else None
 
 
 def _is_bad(prog: Program, eg: EventGraph, res) -> bool | None:

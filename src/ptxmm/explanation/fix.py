@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from .._infra.records import record
@@ -80,22 +81,33 @@ class FixReport:
     already: bool = False  # the outcome is forbidden as the program stands
     budget_hit: bool = False  # stopped at the time budget
     engine_checks: int | None = None  # of the candidates checked, those the engine was asked about
+    goal: str | None = None  # what the fixes remove, when not the outcome (a kernel's finding: fixfind.py)
+    advice: str | None = None  # said when no fix is found: what a strengthening cannot do
+    finding: object = None  # the finding the fixes remove (semantics.result.Finding; fixfind.py)
 
     def to_json(self) -> dict:
         return {"solutions": [s.to_json() for s in self.solutions], "singles": self.singles,
                 "checked": self.checked, "bound": self.bound, "bound_hit": self.bound_hit,
                 "max_size": self.max_size, "already_forbidden": self.already,
                 "budget_hit": self.budget_hit, "engine_checks": self.engine_checks,
-                "time_s": round(self.time_s, 4)}
+                "time_s": round(self.time_s, 4)} | (
+                    {} if self.goal is None else {"goal": self.goal, "advice": self.advice})
 
     def lines(self) -> list[str]:
         if self.already:
             return ["fix: nothing to fix, the outcome is already forbidden"]
-        if not self.solutions and (self.bound_hit or self.budget_hit):
+        if not self.solutions and self.goal is not None:
+            out = [f"fix: no change of up to {self.max_size} found that removes {self.goal} "
+                   f"({self.checked} checks)"] + ([f"  {self.advice}"] if self.advice else [])
+        elif not self.solutions and (self.bound_hit or self.budget_hit):
             out = [f"fix: none found within the bound ({self.checked} checks)"]
         elif not self.solutions:
             out = ["fix: no set of up to "
                    f"{self.max_size} change(s) forbids the outcome ({self.checked} checks)"]
+        elif self.goal is not None:
+            n = len(self.solutions[0].changes)
+            out = [f"fix: {len(self.solutions)} fix(es) of {n} change(s) that remove {self.goal}, each "
+                   f"re-checked gone ({self.checked} engine checks):"]
         else:
             n = len(self.solutions[0].changes)
             out = [f"fix: {len(self.solutions)} minimal fix(es) of {n} change(s), each re-checked "
@@ -267,14 +279,16 @@ def _weaker(a: Change, b: Change) -> bool:
 
 def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int = 400,
            max_size: int | None = None, budget_s: float | None = 9.0, witnesses: bool = True,
-           judge: Judge | None = None) -> FixReport:
+           judge: Judge | None = None, rank: Callable[[Change], int] | None = None) -> FixReport:
     """The minimal sets of changes that forbid ``target`` (see the module docstring); at most
     ``bound`` candidates checked and about ``budget_s`` seconds (None: the bound alone, so that
     the answer does not depend on the machine's speed). Each candidate is judged by
     :class:`~.fixjudge.Judge`: an execution already found that shows the outcome still allowed,
     else one engine query (``witnesses=False``: the engine for every candidate; the same fixes).
     ``judge``: one of an earlier search of the same program and target (its witnesses and
-    verdicts are reused; a candidate judged before counts as checked again)."""
+    verdicts are reused; a candidate judged before counts as checked again). ``rank``: the
+    sets of a size are tried by the sum of their changes' ranks before their cost (a kernel's
+    findings first: fixfind.ranker)."""
     t0 = time.perf_counter()
     singles = single_changes(prog)
     judge = judge or Judge(prog, model, target, unroll, witnesses=witnesses)
@@ -286,7 +300,8 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
     found: list[Solution] = []
     hit = over = False
     for size in range(1, max_size + 1):
-        combos = sorted(itertools.combinations(singles, size), key=lambda cs: sum(c.cost for c in cs))
+        combos = sorted(itertools.combinations(singles, size),
+                        key=lambda cs: (sum(map(rank, cs)) if rank else 0, sum(c.cost for c in cs)))
         for cs in combos:
             if len({c.site for c in cs}) < size:
                 continue

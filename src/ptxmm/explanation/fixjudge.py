@@ -236,10 +236,12 @@ class Judge:
                 exe2 = map_execution(exe, emap)
             except KeyError:
                 continue
-            for x in _sc_placements(eg2, exe2, cand.scf):
-                if self._allowed(tprog, eg2, x, cand, obs):
-                    self.pool.insert(0, self.pool.pop(i))
-                    return True
+            if not _fits(eg2, exe2):  # its paths differ in the changed graph: not a witness
+                continue  # here; the engine decides
+            shown = any(self._allowed(tprog, eg2, x, cand, obs) for x in _sc_placements(eg2, exe2, cand.scf))
+            if shown:
+                self.pool.insert(0, self.pool.pop(i))
+                return True
         return False
 
     def _allowed(self, tprog: Program, eg2: EventGraph, exe: Execution, cand, obs) -> bool:
@@ -247,6 +249,17 @@ class Judge:
             return False
         res = interp(self.model, concrete_env(eg2, exe, cand), flags=False)
         return all(ax.holds(st.check, v) for st, v in res.axioms)
+
+
+def _fits(eg2: EventGraph, exe: Execution) -> bool:
+    """Whether a carried-over execution is one of ``eg2``'s candidates as far as its shape goes:
+    a path of each thread, and a value for every read on those paths (else ``eg2``'s paths are
+    not the original's: a value of the changed program's read would be invented)."""
+    if len(exe.paths) != len(eg2.paths) or any(k >= len(ps) for k, ps in zip(exe.paths, eg2.paths)):
+        return False
+    vals = dict(exe.values)
+    return all(e.eid in vals for e in eg2.events if e.kind == Kind.R and e.thread >= 0
+               and exe.paths[e.thread] in e.paths)
 
 
 def _sc_placements(eg2: EventGraph, exe: Execution, scf) -> list[Execution]:

@@ -100,6 +100,11 @@ def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: t
     (osem, oscope), (nsem, nscope) = old, new
     if text and "asm" in text:
         return CudaEdit(file, line, _asm_edit(text, op, old, new))
+    inline = _inlined_asm(prog, pos, op, old)
+    if inline is not None:  # the line calls a helper whose inline asm is the access
+        aline, atext = inline
+        return CudaEdit(file, aline, f"{_asm_edit(atext, op, old, new)} (the {WHAT.get(op, op)} "
+                        f"at line {line}: `{text}`)")
     if osem != nsem:
         words = _sem_words(text, op, osem, nsem, nscope)
     else:
@@ -109,6 +114,20 @@ def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: t
         words = found
     return CudaEdit(file, line, words or f"make the {WHAT.get(op, op)} in `{text}` "
                     f"{_sem_phrase(nsem, nscope)}{_ptx(ptx)}")
+
+
+def _inlined_asm(prog: Program, pos, op: str, old: tuple[str, str | None]) -> tuple[int, str] | None:
+    """The one ``asm`` line of the file that writes this access with its qualifiers
+    (``st.release.gpu``), where the access's own line has none: a helper nvcc inlined (its
+    ``.loc`` is the call's line)."""
+    osem, oscope = old
+    if osem in ("weak", "volatile") or oscope is None:
+        return None
+    pat = re.compile(rf"\b{op}\.{osem}\.{oscope}\b")
+    lines = source_lines(prog, pos.src) or []
+    hits = [(i + 1, ln.strip()) for i, ln in enumerate(lines)
+            if "asm" in ln and pat.search(ln) and not ln.lstrip().startswith("//")]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _sem_phrase(sem: str, scope: str | None) -> str:
@@ -195,6 +214,8 @@ def _declared_scope(prog: Program, pos, oscope: str | None):
         return None
     lines = source_lines(prog, pos.src) or []
     for i in range(min(pos.src.line, len(lines)) - 1, -1, -1):
+        if lines[i].lstrip().startswith(("//", "*", "/*")):  # a comment names no declaration
+            continue
         for m in _SCOPE_RE.finditer(lines[i]):
             if m.group(2) == SCOPE_WORD[oscope]:
                 return pos.src.file, i + 1, lines[i].strip(), _SCOPE_RE.search(lines[i].strip())

@@ -1,0 +1,257 @@
+"""``explain --fix`` on a kernel's findings (issue 42, item 5): the strengthenings that remove a
+race, a failing assertion (an out-of-bounds access, a trap) or a hang, where the condition's own
+search (:mod:`ptxmm.explanation.fix`) has none — the outcome already forbidden, or no fix within
+its budget.
+
+The finding aimed at is the kernel's first assertion failure (out-of-bounds access, trap), else
+its first race, else its first hang: the observable bug first. A candidate removes it when a
+check of the changed kernel asking only that finding's property (``properties=("sites",)``,
+``("races",)``, or the hang search) no longer reports it: for a site finding, none at the same
+PTX instructions; for a race, none between the same two instructions; for a hang, no hang at all.
+That check is the re-check: a fix is reported only when the engine said so. Where no change
+removes an assertion failure (a missing barrier, a load nvcc hoisted out of a loop: no
+strengthening helps), the kernel's first race is aimed at in what is left of the budget.
+
+A kernel's threads run the same code, so a change is the edit of one PTX instruction (one CUDA
+line) in every thread that runs it (:func:`everywhere`): the changes of a solution are said at
+one thread, and judged applied to all. The candidates are :func:`~.fix.single_changes` (semantics
+raised, scope widened — up to ``.sys`` where the launch spans GPUs — fences inserted or made
+stronger), one per edit of the source; they are tried by rank (:func:`ranker`), cheaper first:
+single changes at the finding or a synchronising instruction, pairs of the best ranked
+(``PAIR_POOL``), other single changes near the findings, triples (``TRIPLE_POOL``), the rest;
+once a fix is found only sets of its size are tried further.
+Bounded by a time budget and a number of checks; the report says when either was hit."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+
+from ..cat.parser import Model
+from ..ir.program import Atom, Fence, Program, Red
+from ..queries.checker import check
+from ..semantics.result import Finding, FindingKind
+from .fix import MEMORY, Change, FixReport, Solution, apply, single_changes
+
+PAIR_POOL = 14  # the best ranked single changes whose pairs are tried
+TRIPLE_POOL = 7  # ... and triples
+MIN_CHECKS = 12  # checked whatever the budget (a large kernel's check takes seconds)
+SITE_KINDS = (FindingKind.ASSERT_FAILS, FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP)
+
+
+def _line(ins) -> int | None:
+    return ins.pos.line if ins is not None and ins.pos is not None else None
+
+
+def _at(prog: Program, c: Change):
+    """The instruction a change edits (a fence: the memory instruction it goes before)."""
+    t = prog.threads[c.thread]
+    if c.kind == "fence":
+        return next((i for i in t.instrs[c.index:] if isinstance(i, MEMORY)), None)
+    return t.instrs[c.index]
+
+
+def _code(ins):
+    """The source an instruction comes from: its CUDA line (nvcc's ``.loc``), else its PTX line."""
+    src = getattr(ins.pos, "src", None) if ins is not None and ins.pos is not None else None
+    return (src.file, src.line) if src is not None and src.line > 0 else _line(ins)
+
+
+def everywhere(prog: Program, changes) -> tuple[Change, ...]:
+    """The changes made as the edit of the source makes them: in every thread that runs the
+    same code (a kernel's threads share it), and a semantics or scope change at every access of
+    the same CUDA line with the same operation and qualifiers (nvcc may copy a line's access, e.g.
+    a peeled loop iteration); a litmus test's changes as they are."""
+    if prog.format != "kernel":
+        return tuple(changes)
+    out: list[Change] = []
+    for c in changes:
+        ins = _at(prog, c)
+        for t in prog.threads:
+            if c.kind == "fence":
+                idx = [j - _before(prog.threads[c.thread], c.index) for j, i in enumerate(t.instrs)
+                       if isinstance(i, MEMORY) and _line(i) == _line(ins)]
+            else:
+                idx = [j for j, i in enumerate(t.instrs) if type(i) is type(ins) and _code(i) == _code(ins)
+                       and (i.sem, i.scope) == (ins.sem, ins.scope)]
+            out += [Change(c.kind, t.index, j, c.sem, c.scope, c.cost, c.text) for j in idx if j >= 0]
+    return tuple(dict.fromkeys(out))
+
+
+def _before(t, index: int) -> int:
+    """How many instructions lie between a fence's place and the memory instruction after it."""
+    j = index
+    while j < len(t.instrs) and not isinstance(t.instrs[j], MEMORY):
+        j += 1
+    return j - index
+
+
+def applied(prog: Program, changes) -> Program:
+    """The kernel with a solution's changes made in every thread (as the CUDA edit makes them)."""
+    return apply(prog, everywhere(prog, changes))[0]
+
+
+# ----- the finding aimed at and whether it is gone --------------------------------------------------
+
+
+def _key(f: Finding) -> tuple:
+    return (str(f.kind), tuple(sorted(e.line or 0 for e in f.events)))  # a site's event: eid -1
+
+
+def target(findings) -> Finding | None:
+    """The finding a fix aims at: an assertion failure (out-of-bounds, trap) first, then a race,
+    then a hang."""
+    for kinds in (SITE_KINDS, (FindingKind.RACE,), (FindingKind.HANG,)):
+        f = next((f for f in findings if f.kind in kinds), None)
+        if f is not None:
+            return f
+    return None
+
+
+def property_of(f: Finding) -> str:
+    return "races" if f.kind == FindingKind.RACE else "liveness" if f.kind == FindingKind.HANG \
+        else "sites"
+
+
+def findings_of(prog: Program, model: Model, unroll: int, prop: str | None = None) -> tuple[Finding, ...]:
+    """The findings of ``prop`` ("sites", "races", "liveness"); None: the first of these, in this
+    order, that finds any (a kernel's races may cost a large check: not asked when a site
+    finding is there to aim at)."""
+    for p in (prop,) if prop else ("sites", "races", "liveness"):
+        if p == "liveness":
+            from ..queries.hangs import find_hangs
+
+            found = tuple(h.finding for h in find_hangs(prog, model, unroll, every=False))
+        else:
+            found = tuple(check(prog, model, unroll=unroll, properties=(p,)).findings)
+        if found or prop:
+            return found
+    return ()
+
+
+def removes(prog2: Program, model: Model, unroll: int, f: Finding) -> bool:
+    """Whether ``prog2`` no longer has the finding ``f`` (see the module docstring)."""
+    found = findings_of(prog2, model, unroll, property_of(f))
+    if f.kind == FindingKind.HANG:
+        return not found
+    return _key(f) not in {_key(g) for g in found}
+
+
+# ----- the search -------------------------------------------------------------------------------------
+
+
+def ranker(prog: Program, findings) -> Callable[[Change], int]:
+    """A change's rank: 0 at an instruction of the first finding; 1 a synchronising instruction
+    made stronger (an atomic, a strong access, a fence: where the order a fix adds comes from);
+    2 at an instruction of another finding, or a fence inserted next to one of these; 3 the rest."""
+    lines = [{e.line for e in f.events if e.line} for f in findings]
+    first = lines[0] if lines else set()
+    every = set().union(*lines) if lines else set()
+
+    def sync(ins) -> bool:
+        return isinstance(ins, (Atom, Red, Fence)) or getattr(ins, "sem", "weak") != "weak"
+
+    def rank(c: Change) -> int:
+        ins = _at(prog, c)
+        line = _line(ins)
+        if line in first and c.kind != "fence":
+            return 0
+        if c.kind != "fence" and sync(prog.threads[c.thread].instrs[c.index]):
+            return 1
+        near = c.kind != "fence" or line in every or sync(ins) or (
+            c.index > 0 and sync(prog.threads[c.thread].instrs[c.index - 1]))
+        return 2 if near and (line in every or c.kind == "fence") else 3
+    return rank
+
+
+def _distinct(prog: Program, singles: list[Change]) -> list[Change]:
+    """One change per edit of the source (the first of each: see :func:`everywhere`)."""
+    seen: dict[tuple, Change] = {}
+    for c in singles:
+        ins = _at(prog, c)
+        k = (c.kind, _line(ins), _before(prog.threads[c.thread], c.index)) if c.kind == "fence" else \
+            (c.kind, _code(ins), type(ins).__name__, ins.sem, ins.scope)
+        seen.setdefault(k + (c.sem, c.scope), c)
+    return list(seen.values())
+
+
+def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
+    """The sets tried, in order: single changes at the finding or its synchronisation (rank up to
+    1), pairs of the best ranked, single changes of rank 2, triples, then the other single
+    changes."""
+    key = lambda cs: (sum(rank(c) for c in cs), sum(c.cost for c in cs))  # noqa: E731
+    by = sorted(singles, key=lambda c: (rank(c), c.cost))
+    near = [c for c in by if rank(c) <= 2]
+
+    def sets(size: int, pool: int) -> list[tuple[Change, ...]]:
+        group = [cs for cs in itertools.combinations(near[:pool], size) if len({c.site for c in cs}) == size]
+        return sorted(group, key=key)
+    return [*((c,) for c in by if rank(c) <= 1), *sets(2, PAIR_POOL), *((c,) for c in by if rank(c) == 2),
+            *sets(3, TRIPLE_POOL), *((c,) for c in by if rank(c) > 2)]
+
+
+def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | None = 9.0,
+           bound: int = 400, findings=None) -> FixReport | None:
+    """The fixes of the kernel's first finding (see the module docstring); where none is found
+    for an assertion (out-of-bounds access, trap), those of its first race, in what is left of
+    the budget. None when it has no finding. Solutions of the smallest size found, cheapest
+    first; a solution's changes are said at one thread and judged made in every thread
+    (:func:`applied`)."""
+    t0 = time.perf_counter()
+    findings = findings_of(prog, model, unroll) if findings is None else findings
+    f = target(findings)
+    if f is None:
+        return None
+    singles = _distinct(prog, single_changes(prog))
+    found, checked, hit, over = _search_one(prog, model, unroll, f, findings, singles, budget_s, bound,
+                                            MIN_CHECKS)
+    goal, advice, aim = f"the finding {f}", None if found else _advice(f), f
+    if not found and f.kind != FindingKind.RACE and checked < bound:
+        left = None if budget_s is None else max(3.0, budget_s - (time.perf_counter() - t0))
+        races = findings_of(prog, model, unroll, "races")
+        if races:
+            found, n, hit, over = _search_one(prog, model, unroll, races[0], races, singles, left,
+                                              bound - checked, 4)
+            if found:
+                goal = f"the finding {races[0]} (no change tried removes the {f.kind} at line " \
+                       f"{f.events[0].line if f.events else '?'}: {checked} checks)"
+                aim = races[0]
+            checked += n
+    found.sort(key=lambda s: (s.cost, s.text))
+    return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
+                     budget_hit=over, engine_checks=checked, goal=goal, advice=advice, finding=aim)
+
+
+def _search_one(prog: Program, model: Model, unroll: int, f: Finding, findings, singles, budget_s, bound,
+                least: int):
+    """The solutions removing ``f`` (the first size found), the candidates checked, whether the
+    bound and the budget were hit (at least ``least`` checked whatever the budget)."""
+    t0 = time.perf_counter()
+    rank = ranker(prog, [f, *[g for g in findings if g is not f]])
+    checked, found, size = 0, [], 0
+    for cs in _combos(singles, rank):
+        if found and len(cs) != size:
+            continue
+        if checked >= bound:
+            return found, checked, True, False
+        if budget_s is not None and time.perf_counter() - t0 > budget_s and checked >= least:
+            return found, checked, False, True
+        checked += 1
+        if removes(applied(prog, cs), model, unroll, f):
+            found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
+            size = len(cs)
+    return found, checked, False, False
+
+
+def _advice(f: Finding) -> str | None:
+    """What to do where no strengthening removes the finding (said, not checked)."""
+    at = next((e.text for e in f.events if e.text), None)
+    if f.kind == FindingKind.OUT_OF_BOUNDS and at:
+        where, _, code = at.partition(" ")  # "k.cu:27 out[t + 1] = v;"
+        return (f"{where}: an out-of-bounds access is no ordering bug: keep the index in `{code}` within "
+                "its buffer, or guard the access (no such edit is checked)")
+    return None
+
+
+__all__ = ["applied", "everywhere", "findings_of", "removes", "search", "target"]
