@@ -254,3 +254,17 @@ def test_a_vector_access_through_a_32_bit_address_is_refused():
     e = refused(text)
     assert "%r1 is a 32-bit register: the address of `ld.global.v2.u32`" in str(e), str(e)
     assert PTXAS is None or not gen.ptxas_verdict(text)[0]
+
+
+@pytest.mark.parametrize("regs, ok", [(".reg .f32 %f<2>;\n\t.reg .u32 %u<2>;", False),
+                                      (".reg .f32 %f<2>;\n\t.reg .b32 %u<2>;", True),
+                                      (".reg .s32 %f<2>;\n\t.reg .u32 %u<2>;", True)])
+def test_a_vector_mixing_float_and_integer_registers_is_refused(regs, ok):
+    """Found by the differential test: ptxas refuses `{%f1, %u1}` of a .f32 and a .u32 register
+    ("Vector with elements of different types"); a .b register goes with either."""
+    text = kernel("\tld.global.v2.b32 \t{%f1, %u1}, [%rd2];", REGS + "\n\t" + regs)
+    if ok:
+        parse(text, "k.ptx")
+    else:
+        assert "mixes float and integer registers: %f1 (.f32), %u1 (.u32)" in str(refused(text))
+    assert PTXAS is None or gen.ptxas_verdict(text)[0] == ok

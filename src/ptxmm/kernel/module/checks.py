@@ -163,7 +163,8 @@ def _vector_slots(vec: Vec, ty: str) -> list:
 
 
 def _vector_widths(c: Checked, regs: dict[str, str], spots: list) -> None:
-    """ptxas: a vector's registers all of one size (``{%rs1, %r2}`` is "Arguments mismatch")."""
+    """ptxas: a vector's registers all of one size (``{%rs1, %r2}`` is "Arguments mismatch"), and
+    not float and integer registers together (``.b`` registers go with either)."""
     vec = c.ops[0] if c.base == "ld" else c.ops[1] if len(c.ops) > 1 else None
     if not isinstance(vec, Vec):
         return
@@ -174,6 +175,13 @@ def _vector_widths(c: Checked, regs: dict[str, str], spots: list) -> None:
         raise SemanticError(f"the registers of the vector of `{'.'.join([c.base, *c.quals])}` differ in "
                             f"size: {shown}", spots[0 if c.base == "ld" else 1][1],
                             "ptxas takes a vector of registers of one size: declare them alike")
+    kinds = {"float" if t.startswith("f") else "integer" for _, t in sized if t[0] in "fus"}
+    if len(kinds) > 1:  # .b registers go with either (ptxas 13: {.f32, .b32} passes, {.f32, .u32} not)
+        shown = ", ".join(f"{r} (.{t})" for r, t in sized)
+        raise SemanticError(f"the vector of `{'.'.join([c.base, *c.quals])}` mixes float and integer "
+                            f"registers: {shown}", spots[0 if c.base == "ld" else 1][1],
+                            "ptxas: \"Vector with elements of different types are not allowed\": "
+                            "declare them alike, or as .b registers")
 
 
 # the instruction types each lowered form takes (ptxas: "Unexpected instruction types specified
