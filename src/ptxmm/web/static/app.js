@@ -183,10 +183,12 @@
     }, function (err) { busy(false); status("the server did not answer: " + err); });
   }
   // what happened, in words: decided, stopped at the time limit (not decided), or no condition
+  var serverLimit = null;  // /api/info's time_limit_s: a check's JSON does not repeat its limit
+  function limitOf(res) { return res.timeout != null ? res.timeout : serverLimit; }
   function checkedStatus(res, secs) {
     var t = secs.toFixed(2) + " s";
     if (res.status === "timeout") {
-      return "time limit: stopped after " + t + " (limit " + res.timeout + " s), not decided";
+      return "time limit: stopped after " + t + " (limit " + limitOf(res) + " s), not decided";
     }
     if (res.status === "no-execution") return "not decided: no execution finishes within the unroll bound";
     if (res.status === "stopped") return "stopped at max_outcomes after " + t + ": outcomes listed so far";
@@ -210,7 +212,7 @@
     // one), never whether the condition is reachable
     if (res.holds === null || res.holds === undefined) {
       v.className = "unknown";
-      v.textContent = res.status === "timeout" ? "Not decided — the time limit (" + res.timeout +
+      v.textContent = res.status === "timeout" ? "Not decided — the time limit (" + limitOf(res) +
         " s) passed" : cond ? "Not decided — " + (res.unknown || STATUS[res.status] || "no verdict")
         : "No condition — the outcomes the model allows";
     } else {
@@ -521,6 +523,7 @@
                fetch("/api/examples").then(function (r) { return r.json(); })])
     .then(function (got) {
       var info = got[0];
+      serverLimit = info.time_limit_s;
       fillSelect("model", info.models, "ptx");
       fillSelect("engine", info.engines, "auto");
       $("unroll").max = info.unroll_max;
