@@ -7,6 +7,8 @@
 #   vars     ptxmm crossval of the module-variable kernels (1 s each), and the same under --stress heavy
 #   kernels  ptxmm crossval examples/kernels/*.cu (1 s each)
 #   real     ptxmm crossval examples/kernels/real/*.cu (1 s each)
+#   coop     the cooperative-launch kernels (1 s each), and the same under --stress heavy
+#   undecided  the kernels whose liveness the model does not decide, under --allow-undecided
 # e.g. bash benchmarks/device/run_s14.sh vars kernels real gpu
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -16,6 +18,12 @@ export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 PTXMM_CACHE=/tmp/ptxmm-c
   python3 --version; python3 -c "import cupy; print('cupy', cupy.__version__)"; git log -1 --oneline 2>/dev/null; } >> $OUT/log.txt 2>&1
 P="python3 -m ptxmm"
 VARS="examples/kernels/last-block-reset.cu examples/kernels/last-block-reset-fenced.cu examples/kernels/thread-fence-reduction.cu"
+COOP="examples/kernels/grid-sync-cg.cu examples/kernels/real/cg-grid-sync-reduce.cu"
+R=examples/kernels/real
+UNDECIDED="$R/cub-tile-state-packed-acqrel.cu $R/cub-tile-state-packed.cu $R/cub-tile-state-unpacked.cu
+  $R/cub-tile-state-unpacked-no-fence.cu $R/cutlass-semaphore.cu $R/cutlass-semaphore-release-no-sync.cu
+  $R/deepep-barrier-block.cu examples/kernels/binary-semaphore-lock.cu
+  examples/kernels/splitk-semaphore-syncthreads-and.cu examples/kernels/warp-wait-for-valid.cu"
 for step in "$@"; do
   t0=$(date +%s)
   case $step in
@@ -34,6 +42,14 @@ for step in "$@"; do
     real)
       timeout 300 $P crossval examples/kernels/real/*.cu --no-self-check --budget 1 --timeout 20 \
         --json $OUT/real-crossval.json > $OUT/real.log 2>&1; echo "real exit $?" >> $OUT/log.txt ;;
+    coop)
+      timeout 150 $P crossval $COOP --no-self-check --budget 1 --timeout 60 \
+        --json $OUT/coop-crossval.json > $OUT/coop.log 2>&1; echo "coop exit $?" >> $OUT/log.txt
+      timeout 150 $P crossval $COOP --no-self-check --stress heavy --budget 2 --timeout 60 \
+        --json $OUT/coop-heavy.json > $OUT/coop-heavy.log 2>&1; echo "coop heavy exit $?" >> $OUT/log.txt ;;
+    undecided)
+      timeout 250 $P crossval $UNDECIDED --allow-undecided --no-self-check --budget 1 --timeout 60 \
+        --json $OUT/undecided.json > $OUT/undecided.log 2>&1; echo "undecided exit $?" >> $OUT/log.txt ;;
     *)
       timeout 200 bash "$step" >> $OUT/log.txt 2>&1; echo "$step exit $?" >> $OUT/log.txt ;;
   esac

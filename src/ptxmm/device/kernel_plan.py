@@ -137,6 +137,8 @@ class KernelPlan:
     # element positions whose final value the PTX ISA may leave unspecified: not compared (FREE in
     # ``allowed``; an observed state is judged by ``masked``)
     free: frozenset[int] = frozenset()
+    # launched as cudaLaunchCooperativeKernel launches (the driver's grid workspace for grid sync)
+    cooperative: bool = False
 
     def masked(self, values: tuple[int, ...]) -> tuple[int, ...]:
         """An observed state as ``allowed`` holds it: FREE where the value is not compared."""
@@ -242,7 +244,8 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
     args = _args(ptx, info, buffers, maps) + tuple(Arg(64, buffer=n + k) for k in range(len(variables)))
     return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, args,
                       buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
-                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps, free_at)
+                      FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps, free_at,
+                      bool(launch.cooperative))
 
 
 def _entry(ptx: str, info) -> str:
@@ -275,10 +278,6 @@ def _refuse_shape(info) -> None:
                                "check it with the model only (ptxmm check)")
     if info.launch.cluster is not None:
         raise _refuse("a cluster launch", "launch it without a cluster")
-    if info.launch.cooperative:  # the harness launches with cuLaunchKernel: no grid workspace
-        raise _refuse("a cooperative launch (cooperative groups' grid workspace is the driver's, given "
-                      "only to cudaLaunchCooperativeKernel; the harness's graphs launch plainly)",
-                      "check it with the model only (ptxmm check)")
 
 
 def _bufs(info) -> list:

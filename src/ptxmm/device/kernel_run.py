@@ -210,7 +210,10 @@ class KernelHarness:
         n = env.instances
         if plan.uses_assert and 2 * n > _max_slots():
             raise ValueError(f"at most {_max_slots() // 2} instances per graph")
-        self.mod = cp.RawModule(path=str(cubin or assemble(plan.ptx)))
+        # a cooperative plan's kernel is launched by cuLaunchCooperativeKernel (the driver's grid
+        # workspace, which cooperative groups' grid sync reads through %envreg1-2)
+        self.mod = cp.RawModule(path=str(cubin or assemble(plan.ptx)),
+                                enable_cooperative_groups=plan.cooperative)
         self.kernel = self.mod.get_function(plan.entry)
         self.mem = cp.zeros(2 * n * plan.stride, dtype=cp.uint8)
         self.image = cp.asarray(np.frombuffer(plan.image() * n, dtype=np.uint8))
