@@ -2,7 +2,7 @@
 ``symmetry=True``) and the read-only value fold of kernel builds (builder._read_only) change no
 answer: the same status, verdict, outcomes and findings as the plain encoding (and as brute force
 where the launch is small), on random launches of two kernels — the histogram (commuting atomicAdds
-on a bin chosen by loaded data) and tests/data/kernels/symmetry_mixed.cu, whose per-thread mode picks
+on a bin chosen by loaded data) and tests/data/symmetry/symmetry_mixed.cu, whose per-thread mode picks
 what the reduction must NOT merge: a plain store to the atomic location, an increment that differs
 by thread, an acquire RMW read by another thread's release, two counters incremented in orders
 that may differ. A broken constraint (ordering every key position, not only the first) is killed."""
@@ -25,7 +25,7 @@ from ptxmm.semantics.builder import build
 
 ROOT = Path(__file__).resolve().parents[2]
 HIST = ROOT / "examples" / "kernels" / "histogram.ptx"
-MIXED = ROOT / "tests" / "data" / "kernels" / "symmetry_mixed.ptx"
+MIXED = ROOT / "tests" / "data" / "symmetry" / "symmetry_mixed.ptx"
 _SETTINGS = dict(deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 

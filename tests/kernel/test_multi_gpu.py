@@ -194,7 +194,7 @@ def test_z3_equals_brute_force_on_the_examples(name, model):
      "no buffer of the launch"),
     ("k<<<1, 1>>>(S s = peers(3)) on 2 gpus", ParseError, "3)", "expected a buffer's name"),
     ("k<<<1, 1>>>(S s = peers(int a[1] on 2 gpus", ParseError, "on 2", "closing peers"),
-    ("k<<<1, 32>>>(int a[1] per gpu) on 2 gpus", SemanticError, "1, 32", "64 threads"),
+    ("k<<<16, 1024>>>(int a[1] per gpu) on 2 gpus", SemanticError, "16, 1024", "32768 threads"),
     ("k<<<1, 1>>>(int a[1024] per gpu, int b[1024] per gpu, int c[1024] per gpu) on 2 gpus", SemanticError,
      "on 2", "once per GPU"),
     ("k<<<1, 1>>>(int a[1]) on 2 gpus xyz", ParseError, "xyz", "unexpected"),

@@ -1,4 +1,4 @@
-// Test kernel for symmetry reduction (tests/engines/test_symmetry.py): what each thread does is
+// Test kernel for symmetry reduction (tests/engines/test_symmetry.py; not in tests/data/kernels, whose every file is a rated kernel test): what each thread does is
 // chosen by its mode[] element, so a launch's data decides which threads are interchangeable.
 #include <cassert>
 
