@@ -216,3 +216,32 @@ def test_a_poke_inside_an_import_waits_for_the_next_poke():
                       frame("_call_with_frames_removed", "<frozen importlib._bootstrap>", caller))
     assert _in_finalizer(importing)
     assert not _in_finalizer(frame("<module>", "/x/a.py", frame("run", "/x/b.py")))
+
+
+def test_a_stop_between_a_sat_check_and_its_model_is_the_stops_unknown(heavy):
+    """The watchdog's interrupt arriving after a check answered sat cancels the model's
+    construction; the check reports its stop (found by CI: "model is not available" from the
+    enumeration of a check past its timeout), while the same Z3 error without a stop stays one."""
+    import z3
+
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline
+    from ptxmm.engines.base import Stop, TimedOut
+    from ptxmm.engines.z3 import Z3Problem
+    from ptxmm.semantics.builder import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
+
+    class Cancelled:
+        def model(self):
+            raise z3.Z3Exception("model is not available")
+
+    eg = build(heavy)
+    stop = Stop()
+    pb = Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg), deadline=Deadline(None, stop))
+    with pytest.raises(z3.Z3Exception):
+        pb._model(Cancelled())
+    stop.set("timeout")
+    with pytest.raises(TimedOut):
+        pb._model(Cancelled())
+    pb.close()

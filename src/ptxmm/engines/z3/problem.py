@@ -232,10 +232,10 @@ class Z3Problem(Encoding, Witness, Enumeration):
         if self.unsat:
             return None
         if goal is None:
-            return self._extract(self.s.model()) if self._sat(*self._sym) else None
+            return self._extract(self._model(self.s)) if self._sat(*self._sym) else None
         q = mk_bool(f"query{next(self.lg._tag)}")  # an assumption literal: no push/pop needed
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
-        return self._extract(self.s.model()) if self._sat(q, *self._sym) else None
+        return self._extract(self._model(self.s)) if self._sat(q, *self._sym) else None
 
     def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """For every element of a model flag that some allowed execution raises (a pair of events),
@@ -248,7 +248,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
             self.s.add(z3.Implies(q, z3.Or(list(terms.values()))))
             if not self._sat(q):
                 return
-            m = self.s.model()
+            m = self._model(self.s)
             exe = self._extract(m)
             for k in [k for k, t in terms.items() if z3.is_true(m.eval(t, model_completion=True))]:
                 del terms[k]
@@ -274,6 +274,17 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 raise z3.Z3Exception(z3.Z3_get_error_msg(ctx, z3.Z3_get_error_code(ctx)))
             raise self._unknown()
         return r > 0
+
+    def _model(self, s: z3.Solver) -> z3.ModelRef:
+        """``s.model()`` after a sat check; the stop's interrupt that arrives between the check and
+        the model cancels the model's construction: the stop is raised then (TimedOut, ...), never
+        Z3's "model is not available"."""
+        try:
+            return s.model()
+        except z3.Z3Exception:
+            if self._stopped():
+                raise self._unknown() from None
+            raise
 
     def _stopped(self) -> bool:
         return self.deadline.stop is not None and self.deadline.stop.reason is not None
@@ -320,7 +331,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         seen: set[tuple[int, ...]] = set()
         try:
             while self._sat(*self._sym):
-                m = s.model()
+                m = self._model(s)
                 x = self._number(m)
                 out = self._read(x, m)
                 self._block(s, out[0], range(len(self.terms)))
