@@ -531,10 +531,12 @@ def _device_exit(code: int, hung: bool) -> None:
 @click.option("--show-progress", is_flag=True, help="with --jsonl: show progress also off a terminal")
 @click.option("--allow-undecided", is_flag=True, help="kernels: also run those whose liveness the "
               "model did not decide (one that spins on the GPU is a timeout row after --timeout)")
+@click.option("--allow-hang", is_flag=True, help="kernels: also run those the model lets hang; the "
+              "instances that end are judged (one that spins on the GPU is a timeout row after --timeout)")
 @kernel_options
 def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, barrier, seed, timeout,
              self_check, hunt, hunt_budget, json_out, jsonl, resume, show_progress, allow_undecided,
-             kernel) -> None:
+             allow_hang, kernel) -> None:
     """Run FILES on the GPU; every observed outcome must be allowed by the model. Every file is
     planned first (parsed, checked, compiled); one that cannot run is a row with its reason. Exit
     1 on any violation, else 2 if some file could not run, else 0; the summary and --json are
@@ -567,7 +569,8 @@ def crossval(files, model, unroll, stress, budget, iterations, blocks, threads, 
     camp = crossval_campaign(env_for, budget, iterations, seed, model, unroll, timeout, console,
                              hunt_budget=hunt_budget if hunt else None)
     # .cu / nvcc PTX files
-    camp = with_kernels(camp, env_for, budget, iterations, timeout, console, kernel, allow_undecided)
+    camp = with_kernels(camp, env_for, budget, iterations, timeout, console, kernel, allow_undecided,
+                        allow_hang)
     if jsonl or resume:
         from .campaigns import stream_crossval
 

@@ -101,7 +101,7 @@ class KernelCross:
             "name": p.prog.name, "file": p.prog.file, "kind": "kernel", "launch": p.launch,
             "model": p.check.model, "device": run.device, "env": run.env.as_dict(),
             "instances": run.instances, "seconds": round(run.seconds, 4), "instances_per_s": round(run.per_s),
-            "checksum_ok": run.checksum_ok, "elements": list(p.elements),
+            "checksum_ok": run.checksum_ok, "gpus": p.gpus, "elements": list(p.elements),
             "not_compared": [e for k, e in enumerate(p.elements) if k in p.free],
             "allowed_states": len(p.allowed),
             "observed_states": len({r.values for r in self.rows if r.count}),
@@ -118,7 +118,7 @@ class KernelCross:
                         "assert_failed": r.asserts,
                         "oob_write": r.oob, "allowed": r.allowed, "count": r.count, "satisfies": r.satisfies,
                         "verdict": r.verdict} for r in self.rows],
-        }
+        } | ({"rank_args": [list(p.describe(g)) for g in range(p.gpus)]} if p.gpus > 1 else {})
 
 
 # ----- judging ----------------------------------------------------------------------------------------
@@ -172,7 +172,8 @@ def _satisfies(plan: KernelPlan) -> Callable[[tuple[int, ...]], bool | None]:
 # ----- planning a batch ---------------------------------------------------------------------------
 
 def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
-                     compile_timeout: float = 300.0, allow_undecided: bool = False) -> KernelJob | Skip:
+                     compile_timeout: float = 300.0, allow_undecided: bool = False,
+                     allow_hang: bool = False) -> KernelJob | Skip:
     """Load, model-check, plan and assemble one kernel file, or say why not (a row)."""
     from .. import load
     from ..kernel.nvcc import CompileError
@@ -189,7 +190,7 @@ def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
     except Exception as e:  # a ptxmm bug must not end the batch
         return Skip.of(path, INTERNAL, e)
     try:
-        kp = plan_kernel(prog, ptx, model, unroll, allow_undecided)
+        kp = plan_kernel(prog, ptx, model, unroll, allow_undecided, allow_hang)
     except UnsupportedError as e:
         return Skip.of(path, DEVICE_UNSUPPORTED if ON_DEVICE in e.message else UNSUPPORTED, e)
     except PtxmmError as e:
@@ -206,7 +207,8 @@ def plan_kernel_file(path: Path, model: str, unroll: int, kernel=None,
 
 
 def plan_files(paths: list[Path], model: str | None, unroll: int = 2, *, kernel=None,
-               progress: Callable[[str], None] | None = None, allow_undecided: bool = False) -> list:
+               progress: Callable[[str], None] | None = None, allow_undecided: bool = False,
+               allow_hang: bool = False) -> list:
     """Every file as a Job, a KernelJob or a Skip, in the order given."""
     from .batch import plan
 
@@ -220,7 +222,7 @@ def plan_files(paths: list[Path], model: str | None, unroll: int = 2, *, kernel=
         if progress:
             progress(f"planning kernel {Path(p).name}")
         out.append(plan_kernel_file(Path(p), model or "ptx", unroll, kernel,
-                                    allow_undecided=allow_undecided))
+                                    allow_undecided=allow_undecided, allow_hang=allow_hang))
     return out
 
 
@@ -229,24 +231,39 @@ def plan_files(paths: list[Path], model: str | None, unroll: int = 2, *, kernel=
 def run_kernel(job: KernelJob, env: Env, budget: float, iterations: int | None, timeout: float,
                instances: int = 1024, lanes: int = 32) -> KernelCross | Skip:
     """Run one planned kernel in a process of its own (:func:`.kernel_run.run_isolated`) and judge
-    it; a kernel that hangs on the device is a ``timeout`` row (a Skip) and the batch goes on."""
+    it; a kernel that hangs on the device is a ``timeout`` row (a Skip) and the batch goes on. A
+    launch on N GPUs (:mod:`.kernel_ranks`) needs N GPUs with peer access between every pair,
+    else it is a row saying what was found; it runs ``MULTI_LANES`` instances at once."""
+    from .batch import NO_DEVICE
+    from .kernel_ranks import MULTI_LANES, peer_error, rank_child
     from .kernel_run import KernelHung, run_isolated
 
+    more = {}
+    if job.kplan.gpus > 1:
+        more["target"] = rank_child
+        why = peer_error(job.kplan.gpus, job.prog.kernel.launch.gpus_pos)
+        if why is not None:
+            return Skip.of(job.file, NO_DEVICE, why)
+        lanes = min(lanes, MULTI_LANES)
     kenv = KernelEnv.of(env, instances, lanes)
+    if job.kplan.gpus > 1:  # no memory-stress kernels beside a multi-GPU kernel (kernel_ranks)
+        kenv = KernelEnv(kenv.instances, kenv.lanes)
     rounds = None if iterations is None else max(1, -(-iterations // kenv.instances))
     try:
-        run = run_isolated(job.kplan, kenv, budget, rounds, timeout, job.cubin)
+        run = run_isolated(job.kplan, kenv, budget, rounds, timeout, job.cubin, **more)
     except KernelHung as e:
         liveness = job.kplan.check.liveness
         why = (f"{e.message}, though the model says every execution ends ({liveness}, progress "
                f"{job.kplan.check.progress_model}): a liveness disagreement" if liveness == "terminates"
                else e.message)
+        if job.kplan.check.liveness == "hangs":
+            why += " (the model lets it hang: --allow-hang)"
         return Skip(str(job.file), TIMEOUT, why, None, e.hint)
     return judge(job.kplan, run)
 
 
 def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, timeout: float,
-                 console: Console, kernel=None, allow_undecided: bool = False):
+                 console: Console, kernel=None, allow_undecided: bool = False, allow_hang: bool = False):
     """The crossval campaign ``c`` (commands.Campaign) also planning, running and reporting kernels."""
 
     def run_one(job):
@@ -273,7 +290,7 @@ def with_kernels(c, env_for: Callable, budget: float, iterations: int | None, ti
 
     def planner(paths, model, unroll, progress=None):
         return plan_files(paths, model, unroll, kernel=kernel, progress=progress,
-                          allow_undecided=allow_undecided)
+                          allow_undecided=allow_undecided, allow_hang=allow_hang)
 
     measure = pick(lambda r: (r.run.instances, r.run.seconds), c.measure or (lambda r: (0, 0.0)), (0, 0.0))
     return replace(c, run_one=run_one, render=render, to_json=pick(KernelCross.to_json, c.to_json),
@@ -293,6 +310,8 @@ def render_kernel(kc: KernelCross, console: Console) -> None:
     console.print(f"[bold]{p.prog.name}[/bold]  ({p.prog.file})  {p.launch}  model {p.check.model}, "
                   f"{run.device}")
     console.print(f"  {run.env.short()};  {n:,} instances in {run.seconds:.2f} s = {run.per_s:,.0f}/s")
+    for g in range(p.gpus if p.gpus > 1 else 0):
+        console.print(f"  rank {g} on GPU {g}: ({', '.join(p.describe(g))})", markup=False, highlight=False)
     t = Table("final state", "assert", "oob", "model", "observed", "rate", "cond", "verdict", box=None)
     for r in kc.rows:
         style = {"VIOLATION": "bold red", "unseen": "dim", "beyond-bound": "yellow",

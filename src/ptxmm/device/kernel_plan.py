@@ -30,9 +30,20 @@ A kernel file (a ``.cu`` nvcc compiles, or nvcc's PTX module) and its launch bec
 * **module-scope ``__device__`` variables** — one copy per instance, in the instance's block after
   the launch's buffers, its address an added kernel parameter (:mod:`.kernel_vars`).
 
+* **a launch on N GPUs** (``... on 2 gpus``, :mod:`ptxmm.kernel.multigpu`) — rank g runs on GPU g:
+  each ``per gpu`` buffer has one copy per GPU (``gpu0.sig``, ``gpu1.sig``: the model's names), GPU
+  g's in GPU g's block of the instance (:attr:`BufferPlan.gpu`); a buffer without ``per gpu`` (one
+  address every GPU reaches) lies in GPU 0's block, which the other GPUs reach by peer access; the
+  arguments are per rank (:attr:`KernelPlan.ranks`): ``rank`` is g, a pointer given a ``per gpu``
+  buffer gets GPU g's copy, ``peers(buf)`` a struct (the parameter's size, by value) whose entry h
+  is the address of GPU h's copy *of the same instance* — instance i of every rank forms one
+  run of the kernel, and the final state compared is every GPU's block of instance i.
+  The device run is :mod:`.kernel_ranks`.
+
 Refused on the device (rows "not supported on the device", with the reason): a module variable
 named outside the kernel's body, pointers passed as integers, cluster and cooperative launches,
-external functions other than ``__assertfail`` and ``vprintf``."""
+tensor maps in a launch on several GPUs, external functions other than ``__assertfail`` and
+``vprintf``."""
 
 from __future__ import annotations
 
@@ -67,8 +78,9 @@ class BufferPlan:
     type: str  # PTX element type (s32, u64, b32 for float, ...)
     count: int
     init: tuple[int, ...]
-    offset: int  # bytes from the instance's base
+    offset: int  # bytes from the instance's base (in its GPU's block)
     scalar: bool = False  # a module variable that is no array: its one element is its name
+    gpu: int = 0  # the GPU whose memory holds it (a launch `on N gpus`: see KernelPlan.gpus)
 
     @property
     def size(self) -> int:
@@ -85,12 +97,15 @@ class BufferPlan:
 @dataclass(frozen=True)
 class Arg:
     """A kernel argument: a buffer's address in the instance's block, a tensor map (128 bytes by
-    value, encoded per instance), or a scalar of ``width`` bits."""
+    value, encoded per instance), a struct of peer pointers (``peers(buf)``: ``width`` bits by
+    value, entry g the address of buffer ``peers[g]``, the rest zero), or a scalar of ``width``
+    bits."""
 
     width: int
     buffer: int | None = None  # index into KernelPlan.buffers
     value: int = 0
     tensormap: int | None = None  # index into KernelPlan.maps
+    peers: tuple[int, ...] | None = None  # indexes into KernelPlan.buffers, one per GPU
 
 
 @dataclass(frozen=True)
@@ -139,6 +154,34 @@ class KernelPlan:
     free: frozenset[int] = frozenset()
     # launched as cudaLaunchCooperativeKernel launches (the driver's grid workspace for grid sync)
     cooperative: bool = False
+    # a launch `on N gpus` (kernel/multigpu.py): every instance has one block of ``stride`` bytes
+    # in each GPU's memory (BufferPlan.gpu), and rank g is launched on GPU g with ``ranks[g]``
+    gpus: int = 1
+    ranks: tuple[tuple[Arg, ...], ...] = ()
+
+    def rank_args(self, rank: int) -> tuple[Arg, ...]:
+        """The arguments of the kernel launched on GPU ``rank``."""
+        return self.ranks[rank] if self.ranks else self.args
+
+    def describe(self, rank: int = 0) -> tuple[str, ...]:
+        """Rank ``rank``'s arguments by name: a buffer's name, ``{gpu0.sig, gpu1.sig}`` for a
+        struct of peer pointers, ``tensormap(a)``, a scalar's value."""
+        out = []
+        for a in self.rank_args(rank):
+            if a.buffer is not None:
+                out.append(self.buffers[a.buffer].name)
+            elif a.peers is not None:
+                out.append("{" + ", ".join(self.buffers[k].name for k in a.peers) + "}")
+            elif a.tensormap is not None:
+                out.append(f"tensormap({self.buffers[self.maps[a.tensormap].buffer].name})")
+            else:
+                out.append(str(a.value))
+        return tuple(out)
+
+    @property
+    def span(self) -> int:
+        """Bytes of one instance on every GPU: its blocks side by side, GPU 0's first."""
+        return self.stride * self.gpus
 
     def masked(self, values: tuple[int, ...]) -> tuple[int, ...]:
         """An observed state as ``allowed`` holds it: FREE where the value is not compared."""
@@ -159,16 +202,23 @@ class KernelPlan:
         return str(self.prog.kernel.launch)
 
     def element_bytes(self) -> list[int]:
-        """The byte offsets, in an instance's block, of every element's bytes (elements order)."""
+        """The byte offsets, in an instance's ``span`` (its blocks on every GPU side by side), of
+        every element's bytes (elements order)."""
         out: list[int] = []
         for b in self.buffers:
-            out += range(b.offset, b.offset + b.count * b.size)
+            o = b.gpu * self.stride + b.offset
+            out += range(o, o + b.count * b.size)
         return out
 
-    def image(self) -> bytes:
-        """One instance's block as it starts: guards, then the buffers' initial values."""
+    def image(self, gpu: int | None = None) -> bytes:
+        """One instance's block on GPU ``gpu`` as it starts: guards, then the initial values of the
+        buffers that GPU holds; ``None``: the blocks of every GPU side by side (``span`` bytes)."""
+        if gpu is None:
+            return b"".join(self.image(g) for g in range(self.gpus))
         img = bytearray([SENTINEL]) * self.stride
         for b in self.buffers:
+            if b.gpu != gpu:
+                continue
             for i in range(b.count):
                 o = b.offset + i * b.size
                 img[o:o + b.size] = b.initial(i).to_bytes(b.size, "little")
@@ -205,12 +255,14 @@ def _refuse(message: str, hint: str | None = None) -> UnsupportedError:
 
 
 def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
-                allow_undecided: bool = False) -> KernelPlan:
+                allow_undecided: bool = False, allow_hang: bool = False) -> KernelPlan:
     """The plan for a kernel Program (``ptxmm.load`` of a kernel file) and the PTX nvcc made of it.
     Raises UnsupportedError (its message says "on the device") for a kernel it does not run: one the
-    model lets hang, and, unless ``allow_undecided`` (``crossval --allow-undecided``), one whose
-    liveness the model did not decide (it may spin on the GPU until its process's --timeout: a
-    ``timeout`` row)."""
+    model lets hang, unless ``allow_hang`` (``crossval --allow-hang``), and, unless
+    ``allow_undecided`` (``crossval --allow-undecided``), one whose liveness the model did not
+    decide. Either, when run, may spin on the GPU until its process's --timeout (a ``timeout``
+    row); the instances that end are judged against the model's outcomes, which are the final
+    states of the executions that end."""
     from ..queries.checker import check
 
     info = prog.kernel
@@ -218,21 +270,22 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
     _refuse_shape(info)
     res = check(prog, model, unroll=unroll, observe="all", liveness=True)
     kinds = {f.kind for f in res.findings}
-    if FindingKind.HANG in kinds:
+    if FindingKind.HANG in kinds and not allow_hang:
         hang = next(f for f in res.findings if f.kind == FindingKind.HANG)
         raise _refuse(f"the model lets this kernel hang ({hang})",
                       "on the GPU it would spin until the watchdog kills its process, which tells "
-                      "nothing: check it with the model only (ptxmm check)")
+                      "nothing: check it with the model only (ptxmm check), or run the executions "
+                      "that end with crossval --allow-hang (bounded by --timeout)")
     if res.status != "ok" or not res.outcomes:
         raise _refuse(f"the model's check did not finish ({res.status_text or 'no execution finishes'})",
                       "raise --unroll: the device run needs the model's whole answer")
-    if res.liveness != "terminates" and not (allow_undecided and res.liveness == "undecided"):
+    if res.liveness not in ("terminates", "hangs") and not (allow_undecided and res.liveness == "undecided"):
         raise _refuse(f"the liveness check did not decide that every execution ends ({res.liveness})",
                       "check it with the model only (ptxmm check --liveness), or run it with "
                       "crossval --allow-undecided (a kernel that spins is then a timeout row)")
     entry = _entry(ptx, info)
     variables = used_vars(ptx, entry, _module_vars(info))
-    buffers, stride = _buffers(list(launch.buffers) + variables)
+    buffers, stride = _buffers(_places(launch, variables))
     free = _unspecified(res)
     allowed = _allowed(res, buffers, free)
     names = [b.element(i) for b in buffers for i in range(b.count)]
@@ -240,12 +293,13 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
     text, uses_assert = rewrite_ptx(ptx)
     text = per_instance(text, entry, variables)
     maps = _maps(launch, buffers)
-    n = len(launch.buffers)
-    args = _args(ptx, info, buffers, maps) + tuple(Arg(64, buffer=n + k) for k in range(len(variables)))
-    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, args,
+    n = len(buffers) - len(variables)
+    var_args = tuple(Arg(64, buffer=n + k) for k in range(len(variables)))
+    ranks = tuple(_args(ptx, info, buffers, maps, g) + var_args for g in range(launch.gpus))
+    return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, ranks[0],
                       buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
                       FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps, free_at,
-                      bool(launch.cooperative))
+                      bool(launch.cooperative), launch.gpus, ranks if launch.gpus > 1 else ())
 
 
 def _entry(ptx: str, info) -> str:
@@ -272,25 +326,39 @@ def _maps(launch, buffers: tuple[BufferPlan, ...]) -> tuple[MapPlan, ...]:
 
 
 def _refuse_shape(info) -> None:
-    if info.launch.gpus > 1:  # every rank would need a GPU of its own and peer access between them
-        raise UnsupportedError(f"the kernel needs {info.launch.gpus} GPUs; the multi-GPU device run is "
-                               f"issue 43: not run {ON_DEVICE}", info.launch.gpus_pos,
-                               "check it with the model only (ptxmm check)")
     if info.launch.cluster is not None:
         raise _refuse("a cluster launch", "launch it without a cluster")
+    if info.launch.gpus > 1 and info.launch.tensormaps:
+        raise UnsupportedError(f"a tensor map in a launch on {info.launch.gpus} GPUs: not run {ON_DEVICE}",
+                               info.launch.tensormaps[0].pos, "run tensor-map kernels on one GPU")
+
+
+def _places(launch, variables: list[ModuleVar]) -> list[tuple]:
+    """Every buffer of an instance as ``(buffer, name, gpu)``, in ``launch.buffers`` order, then
+    the module variables (on GPU 0): a ``per gpu`` buffer is one buffer per GPU (``gpu0.sig``,
+    ``gpu1.sig``: GPU g's copy in GPU g's block), any other launch buffer one buffer on GPU 0
+    (the other GPUs reach it through peer access)."""
+    from ..kernel.multigpu import region_names
+
+    out = [(b, name, g if b.per_gpu else 0) for b in launch.buffers
+           for g, name in enumerate(region_names(b, launch.gpus))]
+    return out + [(v, v.name, 0) for v in variables]
 
 
 def _bufs(info) -> list:
     return list(info.launch.buffers)
 
 
-def _buffers(bufs: list) -> tuple[tuple[BufferPlan, ...], int]:
-    out, off = [], GUARD
-    for b in bufs:
+def _buffers(items: list[tuple]) -> tuple[tuple[BufferPlan, ...], int]:
+    """The buffers (``(buffer, name, gpu)``: :func:`_places`) at their offsets in their GPU's
+    block, each after a guard, and the blocks' stride (the largest GPU's)."""
+    out, off = [], {}
+    for b, name, g in items:
         scalar = isinstance(b, ModuleVar) and b.scalar
-        out.append(BufferPlan(b.name, b.type, b.count, tuple(b.init), off, scalar))
-        off += -(-b.count * type_width(b.type) // 8 // ALIGN) * ALIGN + GUARD
-    return tuple(out), -(-off // ALIGN) * ALIGN
+        at = off.get(g, GUARD)
+        out.append(BufferPlan(name, b.type, b.count, tuple(b.init), at, scalar, g))
+        off[g] = at + -(-b.count * type_width(b.type) // 8 // ALIGN) * ALIGN + GUARD
+    return tuple(out), -(-max(off.values(), default=GUARD) // ALIGN) * ALIGN
 
 
 def _unspecified(res: CheckResult) -> set[str]:
@@ -326,7 +394,9 @@ def _allowed(res: CheckResult, buffers: tuple[BufferPlan, ...], free: set[str]) 
     return frozenset(out)
 
 
-def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, ...] = ()) -> tuple[Arg, ...]:
+def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, ...] = (),
+          rank: int = 0) -> tuple[Arg, ...]:
+    """The arguments of the kernel launched on GPU ``rank`` (the only one of a one-GPU launch)."""
     from ..ir.program import TENSORMAP_BYTES
     from ..kernel import module as ptx_module
     from ..kernel.demangle import param_types
@@ -340,6 +410,10 @@ def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, 
     out = []
     for k, (p, a) in enumerate(zip(fn.params, info.launch.args)):
         w = type_width(p.type) if p.type[1:].isdigit() else 64
+        ranked = _rank_arg(a, p, w, rank, info.launch.gpus, index)
+        if ranked is not None:
+            out.append(ranked)
+            continue
         if isinstance(a, Buffer):
             out.append(Arg(64, buffer=index[a.name]))
             continue
@@ -351,6 +425,24 @@ def _args(ptx: str, info, buffers: tuple[BufferPlan, ...], maps: tuple[MapPlan, 
                           "pass a buffer: an integer address would point anywhere on the GPU")
         out.append(Arg(w, value=a.value & ((1 << w) - 1)))
     return tuple(out)
+
+
+def _rank_arg(a, p, width: int, rank: int, gpus: int, index: dict[str, int]) -> Arg | None:
+    """A multi-GPU argument (kernel/multigpu.py) on GPU ``rank``: ``rank``; a pointer to a ``per
+    gpu`` buffer, which gets that GPU's copy; ``peers(buf)``, a struct of ``p.size`` bytes by
+    value whose entry g points to GPU g's copy of ``buf`` (as the model binds it: the launch was
+    checked against the parameters when the kernel was loaded). None for any other argument."""
+    from ..ir.launch import PeersArg, RankArg
+    from ..kernel.launch import Buffer
+    from ..kernel.multigpu import copy_name
+
+    if isinstance(a, RankArg):
+        return Arg(width, value=rank)
+    if isinstance(a, PeersArg):
+        return Arg(8 * p.size, peers=tuple(index[copy_name(a.array, g)] for g in range(gpus)))
+    if isinstance(a, Buffer) and a.per_gpu:
+        return Arg(64, buffer=index[copy_name(a.name, rank)])
+    return None
 
 
 # ----- the PTX that runs ----------------------------------------------------------------------------

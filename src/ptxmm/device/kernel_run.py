@@ -162,13 +162,13 @@ class Histogram:
         self.plan = plan
         elem = plan.element_bytes()
         self.elem = np.array(elem, dtype=np.int64)
-        mask = np.ones(plan.stride, dtype=bool)
+        mask = np.ones(plan.span, dtype=bool)  # an instance's blocks on every GPU, side by side
         mask[elem] = False
         self.guard = np.nonzero(mask)[0]
         self.counts: dict[bytes, int] = {}
 
     def add(self, rows, asserts=None) -> None:
-        """``rows``: (n, stride) uint8, every instance's block; ``asserts``: (n,) uint32 or None."""
+        """``rows``: (n, span) uint8, every instance's blocks; ``asserts``: (n,) uint32 or None."""
         import numpy as np
 
         n = rows.shape[0]
@@ -387,12 +387,18 @@ def run_isolated(plan: KernelPlan, env: KernelEnv, budget_s: float, rounds: int 
 
 
 def _child(plan, env, budget_s, rounds, timeout_s, cubin, conn) -> None:
+    serve(KernelHarness, plan, env, budget_s, rounds, timeout_s, cubin, conn)
+
+
+def serve(harness, plan, env, budget_s, rounds, timeout_s, cubin, conn) -> None:
+    """The child's work: ``harness(plan, env, timeout_s, cubin).run(...)``, its answer sent on
+    ``conn``, then the process ends without CuPy's cleanup."""
     import os
 
     from .harness import DeviceTimeout
 
     try:
-        r = KernelHarness(plan, env, timeout_s, cubin).run(budget_s, rounds)
+        r = harness(plan, env, timeout_s, cubin).run(budget_s, rounds)
         conn.send(("ok", (r.instances, r.seconds, r.states, r.device)))
     except DeviceTimeout:
         conn.send(("hung", f"no round of {env.instances} launches finished within {timeout_s:g} s: "
