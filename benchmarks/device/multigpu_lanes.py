@@ -12,6 +12,7 @@ from pathlib import Path
 
 def main() -> None:
     from ptxmm.device import kernel_cross as KC
+    from ptxmm.device.kernel_ranks import rank_child
     from ptxmm.device.kernel_run import KernelEnv, KernelHung, run_isolated
 
     path, lanes = Path(sys.argv[1]), [int(x) for x in sys.argv[2:]] or [1, 8, 32]
@@ -20,7 +21,7 @@ def main() -> None:
     rows = []
     for n in lanes:
         try:
-            run = run_isolated(job.kplan, KernelEnv(1024, n), 1.0, None, 15.0, job.cubin)
+            run = run_isolated(job.kplan, KernelEnv(1024, n), 1.0, None, 10.0, job.cubin, target=rank_child)
             kc = KC.judge(job.kplan, run)
             rows.append({"lanes": n, "instances": run.instances, "per_s": round(run.per_s),
                          "violations": len(kc.violations), "states": len([r for r in kc.rows if r.count])})

@@ -27,10 +27,10 @@ for step in "$@"; do
         > $OUT/gpu_tests.txt 2>&1
       echo "gpu exit $?: $(tail -1 $OUT/gpu_tests.txt)" >> $OUT/log.txt ;;
     cross)
-      timeout 240 $P crossval $K/allreduce-*.cu --allow-hang --no-self-check --budget 2 --timeout 30 \
+      timeout 240 $P crossval $K/allreduce-*.cu --allow-hang --no-self-check --budget 2 --timeout 10 \
         --json $OUT/multigpu-crossval.json > $OUT/cross.log 2>&1; echo "cross exit $?" >> $OUT/log.txt ;;
     broken)
-      timeout 200 $P crossval $BROKEN --allow-hang --no-self-check --budget 10 --timeout 30 \
+      timeout 200 $P crossval $BROKEN --allow-hang --no-self-check --budget 10 --timeout 10 \
         --json $OUT/multigpu-broken.json > $OUT/broken.log 2>&1; echo "broken exit $?" >> $OUT/log.txt ;;
     lanes)
       timeout 150 python3 benchmarks/device/multigpu_lanes.py $K/allreduce-sys-flags.cu 1 8 32 \
