@@ -8,8 +8,9 @@
 #   gpu      tests/device/test_multigpu_gpu.py (the 5 examples, 0.3 s each)
 #   cross    ptxmm crossval examples/kernels/allreduce-*.cu --allow-hang (2 s each)
 #   broken   the three broken twins again, 10 s each (their bug state's count)
+#   stress   the five again under --stress heavy (the stress kernel on both GPUs), 5 s each
 #   lanes    instances/s of allreduce-sys-flags at 1, 8 and 32 instances in flight per GPU
-# e.g. bash benchmarks/device/run_s15_multigpu.sh info cross broken gpu lanes
+# e.g. bash benchmarks/device/run_s15_multigpu.sh info cross broken lanes gpu stress
 set -u
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 PTXMM_CACHE=${PTXMM_CACHE:-/tmp/ptxmm-cache}
 P="python3 -m ptxmm"
@@ -32,6 +33,9 @@ for step in "$@"; do
     broken)
       timeout 200 $P crossval $BROKEN --allow-hang --no-self-check --budget 10 --timeout 10 \
         --json $OUT/multigpu-broken.json > $OUT/broken.log 2>&1; echo "broken exit $?" >> $OUT/log.txt ;;
+    stress)
+      timeout 240 $P crossval $K/allreduce-*.cu --allow-hang --no-self-check --stress heavy --budget 5 \
+        --timeout 10 --json $OUT/multigpu-heavy.json > $OUT/stress.log 2>&1; echo "stress exit $?" >> $OUT/log.txt ;;
     lanes)
       timeout 150 python3 benchmarks/device/multigpu_lanes.py $K/allreduce-sys-flags.cu 1 8 32 \
         > $OUT/lanes.jsonl 2>$OUT/lanes.err; echo "lanes exit $?" >> $OUT/log.txt ;;

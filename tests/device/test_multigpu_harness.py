@@ -3,7 +3,8 @@ fake GPU at addresses of its own, a fake all-reduce kernel that follows the poin
 (its inputs through ``dp``, its peers' Signals through ``sg``), graphs that replay recorded
 launches. What it checks: each rank's pointers reach the right GPU's block of the same instance,
 the resets and counters per GPU, the histogram over every GPU's blocks, the launch order (instance
-i on every GPU before instance i + 1), and peer access asked for between every pair."""
+i on every GPU before instance i + 1), peer access asked for between every pair, and the stress
+kernel on every GPU."""
 
 from __future__ import annotations
 
@@ -135,11 +136,14 @@ class _Stream:
 
 
 class _Function:
-    def __init__(self, gpu):
-        self.gpu = gpu
+    def __init__(self, gpu, name):
+        self.gpu, self.name = gpu, name
 
     def __call__(self, grid, block, args, shared_mem=0):
         assert _W.stream.gpu == self.gpu == _W.dev, "a launch on another GPU's stream"
+        if self.name == "ptxmm_kernel_stress":
+            _W.log.append(("stress", self.gpu, id(_W.stream)))
+            return
 
         def op():
             _allreduce(_W.mem, args, _W.log, self.gpu)
@@ -156,7 +160,7 @@ class _RawModule:
         self.counter = _Array(np.zeros(KP.MAX_SLOTS, dtype=np.uint32))
 
     def get_function(self, name):
-        return _Function(self.gpu)
+        return _Function(self.gpu, name)
 
     def get_global(self, name):
         return types.SimpleNamespace(arr=self.counter.arr, ptr=self.counter.data.ptr)
@@ -229,6 +233,22 @@ def test_every_instance_ends_in_the_models_state_on_both_fake_gpus(fake):
     eager = log[:16]  # the first round: instance i on GPU 0, then on GPU 1, then instance i + 1
     assert [g for g, _ in eager] == [0, 1] * 8
     assert all(b - a == p.stride for (_, a), (_, b) in zip(eager[::2], eager[2::2]))
+
+
+def test_stress_runs_on_every_gpu_on_a_stream_of_its_own(fake, monkeypatch):
+    from ptxmm.device import build
+
+    cp, log = fake
+    monkeypatch.setattr(build, "compile_cubin", lambda src: "stress.cubin")
+    p = _plan()
+    env = KernelEnv(instances=128, lanes=4, stress_blocks=2, stress_loops=3, stress_lines=4,
+                    stress_line_words=2)
+    run = RankHarness(p, env, cubin="fake.cubin").run(rounds=2)
+    (allowed,) = p.allowed
+    assert run.states == {State(allowed): 256}
+    stress = [x for x in log if x[0] == "stress"]
+    assert {g for _, g, _ in stress} == {0, 1} and len({s for _, _, s in stress}) == 2  # one stream per GPU
+    assert len(stress) == 2 * 2 * 3  # 128 // 64 launches per round on each GPU: eager, then 2 rounds
 
 
 def test_a_wrong_value_in_one_gpus_block_is_seen_there(fake, monkeypatch):

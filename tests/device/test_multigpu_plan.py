@@ -279,7 +279,7 @@ def test_crossval_of_the_multi_gpu_examples_reports_ranks_and_bugs(tmp_path, fak
     assert r.exit_code == 0, r.output
     ok, broken, hangs = json.loads(out.read_text())["tests"]
     assert ok["gpus"] == 2 and ok["violations"] == 0 and ok["rank_args"][1][2] == "gpu1.sig"
-    assert ok["device"] == "2 x fake GPU" and ok["env"]["stress_blocks"] == 0
+    assert ok["device"] == "2 x fake GPU" and ok["env"]["streams"] == KR.MULTI_LANES
     assert broken["bug"]["observed"] and broken["bug"]["instances"]["condition"] == 30
     assert hangs["bug"]["expect"] == ["assert-fails", "hang", "race"]
     shown = " ".join(r.output.split())

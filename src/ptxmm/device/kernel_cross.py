@@ -246,8 +246,6 @@ def run_kernel(job: KernelJob, env: Env, budget: float, iterations: int | None, 
             return Skip.of(job.file, NO_DEVICE, why)
         lanes = min(lanes, MULTI_LANES)
     kenv = KernelEnv.of(env, instances, lanes)
-    if job.kplan.gpus > 1:  # no memory-stress kernels beside a multi-GPU kernel (kernel_ranks)
-        kenv = KernelEnv(kenv.instances, kenv.lanes)
     rounds = None if iterations is None else max(1, -(-iterations // kenv.instances))
     try:
         run = run_isolated(job.kplan, kenv, budget, rounds, timeout, job.cubin, **more)

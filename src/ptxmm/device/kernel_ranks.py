@@ -25,7 +25,9 @@ CuPy: the multi-GPU twin of :class:`.kernel_run.KernelHarness`, planned by :mod:
   unfinished instance is then first in its lane on every GPU, so some instance can always run
   as long as one instance per lane fits on each GPU at once (:data:`MULTI_LANES` is small). A
   round that still does not end is a hang (:class:`.kernel_run.KernelHung`: a ``timeout`` row).
-  Memory-stress kernels are not run beside multi-GPU kernels."""
+* **stress** (``--stress``: the Env's stress knobs) — on every GPU, as on one: the stress kernel
+  of :mod:`.kernel_run` on a stream of its own in each GPU's graph, hammering a scratch buffer
+  of that GPU while the instances run."""
 
 from __future__ import annotations
 
@@ -126,9 +128,10 @@ def enable_peer_access(cp, gpus: int) -> None:
 
 
 class _Rank:
-    """One GPU's part: its module, its blocks of every instance, its streams and graphs."""
+    """One GPU's part: its module, its blocks of every instance, its streams and graphs, its
+    stress kernel (or None) and scratch buffer."""
 
-    def __init__(self, cp, plan: KernelPlan, env: KernelEnv, gpu: int, cubin: str):
+    def __init__(self, cp, plan: KernelPlan, env: KernelEnv, gpu: int, cubin: str, stress: str | None):
         import numpy as np
 
         n = env.instances
@@ -143,7 +146,12 @@ class _Rank:
                 self.asserts = cp.ndarray((2 * n,), dtype=cp.uint32, memptr=self.mod.get_global(ASSERT_COUNT))
             self.stream = cp.cuda.Stream(non_blocking=True)
             self.copy_stream = cp.cuda.Stream(non_blocking=True)
-            self.lanes = [cp.cuda.Stream(non_blocking=True) for _ in range(env.lanes)]
+            self.stress = None
+            if stress is not None:
+                self.stress = cp.RawModule(path=stress).get_function("ptxmm_kernel_stress")
+                self.scratch = cp.zeros(max(1, env.stress_lines * env.stress_line_words), dtype=cp.uint32)
+            n_streams = env.lanes + (1 if self.stress is not None else 0)
+            self.lanes = [cp.cuda.Stream(non_blocking=True) for _ in range(n_streams)]
             ev = cp.cuda.Event
             self.resets = [ev(disable_timing=True) for _ in (0, 1)]
             self.events = [(ev(disable_timing=True), [ev(disable_timing=True) for _ in self.lanes])
@@ -164,7 +172,13 @@ class RankHarness:
             raise ValueError(f"at most {MAX_SLOTS // 2} instances per graph")
         enable_peer_access(cp, plan.gpus)
         path = str(cubin or assemble(plan.ptx))
-        self.ranks = [_Rank(cp, plan, env, g, path) for g in range(plan.gpus)]
+        stress = None
+        if env.stress_blocks:
+            from .build import compile_cubin
+            from .kernel_run import STRESS_SOURCE
+
+            stress = str(compile_cubin(STRESS_SOURCE))
+        self.ranks = [_Rank(cp, plan, env, g, path, stress) for g in range(plan.gpus)]
         self._eager(0)
         for r in self.ranks:
             r.graphs = [self._capture(r, h) for h in (0, 1)]
@@ -177,8 +191,19 @@ class RankHarness:
         plan = self.plan
         smem = half * self.env.instances + i if plan.uses_assert else 0
         args = rank_args(plan, r.gpu, rank_values(plan, r.gpu, self._bases(half, i)))
-        with r.lanes[i % len(r.lanes)]:
+        with r.lanes[i % self.env.lanes]:
             r.kernel(plan.grid, plan.block, args, shared_mem=smem)
+
+    def _stress(self, r: _Rank) -> None:
+        """The stress kernel's launches of one round, on GPU ``r``'s last stream."""
+        import numpy as np
+
+        env = self.env
+        with r.lanes[-1]:
+            for _ in range(max(1, env.instances // 64)):
+                r.stress((env.stress_blocks,), (256,),
+                         (r.scratch, np.uint32(env.stress_loops), np.uint32(max(1, env.stress_lines)),
+                          np.uint32(max(1, env.stress_line_words))))
 
     def _reset(self, half: int) -> None:
         """Every GPU's blocks of ``half`` from its image, its counters cleared; then every GPU's
@@ -222,6 +247,8 @@ class RankHarness:
         for r in self.ranks:
             with cp.cuda.Device(r.gpu):
                 self._fork(r, half)
+                if r.stress is not None:
+                    self._stress(r)
         for i in range(self.env.instances):
             for r in self.ranks:
                 with cp.cuda.Device(r.gpu):
@@ -238,6 +265,8 @@ class RankHarness:
         with self.cp.cuda.Device(r.gpu):
             r.stream.begin_capture()
             self._fork(r, half)
+            if r.stress is not None:
+                self._stress(r)
             for i in range(self.env.instances):
                 self._launch(r, half, i)
             self._join(r, half)
