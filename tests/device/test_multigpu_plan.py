@@ -23,9 +23,10 @@ from ptxmm.device import batch as B
 from ptxmm.device import kernel_cross as KC
 from ptxmm.device import kernel_plan as KP
 from ptxmm.device import kernel_ranks as KR
-from ptxmm.device.kernel_run import KernelEnv, KernelRun, State
+from ptxmm.device.kernel_run import KernelEnv, KernelHung, KernelRun, State
 from ptxmm.errors import UnsupportedError
 from ptxmm.ir.program import type_width
+from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.kernel.launch import parse_launch
 
 K = ROOT / "examples" / "kernels"
@@ -129,6 +130,31 @@ def test_rank_arguments_as_cupy_passes_them():
     args = KR.rank_args(p, 1, KR.rank_values(p, 1, (1 << 20, 2 << 20)))
     assert args[0].dtype.itemsize == 16 and args[0].shape == (1,)
     assert args[2].dtype == np.uint64 and args[4].dtype == np.uint32 and int(args[4]) == 1
+
+
+def test_a_buffer_without_per_gpu_lies_on_gpu_0_and_every_rank_gets_its_address():
+    path = ROOT / "tests" / "data" / "multigpu" / "rank_store.ptx"
+    launch = "rank_store<<<1, 1>>>(int out[1], Peers box = peers(int box[2]), rank) on 2 gpus"
+    prog = ptxmm.load(path, kernel=KernelArgs(launch=launch, forall="gpu0.box[1] == 21"))
+    p = KP.plan_kernel(prog, path.read_text())
+    assert [(b.name, b.gpu) for b in p.buffers] == [("out", 0), ("gpu0.box", 0), ("gpu1.box", 1)]
+    assert p.describe(0) == ("out", "{gpu0.box, gpu1.box}", "0") and p.describe(1)[0] == "out"
+    assert {p.typed(s)[p.elements.index("out[0]")] for s in p.allowed} == {10, 11}  # the race
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_a_launch_on_one_gpu_spelled_out_runs_through_the_ranks(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTXMM_CACHE", str(tmp_path / "cache"))
+    cu = tmp_path / "rank.cu"
+    cu.write_text("// ptxmm: launch k<<<1, 1>>>(int out[1] per gpu, rank) on 1 gpu\n"
+                  "__global__ void k(int *out, int rank) { out[0] = rank + 10; }\n")
+    p = KP.plan_kernel(ptxmm.load(cu), KP.kernel_ptx(cu))
+    assert p.gpus == 1 and len(p.ranks) == 1 and p.describe(0) == ("gpu0.out", "0")
+    assert p.allowed == {(10,)}
+    plain = tmp_path / "plain.cu"
+    plain.write_text("// ptxmm: launch k<<<1, 1>>>(int out[1], 3)\n"
+                     "__global__ void k(int *out, int r) { out[0] = r + 10; }\n")
+    assert KP.plan_kernel(ptxmm.load(plain), KP.kernel_ptx(plain)).ranks == ()
 
 
 # ----- properties of the layout --------------------------------------------------------------------
@@ -257,11 +283,13 @@ class _FakeRanks:
 def fake_gpus(tmp_path, monkeypatch):
     from ptxmm.device import commands, kernel_run
 
-    found = {"n": 2}
+    found = {"n": 2, "hangs": None}
     real = KR.peer_error
     monkeypatch.setattr(commands, "device_error", lambda: None)
     def isolated(plan, env, budget, rounds, timeout, cubin=None, target=None):
-        assert (target is KR.rank_child) == (plan.gpus > 1)  # the multi-GPU harness's child
+        assert (target is KR.rank_child) == bool(plan.ranks)  # the multi-GPU harness's child
+        if plan.entry == found["hangs"]:
+            raise KernelHung("no round of 1024 launches finished within 10 s: the kernel hung on the device")
         return _FakeRanks(plan, env).run()
 
     monkeypatch.setattr(kernel_run, "run_isolated", isolated)
@@ -298,3 +326,14 @@ def test_crossval_on_a_machine_with_one_gpu_is_a_row_naming_how_many_were_found(
     assert "needs 2 GPUs; this machine has 1 (found 1 GPU)" in row["message"]
     assert "allreduce-sys-flags" in row["position"]  # located at the launch's `on 2 gpus`
     assert single["status"] == "ran"
+
+
+def test_a_kernel_the_model_lets_hang_that_hangs_on_the_device_is_a_timeout_row(tmp_path, fake_gpus):
+    fake_gpus["hangs"] = _plan("gpu-scope-flags").entry
+    out = tmp_path / "mg.json"
+    r = CliRunner().invoke(main, ["crossval", str(K / "allreduce-gpu-scope-flags.ptx"), "--allow-hang",
+                                  "--no-self-check", "--budget", "0.1", "--json", str(out)])
+    assert r.exit_code == 2, r.output
+    (row,) = json.loads(out.read_text())["tests"]
+    assert row["reason"] == B.TIMEOUT and "hung on the device" in row["message"]
+    assert "the model lets it hang: --allow-hang" in row["message"]

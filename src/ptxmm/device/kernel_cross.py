@@ -239,7 +239,7 @@ def run_kernel(job: KernelJob, env: Env, budget: float, iterations: int | None, 
     from .kernel_run import KernelHung, run_isolated
 
     more = {}
-    if job.kplan.gpus > 1:
+    if job.kplan.ranks:  # a launch `on N gpus`
         more["target"] = rank_child
         why = peer_error(job.kplan.gpus, job.prog.kernel.launch.gpus_pos)
         if why is not None:

@@ -154,8 +154,9 @@ class KernelPlan:
     free: frozenset[int] = frozenset()
     # launched as cudaLaunchCooperativeKernel launches (the driver's grid workspace for grid sync)
     cooperative: bool = False
-    # a launch `on N gpus` (kernel/multigpu.py): every instance has one block of ``stride`` bytes
-    # in each GPU's memory (BufferPlan.gpu), and rank g is launched on GPU g with ``ranks[g]``
+    # a launch `on N gpus` (kernel/multigpu.py; N may be 1): every instance has one block of
+    # ``stride`` bytes in each GPU's memory (BufferPlan.gpu), and rank g is launched on GPU g with
+    # ``ranks[g]`` (run by kernel_ranks); () for a plain launch
     gpus: int = 1
     ranks: tuple[tuple[Arg, ...], ...] = ()
 
@@ -299,7 +300,7 @@ def plan_kernel(prog: Program, ptx: str, model: str = "ptx", unroll: int = 2,
     return KernelPlan(prog, res, info.kernel, launch.grid, launch.block, ranks[0],
                       buffers, stride, allowed, FindingKind.ASSERT_FAILS in kinds,
                       FindingKind.OUT_OF_BOUNDS in kinds, text, uses_assert, maps, free_at,
-                      bool(launch.cooperative), launch.gpus, ranks if launch.gpus > 1 else ())
+                      bool(launch.cooperative), launch.gpus, ranks if launch.gpus_pos is not None else ())
 
 
 def _entry(ptx: str, info) -> str:
