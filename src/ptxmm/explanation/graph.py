@@ -146,7 +146,8 @@ def dot_source(g: GraphData) -> str:
             tops.append((col, thread(col, "  ")))
     for _, lines in sorted(tops, key=lambda t: t[0]):
         out += lines
-    # the columns left to right in thread order: their first nodes on one rank, chained invisibly
+    # every thread starts on the top rank; the invisible chain asks for thread order left to right
+    # (dot may still swap two threads to uncross the edges between them)
     firsts = [by_col[c][0] for c in range(len(g.columns)) if c in by_col]
     if len(firsts) > 1:
         out.append("  { rank=same; " + " ".join(f"e{n.eid}" for n in firsts) + " }")
