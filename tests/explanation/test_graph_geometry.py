@@ -8,6 +8,7 @@ Node.js when it is installed). The checker itself fails on the old grid layout's
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import re
 import shutil
@@ -15,6 +16,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import ROOT
 from support.svg_geometry import (
     Box,
@@ -30,7 +33,7 @@ from support.svg_geometry import (
 import ptxmm
 from ptxmm.explanation.explain import explain
 from ptxmm.explanation.findings import finding_graph
-from ptxmm.explanation.graph import dot_layout, dot_source, svg
+from ptxmm.explanation.graph import GEdge, GraphData, Node, dot_layout, dot_source, svg
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None,
                                 reason="Graphviz's dot is not installed (apt install graphviz): "
@@ -158,3 +161,27 @@ def test_the_playground_layout_has_the_same_geometry(tmp_path):
     bad = {k: faults(v) for k, v in drawn.items() if faults(v)}
     assert bad == {}
     assert all(parse(v).nodes for v in drawn.values())
+
+
+_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFF, exclude_categories=("Cc", "Cs", "Zl",
+                                                                                           "Zp")),
+                min_size=1, max_size=24).map(str.strip).filter(bool)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(_TEXT, min_size=2, max_size=4), rel=_TEXT, title=_TEXT)
+def test_any_text_survives_the_dot_source(texts, rel, title):
+    """The DOT writer quotes what it is given (instruction text, a model's relation name, a
+    title): Graphviz reads it back, and the drawing shows it as it was."""
+    nodes = tuple(Node(i, i, 0, f"T{i}", t, i + 1) for i, t in enumerate(texts))
+    edges = tuple(GEdge(i, i + 1, rel, "#2ca02c") for i in range(len(texts) - 1))
+    g = GraphData(title, tuple(f"T{i}" for i in range(len(texts))), nodes, edges, ())
+    shown = [re.sub(" +", " ", html.unescape(t).replace("\xa0", " "))
+             for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg(g))]
+
+    def norm(s: str) -> str:  # Graphviz writes runs of spaces with no-break spaces
+        return re.sub(" +", " ", s.replace("\xa0", " "))
+
+    assert all(norm(t) in shown for t in texts)
+    assert norm(rel) in [s.strip() for s in shown]
+    assert any(norm(title) in s for s in shown)
