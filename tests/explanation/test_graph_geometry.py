@@ -169,11 +169,13 @@ _TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFF, exclude_ca
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(texts=st.lists(_TEXT, min_size=2, max_size=4), rel=_TEXT, title=_TEXT)
-def test_any_text_survives_the_dot_source(texts, rel, title):
-    """The DOT writer quotes what it is given (instruction text, a model's relation name, a
-    title): Graphviz reads it back, and the drawing shows it as it was."""
-    nodes = tuple(Node(i, i, 0, f"T{i}", t, i + 1) for i, t in enumerate(texts))
+@given(texts=st.lists(_TEXT, min_size=2, max_size=4), rel=_TEXT, title=_TEXT, cuda=st.none() | _TEXT)
+def test_any_text_survives_the_dot_source(texts, rel, title, cuda):
+    """The DOT writer quotes what it is given (instruction text, a kernel's CUDA line — an HTML-like
+    label —, a model's relation name, a title): Graphviz reads it back, and the drawing shows it as
+    it was."""
+    nodes = tuple(Node(i, i, 0, f"T{i}", t, i + 1, cuda=cuda if i == 0 else None)
+                  for i, t in enumerate(texts))
     edges = tuple(GEdge(i, i + 1, rel, "#2ca02c") for i in range(len(texts) - 1))
     g = GraphData(title, tuple(f"T{i}" for i in range(len(texts))), nodes, edges, ())
     shown = [re.sub(" +", " ", html.unescape(t).replace("\xa0", " "))
@@ -182,6 +184,7 @@ def test_any_text_survives_the_dot_source(texts, rel, title):
     def norm(s: str) -> str:  # Graphviz writes runs of spaces with no-break spaces
         return re.sub(" +", " ", s.replace("\xa0", " "))
 
-    assert all(norm(t) in shown for t in texts)
+    assert norm(texts[0]) in " ".join(shown) and all(norm(t) in shown for t in texts[1:])
+    assert cuda is None or norm(cuda) in shown
     assert norm(rel) in [s.strip() for s in shown]
     assert any(norm(title) in s for s in shown)

@@ -62,18 +62,15 @@ def _html(s: str) -> str:
 
 
 def _node_label(n: Node) -> str:
+    """A node's DOT label: the instruction's full text (and the value a read returns) over its
+    line; a kernel's node leads with its CUDA line, the PTX under it smaller and grey."""
     if n.thread == "init":
-        return f"init {n.text}"
-    lines = []
-    if n.cuda:
-        lines.append(n.cuda)
+        return _q(f"init {n.text}")
     text = n.text + (f" → {n.value}" if n.value is not None else "")
-    if n.where:
-        text += f"   ({n.where})"
-    lines.append(text)
-    if n.line:
-        lines.append(f"PTX line {n.line}" if n.cuda else f"line {n.line}")
-    return "\n".join(lines)
+    if not n.cuda:
+        return _q(text + (f"\nline {n.line}" if n.line else ""))
+    ptx = text + (f"   ({n.where})" if n.where else "") + (f"   PTX line {n.line}" if n.line else "")
+    return (f"<{_html(n.cuda)}<br/><font point-size=\"8\" color=\"#555555\">{_html(ptx)}</font>>")
 
 
 def _legend(g: GraphData) -> str:
@@ -119,7 +116,7 @@ def dot_source(g: GraphData) -> str:
         label = g.columns[col] + (f"  ({box.label})" if box is not None and len(box.cols) == 1 else "")
         lines = [f"{indent}subgraph cluster_t{col} {{",
                  f'{indent}  label={_q(label)} style="rounded,dashed" color="#888888" fontsize=11']
-        lines += [f"{indent}  e{n.eid} [label={_q(_node_label(n))}]" for n in by_col.get(col, [])]
+        lines += [f"{indent}  e{n.eid} [label={_node_label(n)}]" for n in by_col.get(col, [])]
         return lines + [f"{indent}}}"]
 
     def cta(box: Box, indent: str) -> list[str]:
