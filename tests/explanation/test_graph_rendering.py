@@ -3,6 +3,7 @@ under -m slow), DOT through the graphviz package, PNG needs dot."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import xml.dom.minidom
 
@@ -51,7 +52,8 @@ def test_graph_contents_and_highlight():
     assert [b.label for b in g.boxes] == ["cta 0", "cta 1"]
     assert "<== cycle" in ascii_art(g)
     src = dot_source(g)
-    assert src.startswith("digraph") and 'label=sync' in src.replace('"', "")
+    assert src.startswith("digraph") and re.search(r'xlabel="\W*sync\W*"', src)
+    assert "ld.acquire.gpu.global.u32 %r0, [y] → 1" in src  # the full text and the value read
 
 
 def test_check_result_renders_svg():
@@ -93,3 +95,33 @@ def test_cli_graph_svg_and_ascii(tmp_path):
     r = CliRunner().invoke(main, ["graph", str(ROOT / "examples/classic/MP-rel-acq.ptx")])
     xml.dom.minidom.parseString(r.output)
     assert svg(None).startswith("<svg")
+
+
+def test_without_dot_the_grid_layout_and_one_line_saying_so(monkeypatch, tmp_path):
+    """No `dot` on PATH: `ptxmm graph` draws ptxmm's own grid layout and says so once on stderr
+    (the SVG on stdout stays a document); the grid keeps every instruction's full text."""
+    from ptxmm.explanation.graph import GRID_NOTE
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    r = CliRunner().invoke(main, ["graph", str(ROOT / "examples/classic/MP-rel-acq.ptx")])
+    assert r.exit_code == 0 and r.stderr.strip() == GRID_NOTE
+    doc = xml.dom.minidom.parseString(r.stdout)
+    texts = [t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild]
+    assert "ld.acquire.gpu.global.u32 %r0, [y]" in texts  # not cut ("ld.acquire.gpu.global.u32 %r0, [f…")
+    r = CliRunner().invoke(main, ["graph", str(ROOT / "examples/classic/MP-rel-acq.ptx"), "--ascii"])
+    assert r.exit_code == 0 and GRID_NOTE not in r.output  # nothing laid out: nothing to say
+    r = CliRunner().invoke(main, ["graph", str(ROOT / "examples/classic/MP-rel-acq.ptx"), "-o",
+                                  str(tmp_path / "g.dot")])
+    assert r.exit_code == 0 and GRID_NOTE not in r.output and (tmp_path / "g.dot").read_text().startswith(
+        "digraph")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_with_dot_the_svg_is_graphviz_and_has_a_legend():
+    r = CliRunner().invoke(main, ["graph", str(ROOT / "examples/classic/MP-rel-acq.ptx")])
+    assert r.exit_code == 0 and r.stderr == ""
+    doc = xml.dom.minidom.parseString(r.stdout)
+    texts = [t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild]
+    assert {"program order", "reads from", "from-read (read before a later write)",
+            "a relation of the model"} <= set(texts)
+    assert "ld.acquire.gpu.global.u32 %r0, [y] → 1" in texts

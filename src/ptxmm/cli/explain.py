@@ -140,7 +140,8 @@ def _hangs(f, model, unroll, progress_model) -> list:
 @click.option("--model", "-m", default="ptx", show_default=True)
 @click.option("--unroll", type=click.IntRange(0, UNROLL_MAX), default=2, show_default=True)
 @click.option("-o", "--output", default=None,
-              help="out.svg (drawn by ptxmm), out.dot (graphviz source), out.png (needs `dot`)")
+              help="out.svg (laid out by Graphviz's dot; without it by ptxmm's grid), out.dot (the DOT "
+                   "source), out.png or any other format of dot (needs dot)")
 @click.option("--ascii", "as_ascii", is_flag=True, help="draw in the terminal")
 @click.option("--finding", default=None, type=click.Choice(FINDING_KINDS),
               help="draw the witness of the check's first finding of this kind (a kernel without a "
@@ -150,7 +151,7 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properti
     """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
     derived relations of the explanation, the violating cycle highlighted."""
     from ..explanation.explain import explain as api_explain
-    from ..explanation.graph import ascii_art, render_file, svg
+    from ..explanation.graph import GRID_NOTE, ascii_art, render_file, svg, uses_grid
 
     output_file("-o", output)
     _asked(properties, finding, outcome, False)
@@ -170,6 +171,8 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properti
                              "the explanation lists why; nothing to draw")
         if as_ascii:
             click.echo(ascii_art(x.graph))
+        if uses_grid() and (output is None and not as_ascii or (output or "").lower().endswith(".svg")):
+            click.echo(GRID_NOTE, err=True)
         if output:
             click.echo(f"wrote {render_file(x.graph, output)}", err=True)
         elif not as_ascii:

@@ -400,7 +400,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)
         missing = _missing(prog, eg, m, exe, fixes, unroll) if bad else ()
-        from .graph import graph_data
+        from .graphdata import graph_data
 
         gd = graph_data(eg, exe, c, [], missing)
         return Explanation(prog.name, prog.file, m.name, t.text, True, bad, witness=view(eg, exe),
@@ -449,7 +449,7 @@ def _forbidden(prog: Program, eg: EventGraph, m: Model, t: Target):
         ws = witnesses(eg, c)
         out.append(FailureGroup(key, n, view(eg, exe), ws))
         if gd is None:
-            from .graph import graph_data
+            from .graphdata import graph_data
 
             gd = graph_data(eg, exe, c, [w for w in ws], ())
     return tuple(out), s.examined, s.bound_hit, gd

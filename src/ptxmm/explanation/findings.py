@@ -99,7 +99,7 @@ def _explained(eg: EventGraph, m: Model, f: Finding) -> FindingExplanation:
 def _graph(eg: EventGraph, f: Finding):
     """The witness drawn; a race's two accesses joined by a highlighted ``race`` edge."""
     from .explain import Edge
-    from .graph import graph_data
+    from .graphdata import graph_data
 
     marks = ()
     evs = [e for e in f.events if e.eid >= 0]

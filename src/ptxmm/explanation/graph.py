@@ -1,186 +1,209 @@
-"""Execution graphs: threads as columns in program order, CTA/cluster placement as boxes, rf / co
-/ fr and the derived relations an explanation uses as labelled coloured edges, the violating
-cycle highlighted.
+"""Execution graphs drawn: one :class:`~.graphdata.GraphData` (threads in program order, CTA/cluster
+placement, rf / co / fr and the derived relations of an explanation, the violating cycle
+highlighted) as
 
-Three renderings of one :class:`GraphData`:
- - DOT source, built with the ``graphviz`` package (``-o out.dot``), and PNG/PDF through it, which
-   needs Graphviz's ``dot`` binary (its absence is a :class:`PtxmmError` with a hint);
- - SVG drawn by ptxmm itself (:func:`svg`): the layout is a grid — a column per thread, a row per
-   program-order position — so no layout engine is needed, the output is the same on every
-   machine (docs and tests rely on that), and Jupyter gets it through ``Explanation._repr_svg_``;
- - ASCII for the terminal (:func:`ascii_art`)."""
+ - DOT source (:func:`dot_source`, ``-o out.dot``): each thread a cluster (inside its CTA's and its
+   cluster's when they hold several), every instruction's full text, a kernel's CUDA line and
+   text above its PTX, a read's value, a legend of the edge kinds in the graph's label;
+ - SVG (:func:`svg`): that DOT laid out by Graphviz's ``dot`` when it is installed — the playground
+   lays the same DOT out in the browser with a WebAssembly build of Graphviz (web/static/graphviz)
+   — else ptxmm's own grid (:mod:`.gridsvg`), with :data:`GRID_NOTE` saying so; PNG/PDF and any
+   other format of ``dot`` through it (without it: a :class:`PtxmmError` with a hint);
+ - ASCII for the terminal (:func:`ascii_art`).
+
+Edges between threads are laid out as ``constraint=false`` (program order alone ranks the nodes,
+so each thread reads top to bottom); their labels are ``xlabel``s, which ``dot`` places after the
+layout where they cover no node and no other label, as long as there is room
+(tests/explanation/test_graph_geometry.py checks that on the tutorial's, the docs' and kernel
+drawings; in a dense graph of 25 events and 40 edges, such as some Hopper examples, a label may
+still touch a box). Threads are not forced into index order: dot puts two threads side by side
+when that keeps the edges between them short, so that no edge runs along a third thread."""
 
 from __future__ import annotations
 
 import shutil
-from xml.sax.saxutils import escape
+import subprocess
 
-from .._infra.records import record
 from ..errors import PtxmmError
-from ..semantics.events import EventGraph
-from ..semantics.result import Execution
+from .graphdata import (
+    COLORS,
+    DERIVED,
+    HIGHLIGHT,
+    MISSING,
+    Box,
+    GEdge,
+    GraphData,
+    Node,
+    graph_data,
+    result_graph,
+)
+from .gridsvg import grid_svg
 
-COLORS = {"po": "#444444", "rf": "#d62728", "co": "#1f77b4", "fr": "#ff7f0e"}
-DERIVED = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
-HIGHLIGHT = "#c00060"
+GRID_NOTE = ("note: Graphviz's `dot` is not installed: drawn with ptxmm's own grid layout "
+             "(install graphviz for a cleaner one)")
+DOT_TIMEOUT_S = 60.0
+PAD = "\u00a0\u00a0"  # around an edge label: dot keeps the labels of parallel edges a space apart
 
-
-@record
-class Node:
-    eid: int
-    col: int
-    row: int
-    thread: str
-    text: str
-    line: int | None
-
-
-@record
-class GEdge:
-    src: int
-    dst: int
-    rel: str
-    color: str
-    highlight: bool = False
+MEANING = {"po": "program order", "rf": "reads from", "co": "coherence order",
+           "fr": "from-read (read before a later write)"}
 
 
-@record
-class Box:
-    label: str
-    cols: tuple[int, ...]
-    depth: int  # 0: CTA, 1: cluster
+def dot_available() -> bool:
+    return shutil.which("dot") is not None
 
 
-@record
-class GraphData:
-    title: str
-    columns: tuple[str, ...]
-    nodes: tuple[Node, ...]
-    edges: tuple[GEdge, ...]
-    boxes: tuple[Box, ...]
+# ----- DOT ---------------------------------------------------------------------------------------
 
 
-def graph_data(eg: EventGraph, exe: Execution, c=None, witnesses=(), missing=(),
-               title: str = "") -> GraphData:
-    """The graph of one execution; ``witnesses``: AxiomWitness objects whose first chain is
-    highlighted and whose derived edges are drawn; ``missing``: MissingOrder edges (dashed)."""
-    from ..semantics.executions import executed
-
-    prog = eg.program
-    execd = executed(eg, exe)
-    has_init = any(eg.events[w].thread < 0 for w, _ in exe.rf)
-    cols = (["init"] if has_init else []) + [t.name for t in prog.threads]
-    off = 1 if has_init else 0
-    nodes = []
-    rows: dict[int, int] = {}
-    for e in eg.events:
-        if e.eid not in execd or (e.thread < 0 and not any(w == e.eid for w, _ in exe.rf)):
-            continue
-        col = 0 if e.thread < 0 else e.thread + off
-        row = rows.get(col, 0)
-        rows[col] = row + 1
-        line = e.instr.pos.line if e.instr is not None and e.instr.pos is not None else None
-        nodes.append(Node(e.eid, col, row, "init" if e.thread < 0 else prog.threads[e.thread].name,
-                          e.label.removeprefix("init ") if e.thread < 0 else e.label, line))
-    shown = {n.eid for n in nodes}
-    edges = _base_edges(eg, exe, shown)
-    index = {(e.src, e.dst, e.rel): i for i, e in enumerate(edges)}
-    for d in _derived_edges(witnesses, missing, shown):
-        i = index.get((d.src, d.dst, d.rel))
-        if i is None:
-            index[(d.src, d.dst, d.rel)] = len(edges)
-            edges.append(d)
-        elif d.highlight:
-            edges[i] = d
-    return GraphData(title or prog.name, tuple(cols), tuple(nodes), tuple(edges), _boxes(eg, off))
+def _q(s: str) -> str:
+    """A DOT string literal."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _base_edges(eg: EventGraph, exe: Execution, shown: set[int]) -> list[GEdge]:
-    out = []
-    by_thread: dict[int, list[int]] = {}
-    for e in eg.events:
-        if e.eid in shown and e.thread >= 0:
-            by_thread.setdefault(e.thread, []).append(e.eid)
-    for es in by_thread.values():
-        out += [GEdge(a, b, "po", COLORS["po"]) for a, b in zip(es, es[1:])]
-    out += [GEdge(w, r, "rf", COLORS["rf"]) for w, r in exe.rf if w in shown and r in shown]
-    co = set(exe.co)
-    out += [GEdge(a, b, "co", COLORS["co"]) for a, b in sorted(co)
-            if a in shown and b in shown and eg.events[a].thread >= 0]
-    for w, r in exe.rf:
-        for a, b in sorted(co):
-            if a == w and b in shown and r in shown and b != r:
-                out.append(GEdge(r, b, "fr", COLORS["fr"]))
-    return out
+def _html(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def _derived_edges(witnesses, missing, shown: set[int]) -> list[GEdge]:
-    out = []
-    colors: dict[str, str] = {}
-    for k, w in enumerate(witnesses):
-        for e in w.chain:
-            if e.src.eid not in shown or e.dst.eid not in shown:
-                continue
-            col = COLORS.get(e.rel) or colors.setdefault(e.rel, DERIVED[len(colors) % len(DERIVED)])
-            out.append(GEdge(e.src.eid, e.dst.eid, e.rel, col, highlight=k == 0))
-    for m in missing:
-        if m.missing is not None and m.missing.src.eid in shown and m.missing.dst.eid in shown:
-            out.append(GEdge(m.missing.src.eid, m.missing.dst.eid, f"missing {m.missing.rel}",
-                             "#999999"))
-    return out
+def _node_label(n: Node) -> str:
+    """A node's DOT label: the instruction's full text (and the value a read returns) over its
+    line; a kernel's node leads with its CUDA line, the PTX under it smaller and grey."""
+    if n.thread == "init":
+        return _q(f"init {n.text}")
+    text = n.text + (f" → {n.value}" if n.value is not None else "")
+    if not n.cuda:
+        return _q(text + (f"\nline {n.line}" if n.line else ""))
+    ptx = text + (f"   ({n.where})" if n.where else "") + (f"   PTX line {n.line}" if n.line else "")
+    return (f"<{_html(n.cuda)}<br/><font point-size=\"8\" color=\"#555555\">{_html(ptx)}</font>>")
 
 
-def _boxes(eg: EventGraph, off: int) -> tuple[Box, ...]:
-    prog = eg.program
-    ctas: dict = {}
-    clusters: dict = {}
-    for t in prog.threads:
-        ctas.setdefault(t.placement.cta_key, []).append(t.index + off)
-        if t.placement.cluster is not None:
-            clusters.setdefault(t.placement.cluster_key, []).append(t.index + off)
-    out = [Box(f"cta {k[-1]}", tuple(v), 0) for k, v in ctas.items()]
-    out += [Box(f"cluster {k[1]}", tuple(v), 1) for k, v in clusters.items()]
-    return tuple(out)
-
-
-# ----- DOT (graphviz package) ----------------------------------------------------------------------
+def _legend(g: GraphData) -> str:
+    """The graph's label: its title and one coloured entry per edge kind it shows (HTML-like)."""
+    kinds: dict[str, str] = {}
+    for e in g.edges:
+        kinds.setdefault(e.rel, e.color)
+    rows = [f'<tr><td colspan="2"><b>{_html(g.title)}</b></td></tr>']
+    for rel, color in sorted(kinds.items(), key=lambda kv: (list(MEANING).index(kv[0])
+                                                            if kv[0] in MEANING else 9, kv[0])):
+        meaning = MEANING.get(rel) or ("an order the outcome lacks: the fix adds it"
+                                       if rel.startswith("missing") else "a relation of the model")
+        style = "- - -" if rel.startswith("missing") else "———"
+        rows.append(f'<tr><td align="right"><font color="{color}">{style} {_html(rel)}</font></td>'
+                    f'<td align="left">{_html(meaning)}</td></tr>')
+    if any(e.highlight for e in g.edges):
+        rows.append('<tr><td align="right"><b>thick</b></td><td align="left">the cycle that breaks '
+                    'the axiom</td></tr>')
+    return "<<table border=\"0\" cellspacing=\"0\" cellpadding=\"2\">" + "".join(rows) + "</table>>"
 
 
 def dot_source(g: GraphData) -> str:
-    import graphviz
-
-    d = graphviz.Digraph(g.title, graph_attr={"rankdir": "TB", "label": g.title, "fontname": "Helvetica",
-                                              "newrank": "true"},
-                         node_attr={"shape": "box", "style": "rounded", "fontname": "Courier",
-                                    "fontsize": "10"}, edge_attr={"fontname": "Helvetica", "fontsize": "9"})
+    """The drawing as Graphviz DOT (the same text the CLI lays out and the playground lays out in
+    the browser)."""
     by_col: dict[int, list[Node]] = {}
     for n in g.nodes:
         by_col.setdefault(n.col, []).append(n)
-    box_of = {c: b for b in g.boxes if b.depth == 0 for c in b.cols}
-    done = set()
-    for col in sorted(by_col):
-        b = box_of.get(col)
-        name = f"cluster_{b.label.replace(' ', '_')}" if b is not None else f"cluster_col{col}"
-        if name in done:
-            continue
-        done.add(name)
-        with d.subgraph(name=name) as s:
-            s.attr(label=b.label if b is not None else g.columns[col], style="dashed")
-            for c2 in (b.cols if b is not None else (col,)):
-                for n in by_col.get(c2, []):
-                    s.node(f"e{n.eid}", f"{n.thread}: {n.text}" + (f"  (l.{n.line})" if n.line else ""))
-    for e in g.edges:
-        attrs = {"label": e.rel, "color": e.color, "fontcolor": e.color}
-        if e.rel == "po":
-            attrs["weight"] = "10"
-        else:
-            attrs["constraint"] = "false"
-        if e.highlight:
-            attrs["penwidth"] = "2.5"
-        if e.rel.startswith("missing"):
-            attrs["style"] = "dashed"
-        d.edge(f"e{e.src}", f"e{e.dst}", **attrs)
-    return d.source
+    out = [f"digraph {_q(g.title)} {{",
+           '  graph [rankdir=TB newrank=true nodesep=0.6 ranksep=0.45 fontname="Helvetica" '
+           'fontsize=11 labelloc=b forcelabels=true outputorder=edgesfirst pad=0.2]',
+           '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Courier" '
+           'fontsize=10 margin="0.12,0.06"]',
+           '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7]',
+           f"  label={_legend(g)}"]
+    ctas = [b for b in g.boxes if b.depth == 0]
+    clusters = [b for b in g.boxes if b.depth == 1]
+    cta_of = {c: b for b in ctas for c in b.cols}
+    placed: set[int] = set()
+
+    def thread(col: int, indent: str) -> list[str]:
+        placed.add(col)
+        box = cta_of.get(col)
+        label = g.columns[col] + (f"  ({box.label})" if box is not None and len(box.cols) == 1 else "")
+        lines = [f"{indent}subgraph cluster_t{col} {{",
+                 f'{indent}  label={_q(label)} style="rounded,dashed" color="#888888" fontsize=11']
+        lines += [f"{indent}  e{n.eid} [label={_node_label(n)}]" for n in by_col.get(col, [])]
+        return lines + [f"{indent}}}"]
+
+    def cta(box: Box, indent: str) -> list[str]:
+        if len(box.cols) == 1:
+            return thread(box.cols[0], indent)
+        lines = [f"{indent}subgraph cluster_{box.label.replace(' ', '_')} {{",
+                 f'{indent}  label={_q(box.label)} style=dashed color="#aaaaaa" fontsize=11']
+        for c in box.cols:
+            lines += thread(c, indent + "  ")
+        return lines + [f"{indent}}}"]
+
+    tops: list[tuple[int, list[str]]] = []  # (first column, lines): declared left to right
+    for k, cl in enumerate(sorted(clusters, key=lambda b: min(b.cols))):
+        lines = [f"  subgraph cluster_cl{k} {{", f'    label={_q(cl.label)} style=dotted fontsize=11']
+        for b in sorted({id(cta_of[c]): cta_of[c] for c in cl.cols if c in cta_of}.values(),
+                        key=lambda b: min(b.cols)):
+            lines += cta(b, "    ")
+        tops.append((min(cl.cols), lines + ["  }"]))
+    for b in sorted(ctas, key=lambda b: min(b.cols)):
+        if b.cols[0] not in placed:
+            tops.append((min(b.cols), cta(b, "  ")))
+    for col in range(len(g.columns)):
+        if col not in placed and col in by_col:
+            tops.append((col, thread(col, "  ")))
+    for _, lines in sorted(tops, key=lambda t: t[0]):
+        out += lines
+    # every thread starts on the top rank; the invisible chain asks for thread order left to right
+    # (dot may still swap two threads to uncross the edges between them)
+    firsts = [by_col[c][0] for c in range(len(g.columns)) if c in by_col]
+    if len(firsts) > 1:
+        out.append("  { rank=same; " + " ".join(f"e{n.eid}" for n in firsts) + " }")
+        out.append("  " + " -> ".join(f"e{n.eid}" for n in firsts) + " [style=invis]")
+    out += [_dot_edge(e) for e in g.edges]
+    return "\n".join(out + ["}"]) + "\n"
+
+
+def _dot_edge(e: GEdge) -> str:
+    attrs = [f'color="{e.color}"']
+    if e.rel == "po":
+        attrs.append("weight=10")
+    else:
+        attrs += ["constraint=false", f"xlabel={_q(PAD + e.rel + PAD)}", f'fontcolor="{e.color}"']
+    if e.highlight:
+        attrs.append("penwidth=2.6")
+    if e.rel.startswith("missing"):
+        attrs.append("style=dashed")
+    return f"  e{e.src} -> e{e.dst} [{' '.join(attrs)}]"
+
+
+# ----- layout -----------------------------------------------------------------------------------
+
+
+def dot_layout(source: str, fmt: str = "svg") -> bytes:
+    """``source`` laid out by Graphviz's ``dot`` in ``fmt`` (a PtxmmError when it cannot)."""
+    if not dot_available():
+        raise PtxmmError(f"writing .{fmt} needs Graphviz's `dot` program, which is not on PATH",
+                         None, "install Graphviz (apt install graphviz), or write .svg or .dot")
+    try:
+        r = subprocess.run(["dot", f"-T{fmt}"], input=source.encode(), capture_output=True,
+                           timeout=DOT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise PtxmmError(f"dot could not lay the graph out: {e}", None, "write .dot and lay it out "
+                         "yourself") from None
+    if r.returncode != 0:
+        msg = r.stderr.decode(errors="replace").strip().splitlines()
+        raise PtxmmError(f"dot could not write .{fmt}: {msg[-1] if msg else r.returncode}", None,
+                         "write .svg or .dot")
+    return r.stdout
+
+
+def svg(g: GraphData | None, grid: bool | None = None) -> str:
+    """The graph as a standalone SVG document: laid out by Graphviz's ``dot`` when it is on PATH,
+    else (or with ``grid=True``) by ptxmm's own grid (:func:`uses_grid` tells which)."""
+    if g is None:
+        return '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'
+    if grid or (grid is None and not dot_available()):
+        return grid_svg(g)
+    text = dot_layout(dot_source(g)).decode()
+    return text[text.index("<svg"):].rstrip("\n")  # without the XML prolog: embeddable as it is
+
+
+def uses_grid() -> bool:
+    """Whether :func:`svg` falls back to the grid layout here (``dot`` is not installed)."""
+    return not dot_available()
 
 
 def render_file(g: GraphData, path: str) -> str:
@@ -190,106 +213,19 @@ def render_file(g: GraphData, path: str) -> str:
     p = Path(path)
     fmt = p.suffix.lstrip(".").lower()
     if fmt == "svg":
-        p.write_text(svg(g))
+        p.write_text(svg(g) + "\n")
     elif fmt in ("dot", "gv"):
         p.write_text(dot_source(g))
     else:
-        if shutil.which("dot") is None:
-            raise PtxmmError(f"writing .{fmt} needs Graphviz's `dot` program, which is not on PATH",
-                             None, "install Graphviz (apt install graphviz), or write .svg or .dot")
-        import graphviz
-
-        try:
-            data = graphviz.Source(dot_source(g)).pipe(format=fmt)
-        except Exception as e:  # the dot binary's own failure (unknown format, crash)
-            raise PtxmmError(f"dot could not write .{fmt}: {e}", None, "write .svg or .dot") from None
-        p.write_bytes(data)
+        p.write_bytes(dot_layout(dot_source(g), fmt))
     return str(p)
 
 
-# ----- SVG (own grid layout) ------------------------------------------------------------------------
-
-COL_W, ROW_H, NODE_W, NODE_H, TOP, LEFT = 250, 74, 210, 34, 86, 30
-
-
-def _xy(n: Node) -> tuple[float, float]:
-    return LEFT + 20 + n.col * COL_W + NODE_W / 2, TOP + 30 + n.row * ROW_H + NODE_H / 2
-
-
-def svg(g: GraphData | None) -> str:
-    """The graph as a standalone SVG document (deterministic; needs no binary)."""
-    if g is None:
-        return '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'
-    ncols = max(len(g.columns), 1)
-    nrows = max((n.row for n in g.nodes), default=0) + 1
-    w = LEFT * 2 + ncols * COL_W
-    h = TOP + 60 + nrows * ROW_H + 60
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-           f'viewBox="0 0 {w} {h}" font-family="Helvetica, Arial, sans-serif">']
-    colors = sorted({e.color for e in g.edges})
-    out.append("<defs>")
-    for i, c in enumerate(colors):
-        out.append(f'<marker id="a{i}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
-                   f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-                   f'fill="{c}"/></marker>')
-    out.append("</defs>")
-    out.append(f'<rect width="{w}" height="{h}" fill="white"/>')
-    out.append(f'<text x="{LEFT}" y="28" font-size="16" font-weight="bold">{escape(g.title)}</text>')
-    for b in sorted(g.boxes, key=lambda b: -b.depth):
-        x0 = LEFT + min(b.cols) * COL_W + 6 - 8 * b.depth
-        x1 = LEFT + (max(b.cols) + 1) * COL_W - 6 + 8 * b.depth
-        y0 = TOP - 8 - 12 * b.depth
-        y1 = h - 40 + 12 * b.depth
-        out.append(f'<rect x="{x0}" y="{y0}" width="{x1 - x0}" height="{y1 - y0}" rx="8" fill="none" '
-                   f'stroke="#888" stroke-dasharray="5,4"/>')
-        out.append(f'<text x="{x0 + 6}" y="{y1 - 6}" font-size="11" fill="#666">{escape(b.label)}</text>')
-    for i, name in enumerate(g.columns):
-        out.append(f'<text x="{LEFT + 20 + i * COL_W + NODE_W / 2}" y="{TOP + 12}" font-size="13" '
-                   f'font-weight="bold" text-anchor="middle">{escape(name)}</text>')
-    pos = {n.eid: _xy(n) for n in g.nodes}
-    for k, e in enumerate(g.edges):
-        out.append(_svg_edge(e, pos, colors.index(e.color), k))
-    for n in g.nodes:
-        x, y = pos[n.eid]
-        out.append(f'<rect x="{x - NODE_W / 2}" y="{y - NODE_H / 2}" width="{NODE_W}" height="{NODE_H}" '
-                   f'rx="6" fill="#f7f7f7" stroke="#333"/>')
-        label = n.text if len(n.text) <= 34 else n.text[:33] + "…"
-        out.append(f'<text x="{x}" y="{y - 2}" font-size="10.5" font-family="Courier, monospace" '
-                   f'text-anchor="middle">{escape(label)}</text>')
-        if n.line:
-            out.append(f'<text x="{x}" y="{y + 11}" font-size="9" fill="#777" text-anchor="middle">'
-                       f'line {n.line}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-def _svg_edge(e: GEdge, pos, marker: int, k: int) -> str:
-    (x1, y1), (x2, y2) = pos[e.src], pos[e.dst]
-    width = 3 if e.highlight else 1.4
-    dash = ' stroke-dasharray="6,4"' if e.rel.startswith("missing") else ""
-    if abs(x1 - x2) < 1 and e.rel == "po":
-        y1, y2 = (y1 + NODE_H / 2, y2 - NODE_H / 2) if y2 > y1 else (y1 - NODE_H / 2, y2 + NODE_H / 2)
-        d = f"M{x1},{y1} L{x2},{y2}"
-        lx, ly = x1 + 6, (y1 + y2) / 2
-    else:
-        if abs(x1 - x2) < 1:  # same column, not po: bow out to the side
-            side = NODE_W / 2 + 18 + 10 * (k % 3)
-            x1, x2 = x1 + NODE_W / 2, x2 + NODE_W / 2
-            cx, cy = x1 + side, (y1 + y2) / 2
-        else:
-            sgn = 1 if x2 > x1 else -1
-            x1, x2 = x1 + sgn * NODE_W / 2, x2 - sgn * NODE_W / 2
-            bend = 18 + 12 * (k % 4)
-            cx, cy = (x1 + x2) / 2, (y1 + y2) / 2 - bend
-        d = f"M{x1},{y1} Q{cx},{cy} {x2},{y2}"
-        lx, ly = (x1 + 2 * cx + x2) / 4, (y1 + 2 * cy + y2) / 4 - 3
-    return (f'<path d="{d}" fill="none" stroke="{e.color}" stroke-width="{width}"{dash} '
-            f'marker-end="url(#a{marker})"/>'
-            f'<text x="{lx:.1f}" y="{ly:.1f}" font-size="10" fill="{e.color}" '
-            f'font-weight="{"bold" if e.highlight else "normal"}">{escape(e.rel)}</text>')
-
-
 # ----- ASCII -------------------------------------------------------------------------------------
+
+
+def _cell(n: Node) -> str:
+    return n.text if not n.cuda else f"{n.text}  [{n.cuda.split(' ', 1)[0]}]"
 
 
 def ascii_art(g: GraphData) -> str:
@@ -305,7 +241,7 @@ def ascii_art(g: GraphData) -> str:
             t = grid.get((c, r), "")
             cells.append((t if len(t) <= width else t[:width - 1] + "…").ljust(width))
         lines.append("  ".join(cells).rstrip())
-    names = {n.eid: f"{n.thread} {n.text}" for n in g.nodes}
+    names = {n.eid: f"{n.thread} {_cell(n)}" for n in g.nodes}
     lines.append("")
     for e in g.edges:
         if e.rel == "po":
@@ -315,12 +251,6 @@ def ascii_art(g: GraphData) -> str:
     return "\n".join(lines)
 
 
-def result_graph(res, index: int | None = None) -> GraphData | None:
-    """The graph of a CheckResult's witness (the first outcome satisfying the condition, else the
-    first outcome): base relations only."""
-    if not res.outcomes:
-        return None
-    if index is None:
-        index = next((i for i, o in enumerate(res.outcomes) if o.satisfies), 0)
-    o = res.outcomes[index]
-    return graph_data(res.graph, o.witness, title=f"{res.name}: {o.outcome}")
+__all__ = ["COLORS", "DERIVED", "GRID_NOTE", "HIGHLIGHT", "MISSING", "Box", "GEdge", "GraphData", "Node",
+           "ascii_art", "dot_available", "dot_layout", "dot_source", "graph_data", "render_file",
+           "result_graph", "svg", "uses_grid"]

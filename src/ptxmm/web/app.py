@@ -37,8 +37,9 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
-    # no script but the page's own; no network but this server
-    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' "
+    # no script but the page's own (and the vendored Graphviz's WebAssembly, compiled in the page);
+    # no network but this server
+    "Content-Security-Policy": "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' "
                                "'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; "
                                "base-uri 'none'; form-action 'none'",
 }

@@ -66,7 +66,8 @@ class Job:
     fix: bool = False
     fix_bound: int = 400
     text: bool = False  # add the CLI's plain-text report as a "text" member
-    graph: bool = False  # explain: add the execution graph as an "svg" member
+    graph: bool = False  # explain: add the execution graph as "svg" and "dot" members
+    dot: bool = False  # graph: answer the DOT source (the page lays it out with Graphviz in WebAssembly)
     launch: str | None = None  # a kernel's launch (else its `// ptxmm: launch` line)
     finding: str | None = None  # graph: draw the witness of the check's first finding of this kind
     liveness: bool | None = None  # also look for hangs (None: as check() decides, on for kernels)
@@ -125,6 +126,7 @@ def _fields(models) -> dict:
             "observe": _choice("observe", OBSERVE), "max_outcomes": _int("max_outcomes", 1, None),
             "timeout": _seconds, "outcome": _text("outcome", 2000), "fix": _bool("fix"),
             "fix_bound": _int("fix_bound", 1, 10_000), "text": _bool("text"), "graph": _bool("graph"),
+            "dot": _bool("dot"),
             "launch": _text("launch", 2000), "model_text": _text("model_text", MAX_MODEL),
             "liveness": _bool("liveness"), "progress": _progress, "finding": _choice("finding", FINDINGS)}
 
@@ -153,7 +155,7 @@ def _seconds(v: Any) -> float:
 _COMMON = ("source", "format", "file", "model", "model_text", "unroll", "text", "launch")
 ACCEPTS = {"check": _COMMON + ("engine", "observe", "max_outcomes", "timeout", "liveness", "progress"),
            "explain": _COMMON + ("outcome", "fix", "fix_bound", "graph", "timeout", "liveness", "progress"),
-           "graph": _COMMON + ("outcome", "timeout", "finding", "progress")}
+           "graph": _COMMON + ("outcome", "timeout", "finding", "progress", "dot")}
 FINDINGS = ("race", "assert-fails", "out-of-bounds", "hang", "trap")  # explanation/findings.py KINDS
 
 
@@ -399,28 +401,39 @@ def _explain(job: Job, prog) -> Answer:
             obj["text"] += "\n" + ("\n".join(h.explained() for h in hangs) if hangs else
                                   f"liveness: no execution hangs (progress {job.progress})")
     if job.graph:
-        from ..explanation.graph import svg
+        from ..explanation.graph import dot_source, svg
 
-        obj["svg"] = svg(x.graph) if x.graph is not None and not x.unknown else None
+        drawn = x.graph is not None and not x.unknown
+        obj["svg"] = svg(x.graph) if drawn else None
+        obj["dot"] = dot_source(x.graph) if drawn else None
     return 200, json.dumps(obj, indent=2) + "\n", JSON
+
+
+def _drawn(job: Job, g) -> Answer:
+    """The drawing as ``ptxmm graph`` writes it: its SVG, or with ``dot`` the DOT source that the
+    page lays out in the browser (``ptxmm graph -o out.dot``)."""
+    from ..explanation.graph import dot_source, svg
+
+    if job.dot:
+        return 200, dot_source(g), "text/vnd.graphviz; charset=utf-8"
+    return 200, svg(g) + "\n", "image/svg+xml"
 
 
 def _graph(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
-    from ..explanation.graph import svg
 
     if job.finding is not None:  # as `ptxmm graph --finding KIND` (a hang: under job.progress)
         from ..explanation.findings import finding_graph
 
-        return 200, svg(finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
-                                      progress=job.progress)) + "\n", "image/svg+xml"
+        return _drawn(job, finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
+                                         progress=job.progress))
     x = explain(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)
     if x.unknown:
         raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
     if x.graph is None:
         raise PtxmmError("no candidate execution produces this outcome", None,
                          "the explanation lists why; nothing to draw")
-    return 200, svg(x.graph) + "\n", "image/svg+xml"
+    return _drawn(job, x.graph)
 
 
 def stopped(job: Job, limit: float) -> Answer:

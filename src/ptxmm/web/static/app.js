@@ -329,6 +329,34 @@
   }
 
   // ----- the execution graph ----------------------------------------------------------------------
+  // The server answers the drawing's DOT (what `ptxmm graph -o out.dot` writes); the page lays it out
+  // with Graphviz compiled to WebAssembly (static/graphviz, vendored), as `ptxmm graph` lays the
+  // same DOT out with `dot`. Where the WebAssembly cannot run, the server's SVG is shown instead.
+  var graphviz = null;
+  function layout(dot) {
+    if (!graphviz) {
+      graphviz = import("/static/graphviz/graphviz.js").then(function (m) { return m.Graphviz.load(); });
+      graphviz.catch(function () { state.noWasm = true; });
+    }
+    return graphviz.then(function (gv) { return gv.dot(dot, "svg"); });
+  }
+  window.ptxmmLayout = layout;  // for tests and the console
+  function drawn(body, seq, done) {
+    var ask = Object.assign({}, body);
+    if (!state.noWasm) ask.dot = true;
+    return post("/api/graph", ask).then(function (r) {
+      if (seq !== state.drawSeq) return;  // a later drawing was asked for meanwhile
+      if (r.status !== 200 || r.type.indexOf("graphviz") < 0) { done(); showSvg(r); return; }
+      return layout(r.text).then(function (text) {
+        if (seq !== state.drawSeq) return;
+        done();
+        showSvg({ status: 200, type: "image/svg+xml", text: text });
+      }, function () {  // no WebAssembly here (or it failed): the server lays it out from now on
+        state.noWasm = true;
+        return drawn(body, seq, done);
+      });
+    });
+  }
   function drawFor(outcome, title) {
     var res = state.result;
     if (!outcome && res && !res.condition) {  // no condition: draw the first outcome's execution
@@ -340,10 +368,8 @@
     $("graph-title").textContent = "— " + (title || "the condition's outcome") + " (drawing…)";
     var body = request({}), seq = ++state.drawSeq;
     if (outcome) body.outcome = outcome;
-    return post("/api/graph", body).then(function (r) {
-      if (seq !== state.drawSeq) return;  // a later drawing was asked for meanwhile
+    return drawn(body, seq, function () {
       $("graph-title").textContent = "— " + (title || "the condition's outcome");
-      showSvg(r);
     });
   }
   function drawFinding(kind) {
@@ -351,10 +377,8 @@
     $("graph-title").textContent = "— the first " + kind + " finding (drawing…)";
     var body = request({ finding: kind }), seq = ++state.drawSeq;
     if (kind === "hang" && $("liveness").checked && $("progress").value !== "fair") body.progress = $("progress").value;
-    return post("/api/graph", body).then(function (r) {
-      if (seq !== state.drawSeq) return;
+    return drawn(body, seq, function () {
       $("graph-title").textContent = "— the first " + kind + " finding";
-      showSvg(r);
       $("graph-box").scrollIntoView({ block: "nearest" });
     });
   }
@@ -394,10 +418,14 @@
              (fix ? "fixes" : "explanation") + ": outcome " + obj.verdict +
              (obj.hangs ? "; " + obj.hangs.length + " hang(s)" : ""));
       if (obj.svg) {
-        state.drawSeq++;  // a drawing still on its way is older than this one
+        var seq = ++state.drawSeq;  // a drawing still on its way is older than this one
         $("graph-box").hidden = false;
         $("graph-title").textContent = "— as explained";
-        showSvg({ status: 200, type: "image/svg+xml", text: obj.svg });
+        var shown = function (text) {
+          if (seq === state.drawSeq) showSvg({ status: 200, type: "image/svg+xml", text: text });
+        };
+        if (obj.dot && !state.noWasm) layout(obj.dot).then(shown, function () { shown(obj.svg); });
+        else shown(obj.svg);
       }
       $("explain-box").scrollIntoView({ block: "nearest" });
     }, function (err) { busy(false); status("the server did not answer: " + err); });
