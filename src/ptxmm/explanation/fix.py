@@ -25,7 +25,7 @@ from ..queries.checker import check
 from .boundsguard import guard_code
 from .fixjudge import Judge
 from .targets import with_target
-from .vecsplit import apply_split, is_vector, split_changes
+from .vecsplit import apply_split, inside_vector, is_vector, split_changes
 
 SEM_LADDER = {
     Load: {"weak": ("relaxed", "acquire"), "relaxed": ("acquire",)},
@@ -215,7 +215,7 @@ def _fence_changes(t: Thread, mem: list[int], need: str) -> list[Change]:
         after = [t.instrs[j] for j in mem if j >= i]
         if not before or not after or isinstance(t.instrs[i], Label) and i == mem[0]:
             continue
-        if isinstance(t.instrs[i - 1], Fence) or isinstance(t.instrs[i], Fence):
+        if isinstance(t.instrs[i - 1], Fence) or isinstance(t.instrs[i], Fence) or inside_vector(t, i):
             continue
         nxt = next(ins for ins in t.instrs[i:] if isinstance(ins, MEMORY))
         for sem in ("release", "acquire", "acq_rel", "sc"):

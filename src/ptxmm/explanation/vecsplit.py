@@ -38,6 +38,17 @@ def is_vector(ins) -> bool:
     return isinstance(ins, (Load, Store)) and _VEC_RE.search(ins.text.partition(" ")[0]) is not None
 
 
+def inside_vector(t: Thread, i: int) -> bool:
+    """Whether position ``i`` (before instruction ``i``) lies inside one vector access: between
+    two of its elements, or between an acquire/release vector's order and its first element. No
+    instruction (no fence) can go there."""
+    if i <= 0 or i >= len(t.instrs):
+        return False
+    a, b = t.instrs[i - 1], t.instrs[i]
+    return isinstance(a, VectorOrder) or (is_vector(a) and is_vector(b) and type(a) is type(b)
+                                          and (a.text, a.pos) == (b.text, b.pos))
+
+
 def groups(t: Thread) -> list[tuple[int, int]]:
     """The thread's strong vector accesses as (first element's index, number of elements): the
     lowered elements are consecutive loads or stores of one PTX line and text."""
@@ -106,4 +117,5 @@ def vector_size_of(instrs, start: int) -> int:
     return int(m.group(1)) if m else 1
 
 
-__all__ = ["SPLIT_COST", "apply_split", "groups", "is_vector", "split_changes", "vector_size_of"]
+__all__ = ["SPLIT_COST", "apply_split", "groups", "inside_vector", "is_vector", "split_changes",
+           "vector_size_of"]
