@@ -224,7 +224,8 @@ def _distinct(prog: Program, singles: list[Change]) -> list[Change]:
 
 
 def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
-    """The sets tried, in order: single changes at the finding (rank 0), the pairs of vector
+    """The sets tried, in order: bound checks (an out-of-bounds finding's: boundsguard.py), single
+    changes at the finding (rank 0), the pairs of vector
     splits (:func:`_split_pairs`), single changes at its synchronisation (rank 1), pairs of the
     best ranked, single changes of rank 2, triples, then the other single
     changes."""
@@ -235,9 +236,10 @@ def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
     def sets(size: int, pool: int) -> list[tuple[Change, ...]]:
         group = [cs for cs in itertools.combinations(near[:pool], size) if len({c.site for c in cs}) == size]
         return sorted(group, key=key)
-    return [*((c,) for c in by if rank(c) == 0), *_split_pairs(singles), *((c,) for c in by if rank(c) == 1),
-            *sets(2, PAIR_POOL), *((c,) for c in by if rank(c) == 2), *sets(3, TRIPLE_POOL),
-            *((c,) for c in by if rank(c) > 2)]
+    ranked = lambda r: [(c,) for c in by if rank(c) == r and c.kind != "guard"]  # noqa: E731
+    return [*((c,) for c in by if c.kind == "guard"), *ranked(0), *_split_pairs(singles), *ranked(1),
+            *sets(2, PAIR_POOL), *ranked(2), *sets(3, TRIPLE_POOL),
+            *((c,) for c in by if rank(c) > 2 and c.kind != "guard")]
 
 
 def _split_pairs(singles: list[Change]) -> list[tuple[Change, ...]]:
