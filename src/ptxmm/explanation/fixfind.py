@@ -14,12 +14,19 @@ strengthening helps), the kernel's first race is aimed at in what is left of the
 
 A kernel's threads run the same code, so a change is the edit of one PTX instruction (one CUDA
 line) in every thread that runs it (:func:`everywhere`): the changes of a solution are said at
-one thread, and judged applied to all. The candidates are :func:`~.fix.single_changes` (semantics
-raised, scope widened — up to ``.sys`` where the launch spans GPUs — fences inserted or made
-stronger), one per edit of the source; they are tried by rank (:func:`ranker`), cheaper first:
-single changes at the finding or a synchronising instruction, pairs of the best ranked
+one thread, and judged applied to all. An access written in an inline-``asm`` helper nvcc inlined
+at several calls is one edit of the helper's ``asm`` line, so it is changed at every call
+(:func:`_site`). The candidates are :func:`~.fix.single_changes` (semantics raised, scope widened
+— up to ``.sys`` where the launch spans GPUs — fences inserted or made stronger, strong vector
+accesses split around a flag element: vecsplit.py) and, for an out-of-bounds access, a bound
+check before it (boundsguard.py; such a fix must also add no new finding of its property), one
+per edit of the source; they are tried in this order (:func:`_combos`): bound checks, single
+changes at the finding or a spin loop's read made an acquire (:func:`ranker`), store/load split
+pairs at one flag element, changes at a synchronising instruction, pairs of the best ranked
 (``PAIR_POOL``), other single changes near the findings, triples (``TRIPLE_POOL``), the rest;
-once a fix is found only sets of its size are tried further.
+once a fix is found only sets of its size are tried further. Where none is found, the report
+names the finding's CUDA line and why no single edit was found (:func:`_advice`: what was tried,
+and for a race left, the wait that is missing — named, never invented).
 Bounded by a time budget and a number of checks; the report says when either was hit."""
 
 from __future__ import annotations

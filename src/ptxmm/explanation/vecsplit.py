@@ -19,7 +19,12 @@ release (a store) or acquire (a load), ``scope`` the access's own (``.volatile``
 flag moved last (first), given the new semantics, the other elements kept as they are; an
 acquire/release vector's :class:`~ptxmm.kernel.module.lowering.VectorOrder` (the execution's
 choice of the element order) becomes a plain label, the order now fixed as the split code fixes
-it. The edit in CUDA words is kernel/cuda_edits.py's :func:`~ptxmm.kernel.cuda_edits.split_edit`."""
+it. The edit in CUDA words is kernel/cuda_edits.py's :func:`~ptxmm.kernel.cuda_edits.split_edit`.
+
+Two changes fix.py would otherwise propose are not made on a vector's elements: raising a relaxed
+vector to acquire/release as a whole (its elements' order would then be the execution's choice,
+which the lowered relaxed elements, kept in element order, no longer carry), and a fence between
+two of its elements (no instruction can go inside one access: :func:`inside_vector`)."""
 
 from __future__ import annotations
 
