@@ -50,6 +50,7 @@ from .vecsplit import groups
 PAIR_POOL = 14  # the best ranked single changes whose pairs are tried
 TRIPLE_POOL = 7  # ... and triples
 MIN_CHECKS = 12  # checked whatever the budget (a large kernel's check takes seconds)
+RACE_MIN_CHECKS = 6  # ... and of the race aimed at next (a pair of its two accesses made strong: 5th)
 SITE_KINDS = (FindingKind.ASSERT_FAILS, FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP)
 
 
@@ -281,7 +282,7 @@ def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | No
         races = findings_of(prog, model, unroll, "races")
         if races:
             found, n, hit, over = _search_one(prog, model, unroll, races[0], races, singles, left,
-                                              bound - checked, 4)
+                                              bound - checked, RACE_MIN_CHECKS)
             if found:
                 goal = f"the finding {races[0]} (no change tried removes the {f.kind} at line " \
                        f"{f.events[0].line if f.events else '?'}: {checked} checks)"
