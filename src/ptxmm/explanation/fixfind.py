@@ -80,6 +80,7 @@ def everywhere(prog: Program, changes) -> tuple[Change, ...]:
     if prog.format != "kernel":
         return tuple(changes)
     out: list[Change] = []
+    memo: dict = {}
     for c in changes:
         ins = _at(prog, c)
         for t in prog.threads:
@@ -87,21 +88,30 @@ def everywhere(prog: Program, changes) -> tuple[Change, ...]:
                 idx = [j - _before(prog.threads[c.thread], c.index) for j, i in enumerate(t.instrs)
                        if isinstance(i, MEMORY) and _line(i) == _line(ins)]
             elif c.kind == "split":  # the same vector access (its first element), or the same asm line
-                idx = [j for j, _n in groups(t) if _site(prog, t.instrs[j]) == _site(prog, ins)
+                idx = [j for j, _n in groups(t) if _site(prog, t.instrs[j], memo) == _site(prog, ins, memo)
                        and (t.instrs[j].sem, t.instrs[j].scope) == (ins.sem, ins.scope)]
             else:
-                site = _site(prog, ins)
+                site = _site(prog, ins, memo)
                 idx = [j for j, i in enumerate(t.instrs) if type(i) is type(ins)
-                       and (i.sem, i.scope) == (ins.sem, ins.scope) and _site(prog, i) == site]
+                       and (i.sem, i.scope) == (ins.sem, ins.scope) and _site(prog, i, memo) == site]
             out += [replace(c, thread=t.index, index=j) for j in idx if j >= 0]
     return tuple(dict.fromkeys(out))
 
 
-def _site(prog: Program, ins) -> tuple:
+def _site(prog: Program, ins, memo: dict | None = None) -> tuple:
     """Where an access is edited: the ``asm`` line of the helper nvcc inlined (one edit changes it
-    at every call), else its CUDA line (:func:`_code`)."""
-    helper = asm_site(prog, ins.pos, head(ins)) if _has_src(ins) else None
-    return ("asm", helper[0], head(ins)) if helper is not None else _code(ins)
+    at every call), else its CUDA line (:func:`_code`). ``memo``: the asm lines found, by file and
+    instruction head (a caller's own, to read each file once)."""
+    if not _has_src(ins):
+        return _code(ins)
+    key = (ins.pos.src.file, head(ins))
+    if memo is None or key not in memo:
+        found = asm_site(prog, ins.pos, key[1])
+        if memo is None:
+            return ("asm", found[0], key[1]) if found is not None else _code(ins)
+        memo[key] = found
+    helper = memo[key]
+    return ("asm", helper[0], key[1]) if helper is not None else _code(ins)
 
 
 def _has_src(ins) -> bool:
@@ -223,10 +233,11 @@ def spin_read(t, index: int, reach: int = 8) -> bool:
 def _distinct(prog: Program, singles: list[Change]) -> list[Change]:
     """One change per edit of the source (the first of each: see :func:`everywhere`)."""
     seen: dict[tuple, Change] = {}
+    memo: dict = {}
     for c in singles:
         ins = _at(prog, c)
         k = (c.kind, _line(ins), _before(prog.threads[c.thread], c.index)) if c.kind == "fence" else \
-            (c.kind, _site(prog, ins), type(ins).__name__, ins.sem, ins.scope)
+            (c.kind, _site(prog, ins, memo), type(ins).__name__, ins.sem, ins.scope)
         seen.setdefault(k + (c.sem, c.scope, c.element), c)
     return list(seen.values())
 
