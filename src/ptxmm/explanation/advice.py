@@ -8,8 +8,9 @@ words them."""
 
 from __future__ import annotations
 
-from ..ir.program import Fence, Program
-from ..kernel.cuda_edits import CudaEdit, access_edit, fence_edit, fence_insert
+from ..ir.program import Fence, Program, Store
+from ..kernel.cuda_edits import CudaEdit, access_edit, fence_edit, fence_insert, guard_edit, split_edit
+from .boundsguard import elements, region_of
 from .fix import MEMORY, Change, FixReport, Solution
 
 _OPS = {"Load": "ld", "Store": "st", "Atom": "atom", "Red": "red"}
@@ -67,13 +68,25 @@ def _cuda_edit(prog: Program, c: Change, pos_of) -> CudaEdit | None:
     if c.index >= len(t.instrs):
         return None
     ins = t.instrs[c.index]
+    if c.kind == "guard":
+        r = region_of(prog, t, c.index)
+        return None if r is None else guard_edit(prog, pos_of(ins), r.name, elements(r, ins))
+    if c.kind == "split" and c.sem is not None and c.scope is not None:
+        return split_edit(prog, pos_of(ins), "st" if isinstance(ins, Store) else "ld", head(ins),
+                          c.element, (c.sem, c.scope))
     if isinstance(ins, Fence):
         new = (c.sem or ins.sem, c.scope or ins.scope)
         return fence_edit(prog, pos_of(ins), (ins.sem, ins.scope), new)
     op = _OPS.get(type(ins).__name__)
     if op is None:
         return None
-    return access_edit(prog, pos_of(ins), op, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope))
+    return access_edit(prog, pos_of(ins), op, (ins.sem, ins.scope), (c.sem or ins.sem, c.scope),
+                       head=head(ins))
+
+
+def head(ins) -> str:
+    """An instruction's opcode with its qualifiers, as its PTX text spells it (``ld.cg.u32``)."""
+    return ins.text.split(None, 1)[0] if ins.text else ""
 
 
 def solution_lines(prog: Program, s: Solution) -> list[str]:
@@ -124,4 +137,4 @@ def fixes_json(prog: Program, report: FixReport) -> dict:
     return out
 
 
-__all__ = ["cuda_edit", "fix_lines", "fixes_json", "solution_lines"]
+__all__ = ["cuda_edit", "fix_lines", "fixes_json", "head", "solution_lines"]

@@ -4,7 +4,8 @@ Single changes: raise an access's semantics (ld: weak → relaxed → acquire; s
 release; atom: relaxed → acquire | release → acq_rel; red: relaxed → release), widen a strong
 access's or a fence's scope (up to the scope that holds every thread), or insert a fence
 (fence.release before a write, fence.acquire after a read, fence.acq_rel, fence.sc) between two
-memory instructions. Sets of changes are tried by size, one engine check each; the first size
+memory instructions, or split a strong vector access around a flag element (vecsplit.py). Sets
+of changes are tried by size, one engine check each; the first size
 with solutions is the answer (fewest changes), ordered by cost — a semantics or scope change
 before a new fence, a narrower fence before fence.sc — and a solution is dropped when another of
 the same size makes a weaker change at each of its sites. Bounded by a number of checks; the
@@ -21,8 +22,10 @@ from .._infra.records import record
 from ..cat.parser import Model
 from ..ir.program import SCOPES, Atom, Fence, Label, Load, Program, Red, Store, Thread
 from ..queries.checker import check
+from .boundsguard import guard_code
 from .fixjudge import Judge
 from .targets import with_target
+from .vecsplit import apply_split, inside_vector, is_vector, split_changes
 
 SEM_LADDER = {
     Load: {"weak": ("relaxed", "acquire"), "relaxed": ("acquire",)},
@@ -35,17 +38,19 @@ SEM_RANK = {"weak": 0, "relaxed": 1, "acquire": 2, "release": 2, "acq_rel": 3, "
 FENCE_COST = {"release": 3, "acquire": 3, "acq_rel": 4, "sc": 5}
 _SEMS = {"weak", "relaxed", "acquire", "release", "acq_rel", "sc", "volatile"}
 MEMORY = (Load, Store, Atom, Red)
+CACHE_OPS = frozenset({"ca", "cg", "cs", "lu", "cv", "wb", "wt"})  # weak ld/st only (ptxas: no .acquire.cg)
 
 
 @record
 class Change:
-    kind: str  # sem scope fence
+    kind: str  # sem scope fence split (vecsplit.py) guard (boundsguard.py)
     thread: int
     index: int  # the instruction (sem, scope), or the one the fence goes before
     sem: str | None
     scope: str | None
     cost: int
     text: str
+    element: int = -1  # a split: the flag element
 
     @property
     def site(self) -> tuple[str, int, int]:
@@ -53,7 +58,8 @@ class Change:
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "thread": self.thread, "index": self.index, "sem": self.sem,
-                "scope": self.scope, "cost": self.cost, "text": self.text}
+                "scope": self.scope, "cost": self.cost, "text": self.text} | (
+                    {"element": self.element} if self.kind == "split" else {})
 
 
 @record
@@ -138,7 +144,8 @@ def _retext(text: str, sem: str, scope: str | None) -> str:
     """An instruction's text with new semantics (and scope) qualifiers."""
     head, _, rest = text.partition(" ")
     parts = head.split(".")
-    keep = [p for p in parts[1:] if p not in _SEMS and p not in SCOPES]
+    keep = [p for p in parts[1:] if p not in _SEMS and p not in SCOPES
+            and (sem == "weak" or p not in CACHE_OPS)]
     quals = ([] if sem == "weak" else [sem]) + ([scope] if scope and sem != "weak" else [])
     return ".".join([parts[0], *quals, *keep]) + (" " + rest if rest else "")
 
@@ -159,6 +166,7 @@ def single_changes(prog: Program) -> list[Change]:
                 out += _existing_fence_changes(t, i, ins, need)
         if mem:
             out += _fence_changes(t, mem, need)
+        out += split_changes(t, need, Change)
     return out
 
 
@@ -187,6 +195,8 @@ def _access_changes(t: Thread, i: int, ins, need: str) -> list[Change]:
     out = []
     scope = ins.scope or need
     for sem in SEM_LADDER[type(ins)].get(ins.sem, ()):
+        if sem in ("acquire", "release") and is_vector(ins):
+            continue  # its elements' order would become the execution's choice: vecsplit.py
         cost = max(1, SEM_RANK[sem] - SEM_RANK[ins.sem])
         new = _retext(ins.text, sem, scope)
         out.append(Change("sem", t.index, i, sem, scope, cost, f"`{ins.text}` → `{new}`{_where(ins)}"))
@@ -205,7 +215,7 @@ def _fence_changes(t: Thread, mem: list[int], need: str) -> list[Change]:
         after = [t.instrs[j] for j in mem if j >= i]
         if not before or not after or isinstance(t.instrs[i], Label) and i == mem[0]:
             continue
-        if isinstance(t.instrs[i - 1], Fence) or isinstance(t.instrs[i], Fence):
+        if isinstance(t.instrs[i - 1], Fence) or isinstance(t.instrs[i], Fence) or inside_vector(t, i):
             continue
         nxt = next(ins for ins in t.instrs[i:] if isinstance(ins, MEMORY))
         for sem in ("release", "acquire", "acq_rel", "sc"):
@@ -236,7 +246,12 @@ def apply(prog: Program, changes: tuple[Change, ...]) -> tuple[Program, frozense
                 ins = instrs[c.index]
                 instrs[c.index] = replace(ins, sem=c.sem, scope=c.scope,
                                           text=_retext(ins.text, c.sem, c.scope))
-        for c in sorted((c for c in cs if c.kind == "fence"), key=lambda c: -c.index):
+            elif c.kind == "split":
+                apply_split(instrs, c)
+        for c in sorted((c for c in cs if c.kind in ("fence", "guard")), key=lambda c: -c.index):
+            if c.kind == "guard":  # boundsguard.py: made on the original thread (index unshifted)
+                instrs[c.index:c.index] = guard_code(prog, t, c.index, c.index)
+                continue
             f = Fence(sem=c.sem, scope=c.scope, text=f"fence.{c.sem}.{c.scope}")
             inserted.add(id(f))
             instrs.insert(c.index, f)
@@ -271,6 +286,8 @@ def _weaker(a: Change, b: Change) -> bool:
         return False
     if a.kind == "fence":
         return a.sem == b.sem or (a.sem, b.sem) in _FENCE_LE
+    if a.kind == "split":
+        return a.element == b.element
     if a.kind == "scope":
         return SCOPES.index(a.scope or "cta") <= SCOPES.index(b.scope or "cta")
     return a.sem == b.sem or (SEM_RANK[a.sem or "weak"] < SEM_RANK[b.sem or "weak"]

@@ -14,29 +14,43 @@ strengthening helps), the kernel's first race is aimed at in what is left of the
 
 A kernel's threads run the same code, so a change is the edit of one PTX instruction (one CUDA
 line) in every thread that runs it (:func:`everywhere`): the changes of a solution are said at
-one thread, and judged applied to all. The candidates are :func:`~.fix.single_changes` (semantics
-raised, scope widened — up to ``.sys`` where the launch spans GPUs — fences inserted or made
-stronger), one per edit of the source; they are tried by rank (:func:`ranker`), cheaper first:
-single changes at the finding or a synchronising instruction, pairs of the best ranked
+one thread, and judged applied to all. An access written in an inline-``asm`` helper nvcc inlined
+at several calls is one edit of the helper's ``asm`` line, so it is changed at every call
+(:func:`_site`). The candidates are :func:`~.fix.single_changes` (semantics raised, scope widened
+— up to ``.sys`` where the launch spans GPUs — fences inserted or made stronger, strong vector
+accesses split around a flag element: vecsplit.py) and, for an out-of-bounds access, a bound
+check before it (boundsguard.py; such a fix must also add no new finding of its property), one
+per edit of the source; they are tried in this order (:func:`_combos`): bound checks, single
+changes at the finding or a spin loop's read made an acquire (:func:`ranker`), store/load split
+pairs at one flag element, changes at a synchronising instruction, pairs of the best ranked
 (``PAIR_POOL``), other single changes near the findings, triples (``TRIPLE_POOL``), the rest;
-once a fix is found only sets of its size are tried further.
+once a fix is found only sets of its size are tried further. Where none is found, the report
+names the finding's CUDA line and why no single edit was found (:func:`_advice`: what was tried,
+and for a race left, the wait that is missing — named, never invented).
 Bounded by a time budget and a number of checks; the report says when either was hit."""
 
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..cat.parser import Model
-from ..ir.program import Atom, Fence, Program, Red
+from ..ir.program import Atom, Branch, Fence, Label, Load, Program, Red
+from ..kernel.cuda_edits import asm_site
 from ..queries.checker import check
 from ..semantics.result import Finding, FindingKind
+from .advice import head
+from .boundsguard import guard_changes
 from .fix import MEMORY, Change, FixReport, Solution, apply, single_changes
+from .vecsplit import groups
 
 PAIR_POOL = 14  # the best ranked single changes whose pairs are tried
 TRIPLE_POOL = 7  # ... and triples
 MIN_CHECKS = 12  # checked whatever the budget (a large kernel's check takes seconds)
+RACE_MIN_CHECKS = 6  # ... and of the race aimed at next (a pair of its two accesses made strong: 5th)
 SITE_KINDS = (FindingKind.ASSERT_FAILS, FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP)
 
 
@@ -66,17 +80,43 @@ def everywhere(prog: Program, changes) -> tuple[Change, ...]:
     if prog.format != "kernel":
         return tuple(changes)
     out: list[Change] = []
+    memo: dict = {}
     for c in changes:
         ins = _at(prog, c)
         for t in prog.threads:
             if c.kind == "fence":
                 idx = [j - _before(prog.threads[c.thread], c.index) for j, i in enumerate(t.instrs)
                        if isinstance(i, MEMORY) and _line(i) == _line(ins)]
+            elif c.kind == "split":  # the same vector access (its first element), or the same asm line
+                idx = [j for j, _n in groups(t) if _site(prog, t.instrs[j], memo) == _site(prog, ins, memo)
+                       and (t.instrs[j].sem, t.instrs[j].scope) == (ins.sem, ins.scope)]
             else:
-                idx = [j for j, i in enumerate(t.instrs) if type(i) is type(ins) and _code(i) == _code(ins)
-                       and (i.sem, i.scope) == (ins.sem, ins.scope)]
-            out += [Change(c.kind, t.index, j, c.sem, c.scope, c.cost, c.text) for j in idx if j >= 0]
+                site = _site(prog, ins, memo)
+                idx = [j for j, i in enumerate(t.instrs) if type(i) is type(ins)
+                       and (i.sem, i.scope) == (ins.sem, ins.scope) and _site(prog, i, memo) == site]
+            out += [replace(c, thread=t.index, index=j) for j in idx if j >= 0]
     return tuple(dict.fromkeys(out))
+
+
+def _site(prog: Program, ins, memo: dict | None = None) -> tuple:
+    """Where an access is edited: the ``asm`` line of the helper nvcc inlined (one edit changes it
+    at every call), else its CUDA line (:func:`_code`). ``memo``: the asm lines found, by file and
+    instruction head (a caller's own, to read each file once)."""
+    if not _has_src(ins):
+        return _code(ins)
+    key = (ins.pos.src.file, head(ins))
+    if memo is None or key not in memo:
+        found = asm_site(prog, ins.pos, key[1])
+        if memo is None:
+            return ("asm", found[0], key[1]) if found is not None else _code(ins)
+        memo[key] = found
+    helper = memo[key]
+    return ("asm", helper[0], key[1]) if helper is not None else _code(ins)
+
+
+def _has_src(ins) -> bool:
+    src = getattr(ins.pos, "src", None) if ins is not None and ins.pos is not None else None
+    return src is not None and src.line > 0
 
 
 def _before(t, index: int) -> int:
@@ -130,19 +170,22 @@ def findings_of(prog: Program, model: Model, unroll: int, prop: str | None = Non
     return ()
 
 
-def removes(prog2: Program, model: Model, unroll: int, f: Finding) -> bool:
-    """Whether ``prog2`` no longer has the finding ``f`` (see the module docstring)."""
+def removes(prog2: Program, model: Model, unroll: int, f: Finding, before=None) -> bool:
+    """Whether ``prog2`` no longer has the finding ``f`` (see the module docstring); with
+    ``before`` (the findings of ``f``'s property as the kernel stands), and none but those."""
     found = findings_of(prog2, model, unroll, property_of(f))
     if f.kind == FindingKind.HANG:
         return not found
-    return _key(f) not in {_key(g) for g in found}
+    keys = {_key(g) for g in found}
+    return _key(f) not in keys and (before is None or keys <= {_key(g) for g in before})
 
 
 # ----- the search -------------------------------------------------------------------------------------
 
 
 def ranker(prog: Program, findings) -> Callable[[Change], int]:
-    """A change's rank: 0 at an instruction of the first finding; 1 a synchronising instruction
+    """A change's rank: 0 at an instruction of the first finding, or a spin loop's read made an
+    acquire (:func:`spin_read`); 1 a synchronising instruction
     made stronger (an atomic, a strong access, a fence: where the order a fix adds comes from);
     2 at an instruction of another finding, or a fence inserted next to one of these; 3 the rest."""
     lines = [{e.line for e in f.events if e.line} for f in findings]
@@ -157,6 +200,9 @@ def ranker(prog: Program, findings) -> Callable[[Change], int]:
         line = _line(ins)
         if line in first and c.kind != "fence":
             return 0
+        if c.kind == "sem" and c.sem == "acquire" and isinstance(ins, Load) and any(
+                spin_read(prog.threads[x.thread], x.index) for x in everywhere(prog, (c,))):
+            return 0  # a spin loop's flag read made an acquire: where a wait synchronises
         if c.kind != "fence" and sync(prog.threads[c.thread].instrs[c.index]):
             return 1
         near = c.kind != "fence" or line in every or sync(ins) or (
@@ -165,20 +211,42 @@ def ranker(prog: Program, findings) -> Callable[[Change], int]:
     return rank
 
 
+def spin_read(t, index: int, reach: int = 8) -> bool:
+    """Whether the load at ``index`` is a spin loop's read: a backward branch follows within
+    ``reach`` instructions, taken on a predicate set from the loaded register (a wait on a flag)."""
+    ins = t.instrs[index]
+    if not isinstance(ins, Load):
+        return False
+    labels = {i.name: j for j, i in enumerate(t.instrs) if isinstance(i, Label)}
+    tainted = {ins.dst}
+    for j in range(index + 1, min(len(t.instrs), index + 1 + reach)):
+        nxt = t.instrs[j]
+        srcs = [getattr(nxt, a, None) for a in ("a", "b", "src")] + list(getattr(nxt, "srcs", ()))
+        if any(x in tainted for x in srcs if x is not None) and getattr(nxt, "dst", None) is not None:
+            tainted.add(nxt.dst)
+        if isinstance(nxt, Branch) and nxt.guard is not None and nxt.guard[0] in tainted \
+                and labels.get(nxt.target, j + 1) <= index:
+            return True
+    return False
+
+
 def _distinct(prog: Program, singles: list[Change]) -> list[Change]:
     """One change per edit of the source (the first of each: see :func:`everywhere`)."""
     seen: dict[tuple, Change] = {}
+    memo: dict = {}
     for c in singles:
         ins = _at(prog, c)
         k = (c.kind, _line(ins), _before(prog.threads[c.thread], c.index)) if c.kind == "fence" else \
-            (c.kind, _code(ins), type(ins).__name__, ins.sem, ins.scope)
-        seen.setdefault(k + (c.sem, c.scope), c)
+            (c.kind, _site(prog, ins, memo), type(ins).__name__, ins.sem, ins.scope)
+        seen.setdefault(k + (c.sem, c.scope, c.element), c)
     return list(seen.values())
 
 
 def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
-    """The sets tried, in order: single changes at the finding or its synchronisation (rank up to
-    1), pairs of the best ranked, single changes of rank 2, triples, then the other single
+    """The sets tried, in order: bound checks (an out-of-bounds finding's: boundsguard.py), single
+    changes at the finding (rank 0), the pairs of vector
+    splits (:func:`_split_pairs`), single changes at its synchronisation (rank 1), pairs of the
+    best ranked, single changes of rank 2, triples, then the other single
     changes."""
     key = lambda cs: (sum(rank(c) for c in cs), sum(c.cost for c in cs))  # noqa: E731
     by = sorted(singles, key=lambda c: (rank(c), c.cost))
@@ -187,8 +255,18 @@ def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
     def sets(size: int, pool: int) -> list[tuple[Change, ...]]:
         group = [cs for cs in itertools.combinations(near[:pool], size) if len({c.site for c in cs}) == size]
         return sorted(group, key=key)
-    return [*((c,) for c in by if rank(c) <= 1), *sets(2, PAIR_POOL), *((c,) for c in by if rank(c) == 2),
-            *sets(3, TRIPLE_POOL), *((c,) for c in by if rank(c) > 2)]
+    ranked = lambda r: [(c,) for c in by if rank(c) == r and c.kind != "guard"]  # noqa: E731
+    return [*((c,) for c in by if c.kind == "guard"), *ranked(0), *_split_pairs(singles), *ranked(1),
+            *sets(2, PAIR_POOL), *ranked(2), *sets(3, TRIPLE_POOL),
+            *((c,) for c in by if rank(c) > 2 and c.kind != "guard")]
+
+
+def _split_pairs(singles: list[Change]) -> list[tuple[Change, ...]]:
+    """A vector store split with a vector load split at the same flag element (vecsplit.py): the
+    two halves of one message-passing pattern, tried before other pairs."""
+    splits = [c for c in singles if c.kind == "split"]
+    return [(a, b) for a in splits if a.sem == "release" for b in splits
+            if b.sem == "acquire" and b.element == a.element]
 
 
 def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | None = 9.0,
@@ -204,20 +282,24 @@ def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | No
     if f is None:
         return None
     singles = _distinct(prog, single_changes(prog))
+    if f.kind == FindingKind.OUT_OF_BOUNDS:  # a bound check first: no strengthening moves an index
+        guards = [c for e in f.events if e.line for c in guard_changes(prog, e.line, Change)]
+        singles = _distinct(prog, guards) + singles
     found, checked, hit, over = _search_one(prog, model, unroll, f, findings, singles, budget_s, bound,
                                             MIN_CHECKS)
-    goal, advice, aim = f"the finding {f}", None if found else _advice(f), f
+    goal, aim, races = f"the finding {f}", f, ()
     if not found and f.kind != FindingKind.RACE and checked < bound:
         left = None if budget_s is None else max(3.0, budget_s - (time.perf_counter() - t0))
         races = findings_of(prog, model, unroll, "races")
         if races:
             found, n, hit, over = _search_one(prog, model, unroll, races[0], races, singles, left,
-                                              bound - checked, 4)
+                                              bound - checked, RACE_MIN_CHECKS)
             if found:
                 goal = f"the finding {races[0]} (no change tried removes the {f.kind} at line " \
                        f"{f.events[0].line if f.events else '?'}: {checked} checks)"
                 aim = races[0]
             checked += n
+    advice = None if found else _advice(f, races if f.kind != FindingKind.RACE else (f,), singles)
     found.sort(key=lambda s: (s.cost, s.text))
     return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
                      budget_hit=over, engine_checks=checked, goal=goal, advice=advice, finding=aim)
@@ -229,29 +311,59 @@ def _search_one(prog: Program, model: Model, unroll: int, f: Finding, findings, 
     bound and the budget were hit (at least ``least`` checked whatever the budget)."""
     t0 = time.perf_counter()
     rank = ranker(prog, [f, *[g for g in findings if g is not f]])
-    checked, found, size = 0, [], 0
+    checked, found, size, seen = 0, [], 0, set()
     for cs in _combos(singles, rank):
-        if found and len(cs) != size:
+        if (found and len(cs) != size) or frozenset(cs) in seen:
             continue
+        seen.add(frozenset(cs))
         if checked >= bound:
             return found, checked, True, False
         if budget_s is not None and time.perf_counter() - t0 > budget_s and checked >= least:
             return found, checked, False, True
         checked += 1
-        if removes(applied(prog, cs), model, unroll, f):
+        before = findings if any(c.kind == "guard" for c in cs) else None  # a new statement: no new finding
+        if removes(applied(prog, cs), model, unroll, f, before):
             found.append(Solution(tuple(cs), sum(c.cost for c in cs)))
             size = len(cs)
     return found, checked, False, False
 
 
-def _advice(f: Finding) -> str | None:
-    """What to do where no strengthening removes the finding (said, not checked)."""
+_CU_RE = re.compile(r"([\w.+-]+\.cu):(\d+)")
+
+
+def _cuda_at(e) -> str:
+    """An event's CUDA place (``k.cu:27``), else its PTX line."""
+    m = _CU_RE.search(e.text or "")
+    return f"{m.group(1)}:{m.group(2)}" if m else f"PTX line {e.line}"
+
+
+def _advice(f: Finding, races, singles) -> str | None:
+    """Where no edit tried removes the finding: the finding's CUDA line and why no single edit
+    does (said, not checked: what the search tried is named, the missing edit is not invented)."""
     at = next((e.text for e in f.events if e.text), None)
-    if f.kind == FindingKind.OUT_OF_BOUNDS and at:
+    tried = {c.kind for c in singles}
+    if f.kind == FindingKind.OUT_OF_BOUNDS and at and "guard" not in tried:
         where, _, code = at.partition(" ")  # "k.cu:27 out[t + 1] = v;"
         return (f"{where}: an out-of-bounds access is no ordering bug: keep the index in `{code}` within "
-                "its buffer, or guard the access (no such edit is checked)")
-    return None
+                "its buffer, or guard the access (no such edit is checked: its buffer is not known)")
+    where = _cuda_at(f.events[0]) if f.events else "?"
+    why = []
+    if "guard" in tried:
+        why.append("a bound check before the access was checked and leaves it")
+    if "split" in tried:
+        why.append("splitting the vector accesses around a flag element (PTX ISA 8.2.4) was checked and "
+                   "leaves it")
+    race = next((r for r in races if len(r.events) == 2), None)
+    if race is not None:
+        w = next((e for e in race.events if e.text.lstrip().startswith(("st", "atom", "red"))),
+                 race.events[0])
+        r = next(e for e in race.events if e is not w)
+        why.append(f"its race is left: no change checked orders `{r.short()}` before `{w.short()}` — "
+                   f"what is missing is a wait (a barrier, an mbarrier wait, a flag) that holds the access "
+                   f"at {_cuda_at(w)} back until the other is done (no such edit is made here)")
+    elif not why:
+        why.append("no strengthening, scope, fence, split or bound check tried removes it")
+    return f"no single edit found for {where}: " + "; ".join(why)
 
 
 __all__ = ["applied", "everywhere", "findings_of", "removes", "search", "target"]

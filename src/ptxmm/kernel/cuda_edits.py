@@ -89,7 +89,7 @@ def _scope_name(prefix: str, scope: str) -> str:
 
 
 def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: tuple[str, str | None],
-                ptx: str = "") -> CudaEdit | None:
+                ptx: str = "", head: str = "") -> CudaEdit | None:
     """The CUDA edit that changes an access (``op``: ld st atom red) from ``old`` to ``new``
     (semantics, scope); ``ptx``, when given, the PTX edit, said when the line has nothing to
     rewrite (advice.py shows it on a line of its own instead)."""
@@ -100,7 +100,7 @@ def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: t
     (osem, oscope), (nsem, nscope) = old, new
     if text and "asm" in text:
         return CudaEdit(file, line, _asm_edit(text, op, old, new))
-    inline = _inlined_asm(prog, pos, op, old)
+    inline = inlined_asm(prog, pos, op, old) or asm_site(prog, pos, head)
     if inline is not None:  # the line calls a helper whose inline asm is the access
         aline, atext = inline
         return CudaEdit(file, aline, f"{_asm_edit(atext, op, old, new)} (the {WHAT.get(op, op)} "
@@ -116,7 +116,7 @@ def access_edit(prog: Program, pos, op: str, old: tuple[str, str | None], new: t
                     f"{_sem_phrase(nsem, nscope)}{_ptx(ptx)}")
 
 
-def _inlined_asm(prog: Program, pos, op: str, old: tuple[str, str | None]) -> tuple[int, str] | None:
+def inlined_asm(prog: Program, pos, op: str, old: tuple[str, str | None]) -> tuple[int, str] | None:
     """The one ``asm`` line of the file that writes this access with its qualifiers
     (``st.release.gpu``), where the access's own line has none: a helper nvcc inlined (its
     ``.loc`` is the call's line)."""
@@ -128,6 +128,108 @@ def _inlined_asm(prog: Program, pos, op: str, old: tuple[str, str | None]) -> tu
     hits = [(i + 1, ln.strip()) for i, ln in enumerate(lines)
             if "asm" in ln and pat.search(ln) and not ln.lstrip().startswith("//")]
     return hits[0] if len(hits) == 1 else None
+
+
+def asm_site(prog: Program, pos, head: str) -> tuple[int, str] | None:
+    """The one ``asm`` line of the file whose PTX holds ``head`` (an instruction's opcode and
+    qualifiers, ``ld.cg.u32``, ``st.relaxed.gpu.v2.u32``: nvcc copies inline asm as written):
+    the line an edit of that access changes, in a helper nvcc inlined at every call; None
+    where there is not exactly one."""
+    if getattr(pos, "src", None) is None or not head:
+        return None
+    pat = re.compile(rf"(?<![\w.]){re.escape(head)}(?![\w.])")
+    lines = source_lines(prog, pos.src) or []
+    hits = [(i + 1, ln.strip()) for i, ln in enumerate(lines)
+            if "asm" in ln and pat.search(ln) and not ln.lstrip().startswith("//")]
+    return hits[0] if len(hits) == 1 else None
+
+
+_VEC_ASM_RE = re.compile(r"\b(?P<op>ld|st)(?P<quals>(?:\.[\w:]+)*?)\.v(?P<n>[24])\.(?P<type>[busf]\d+)\s+"
+                         r"(?P<ops>[^;\"]*);")
+_SEM_WORDS = ("weak", "relaxed", "volatile", "acquire", "release")
+_SCOPE_WORDS = ("cta", "cluster", "gpu", "sys")
+
+
+def _scalar_ptx(m: re.Match, k: int, sem: str, scope: str) -> str | None:
+    """The scalar instructions of the vector access ``m`` (an asm string's PTX) split with
+    element ``k`` as the flag (a store: last, as ``sem``; a load: first), joined as an asm
+    string joins them; None where its operands are not ``[a]`` and ``{r0, ...}``."""
+    op, n, typ = m.group("op"), int(m.group("n")), m.group("type")
+    addr = re.search(r"\[([^\]]+)\]", m.group("ops"))
+    vec = re.search(r"\{([^}]*)\}", m.group("ops"))
+    if addr is None or vec is None or len(vec.group(1).split(",")) != n:
+        return None
+    regs = [r.strip() for r in vec.group(1).split(",")]
+    quals = [q for q in m.group("quals").split(".") if q]
+    plain = ".".join([op, *quals, typ])
+    strong = ".".join([op, sem, scope, *[q for q in quals if q not in _SEM_WORDS + _SCOPE_WORDS], typ])
+    width = int(typ[1:]) // 8
+
+    def one(j: int) -> str:
+        at = addr.group(1).strip() + (f"+{j * width}" if j else "")
+        head = strong if j == k else plain
+        return f"{head} [{at}], {regs[j]};" if op == "st" else f"{head} {regs[j]}, [{at}];"
+    order = [j for j in range(n) if j != k]
+    order = [*order, k] if op == "st" else [k, *order]
+    return "\\n\\t".join(one(j) for j in order)
+
+
+def split_edit(prog: Program, pos, op: str, head: str, k: int, new: tuple[str, str]) -> CudaEdit | None:
+    """The CUDA edit that splits a vector access (``op``: ld, st; ``head`` its PTX opcode and
+    qualifiers) into scalar accesses, element ``k`` the flag: a store's
+    last, with ``new`` (release, scope), a load's first (acquire). In an ``asm`` string (the
+    line's own or an inlined helper's) the PTX is rewritten; elsewhere said in words."""
+    at = cuda_line(prog, pos)
+    if at is None:
+        return None
+    file, line, text = at
+    sem, scope = new
+    what = WHAT.get(op, op)
+    where = "last" if op == "st" else "first"
+    why = (f"split the vector {what}: element {k} {where}, as a{'n' if sem == 'acquire' else ''} {sem} "
+           "(PTX ISA 8.2.4: a vector's elements are accessed in an unspecified order; only separate "
+           "accesses order the flag against the data)")
+    helper = (line, text) if "asm" in text else asm_site(prog, pos, head)
+    if helper is not None:
+        aline, atext = helper
+        m = _VEC_ASM_RE.search(atext)
+        scalar = _scalar_ptx(m, k, sem, scope) if m is not None else None
+        if scalar is not None:
+            new_text = atext[:m.start()] + scalar + atext[m.end():]
+            call = f" (the {what} at line {line}: `{text}`)" if aline != line else ""
+            return CudaEdit(file, aline, f"`{atext}` → `{new_text}`: {why}{call}")
+    order = "store(v, cuda::memory_order_release)" if op == "st" else "load(cuda::memory_order_acquire)"
+    ref = f"cuda::atomic_ref<T, {CUDA_SCOPE.get(scope, CUDA_SCOPE['gpu'])}>(flag)"
+    return CudaEdit(file, line, f"{why}, in `{text}`: the flag through `{ref}.{order}`")
+
+
+def _bracketed(text: str, start: int) -> str | None:
+    """The text between the ``[`` at ``start`` and its matching ``]``."""
+    depth = 0
+    for j in range(start, len(text)):
+        depth += {"[": 1, "]": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[start + 1:j]
+    return None
+
+
+def guard_edit(prog: Program, pos, buffer: str, n: int) -> CudaEdit | None:
+    """The CUDA edit that guards an access of ``buffer`` (``n`` elements as the launch gives it)
+    by its index: ``if (i < 0 || i >= n) return;`` before the line, the index as the line
+    writes it (``buffer[...]``), else in words."""
+    at = cuda_line(prog, pos)
+    if at is None:
+        return None
+    file, line, text = at
+    m = re.search(rf"\b{re.escape(buffer)}\s*\[", text)
+    idx = _bracketed(text, m.end() - 1) if m else None
+    size = f" ({n}: the elements the launch gives `{buffer}`; in the kernel, the size passed beside it)"
+    if idx:
+        i = idx.strip() if re.fullmatch(r"[\w.]+", idx.strip()) else f"({idx.strip()})"
+        return CudaEdit(file, line, f"insert `if ({i} < 0 || {i} >= {n}) return;` before line {line} "
+                                    f"`{text}`{size}")
+    return CudaEdit(file, line, f"guard the access of `{buffer}` in `{text}`: return before line {line} when "
+                                f"its index is outside 0..{n - 1}{size}")
 
 
 def _sem_phrase(sem: str, scope: str | None) -> str:
@@ -229,6 +331,8 @@ def _asm_edit(text: str, op: str, old: tuple[str, str | None], new: tuple[str, s
         if osem in ("weak", "volatile"):
             quals = f".{nsem}" + (f".{nscope}" if nscope else "")
             out = re.sub(rf"\b{op}(\.volatile)?\.", f"{op}{quals}.", out, count=1)
+            if nsem != "weak":  # a cache operator is for weak accesses only (ptxas refuses .acquire.cg)
+                out = re.sub(rf"(\b{op}\.[\w.:]*?)\.(?:ca|cg|cs|lu|cv|wb|wt)(?=\.)", r"\1", out, count=1)
         else:
             out = re.sub(rf"\.{osem}\b", f".{nsem}", out, count=1)
     if oscope and nscope and oscope != nscope:
@@ -288,4 +392,5 @@ def fence_edit(prog: Program, pos, old: tuple[str, str], new: tuple[str, str],
     return CudaEdit(file, line, f"replace the fence of `{text}` by `{fence_code(nsem, nscope)}`{_ptx(ptx)}")
 
 
-__all__ = ["CUDA_SCOPE", "CudaEdit", "access_edit", "cuda_line", "fence_code", "fence_edit", "fence_insert"]
+__all__ = ["CUDA_SCOPE", "CudaEdit", "access_edit", "cuda_line", "fence_code", "fence_edit", "fence_insert",
+           "asm_site", "guard_edit", "inlined_asm", "split_edit"]
