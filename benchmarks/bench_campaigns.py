@@ -1,7 +1,7 @@
 """Campaign throughput: tests per second per core for ``ptxmm test`` on generated tests (one process,
 in-process, as a worker runs them), beside herd7 on the same tests under SC in one process.
 
-    python benchmarks/bench_campaigns.py [--size 4] [--repeat 3] [--no-herd] [--quick]
+    python benchmarks/bench_campaigns.py [--size 4] [--repeat 3] [--no-herd] [--quick] [--models sc,ptx]
 
 The tests are ``ptxmm gen --size N`` (the PTX relaxation set). herd7 reads them in LISA
 (``gen --format herd``: accesses only — fences and dependencies are program order, which SC
@@ -11,7 +11,8 @@ of every test checked on its own (checked, unless ``--quick``). The herd7 row is
 visibly, when herd7 is absent (PATH, else ~/.local/herd7/bin/herd7). Timings are medians of
 ``--repeat`` runs; on a loaded machine compare rows of one run only, and read the CPU-time column
 (the process's own CPU seconds: the per-core rate, which other load on the machine disturbs far
-less than the wall clock)."""
+less than the wall clock). The "Lark only" rows are the rate before the ``.ptx`` front end's fast
+path (ptxmm.syntax.ptx_fast): every test parsed by Lark, in the same run."""
 
 from __future__ import annotations
 
@@ -36,11 +37,22 @@ def find_herd() -> str | None:
     return h or (str(p) if p.exists() else None)
 
 
-def ptxmm_rate(items: list[Item], model: str, repeat: int, memo: bool = True) -> tuple[float, float, dict]:
+def ptxmm_rate(items: list[Item], model: str, repeat: int, memo: bool = True,
+               fast_parse: bool = True) -> tuple[float, float, dict]:
     """(tests per wall second, tests per CPU second, verdicts by name) of ``test_rows`` in this
-    process; each run starts with an empty shape memo (``memo=False``: none, every test checked)."""
+    process; each run starts with an empty shape memo (``memo=False``: none, every test checked;
+    ``fast_parse=False``: every test parsed by Lark)."""
     from ptxmm.queries import memo as shapes_memo
+    from ptxmm.syntax import ptx, ptx_fast
 
+    ptx.parse_fast = ptx_fast.parse_fast if fast_parse else (lambda _text: None)
+    try:
+        return _rate(items, model, repeat, memo, shapes_memo)
+    finally:
+        ptx.parse_fast = ptx_fast.parse_fast
+
+
+def _rate(items: list[Item], model: str, repeat: int, memo: bool, shapes_memo) -> tuple[float, float, dict]:
     fresh = shapes_memo.VerdictMemo if memo else _NoMemo
     shapes_memo.MEMO = fresh()
     test_rows(items[:2], model)  # imports, the model parsed once: a worker's steady state
@@ -90,19 +102,24 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-herd", action="store_true")
     ap.add_argument("--quick", action="store_true", help="skip the no-memo rows")
+    ap.add_argument("--models", default="sc,ptx", help="the models of the ptxmm rows (sc first: herd7's)")
     a = ap.parse_args()
     gens = list(generate(GenOptions(size=a.size)))
     items = [Item("gen:" + g.name, text=g.text()) for g in gens]
     rows = []
     seen: dict[tuple[str, bool], dict] = {}
-    for model in ("sc", "ptx"):
+    for model in a.models.split(","):
+        wall, cpu, before = ptxmm_rate(items, model, a.repeat, True, fast_parse=False)
+        rows.append((f"ptxmm test --model {model}, shape memo, Lark only (before)", wall, cpu))
         for memo in ((True,) if a.quick else (False, True)):
             wall, cpu, seen[model, memo] = ptxmm_rate(items, model, a.repeat, memo)
             what = "shape memo" if memo else "no memo (every test checked)"
             rows.append((f"ptxmm test --model {model}, {what}", wall, cpu))
+        if before != seen[model, True]:
+            raise SystemExit(f"the fast parse path changed a verdict under {model}")
         if not a.quick and seen[model, True] != seen[model, False]:
             raise SystemExit(f"the shape memo changed a verdict under {model}")
-    sc = seen["sc", True]
+    sc = seen.get(("sc", True), {})
     herd = None if a.no_herd else find_herd()
     h_cpu = None
     if herd:
