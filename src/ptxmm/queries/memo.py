@@ -25,14 +25,15 @@ memoised."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 
 from ..cat import ast
 from ..cat.parser import Model, load_model
 from ..engines import Deadline, TimedOut
 from ..ir.program import Program
 from ..semantics.builder import build
-from ..semantics.events import EventGraph, Kind
+from ..semantics.events import Event, EventGraph, Kind
 from ..semantics.outcomes import observables
 from ..semantics.vocab import SCOPE_TAG, SEM_TAG
 from .checker import check
@@ -43,6 +44,10 @@ MEMO_MAX = 100_000
 # ~5 % of a check): under a model that names semantics and scopes generated tests rarely share
 # one (ptx: none of the 3,710 of ``gen --size 6``). Only the cost changes: every test is checked.
 GIVE_UP_AFTER = 256
+
+# an event's fields but its instruction (never encoded), semantics and scope (kept as the model reads
+# them): a tuple of plain values, whose repr costs half the event's own (issue 41)
+_EVENT_FIELDS = attrgetter(*(f.name for f in fields(Event) if f.name not in ("instr", "sem", "scope")))
 
 # id(model) → (the model, kept so that its id is not reused; model_reads(model))
 _NAMES: dict[int, tuple[Model, tuple[bool, bool, bool]]] = {}
@@ -72,9 +77,9 @@ def shape_key(eg: EventGraph, model: Model) -> str | None:
         return None
     sem, scope, scorder = model_reads(model)  # pins the model: its id stays its own
     events = []
-    for e in eg.events:
+    for e in eg.events:  # every field but instr, sem and scope, then those two as the model sees them
         keep_sem = e.sem if sem else ("sc" if scorder and e.kind == Kind.F and e.sem == "sc" else None)
-        events.append(replace(e, instr=None, sem=keep_sem, scope=e.scope if scope else None))
+        events.append((_EVENT_FIELDS(e), keep_sem, e.scope if scope else None))
     obs = observables(eg, "condition")
     parts = (id(model), model.path, model.name, eg.unroll, tuple(events), eg.paths, sorted(eg.edges.items()),
              sorted(eg.init.items()), eg.cut_paths, eg.awaits, sorted(eg.loc_of_name.items()),

@@ -51,6 +51,7 @@ from ..ir.program import (
 from . import check, lark_errors
 from .common import build_cond, expectation, int_literal
 from .decode import Handle, Vec, decode
+from .ptx_fast import parse_fast
 
 
 @cache
@@ -62,10 +63,12 @@ def _parser() -> larkrt.Lark:
 
 def parse(text: str, file: str = "<string>") -> Program:
     with no_gc():
-        try:
-            tree = _parser().parse(text)
-        except larkrt.LarkError as e:
-            raise lark_errors.convert(e, file, text) from None
+        tree = parse_fast(text)  # the plainest files without Lark: the same tree
+        if tree is None:
+            try:
+                tree = _parser().parse(text)
+            except larkrt.LarkError as e:
+                raise lark_errors.convert(e, file, text) from None
         return _Builder(file, text).build(tree)
 
 
