@@ -15,9 +15,10 @@ median of N.
 extracted with ``git archive`` into a temporary directory; the committed PTX of THIS tree is
 checked by both), each kernel's before and after checks run back to back so that both see the
 same load, and a column comparing the ``to_json()`` of the two results (less the timing fields):
-``same``; ``same findings, other witnesses`` (every finding names the same events, location and
-event-pair count, the outcomes and verdicts are the same, but an execution the solver picked as a
-witness differs); or ``FINDINGS DIFFER``.
+``same``; ``same findings, other witnesses`` (every finding says the same — kind, detail, location,
+event-pair count, its operations by thread, line and instruction — and the outcomes and verdicts
+are the same, but an execution the solver picked as a witness differs, and with it the dynamic
+instance a hang names); or ``FINDINGS DIFFER``.
 
 Issue 39's target: no kernel of the corpus over 10 s (``--limit``), judged on the CPU seconds; rows
 over it are marked ``!``, and the exit status is 1 when some row of this tree is over it or does not
@@ -88,14 +89,17 @@ def _cell(runs: list[dict]) -> dict:
 
 
 def _findings(doc: dict) -> list:
-    """The findings less their witnesses (kind, name, events, location, event pairs, detail)."""
-    return [{k: v for k, v in f.items() if k not in ("witness", "outcome")} for f in doc.get("findings", [])]
+    """The findings less their witnesses: kind, name, detail, location, event pairs, and the events
+    by thread, line and instruction — not by event id (a hang names the instance of its loop's
+    read on the path its witness took: another witness may take a copy of the same line)."""
+    return [{k: ([{x: y for x, y in e.items() if x != "event"} for e in v] if k == "events" else v)
+             for k, v in f.items() if k not in ("witness", "outcome")} for f in doc.get("findings", [])]
 
 
 def _compare(before: str, after: str) -> str:
-    """``same`` (the whole JSON), ``same findings, other witnesses`` (each finding names the same
-    events, location and count, but an execution the solver picked — a finding's witness, an
-    outcome's — differs), or ``FINDINGS DIFFER``."""
+    """``same`` (the whole JSON), ``same findings, other witnesses`` (each finding says the same
+    — :func:`_findings` — but an execution the solver picked, a finding's or an outcome's
+    witness, differs), or ``FINDINGS DIFFER``."""
     if not before or not after:
         return "not compared (an error)"
     if before == after:
@@ -123,6 +127,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--before", metavar="REV", help="also time the tree at git revision REV")
     ap.add_argument("--repeat", type=int, default=1, help="checks per cell (the median is shown)")
     ap.add_argument("--limit", type=float, default=LIMIT_S, help="seconds a check may take (issue 39: 10)")
+    ap.add_argument("--save", metavar="DIR", type=Path,
+                    help="write each check's JSON there (NAME.MODEL[.before].json)")
     args = ap.parse_args(argv)
     names = args.names or sorted(p.stem for p in KDIR.glob("*.cu"))
     models = args.model or list(MODELS)
@@ -141,6 +147,11 @@ def main(argv: list[str]) -> int:
                         b_runs.append(_one(before, name, model))
                     a_runs.append(_one(ROOT, name, model))
                 a = _cell(a_runs)
+                if args.save:
+                    args.save.mkdir(parents=True, exist_ok=True)
+                    (args.save / f"{name}.{model}.json").write_text(a["json"])
+                    if before:
+                        (args.save / f"{name}.{model}.before.json").write_text(b_runs[-1]["json"])
                 over = a["cpu"] > args.limit
                 line = f"{name:40s} {model:9s}"
                 if before:
