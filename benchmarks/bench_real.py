@@ -16,9 +16,10 @@ extracted with ``git archive`` into a temporary directory; the committed PTX of 
 checked by both), each kernel's before and after checks run back to back so that both see the
 same load, and a column comparing the ``to_json()`` of the two results (less the timing fields):
 ``same``; ``same findings, other witnesses`` (every finding says the same — kind, detail, location,
-event-pair count, its operations by thread, line and instruction — and the outcomes and verdicts
-are the same, but an execution the solver picked as a witness differs, and with it the dynamic
-instance a hang names); or ``FINDINGS DIFFER``.
+event-pair count, its operations by line and instruction, a race's by thread too — and the
+outcomes and verdicts are the same, but an execution the solver picked as a witness differs, and
+with it the thread an assertion failure names, the dynamic instance a hang names: :func:`_findings`);
+or ``FINDINGS DIFFER``.
 
 Issue 39's target: no kernel of the corpus over 10 s (``--limit``), judged on the CPU seconds; rows
 over it are marked ``!``, and the exit status is 1 when some row of this tree is over it or does not
@@ -90,10 +91,16 @@ def _cell(runs: list[dict]) -> dict:
 
 def _findings(doc: dict) -> list:
     """The findings less their witnesses: kind, name, detail, location, event pairs, and the events
-    by thread, line and instruction — not by event id (a hang names the instance of its loop's
-    read on the path its witness took: another witness may take a copy of the same line)."""
-    return [{k: ([{x: y for x, y in e.items() if x != "event"} for e in v] if k == "events" else v)
-             for k, v in f.items() if k not in ("witness", "outcome")} for f in doc.get("findings", [])]
+    by line and instruction (a race's by thread too). Not by event id — a hang names the instance
+    of its loop's read on the path its witness took, and another witness may take a copy of the
+    same line — nor, but for races, by thread: an assertion failure (a trap, an out-of-bounds
+    access) names the first thread its witness stops there (queries/sites.py), a hang the threads
+    of its witness (its detail still says which)."""
+    def events(f: dict) -> list:
+        drop = ("event",) if f["kind"] == "race" else ("event", "thread")
+        return [{x: y for x, y in e.items() if x not in drop} for e in f["events"]]
+    return [{k: (events(f) if k == "events" else v) for k, v in f.items() if k not in ("witness", "outcome")}
+            for f in doc.get("findings", [])]
 
 
 def _compare(before: str, after: str) -> str:
