@@ -513,8 +513,11 @@ class Rel:
             for i in [i for i, r in rows.items() if (r >> k) & 1]:
                 if exk is True or (implied[i] >> k) & 1:
                     add_static(i, rk)
-                    for j, g in dk:
-                        add(i, j, g)
+                    if dk:
+                        away = apart(i)
+                        for j, g in dk:
+                            if not (away >> j) & 1:
+                                add(i, j, g)
                     continue
                 add_static(i, rk & impk)
                 # a guarded pair whose ends never run together is in no execution: not built
