@@ -312,9 +312,23 @@ def test_in_a_wider_warp_activemask_bits_stay_unspecified_and_are_no_membermask(
     res = ptxmm.check(kernel(code, n, [0] * n, forall=" && ".join(f"out[{i}] == {1 << i}" for i in range(n))),
                       flags=False)
     assert res.holds is True
-    with pytest.raises(UnsupportedError, match="membermask that is no constant") as e:
+    with pytest.raises(UnsupportedError, match=r"`activemask\.b32 %r5` \(line \d+\) as the membermask of "
+                       rf"`shfl\.sync\.idx\.b32 [^`]*` in a warp of {n} lanes") as e:
         ptxmm.check(kernel(COALESCED, n, [1] * n))
-    assert e.value.pos is not None
+    # located at the shuffle, naming the activemask four lines above it (COALESCED)
+    assert e.value.pos is not None and f"(line {e.value.pos.line - 4})" in e.value.message
+    assert f"at most {FORK_LANES} lanes" in e.value.hint
+    for lanes in (8, 32):  # a whole warp too: refused the same way, never a path per set of lanes
+        with pytest.raises(UnsupportedError, match=f"in a warp of {lanes} lanes"):
+            ptxmm.check(kernel(COALESCED, lanes, [1] * lanes))
+
+
+def test_a_membermask_from_loaded_data_is_refused_with_its_line():
+    """A membermask no lane can compute (loaded data, here in[t]) is no activemask: the general
+    refusal, with the shuffle's line."""
+    with pytest.raises(UnsupportedError, match="membermask that is no constant") as e:
+        ptxmm.check(kernel("\tshfl.sync.idx.b32 %r3|%p2, %r2, 0, 31, %r2;", 2, [3, 3]))
+    assert e.value.pos is not None and "activemask" not in e.value.message
 
 
 MP = """\tsetp.eq.u32 %p3, %r1, 0;

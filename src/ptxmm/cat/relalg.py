@@ -462,6 +462,7 @@ class Rel:
         u = self.u
         ex, implied = u.ex, u.implied
         and2 = u.and2
+        apart = u.apart or (lambda i: 0)
         rows = {a: r for a, r in self.must.items() if r}
         may: dict[int, dict[int, list]] = {}  # i → j → the disjuncts of the guard of (i, j)
         pred: dict[int, int] = {}  # k → the i with a may pair (i, k) (stale bits are skipped)
@@ -512,20 +513,30 @@ class Rel:
             for i in [i for i, r in rows.items() if (r >> k) & 1]:
                 if exk is True or (implied[i] >> k) & 1:
                     add_static(i, rk)
-                    for j, g in dk:
-                        add(i, j, g)
+                    if dk:
+                        away = apart(i)
+                        for j, g in dk:
+                            if not (away >> j) & 1:
+                                add(i, j, g)
                     continue
                 add_static(i, rk & impk)
-                for j in bits(rk & ~impk):
+                # a guarded pair whose ends never run together is in no execution: not built
+                # (nor one that is static already)
+                for j in bits(rk & ~impk & ~rows.get(i, 0) & ~apart(i)):
                     add(i, j, exk)
-                for j, g in dk:
-                    add(i, j, g if (impk >> j) & 1 else and2(exk, g))
+                if dk:
+                    away = apart(i)
+                    for j, g in dk:
+                        if not (away >> j) & 1:
+                            add(i, j, g if (impk >> j) & 1 else and2(exk, g))
             for i, gik in dpred:
                 via_i = exk is True or (implied[i] >> k) & 1
-                for j in bits(rk):
+                away = apart(i)
+                for j in bits(rk & ~away):
                     add(i, j, gik if via_i or (impk >> j) & 1 else and2(gik, exk))
                 for j, g in dk:
-                    add(i, j, and2(gik, g) if via_i or (impk >> j) & 1 else u.all((gik, exk, g)))
+                    if not (away >> j) & 1:
+                        add(i, j, and2(gik, g) if via_i or (impk >> j) & 1 else u.all((gik, exk, g)))
         out = {}
         for i, mi in may.items():
             for j, gs in mi.items():

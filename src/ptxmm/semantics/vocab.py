@@ -141,18 +141,65 @@ def co_rows(eg: EventGraph, writes_at: dict[str, list[int]]) -> dict[int, int]:
     return rows
 
 
+def path_masks(eg: EventGraph) -> dict[int, dict[int, int]]:
+    """Each thread's paths → the thread's events on that path (a bitset)."""
+    out: dict[int, dict[int, int]] = {}
+    for e in eg.events:
+        if e.thread >= 0:
+            m = out.setdefault(e.thread, {})
+            bit = 1 << e.eid
+            for p in e.paths:
+                m[p] = m.get(p, 0) | bit
+    return out
+
+
+class Together:
+    """``of(a)``: the events of a's thread on some path of a's (those not :func:`exclusive` with
+    a: they may run with it), as a bitset; 0 for an event of no thread. One bitset per distinct
+    set of paths, from the path masks (not a test of every pair of the thread's events)."""
+
+    def __init__(self, eg: EventGraph) -> None:
+        self.eg, self.masks = eg, path_masks(eg)
+        self._memo: dict[tuple[int, frozenset[int]], int] = {}
+
+    def of(self, a: int) -> int:
+        e = self.eg.events[a]
+        if e.thread < 0:
+            return 0
+        key = (e.thread, e.paths)
+        x = self._memo.get(key)
+        if x is None:
+            masks, x = self.masks[e.thread], 0
+            for p in e.paths:
+                x |= masks.get(p, 0)
+            self._memo[key] = x
+        return x
+
+
 def implied_execution(eg: EventGraph, ex: list[Guard]) -> list[int]:
     """For each event, the events that execute whenever it does: the unconditional ones, and
-    those of its thread that lie on all of its paths and have no value condition."""
+    those of its thread that lie on all of its paths and have no value condition (the
+    intersection of the masks of its paths: one bitset operation a path, not a test of every
+    pair of the thread's events)."""
     sure = sum(1 << i for i, g in enumerate(ex) if g is True)
+    masks = path_masks(eg)
+    eligible: dict[int, int] = {}  # thread → its events that may execute and have no condition
+    for e in eg.events:
+        if e.thread >= 0 and ex[e.eid] is not False and e.cond == TRUE:
+            eligible[e.thread] = eligible.get(e.thread, 0) | (1 << e.eid)
+    memo: dict[tuple[int, frozenset[int]], int] = {}
     out = []
     for a in eg.events:
         m = sure | (1 << a.eid)
         if a.thread >= 0 and ex[a.eid] is not True:
-            for e in eg.events:
-                if e.thread == a.thread and ex[e.eid] is not False and a.paths <= e.paths \
-                        and e.cond == TRUE:
-                    m |= 1 << e.eid
+            key = (a.thread, a.paths)
+            on_all = memo.get(key)
+            if on_all is None:
+                on_all, tm = eligible.get(a.thread, 0), masks.get(a.thread, {})
+                for p in a.paths:
+                    on_all &= tm.get(p, 0)
+                memo[key] = on_all
+            m |= on_all
         out.append(m)
     return out
 
@@ -217,6 +264,13 @@ class _Base:
             if e.thread >= 0:
                 k = (e.thread, e.at)
                 self.site_mask[k] = self.site_mask.get(k, 0) | (1 << e.eid)
+        self.together = Together(eg)
+
+    def apart(self, a: int) -> int:
+        """The events of a's thread on none of a's paths (a thread runs one path), as a bitset:
+        they never execute together with a (``Universe.apart``)."""
+        t = self.eg.events[a].thread
+        return self.thread_mask.get(t, 0) & ~self.together.of(a) if t >= 0 else 0
 
     def eset(self, pred) -> ESet:
         return ESet(self.u, sum(1 << e.eid for e in self.eg.events if pred(e)) & self.u.live)
@@ -238,8 +292,12 @@ class _Base:
                     rows[a.eid] = later
                     later |= 1 << a.eid
                 continue
-            for a in es:
-                rows[a.eid] = sum(1 << b.eid for b in es if b.index > a.index and a.paths & b.paths)
+            later, i = 0, len(es)  # later: the events of an index above a's
+            for a in reversed(es):
+                while i > 0 and es[i - 1].index > a.index:
+                    i -= 1
+                    later |= 1 << es[i].eid
+                rows[a.eid] = later & self.together.of(a.eid)
         return self.rel(rows)
 
     def issue(self) -> Rel:
@@ -294,12 +352,11 @@ class _Base:
         ev = self.eg.events
         if all(len(p) == 1 for p in self.eg.paths):
             return rows
+        together = self.together.of
         for a, row in rows.items():
             own = row & self.thread_mask.get(ev[a].thread, 0)
-            for b in bits(own):
-                if exclusive(ev[a], ev[b]):
-                    row &= ~(1 << b)
-            rows[a] = row
+            if own:  # less the thread's own events on none of a's paths
+                rows[a] = row & ~(own & ~together(a))
         return rows
 
     def placed(self, key) -> Rel:
@@ -347,6 +404,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     ex = [ch.exec(i) for i in range(len(ev))]
     u = Universe(ex, ch.lg, implied_execution(eg, ex))
     b = _Base(eg, u)
+    u.apart = b.apart
     threaded = sum(b.thread_mask.values())
     env = LazyEnv()
     lazy = env.later

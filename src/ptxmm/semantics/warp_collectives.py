@@ -53,7 +53,7 @@ from collections.abc import Callable
 from ..errors import Diagnostic, SemanticError, UnsupportedError
 from ..ir.instructions import WarpOp
 from ..ir.program import Thread
-from ..ir.values import FALSE, TRUE, Const, Expr, Op, Unspec, mk, truth
+from ..ir.values import FALSE, TRUE, Const, Expr, Op, Unspec, mk, truth, unspecs_of
 from .builder import FINISHERS, Builder, State, handles
 from .control import blocked_at
 from .events import Kind, PathInfo
@@ -78,6 +78,8 @@ class _Warps:
         self.ops: dict[int, tuple[Expr, Expr]] = {}  # a shfl's ARRIVE → its b and c
         self.leaders: dict[tuple, Unspec] = {}  # elect.sync's choices
         self.facts: dict[int, set[Expr]] = {}  # an ARRIVE → what the paths through it assume
+        # activemask in a warp wider than FORK_LANES: its Unspec's uid → (the instruction, lanes)
+        self.wide_active: dict[int, tuple[WarpOp, int]] = {}
 
 
 def _state(b: Builder) -> _Warps:
@@ -90,11 +92,29 @@ def _state(b: Builder) -> _Warps:
 def _mask(b: Builder, ins: WarpOp, st: State) -> int:
     m, _ = b.val(ins.mask, st, "b32")
     if not isinstance(m, Const):
+        _refuse_wide_activemask(_state(b), ins, m)
         raise UnsupportedError(f"a membermask that is no constant in `{ins.text}`", ins.pos,
                                "ptxmm needs each lane's membermask as a value it can compute (not "
                                "from loaded data, nor from activemask, whose value is the "
                                "scheduler's)")
     return m.v
+
+
+def _refuse_wide_activemask(ws: _Warps, ins: WarpOp, m: Expr) -> None:
+    """A membermask made of activemask's value in a warp of more than :data:`FORK_LANES` lanes:
+    refused, naming both instructions and the warp's width (activemask is forked into one path
+    per set of active lanes only in warps of at most FORK_LANES lanes)."""
+    for u in sorted(unspecs_of(m), key=lambda x: x.uid):
+        if u.uid in ws.wide_active:
+            act, n = ws.wide_active[u.uid]
+            src = getattr(act.pos, "src", None)  # the CUDA line (.loc), where there is one
+            cu = f", {src.file.rsplit('/', 1)[-1]}:{src.line}" if src is not None and src.line > 0 else ""
+            line = f" (line {act.pos.line}{cu})" if act.pos else ""
+            raise UnsupportedError(
+                f"`{act.text}`{line} as the membermask of `{ins.text}` in a warp of {n} lanes",
+                ins.pos, f"ptxmm models activemask as a membermask (cooperative groups' "
+                f"coalesced_threads()) in warps of at most {FORK_LANES} lanes, each set of active "
+                f"lanes a path of its own: launch blocks of at most {FORK_LANES} threads")
 
 
 @handles(WarpOp, control=True)
@@ -322,6 +342,7 @@ def _activemask(b: Builder, t: Thread, ins: WarpOp, st: State, ws: _Warps, stack
                                        "other agree), the solver's choice: the brute-force engine "
                                        "refuses such a program")
     if len(lanes) > FORK_LANES:
+        ws.wide_active[u.uid] = (ins, len(lanes))
         v = mk("or", mk("and", u, Const(sum(1 << m for m in others), 32)), Const(1 << lane, 32))
         b.set_reg(st, ins.dst, v, "b32", frozenset(), None)
         st.pc += 1

@@ -28,7 +28,7 @@ from ..base import NO_DEADLINE, Deadline, Interrupted, Raised, TimedOut
 from .capi import _P_CHECK, _assert, fresh_thread_context, mk_bool, thread_state
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic
-from .program import Encoding, Z3Choice, _apart
+from .program import Encoding, Z3Choice
 from .symmetry import breaking
 from .values import _cond
 from .witness import Witness, _Layout
@@ -149,7 +149,6 @@ class Z3Problem(Encoding, Witness, Enumeration):
         deadline.watch(self._interrupt)
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
-        env["_"].u.apart = _apart(eg)
         self.unsat = False
         deadline.check()  # encoding a large program takes seconds: the deadline is checked
         cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at

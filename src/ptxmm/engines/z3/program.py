@@ -4,8 +4,6 @@ values and observable terms the problem asserts over them (:class:`Encoding`).""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import z3
 
 from ...cat.relalg import Guard, Universe
@@ -13,7 +11,7 @@ from ...ir.values import Const, Expr
 from ...semantics import executions
 from ...semantics.events import Event, EventGraph, Kind, final_reg
 from ...semantics.outcomes import Observable
-from ...semantics.vocab import Barriers, Candidates, exclusive
+from ...semantics.vocab import Barriers, Candidates
 from .capi import _assert, _at_most_one, _eq, mk_bool, mk_int
 from .logic import Z3Logic
 from .values import Values, _fit
@@ -206,17 +204,3 @@ class Encoding:
         for k in reversed(range(len(vals) - 1)):
             t = z3.If(sel[k], vals[k], t)
         return t
-
-
-def _apart(eg: EventGraph) -> Callable[[int], int]:
-    """apart(a): the events of a's thread on none of a's paths (a thread runs one path), as a
-    bitset: they never execute together with a."""
-    memo: dict[int, int] = {}
-
-    def apart(a: int) -> int:
-        x = memo.get(a)
-        if x is None:
-            ea = eg.events[a]
-            x = memo[a] = sum(1 << e.eid for e in eg.events if exclusive(ea, e))
-        return x
-    return apart

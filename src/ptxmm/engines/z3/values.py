@@ -19,6 +19,7 @@ class Values:
     def __init__(self, read: Callable[[int], z3.BitVecRef]):
         self.read = read
         self._bv: dict[Expr, z3.ExprRef] = {}
+        self._bools: dict[Expr, z3.BoolRef] = {}
         self._fps: dict[Expr, z3.FPRef] = {}  # float operations' results as floats
         self.unspec: dict[int, z3.BitVecRef] = {}  # Unspec.uid → its constant
 
@@ -37,9 +38,10 @@ class Values:
     def bool(self, e: Expr) -> z3.BoolRef:
         if isinstance(e, Const):
             return z3.BoolVal(e.v != 0)
-        if isinstance(e, Op) and e.op in BOOL_OPS:
-            return self._cmp(e)
-        return self.bv(e) != 0
+        t = self._bools.get(e)  # a thread's paths share their assumptions' prefixes
+        if t is None:
+            t = self._bools[e] = self._cmp(e) if isinstance(e, Op) and e.op in BOOL_OPS else self.bv(e) != 0
+        return t
 
     def _bv_of(self, e: Expr) -> z3.BitVecRef:
         if isinstance(e, Const):
