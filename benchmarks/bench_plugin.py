@@ -6,9 +6,12 @@ other (alternating, ``--repeat`` times), and their ratio.
 
 Both run as the user would: fresh processes, nvcc's cache (~/.cache/ptxmm) as it is (warm after
 the first run of either), the plugin with its defaults (``--ptxmm-observe condition``: one solver
-query for the condition, as ``ptxmm test`` asks). ``ptxmm test`` runs every file (the unrated
-ones too); the plugin only the files that state an expectation. On a shared machine, compare
-figures taken in the same minute only."""
+query for the condition, as ``ptxmm test`` asks), and the same seconds per file (``--timeout``,
+default 60: the plugin's default; ``ptxmm test`` has none by default, and without one
+examples/kernels/block-reduce-shfl.cu's liveness query alone runs for more than 20 minutes on a
+loaded 2-core machine). ``ptxmm test`` runs every file (the unrated ones too); the plugin only the
+files that state an expectation. On a shared machine, compare figures taken in the same minute
+only."""
 
 from __future__ import annotations
 
@@ -38,11 +41,14 @@ def main() -> None:
     ap.add_argument("paths", nargs="*", default=["examples"])
     ap.add_argument("-j", "--jobs", type=int, default=2, help="processes for both (default 2)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each, alternating (median reported)")
+    ap.add_argument("--timeout", default="60", help="seconds per file for both (the plugin's default; "
+                    "ptxmm test has none by default)")
     args = ap.parse_args()
-    runner = [sys.executable, "-m", "ptxmm", "test", *args.paths, "-j", str(args.jobs)]
+    runner = [sys.executable, "-m", "ptxmm", "test", *args.paths, "-j", str(args.jobs),
+              "--timeout", args.timeout]
     # the plugin as `pytest examples/` runs it here, without this project's own addopts
     plugin = [sys.executable, "-m", "pytest", *args.paths, "-o", "addopts=", "-p", "no:cacheprovider",
-              "-q", "-n", str(args.jobs), "--dist", "load"]
+              "-q", "-n", str(args.jobs), "--dist", "load", "--ptxmm-timeout", args.timeout]
     times: dict[str, list[float]] = {"ptxmm test": [], "pytest plugin": []}
     for i in range(args.repeat):
         for name, cmd in (("ptxmm test", runner), ("pytest plugin", plugin)):
