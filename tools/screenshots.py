@@ -66,9 +66,10 @@ def playground(pg, url: str, out: Path) -> None:
     pg.wait_for_selector("body[data-ready='1']")
     pg.select_option("#example", STEP)
     _status(pg, "opened " + STEP)
-    pg.click("#check")
-    _status(pg, "checked in")
-    pg.wait_for_function("() => !document.getElementById('graph-title').textContent.includes('drawing')")
+    for _ in range(2):  # the second check's time is shown: the workers' first check warms them up
+        pg.click("#check")
+        _status(pg, "checked in")
+        pg.wait_for_function("() => !document.getElementById('graph-title').textContent.includes('drawing')")
     pg.click("#fix")
     _status(pg, "fixes")
     pg.wait_for_selector("#graph svg")

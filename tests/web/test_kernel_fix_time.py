@@ -50,9 +50,9 @@ def test_the_fix_budget_bounds_the_search():
     t0 = time.perf_counter()
     x = explain(str(prog), fix=True, fix_budget_s=0.01)
     assert time.perf_counter() - t0 < 30
-    assert x.fixes is not None and x.fixes.budget_hit and x.fixes.checked <= 3
     full = explain(str(prog), fix=True)
     assert full.fixes.solutions and not full.fixes.budget_hit
+    assert x.fixes is not None and x.fixes.budget_hit and x.fixes.checked < full.fixes.checked
     with pytest.raises(Exception) as e:
         explain(str(prog), fix=True, fix_budget_s=0)
     assert "fix_budget_s" in str(e.value)
