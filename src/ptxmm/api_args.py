@@ -194,8 +194,11 @@ def settings_error(values: dict[str, str]) -> str | None:
 
 
 def explain_args(prog: Any = None, model: Any = "ptx", outcome: Any = None, unroll: Any = 2,
-                 fix: Any = False, fix_bound: Any = 400, **_rest: Any) -> tuple[Program, str | Model]:
+                 fix: Any = False, fix_bound: Any = 400, fix_budget_s: Any = None,
+                 **_rest: Any) -> tuple[Program, str | Model]:
     """``explain()``'s arguments checked, as :func:`check_args` does."""
+    if fix_budget_s is not None:
+        seconds("fix_budget_s", fix_budget_s)
     if outcome is not None and not isinstance(outcome, str):
         raise _type("outcome", outcome, "text", 'an outcome as text, e.g. "T1:%r0=1 T1:%r1=0"')
     int_range("unroll", unroll, 0, UNROLL_MAX)

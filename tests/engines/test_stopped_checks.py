@@ -245,3 +245,38 @@ def test_a_stop_between_a_sat_check_and_its_model_is_the_stops_unknown(heavy):
     with pytest.raises(TimedOut):
         pb._model(Cancelled())
     pb.close()
+
+
+def test_a_stop_while_a_model_is_read_is_the_stops_unknown(heavy, monkeypatch):
+    """The watchdog's interrupt arriving while a witness is read from a model cancels Z3's
+    evaluation ("canceled"); the check reports its stop (found by the playground's browser test:
+    an internal error for a kernel checked near the time limit), while the same Z3 error without
+    a stop stays one."""
+    import z3
+
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import Deadline
+    from ptxmm.engines.base import Stop, TimedOut
+    from ptxmm.engines.z3 import Z3Problem
+    from ptxmm.semantics.builder import build
+    from ptxmm.semantics.outcomes import observables
+    from ptxmm.semantics.vocab import candidates
+
+    eg = build(heavy)
+    stop = Stop()
+    pb = Z3Problem(eg, load_model("ptx"), observables(eg), candidates(eg), deadline=Deadline(None, stop))
+    assert pb.find() is not None
+    watchdog = []  # the stop's reason set while the witness is read, as the watchdog sets it
+
+    def canceled(m):
+        if watchdog:
+            stop.set(watchdog[0])
+        raise z3.Z3Exception(b"canceled")
+
+    monkeypatch.setattr(pb, "_extract", canceled)
+    with pytest.raises(z3.Z3Exception):
+        pb.find()
+    watchdog.append("timeout")
+    with pytest.raises(TimedOut):
+        pb.find()
+    pb.close()

@@ -352,10 +352,17 @@ def races_in(prog: Program, model: str | Model, exe: Execution, unroll: int = 2)
 # ----- explain ---------------------------------------------------------------------------------
 
 
+FIX_BUDGET_S = 9.0  # seconds of a fix search, as the command line runs it (explain's fix_budget_s)
+
+
 def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = None,
-            unroll: int = 2, fix: bool = False, fix_bound: int = 400) -> Explanation:
+            unroll: int = 2, fix: bool = False, fix_bound: int = 400,
+            fix_budget_s: float | None = None) -> Explanation:
     """Why ``outcome`` (default: the test's condition, or its negation for ``forall``) is
-    forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it."""
+    forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it.
+    ``fix_budget_s``: about how many seconds the fix search may take (None: 9, the command
+    line's; the playground gives what is left of a request's time limit, so that its answer
+    arrives with the fixes found so far, the report saying the budget was hit)."""
     prog, model = explain_args(**locals())  # typed errors in the CLI's words; a path is loaded
     from ..queries.checker import check
 
@@ -383,13 +390,14 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
             judge.known(not allowed, res.outcomes[0].witness if allowed and res.outcomes else None)
         kernel = fix and prog.format == "kernel"
         found, rank = _kernel_findings(prog, m, unroll) if kernel else ((), None)
+        total = FIX_BUDGET_S if fix_budget_s is None else fix_budget_s
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
-                       max_size=None if fix else 1, budget_s=(3.0 if kernel else 9.0) if fix else None,
-                       judge=judge, rank=rank)
+                       max_size=None if fix else 1, budget_s=(min(3.0, total / 3) if kernel else total)
+                       if fix else None, judge=judge, rank=rank)
         if kernel and not fixes.solutions and found:  # the findings' own fixes (fixfind.py)
             from .fixfind import search as finding_search
 
-            left = max(4.0, 9.0 - (time.perf_counter() - t0))
+            left = max(min(4.0, total / 2), total - (time.perf_counter() - t0))
             fixes = finding_search(prog, m, unroll=unroll, budget_s=left, bound=fix_bound,
                                    findings=found) or fixes
         if not fix and not fixes.solutions and not fixes.already:

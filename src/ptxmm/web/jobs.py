@@ -386,8 +386,10 @@ def _explain(job: Job, prog) -> Answer:
     from ..explanation.explain import explain
 
     model = model_of(job)
+    # the fix search within the request's limit (less a second for the witness, text and drawing):
+    # the answer arrives with the fixes found so far rather than the worker stopped at the limit
     x = explain(prog, model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
-                fix_bound=job.fix_bound)
+                fix_bound=job.fix_bound, fix_budget_s=max(0.5, budget(job.timeout) - 1.0))
     obj = x.to_json()
     hangs = None
     if job.liveness:  # as `ptxmm explain --liveness`: each hang, where and why, after the outcome's

@@ -89,7 +89,8 @@ class Enumeration:
             _P_ASSERT(ctx, s.solver.value, a)
         lay, out = self._layout, []
         while self._solve(s):
-            x = self._number(self._model(s)) & mask
+            with self._reading():
+                x = self._number(self._model(s)) & mask
             out.append(x)
             if not obs:
                 break

@@ -7,6 +7,7 @@ and one clause over shared equality atoms then excludes it)."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import time
 import weakref
@@ -231,10 +232,14 @@ class Z3Problem(Encoding, Witness, Enumeration):
         if self.unsat:
             return None
         if goal is None:
-            return self._extract(self._model(self.s)) if self._sat(*self._sym) else None
+            return self._witness() if self._sat(*self._sym) else None
         q = mk_bool(f"query{next(self.lg._tag)}")  # an assumption literal: no push/pop needed
         self.s.add(z3.Implies(q, z3.Not(goal) if negate else goal))
-        return self._extract(self._model(self.s)) if self._sat(q, *self._sym) else None
+        return self._witness() if self._sat(q, *self._sym) else None
+
+    def _witness(self) -> Execution:
+        with self._reading():
+            return self._extract(self._model(self.s))
 
     def raised(self, bounded: bool = False) -> Iterator[Raised]:
         """For every element of a model flag that some allowed execution raises (a pair of events),
@@ -248,8 +253,10 @@ class Z3Problem(Encoding, Witness, Enumeration):
             if not self._sat(q):
                 return
             m = self._model(self.s)
-            exe = self._extract(m)
-            for k in [k for k, t in terms.items() if z3.is_true(m.eval(t, model_completion=True))]:
+            with self._reading():
+                exe = self._extract(m)
+                hit = [k for k, t in terms.items() if z3.is_true(m.eval(t, model_completion=True))]
+            for k in hit:
                 del terms[k]
                 yield Raised(k[0], k[1], exe)
 
@@ -280,6 +287,19 @@ class Z3Problem(Encoding, Witness, Enumeration):
         Z3's "model is not available"."""
         try:
             return s.model()
+        except z3.Z3Exception:
+            if self._stopped():
+                raise self._unknown() from None
+            raise
+
+    @contextlib.contextmanager
+    def _reading(self):
+        """Reading a model after a sat check (its values, the witness): the stop's interrupt that
+        arrives meanwhile cancels Z3's evaluation; the stop is raised then (TimedOut, ...), never
+        Z3's "canceled" (found by the playground's browser test: an internal error at the time
+        limit)."""
+        try:
+            yield
         except z3.Z3Exception:
             if self._stopped():
                 raise self._unknown() from None
@@ -331,8 +351,9 @@ class Z3Problem(Encoding, Witness, Enumeration):
         try:
             while self._sat(*self._sym):
                 m = self._model(s)
-                x = self._number(m)
-                out = self._read(x, m)
+                with self._reading():
+                    x = self._number(m)
+                    out = self._read(x, m)
                 self._block(s, out[0], range(len(self.terms)))
                 yield out
                 seen.add(out[0])
