@@ -80,3 +80,26 @@ def test_the_test_table_says_verdicts_in_words_and_keeps_the_whole_reason(tmp_pa
     row = next(ln for ln in out.splitlines() if "DISAGREE" in ln)
     assert re.search(r"DISAGREE\s+fails\s+holds", row), out
     assert "bogus_instruction_with_a_long_name" in "".join(out.split()), out  # folded, not cut
+
+
+def test_a_kernel_whose_hang_query_timed_out_has_no_verdict(monkeypatch):
+    """A kernel test agrees only when every query it rests on answered: its `expect ok` says "no
+    hang", so a hang query stopped at the time limit leaves the verdict unknown ("timeout"), never
+    an agreement (the findings without "hang" are not evidence that no execution hangs)."""
+    import dataclasses
+
+    import ptxmm
+    from ptxmm.testing import runner
+
+    prog = ptxmm.load(ROOT / "examples" / "kernels" / "mp-release-flag.cu")
+    real = ptxmm.check
+
+    def stopped(*a, **k):
+        return dataclasses.replace(real(*a, **k), liveness="timeout")
+
+    agrees, detail, unknown, _ = runner.kernel_verdict(prog)
+    assert (agrees, unknown) == (True, None)
+    monkeypatch.setattr(ptxmm, "check", stopped)
+    agrees, detail, unknown, _ = runner.kernel_verdict(prog)
+    assert (agrees, unknown) == (None, "timeout")
+    assert "liveness timeout" in detail

@@ -181,6 +181,8 @@ def kernel_verdict(prog, model: str = "ptx", unroll: int = 2, timeout=None, engi
     unknown = res.status if res.status in ("timeout", "no-execution") else None
     if res.findings_status not in ("ok", "no flags in model") and unknown is None:
         unknown = "timeout"
+    if res.liveness == "timeout" and unknown is None:  # the hang query did not answer: whether
+        unknown = "timeout"                            # "hang" is among the kinds is not known
     kinds = tuple(sorted({str(f.kind) for f in res.findings}))
     if info.expect is None and prog.condition is None:
         return None, "found: " + (", ".join(kinds) or "ok"), unknown, res
@@ -191,7 +193,9 @@ def kernel_verdict(prog, model: str = "ptx", unroll: int = 2, timeout=None, engi
     if prog.condition is not None:
         ok = ok and bool(res.holds)
         parts.append(f"condition {'holds' if res.holds else 'fails'}")
-    agrees = ok if res.holds is not None or prog.condition is None else None
+    if res.liveness in ("timeout", "undecided"):
+        parts.append(f"liveness {res.liveness}")
+    agrees = ok if (res.holds is not None or prog.condition is None) and unknown is None else None
     return agrees, "; ".join(parts), unknown, res
 
 
