@@ -188,6 +188,12 @@ def _notes(r: CheckResult, out: Writer) -> None:
                   f"{f' on {info.launch.gpus} GPUs' if info.launch.gpus > 1 else ''}), "
                   f"{len(r.program.locations)} buffer element(s), loops unrolled to --unroll {r.unroll}; "
                   "finding lines are CUDA file:line [in brackets] and PTX (line N)", "dim"))
+    if r.expected_findings is not None:
+        ok = r.findings_agree
+        mark = (("? not decided", "yellow") if ok is None else
+                ("✓ agrees", "green") if ok else ("✗ DISAGREES", "red"))
+        out.line(f"expected: {', '.join(r.expected_findings) or 'ok'}; found "
+                 f"{', '.join(r.found_kinds) or 'ok'}   ", mark)
     if r.expected is not None:
         ok = r.agrees
         mark = (("? not decided", "yellow") if ok is None else

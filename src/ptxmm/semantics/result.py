@@ -207,6 +207,26 @@ class CheckResult:
         return self.liveness == self.expected_liveness
 
     @property
+    def expected_findings(self) -> tuple[str, ...] | None:
+        """A kernel's ``// ptxmm: expect KIND, ...`` line (() for ``expect ok``), or None."""
+        k = self.program.kernel
+        return None if k is None else k.expect
+
+    @property
+    def found_kinds(self) -> tuple[str, ...]:
+        return tuple(sorted({str(f.kind) for f in self.findings}))
+
+    @property
+    def findings_agree(self) -> bool | None:
+        """Whether the kinds found are the ``expect`` line's — the rule ``ptxmm test``, the pytest
+        plugin and the playground share; None when there is no such line or a query it rests on
+        did not answer (findings incomplete, or the hang query not asked or stopped)."""
+        if self.expected_findings is None or self.findings_status not in ("ok", "no flags in model") \
+                or self.liveness in (None, "timeout") or self.status in ("timeout", "no-execution"):
+            return None
+        return self.found_kinds == self.expected_findings
+
+    @property
     def outcome_set(self) -> set[Outcome]:
         return {o.outcome for o in self.outcomes}
 
@@ -240,6 +260,8 @@ class CheckResult:
                            "expected": self.expected_liveness, "agrees": self.liveness_agrees}
                            | ({"why": self.liveness_why} if self.liveness_why else {})}
              if self.liveness is not None else {}) | (
+            {"expect": {"findings": list(self.expected_findings), "found": list(self.found_kinds),
+                        "agrees": self.findings_agree}} if self.expected_findings is not None else {}) | (
             {"not_asked": list(self.not_asked)} if self.not_asked else {})
 
 

@@ -220,12 +220,22 @@
       v.textContent = (res.holds ? "Ok  " : "No  ") + VERDICT[cond.quantifier][res.holds ? 0 : 1] +
         "  — " + cond.text;
     }
+    if (res.expect) {  // a kernel's `// ptxmm: expect` line: the kinds found against it
+      var k = document.createElement("span");
+      k.className = "agree";
+      var want = res.expect.findings.join(", ") || "ok", got = res.expect.found.join(", ") || "ok";
+      k.textContent = res.expect.agrees === null ? "expect " + want + ": not decided" :
+        (res.expect.agrees ? "✓ agrees with expect " + want : "✗ expect " + want + ", found " + got);
+      v.appendChild(k);
+      if (res.expect.agrees === false) v.className = "disagrees";  // both expectations must hold
+      else if (res.expect.agrees === true && res.agrees !== false) v.className = "agrees";
+    }
     if (res.agrees !== null && res.agrees !== undefined) {
       var a = document.createElement("span");
       a.className = "agree";
       a.textContent = (res.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect";
       v.appendChild(a);
-    } else if (res.holds !== null && res.holds !== undefined) {
+    } else if (res.holds !== null && res.holds !== undefined && !res.expect) {
       var n = document.createElement("span");
       n.className = "agree";
       n.textContent = "no expectation in the file";
