@@ -17,6 +17,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
+# store buffering in Dat3M's .litmus syntax, as a user pastes it (the web tests)
+DAT3M_SB = """PTX SB
+{
+x=0; y=0;
+P0:r0=0; P1:r1=0;
+}
+ P0@cta 0,gpu 0          | P1@cta 1,gpu 0          ;
+ st.weak x, 1            | st.weak y, 1            ;
+ ld.weak r0, y           | ld.weak r1, x           ;
+exists (P0:r0 == 0 /\\ P1:r1 == 0)
+"""
+
 
 def tool_module(name: str):
     """A script of tools/ imported as a module (the doc generators the staleness tests run)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import DAT3M_SB, ROOT
 from test_browser import ARGS, CHROMIUM, sync_api
 from test_server import running_server
 
@@ -236,16 +236,6 @@ def test_the_first_example_of_each_group_answers(served):
     assert "an execution hangs" in hang.liveness and "hang: T1 spins" in hang.findings
 
 
-DAT3M_SB = """PTX SB
-{
-x=0; y=0;
-P0:r0=0; P1:r1=0;
-}
- P0@cta 0,gpu 0          | P1@cta 1,gpu 0          ;
- st.weak x, 1            | st.weak y, 1            ;
- ld.weak r0, y           | ld.weak r1, x           ;
-exists (P0:r0 == 0 /\\ P1:r1 == 0)
-"""
 
 
 def test_a_dat3m_litmus_test_pasted_in_answers(served):

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import DAT3M_SB as SB_LITMUS
 from support import ROOT
 
 from ptxmm.cat.parser import builtin_models
@@ -24,16 +25,6 @@ from ptxmm.web.kernel_source import RefusedError, check_cu, check_ptx_files, pla
 
 MODELS = builtin_models()
 MP = ROOT / "examples" / "mp-relaxed-acquire.ptx"
-SB_LITMUS = """PTX SB
-{
-x=0; y=0;
-P0:r0=0; P1:r1=0;
-}
- P0@cta 0,gpu 0          | P1@cta 1,gpu 0          ;
- st.weak x, 1            | st.weak y, 1            ;
- ld.weak r0, y           | ld.weak r1, x           ;
-exists (P0:r0 == 0 /\\ P1:r1 == 0)
-"""
 
 
 def _job(kind: str = "check", **body) -> Job:
