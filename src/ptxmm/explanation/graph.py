@@ -81,18 +81,21 @@ def _legend(g: GraphData) -> str:
     kinds: dict[str, str] = {}
     for e in g.edges:
         kinds.setdefault(e.rel, e.color)
-    rows = [f'<tr><td colspan="2"><b>{_html(g.title)}</b></td></tr>']
+    rows = [f'<tr><td colspan="3"><b>{_html(g.title)}</b></td></tr>']
     for rel, color in sorted(kinds.items(), key=lambda kv: (list(MEANING).index(kv[0])
                                                             if kv[0] in MEANING else 9, kv[0])):
         meaning = MEANING.get(rel) or ("an order the outcome lacks: the fix adds it"
                                        if rel.startswith("missing") else "a relation of the model")
         style = "- - -" if rel.startswith("missing") else "———"
-        rows.append(f'<tr><td align="right"><font color="{color}">{style} {_html(rel)}</font></td>'
+        # sample, name and meaning in cells of their own: a browser's font measures the dashes
+        # wider than Graphviz's metrics, and one cell for both ran the name into the meaning
+        rows.append(f'<tr><td align="right"><font color="{color}">{style}</font></td>'
+                    f'<td align="left"><font color="{color}">{_html(rel)}</font></td>'
                     f'<td align="left">{_html(meaning)}</td></tr>')
     if any(e.highlight for e in g.edges):
-        rows.append('<tr><td align="right"><b>thick</b></td><td align="left">the cycle that breaks '
-                    'the axiom</td></tr>')
-    return "<<table border=\"0\" cellspacing=\"0\" cellpadding=\"2\">" + "".join(rows) + "</table>>"
+        rows.append('<tr><td></td><td align="left"><b>thick</b></td><td align="left">the cycle that '
+                    'breaks the axiom</td></tr>')
+    return "<<table border=\"0\" cellspacing=\"2\" cellpadding=\"2\">" + "".join(rows) + "</table>>"
 
 
 def dot_source(g: GraphData) -> str:
