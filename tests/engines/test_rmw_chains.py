@@ -214,3 +214,13 @@ def test_reading_two_positions_back_is_caught(monkeypatch):
 
     monkeypatch.setattr(z3chains.Ranks, "rf", two_back)
     assert _answer(_check(_hist([0, 0, 0]), monkeypatch, True, max_outcomes=3)) != plain
+
+
+def test_the_report_names_the_reductions_that_applied(monkeypatch):
+    res = _check(_hist([0, 0, 1, 1]), monkeypatch, True)
+    assert res.reductions == ("symmetry (2 class(es) of 2/2 interchangeable threads)",
+                              "read-only fold (4 location(s))", "RMW chains (2 location(s))")
+    assert res.to_json()["bound"]["reductions"] == list(res.reductions)
+    assert "RMW chains" not in " ".join(_check(_hist([0, 0, 1, 1]), monkeypatch, False).reductions)
+    assert _check(_hist([0, 0]), monkeypatch, True, engine="brute").reductions == \
+        ("read-only fold (2 location(s))",)
