@@ -144,8 +144,8 @@ class Z3Problem(Encoding, Witness, Enumeration):
         _clear_interrupt(self.lg.ctx)
         # RMW chains (ptxmm.semantics.rmw_chains): only under a model whose axioms order them
         rmw = rmw_chains.chains(eg) if chains and rmw_chains.orders_chains(model) else None
-        self.chains = tuple(sorted(rmw or ()))  # the locations encoded as chains
         ch = self.ch = Z3Choice(eg, cand, self.lg, rmw, co_known or ())
+        self.chains = ch.chains  # the locations encoded as chains
         self.pooled = len(ch.rfv) + len(ch.cov) <= _POOL_MAX_CHOICES
         self.s = _borrow(self.pooled)
         self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
