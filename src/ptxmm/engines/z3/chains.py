@@ -2,7 +2,9 @@
 get positions, a permutation of 0..n-1 over the n executed ones; ``co`` between two of them is
 "earlier position" and the rf of each RMW read is "its write's position minus one" (the initial
 write for position 0). No rf or co variable, no co transitivity: n integers and their distinctness
-instead of n² Booleans and n³ clauses. A known co pair (relation analysis) orders the positions."""
+instead of n² Booleans and n³ clauses. A known co pair (relation analysis) orders the positions.
+Writes that may not execute are handled (their count is a sum), but :class:`.program.Z3Choice`
+hands over only chains whose writes surely execute: measured, the sum made checks slower."""
 
 from __future__ import annotations
 
