@@ -33,6 +33,12 @@ CO_ANALYSIS_MIN = 40
 # (outcomes, condition, stop sites; :mod:`ptxmm.semantics.symmetry`). False: the plain encoding
 # (the property tests compare the two).
 SYMMETRY = True
+# The Z3 engine encodes a location written only by morally strong RMWs as a chain (positions for
+# its writes: :mod:`ptxmm.semantics.rmw_chains`) under a model that orders them. False: the plain
+# rf/co encoding (the property tests compare the two, with it on). Off by default: it changes no
+# answer but showed no gain where it applies (histogram at 128 threads 35.8 s plain, 35.6 s
+# chained, session 15), and a reduction earns its place by a measured gain.
+RMW_CHAINS = False
 
 
 # Every kind of finding, in the order of the report: the queries on the check's problem first
@@ -147,7 +153,7 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
         cand = candidates(eg, co_known)
     want_flags = races.wants_flags(m, opts)
     _phase(stop, "encoding")
-    sym = {"symmetry": True} if name == "z3" and SYMMETRY else {}
+    sym = {"symmetry": SYMMETRY, "chains": RMW_CHAINS} if name == "z3" else {}
     try:  # the encoding watches the deadline too
         pb = engine(name)(eg, m, r.listed, cand, flags=want_flags, co_known=co_known, deadline=r.deadline,
                           **sym)
@@ -159,6 +165,7 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
             r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline, **sym)) \
             if opts.asks("condition") else (None, "ok")
         r.pb, r.status = pb, status
+        r.reductions = reductions(eg, pb)
         asked = _ask(r, own_problem=False)
     finally:
         pb.close()
@@ -218,7 +225,25 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
                        findings_status=findings_status, graph=eg,
                        enumerated=judged and not (opts.verdict_only and prog.condition is not None),
                        liveness=r.liveness, progress_model=opts.progress_model if r.liveness else None,
-                       liveness_why=r.liveness_why, not_asked=not_asked(prog, opts))
+                       liveness_why=r.liveness_why, not_asked=not_asked(prog, opts),
+                       reductions=tuple(r.reductions))
+
+
+def reductions(eg: EventGraph, pb) -> list[str]:
+    """The reductions that applied to a check (its graph and its problem), in words."""
+    out = []
+    sizes = getattr(pb, "symmetric", ())
+    if sizes:
+        shown = "/".join(map(str, sizes))
+        out.append(f"symmetry ({len(sizes)} class(es) of {shown} interchangeable threads)")
+    if eg.written is not None:  # the read-only fold ran (builder.build)
+        folded = {e.loc for e in eg.events if e.kind == "R" and e.thread >= 0} - eg.written
+        if folded:
+            out.append(f"read-only fold ({len(folded)} location(s))")
+    chained = getattr(pb, "chains", ())
+    if chained:
+        out.append(f"RMW chains ({len(chained)} location(s))")
+    return out
 
 
 def _values(info: OutcomeInfo) -> tuple[int, ...]:

@@ -61,6 +61,7 @@ class CheckRun:
     liveness_why: str | None = None  # "undecided": why, in words
     pb: Any = None  # the engine's problem (an engines.Engine) once built
     status: str = "ok"  # what became of the condition: "ok", "stopped", "timeout", "no-execution"
+    reductions: list[str] = field(default_factory=list)  # the reductions that applied, in words
 
     def outcome_of(self, exe) -> Outcome:
         """The outcome a witness shows on the listed observables."""

@@ -163,16 +163,17 @@ def holds(cs: Iterable[Constraint]) -> bool:
 
 
 def rf_wellformed(eg: EventGraph, u: Universe, rf: Mapping[tuple[int, int], Guard],
-                  same_value: Callable[[int, int], Guard]) -> list[Constraint]:
+                  same_value: Callable[[int, int], Guard], skip=()) -> list[Constraint]:
     """Every executed read reads from exactly one write; a write it reads from executes and wrote
     the value the read returns (``rf``: the (write, read) pairs that may hold, with their guards;
-    ``same_value(w, r)``: the read returns the value w writes)."""
+    ``same_value(w, r)``: the read returns the value w writes; ``skip``: reads whose rf an encoding
+    makes well-formed by construction, left out)."""
     ev, cs = eg.events, []
     by_read: dict[int, list[int]] = {}
     for w, r in rf:
         by_read.setdefault(r, []).append(w)
     for e in ev:
-        if e.kind != Kind.R:
+        if e.kind != Kind.R or e.eid in skip:
             continue
         r = e.eid
         ws = by_read.get(r, [])

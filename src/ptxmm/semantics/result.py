@@ -152,6 +152,10 @@ class CheckResult:
     # apply to the program: no verdict, finding or liveness answer is reported for them; () for the
     # defaults (then ``liveness`` None and findings_status "not checked" say what was not asked)
     not_asked: tuple[str, ...] = ()
+    # the reductions that applied (issue 40), e.g. "symmetry (1 class of 4 threads)", "read-only
+    # fold (8 locations)", "RMW chains (4 locations)"; each changes no answer (property-tested).
+    # In the JSON (bound.reductions) only: a text line would change every transcript in the docs
+    reductions: tuple[str, ...] = ()
 
     STATUS_TEXT = {
         "stopped": "stopped at {stopped_at} outcomes (--max-outcomes): more may be allowed, the "
@@ -254,7 +258,8 @@ class CheckResult:
             "status": self.status,
             "warnings": [{"message": w.message, "position": str(w.pos) if w.pos else None,
                           "hint": w.hint} for w in self.program.warnings],
-            "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits},
+            "bound": {"unroll": self.unroll, "cut_paths": self.cut_paths, "awaits": self.awaits,
+                      "reductions": list(self.reductions)},
             "time_s": round(self.time_s, 6),
         } | ({"liveness": {"verdict": self.liveness, "progress": self.progress_model,
                            "expected": self.expected_liveness, "agrees": self.liveness_agrees}

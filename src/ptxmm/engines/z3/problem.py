@@ -20,6 +20,7 @@ from ...cat.interp import run as interp
 from ...cat.parser import Model
 from ...errors import ModelError
 from ...ir.program import CondExpr
+from ...semantics import rmw_chains
 from ...semantics.events import EventGraph
 from ...semantics.outcomes import Observable
 from ...semantics.result import Execution
@@ -133,7 +134,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
 
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set[tuple[int, int]] | None = None,
-                 deadline: Deadline = NO_DEADLINE, symmetry: bool = False):
+                 deadline: Deadline = NO_DEADLINE, symmetry: bool = False, chains: bool = False):
         if len(cand.rf) + len(cand.co) > _POOL_MAX_CHOICES:  # before any term of this problem
             _fresh_context()
         self._opened_in = _open()  # the thread's set (close() may run on another thread)
@@ -142,7 +143,10 @@ class Z3Problem(Encoding, Witness, Enumeration):
         self.eg, self.obs, self.deadline = eg, obs, deadline
         self.lg = Z3Logic()
         _clear_interrupt(self.lg.ctx)
-        ch = self.ch = Z3Choice(eg, cand, self.lg)
+        # RMW chains (ptxmm.semantics.rmw_chains): only under a model whose axioms order them
+        rmw = rmw_chains.chains(eg) if chains and rmw_chains.orders_chains(model) else None
+        ch = self.ch = Z3Choice(eg, cand, self.lg, rmw, co_known or ())
+        self.chains = ch.chains  # the locations encoded as chains
         self.pooled = len(ch.rfv) + len(ch.cov) <= _POOL_MAX_CHOICES
         self.s = _borrow(self.pooled)
         self.s.lg = self.lg  # _assert builds the Logic's terms in Z3
@@ -172,6 +176,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 _assert(self.s, c)
             if i % 256 == 255:
                 deadline.check()
+        self.symmetric: tuple[int, ...] = ()
         self._sym = self._breaking(env) if symmetry else []
         self.fin = self._final_values(cand, env["co"])
         self.terms = [self._term(o) for o in obs]
@@ -200,6 +205,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         """The symmetry-breaking constraints (:mod:`.symmetry`) behind one assumption literal:
         [the literal], or [] when no threads are interchangeable."""
         classes = sym_classes(self.eg, self.obs)
+        self.symmetric = tuple(len(c.threads) for c in classes)  # reported (checker.reductions)
         cs = breaking(classes, self.ch.ex, env["co"], self.lg) if classes else []
         if not cs:
             return []

@@ -4,6 +4,8 @@ values and observable terms the problem asserts over them (:class:`Encoding`).""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import z3
 
 from ...cat.relalg import Guard, Universe
@@ -11,8 +13,10 @@ from ...ir.values import Const, Expr
 from ...semantics import executions
 from ...semantics.events import Event, EventGraph, Kind, final_reg
 from ...semantics.outcomes import Observable
+from ...semantics.rmw_chains import Chain
 from ...semantics.vocab import Barriers, Candidates
 from .capi import _assert, _at_most_one, _eq, mk_bool, mk_int
+from .chains import Ranks
 from .logic import Z3Logic
 from .values import Values, _fit
 
@@ -20,7 +24,8 @@ from .values import Values, _fit
 class Z3Choice:
     """The existential parts of one program's executions, as Z3 variables."""
 
-    def __init__(self, eg: EventGraph, cand: Candidates, lg: Z3Logic):
+    def __init__(self, eg: EventGraph, cand: Candidates, lg: Z3Logic,
+                 chains: Mapping[str, Chain] | None = None, co_known: Iterable[tuple[int, int]] = ()):
         self.eg, self.lg = eg, lg
         self.cs: list = []  # well-formedness constraints
         self.vals = {e.eid: z3.BitVec(f"v{e.eid}", e.w) for e in eg.events if e.kind == Kind.R}
@@ -38,10 +43,26 @@ class Z3Choice:
                 self.cs += [z3.Implies(sel[k], self.values.bool(a)) for a in p.assumes]
         self.ex: list[Guard] = [self._exec(e) for e in eg.events]
         live = {i for i, g in enumerate(self.ex) if g is not False}
-        self.rfv = {p: mk_bool(f"rf{p[0]}_{p[1]}") for p in cand.rf if live.issuperset(p)}
-        self.cov = {p: mk_bool(f"co{p[0]}_{p[1]}") for p in cand.co if live.issuperset(p)}
+        # RMW chains (.chains): positions instead of rf/co variables on their locations whose
+        # writes all surely execute (measured: with writes that may not, e.g. a grid barrier's
+        # reset, the count of executed writes in the formula made checks slower, not faster)
+        chains = {loc: c for loc, c in (chains or {}).items() if all(self.ex[w] is True for w in c.writes)}
+        rk = self.ranks = Ranks(chains, self.ex, lg, co_known) if chains else None
+        self.chains = tuple(sorted(chains))
+        self.cs += rk.cs if rk else []
+        self.rfv = {p: mk_bool(f"rf{p[0]}_{p[1]}") for p in cand.rf
+                    if live.issuperset(p) and not (rk and rk.covers_rf(p[1]))}
+        self.cov = {p: mk_bool(f"co{p[0]}_{p[1]}") for p in cand.co
+                    if live.issuperset(p) and not (rk and rk.covers_co(*p))}
         self.rft = {p: lg.leaf(v) for p, v in self.rfv.items()}  # the same, as the Logic's terms
         self.cot = {p: lg.leaf(v) for p, v in self.cov.items()}
+        self.rf_chain: dict[tuple[int, int], Guard] = {}  # the chains' rf and co, derived
+        self.co_chain: dict[tuple[int, int], Guard] = {}
+        if rk:
+            self.rf_chain = {p: g for p in cand.rf if live.issuperset(p) and rk.covers_rf(p[1])
+                             and (g := rk.rf(*p)) is not False}
+            self.co_chain = {p: g for p in cand.co if live.issuperset(p) and rk.covers_co(*p)
+                             and (g := rk.co(*p)) is not False}
         self.rank = {f: mk_int(f"sc{f}") for f in cand.scf if f in live}
         if len(self.rank) > 1:
             self.cs.append(z3.Distinct(*self.rank.values()))
@@ -81,10 +102,12 @@ class Z3Choice:
         return self.ex[e]
 
     def rf(self, w: int, r: int) -> Guard:
-        return self.rft.get((w, r), False)
+        g = self.rft.get((w, r))
+        return self.rf_chain.get((w, r), False) if g is None else g
 
     def co(self, a: int, b: int) -> Guard:
-        return self.cot.get((a, b), False)
+        g = self.cot.get((a, b))
+        return self.co_chain.get((a, b), False) if g is None else g
 
     def scorder(self, f: int, g: int) -> Guard:
         if f in self.rank and g in self.rank:
@@ -125,7 +148,10 @@ class Encoding:
         def same_value(w: int, r: int):
             return ch.lg.leaf(_eq(ch.vals[r], ch.values.bv(ev[w].value)))
 
-        cs = executions.rf_wellformed(self.eg, u, ch.rft, same_value)
+        chained = ch.ranks.read_of if ch.ranks else ()
+        cs = executions.rf_wellformed(self.eg, u, ch.rft, same_value, skip=chained)
+        # a chain read reads the write its position names (its rf well-formed by construction)
+        cs += [u.any([u.not1(g), same_value(w, r)]) for (w, r), g in ch.rf_chain.items()]
         cs += executions.co_wellformed(u, ch.cot)
         cs += self._transitive(cand, co, u)
         cs += self._phases()

@@ -32,7 +32,7 @@ class _Layout:
     reads: list  # (read, (start, end)), by read
     co_known: list  # co pairs known beforehand: in co when both ends execute
     init_co: list  # (initial write, write of its location): in co when the write executes
-
+    chains: list = ()  # RMW chains (.chains): (initial write, ((read, write, (start, end)), ...))
 
 
 class Witness:
@@ -72,16 +72,23 @@ class Witness:
                 bools.append(t)
         reads = sorted(ch.vals)
         words = list(self.terms) + [ch.vals[r] for r in reads]
+        chained = _chain_words(ch)
+        words += [t for _, _, t in chained]
         spans, at = [], len(bools)
         for w in words:
             spans.append((at, at + w.size()))
             at += w.size()
         nt = len(self.terms)
+        nr = nt + len(reads)
+        chains: dict[int, list] = {}
+        for (init, pair, _), span in zip(chained, spans[nr:]):
+            chains.setdefault(init, []).append((*pair, span))
         ev = self.eg.events
         init_co = [(w, b) for w in self.eg.init.values() for b in range(len(ev))
                    if ev[b].kind == Kind.W and b != w and ev[b].loc == ev[w].loc]
         self._layout = _Layout(at, ex_bit, path_bits, sorted(rf_bits), co_bits, fin_bits, flag_bits,
-                               spans[:nt], list(zip(reads, spans[nt:])), sorted(self.co_known), init_co)
+                               spans[:nt], list(zip(reads, spans[nt:nr])), sorted(self.co_known), init_co,
+                               [(i, tuple(ps)) for i, ps in chains.items()])
         self._packed = self.lg.pack(bools, words)
         # (first digit, end, AST pointer) of every packed part: what the split into parts reads
         self._elements = [(k, k + 1, self.lg._ptr(t)) for k, t in enumerate(bools)]
@@ -152,14 +159,34 @@ class Witness:
         return Execution(paths, rf, co, vals, sc, final, phases)
 
 
+def _chain_words(ch) -> list:
+    """(initial write, (read, write), its position as a bit-vector) per RMW of every chain."""
+    rk = ch.ranks
+    if rk is None:
+        return []
+    size: dict[int, int] = {}
+    for init in rk.init_of.values():
+        size[init] = size.get(init, 0) + 1
+    return [(rk.init_of[r], (r, w), z3.Int2BV(rk.pos[w], max(1, size[rk.init_of[r]].bit_length())))
+            for r, w in sorted(rk.read_of.items())]
+
+
 def _decode(lay: _Layout, b: str):
     """The parts of a witness its packed digits ``b`` give (all but fence.sc ranks, barrier
     phases and unspecified values, which are read from a model)."""
     ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
     paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
                   for ks in lay.paths)
-    rf = tuple(p for p, k in lay.rf if b[k] == _ONE)
+    rf = [p for p, k in lay.rf if b[k] == _ONE]
     co = {p for p, k in lay.co if b[k] == _ONE}
+    for init, pairs in lay.chains:  # a chain: its executed writes in the order of their positions
+        order = sorted((int(b[i:j], 2), r, w) for r, w, (i, j) in pairs if ex[w])
+        prev = init
+        for k, (_, r, w) in enumerate(order):
+            rf.append((prev, r))
+            co.update((w, w2) for _, _, w2 in order[k + 1:])
+            prev = w
+    rf = tuple(sorted(rf))
     co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
     co.update(p for p in lay.init_co if ex[p[1]])
     vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
