@@ -14,6 +14,11 @@ the engine asked (one verdict query, the condition only: no flags, no sites, no 
 execution it finds joins the witnesses. The answer is the engine's or an exhibited execution:
 the same set of fixes as one engine check per candidate (tests/explanation compare the two).
 
+The changed program's graph is built once for each set of places where fences are inserted: the
+candidates with other fences (semantics, scope) at those places, or other semantics and scope
+changes besides, patch that graph (:func:`patched`, :func:`refenced`), the same graph the builder
+makes (tests/explanation compare them).
+
 A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
 (``scorder``, existential): each place is tried; with more than one such fence missing from a
 witness's order the witness is skipped (the engine decides)."""
