@@ -10,11 +10,20 @@ it for several), timing the commands as a user runs them (`ptxmm explain --fix F
 this tree and, with ``--base DIR`` (a checkout of the base commit: ``git worktree add --detach
 DIR <commit>``), in that one, file by file in the same minute (two worker processes, one per
 tree, taking turns); the proposed fixes are compared where neither run stopped at the time budget.
+The explain column times `ptxmm explain --json FILE`, and its JSON (timings left out) is compared
+before/after too, as is the drawing (`graph`'s SVG): "same" when all agree; "same*" when they agree
+but for the candidates of a forbidden outcome whose enumeration stopped at its time budget in
+either run (how many it saw, and whether it stopped, depend on the machine's load). A .cu
+file is compiled (nvcc, cached) before it is timed: the compile column is that first,
+uncached-or-not load, apart from the commands. Each
+command's wall-clock and CPU seconds (the process's, Z3's threads included) are printed: on a
+machine others share, the CPU seconds are what compares.
 
     python benchmarks/bench_explain.py --compare --base /tmp/base [--match mbarrier] [--no-fix]"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -66,7 +75,7 @@ def main() -> int:
 
 # ----- --compare: the commands as a user runs them, before and after -------------------------------
 
-COMMANDS = (("fix", ["explain", "--fix"]), ("explain", ["explain"]), ("graph", ["graph"]))
+COMMANDS = (("fix", ["explain", "--fix"]), ("explain", ["explain", "--json"]), ("graph", ["graph"]))
 
 
 def worker() -> int:
@@ -82,19 +91,55 @@ def worker() -> int:
     for line in sys.stdin:
         f = line.strip()
         row: dict = {"file": f}
+        if f.endswith(".cu"):  # nvcc (cached by source): not part of the commands' times
+            t0 = time.perf_counter()
+            _load_quietly(f)
+            row["compile"] = round(time.perf_counter() - t0, 3)
         for name, args in COMMANDS:
             if name in skip:
                 continue
             extra = ["-o", out_svg] if name == "graph" else []
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             r = runner.invoke(cli, [*args, f, *extra])
             row[name] = round(time.perf_counter() - t0, 3)
+            row[name + "_cpu"] = round(time.process_time() - c0, 3)
             row[name + "_rc"] = r.exit_code
             if name == "fix":
                 text = r.output
                 row["fixes"] = text[text.find("\nfix:"):].strip().splitlines() if "\nfix:" in text else []
+            elif name == "explain":
+                row["json"] = _untimed(r.output)
+            elif name == "graph":
+                svg = Path(out_svg)
+                row["svg"] = hashlib.sha256(svg.read_bytes()).hexdigest()[:16] if r.exit_code == 0 \
+                    and svg.exists() else r.output.strip()[-200:]
+                svg.unlink(missing_ok=True)
         print(json.dumps(row), flush=True)
     return 0
+
+
+def _load_quietly(f: str) -> None:
+    try:
+        ptxmm.load(f)
+    except ptxmm.PtxmmError:  # the commands report it
+        pass
+
+
+def _untimed(text: str):
+    """explain --json's answer without its timings (they differ from run to run)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[-300:]
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "time_s"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip(data)
 
 
 def _files() -> list[Path]:
@@ -125,12 +170,43 @@ def _ask(w: subprocess.Popen, f: Path) -> dict:
 
 
 def _same(a: dict, b: dict) -> str:
-    if "fixes" not in a or "fixes" not in b:
+    """The fix lists, explain's JSON and the drawing of two runs compared (see the docstring)."""
+    if not a or not b:
         return ""
-    if any("budget hit" in x for x in a["fixes"] + b["fixes"]):
-        return "budget"
-    norm = [[x for x in r["fixes"] if "engine checks" not in x and "checks)" not in x] for r in (a, b)]
-    return "same" if norm[0] == norm[1] else "DIFFER"
+    words = []
+    if "fixes" in a and "fixes" in b:
+        if any("budget hit" in x for x in a["fixes"] + b["fixes"]):
+            words.append("fix budget")
+        else:
+            norm = [[x for x in r["fixes"] if "engine checks" not in x and "checks)" not in x]
+                    for r in (a, b)]
+            words.append("fix same" if norm[0] == norm[1] else "fix DIFFER")
+    if "json" in a and "json" in b:
+        words.append(_same_json(a["json"], b["json"]))
+    if "svg" in a and "svg" in b:
+        words.append("svg same" if a["svg"] == b["svg"] else "svg DIFFER")
+    return "; ".join(words)
+
+
+def _same_json(a, b) -> str:
+    if a == b:
+        return "json same"
+    la, lb = (x if isinstance(x, list) else [x] for x in (a, b))
+    if len(la) == len(lb) and all(_time_cut(x, y) == _time_cut(y, x) for x, y in zip(la, lb)):
+        return "json same*"
+    return "json DIFFER"
+
+
+def _time_cut(x, other):
+    """A forbidden outcome's explanation whose enumeration stopped at its time budget in either
+    run (explain.TIME_BUDGET_S, wall-clock: a loaded machine stops sooner), without what depends
+    on where it stopped: the count, the groups (the axioms failed by the candidates seen) and
+    whether it stopped."""
+    cut = ("candidates", "groups", "bound_hit")
+    if isinstance(x, dict) and isinstance(other, dict) and x.get("verdict") == "forbidden" and \
+            (x.get("bound_hit") or other.get("bound_hit")):
+        return {k: v for k, v in x.items() if k not in cut}
+    return x
 
 
 def compare() -> int:
@@ -142,15 +218,17 @@ def compare() -> int:
     names = [n for n, _ in COMMANDS if n not in skip.split(",")]
     print(f"{len(files)} files; seconds per command, in-process (start-up excluded); "
           f"before = {base or '(no --base)'}")
-    head = "".join(f" {n + ' b':>9s} {n + ' a':>9s}" for n in names)
-    print(f"{'file':60s}{head}  fixes")
+    head = "".join(f" {n[:7] + ' b':>9s} {n[:7] + ' a':>9s} {'cpu b':>6s} {'cpu a':>6s}" for n in names)
+    print(f"{'file':60s} {'compile':>7s}{head}  before/after")
     rows = []
     for f in files:
         a = _ask(now, f)
         b = _ask(before, f) if before is not None else {}
         rows.append((f, b, a))
-        cells = "".join(f" {b.get(n, float('nan')):9.2f} {a[n]:9.2f}" for n in names)
-        print(f"{str(f.relative_to(ROOT / 'examples')):60s}{cells}  {_same(b, a)}", flush=True)
+        cells = "".join(f" {b.get(n, float('nan')):9.2f} {a[n]:9.2f} {b.get(n + '_cpu', float('nan')):6.2f} "
+                        f"{a[n + '_cpu']:6.2f}" for n in names)
+        comp = max(a.get("compile", 0.0), b.get("compile", 0.0))
+        print(f"{str(f.relative_to(ROOT / 'examples')):60s} {comp:7.2f}{cells}  {_same(b, a)}", flush=True)
     for w in (now, before):
         if w is not None:
             w.stdin.close()  # type: ignore[union-attr]
@@ -162,10 +240,14 @@ def compare() -> int:
                 continue
             worst = sorted(got, reverse=True)[:5]
             over = sum(1 for t, _ in got if t > 10.0)
+            cpu = sorted(((r[k][n + "_cpu"], r[0]) for r in rows if n + "_cpu" in r[k]), reverse=True)
+            cpu_over = sum(1 for t, _ in cpu if t > 10.0)
             print(f"{n} {label}: worst " + ", ".join(f"{f.name} {t:.1f} s" for t, f in worst)
-                  + f"; {over} over 10 s")
-    differ = sum(1 for r in rows if _same(r[1], r[2]) == "DIFFER")
-    print(f"fix lists: {differ} differ (where neither run hit the time budget)")
+                  + f"; {over} over 10 s; CPU worst " + ", ".join(f"{f.name} {t:.1f} s" for t, f in cpu[:3])
+                  + f"; {cpu_over} over 10 s CPU")
+    for what in ("fix", "json", "svg"):
+        differ = [r[0].name for r in rows if f"{what} DIFFER" in _same(r[1], r[2])]
+        print(f"{what}: {len(differ)} differ" + (f" ({', '.join(differ)})" if differ else ""))
     return 0
 
 

@@ -121,3 +121,43 @@ def test_patched_graphs_are_the_built_ones(name):
         assert emap == event_map(judge.eg, built, inserted)
         patched += eg2 is not built
     assert judge.stats.built == 0 and patched > 0
+
+
+@pytest.mark.parametrize("name", ["classic/SB-relaxed.ptx", "hopper/pipeline-tma-async-no-empty-wait.ptx"])
+def test_graphs_of_fences_at_the_same_places_are_the_built_ones(name, monkeypatch):
+    """The graph of a program with fences inserted, made from the graph of other fences at the
+    same places (fixjudge.refenced: each fence's events take the new semantics and scope), is the
+    graph the builder makes of that program — one fence and two, every semantics at each place."""
+    import itertools
+
+    from ptxmm.explanation import fixjudge
+    from ptxmm.explanation.fix import apply, single_changes
+    from ptxmm.explanation.fixjudge import Judge, event_map, refenced
+    from ptxmm.explanation.targets import with_target
+    from ptxmm.semantics.builder import build
+
+    prog = ptxmm.load(ROOT / "examples" / name)
+    t = target_of(prog, None)
+    judge = Judge(prog, load_model("ptx"), t)
+    builds = []
+    monkeypatch.setattr(fixjudge, "build", lambda p, **kw: builds.append(p) or build(p, **kw))
+    places: dict[tuple, list] = {}
+    for c in single_changes(prog):
+        if c.kind == "fence":
+            places.setdefault((c.thread, c.index), []).append(c)
+    groups = list(places.values())[:4]
+    sets = [(c,) for g in groups for c in g]
+    sets += [cs for g1, g2 in itertools.combinations(groups, 2) for cs in itertools.product(g1, g2)][:48]
+    for cs in sets:
+        p2, inserted = apply(prog, cs)
+        tprog = with_target(p2, t)
+        eg2, emap = judge.graph_of(cs, tprog, inserted)
+        built = build(tprog)
+        assert eg2 == built
+        assert emap == event_map(judge.eg, built, inserted)
+    # one build for each set of places, the other fences there patched in
+    assert len(builds) == len({tuple((c.thread, c.index) for c in cs) for cs in sets}) < len(sets)
+    # fences at other places: not made from that graph
+    one, other = groups[0][0], groups[1][0]
+    eg1 = build(with_target(apply(prog, (one,))[0], t))
+    assert refenced(eg1, with_target(apply(prog, (other,))[0], t), (one,), (other,)) is None

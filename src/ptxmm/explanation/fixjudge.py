@@ -14,6 +14,11 @@ the engine asked (one verdict query, the condition only: no flags, no sites, no 
 execution it finds joins the witnesses. The answer is the engine's or an exhibited execution:
 the same set of fixes as one engine check per candidate (tests/explanation compare the two).
 
+The changed program's graph is built once for each set of places where fences are inserted: the
+candidates with other fences (semantics, scope) at those places, or other semantics and scope
+changes besides, patch that graph (:func:`patched`, :func:`refenced`), the same graph the builder
+makes (tests/explanation compare them).
+
 A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
 (``scorder``, existential): each place is tried; with more than one such fence missing from a
 witness's order the witness is skipped (the engine decides)."""
@@ -121,6 +126,33 @@ def patched(eg_f: EventGraph, tprog: Program, changes, fences) -> EventGraph | N
     return replace(eg_f, program=tprog, events=tuple(events))
 
 
+def refenced(eg_o: EventGraph, prog_f: Program, old: tuple, new: tuple) -> EventGraph | None:
+    """``prog_f``'s event graph made from ``eg_o``, the graph of the same program with other
+    fences inserted at the same places (``old`` and ``new``: the fence changes, in one order of
+    their places): each inserted fence's events take the new fence's semantics, scope and
+    instruction. The builder makes one F event of the fence's own semantics and scope wherever a
+    path passes it (fences.fence), and nothing else it builds (paths, awaits, dependencies) looks
+    at a fence's semantics or scope; None when an event shows otherwise (build it whole)."""
+    if [(c.thread, c.index) for c in old] != [(c.thread, c.index) for c in new]:
+        return None
+    events = list(eg_o.events)
+    by_instr: dict[tuple[int, int], list[int]] = {}
+    for e in eg_o.events:
+        if e.instr is not None:
+            by_instr.setdefault((e.thread, id(e.instr)), []).append(e.eid)
+    for c in old:
+        at = c.index + sum(1 for g in old if g.thread == c.thread and g.index < c.index)
+        was, now = eg_o.program.threads[c.thread].instrs[at], prog_f.threads[c.thread].instrs[at]
+        if not isinstance(was, Fence) or not isinstance(now, Fence) or was.restrict or now.restrict:
+            return None
+        for eid in by_instr.get((c.thread, id(was)), ()):
+            e = events[eid]
+            if e.kind != Kind.F or e.sem != was.sem or e.scope != was.scope or e.tags:
+                return None
+            events[eid] = replace(e, sem=now.sem, scope=now.scope, instr=now)
+    return replace(eg_o, program=prog_f, events=tuple(events))
+
+
 class Judge:
     """Judges candidate programs (``prog`` with changes applied) against ``target``; see the
     module docstring. ``witnesses=False``: every candidate asks the engine (the plain search)."""
@@ -137,6 +169,8 @@ class Judge:
         # (and the target), and the map of the original's events into it
         self._fence_graphs: dict[tuple, Mapped] = {
             (): (self.eg, {e.eid: e.eid for e in self.eg.events})}
+        # the places of a set of inserted fences → a key of _fence_graphs with fences there
+        self._fence_places: dict[tuple, tuple] = {}
 
     def known(self, forbidden: bool, witness: Execution | None) -> None:
         """The original program's verdict, as a check of it (with the target as its condition,
@@ -176,7 +210,7 @@ class Judge:
             self.stats.built += 1
             return build(tprog, unroll=self.unroll), {}
         fences = tuple(c for c in changes if c.kind == "fence")
-        base = self._fence_graphs.get(fences)
+        base = self._fence_graphs.get(fences) or self._same_places(fences)
         if base is None and fences == changes:  # fences only: this program's own graph
             eg2 = build(tprog, unroll=self.unroll)
             return self._keep(fences, (eg2, event_map(self.eg, eg2, inserted)))
@@ -196,7 +230,22 @@ class Judge:
         if len(self._fence_graphs) >= GRAPHS_MAX:
             self._fence_graphs.pop(next(k for k in self._fence_graphs if k))
         self._fence_graphs[fences] = graph
+        self._fence_places[tuple((c.thread, c.index) for c in fences)] = fences
         return graph
+
+    def _same_places(self, fences: tuple) -> Mapped | None:
+        """The graph of the program with these fences inserted, made from a kept graph of other
+        fences at the same places (:func:`refenced`; the events keep their ids, so the map of
+        the original's events is that graph's); None: none kept, or it cannot be patched."""
+        if not fences:
+            return None
+        other = self._fence_places.get(tuple((c.thread, c.index) for c in fences))
+        kept = None if other is None else self._fence_graphs.get(other)
+        if kept is None:
+            return None
+        prog_f, _ = self._apply_fences(fences)
+        eg_f = refenced(kept[0], with_target(prog_f, self.target), other, fences)
+        return None if eg_f is None else self._keep(fences, (eg_f, kept[1]))
 
     def _apply_fences(self, fences: tuple) -> tuple[Program, frozenset[int]]:
         """The original program with these fences inserted (as fix.apply inserts them) and the

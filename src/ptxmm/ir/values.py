@@ -319,10 +319,23 @@ def truth(e: Expr) -> Expr:
     return e if e.w == 1 else mk("ne", e, Const(0, e.w))
 
 
-def substitute(e: Expr, f: Callable[[int], int]) -> Expr:
-    """Rename the read events of an expression."""
-    if isinstance(e, ReadVal):
-        return ReadVal(f(e.eid), e.w)
+def substitute(e: Expr, f: Callable[[int], int], memo: dict[int, tuple[Expr, Expr]] | None = None) -> Expr:
+    """Rename the read events of an expression. ``memo`` (id of a node → (the node, its
+    renaming)), shared by calls with the same ``f``: a node the expressions share (registers,
+    path assumptions and event values are DAGs over the same nodes) is renamed once, and a node
+    whose reads keep their names is returned as it is — the same expressions, in linear time."""
     if isinstance(e, (Const, Unspec)):
         return e
-    return Op(e.op, tuple(substitute(a, f) for a in e.args), e.w)
+    if memo is None:
+        memo = {}
+    hit = memo.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if isinstance(e, ReadVal):
+        eid = f(e.eid)
+        out: Expr = e if eid == e.eid else ReadVal(eid, e.w)
+    else:
+        args = tuple(substitute(a, f, memo) for a in e.args)
+        out = e if all(x is y for x, y in zip(args, e.args)) else Op(e.op, args, e.w)
+    memo[id(e)] = (e, out)  # the node kept alive with its id: no other node takes the id meanwhile
+    return out

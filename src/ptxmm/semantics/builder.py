@@ -632,16 +632,21 @@ def _freeze(b: Builder, prog: Program, all_paths, init, loc_of_name) -> EventGra
     keep = [i for i, e in enumerate(b.events) if e.paths]
     remap = {old: new for new, old in enumerate(keep)}
     f = remap.__getitem__
+    memo: dict = {}  # the expressions share their nodes: each renamed once (values.substitute)
+
+    def sub(x):
+        return substitute(x, f, memo)
+
     events = []
     for old in keep:
         e = b.events[old]
         bar = None
         if e.barrier is not None:
-            bar = (tuple(substitute(x, f) for x in e.barrier[0]), *e.barrier[1:])
+            bar = (tuple(sub(x) for x in e.barrier[0]), *e.barrier[1:])
         events.append(Event(f(old), e.kind, e.thread, e.index, frozenset(e.paths), e.sem, e.scope,
-                            e.loc, e.vloc, e.w, None if e.value is None else substitute(e.value, f),
-                            substitute(e.cond, f), e.tags, e.instr, bar, e.agent,
-                            None if e.ok is None else substitute(e.ok, f), e.at))
+                            e.loc, e.vloc, e.w, None if e.value is None else sub(e.value),
+                            sub(e.cond), e.tags, e.instr, bar, e.agent,
+                            None if e.ok is None else sub(e.ok), e.at))
     edges: dict[str, list[tuple[int, int]]] = {"rmw": [], "addr": [], "data": [], "ctrl": [],
                                                "aint": [], "done": [], "tmrange": []}
     kept_ctrl = {(c, e, "ctrl") for e in keep for c in b.ctrl_of.get(e, ())}
@@ -649,9 +654,9 @@ def _freeze(b: Builder, prog: Program, all_paths, init, loc_of_name) -> EventGra
         if a in remap and c in remap:
             edges[k].append((remap[a], remap[c]))
     paths = tuple(tuple(PathInfo(tuple(f(x) for x in p.events),
-                                 tuple(substitute(x, f) for x in p.assumes),
-                                 {r: substitute(x, f) for r, x in p.regs.items()}, p.reg_types,
-                                 p.kind, _remap_end(p.end, f), p.marks, p.stop)
+                                 tuple(sub(x) for x in p.assumes),
+                                 {r: sub(x) for r, x in p.regs.items()}, p.reg_types,
+                                 p.kind, _remap_end(p.end, f, memo), p.marks, p.stop)
                         for p in ps) for ps in all_paths)
     return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
                       {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
@@ -674,9 +679,9 @@ def _prefixes(paths: list[PathInfo]) -> list[PathInfo]:
     return out
 
 
-def _remap_end(end: tuple, f) -> tuple:
+def _remap_end(end: tuple, f, memo: dict) -> tuple:
     if len(end) == 4:  # stuck: (events, equalities, back-edge instruction, loose reads)
-        return (tuple(f(x) for x in end[0]), tuple(substitute(x, f) for x in end[1]), end[2],
+        return (tuple(f(x) for x in end[0]), tuple(substitute(x, f, memo) for x in end[1]), end[2],
                 tuple(f(x) for x in end[3]))
     return tuple(f(x) for x in end)
 
