@@ -85,10 +85,13 @@ def cli_rate(files: list[Path], model: str, jobs: int) -> tuple[float, float]:
     import os
     import sys
 
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    src = str(Path(__file__).resolve().parents[1] / "src")  # this tree first; the rest kept (installs)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
     t0, c0 = time.perf_counter(), _children_cpu()
-    subprocess.run([sys.executable, "-m", "ptxmm", "test", "--model", model, "-j", str(jobs),
-                    *map(str, files)], capture_output=True, text=True, env=env)
+    r = subprocess.run([sys.executable, "-m", "ptxmm", "test", "--model", model, "-j", str(jobs),
+                        *map(str, files)], capture_output=True, text=True, env=env)
+    if r.returncode not in (0, 1) or "agree" not in r.stdout + r.stderr:  # a failed run is no rate
+        raise SystemExit(f"ptxmm test -j {jobs} failed ({r.returncode}): {(r.stderr or r.stdout)[-300:]}")
     return len(files) / (time.perf_counter() - t0), len(files) / (_children_cpu() - c0)
 
 

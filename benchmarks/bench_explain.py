@@ -19,7 +19,8 @@ uncached-or-not load, apart from the commands. Each
 command's wall-clock and CPU seconds (the process's, Z3's threads included) are printed: on a
 machine others share, the CPU seconds are what compares.
 
-    python benchmarks/bench_explain.py --compare --base /tmp/base [--match mbarrier] [--no-fix]"""
+    python benchmarks/bench_explain.py --compare --base /tmp/base [--match mbarrier] [--no-fix]
+    python benchmarks/bench_explain.py --compare --no-fix --shard 0/8   # the 1st of 8 parts (one a core)"""
 
 from __future__ import annotations
 
@@ -145,6 +146,9 @@ def _untimed(text: str):
 def _files() -> list[Path]:
     ex = ROOT / "examples"
     files = sorted(p for ext in ("ptx", "litmus", "cu") for p in ex.rglob(f"*.{ext}"))
+    if "--shard" in sys.argv:  # --shard K/N: every N-th file from the K-th (runs side by side on N cores)
+        k, n = map(int, sys.argv[sys.argv.index("--shard") + 1].split("/"))
+        files = files[k::n]
     matches = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--match"]
     if not matches:
         return files
@@ -157,7 +161,8 @@ def _files() -> list[Path]:
 
 
 def _start(tree: Path, skip: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(tree / "src"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(tree / "src"),
+                                                                   os.environ.get("PYTHONPATH")) if p))
     return subprocess.Popen([sys.executable, __file__, "--worker", "--skip", skip], cwd=ROOT, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 

@@ -73,7 +73,7 @@ def _tree(rev: str, into: Path) -> Path:
 
 
 def _one(src_root: Path, name: str, model: str) -> dict:
-    env_path = str(src_root / "src")
+    env_path = os.pathsep.join(p for p in (str(src_root / "src"), os.environ.get("PYTHONPATH")) if p)
     cmd = [sys.executable, "-c", _WORKER, str(ROOT), str(KDIR / f"{name}.ptx"), model]
     r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": env_path})
     if r.returncode != 0:

@@ -6,7 +6,8 @@
 #   campaigns  benchmarks/bench_campaigns.py --size 6 --models sc (ptxmm -j1/-j2 against herd7 -j1)
 #   enum       the enumeration rows: x1l3 under ptx (46,875 outcomes), x1l4 under sc (41,040)
 #   real       benchmarks/bench_real.py (every real-library kernel under ptx and ptx-v7.5)
-#   explain    benchmarks/bench_explain.py, when present (explain and graph of every bundled example)
+#   explain    benchmarks/bench_explain.py --compare --no-fix in 8 shards (explain and graph of every bundled example)
+#   real+explain  the two at once
 #   scale      benchmarks/bench_kernels.py --scale
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -17,8 +18,8 @@ if [ -f .mg/herd7.tgz ]; then  # .mg/herd7.tgz: tar czf of ~/.local/herd7 (a str
   export HERDLIB=$HOME/.local/herd7/share/herdtools7/herd
 fi
 { lscpu | grep -E "Model name|^CPU\(s\)"; python3 --version; $HOME/.local/herd7/bin/herd7 -version 2>&1 | head -1; } >> $OUT/log.txt 2>&1
-for step in "$@"; do
-  t0=$(date +%s)
+step() {
+  local step=$1 t0=$(date +%s)
   case $step in
     campaigns)
       timeout 400 python3 benchmarks/bench_campaigns.py --size 6 --quick --repeat 3 --models sc --jobs 1,2 \
@@ -42,11 +43,15 @@ PY
       echo "enum exit $?" >> $OUT/log.txt ;;
     real)
       timeout 500 python3 benchmarks/bench_real.py --repeat 1 > $OUT/real.txt 2>&1; echo "real exit $?" >> $OUT/log.txt ;;
-    explain)
-      [ -f benchmarks/bench_explain.py ] && { timeout 500 python3 benchmarks/bench_explain.py > $OUT/explain.txt 2>&1;
-        echo "explain exit $?" >> $OUT/log.txt; } ;;
+    explain)  # 8 shards side by side (16 cores), each file's explain and graph timed in-process
+      for k in 0 1 2 3 4 5 6 7; do
+        timeout 480 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/8 > $OUT/explain-$k.txt 2>&1 &
+      done; wait; echo "explain done" >> $OUT/log.txt ;;
+    real+explain)  # both at once: bench_real is one core
+      step real & step explain & wait ;;
     scale)
       timeout 500 python3 benchmarks/bench_kernels.py --scale > $OUT/scale.txt 2>&1; echo "scale exit $?" >> $OUT/log.txt ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s" >> $OUT/log.txt
-done
+}
+for s in "$@"; do step $s; done
