@@ -98,7 +98,7 @@ def test_the_proof_changes_no_answer(monkeypatch, seed):
         assert plain[3] == "terminates", barrier_program(seed)
 
 
-@settings(max_examples=20, deadline=None, derandomize=True,
+@settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), engine=st.sampled_from(["z3", "brute"]))
 def test_groups_change_no_answer(monkeypatch, seed, engine):
