@@ -708,3 +708,31 @@ MUTANTS += [
              "(_regs(operands(ins)) | guard)\n            continue",
              "(_regs(operands(ins)) | guard)\n            seeds |= guard\n            continue")]),
 ]
+
+# Issue 40 (the neighbour exchange at 1,024 threads): the barrier proof that spares the hang query,
+# barrier groups, and sr by placement — killed by tests/queries/test_barrier_proof.py,
+# tests/queries/test_barrier_waits.py and tests/semantics/test_scope_rows.py
+MUTANTS += [
+    Mutant("barrier-proof-any-order", "engine",
+           "the barrier proof holds whatever sequence each thread of a CTA uses: two threads meeting "
+           "barriers 0 and 1 in opposite orders (a deadlock) are said to terminate",
+           [("src/ptxmm/semantics/barrier_waits.py",
+             "        if seq.setdefault(eg.program.threads[t].placement.cta_key, mine) != mine:\n"
+             "            return False\n", "")]),
+    Mutant("barrier-proof-divergent", "engine",
+           "the barrier proof takes a barrier some paths skip (predicated on a loaded value) for one "
+           "every path meets: a divergent barrier's deadlock is said to terminate",
+           [("src/ptxmm/semantics/barrier_waits.py",
+             "e.agent >= 0 or len(e.paths) != every \\\n                or e.cond != TRUE:",
+             "e.agent >= 0:")]),
+    Mutant("barrier-groups-exit-holds", "engine",
+           "a barrier group's phase completes only when every thread arrives: an exited thread no "
+           "longer releases a count-less bar.sync",
+           [("src/ptxmm/semantics/barrier_waits.py",
+             "u.all(u.any((self.finishes(t), g))", "u.all(u.any((False, g))")]),
+    Mutant("sr-rows-strict-scope", "engine",
+           "sr by placement leaves out the sites at exactly an event's scope (two .cta accesses of one "
+           "CTA are not morally strong)",
+           [("src/ptxmm/semantics/vocab.py", "                    if lv <= top:\n",
+             "                    if lv < top:\n")]),
+]

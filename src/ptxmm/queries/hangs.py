@@ -41,6 +41,11 @@ from .query import Found
 from .refs import event_ref
 
 MODELS = ("fair", "obe", "lobe", "hsa", "unfair")
+# Under fair progress, a program whose every thread meets the same count-less bar.sync sequence
+# unconditionally and has no loop cannot hang (.semantics.barrier_waits.never_blocks, a proof
+# from the check's own graph): no hang query is built. False: always the query (the property
+# tests compare the two).
+BARRIER_PROOF = True
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
@@ -319,16 +324,24 @@ def decide(prog, model, unroll: int = 2, progress: str | Progress = "fair",
 def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fair",
                     deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
                     scoped: bool = True, relevance: bool = True,
-                    found: tuple | None = None) -> tuple[list[Hang], str | None, tuple]:
+                    found: tuple | None = None, graph: EventGraph | None = None,
+                    ) -> tuple[list[Hang], str | None, tuple]:
     """:func:`decide`, and with ``found`` (the check's findings so far) the failed assertions and
     traps that end the grid while another thread spins or waits, which no complete execution
-    reaches (:func:`ptxmm.queries.sites.grid_ending_sites`), asked of the same liveness problem."""
+    reaches (:func:`ptxmm.queries.sites.grid_ending_sites`), asked of the same liveness problem.
+    ``graph``: ``prog``'s safety graph at ``unroll`` (the check's), for :data:`BARRIER_PROOF`:
+    when it proves that nothing hangs, no hang query is built, and the liveness problem only when
+    a grid-ending site is left to ask."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
+    from ..semantics.barrier_waits import never_blocks
     from ..semantics.vocab import candidates
-    from .sites import grid_ending_sites
+    from .sites import grid_ending_sites, unfound_grid_ending
 
     pr = Progress.parse(progress)
+    proven = BARRIER_PROOF and pr.fair and graph is not None and never_blocks(graph)
+    if proven and (found is None or not unfound_grid_ending(graph, found)):
+        return [], None, ()  # no loop: nothing cut, nothing undecided
     m = load_model(model) if isinstance(model, str) else model
     eg = liveness_graph(prog, unroll, pr, relevance, look=deadline.check)
     why = "; ".join(eg.undecided) or None
@@ -337,7 +350,7 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
-        return _hangs(eg, pb, pr, every, mem_fair, scoped), why, stops
+        return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
     finally:
         pb.close()
 
@@ -554,7 +567,7 @@ class Hangs:
         found = tuple(r.findings) if SITES.applies(r.prog, r.opts) and r.status in ("ok", "stopped") else None
         try:
             hs, why, stops = decide_and_stop(r.prog, r.model, r.opts.unroll, r.opts.progress_model,
-                                             r.deadline, found=found)
+                                             r.deadline, found=found, graph=r.eg)
         except TimedOut:
             return Found((), "timeout")
         if not hs and why is not None:

@@ -66,8 +66,19 @@ def grid_ending_sites(eg, pb, found: tuple) -> tuple:
     stops wherever it then is: a thread spinning for a flag the trapping one would have set
     afterwards, or waiting at a barrier it never reaches. Every execution found is one the grid can
     run (a prefix of each thread); ``found``: the findings the check's own query already has."""
-    skip = frozenset((str(f.kind), f.events[0].line) for f in found if f.events and f.events[0].eid == -1)
-    return site_findings(eg, pb, None, skip, grid_ending=True)
+    return site_findings(eg, pb, None, _skip(found), grid_ending=True)
+
+
+def _skip(found: tuple) -> frozenset:
+    return frozenset((str(f.kind), f.events[0].line) for f in found if f.events and f.events[0].eid == -1)
+
+
+def unfound_grid_ending(eg, found: tuple) -> bool:
+    """Whether ``eg`` has a failed-assertion or trap site that ``found`` does not name (one
+    :func:`grid_ending_sites` would ask)."""
+    skip = _skip(found)
+    return any(p.stop is not None and p.stop.kind.ends_grid and (p.stop.kind.value, p.stop.line) not in skip
+               for paths in eg.paths for p in paths)
 
 
 def _site_instr(prog: Program, line: int):
@@ -85,7 +96,7 @@ def _site_text(prog: Program, ins) -> str:
     return source_text(prog, ins.pos) or ins.text
 
 
-__all__ = ["grid_ending_sites", "observables", "site_findings"]
+__all__ = ["grid_ending_sites", "observables", "site_findings", "unfound_grid_ending"]
 
 
 class Sites:

@@ -24,14 +24,34 @@ other to exit: a cycle, a deadlock, as the liveness query says they block.
   form, mask and warp; bar.red (``RED``) one of the whole CTA. Those the ISA gives no memory
   ordering (``NOSYNC``: shfl, vote, match, redux, elect) put their arrive → wait pairs in
   ``exit_barrier`` (progress only: Barrier-progress sees a deadlock, causality nothing) rather
-  than ``sync_barrier``."""
+  than ``sync_barrier``.
+
+**Groups** (issue 40: a block of 1,024 threads): a count-less ``bar.sync`` wait whose barrier
+operands are constants (``static``) has one *group* per CTA, operands and phase k. Whether a thread
+arrives in the group's phase is the same for every wait of the group (one guard per thread, not per
+pair), and the phase completes iff every thread of the CTA arrives in it or finishes: the wait's own
+thread counts too, which changes nothing wherever the wait executes (its own arrive, the event before
+it on every path through it, executes then) — and every use of :meth:`Barriers.complete` is under that
+guard (sync and exit pairs, ``QUORUM_UNMET`` through ``passes``, the liveness query's blocked path).
+The arrive → wait pairs of a group whose guards are all true are whole bitset rows. ``GROUPS =
+False``: the per-pair definitions (the property tests compare the two)."""
 
 from __future__ import annotations
 
 from ..cat.relalg import ESet, Guard, Rel, Universe
-from ..ir.values import Const, mk
-from .events import Event, EventGraph
+from ..ir.values import TRUE, Const, mk
+from .events import Event, EventGraph, Kind
 from .lanes import warp_members
+from .loops import acyclic
+
+# Count-less barriers with constant operands in groups (module doc); False: every pair on its own.
+GROUPS = True
+
+
+def static(e: Event) -> bool:
+    """A count-less CTA barrier wait or arrive whose operands are constants (a group's member)."""
+    return e.barrier[1] is None and not ({"WARP", "INSTANCE", "CBAR", "HANG"} & e.tags) \
+        and all(isinstance(x, Const) for x in e.barrier[0])
 
 
 class Barriers:
@@ -42,7 +62,8 @@ class Barriers:
         self.bars = [e for e in eg.events if "BAR" in e.tags and u.ex[e.eid] is not False]
         self.cbars = [e for e in eg.events if "CBAR" in e.tags and u.ex[e.eid] is not False]
         self.place = place = [t.placement for t in eg.program.threads]
-        self.cta = lambda e: place[e.thread].cta_key  # not self: no reference cycle holding Z3 terms
+        ctas = [p.cta_key for p in place]
+        self.cta = lambda e: ctas[e.thread]  # not self: no reference cycle holding Z3 terms
         self.own: dict[int, list[int]] = {}  # thread → its own events (not its agents')
         for e in eg.events:
             if e.thread >= 0 and e.agent < 0 and u.ex[e.eid] is not False:
@@ -57,6 +78,59 @@ class Barriers:
         self._arrives: dict[tuple[int, int], Guard] = {}
         self._members: dict[tuple, list[int]] = {}
         self._finishes: dict[int, Guard] = {}
+        self._group_arrives: dict[tuple, dict[int, Guard]] = {}  # group → thread → "arrives in it"
+        self._group_done: dict[tuple, Guard] = {}  # group → "its phase completes"
+
+    # -- groups (module doc) ----------------------------------------------------------------------
+
+    def group(self, w: Event) -> tuple | None:
+        """The group of a static wait (CTA, operand values, phase); None: the per-pair rules."""
+        if not GROUPS or "WAIT" not in w.tags or not static(w):
+            return None
+        return (self.cta(w), tuple(x.v for x in w.barrier[0]), w.barrier[2])
+
+    def _ids_match(self, a: Event, ids: tuple) -> Guard:
+        """a's operands equal the constants ``ids`` (as :meth:`same_barrier` compares them)."""
+        u, g = self.u, True
+        for x, v in zip(a.barrier[0], ids):
+            if isinstance(x, Const):
+                if x.v != v:
+                    return False
+                continue
+            g = u.and2(g, self.ch.cond(mk("eq", x, Const(v, 64))))
+        return g
+
+    def group_arrives(self, key: tuple) -> dict[int, Guard]:
+        """Each thread of the group's CTA → "it arrives in the group's phase" (one guard per
+        thread: :meth:`arrives` of every wait of the group, but for the wait's own guard)."""
+        if key not in self._group_arrives:
+            cta, ids, k = key
+            u, out = self.u, {}
+            for t in self.members_of(cta):
+                out[t] = u.any(u.and2(u.ex[a.eid], self._ids_match(a, ids))
+                               for a in self.arrivals.get(t, ())
+                               if a.barrier[2] == k and "WARP" not in a.tags
+                               and len(a.barrier[0]) == len(ids))
+            self._group_arrives[key] = out
+        return self._group_arrives[key]
+
+    def group_done(self, key: tuple) -> Guard:
+        """The group's phase completes: every thread of the CTA arrives in it or finishes."""
+        if key not in self._group_done:
+            u = self.u
+            self._group_done[key] = u.all(u.any((self.finishes(t), g))
+                                          for t, g in self.group_arrives(key).items())
+        return self._group_done[key]
+
+    def group_missing(self, key: tuple) -> list[int]:
+        """The threads of the group's CTA that may not arrive in its phase."""
+        return [t for t, g in self.group_arrives(key).items() if g is not True]
+
+    def members_of(self, cta: tuple) -> list[int]:
+        me = (False, cta)
+        if me not in self._members:
+            self._members[me] = [i for i, q in enumerate(self.place) if q.cta_key == cta]
+        return self._members[me]
 
     def same_barrier(self, a: Event, w: Event) -> Guard:
         """a and w belong to barriers of one CTA with equal operands (compared by value); a warp
@@ -90,10 +164,11 @@ class Barriers:
             return warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
         cluster = "CBAR" in w.tags
         p = self.place[w.thread]
-        me = (cluster, p.cluster_key if cluster else p.cta_key)
+        if not cluster:
+            return [i for i in self.members_of(p.cta_key) if i != w.thread]
+        me = (True, p.cluster_key)
         if me not in self._members:
-            self._members[me] = [i for i, q in enumerate(self.place)
-                                 if (q.cluster_key if cluster else q.cta_key) == me[1]]
+            self._members[me] = [i for i, q in enumerate(self.place) if q.cluster_key == me[1]]
         return [i for i in self._members[me] if i != w.thread]
 
     def arrives(self, t: int, w: Event) -> Guard:
@@ -102,6 +177,9 @@ class Barriers:
         if "CBAR" in w.tags:
             return u.any(u.ex[a.eid] for a in self.cbars if a.thread == t and "ARRIVE" in a.tags
                          and a.barrier[2] == w.barrier[2])
+        g = self.group(w)
+        if g is not None:
+            return u.and2(u.ex[w.eid], self.group_arrives(g).get(t, False))
         key = (t, w.eid)
         if key not in self._arrives:
             mine = self.arrive_of(w).eid
@@ -128,7 +206,11 @@ class Barriers:
         """For a count-less wait: each other thread → "it neither arrives at w's barrier phase nor
         exits" (w never completes while one holds)."""
         u, out = self.u, {}
+        g = self.group(w)
+        arr = self.group_arrives(g) if g is not None else None
         for t in self.members(w):
+            if arr is not None and arr.get(t, False) is True:
+                continue  # it arrives whenever w runs
             f = self.finishes(t)
             if f is not True:
                 g = u.and2(u.not1(f), u.not1(self.arrives(t, w)))
@@ -148,6 +230,9 @@ class Barriers:
         if "HANG" in w.tags:
             return False
         if q is None:
+            g = self.group(w)
+            if g is not None:
+                return self.group_done(g)
             return self.u.not1(self.u.any(self.waits_for(w).values()))
         mine = self.arrive_of(w)
         arr = [self.u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine.eid))
@@ -161,7 +246,9 @@ class Barriers:
         for w in self.bars + self.cbars:
             if "WAIT" not in w.tags or w.barrier[1] is not None or u.ex[w.eid] is False:
                 continue
-            for t in self.members(w):
+            key = self.group(w)
+            who = self.members(w) if key is None else [t for t in self.group_missing(key) if t != w.thread]
+            for t in who:
                 g = u.all((u.ex[w.eid], self.finishes(t), u.not1(self.arrives(t, w))))
                 if g is False:
                     continue
@@ -206,9 +293,9 @@ class Barriers:
         """The arrive of a barrier synchronizes with the wait of every other thread of the same
         CTA at the same barrier phase, when that phase completes (``same_thread``: the thread's
         own wait too, as Dat3M's syncbar relates every barrier of an instance to every other)."""
-        return Rel.of(self.u, self._pairs(lambda a: "NOSYNC" not in a.tags, same_thread))
+        return self._pairs(lambda a: "NOSYNC" not in a.tags, same_thread)
 
-    def _pairs(self, which, same_thread: bool) -> dict:
+    def _pairs(self, which, same_thread: bool) -> Rel:
         """Arrive → wait of the same barrier phase, when it completes, for the arrives ``which``
         keeps: barriers and bar.warp.sync order memory (``sync_barrier``); the warp collectives
         the ISA gives no memory ordering (``NOSYNC``: shfl, vote, match, redux) only make their
@@ -216,9 +303,17 @@ class Barriers:
         u = self.u
         out = {}
         waits: dict = {}  # CTA → its waits (same_barrier relates no two events of different CTAs)
+        groups: dict[tuple, list[Event]] = {}
         for w in self.bars:
             if "WAIT" in w.tags:
-                waits.setdefault(self.cta(w), []).append(w)
+                key = self.group(w)
+                if key is None:
+                    waits.setdefault(self.cta(w), []).append(w)
+                else:
+                    groups.setdefault(key, []).append(w)
+        must: dict[int, int] = {}
+        for key, ws in groups.items():
+            self._group_pairs(key, ws, which, same_thread, must, out)
         for a in self.bars:
             if "ARRIVE" not in a.tags or not which(a):
                 continue
@@ -231,4 +326,86 @@ class Barriers:
                     g = u.and2(g, self.complete(w))
                 if g is not False:
                     out[(a.eid, w.eid)] = g
-        return out
+        if must:
+            for (a, w), g in out.items():  # the group rows' pairs are none of these
+                if g is True:
+                    must[a] = must.get(a, 0) | (1 << w)
+            return Rel(u, must, {p: g for p, g in out.items() if g is not True})
+        return Rel.of(u, out)
+
+    def _group_pairs(self, key: tuple, ws: list[Event], which, same_thread: bool, must: dict[int, int],
+                     out: dict) -> None:
+        """:meth:`_pairs` for the waits ``ws`` of one group: each arrive in the group's phase →
+        each wait of another thread, guarded by both running and the phase completing; the pairs
+        whose guards are all true as one bitset row per arrive."""
+        u = self.u
+        done = self.group_done(key)
+        if done is False:
+            return
+        sure, own = 0, {}
+        for w in ws:
+            if u.ex[w.eid] is True:
+                sure |= 1 << w.eid
+            own[w.thread] = own.get(w.thread, 0) | (1 << w.eid)
+        cta, ids, k = key
+        for t in self.members_of(cta):
+            for a in self.arrivals.get(t, ()):
+                if a.barrier[2] != k or "WARP" in a.tags or len(a.barrier[0]) != len(ids) or not which(a):
+                    continue
+                ga = u.and2(u.ex[a.eid], self._ids_match(a, ids))
+                if ga is False:
+                    continue
+                mine = 0 if same_thread else own.get(t, 0)
+                if ga is True and done is True:
+                    if sure & ~mine:
+                        must[a.eid] = must.get(a.eid, 0) | (sure & ~mine)
+                    rest = [w for w in ws if not (sure >> w.eid) & 1]
+                else:
+                    rest = ws
+                for w in rest:
+                    if not (mine >> w.eid) & 1:
+                        g = u.all((ga, u.ex[w.eid], done))
+                        if g is not False:
+                            out[(a.eid, w.eid)] = g
+
+
+def never_blocks(eg: EventGraph) -> bool:
+    """A proof, from a safety graph ``eg``, that no execution of the program's liveness graph under
+    fair progress has a thread hang (issue 40: the hang query need not be built). It holds when
+
+    * no thread has a loop (:func:`.loops.acyclic`: no stuck path, nothing cut), and
+    * every barrier event is a :func:`static` ``bar.sync`` / ``barrier.cta.sync`` arrive or wait
+      of its thread's own that lies on every path of its thread unconditionally, and
+    * the threads of each CTA use one and the same sequence of them (operands, phase).
+
+    Why (PTX ISA, bar/barrier: a count-less ``bar.sync`` completes when all threads of the CTA
+    have arrived): under fair progress every thread runs to its exit or blocks at a wait (there is
+    no prefix and no stuck path), and a thread blocks at a wait only while some other thread of
+    its CTA neither arrives in that phase nor exits (:meth:`Barriers.waits_for`). Take the blocked
+    thread whose wait comes first in the CTA's common sequence: a thread that misses that phase has
+    not reached it, so it is blocked at an earlier use of the sequence (it does not exit before
+    its arrives, which lie on every path) — a contradiction. The model's axioms only remove
+    executions. Anything else (a loop, a barrier some path skips, a thread count, a register
+    operand, warp or cluster barriers, one thread exiting early) is left to the query."""
+    seen: set[int] = set()
+    for th in eg.program.threads:
+        if id(th.instrs) not in seen:
+            seen.add(id(th.instrs))
+            if not acyclic(th):
+                return False
+    uses: list[list[tuple[int, tuple]]] = [[] for _ in eg.paths]
+    for e in eg.events:
+        if e.kind != Kind.B:
+            continue
+        every = len(eg.paths[e.thread]) if e.thread >= 0 else -1
+        if "BAR" not in e.tags or not static(e) or e.agent >= 0 or len(e.paths) != every \
+                or e.cond != TRUE:
+            return False
+        part = "WAIT" if "WAIT" in e.tags else "ARRIVE"
+        uses[e.thread].append((e.index, (part, tuple(x.v for x in e.barrier[0]), e.barrier[2])))
+    seq: dict[tuple, list] = {}
+    for t, us in enumerate(uses):
+        mine = [u for _, u in sorted(us)]
+        if seq.setdefault(eg.program.threads[t].placement.cta_key, mine) != mine:
+            return False
+    return True

@@ -89,6 +89,13 @@ def successors(t: Thread, labels: dict[str, int], i: int) -> list[int]:
     return out
 
 
+def acyclic(t: Thread) -> bool:
+    """No branch of thread ``t`` goes back: it has no loop, so a liveness graph gives it no stuck
+    path and the unrolling cuts nothing of it (:func:`analyse`'s first test)."""
+    labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
+    return not any(j <= i for i in range(len(t.instrs)) for j in successors(t, labels, i))
+
+
 def ends(t: Thread, i: int) -> bool:
     """Whether the thread may end at instruction ``i``: a ret or a stop (guarded or not), or the
     last instruction when it falls through."""

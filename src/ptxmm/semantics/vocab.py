@@ -375,14 +375,48 @@ class _Base:
 
     def sr(self) -> Rel:
         """Both events strong, each one's scope including the other's site (thread, or the CTA
-        an asynchronous agent's event is performed in)."""
-        ev = self.eg.events
+        an asynchronous agent's event is performed in). A row per site and scope, not per pair
+        of sites: the level between two sites depends only on their placements (but a thread's
+        own site, whose events' rows hold all its scoped events); :meth:`sr_pairwise` is the
+        definition site by site (the tests compare the two)."""
+        by_level = self._by_level()
+        threads = self.eg.program.threads
+        place = {sb: sb[1] or threads[sb[0]].placement for sb, _ in by_level}
+        agg: dict[tuple, int] = {}  # (placement, level) → events of its sites with scope ≥ level
+        for (sb, lv), m in by_level.items():
+            agg[(place[sb], lv)] = agg.get((place[sb], lv), 0) | m
+        placements = list(dict.fromkeys(place.values()))
+        memo: dict[tuple, int] = {}
+        rows = {}
+        for a in self.eg.events:
+            if a.thread < 0 or a.scope is None:
+                continue
+            sa, top = (a.thread, a.at), _LEVEL[a.scope]
+            pa = place[sa]
+            if (pa, top) not in memo:
+                row = 0
+                for pb in placements:
+                    lv = _LEVEL[pa.level_with(pb)]
+                    if lv <= top:
+                        row |= agg.get((pb, lv), 0)
+                memo[(pa, top)] = row
+            own = by_level.get((sa, _LEVEL["thread"]), 0) if sa[1] is None else 0
+            rows[a.eid] = memo[(pa, top)] | own
+        return self.rel(self._no_exclusive(rows))
+
+    def _by_level(self) -> dict[tuple, int]:
         by_level: dict[tuple, int] = {}  # (site, level) → events with scope ≥ level
-        for e in ev:
+        for e in self.eg.events:
             if e.thread >= 0 and e.scope is not None:
                 for lv in range(-1, _LEVEL[e.scope] + 1):
                     k = ((e.thread, e.at), lv)
                     by_level[k] = by_level.get(k, 0) | (1 << e.eid)
+        return by_level
+
+    def sr_pairwise(self) -> Rel:
+        """:meth:`sr` site by site (quadratic in the threads): its definition, for the tests."""
+        ev = self.eg.events
+        by_level = self._by_level()
         sites = {k for k, _ in by_level}
         rows = {}
         for a in ev:
