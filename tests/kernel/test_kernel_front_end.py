@@ -167,7 +167,8 @@ def test_condition_from_the_command_line_wins():
 def test_ptxmm_test_runs_kernels():
     r = CliRunner().invoke(main, ["test", str(DATA), "-j", "1"])
     assert r.exit_code == 0, r.output
-    assert "14/14 agree" in r.output
+    m = re.search(r"(\d+)/(\d+) agree", r.output)
+    assert m and m[1] == m[2] and int(m[1]) >= 14, r.output  # every kernel of the data agrees
 
 
 def test_ptxmm_test_disagrees_on_a_wrong_expect_line(tmp_path):

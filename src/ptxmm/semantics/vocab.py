@@ -272,6 +272,17 @@ class _Base:
         t = self.eg.events[a].thread
         return self.thread_mask.get(t, 0) & ~self.together.of(a) if t >= 0 else 0
 
+    def apart_fn(self):
+        """:meth:`apart` as a function of its data alone, for ``Universe.apart``: the bound method
+        would tie the universe to this object, which holds the universe — a cycle keeping the
+        solver's terms alive until the garbage collector runs."""
+        threads, mask, together = [e.thread for e in self.eg.events], self.thread_mask, self.together
+
+        def apart(a: int) -> int:
+            t = threads[a]
+            return mask.get(t, 0) & ~together.of(a) if t >= 0 else 0
+        return apart
+
     def eset(self, pred) -> ESet:
         return ESet(self.u, sum(1 << e.eid for e in self.eg.events if pred(e)) & self.u.live)
 
@@ -438,7 +449,7 @@ def base_env(eg: EventGraph, ch: Choice, cand: Candidates,
     ex = [ch.exec(i) for i in range(len(ev))]
     u = Universe(ex, ch.lg, implied_execution(eg, ex))
     b = _Base(eg, u)
-    u.apart = b.apart
+    u.apart = b.apart_fn()
     threaded = sum(b.thread_mask.values())
     env = LazyEnv()
     lazy = env.later
