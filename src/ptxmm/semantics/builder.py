@@ -199,6 +199,7 @@ class Builder:
         self.cut = 0
         self.awaits = 0
         self.waits = False  # a barrier wait was built (.control.blocked_at): a thread may block there
+        self.target_memo: dict = {}  # .memory.targets: a computed address's elements, per question
         # a kernel's locations no thread writes (physical → initial value), from a first build:
         # a load of one reads its initial write in every execution (.memory.memory)
         self.readonly: dict[str, int] = {}
