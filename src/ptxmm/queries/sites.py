@@ -9,6 +9,14 @@ from ..ir.program import Halt, Label, MemRef, Mov, Program
 from ..kernel.info import source_text
 from .query import Found
 
+# A site some outcome's witness already reaches is found without a query of its own: that witness is
+# an allowed execution of the same problem (the enumeration's, under the same symmetry breaking), so
+# the site's query would be satisfiable anyway. At most this many witnesses are looked at (each is
+# decoded once); a site none of them reaches is asked as before. False: every site is one query
+# (the property tests compare the two).
+REUSE_WITNESSES = True
+REUSE_MAX = 256
+
 
 def observables(eg, scope: str = "all") -> list:
     """A kernel's outcome: the final value of every global buffer element some thread writes (in
@@ -27,11 +35,13 @@ def observables(eg, scope: str = "all") -> list:
     return out + [o for o in cond_observables(eg, "condition") if o.key not in keys]
 
 
-def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False) -> tuple:
+def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False, known=()) -> tuple:
     """Assertion failures, traps and out-of-bounds accesses: for every site (a PTX line where
     some path of some thread stops), one query on the check's own problem ``pb`` for an allowed
     execution in which a thread takes a path that stops there. ``skip``: sites (kind, line)
-    already found; ``grid_ending``: only the sites of a failed assertion or ``trap``.
+    already found; ``grid_ending``: only the sites of a failed assertion or ``trap``. ``known``:
+    allowed executions of ``pb`` found already (the outcomes' witnesses): a site the first of them
+    that reaches it is found with it, and asks no query (:data:`REUSE_WITNESSES`).
     (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
     ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line; it asks
     the grid-ending sites this query did not find again on the liveness graph, where a thread
@@ -45,8 +55,11 @@ def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False) 
                     and (p.stop.kind.value, p.stop.line) not in skip:
                 sites.setdefault((p.stop.kind.value, p.stop.line), {}).setdefault(t, set()).add(k)
     found = []
+    seen = _Known(known)
     for (kind, line), where in sorted(sites.items()):
-        wit = pb.find(pb.on_paths(where))
+        wit = seen.reaching(where)
+        if wit is None:
+            wit = pb.find(pb.on_paths(where))
         if wit is None:
             continue
         who = [eg.program.threads[t].name for t, ks in sorted(where.items()) if wit.paths[t] in ks]
@@ -55,6 +68,33 @@ def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False) 
                              tuple(EventRef(-1, n, line, _site_text(eg.program, ins)) for n in who[:1]),
                              wit, outcome_of(wit) if outcome_of else None))
     return tuple(found)
+
+
+class _Known:
+    """The first :data:`REUSE_MAX` of the allowed executions found already (none when
+    :data:`REUSE_WITNESSES` is off), each decoded once (a packed witness), when a site first
+    looks past the ones decoded."""
+
+    def __init__(self, known):
+        self.left = iter(list(known[:REUSE_MAX]) if REUSE_WITNESSES else [])
+        self.decoded: list = []
+
+    def reaching(self, where: dict[int, set[int]]):
+        """The first execution in which a thread ``t`` takes one of the paths ``where[t]``, or None."""
+        for exe in self.decoded:
+            if _reaches(exe.paths, where):
+                return exe
+        for w in self.left:
+            exe = w.get() if hasattr(w, "get") else w
+            self.decoded.append(exe)
+            if _reaches(exe.paths, where):
+                return exe
+        return None
+
+
+def _reaches(paths: tuple[int, ...], where: dict[int, set[int]]) -> bool:
+    """Whether an execution whose threads take ``paths`` has a thread ``t`` on one of ``where[t]``."""
+    return any(paths[t] in ks for t, ks in where.items())
 
 
 def grid_ending_sites(eg, pb, found: tuple) -> tuple:
@@ -113,7 +153,7 @@ class Sites:
     def run(self, r) -> Found:
         if r.status not in ("ok", "stopped"):
             return Found((), "not checked")
-        return Found(site_findings(r.eg, r.pb, r.outcome_of))
+        return Found(site_findings(r.eg, r.pb, r.outcome_of, known=[i.witness for i in r.found]))
 
 
 QUERY = Sites()

@@ -42,7 +42,7 @@ from ..cat.relalg import ESet, Guard, Rel, Universe
 from ..ir.values import TRUE, Const, mk
 from .events import Event, EventGraph, Kind
 from .lanes import warp_members
-from .loops import acyclic
+from .loops import loop_free
 
 # Count-less barriers with constant operands in groups (module doc); False: every pair on its own.
 GROUPS = True
@@ -391,7 +391,7 @@ def never_blocks(eg: EventGraph) -> bool:
     for th in eg.program.threads:
         if id(th.instrs) not in seen:
             seen.add(id(th.instrs))
-            if not acyclic(th):
+            if not loop_free(th):
                 return False
     uses: list[list[tuple[int, tuple]]] = [[] for _ in eg.paths]
     for e in eg.events:

@@ -111,7 +111,10 @@ def reduces(b: Builder, t: Thread, ins: Branch, st: State, target: int, cond: Ex
 
 
 def blocked_at(b: Builder, st: State, wait: int, part: str, guard: Expr | None) -> None:
-    """Liveness graphs: the path that stops at this barrier wait (its thread blocked there)."""
+    """Liveness graphs: the path that stops at this barrier wait (its thread blocked there). Every
+    build notes that it met a wait (``Builder.waits``)."""
+    if part == "WAIT":
+        b.waits = True
     if not b.liveness or part != "WAIT":
         return
     blocked = st.fork()

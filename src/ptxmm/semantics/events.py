@@ -113,6 +113,9 @@ class EventGraph:
     # _read_only): the physical locations a thread may write before that fold (it removes the
     # writes no execution reaches; a kernel's outcome keeps observing them); None: no fold
     written: frozenset[str] | None = None
+    # whether the build met a barrier wait (.control.blocked_at: where a liveness graph forks the
+    # path that blocks); True when not known (a graph not made by the builder)
+    waits: bool = True
 
     @property
     def n(self) -> int:

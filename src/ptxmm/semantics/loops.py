@@ -89,11 +89,17 @@ def successors(t: Thread, labels: dict[str, int], i: int) -> list[int]:
     return out
 
 
-def acyclic(t: Thread) -> bool:
-    """No branch of thread ``t`` goes back: it has no loop, so a liveness graph gives it no stuck
-    path and the unrolling cuts nothing of it (:func:`analyse`'s first test)."""
+def _backward(succ: list[list[int]]) -> bool:
+    """Whether some instruction leads back to itself or an earlier one (else the control-flow
+    graph, whose other edges all go forward, has no cycle)."""
+    return any(j <= i for i, js in enumerate(succ) for j in js)
+
+
+def loop_free(t: Thread) -> bool:
+    """Whether thread ``t``'s control-flow graph has no cycle: no loop, so no path of a liveness
+    graph is stuck in one (.control.stuck_at) and the unrolling cuts nothing."""
     labels = {ins.name: i for i, ins in enumerate(t.instrs) if isinstance(ins, Label)}
-    return not any(j <= i for i in range(len(t.instrs)) for j in successors(t, labels, i))
+    return not _backward([successors(t, labels, i) for i in range(len(t.instrs))])
 
 
 def ends(t: Thread, i: int) -> bool:
@@ -149,7 +155,7 @@ def analyse(t: Thread, labels: dict[str, int], end_live: frozenset[str] = frozen
     per loop, the registers that matter to it and those live where it exits (``end_live``: the
     registers read at the thread's end, a litmus condition's)."""
     succ = [successors(t, labels, i) for i in range(len(t.instrs))]
-    if not any(j <= i for i, js in enumerate(succ) for j in js):  # no cycle: no loop (and no networkx)
+    if not _backward(succ):  # no cycle: no loop (and no networkx)
         return Loops(frozenset(), {}, {}, False, {},
                      tuple(frozenset(x) for x in _live_in(t, labels, end_live)))
     import networkx as nx

@@ -18,13 +18,17 @@ from ..ir.program import (
     type_width,
 )
 from ..ir.stops import Stop, StopKind
-from ..ir.values import Const, Expr, ReadVal, const, convert, float_result, mk
+from ..ir.values import Const, Expr, ReadVal, const, convert, float_result, mk, substitute
 from .builder import ADDR_W, PROXY_TAG, Builder, State, handles
 from .events import Kind
 from .registers import alu_op, nan_unspec
 
 # an atom's or red's read and write sems by its own (an acquire reads with acquire, a release writes
 # with release)
+# The elements a computed address may name are asked of the layout's oracle once per question up
+# to the names of the reads (:func:`targets`); False: once per access (the tests compare the two).
+ADDRESS_MEMO = True
+
 RMW_SEMS = {"relaxed": ("relaxed", "relaxed"), "acquire": ("acquire", "relaxed"),
             "release": ("relaxed", "release"), "acq_rel": ("acquire", "release")}
 
@@ -53,7 +57,7 @@ def loaded_access(b: Builder, t: Thread, ins, st: State, guard: Expr | None, gde
     outside"."""
     addr, _ = b.address(ins.addr, st)
     known = list(st.assumes) + ([guard] if guard is not None else [])
-    cases, outside = b.layout.targets(addr, known, type_width(ins.type), ins)
+    cases, outside = targets(b, addr, known, type_width(ins.type), ins)
     out: list[State] = []
     for name, v in cases:
         case = st.fork()
@@ -80,6 +84,29 @@ def loaded_access(b: Builder, t: Thread, ins, st: State, guard: Expr | None, gde
         return None  # no execution reaches the access
     stack += out[1:]
     return out[0]
+
+
+def targets(b: Builder, addr: Expr, known: list[Expr], width: int, ins) -> tuple[list, Expr | None]:
+    """``Layout.targets`` of the access, asked once per build for every question that is the same
+    up to renaming the reads: the threads of one kernel body ask the same question, each of its
+    own reads, and the oracle's answers depend only on the formula (every read a free value of its
+    width, constrained by ``known``). The elements are read-independent; the condition "outside
+    every buffer" is renamed back to this access's reads."""
+    if not ADDRESS_MEMO:
+        return b.layout.targets(addr, known, width, ins)
+    names: dict[int, int] = {}
+    canon = names.setdefault  # a read's name: its place in order of first appearance
+    a = substitute(addr, lambda e: canon(e, len(names)))
+    ks = tuple(substitute(k, lambda e: canon(e, len(names))) for k in known)
+    key = (a, ks, width, ins)
+    hit = b.target_memo.get(key)
+    if hit is None:
+        hit = b.target_memo[key] = b.layout.targets(a, list(ks), width, ins)
+    cases, outside = hit
+    if outside is None:
+        return cases, None
+    back = {v: k for k, v in names.items()}
+    return cases, substitute(outside, back.__getitem__)
 
 
 def memory(b: Builder, t: Thread, ins, st: State, guard: Expr | None, gdeps) -> None:
