@@ -14,8 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.launches import SETTINGS
+from support.launches import hist as _hist
+from support.launches import mixed as _mixed
 
 import ptxmm
 from ptxmm.cat.parser import builtin_files, load_model, model_from_text
@@ -25,23 +28,7 @@ from ptxmm.semantics import rmw_chains
 from ptxmm.semantics.builder import build
 
 ROOT = Path(__file__).resolve().parents[2]
-HIST = ROOT / "examples" / "kernels" / "histogram.ptx"
 GRID = ROOT / "examples" / "kernels" / "grid-barrier.ptx"
-MIXED = ROOT / "tests" / "data" / "symmetry" / "symmetry_mixed.ptx"
-_SETTINGS = dict(deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-def _hist(vals: list[int]):
-    n = len(vals)
-    return ptxmm.load(HIST, kernel=f"histogram<<<1, {n}>>>(int in[{n}] = {{{', '.join(map(str, vals))}}}, "
-                                   "unsigned hist[4])")
-
-
-def _mixed(modes: list[int]):
-    n = len(modes)
-    return ptxmm.load(MIXED, kernel=f"mixed<<<1, {n}>>>(int mode[{n}] = {{{', '.join(map(str, modes))}}}, "
-                                    "unsigned c[1], unsigned d[1], unsigned flag[1])")
 
 
 def _grid(n: int):
@@ -137,13 +124,13 @@ def test_a_histogram_bin_agrees_and_a_witness_reads_back_the_chain(monkeypatch):
     assert len(firsts) == 1
 
 
-@settings(max_examples=10, **_SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(st.lists(st.integers(-1, 4), min_size=2, max_size=5))
 def test_histogram_launches_agree_with_the_plain_encoding(monkeypatch, vals):
     _agree(_hist(vals), monkeypatch, brute=len(vals) <= 3)
 
 
-@settings(max_examples=10, **_SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(st.lists(st.integers(0, 4), min_size=2, max_size=4))
 def test_mixed_launches_agree_with_the_plain_encoding(monkeypatch, modes):
     _agree(_mixed(modes), monkeypatch, brute=len(modes) <= 2)
@@ -186,7 +173,7 @@ _THREAD = st.lists(st.tuples(st.integers(0, len(_OPS) - 1), st.sampled_from(["gp
                    min_size=1, max_size=2)
 
 
-@settings(max_examples=10, **_SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(st.lists(_THREAD, min_size=2, max_size=3))
 def test_litmus_tests_with_rmws_of_every_kind_agree(monkeypatch, threads):
     prog = ptxmm.parse(_litmus(threads), "t.ptx")

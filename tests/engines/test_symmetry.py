@@ -9,11 +9,12 @@ that may differ. A broken constraint (ordering every key position, not only the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.launches import SETTINGS
+from support.launches import hist as _hist
+from support.launches import mixed as _mixed
 
 import ptxmm
 from ptxmm.engines.z3 import symmetry as z3sym
@@ -22,24 +23,6 @@ from ptxmm.queries import checker
 from ptxmm.queries.sites import observables
 from ptxmm.semantics import builder, symmetry
 from ptxmm.semantics.builder import build
-
-ROOT = Path(__file__).resolve().parents[2]
-HIST = ROOT / "examples" / "kernels" / "histogram.ptx"
-MIXED = ROOT / "tests" / "data" / "symmetry" / "symmetry_mixed.ptx"
-_SETTINGS = dict(deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-def _hist(vals: list[int]):
-    n = len(vals)
-    return ptxmm.load(HIST, kernel=f"histogram<<<1, {n}>>>(int in[{n}] = {{{', '.join(map(str, vals))}}}, "
-                                   "unsigned hist[4])")
-
-
-def _mixed(modes: list[int]):
-    n = len(modes)
-    return ptxmm.load(MIXED, kernel=f"mixed<<<1, {n}>>>(int mode[{n}] = {{{', '.join(map(str, modes))}}}, "
-                                    "unsigned c[1], unsigned d[1], unsigned flag[1])")
 
 
 def _answer(res) -> tuple:
@@ -120,13 +103,13 @@ def test_histogram_with_one_bin_agrees_and_is_decided(monkeypatch):
     assert [f[0] for f in finds] == ["assert-fails"]  # before < 2 fails for the third increment
 
 
-@settings(max_examples=12, **_SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(st.lists(st.integers(-1, 4), min_size=2, max_size=5))
 def test_histogram_launches_agree_with_the_plain_encoding(monkeypatch, vals):
     _agree(_hist(vals), monkeypatch, brute=len(vals) <= 3)
 
 
-@settings(max_examples=12, **_SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(st.lists(st.integers(0, 4), min_size=2, max_size=4))
 def test_mixed_launches_agree_with_the_plain_encoding(monkeypatch, modes):
     _agree(_mixed(modes), monkeypatch)

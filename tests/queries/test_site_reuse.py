@@ -8,37 +8,15 @@ killed."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import ROOT
+from support.launches import SETTINGS
+from support.launches import gather as _gather
+from support.launches import hist as _hist
+from support.launches import mixed as _mixed
 
 import ptxmm
 from ptxmm.queries import sites
-
-KDIR = ROOT / "examples" / "kernels"
-MIXED = ROOT / "tests" / "data" / "symmetry" / "symmetry_mixed.ptx"
-_SETTINGS = dict(deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-def _hist(vals: list[int]):
-    n = len(vals)
-    return ptxmm.load(KDIR / "histogram.ptx",
-                      kernel=f"histogram<<<1, {n}>>>(int in[{n}] = {{{', '.join(map(str, vals))}}}, "
-                             "unsigned hist[4])")
-
-
-def _gather(idx: list[int]):
-    n = len(idx)
-    return ptxmm.load(KDIR / "gather-oob.ptx",
-                      kernel=f"gather<<<1, {n}>>>(int idx[{n}] = {{{', '.join(map(str, idx))}}}, "
-                             "int in[4] = {10, 11, 12, 13}, int out[" f"{n}])")
-
-
-def _mixed(modes: list[int]):
-    n = len(modes)
-    return ptxmm.load(MIXED, kernel=f"mixed<<<1, {n}>>>(int mode[{n}] = {{{', '.join(map(str, modes))}}}, "
-                                    "unsigned c[1], unsigned d[1], unsigned flag[1])")
 
 
 def _answer(res) -> tuple:
@@ -62,19 +40,19 @@ def _agree(prog, monkeypatch, brute: bool) -> tuple:
     return plain
 
 
-@settings(max_examples=10, **_SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(st.lists(st.integers(-1, 4), min_size=2, max_size=5))
 def test_histogram_sites_agree(monkeypatch, vals):
     _agree(_hist(vals), monkeypatch, brute=len(vals) <= 3)
 
 
-@settings(max_examples=8, **_SETTINGS)
+@settings(max_examples=8, **SETTINGS)
 @given(st.lists(st.integers(-2, 5), min_size=1, max_size=3))
 def test_gather_sites_agree(monkeypatch, idx):
     _agree(_gather(idx), monkeypatch, brute=len(idx) <= 2)
 
 
-@settings(max_examples=8, **_SETTINGS)
+@settings(max_examples=8, **SETTINGS)
 @given(st.lists(st.integers(0, 4), min_size=2, max_size=3))
 def test_mixed_sites_agree(monkeypatch, modes):
     _agree(_mixed(modes), monkeypatch, brute=False)

@@ -7,32 +7,15 @@ forgets to rename that condition back to the asking thread's read is killed."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import ROOT
+from support.launches import SETTINGS
+from support.launches import gather as _gather
+from support.launches import hist as _hist
 
-import ptxmm
 from ptxmm.ir.layout import Layout
 from ptxmm.semantics import builder, memory
 from ptxmm.semantics.builder import build
-
-KDIR = ROOT / "examples" / "kernels"
-_SETTINGS = dict(deadline=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-def _gather(idx: list[int]):
-    n = len(idx)
-    return ptxmm.load(KDIR / "gather-oob.ptx",
-                      kernel=f"gather<<<1, {n}>>>(int idx[{n}] = {{{', '.join(map(str, idx))}}}, "
-                             f"int in[4] = {{10, 11, 12, 13}}, int out[{n}])")
-
-
-def _hist(vals: list[int]):
-    n = len(vals)
-    return ptxmm.load(KDIR / "histogram.ptx",
-                      kernel=f"histogram<<<1, {n}>>>(int in[{n}] = {{{', '.join(map(str, vals))}}}, "
-                             "unsigned hist[4])")
 
 
 def _graphs(prog, monkeypatch, fold: bool):
@@ -47,13 +30,13 @@ def _same(a, b) -> None:
     assert (a.events, a.paths, a.edges, a.init, a.written) == (b.events, b.paths, b.edges, b.init, b.written)
 
 
-@settings(max_examples=10, **_SETTINGS)
+@settings(max_examples=10, **SETTINGS)
 @given(st.lists(st.integers(-3, 6), min_size=1, max_size=4), st.booleans())
 def test_gather_graphs_are_the_same(monkeypatch, idx, fold):
     _same(*_graphs(_gather(idx), monkeypatch, fold))
 
 
-@settings(max_examples=8, **_SETTINGS)
+@settings(max_examples=8, **SETTINGS)
 @given(st.lists(st.integers(-1, 4), min_size=1, max_size=5), st.booleans())
 def test_histogram_graphs_are_the_same(monkeypatch, vals, fold):
     _same(*_graphs(_hist(vals), monkeypatch, fold))
