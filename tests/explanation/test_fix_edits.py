@@ -15,6 +15,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import agree
 
 import ptxmm
@@ -238,3 +240,33 @@ def test_where_no_edit_removes_the_finding_the_fix_names_its_cuda_line_and_why()
     assert text.startswith("no single edit found for no_wait.cu:16: its race is left: no change checked "
                            "orders `b0t1 ld.global.u32"), text
     assert "[no_wait.cu:14]` before `b0t0 st.global" in text and "the access at no_wait.cu:12 back" in text
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(flag=st.just(0) | st.integers(1, 2**32 - 1), datum=st.integers(0, 2**32 - 1))
+def test_a_packed_word_is_read_whole_whatever_its_initial_halves(flag, datum):
+    """The packed program's word holds the two halves as mov.b64 packs them, and the load unpacks
+    them back: with the box starting at (flag, datum), the consumer's datum is the initial one
+    (when the initial flag already lets it through) or the producer's 42 — never a mix, as the
+    split elements allowed — and both engines say so."""
+    prog = _with_box(ptxmm.load(DATA / "vector_flag.ptx"), flag, datum)
+    (pack,) = [c for c in single_changes(prog) if c.kind == "pack"]
+    fixed = fixfind.applied(prog, (pack,))
+    assert [x.init for x in fixed.locations if x.name == "box[0]"] == [datum << 32 | flag]
+    for engine in ("z3", "brute"):
+        res = ptxmm.check(fixed, engine=engine, properties=("condition",))
+        seen = {(dict(o.outcome.values)["out[0]"]) for o in res.outcomes}
+        assert seen == ({datum, 42} if flag else {42}), (engine, seen)
+    if not flag and datum != 42:  # the two elements apart: the flag new beside the datum old
+        torn = ptxmm.check(prog, properties=("condition",))
+        assert datum in {dict(o.outcome.values)["out[0]"] for o in torn.outcomes}
+
+
+def _with_box(prog, flag: int, datum: int):
+    """``prog`` with its box starting at (flag, datum)."""
+    from dataclasses import replace
+
+    init = {"box[0]": flag, "box[1]": datum}
+    locs = tuple(replace(x, init=init.get(x.name, x.init)) for x in prog.locations)
+    regions = tuple(replace(r, init=(flag, datum)) if r.name == "box" else r for r in prog.layout.regions)
+    return replace(prog, locations=locs, layout=replace(prog.layout, regions=regions))
