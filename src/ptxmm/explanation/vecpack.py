@@ -7,18 +7,19 @@ elements in the vector". A status word and its value published with one ``st.rel
 and polled with one ``ld.relaxed.gpu.v2.u32`` are two locations to the model: a reader may see the
 new status beside the old value (a torn read). What CUB relies on — one 8-byte word read and
 written whole — is what the ISA gives a *scalar* access: a ``.b64`` load or store is one memory
-operation, single-copy atomic with respect to morally strong accesses of the same location (8.2.4
-and 8.6 "Atomicity"). So the fix is the packed word accessed as one ``b64`` scalar
+operation — one event of the model, reading or writing all its bytes at once (8.2.4 splits only
+vector accesses into elements). So the fix is the packed word accessed as one ``b64`` scalar
 (``ld.relaxed.gpu.b64 w, [a]; mov.b64 {lo, hi}, w`` and ``mov.b64 w, {lo, hi}; st.relaxed.gpu.b64
 [a], w``), at the same semantics and scope (vecsplit.py's split, the other fix of such a pair,
 needs acquire/release instead).
 
 The model has no mixed-size accesses (ir/layout.py): a buffer is accessed at one width. So the
 change is made on a whole buffer, and only where every access of the buffer is a strong vector
-access of one shape — ``n`` elements of ``w`` bits, ``n * w <= 64``, element ``k`` at an element
-index ``k`` modulo ``n`` — and the condition names none of its elements: every such access
-becomes one ``b{n*w}`` access and the buffer's elements are retyped to ``n * w`` bits (``n`` old
-elements, the first the least significant, as ``mov.b64 d, {a, b}`` packs them: PTX ISA, mov).
+access of one shape — ``n`` elements of ``w >= 16`` bits (what ``mov.b32/.b64 {a, b, ...}`` packs),
+``n * w <= 64``, element ``k`` at an element index ``k`` modulo ``n`` — and the condition names
+none of its elements: every such access becomes one ``b{n*w}`` access and the buffer's elements
+are retyped to ``n * w`` bits (``n`` old elements, the first the least significant, as
+``mov.b64 d, {a, b}`` packs them: PTX ISA, mov).
 Which buffer an access names is read off the event graph of the program (its elements' locations).
 
 A candidate (:func:`pack_changes`) is kind ``"pack"``: one per buffer, ``sites`` every vector
@@ -97,7 +98,7 @@ def pack_changes(prog: Program, change) -> list:
         if len(shapes) != 1 or f"'{region}[" in cond or r.mixed or not r.located:
             continue
         (n, w), = shapes
-        if n * w > MAX_BITS or w != type_width(r.type) or r.n % n:
+        if n * w > MAX_BITS or w < 16 or w != type_width(r.type) or r.n % n:
             continue
         t0, s0 = sites[0]
         ins = prog.threads[t0].instrs[s0]
