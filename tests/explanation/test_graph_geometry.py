@@ -1,9 +1,11 @@
 """The geometry of the drawings (issue 42: "the rf edge from `init data=0` runs straight through T0's
 `st [data], 42` box with its label inside it"): in the SVG Graphviz lays out, no edge passes
 through a box it does not connect and no two labels overlap (nor a label a box) — over every
-tutorial step's graph, the README's MP figure (and the docs' other figures as committed), and
-kernel graphs; also as the playground lays them out (the vendored WebAssembly Graphviz, run by
-Node.js when it is installed). The checker itself fails on the old grid layout's positions."""
+tutorial step's graph, the README's MP figure (and the docs' other figures as committed), kernel
+graphs and dense Hopper graphs (laid out again with more room where dot's first placement of
+their labels is not clear: graph.laid_out); also as the playground lays them out (the vendored
+WebAssembly Graphviz, run by Node.js when it is installed). The checker itself fails on the old
+grid layout's positions."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ from support.svg_geometry import (
 import ptxmm
 from ptxmm.explanation.explain import explain
 from ptxmm.explanation.findings import finding_graph
-from ptxmm.explanation.graph import GEdge, GraphData, Node, dot_layout, dot_source, svg
+from ptxmm.explanation.graph import SPACINGS, GEdge, GraphData, Node, dot_layout, dot_source, laid_out, svg
+from ptxmm.explanation.labelfit import overlaps
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None,
                                 reason="Graphviz's dot is not installed (apt install graphviz): "
@@ -44,6 +47,12 @@ README_MP = ROOT / "examples" / "classic" / "MP-rel-acq.ptx"  # docs/img/mp-rel-
 KERNELS = [ROOT / "examples" / "kernels" / f for f in
            ("mp-relaxed-flag.ptx", "exchange-off-by-one.ptx", "grid-barrier-no-fence.ptx")]
 FIGURES = sorted((ROOT / "docs" / "img").glob("*.svg"))
+# dense Hopper drawings (up to 40 events and 80 edges): at the first spacing dot put one of their
+# labels on a box; graph.laid_out gives them more room (graph.SPACINGS)
+HOPPER = [ROOT / "examples" / "hopper" / f for f in
+          ("pipeline-tma-async-no-consumer-fence.ptx", "pipeline-tma-async-no-empty-wait.ptx",
+           "wgmma-tma-war-early-release.ptx", "ring-2stage-no-empty-wait.ptx",
+           "kernels/tma-tensor-store.ptx")]
 WASM = ROOT / "src" / "ptxmm" / "web" / "static" / "graphviz" / "graphviz.js"
 
 
@@ -63,7 +72,7 @@ def graph_of(path):
     return _GRAPHS[path]
 
 
-@pytest.mark.parametrize("path", [*TEACHING, README_MP, *KERNELS],
+@pytest.mark.parametrize("path", [*TEACHING, README_MP, *KERNELS, *HOPPER],
                          ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_no_edge_through_a_box_and_no_label_on_another(path):
     drawing = svg(graph_of(path))
@@ -77,6 +86,30 @@ def test_the_figures_in_the_docs_as_committed(path):
     drawing = path.read_text()
     assert parse(drawing).nodes, f"{path.name} is not laid out by Graphviz: regenerate it"
     assert faults(drawing) == []
+
+
+def test_a_dense_drawing_gets_more_room_until_its_labels_are_clear():
+    """wgmma-tma-war-early-release at the first spacing: an rf label on a box (both checkers say
+    so); laid out again with more room: none, and what the drawing says is the same."""
+    g = graph_of(ROOT / "examples" / "hopper" / "wgmma-tma-war-early-release.ptx")
+    first = dot_layout(dot_source(g, SPACINGS[0])).decode()
+    assert overlapping_labels(parse(first)) and overlaps(first) > 0
+    source, drawn = laid_out(g)
+    assert source != dot_source(g, SPACINGS[0]) and overlaps(drawn) == 0 and faults(drawn) == []
+    texts = lambda s: sorted(re.findall(r"<text[^>]*>([^<]*)</text>", s))  # noqa: E731
+    assert texts(drawn) == texts(first)
+    # a sparse drawing keeps the first spacing (the committed figures do not move)
+    assert laid_out(graph_of(README_MP))[0] == dot_source(graph_of(README_MP))
+
+
+@pytest.mark.parametrize("path", [*HOPPER, README_MP, *TEACHING[:6]], ids=lambda p: p.name)
+def test_the_label_check_of_the_layout_agrees_with_the_tests_geometry(path):
+    """graph.laid_out's own check (labelfit.py) and this test's (support/svg_geometry.py, written
+    apart) find the same drawings faulty, at every spacing tried."""
+    g = graph_of(path)
+    for spacing in SPACINGS[:3]:
+        drawn = dot_layout(dot_source(g, spacing)).decode()
+        assert (overlaps(drawn) > 0) == bool(overlapping_labels(parse(drawn))), spacing
 
 
 def test_kernel_boxes_show_the_cuda_line():

@@ -66,7 +66,8 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
                 out.append(error_json(f, e.kind, e.message, e.pos, e.hint))
                 continue
             if x is None:
-                _echo_findings(out, fx, i, as_json, prog)
+                _echo_findings(out, fx, i, as_json, prog, _findings_fixes(prog, model, unroll, fx, fix_bound)
+                               if fix and prog.format == "kernel" else None)
                 continue
             failed += x.unknown is not None  # no verdict: exit 2, as check does
             hangs = _hangs(f, model, unroll, progress_model) if liveness else None
@@ -120,11 +121,27 @@ def _findings(prog, outcome, model, unroll, progress_model, finding, liveness, p
                             hangs=not liveness)
 
 
-def _echo_findings(out: list, fx, i: int, as_json: bool, prog) -> None:
+def _findings_fixes(prog, model, unroll, fx, fix_bound):
+    """--fix on a kernel explained by its findings (no condition, no --outcome): their fixes."""
+    from ..cat.parser import load_model
+    from ..explanation.explain import FIX_BUDGET_S
+    from ..explanation.fixfind import findings_fix
+
+    m = load_model(model) if isinstance(model, str) else model
+    return findings_fix(prog, m, [y.finding for y in fx], unroll=unroll, budget_s=FIX_BUDGET_S,
+                        bound=fix_bound)
+
+
+def _echo_findings(out: list, fx, i: int, as_json: bool, prog, fixes=None) -> None:
+    from ..explanation.advice import fix_lines, fixes_json
+
     if as_json:
-        out.append({"name": prog.name, "file": prog.file, "findings": [y.to_json() for y in fx]})
+        out.append({"name": prog.name, "file": prog.file, "findings": [y.to_json() for y in fx]}
+                   | ({} if fixes is None else {"fixes": fixes_json(prog, fixes)}))
         return
     text = "\n\n".join(str(y) for y in fx) or f"{prog.name}  ({prog.file})\nno findings"
+    if fixes is not None:
+        text += "\n\n" + "\n".join(fix_lines(prog, fixes))
     click.echo(("\n" if i else "") + text)
 
 

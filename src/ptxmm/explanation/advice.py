@@ -8,8 +8,17 @@ words them."""
 
 from __future__ import annotations
 
+from ..ir.instructions import type_width
 from ..ir.program import Fence, Program, Store
-from ..kernel.cuda_edits import CudaEdit, access_edit, fence_edit, fence_insert, guard_edit, split_edit
+from ..kernel.cuda_edits import (
+    CudaEdit,
+    access_edit,
+    fence_edit,
+    fence_insert,
+    guard_edit,
+    pack_edit,
+    split_edit,
+)
 from .boundsguard import elements, region_of
 from .fix import MEMORY, Change, FixReport, Solution
 
@@ -71,6 +80,10 @@ def _cuda_edit(prog: Program, c: Change, pos_of) -> CudaEdit | None:
     if c.kind == "guard":
         r = region_of(prog, t, c.index)
         return None if r is None else guard_edit(prog, pos_of(ins), r.name, elements(r, ins))
+    if c.kind == "pack":  # vecpack.py: every access of the buffer, at its asm lines
+        accesses = [prog.threads[ti].instrs[i] for ti, i in c.sites if ti < len(prog.threads)]
+        sites = [(pos_of(a), "st" if isinstance(a, Store) else "ld", head(a)) for a in accesses]
+        return pack_edit(prog, sites, c.region, c.element * type_width(ins.type))
     if c.kind == "split" and c.sem is not None and c.scope is not None:
         return split_edit(prog, pos_of(ins), "st" if isinstance(ins, Store) else "ld", head(ins),
                           c.element, (c.sem, c.scope))

@@ -475,6 +475,8 @@ def _missing(prog: Program, eg: EventGraph, m: Model, exe: Execution, fixes, unr
     from .fixjudge import event_map, map_execution
 
     sol = fixes.solutions[0]
+    if any(c.kind == "pack" for c in sol.changes):  # vecpack.py: no ordering added, an access made whole
+        return ()
     prog2, inserted = apply(prog, sol.changes)
     eg2 = build(prog2, unroll=unroll)
     emap = event_map(eg, eg2, inserted)

@@ -25,6 +25,7 @@ from ..queries.checker import check
 from .boundsguard import guard_code
 from .fixjudge import Judge
 from .targets import with_target
+from .vecpack import apply_pack, pack_changes, packed_program
 from .vecsplit import apply_split, inside_vector, is_vector, split_changes
 
 SEM_LADDER = {
@@ -43,14 +44,16 @@ CACHE_OPS = frozenset({"ca", "cg", "cs", "lu", "cv", "wb", "wt"})  # weak ld/st 
 
 @record
 class Change:
-    kind: str  # sem scope fence split (vecsplit.py) guard (boundsguard.py)
+    kind: str  # sem scope fence split (vecsplit.py) pack (vecpack.py) guard (boundsguard.py)
     thread: int
     index: int  # the instruction (sem, scope), or the one the fence goes before
     sem: str | None
     scope: str | None
     cost: int
     text: str
-    element: int = -1  # a split: the flag element
+    element: int = -1  # a split: the flag element; a pack: the elements of each access
+    region: str = ""  # a pack: the buffer whose every vector access becomes one scalar access
+    sites: tuple[tuple[int, int], ...] = ()  # ... those accesses: (thread, first element's index)
 
     @property
     def site(self) -> tuple[str, int, int]:
@@ -59,7 +62,8 @@ class Change:
     def to_json(self) -> dict:
         return {"kind": self.kind, "thread": self.thread, "index": self.index, "sem": self.sem,
                 "scope": self.scope, "cost": self.cost, "text": self.text} | (
-                    {"element": self.element} if self.kind == "split" else {})
+                    {"element": self.element} if self.kind == "split" else {}) | (
+                    {"region": self.region} if self.kind == "pack" else {})
 
 
 @record
@@ -167,7 +171,7 @@ def single_changes(prog: Program) -> list[Change]:
         if mem:
             out += _fence_changes(t, mem, need)
         out += split_changes(t, need, Change)
-    return out
+    return out + pack_changes(prog, Change)
 
 
 # a fence made stronger: release/acquire → acq_rel → sc (fence.acq_rel orders no store before a
@@ -236,8 +240,12 @@ def apply(prog: Program, changes: tuple[Change, ...]) -> tuple[Program, frozense
     threads = list(prog.threads)
     inserted: set[int] = set()
     by_thread: dict[int, list[Change]] = {}
+    packs_of = [c for c in changes if c.kind == "pack"]  # vecpack.py: every site, in every thread
     for c in changes:
-        by_thread.setdefault(c.thread, []).append(c)
+        if c.kind != "pack":
+            by_thread.setdefault(c.thread, []).append(c)
+    for ti in sorted({t for p in packs_of for t, _i in p.sites}):
+        by_thread.setdefault(ti, [])
     for ti, cs in by_thread.items():
         t = threads[ti]
         instrs = list(t.instrs)
@@ -248,15 +256,33 @@ def apply(prog: Program, changes: tuple[Change, ...]) -> tuple[Program, frozense
                                           text=_retext(ins.text, c.sem, c.scope))
             elif c.kind == "split":
                 apply_split(instrs, c)
-        for c in sorted((c for c in cs if c.kind in ("fence", "guard")), key=lambda c: -c.index):
+        packs = [replace(p, index=i) for p in packs_of for ti2, i in p.sites if ti2 == ti]
+        # from the last position back: a pack or an insertion shifts only what follows it (a pack
+        # before a fence at the same place: the fence goes before the packed access)
+        for c in sorted((c for c in [*cs, *packs] if c.kind in ("fence", "guard", "pack")),
+                        key=lambda c: (-c.index, c.kind != "pack")):
             if c.kind == "guard":  # boundsguard.py: made on the original thread (index unshifted)
                 instrs[c.index:c.index] = guard_code(prog, t, c.index, c.index)
+                continue
+            if c.kind == "pack":
+                apply_pack(instrs, c.index, f"{ti}.{c.index}")
                 continue
             f = Fence(sem=c.sem, scope=c.scope, text=f"fence.{c.sem}.{c.scope}")
             inserted.add(id(f))
             instrs.insert(c.index, f)
         threads[ti] = replace(t, instrs=tuple(instrs))
-    return replace(prog, threads=tuple(threads)), frozenset(inserted)
+    out = replace(prog, threads=tuple(threads))
+    if packs_of:
+        out = packed_program(out, {(p.region, p.element) for p in packs_of})
+    return out, frozenset(inserted)
+
+
+def compatible(changes) -> bool:
+    """Whether a set of changes can be made together: a pack (vecpack.py) rewrites each vector
+    access of its buffer whole, so no other change may edit one of their elements."""
+    packed = {(t, i + k) for c in changes if c.kind == "pack" for t, i in c.sites for k in range(c.element)}
+    return not packed or not any(c.kind in ("sem", "scope", "split") and (c.thread, c.index) in packed
+                                 for c in changes)
 
 
 # ----- search --------------------------------------------------------------------------------------
@@ -288,6 +314,8 @@ def _weaker(a: Change, b: Change) -> bool:
         return a.sem == b.sem or (a.sem, b.sem) in _FENCE_LE
     if a.kind == "split":
         return a.element == b.element
+    if a.kind == "pack":
+        return a.region == b.region
     if a.kind == "scope":
         return SCOPES.index(a.scope or "cta") <= SCOPES.index(b.scope or "cta")
     return a.sem == b.sem or (SEM_RANK[a.sem or "weak"] < SEM_RANK[b.sem or "weak"]
@@ -320,7 +348,7 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
         combos = sorted(itertools.combinations(singles, size),
                         key=lambda cs: (sum(map(rank, cs)) if rank else 0, sum(c.cost for c in cs)))
         for cs in combos:
-            if len({c.site for c in cs}) < size:
+            if len({c.site for c in cs}) < size or not compatible(cs):
                 continue
             if checked >= bound:
                 hit = True

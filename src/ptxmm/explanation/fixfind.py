@@ -44,7 +44,7 @@ from ..queries.checker import check
 from ..semantics.result import Finding, FindingKind
 from .advice import head
 from .boundsguard import guard_changes
-from .fix import MEMORY, Change, FixReport, Solution, apply, single_changes
+from .fix import MEMORY, Change, FixReport, Solution, apply, compatible, single_changes
 from .vecsplit import groups
 
 PAIR_POOL = 14  # the best ranked single changes whose pairs are tried
@@ -87,6 +87,9 @@ def everywhere(prog: Program, changes) -> tuple[Change, ...]:
             if c.kind == "fence":
                 idx = [j - _before(prog.threads[c.thread], c.index) for j, i in enumerate(t.instrs)
                        if isinstance(i, MEMORY) and _line(i) == _line(ins)]
+            elif c.kind == "pack":  # vecpack.py: already every access of its buffer, in every thread
+                out.append(c)
+                break
             elif c.kind == "split":  # the same vector access (its first element), or the same asm line
                 idx = [j for j, _n in groups(t) if _site(prog, t.instrs[j], memo) == _site(prog, ins, memo)
                        and (t.instrs[j].sem, t.instrs[j].scope) == (ins.sem, ins.scope)]
@@ -236,6 +239,9 @@ def _distinct(prog: Program, singles: list[Change]) -> list[Change]:
     memo: dict = {}
     for c in singles:
         ins = _at(prog, c)
+        if c.kind == "pack":
+            seen.setdefault((c.kind, c.region), c)
+            continue
         k = (c.kind, _line(ins), _before(prog.threads[c.thread], c.index)) if c.kind == "fence" else \
             (c.kind, _site(prog, ins, memo), type(ins).__name__, ins.sem, ins.scope)
         seen.setdefault(k + (c.sem, c.scope, c.element), c)
@@ -255,10 +261,11 @@ def _combos(singles: list[Change], rank) -> list[tuple[Change, ...]]:
     def sets(size: int, pool: int) -> list[tuple[Change, ...]]:
         group = [cs for cs in itertools.combinations(near[:pool], size) if len({c.site for c in cs}) == size]
         return sorted(group, key=key)
-    ranked = lambda r: [(c,) for c in by if rank(c) == r and c.kind != "guard"]  # noqa: E731
-    return [*((c,) for c in by if c.kind == "guard"), *ranked(0), *_split_pairs(singles), *ranked(1),
+    ranked = lambda r: [(c,) for c in by if rank(c) == r and c.kind not in ("guard", "pack")]  # noqa: E731
+    return [*((c,) for c in by if c.kind == "guard"), *((c,) for c in by if c.kind == "pack"), *ranked(0),
+            *_split_pairs(singles), *ranked(1),
             *sets(2, PAIR_POOL), *ranked(2), *sets(3, TRIPLE_POOL),
-            *((c,) for c in by if rank(c) > 2 and c.kind != "guard")]
+            *((c,) for c in by if rank(c) > 2 and c.kind not in ("guard", "pack"))]
 
 
 def _split_pairs(singles: list[Change]) -> list[tuple[Change, ...]]:
@@ -299,7 +306,8 @@ def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | No
                        f"{f.events[0].line if f.events else '?'}: {checked} checks)"
                 aim = races[0]
             checked += n
-    advice = None if found else _advice(f, races if f.kind != FindingKind.RACE else (f,), singles)
+    advice = None if found else _advice(f, races if f.kind != FindingKind.RACE else (f,), singles,
+                                        lambda race: missing_wait(prog, race, unroll))
     found.sort(key=lambda s: (s.cost, s.text))
     return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
                      budget_hit=over, engine_checks=checked, goal=goal, advice=advice, finding=aim)
@@ -313,7 +321,7 @@ def _search_one(prog: Program, model: Model, unroll: int, f: Finding, findings, 
     rank = ranker(prog, [f, *[g for g in findings if g is not f]])
     checked, found, size, seen = 0, [], 0, set()
     for cs in _combos(singles, rank):
-        if (found and len(cs) != size) or frozenset(cs) in seen:
+        if (found and len(cs) != size) or frozenset(cs) in seen or not compatible(cs):
             continue
         seen.add(frozenset(cs))
         if checked >= bound:
@@ -337,9 +345,10 @@ def _cuda_at(e) -> str:
     return f"{m.group(1)}:{m.group(2)}" if m else f"PTX line {e.line}"
 
 
-def _advice(f: Finding, races, singles) -> str | None:
+def _advice(f: Finding, races, singles, wait_of=lambda race: None) -> str | None:
     """Where no edit tried removes the finding: the finding's CUDA line and why no single edit
-    does (said, not checked: what the search tried is named, the missing edit is not invented)."""
+    does (said, not checked: what the search tried is named, the missing edit is not invented;
+    ``wait_of``: a race's missing mbarrier wait, :func:`missing_wait`)."""
     at = next((e.text for e in f.events if e.text), None)
     tried = {c.kind for c in singles}
     if f.kind == FindingKind.OUT_OF_BOUNDS and at and "guard" not in tried:
@@ -358,12 +367,73 @@ def _advice(f: Finding, races, singles) -> str | None:
         w = next((e for e in race.events if e.text.lstrip().startswith(("st", "atom", "red"))),
                  race.events[0])
         r = next(e for e in race.events if e is not w)
-        why.append(f"its race is left: no change checked orders `{r.short()}` before `{w.short()}` — "
-                   f"what is missing is a wait (a barrier, an mbarrier wait, a flag) that holds the access "
-                   f"at {_cuda_at(w)} back until the other is done (no such edit is made here)")
+        wait = wait_of(race)
+        why.append(f"its race is left: no change checked orders `{r.short()}` before `{w.short()}` — " + (
+            wait or f"what is missing is a wait (a barrier, an mbarrier wait, a flag) that holds the access "
+                    f"at {_cuda_at(w)} back until the other is done (no such edit is made here)"))
     elif not why:
         why.append("no strengthening, scope, fence, split or bound check tried removes it")
     return f"no single edit found for {where}: " + "; ".join(why)
 
 
-__all__ = ["applied", "everywhere", "findings_of", "removes", "search", "target"]
+def findings_fix(prog: Program, model: Model, findings, *, unroll: int = 2, budget_s: float | None = 9.0,
+                 bound: int = 400) -> FixReport:
+    """``explain --fix`` on a kernel without a condition (nothing to forbid but its findings): the
+    fixes of its first finding (:func:`search`); where it has no finding, a report that says
+    there is nothing to fix."""
+    found = search(prog, model, unroll=unroll, budget_s=budget_s, bound=bound, findings=tuple(findings))
+    if found is None:
+        return FixReport((), 0, 0, bound, False, 3, 0.0, goal="a finding (the check finds none)",
+                         advice="nothing to fix: no race, failing assertion, out-of-bounds access or hang")
+    return found
+
+
+def missing_wait(prog: Program, race: Finding, unroll: int = 2) -> str | None:
+    """The wait a race lacks, where the program shows it: after its read, the reading thread
+    arrives on an mbarrier (the signal "done with it": PTX ISA, mbarrier.arrive has release
+    semantics) that the writing thread never waits on before its write. Said as the edit at the
+    writer's CUDA line — a wait on that mbarrier before it, for the phase that arrive completes —
+    and not made or checked: which phase (the parity a ``try_wait.parity`` names) is the kernel's
+    own bookkeeping, which a strengthening cannot invent. None where the program shows no such
+    arrive, or the writer does wait on it (another wait is missing)."""
+    from ..ir.instructions import MBarrier
+    from ..kernel.cuda_edits import cuda_line
+    from ..semantics.builder import build
+
+    if len(race.events) != 2 or prog.format != "kernel":
+        return None
+    eg = build(prog, unroll=unroll)  # the check's own graph: its event ids are the finding's
+    ev = {e.eid: e for e in eg.events}
+    a, b = (ev.get(x.eid) for x in race.events)
+    if a is None or b is None:
+        return None
+    r, w = (a, b) if str(a.kind) == "R" else (b, a)
+    if str(w.kind) != "W" or r.thread == w.thread:
+        return None
+
+    def mbar(e, ops) -> bool:
+        return isinstance(e.instr, MBarrier) and e.instr.op in ops
+
+    arrive = next((e for e in sorted(eg.events, key=lambda e: e.index) if e.thread == r.thread
+                   and e.index > r.index and mbar(e, ("arrive", "arrive_drop")) and str(e.kind) == "W"), None)
+    if arrive is None or any(e.thread == w.thread and e.index < w.index and e.loc == arrive.loc
+                             and mbar(e, ("try_wait", "test_wait")) for e in eg.events):
+        return None
+    at_arrive, at_write = cuda_line(prog, arrive.instr.pos), cuda_line(prog, w.instr.pos)
+    if at_arrive is None or at_write is None:
+        return None
+    wname = prog.threads[w.thread].name
+    rname = prog.threads[r.thread].name
+    return (f"the wait that is missing is one on the mbarrier {arrive.loc} that {rname} arrives on after "
+            f"its read ({_file(at_arrive)}:{at_arrive[1]} `{at_arrive[2]}`) and {wname} never waits on: "
+            f"insert, in {wname} before line {at_write[1]} `{at_write[2]}`, a wait on that mbarrier for the "
+            "phase that arrive completes (mbarrier.try_wait.parity; not checked here: the phase is the "
+            "kernel's own bookkeeping, which no strengthening can invent)")
+
+
+def _file(at) -> str:
+    return at[0].rsplit("/", 1)[-1]
+
+
+__all__ = ["applied", "everywhere", "findings_fix", "findings_of", "missing_wait", "removes", "search",
+           "target"]

@@ -206,7 +206,7 @@ class Judge:
     def graph_of(self, changes: tuple, tprog: Program, inserted: frozenset[int]) -> Mapped:
         """``tprog``'s event graph (``tprog``: the program with ``changes`` and the target;
         ``inserted``: the ids of its inserted fences) and the map of the original's events into it."""
-        if any(c.kind in ("split", "guard") for c in changes):  # instructions moved: no witness carried over
+        if any(c.kind in ("split", "guard", "pack") for c in changes):  # instructions moved: no witness kept
             self.stats.built += 1
             return build(tprog, unroll=self.unroll), {}
         fences = tuple(c for c in changes if c.kind == "fence")

@@ -203,6 +203,62 @@ def split_edit(prog: Program, pos, op: str, head: str, k: int, new: tuple[str, s
     return CudaEdit(file, line, f"{why}, in `{text}`: the flag through `{ref}.{order}`")
 
 
+def _scalar_word(m: re.Match) -> str | None:
+    """The vector access ``m`` (an asm string's PTX) as ONE scalar access of the packed word, in
+    a scoped register ``w``: ``{.reg .b64 w; mov.b64 w, {%1, %2}; st.relaxed.gpu.b64 [%0], w;}``
+    (a load: the word loaded, then unpacked with ``mov.b64 {%0, %1}, w``; PTX ISA, mov: the first
+    element the least significant); None where the operands are not ``[a]`` and ``{r0, ...}`` or
+    the word is wider than 64 bits."""
+    op, n, typ = m.group("op"), int(m.group("n")), m.group("type")
+    addr = re.search(r"\[([^\]]+)\]", m.group("ops"))
+    vec = re.search(r"\{([^}]*)\}", m.group("ops"))
+    bits = n * int(typ[1:])
+    if addr is None or vec is None or len(vec.group(1).split(",")) != n or bits > 64:
+        return None
+    big = f"b{bits}"
+    head = ".".join([op, *[q for q in m.group("quals").split(".") if q], big])
+    regs = "{" + vec.group(1).strip() + "}"
+    if op == "st":
+        return f"{{.reg .{big} w; mov.{big} w, {regs}; {head} [{addr.group(1).strip()}], w;}}"
+    return f"{{.reg .{big} w; {head} w, [{addr.group(1).strip()}]; mov.{big} {regs}, w;}}"
+
+
+def pack_edit(prog: Program, sites, region: str, bits: int) -> CudaEdit | None:
+    """The CUDA edit that makes every vector access of ``region`` one ``bits``-bit scalar access
+    (explanation/vecpack.py): ``sites`` each access's (position, op, PTX head); each ``asm`` line
+    that writes one (its own line, or the helper nvcc inlined) rewritten, said at the first. None
+    without a CUDA line; where an access is in no asm string, in words (a ``cuda::atomic_ref``
+    of the packed word)."""
+    edits: dict[int, str] = {}
+    file = None
+    plain: list[tuple[int, str]] = []
+    for pos, _op, head in sites:
+        at = cuda_line(prog, pos)
+        if at is None:
+            return None
+        file, line, text = at
+        helper = (line, text) if "asm" in text else asm_site(prog, pos, head)
+        m = _VEC_ASM_RE.search(helper[1]) if helper is not None else None
+        scalar = _scalar_word(m) if m is not None else None
+        if helper is None or scalar is None:
+            plain.append((line, text))
+            continue
+        aline, atext = helper
+        edits.setdefault(aline, f"`{atext}` → `{atext[:m.start()]}{scalar}{atext[m.end():]}`")
+    why = (f"every access of `{region}` one {bits}-bit scalar access: a vector access is a set of scalar "
+           "accesses in an unspecified order (PTX ISA 8.2.4), a scalar access one memory operation, read "
+           "and written whole")
+    word = {64: "unsigned long long", 32: "unsigned int"}.get(bits, f"a {bits}-bit integer")
+    for line, text in dict.fromkeys(plain):
+        edits.setdefault(line, f"in `{text}`: access the packed word as one `{word}` "
+                         f"(`cuda::atomic_ref<{word}, cuda::thread_scope_device>`), not as a vector")
+    if file is None or not edits:
+        return None
+    first, *rest = sorted(edits)
+    more = "".join(f"; and line {ln}: {edits[ln]}" for ln in rest)
+    return CudaEdit(file, first, f"{edits[first]}{more} ({why})")
+
+
 def _bracketed(text: str, start: int) -> str | None:
     """The text between the ``[`` at ``start`` and its matching ``]``."""
     depth = 0
@@ -393,4 +449,4 @@ def fence_edit(prog: Program, pos, old: tuple[str, str], new: tuple[str, str],
 
 
 __all__ = ["CUDA_SCOPE", "CudaEdit", "access_edit", "cuda_line", "fence_code", "fence_edit", "fence_insert",
-           "asm_site", "guard_edit", "inlined_asm", "split_edit"]
+           "asm_site", "guard_edit", "inlined_asm", "pack_edit", "split_edit"]
