@@ -5,7 +5,8 @@
 
 With ``--compare`` (issue 41: `explain` and `graph` of every bundled example <= 10 s): one row
 per .ptx, .litmus and .cu under examples/ (``--match TEXT``: those whose path holds TEXT; repeat
-it for several), timing the commands as a user runs them (`ptxmm explain --fix FILE`,
+it for several; ``--exclude TEXT``: not those whose path holds TEXT), timing the commands as a
+user runs them (`ptxmm explain --fix FILE`,
 `ptxmm explain FILE`, `ptxmm graph FILE -o x.svg`, in-process, the process start left out) in
 this tree and, with ``--base DIR`` (a checkout of the base commit: ``git worktree add --detach
 DIR <commit>``), in that one, file by file in the same minute (two worker processes, one per
@@ -149,6 +150,8 @@ def _files() -> list[Path]:
     if "--shard" in sys.argv:  # --shard K/N: every N-th file from the K-th (runs side by side on N cores)
         k, n = map(int, sys.argv[sys.argv.index("--shard") + 1].split("/"))
         files = files[k::n]
+    excluded = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--exclude"]
+    files = [f for f in files if not any(x in str(f.relative_to(ex)) for x in excluded)]
     matches = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--match"]
     if not matches:
         return files
