@@ -21,7 +21,8 @@ command's wall-clock and CPU seconds (the process's, Z3's threads included) are 
 machine others share, the CPU seconds are what compares.
 
     python benchmarks/bench_explain.py --compare --base /tmp/base [--match mbarrier] [--no-fix]
-    python benchmarks/bench_explain.py --compare --no-fix --shard 0/8   # the 1st of 8 parts (one a core)"""
+    python benchmarks/bench_explain.py --compare --no-fix --shard 0/8   # the 1st of 8 parts (one a core)
+    python benchmarks/bench_explain.py --compare --no-fix --no-graph ...  # explain only"""
 
 from __future__ import annotations
 
@@ -219,7 +220,7 @@ def _time_cut(x, other):
 
 def compare() -> int:
     base = Path(sys.argv[sys.argv.index("--base") + 1]).resolve() if "--base" in sys.argv else None
-    skip = "fix" if "--no-fix" in sys.argv else ""
+    skip = ",".join(n for n, flag in (("fix", "--no-fix"), ("graph", "--no-graph")) if flag in sys.argv)
     files = _files()
     now = _start(ROOT, skip)
     before = _start(base, skip) if base is not None else None
