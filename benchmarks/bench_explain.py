@@ -5,7 +5,8 @@
 
 With ``--compare`` (issue 41: `explain` and `graph` of every bundled example <= 10 s): one row
 per .ptx, .litmus and .cu under examples/ (``--match TEXT``: those whose path holds TEXT; repeat
-it for several), timing the commands as a user runs them (`ptxmm explain --fix FILE`,
+it for several; ``--exclude TEXT``: not those whose path holds TEXT), timing the commands as a
+user runs them (`ptxmm explain --fix FILE`,
 `ptxmm explain FILE`, `ptxmm graph FILE -o x.svg`, in-process, the process start left out) in
 this tree and, with ``--base DIR`` (a checkout of the base commit: ``git worktree add --detach
 DIR <commit>``), in that one, file by file in the same minute (two worker processes, one per
@@ -20,7 +21,8 @@ command's wall-clock and CPU seconds (the process's, Z3's threads included) are 
 machine others share, the CPU seconds are what compares.
 
     python benchmarks/bench_explain.py --compare --base /tmp/base [--match mbarrier] [--no-fix]
-    python benchmarks/bench_explain.py --compare --no-fix --shard 0/8   # the 1st of 8 parts (one a core)"""
+    python benchmarks/bench_explain.py --compare --no-fix --shard 0/8   # the 1st of 8 parts (one a core)
+    python benchmarks/bench_explain.py --compare --no-fix --no-graph ...  # explain only"""
 
 from __future__ import annotations
 
@@ -149,6 +151,8 @@ def _files() -> list[Path]:
     if "--shard" in sys.argv:  # --shard K/N: every N-th file from the K-th (runs side by side on N cores)
         k, n = map(int, sys.argv[sys.argv.index("--shard") + 1].split("/"))
         files = files[k::n]
+    excluded = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--exclude"]
+    files = [f for f in files if not any(x in str(f.relative_to(ex)) for x in excluded)]
     matches = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--match"]
     if not matches:
         return files
@@ -216,7 +220,7 @@ def _time_cut(x, other):
 
 def compare() -> int:
     base = Path(sys.argv[sys.argv.index("--base") + 1]).resolve() if "--base" in sys.argv else None
-    skip = "fix" if "--no-fix" in sys.argv else ""
+    skip = ",".join(n for n, flag in (("fix", "--no-fix"), ("graph", "--no-graph")) if flag in sys.argv)
     files = _files()
     now = _start(ROOT, skip)
     before = _start(base, skip) if base is not None else None

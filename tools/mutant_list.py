@@ -736,3 +736,20 @@ MUTANTS += [
            [("src/ptxmm/semantics/vocab.py", "                    if lv <= top:\n",
              "                    if lv < top:\n")]),
 ]
+
+# Issue 41: explain reuses the verdict of a check it is handed (a kernel's findings' check) where that
+# verdict says the explained outcome is forbidden — killed by tests/explanation/test_explain_reuse.py
+MUTANTS += [
+    Mutant("explain-reuses-any-verdict", "engine",
+           "explain takes any verdict of the check it is handed for 'forbidden': an allowed "
+           "outcome is explained as forbidden",
+           [("src/ptxmm/explanation/explain.py",
+             '    return checked.holds is (cond.quantifier != "exists")\n', "    return True\n")]),
+    Mutant("explain-reuse-reads-exists-only", "engine",
+           "explain reads every handed verdict as an exists condition's: a ~exists or forall "
+           "condition that holds (its target unreachable) is explained as allowed, one that fails "
+           "as forbidden",
+           [("src/ptxmm/explanation/explain.py",
+             '    return checked.holds is (cond.quantifier != "exists")\n',
+             "    return checked.holds is False\n")]),
+]

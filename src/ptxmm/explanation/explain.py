@@ -353,30 +353,65 @@ def races_in(prog: Program, model: str | Model, exe: Execution, unroll: int = 2)
 
 
 FIX_BUDGET_S = 9.0  # seconds of a fix search, as the command line runs it (explain's fix_budget_s)
+# A check of the program that decided its condition already (``explain(..., checked=...)``: the
+# command line's explain of a kernel checks it for its findings first) answers the outcome's
+# verdict when that verdict is "forbidden": then no verdict query is asked again (see
+# :func:`forbidden_by`). An allowed verdict is always asked again: its witness is the one-query
+# witness that explain draws, not the first enumerated outcome's.
+REUSE_VERDICT = True
+
+
+def forbidden_by(checked, prog: Program, m: Model, unroll: int) -> bool:
+    """Whether ``checked`` (a check of ``prog`` under ``m`` at ``unroll``, or None) decided that
+    no allowed execution satisfies the target of ``prog``'s own condition (:func:`target_of` with
+    no outcome): the condition itself for ``exists`` and ``~exists``, its negation for ``forall``.
+    That target is unreachable exactly when an ``exists`` condition fails, and when a ``~exists``
+    or ``forall`` condition holds (herd's verdicts, :func:`ptxmm.semantics.outcomes.verdict`).
+    Only a finished check counts (status "ok", a verdict) of the same threads, locations,
+    condition, bound and model (name and file): anything else is asked again."""
+    cond = prog.condition
+    if not REUSE_VERDICT or checked is None or cond is None or checked.holds is None \
+            or checked.status != "ok" or checked.unroll != unroll \
+            or (checked.model, checked.model_path) != (m.name, m.path):
+        return False
+    p = checked.program
+    if p is not prog and (p.condition != cond or p.threads != prog.threads or p.locations != prog.locations):
+        return False
+    return checked.holds is (cond.quantifier != "exists")
 
 
 def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = None,
             unroll: int = 2, fix: bool = False, fix_bound: int = 400,
-            fix_budget_s: float | None = None) -> Explanation:
+            fix_budget_s: float | None = None, checked=None) -> Explanation:
     """Why ``outcome`` (default: the test's condition, or its negation for ``forall``) is
     forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it.
     ``fix_budget_s``: about how many seconds the fix search may take (None: 9, the command
     line's; the playground gives what is left of a request's time limit, so that its answer
-    arrives with the fixes found so far, the report saying the budget was hit)."""
+    arrives with the fixes found so far, the report saying the budget was hit). ``checked``: a
+    :class:`~ptxmm.semantics.result.CheckResult` of ``prog`` under the same model and bound that
+    the caller has already (its verdict spares the verdict query where it says "forbidden":
+    :data:`REUSE_VERDICT`)."""
     prog, model = explain_args(**locals())  # typed errors in the CLI's words; a path is loaded
     from ..queries.checker import check
 
     t0 = time.perf_counter()
     m = load_model(model) if isinstance(model, str) else model
     t = target_of(prog, outcome)
-    eg = build(prog, unroll=unroll)
+    known = t.default and forbidden_by(checked, prog, m, unroll)
+    # the check's event graph is prog's at this bound (built once per check, a pure function of both)
+    eg = checked.graph if known and checked.graph is not None and checked.graph.program is prog \
+        else build(prog, unroll=unroll)
     validate(prog, eg, t)
-    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg,
-                properties=("condition",))  # the outcome's verdict only (no hangs of a kernel)
-    if res.holds is None:  # no execution finishes within the bound: unknown, as check says
-        return Explanation(prog.name, prog.file, m.name, t.text, False, None,
-                           time_s=time.perf_counter() - t0, unknown=res.status_text)
-    allowed = bool(res.holds)
+    if known:
+        res = None
+        allowed = False
+    else:
+        res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg,
+                    properties=("condition",))  # the outcome's verdict only (no hangs of a kernel)
+        if res.holds is None:  # no execution finishes within the bound: unknown, as check says
+            return Explanation(prog.name, prog.file, m.name, t.text, False, None,
+                               time_s=time.perf_counter() - t0, unknown=res.status_text)
+        allowed = bool(res.holds)
     bad = True if t.default else _is_bad(prog, eg, res) if allowed else None
     fixes = None
     if fix or (allowed and bad):

@@ -63,9 +63,19 @@ def explain_findings(prog, model: str | Model = "ptx", *, kind: str | None = Non
     and ``hangs``. ``properties`` (api_args.PROPERTIES; None: races and sites, and hangs as
     ``hangs`` says): only the findings of those asked are looked for (the check asks nothing
     else, not the condition)."""
+    return findings_checked(prog, model, kind=kind, unroll=unroll, progress=progress, hangs=hangs,
+                            properties=properties)[0]
+
+
+def findings_checked(prog, model: str | Model = "ptx", *, kind: str | None = None, unroll: int = 2,
+                     progress: str = "fair", hangs: bool = True, properties=None):
+    """:func:`explain_findings`, and the check that found them (None where none ran: only hangs
+    were asked): the command line hands it on to ``explain(..., checked=...)``, whose verdict
+    query it may spare (:func:`ptxmm.explanation.explain.forbidden_by`)."""
     from ..api_args import properties_arg
     from ..queries.checker import check
 
+    res = None
     if kind is not None and kind not in KINDS:
         raise SemanticError(f"unknown finding kind `{kind}`", None, "kinds: " + ", ".join(KINDS))
     asked = properties_arg(properties)
@@ -88,7 +98,7 @@ def explain_findings(prog, model: str | Model = "ptx", *, kind: str | None = Non
             eg = liveness_graph(prog, unroll, Progress.parse(progress))
             out += [FindingExplanation(prog.name, prog.file, m.name, h.finding, h.prefix,
                                        _graph(eg, h.finding)) for h in found]
-    return tuple(out)
+    return tuple(out), res
 
 
 def _explained(eg: EventGraph, m: Model, f: Finding) -> FindingExplanation:
