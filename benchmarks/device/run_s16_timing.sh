@@ -1,0 +1,75 @@
+#!/bin/bash
+# Session 16's timing call (lead): the CPU-side speed targets of issues 39-41 measured on the device
+# machine's idle cores (16 cores; this repository's 2-core workstation was shared by eight jobs).
+# Needs (carried, git-ignored): .whl (the wheels), .mg/herd7.tgz (~/.local/herd7 packed, herd7 built by
+# ../shared/tools/build-herd7.sh). Writes to $OUT. Usage: run_s16_timing.sh STEP... with STEP one of
+#   campaigns  benchmarks/bench_campaigns.py --size 6 --models sc (ptxmm -j1/-j2 against herd7 -j1)
+#   enum       the enumeration rows: x1l3 under ptx (46,875 outcomes), x1l4 under sc (41,040)
+#   real       benchmarks/bench_real.py (every real-library kernel under ptx and ptx-v7.5)
+#   explain    benchmarks/bench_explain.py --compare --no-fix in 8 shards (explain and graph of every bundled example)
+#   real+explain  the two at once
+#   scale      benchmarks/bench_kernels.py --scale, one process per kernel side by side (before: ca6d426,
+#              carried as .mg/before-ca6d426.tgz of its src/, unpacked where the script looks for it)
+#   page       benchmarks/bench_page.py in 4 shards (what the playground does for every example)
+#   explain16  bench_explain.py --compare --no-fix in 12 shards (session 15 lost a shard's log with 8)
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  > $OUT/pip.txt 2>&1 || { cat $OUT/pip.txt; exit 1; }
+export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 PTXMM_CACHE=/tmp/ptxmm-cache
+if [ -f .mg/herd7.tgz ]; then  # .mg/herd7.tgz: tar czf of ~/.local/herd7 (a stripped binary: the 64 MiB limit)
+  mkdir -p $HOME/.local && rm -rf $HOME/.local/herd7 && tar xzf .mg/herd7.tgz -C $HOME/.local
+  export HERDLIB=$HOME/.local/herd7/share/herdtools7/herd
+fi
+{ lscpu | grep -E "Model name|^CPU\(s\)"; python3 --version; $HOME/.local/herd7/bin/herd7 -version 2>&1 | head -1; } >> $OUT/log.txt 2>&1
+step() {
+  local step=$1 t0=$(date +%s)
+  case $step in
+    campaigns)
+      timeout 400 python3 benchmarks/bench_campaigns.py --size 6 --quick --repeat 3 --models sc --jobs 1,2 \
+        > $OUT/campaigns.txt 2>&1; echo "campaigns exit $?" >> $OUT/log.txt ;;
+    enum)
+      python3 - <<'PY' > $OUT/enum.txt 2>&1
+import json, subprocess, sys, time, tempfile, os
+sys.path.insert(0, "benchmarks")
+import shapes
+d = tempfile.mkdtemp()
+for name, sh, model, n in (("x1l3", shapes.one_location(3), "ptx", 46875), ("x1l4", shapes.one_location(4), "sc", 41040)):
+    f = os.path.join(d, name + ".ptx"); open(f, "w").write(sh.ptx())
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "ptxmm", "check", f, "--model", model, "--max-outcomes", "1000000",
+                        "--json"], capture_output=True, text=True, timeout=200)
+    w = time.perf_counter() - t
+    j = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+    print(f"{name} {model}: {w:.2f} s wall, n_outcomes {j.get('n_outcomes')} (expected {n}), "
+          f"{1000 * w / max(1, j.get('n_outcomes') or 1):.3f} ms/outcome, status {j.get('status')}")
+PY
+      echo "enum exit $?" >> $OUT/log.txt ;;
+    real)
+      timeout 500 python3 benchmarks/bench_real.py --repeat 1 > $OUT/real.txt 2>&1; echo "real exit $?" >> $OUT/log.txt ;;
+    explain)  # 8 shards side by side (16 cores), each file's explain and graph timed in-process
+      for k in 0 1 2 3 4 5 6 7; do
+        timeout 480 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/8 > $OUT/explain-$k.txt 2>&1 &
+      done; wait; echo "explain done" >> $OUT/log.txt ;;
+    real+explain)  # both at once: bench_real is one core
+      step real & step explain & wait ;;
+    scale)
+      if [ -f .mg/before-ca6d426.tgz ] && [ ! -d ../scale-before-ca6d426 ]; then
+        mkdir -p ../scale-before-ca6d426 && tar xzf .mg/before-ca6d426.tgz -C ../scale-before-ca6d426
+      fi
+      for k in histogram grid-barrier syncthreads-exchange block-reduce-shfl; do
+        timeout 540 python3 benchmarks/bench_kernels.py --scale --only $k --scale-timeout 60 > $OUT/scale-$k.txt 2>&1 &
+      done; wait; echo "scale done" >> $OUT/log.txt ;;
+    page)
+      for k in 0 1 2 3; do
+        timeout 500 python3 benchmarks/bench_page.py --shard $k/4 > $OUT/page-$k.txt 2>&1 &
+      done; wait; echo "page done" >> $OUT/log.txt ;;
+    explain16)
+      for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
+        timeout 540 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/12 > $OUT/explain-$k.txt 2>&1 &
+      done; wait; echo "explain done" >> $OUT/log.txt ;;
+    scale+page)
+      step scale & step page & wait ;;
+  esac
+  echo "$step: $(( $(date +%s) - t0 )) s" >> $OUT/log.txt
+}
+for s in "$@"; do step $s; done
