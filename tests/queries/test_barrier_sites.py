@@ -46,7 +46,8 @@ def trap_program(seed: int) -> str:
         at = rnd.choice(bars) if t == odd and change else -1
         for i, s in enumerate(seq):
             if s == "st":
-                lines.append(f"st{rnd.choice(['', '.relaxed.gpu'])}.global.u32 [{rnd.choice('xy')}], {t + 1};")
+                sem = rnd.choice(["", ".relaxed.gpu"])
+                lines.append(f"st{sem}.global.u32 [{rnd.choice('xy')}], {t + 1};")
             elif s == "ld":
                 lines.append(f"ld.global.u32 %r{i}, [{rnd.choice('xy')}];")
             elif s == "trap":
