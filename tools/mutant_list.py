@@ -753,3 +753,32 @@ MUTANTS += [
              '    return checked.holds is (cond.quantifier != "exists")\n',
              "    return checked.holds is False\n")]),
 ]
+
+# Issue 40, session 16 (the exchange at 1,024 threads ≤ 10 s): the grid-ending sites the barrier
+# proof spares, symmetry classes by signature, static closures successors first — killed by
+# tests/queries/test_barrier_sites.py, tests/engines/test_symmetry_signatures.py and
+# tests/models/test_closure_dag.py
+MUTANTS += [
+    Mutant("barrier-sites-any-graph", "engine",
+           "the grid-ending sites of the liveness graph are never asked, whatever the program: a trap "
+           "reached only while another thread waits at a barrier some path skips is not reported",
+           [("src/ptxmm/queries/sites.py", "        return False\n    return never_blocks(graph)\n",
+             "        return False\n    return True\n")]),
+    Mutant("barrier-sites-any-model", "engine",
+           "the proof that spares the grid-ending site query is taken for a user's .cat model too, "
+           "whose axioms the argument does not cover",
+           [("src/ptxmm/queries/sites.py",
+             "    if where.resolve() not in {p.resolve() for p in builtin_files().values()}:\n"
+             "        return False\n", "")]),
+    Mutant("symmetry-signature-private-locations", "engine",
+           "the symmetry signature names every location, also those only one thread touches: two "
+           "threads that swap their private locations are never compared, a class is split",
+           [("src/ptxmm/semantics/symmetry.py", "e.agent, e.at, where(e.loc)) for e in evs)",
+             "e.agent, e.at, e.loc) for e in evs)")]),
+    Mutant("closure-dag-cycle-unseen", "engine",
+           "the successors-first closure does not see a cycle: the pairs around it are left out",
+           [("src/ptxmm/cat/relalg.py",
+             "                    return None  # a cycle\n", "                    continue\n"),
+            ("src/ptxmm/cat/relalg.py",
+             "                if (acc >> a) & 1:\n                    return None\n", "")]),
+]

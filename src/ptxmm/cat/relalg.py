@@ -42,6 +42,11 @@ class Logic(Protocol):
         ...
 
 
+# Static closures by successors over an acyclic relation (_closure_dag); False: Warshall's
+# pivots always (the property tests compare the two).
+STATIC_DAG = True
+
+
 def bits(x: int) -> Iterator[int]:
     """Indices of the set bits of ``x``, lowest first."""
     while x:
@@ -399,6 +404,10 @@ class Rel:
         for a, b in self.may:
             nodes |= (1 << a) | (1 << b)
         if not self.may and not (nodes & ~u.sure):  # all static: bitsets
+            if STATIC_DAG:
+                out = _closure_dag(self.must)
+                if out is not None:
+                    return Rel(u, out, {})
             rows = dict(self.must)
             for k in bits(nodes):
                 rk = rows.get(k)
@@ -575,6 +584,46 @@ class Rel:
 
     def __repr__(self) -> str:
         return f"Rel(must={sorted(self.pairs())}, may={sorted(self.may)})"
+
+
+def _closure_dag(must: dict[int, int]) -> dict[int, int] | None:
+    """The transitive closure of static rows ``must`` when they form no cycle (None when they do:
+    Warshall then), each row the union of its successors' closed rows, successors first (a
+    depth-first post-order): work per pair of the relation, where Warshall's is per pivot and row
+    (at the exchange's 1,024 threads, 20,000 events: 4 × 10^8 row tests). A successor already in
+    the union through another one is skipped (its row is in it: a closed row is closed). The same
+    rows as Warshall's (the closure of a relation is one), for the same keys."""
+    done: dict[int, int] = {}
+    onstack: set[int] = set()
+    for root in must:
+        if root in done:
+            continue
+        stack = [(root, bits(must[root]))]
+        onstack.add(root)
+        while stack:
+            a, it = stack[-1]
+            for b in it:
+                if b in onstack:
+                    return None  # a cycle
+                if b not in done and b in must:
+                    stack.append((b, bits(must[b])))
+                    onstack.add(b)
+                    break
+            else:
+                stack.pop()
+                onstack.discard(a)
+                row = must[a]
+                acc = row
+                via = 0  # what the successors' closed rows bring
+                for b in bits(row):
+                    if not (via >> b) & 1:
+                        rb = done.get(b, 0)
+                        via |= rb
+                acc |= via
+                if (acc >> a) & 1:
+                    return None
+                done[a] = acc
+    return {a: done[a] for a in must}
 
 
 def _settle(u: Universe, must: dict[int, int], acc: dict[int, dict[int, list[Guard]]]) -> Rel:

@@ -5,6 +5,7 @@ produces exactly these objects."""
 from __future__ import annotations
 
 from dataclasses import field
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal, Union
 
 from .._infra.records import record
@@ -216,7 +217,16 @@ class Program:
     kernel: KernelInfo | None = field(default=None, compare=False)
 
     def location(self, name: str) -> Location | None:
-        return next((loc for loc in self.locations if loc.name == name), None)
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, Location]:
+        """Name → the first location of that name (a launch of 1,024 threads has some 2,000
+        locations and looks one up per access; not a field: no part of equality or repr)."""
+        out: dict[str, Location] = {}
+        for loc in self.locations:
+            out.setdefault(loc.name, loc)
+        return out
 
     def physical(self, name: str) -> str:
         """The original location that ``name`` names, following alias declarations."""

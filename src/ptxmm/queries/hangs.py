@@ -338,16 +338,18 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     reaches (:func:`ptxmm.queries.sites.grid_ending_sites`), asked of the same liveness problem.
     ``graph``: ``prog``'s safety graph at ``unroll`` (the check's), for :data:`BARRIER_PROOF`:
     when it proves that nothing hangs, no hang query is built, and the liveness problem only when
-    a grid-ending site is left to ask."""
+    a grid-ending site is left to ask that :func:`ptxmm.queries.sites.barrier_sites_proven` does
+    not rule out."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
     from ..semantics.barrier_waits import never_blocks
     from ..semantics.vocab import candidates
-    from .sites import grid_ending_sites, unfound_grid_ending
+    from .sites import barrier_sites_proven, grid_ending_sites, unfound_grid_ending
 
     pr = Progress.parse(progress)
     proven = BARRIER_PROOF and pr.fair and graph is not None and never_blocks(graph)
-    if proven and (found is None or not unfound_grid_ending(graph, found)):
+    if proven and (found is None or not unfound_grid_ending(graph, found)
+                   or barrier_sites_proven(graph, model)):
         return [], None, ()  # no loop: nothing cut, nothing undecided
     m = load_model(model) if isinstance(model, str) else model
     eg = liveness_graph(prog, unroll, pr, relevance, look=deadline.check)

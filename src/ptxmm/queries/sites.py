@@ -5,6 +5,8 @@ which a thread takes a path that stops there, :mod:`ptxmm.ir.stops`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..ir.program import Halt, Label, MemRef, Mov, Program
 from ..kernel.info import source_text
 from .query import Found
@@ -16,6 +18,11 @@ from .query import Found
 # (the property tests compare the two).
 REUSE_WITNESSES = True
 REUSE_MAX = 256
+# A program the barrier proof covers (no loop, one unconditional count-less bar.sync sequence per
+# CTA) under a built-in model has no grid-ending site the liveness graph reaches and the check's own
+# query does not (:func:`barrier_sites_proven`): that second query is not built. False: it is
+# always asked (the property tests compare the two).
+BARRIER_SITES = True
 
 
 def observables(eg, scope: str = "all") -> list:
@@ -109,6 +116,50 @@ def grid_ending_sites(eg, pb, found: tuple) -> tuple:
     return site_findings(eg, pb, None, _skip(found), grid_ending=True)
 
 
+def barrier_sites_proven(graph, model) -> bool:
+    """Whether the grid-ending sites :func:`grid_ending_sites` would ask of the liveness graph have
+    nothing to find beyond the check's own site query (issue 40: at 1,024 threads that liveness
+    problem is half the check): ``graph`` is the check's safety graph, and it holds when
+
+    * :data:`BARRIER_SITES` is on, ``model`` is a built-in one (the argument below is about its
+      axioms; a user's .cat file may forbid what it uses), and
+    * :func:`ptxmm.semantics.barrier_waits.never_blocks` holds for ``graph`` (the caller asks it
+      under fair progress: no thread has a loop, every thread of a CTA meets the same count-less
+      ``bar.sync`` sequence on every path, failed-assertion and trap paths included).
+
+    Why. Under fair progress and with no loop, the liveness graph's paths are the safety graph's
+    (nothing is cut) and the ``blocked`` paths, each a prefix of its thread ending at a barrier wait
+    (no ``stuck`` path without a back edge, no ``prefix`` path under fair progress); the site query
+    puts no constraint on those ends (:func:`grid_ending_sites`). Take an allowed execution of it
+    in which thread A stops at site S, and a thread B blocked at a wait of phase k. B arrives in
+    no later phase and does not finish, and a thread of B's CTA that goes past a wait of a later
+    phase needs B's arrival there (ISA bar: a count-less ``bar.sync`` completes when all threads of
+    the CTA have arrived; ``QUORUM_UNMET`` forbids passing one that does not). So either k is the
+    last phase of the CTA's sequence (all arrivals of every phase made; B's missing events follow
+    its last barrier), or no thread of B's CTA finishes (A is elsewhere) and every one of them is
+    blocked in phase k or k + 1. The missing events are po-suffixes: nothing of the execution lies
+    after them in po, and the only edges they add towards its events are arrive → wait of CTAs
+    whose threads all arrive in every later phase once extended. Run those suffixes after every
+    event of the execution, one at a time, each read reading the coherence-last write of its
+    location, each write coherence-last, each fence last in the fence order: every relation the
+    built-in models' axioms order (causality, coherence, fence.sc order, barrier phases, which
+    every thread of those CTAs now completes in sequence) only gains edges into the new events,
+    so no cycle or forbidden pair appears, and the result is a complete execution of the safety
+    graph with A on the same path: the check's own query finds S (its symmetry breaking keeps
+    every site's verdict). So a site the check did not find is unreachable in the liveness graph
+    too. ``False``: the liveness problem is built and asked (the property tests compare the two;
+    :mod:`tests.queries.test_barrier_sites`)."""
+    from ..cat.parser import builtin_files, find_model
+    from ..semantics.barrier_waits import never_blocks
+
+    if not BARRIER_SITES:
+        return False
+    where = find_model(model) if isinstance(model, str) else Path(model.path)
+    if where.resolve() not in {p.resolve() for p in builtin_files().values()}:
+        return False
+    return never_blocks(graph)
+
+
 def _skip(found: tuple) -> frozenset:
     return frozenset((str(f.kind), f.events[0].line) for f in found if f.events and f.events[0].eid == -1)
 
@@ -136,7 +187,7 @@ def _site_text(prog: Program, ins) -> str:
     return source_text(prog, ins.pos) or ins.text
 
 
-__all__ = ["grid_ending_sites", "observables", "site_findings", "unfound_grid_ending"]
+__all__ = ["barrier_sites_proven", "grid_ending_sites", "observables", "site_findings", "unfound_grid_ending"]
 
 
 class Sites:

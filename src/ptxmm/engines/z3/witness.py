@@ -35,6 +35,17 @@ class _Layout:
     chains: list = ()  # RMW chains (.chains): (initial write, ((read, write, (start, end)), ...))
 
 
+def _init_co(ev: list, init: dict) -> list[tuple[int, int]]:
+    """(initial write, write of its location) of every location, by initial write then write: one
+    pass over the events by location rather than one per location (2,048 locations and 9,000
+    events at the exchange's 1,024 threads)."""
+    at: dict = {}
+    for b, e in enumerate(ev):
+        if e.kind == Kind.W:
+            at.setdefault(e.loc, []).append(b)
+    return [(w, b) for w in init.values() for b in at.get(ev[w].loc, ()) if b != w]
+
+
 class Witness:
     """The witness reading of :class:`~ptxmm.engines.z3.problem.Z3Problem` (its choice ``self.ch``,
     observable terms ``self.terms``, final values ``self.fin`` and flag terms)."""
@@ -84,8 +95,7 @@ class Witness:
         for (init, pair, _), span in zip(chained, spans[nr:]):
             chains.setdefault(init, []).append((*pair, span))
         ev = self.eg.events
-        init_co = [(w, b) for w in self.eg.init.values() for b in range(len(ev))
-                   if ev[b].kind == Kind.W and b != w and ev[b].loc == ev[w].loc]
+        init_co = _init_co(ev, self.eg.init)
         self._layout = _Layout(at, ex_bit, path_bits, sorted(rf_bits), co_bits, fin_bits, flag_bits,
                                spans[:nt], list(zip(reads, spans[nt:nr])), sorted(self.co_known), init_co,
                                [(i, tuple(ps)) for i, ps in chains.items()])
