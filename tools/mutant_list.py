@@ -341,9 +341,8 @@ ENGINE_MUTANTS = [
     Mutant("await-wrong-exit", "engine",
            "the await reduction of a side-effect-free spin loop assumes the loop condition holds "
            "(the branch is taken) instead of the exit",
-           [(CTRL, 'b.awaits += 1  # await: assume the loop exits in this iteration\n'
-                   '        st.assumes.append(mk("lnot", cond))',
-             'b.awaits += 1\n        st.assumes.append(cond)')]),
+           [(CTRL, '            return None\n        st.assumes.append(mk("lnot", cond))\n',
+             '            return None\n        st.assumes.append(cond)\n')]),
     Mutant("data-dep-dropped", "engine",
            "a store's data dependency on the register whose value it stores is not recorded",
            [(MEM, '        b.dep(gdeps, w, "ctrl")\n        b.dep(vdeps, w, "data")\n',
@@ -364,8 +363,9 @@ ENGINE_MUTANTS = [
              "        return True")]),
     Mutant("barrier-cta-ignored", "engine",
            "barriers of different CTAs with the same id synchronize",
-           [(VOCAB, "if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]):",
-             "if len(a.barrier[0]) != len(w.barrier[0]):")]),
+           [("src/ptxmm/semantics/barrier_waits.py",
+             "if self.cta(a) != self.cta(w) or len(a.barrier[0]) != len(w.barrier[0]) \\\n",
+             "if len(a.barrier[0]) != len(w.barrier[0]) \\\n")]),
     Mutant("final-not-co-maximal", "engine",
            "a location's final value may come from any executed write, not only a co-maximal one",
            [(EXE, "        cs.append(u.any([u.not1(v), u.all([u.ex[w]] + [u.not1(x) for x in after])]))",
@@ -374,8 +374,8 @@ ENGINE_MUTANTS = [
     Mutant("po-immediate-only", "engine", "program order only relates consecutive events",
            [(VOCAB, "                    rows[a.eid] = later\n",
              "                    rows[a.eid] = later & -later\n"),
-            (VOCAB, "b.index > a.index and a.paths & b.paths",
-             "b.index == a.index + 1 and a.paths & b.paths")]),
+            (VOCAB, "                rows[a.eid] = later & self.together.of(a.eid)\n",
+             "                rows[a.eid] = later & -later & self.together.of(a.eid)\n")]),
     Mutant("scope-one-sided", "engine",
            "scope inclusion checks only the first event's scope (not mutual)",
            [(VOCAB, "                    row |= by_level.get((sb, lv), 0)",
@@ -678,7 +678,7 @@ MUTANTS += [
              "flag ~empty (conflict \\ (ms | cause | cause^-1)) as data-race")]),
     Mutant("race-halves-reported-twice", "engine",
            "a store racing with both halves of an atom is reported as two races",
-           [("src/ptxmm/queries/races.py", "            if key in seen:\n                continue\n", "")]),
+           [("src/ptxmm/queries/races.py", "        if key in seen:\n            continue\n", "")]),
 ]
 
 # Issue 37: the Dat3M dialect's count-less bar.cta.sync waits for no thread that does not arrive
@@ -700,8 +700,9 @@ MUTANTS += [
            "every changed carried register makes its loop inexact, even a back-off delay nothing "
            "reads after the loop: a libcu++-style wait is 'not decided'",
            [("src/ptxmm/semantics/loops.py",
-             "changed = [r for r in changed if r in rel or r in b.loops.live_out[target] or not b.relevance]",
-             "changed = list(changed)")]),
+             "    changed = [r for r in changed if (r in rel or r in b.loops.live_out[target] or not b.relevance)\n"
+             "               and not (b.relevance and refreshed(b, st, target, events, st.regs[r]))]\n",
+             "    changed = list(changed)\n")]),
     Mutant("liveness-pure-guard-seeds", "engine",
            "the guard of a predicated register operation always matters to its loop",
            [("src/ptxmm/semantics/loops.py",
