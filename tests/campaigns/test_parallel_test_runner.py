@@ -133,3 +133,24 @@ def test_a_test_name_line_is_read_where_it_stands_and_not_kept():
     tok = a.children[0].children[0]
     assert (tok.value, tok.line, tok.column, tok.start_pos, tok.end_pos) == ("Unique_Name_1", 2, 7, 7, 20)
     assert [t.type for t in b.children[0].children] == ["TESTNAME", "STRING"]
+
+
+def test_a_generated_tests_key_and_a_windows_path_have_a_hint_too():
+    assert shape_hint("gen:MP+fence.sc.cta+addr") == shape_hint("gen:MP+fence.acq_rel.gpu+addr")
+    assert shape_hint("gen:MP+fence.sc.cta+addr") != shape_hint("gen:MP+po+addr")
+    assert shape_hint("d\\MP+fence.sc.cta+addr.litmus") == "MP+fence+addr"
+
+
+@settings(max_examples=30, deadline=None)
+@given(names, st.integers(1, 4), st.integers(1, 9))
+def test_a_stream_is_batched_by_shape_a_window_at_a_time(keys, jobs, batch):
+    from ptxmm.campaigns.executors import WINDOW_BATCHES, by_shape
+    from ptxmm.campaigns.stream import Item
+
+    items = [Item(f"gen:{k}#{i}") for i, k in enumerate(keys)]
+    got = list(by_shape(iter(items), batch, jobs))
+    assert sorted(it.key for b in got for it in b) == sorted(it.key for it in items)
+    window = WINDOW_BATCHES * jobs * batch
+    pos = {it.key: i for i, it in enumerate(items)}
+    for b in got:  # never a batch across two windows
+        assert len({pos[it.key] // window for it in b}) == 1

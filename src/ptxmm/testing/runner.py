@@ -249,12 +249,15 @@ def shape_hint(path: str) -> str:
     first ``.`` (the fence's or access's semantics and scope) is what a model that names none of
     those cannot tell apart (:mod:`ptxmm.queries.memo`). Only the speed depends on it: tests with
     one hint go to one worker, whose shape memo then answers the rest of them."""
-    return "+".join(part.split(".", 1)[0] for part in Path(path).stem.split("+"))
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".ptx", ".litmus", ".cu"):
+        name = name.removesuffix(suffix)
+    return "+".join(part.split(".", 1)[0] for part in name.split("+"))
 
 
-def tasks(paths: list[str], jobs: int) -> list[list[int]]:
-    """The indices of ``paths`` in worker tasks (see TASK_MIN), the largest tasks first (the last
-    tasks to start are small: the workers finish together)."""
+def tasks(paths: list[str], jobs: int, least: int = TASK_MIN) -> list[list[int]]:
+    """The indices of ``paths`` in worker tasks (see TASK_MIN; ``least``: its value), the largest
+    tasks first (the last tasks to start are small: the workers finish together)."""
     groups: dict[str, list[int]] = {}
     for i, p in enumerate(paths):
         groups.setdefault(shape_hint(p), []).append(i)
@@ -264,11 +267,11 @@ def tasks(paths: list[str], jobs: int) -> list[list[int]]:
     for g in groups.values():
         for k in range(0, len(g), cap):
             part = g[k:k + cap]
-            if len(part) >= TASK_MIN:
+            if len(part) >= least:
                 out.append(part)
                 continue
             small += part
-            if len(small) >= TASK_MIN:
+            if len(small) >= least:
                 out.append(small)
                 small = []
     if small:
