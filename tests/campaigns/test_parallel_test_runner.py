@@ -154,3 +154,27 @@ def test_a_stream_is_batched_by_shape_a_window_at_a_time(keys, jobs, batch):
     pos = {it.key: i for i, it in enumerate(items)}
     for b in got:  # never a batch across two windows
         assert len({pos[it.key] // window for it in b}) == 1
+
+
+def _scan(s: str, expected: dict) -> tuple:
+    """The lookup as a scan of every row (the rule, stated plainly)."""
+    for k, v in expected.items():
+        if s.endswith("/" + k) or s == k:
+            return True, v
+    return False, None
+
+
+parts = st.sampled_from(["PTX", "Manual", "MP.litmus", "SB.litmus", "a", "", "x.ptx"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(parts, min_size=1, max_size=4), st.sampled_from([True, False, None])),
+                max_size=12), st.lists(parts, min_size=1, max_size=5))
+def test_the_csv_lookup_is_the_first_row_the_path_ends_with(rows, path):
+    from pathlib import PurePosixPath
+
+    expected: dict = {}
+    for k, v in rows:
+        expected.setdefault("/".join(k), v)
+    s = "/".join(path)
+    assert runner._lookup(PurePosixPath(s), expected) == _scan(PurePosixPath(s).as_posix(), expected)
