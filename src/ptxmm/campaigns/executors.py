@@ -21,6 +21,22 @@ def batches(items: Iterable, size: int) -> Iterator[list]:
         yield b
 
 
+def by_shape(items: Iterable, batch: int, jobs: int) -> Iterator[list]:
+    """The items in batches for ``jobs`` workers, a window of WINDOW_BATCHES * jobs batches at a
+    time (never the whole stream): items of one shape hint (ptxmm.testing.runner.shape_hint of
+    the item's key) in one batch where the window allows (the worker's shape memo then answers
+    the rest of the shape), small hints bundled to ``batch`` items, the largest batches first."""
+    from ..testing.runner import tasks
+
+    window = WINDOW_BATCHES * jobs * batch
+    for w in batches(items, window):
+        for t in tasks([getattr(it, "key", "") for it in w], jobs, batch):
+            yield [w[i] for i in t]
+
+
+WINDOW_BATCHES = 32
+
+
 def _ignore_sigint() -> None:
     import signal
 
@@ -39,7 +55,7 @@ def run_local(fn: Callable[[list], list], items: Iterable, jobs: int | None = No
     ex = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
     try:
         pending: set = set()
-        feed = batches(items, batch)
+        feed = by_shape(items, batch, jobs)
         for b in islice(feed, 2 * jobs):
             pending.add(ex.submit(fn, b))
         while pending:

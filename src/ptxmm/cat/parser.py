@@ -93,7 +93,16 @@ def require_axioms(model: Model) -> None:
 def load_model(name_or_path: str) -> Model:
     """A model by built-in name or .cat path; one Model object per file and process (a name and
     the path it resolves to give the same object)."""
+    if "/" not in name_or_path and Path(name_or_path).suffix != ".cat" and name_or_path in builtin_files():
+        return _load_builtin(name_or_path)  # a campaign names its model once per test
     return _load(find_model(name_or_path).resolve())
+
+
+@cache
+def _load_builtin(name: str) -> Model:
+    """A built-in model by name: its path resolved once per process (the built-in files are listed
+    once per process, so the name always names the same file)."""
+    return _load(find_model(name).resolve())
 
 
 @cache

@@ -24,6 +24,7 @@ example and random files of the subset); the builder and its errors cannot tell 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from .._infra.larkrt import Token, Tree
 
@@ -57,6 +58,17 @@ class _Lines:
     def tok(kind: str, m: re.Match, g: int, shift: int = 0) -> Token:
         s, e = m.start(g) + shift, m.end(g) + shift
         return _new(kind, m.group(g), s, 0, s + 1, 0, e + 1, e)
+
+
+class _At:
+    """Tokens of one line placed where it stands (line ``n``, offset ``a``): a line read once."""
+
+    def __init__(self, n: int, a: int):
+        self.n, self.a = n, a
+
+    def tok(self, kind: str, m: re.Match, g: int, shift: int = 0) -> Token:
+        s, e = m.start(g) + shift, m.end(g) + shift
+        return _new(kind, m.group(g), self.a + s, self.n, s + 1, self.n, e + 1, self.a + e)
 
 
 def parse_fast(text: str) -> Tree | None:
@@ -99,12 +111,19 @@ _CACHE_MAX = 4096
 
 
 def _spec(line: str, in_thread: bool):
+    if not in_thread and line.lstrip(" \t").startswith(".test"):  # a test's name: one line per test,
+        return partial(_once, line)  # never repeated (neither compiled nor kept)
     got = _line(line, _Lines(), _SKIP if in_thread else None)
     spec = got if got is None or got is _END or got is _SKIP else _maker(got)
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
     _CACHE[line, in_thread] = spec
     return spec
+
+
+def _once(line: str, n: int, a: int) -> Tree | None:
+    """The tree of a line read once (a ``.test`` line), made where it stands."""
+    return _directive(line, _At(n, a))
 
 
 def _maker(t: Tree):

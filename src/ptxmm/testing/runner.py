@@ -124,11 +124,16 @@ def _header(line: str) -> list[str]:
 
 
 def _lookup(path: Path, expected: dict[str, bool | None]) -> tuple[bool, bool | None]:
+    """The expectation of the CSV path ``path`` ends with (after a ``/``, or the whole path): the
+    first such row of the CSV. The CSV's paths that can match are the path's own tails, looked up
+    one by one (a CSV of 10^4 rows is not scanned for each of 10^4 tests)."""
     s = path.as_posix()
-    for k, v in expected.items():
-        if s.endswith("/" + k) or s == k:
-            return True, v
-    return False, None
+    parts = s.split("/")
+    found = [t for t in ("/".join(parts[i:]) for i in range(len(parts))) if t in expected]
+    if len(found) > 1:  # several rows name the file: the CSV's first
+        first = next(k for k in expected if k in found)
+        return True, expected[first]
+    return (True, expected[found[0]]) if found else (False, None)
 
 
 def _run_one(args) -> TestOutcome:
@@ -204,10 +209,10 @@ def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = N
               progress=None, timeout: float | None = None,
               results: list[TestOutcome] | None = None, liveness: str | None = None) -> list[TestOutcome]:
     """Run every test of ``paths``; each result is appended to ``results`` (a caller's list keeps
-    those finished when the run is interrupted) as it arrives, in file order. ``liveness``: a
-    progress model — judge "no execution hangs" under it instead of the condition (expected
-    1 = no hang, 0 = a hang exists, as Dat3M's liveness CSVs say; a file's
-    ``.expect-liveness terminates|hangs``)."""
+    those finished when the run is interrupted) as it arrives, and ``results`` is in file order
+    when this returns or is interrupted. ``liveness``: a progress model — judge "no execution
+    hangs" under it instead of the condition (expected 1 = no hang, 0 = a hang exists, as Dat3M's
+    liveness CSVs say; a file's ``.expect-liveness terminates|hangs``)."""
     files = collect(paths)
     expected: dict[str, bool | None] = {}
     if expected_csv:
@@ -223,18 +228,98 @@ def run_tests(paths: list[str], model: str = "ptx", expected_csv: str | None = N
             results.append(_run_one(w))
             if progress:
                 progress()
-    else:
-        ex = ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
-        try:
-            for r in ex.map(_run_one, work, chunksize=4):
+        return results
+    start = len(results)
+    order: list[int] = []
+    try:
+        for idx, outs in _in_workers(work, min(jobs, len(work))):
+            for i, r in zip(idx, outs):
+                order.append(i)
                 results.append(r)
                 if progress:
                     progress()
-        except BaseException:  # Ctrl-C: cancel what has not started, do not wait for the rest
-            ex.shutdown(wait=False, cancel_futures=True)
-            raise
-        ex.shutdown(wait=True)  # every result is in: the workers exit now, not at interpreter exit
+    finally:  # back in file order, also when interrupted (the tests that finished)
+        results[start:] = [r for _, r in sorted(zip(order, results[start:]), key=lambda p: p[0])]
     return results
+
+
+# A worker's task: the tests of one shape hint (:func:`shape_hint`), small groups bundled up to
+# TASK_MIN tests; a group is split only past max(TASK_SPLIT, tests / (4 * jobs)) tests.
+TASK_MIN, TASK_SPLIT = 8, 64
+
+
+def shape_hint(path: str) -> str:
+    """A guess at a test's shape from its file name, before it is read: diy7's and ``ptxmm gen``'s
+    names join the relaxations by ``+`` (``MP+fence.sc.cta+addr``), and the part of each before its
+    first ``.`` (the fence's or access's semantics and scope) is what a model that names none of
+    those cannot tell apart (:mod:`ptxmm.queries.memo`). Only the speed depends on it: tests with
+    one hint go to one worker, whose shape memo then answers the rest of them."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in (".ptx", ".litmus", ".cu"):
+        name = name.removesuffix(suffix)
+    return "+".join(part.split(".", 1)[0] for part in name.split("+"))
+
+
+def tasks(paths: list[str], jobs: int, least: int = TASK_MIN) -> list[list[int]]:
+    """The indices of ``paths`` in worker tasks (see TASK_MIN; ``least``: its value), the largest
+    tasks first (the last tasks to start are small: the workers finish together)."""
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(paths):
+        groups.setdefault(shape_hint(p), []).append(i)
+    cap = max(TASK_SPLIT, -(-len(paths) // (4 * jobs)))
+    out: list[list[int]] = []
+    small: list[int] = []
+    for g in groups.values():
+        for k in range(0, len(g), cap):
+            part = g[k:k + cap]
+            if len(part) >= least:
+                out.append(part)
+                continue
+            small += part
+            if len(small) >= least:
+                out.append(small)
+                small = []
+    if small:
+        out.append(small)
+    return sorted(out, key=len, reverse=True)
+
+
+def _run_many(work: list) -> list[TestOutcome]:
+    return [_run_one(w) for w in work]
+
+
+def _preload(model: str) -> None:
+    """What every test needs, loaded before the workers start: forked workers inherit it (the
+    checker's modules, Z3's library, the model) instead of each loading it again."""
+    from ..cat.parser import load_model
+    from ..engines.z3 import problem  # noqa: F401
+    from ..queries import memo  # noqa: F401
+    from ..semantics.builder import load_families
+    from ..syntax import check, decode  # noqa: F401
+
+    load_families()
+    try:
+        load_model(model)
+    except PtxmmError:  # each test reports it, as with one process
+        pass
+
+
+def _in_workers(work: list, jobs: int):
+    """(indices, outcomes) of each task of ``work`` as it finishes, in ``jobs`` processes."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    _preload(work[0][1])
+    ex = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+    try:
+        pending = {ex.submit(_run_many, [work[i] for i in t]): t for t in tasks([w[0] for w in work], jobs)}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield pending.pop(f), f.result()
+    except BaseException:  # Ctrl-C: cancel what has not started, do not wait for the rest
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)  # every result is in: the workers exit now, not at interpreter exit
 
 
 def _ignore_sigint() -> None:
