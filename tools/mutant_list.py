@@ -701,7 +701,8 @@ MUTANTS += [
            "reads after the loop: a libcu++-style wait is 'not decided'",
            [("src/ptxmm/semantics/loops.py",
              "    changed = [r for r in changed if (r in rel or r in b.loops.live_out[target] "
-             "or not b.relevance)\n               and not (b.relevance and refreshed(b, st, target, events, st.regs[r]))]\n",
+             "or not b.relevance)\n               and not (b.relevance and "
+             "refreshed(b, st, target, events, st.regs[r]))]\n",
              "    changed = list(changed)\n")]),
     Mutant("liveness-pure-guard-seeds", "engine",
            "the guard of a predicated register operation always matters to its loop",
