@@ -43,8 +43,8 @@ class _Forced:
         self.old = z3engine._SAT_AFTER, z3engine._SPLIT_AFTER, z3engine.sat_enumerator
         real = self.old[2]
 
-        def spy(pb, seen):
-            it = real(pb, seen)
+        def spy(pb, seen, packed):
+            it = real(pb, seen, packed)
             if it is not None:
                 self.ran += 1
             return it

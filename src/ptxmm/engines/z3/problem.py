@@ -355,7 +355,8 @@ class Z3Problem(Encoding, Witness, Enumeration):
         observable, the atoms shared between clauses) and the next check finds an outcome not yet
         seen, until none is left. The clauses live in a scope popped at the end. Past
         ``_SPLIT_AFTER`` outcomes, a formula that falls into parts sharing no variable is
-        enumerated part by part (:meth:`_parts`)."""
+        enumerated part by part (:meth:`_parts`); past ``_SAT_AFTER``, one that does not goes on
+        in a SAT solver where it can (:mod:`.satenum`)."""
         if self.unsat:
             return
         s = self.s
@@ -367,6 +368,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         compact = z3.get_param("model.compact")
         z3.set_param("model.compact", False)
         seen: set[tuple[int, ...]] = set()
+        packed: list[int] = []  # the witnesses' packed values (what .satenum starts from)
         try:
             while self._sat(*self._sym):
                 m = self._model(s)
@@ -376,13 +378,14 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 self._block(s, out[0], range(len(self.terms)))
                 yield out
                 seen.add(out[0])
+                packed.append(x)
                 if len(seen) == _SPLIT_AFTER:
                     parts = self._parts(base)
                     if parts:
                         yield from self._product(parts, x, seen)
                         return
                 if len(seen) == _SAT_AFTER:
-                    rest = sat_enumerator(self, seen)
+                    rest = sat_enumerator(self, seen, packed)
                     if rest is not None:
                         yield from rest
                         return

@@ -49,10 +49,11 @@ def enabled() -> bool:
     return True
 
 
-def sat_enumerator(pb, seen: set[tuple[int, ...]]):
-    """The rest of ``pb``'s outcomes (those not in ``seen``) from a SAT solver: an iterator of
-    (values, witness, flags) as :meth:`Z3Problem.outcomes` yields them, or None where the SAT
-    enumeration does not apply (see the module's docstring)."""
+def sat_enumerator(pb, seen: set[tuple[int, ...]], packed: list[int]):
+    """The rest of ``pb``'s outcomes (those not in ``seen``; ``packed``: their witnesses' packed
+    values) from a SAT solver: an iterator of (values, witness, flags) as
+    :meth:`Z3Problem.outcomes` yields them, or None where the SAT enumeration does not apply (see
+    the module's docstring)."""
     ch = pb.ch
     if not enabled() or ch.rank or ch.ph or ch.values.unspec or pb._layout is None or pb._packed is None:
         return None
@@ -60,7 +61,7 @@ def sat_enumerator(pb, seen: set[tuple[int, ...]]):
     if cnf is None:
         return None
     clauses, digit_var, assumed = cnf
-    return _enumerate(pb, clauses, digit_var, assumed, seen)
+    return _enumerate(pb, clauses, digit_var, assumed, seen, packed)
 
 
 def _clauses(pb):
@@ -152,28 +153,32 @@ def _solver(clauses: list[list[int]]):
     return Solver(bootstrap_with=clauses)  # pragma: no cover - python-sat's default
 
 
-def _enumerate(pb, clauses, digit_var, assumed, seen) -> Iterator:
+def _enumerate(pb, clauses, digit_var, assumed, seen, packed) -> Iterator:
     lay = pb._layout
     s = _solver(clauses)
     pb.deadline.watch(s.interrupt)
     try:
         for v in assumed:
             s.add_clause([v])
-        obs = [k for i, j in lay.terms for k in range(i, j)]  # the observables' digits
-        free = _free_digits(pb, s, obs, digit_var, seen)
+        fixed, vary = _settle(pb, s, digit_var, packed)
+        obs = {k for i, j in lay.terms for k in range(i, j)}  # the observables' digits
+        free = [k for k, _ in vary if k in obs]  # what a blocking clause needs
         if not free and seen:  # the observables have one value, found already
             return
         for values in seen:
             s.add_clause(_blocking(_obs_digits(lay, values), free, digit_var))
-        n = 0
+        w, n = lay.width, 0
+        read = [(digit_var[k] - 1, 1 << (w - 1 - k)) for k, _ in vary]
         while _solve(pb, s):
             m = s.get_model()
-            bits = ["1" if m[v - 1] > 0 else "0" for v in digit_var]
-            out = pb._read(int("".join(bits), 2), None)
-            yield out
+            x = fixed
+            for i, bit in read:
+                if m[i] > 0:
+                    x |= bit
+            yield pb._read(x, None)
             if not free:  # the observables have one value
                 return
-            s.add_clause([-digit_var[k] if bits[k] == "1" else digit_var[k] for k in free])
+            s.add_clause([-digit_var[k] if m[digit_var[k] - 1] > 0 else digit_var[k] for k in free])
             n += 1
             if not n & 63:
                 pb.deadline.check()
@@ -189,34 +194,35 @@ def _solve(pb, s, assumptions=()) -> bool:
     return r
 
 
-def _free_digits(pb, s, obs: list[int], digit_var: list[int], seen) -> list[int]:
-    """The observables' digits some model can set either way; the others are fixed by a unit
-    clause (a blocking clause needs only the free ones)."""
-    lay = pb._layout
-    known: dict[int, set[str]] = {k: set() for k in obs}
-    for values in seen:
-        for k, b in _obs_digits(lay, values).items():
-            known[k].add(b)
-    free = []
-    for k in obs:
-        v = digit_var[k]
-        if len(known[k]) == 2:
-            free.append(k)
+def _settle(pb, s, digit_var: list[int], packed: list[int]) -> tuple[int, list[tuple[int, int]]]:
+    """The packed digits no model can change, fixed by unit clauses (their value as a packed
+    number), and the others: (digit, variable). A digit the known witnesses (``packed``) show both
+    ways varies; for any other one SAT call settles it (a unit clause then spares every later call
+    the search, and the reading of a model reads only the digits that vary)."""
+    w = pb._layout.width
+    ones = zeros = 0
+    for x in packed:
+        ones |= x
+        zeros |= ~x
+    fixed, vary = 0, []
+    for k, v in enumerate(digit_var):
+        bit = 1 << (w - 1 - k)
+        one, zero = bool(ones & bit), bool(zeros & bit)
+        if one and zero:
+            vary.append((k, v))
             continue
-        if not known[k]:  # no outcome yet: ask both ways
-            if not _solve(pb, s, [v]):
-                s.add_clause([-v])
-            elif not _solve(pb, s, [-v]):
-                s.add_clause([v])
-            else:
-                free.append(k)
+        if not one and not zero:  # no witness yet: ask both ways
+            one = _solve(pb, s, [v])
+            zero = _solve(pb, s, [-v])
+        elif _solve(pb, s, [-v] if one else [v]):
+            vary.append((k, v))
             continue
-        one = "1" in known[k]
-        if _solve(pb, s, [-v if one else v]):
-            free.append(k)
+        if one and zero:
+            vary.append((k, v))
         else:
             s.add_clause([v if one else -v])
-    return free
+            fixed |= bit if one else 0
+    return fixed, vary
 
 
 def _obs_digits(lay, values: tuple[int, ...]) -> dict[int, str]:
