@@ -15,7 +15,7 @@ are fixed once with a unit clause).
 
 Acyclicity in the cat model is encoded with integer ranks (:meth:`.logic.Z3Logic.acyclic`, the
 leaves ``x < y`` the Logic records in ``order``); for the clauses each such leaf becomes an
-unsigned bit-vector comparison over ranks of ``w`` bits, 2^w above the number of ranked events:
+unsigned bit-vector comparison over ranks of ``w`` bits, 2^w at least the number of ranked events:
 a relation is acyclic exactly when its events have a topological numbering below their count, so
 the models' projections onto everything else are the same.
 
@@ -28,6 +28,7 @@ turns it off)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import z3
@@ -35,6 +36,12 @@ import z3
 ENABLED = True  # the switch: False (or PTXMM_SAT_ENUM=0) keeps every enumeration on Z3's SMT solver
 _TACTICS = ("simplify", "card2bv", "bit-blast", "tseitin-cnf")
 _SOLVERS = ("cadical195", "minisat22")  # the first python-sat offers
+# Past this many clauses the SMT enumeration goes on (bit-blasted arithmetic: a litmus test's
+# 32-bit adds gave 80,000 clauses, and SAT calls slower than Z3's; the one-location shapes of
+# issue 41 give 3,000-16,000)
+_MAX_CLAUSES = 60_000
+_TACTICS_MS = 2000  # a formula whose clauses take longer stays on the SMT solver
+_SETTLE_S = 0.25  # CPU seconds for settling which digits no model changes (_settle)
 
 
 def enabled() -> bool:
@@ -81,14 +88,14 @@ def _clauses(pb):
     for k, d in enumerate(digits):  # digit k counts from the most significant (witness._Layout)
         g.add(d == (z3.Extract(w - 1 - k, w - 1 - k, packed) == 1))
     try:
-        goals = z3.Then(*_TACTICS, ctx=lg.ctx)(g)
-        if len(goals) != 1:
+        goals = z3.TryFor(z3.Then(*_TACTICS, ctx=lg.ctx), _TACTICS_MS, ctx=lg.ctx)(g)
+        if len(goals) != 1 or len(goals[0]) > _MAX_CLAUSES:
             return None
         dimacs = goals[0].dimacs(True)
-    except z3.Z3Exception:  # not clauses (integers the tactics cannot blast): the SMT enumeration
+    except z3.Z3Exception:  # not clauses (integers the tactics cannot blast), or slow: SMT goes on
         return None
     clauses, names = _parse(dimacs)
-    if clauses is None:
+    if clauses is None or len(clauses) > _MAX_CLAUSES:
         return None
     digit_var = [names.get(f"pd{tag}_{k}") for k in range(w)]
     if any(v is None for v in digit_var):  # a digit the tactics dropped: not read here
@@ -103,7 +110,7 @@ def _clauses(pb):
 
 def _ranks_as_bitvectors(lg) -> list | None:
     """(x < y, ULT(bx, by)) for every order leaf of the Logic (integer ranks of acyclicity), with
-    bit-vector ranks wide enough for every ranked event; None where a leaf is not over two
+    bit-vector ranks wide enough to number every ranked event apart; None where a leaf is not over two
     integer constants."""
     leaves, consts = [], {}
     for i in lg.order:
@@ -116,7 +123,7 @@ def _ranks_as_bitvectors(lg) -> list | None:
             consts.setdefault(c.get_id(), c)
     if not leaves:
         return []
-    width = max(1, len(consts).bit_length())  # 2^width > the number of ranked events
+    width = max(1, (len(consts) - 1).bit_length())  # 2^width >= the number of ranked events
     tag = next(lg._tag)
     bv = {k: z3.BitVec(f"rb{tag}_{k}", width, lg.ctx) for k in consts}
     return [(t, z3.ULT(bv[x.get_id()], bv[y.get_id()])) for t, x, y in leaves]
@@ -197,18 +204,21 @@ def _solve(pb, s, assumptions=()) -> bool:
 def _settle(pb, s, digit_var: list[int], packed: list[int]) -> tuple[int, list[tuple[int, int]]]:
     """The packed digits no model can change, fixed by unit clauses (their value as a packed
     number), and the others: (digit, variable). A digit the known witnesses (``packed``) show both
-    ways varies; for any other one SAT call settles it (a unit clause then spares every later call
-    the search, and the reading of a model reads only the digits that vary)."""
+    ways varies; any other one a SAT call settles (a unit clause then spares every later call the
+    search, and the reading of a model reads only the digits that vary) while the calls have taken
+    less than :data:`_SETTLE_S`; past that, the digit is read from every model (as one that varies:
+    only slower, never wrong)."""
     w = pb._layout.width
     ones = zeros = 0
     for x in packed:
         ones |= x
         zeros |= ~x
     fixed, vary = 0, []
+    until = time.process_time() + _SETTLE_S
     for k, v in enumerate(digit_var):
         bit = 1 << (w - 1 - k)
         one, zero = bool(ones & bit), bool(zeros & bit)
-        if one and zero:
+        if (one and zero) or time.process_time() > until:
             vary.append((k, v))
             continue
         if not one and not zero:  # no witness yet: ask both ways
