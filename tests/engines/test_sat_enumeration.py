@@ -143,3 +143,28 @@ def test_the_random_programs_reached_the_sat_enumeration():
     if not _RAN:
         pytest.skip("run with the property test")
     assert sum(_RAN) >= len(_RAN) // 3, _RAN
+
+
+_RMW3 = """.test RMW3
+.global .u32 x = 0;
+.thread T0 { atom.global.add.u32 %r0, [x], 1; }
+.thread T1 { atom.global.add.u32 %r0, [x], 2; }
+.thread T2 { atom.global.add.u32 %r0, [x], 4; ld.global.u32 %r1, [x]; }
+exists (T0:%r0 == 0)
+"""
+
+
+@pytest.mark.parametrize("chains", [False, True])
+def test_rmw_chains_integer_positions_stay_on_smt(monkeypatch, chains):
+    """RMW chains number their writes with integers the tactics cannot blast: DIMACS would make
+    such atoms free Booleans (found: 20,000 outcomes for 12), so the SAT path must decline;
+    without chains it applies. Both give brute force's outcomes."""
+    import ptxmm.queries.checker as checker
+
+    monkeypatch.setattr(checker, "RMW_CHAINS", chains)
+    prog = ptxmm.parse(_RMW3, "rmw3.ptx")
+    with _Forced(1) as f:
+        res = ptxmm.check(prog, "ptx", engine="z3")
+    assert f.ran == (0 if chains else 1)
+    assert res.outcome_set == ptxmm.check(prog, "ptx", engine="brute").outcome_set
+    assert len(res.outcomes) == len(res.outcome_set) == 12

@@ -91,6 +91,8 @@ def _clauses(pb):
         goals = z3.TryFor(z3.Then(*_TACTICS, ctx=lg.ctx), _TACTICS_MS, ctx=lg.ctx)(g)
         if len(goals) != 1 or len(goals[0]) > _MAX_CLAUSES:
             return None
+        if not z3.Probe("is-propositional", ctx=lg.ctx)(goals[0]):  # terms the tactics left
+            return None  # (integers in RMW chains' positions): DIMACS would make them free atoms
         dimacs = goals[0].dimacs(True)
     except z3.Z3Exception:  # not clauses (integers the tactics cannot blast), or slow: SMT goes on
         return None
@@ -141,7 +143,10 @@ def _parse(dimacs: str) -> tuple[list[list[int]] | None, dict[str, int]]:
             if len(parts) == 3:
                 names[parts[2]] = int(parts[1])
             continue
-        lits = [int(x) for x in line.split()]
+        try:
+            lits = [int(x) for x in line.split()]
+        except ValueError:  # not a clause: the goal was not in clausal form
+            return None, names
         if not lits or lits[-1] != 0:
             return None, names
         clauses.append(lits[:-1])
