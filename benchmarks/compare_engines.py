@@ -82,7 +82,8 @@ def normalise(d: dict) -> dict:
 
 
 def check(src: Path, repo: Path, args: list[str]) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(src))
+    extra = os.environ.get("PTXMM_COMPARE_PATH")  # more paths (an optional extra installed apart)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src), *([extra] if extra else [])]))
     argv = [a.replace("@repo/", f"{repo}/").replace("@shared/", f"{SHARED}/") for a in args]
     if not Path(argv[0]).exists():
         return {"absent": True}  # a file this side does not have (added since)

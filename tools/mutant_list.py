@@ -288,6 +288,7 @@ VOCAB = "src/ptxmm/semantics/vocab.py"
 VAL = "src/ptxmm/ir/values.py"
 Z3V = "src/ptxmm/engines/z3/values.py"
 Z3P = "src/ptxmm/engines/z3/program.py"
+Z3SAT = "src/ptxmm/engines/z3/satenum.py"
 EXE = "src/ptxmm/semantics/executions.py"
 
 ENGINE_MUTANTS = [
@@ -403,6 +404,10 @@ ENGINE_MUTANTS = [
            "values; constant folding and brute force)",
            [(VAL, "    return mask(_CONCRETE[e.op](*vals, e.w), e.w)\n",
              "    return _CONCRETE[e.op](*vals, e.w)\n")]),
+    Mutant("sat-blocking-skips-an-observable", "engine",
+           "the SAT enumeration blocks outcomes over every observable but the first (outcomes that "
+           "differ only there are lost; killed where python-sat, the extra ptxmm[sat], is installed)",
+           [(Z3SAT, "obs = {k for i, j in lay.terms for", "obs = {k for i, j in lay.terms[1:] for")]),
 ]
 
 # Hopper synchronization (docs/hopper.md): killed by tests/hopper/test_examples.py and examples/hopper/

@@ -31,6 +31,7 @@ from .capi import _P_CHECK, _assert, fresh_thread_context, mk_bool, thread_state
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic
 from .program import Encoding, Z3Choice
+from .satenum import sat_enumerator
 from .symmetry import breaking
 from .values import _cond
 from .witness import Witness, _Layout
@@ -53,6 +54,10 @@ _NO_TIMEOUT = 4294967295  # Z3's default: none
 # An enumeration looks for parts of the formula that share no variable once it has found this
 # many outcomes: the look costs about as much as a few outcomes, and pays off only on many.
 _SPLIT_AFTER = 64
+# Past this many outcomes, a formula that does not split goes on in a SAT solver (.satenum: its
+# clauses cost about as much as 30-50 outcomes of the SMT enumeration; each outcome then costs a
+# fifth or less).
+_SAT_AFTER = 64
 
 
 # Contexts a stop interrupted (the watchdog's hook, on its own thread): an interrupt that arrives
@@ -155,6 +160,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         self.co_known = co_known or set()
         env = base_env(eg, ch, cand, co_known)
         self.unsat = False
+        self._base: list = []  # what is asserted for good, as built (satenum's clauses start from it)
         deadline.check()  # encoding a large program takes seconds: the deadline is checked
         cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at
         deadline.check()  # the first query
@@ -173,7 +179,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
             if c is False:
                 self.unsat = True
             elif c is not True:
-                _assert(self.s, c)
+                self._put(c)
             if i % 256 == 255:
                 deadline.check()
         self.symmetric: tuple[int, ...] = ()
@@ -211,8 +217,15 @@ class Z3Problem(Encoding, Witness, Enumeration):
             return []
         lit = mk_bool(f"sym{next(self.lg._tag)}")
         for c in cs:
-            self.s.add(z3.Implies(lit, c))
+            self._put(z3.Implies(lit, c))
         return [lit]
+
+    def _put(self, c) -> None:
+        """Assert ``c`` (a guard or a Z3 Bool) for good, and keep it as built: the solver keeps
+        its assertions rewritten (``x < y`` as ``not(x - y >= 0)``), which :mod:`.satenum` cannot
+        turn into clauses."""
+        _assert(self.s, c)
+        self._base.append(c)
 
     # -- queries -------------------------------------------------------------------------------
     def condition(self, e: CondExpr, key: Callable) -> z3.BoolRef:
@@ -342,7 +355,8 @@ class Z3Problem(Encoding, Witness, Enumeration):
         observable, the atoms shared between clauses) and the next check finds an outcome not yet
         seen, until none is left. The clauses live in a scope popped at the end. Past
         ``_SPLIT_AFTER`` outcomes, a formula that falls into parts sharing no variable is
-        enumerated part by part (:meth:`_parts`)."""
+        enumerated part by part (:meth:`_parts`); past ``_SAT_AFTER``, one that does not goes on
+        in a SAT solver where it can (:mod:`.satenum`)."""
         if self.unsat:
             return
         s = self.s
@@ -354,6 +368,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         compact = z3.get_param("model.compact")
         z3.set_param("model.compact", False)
         seen: set[tuple[int, ...]] = set()
+        packed: list[int] = []  # the witnesses' packed values (what .satenum starts from)
         try:
             while self._sat(*self._sym):
                 m = self._model(s)
@@ -363,10 +378,16 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 self._block(s, out[0], range(len(self.terms)))
                 yield out
                 seen.add(out[0])
+                packed.append(x)
                 if len(seen) == _SPLIT_AFTER:
                     parts = self._parts(base)
                     if parts:
                         yield from self._product(parts, x, seen)
+                        return
+                if len(seen) == _SAT_AFTER:
+                    rest = sat_enumerator(self, seen, packed)
+                    if rest is not None:
+                        yield from rest
                         return
         finally:
             z3.set_param("model.compact", compact)

@@ -15,7 +15,7 @@ from ...semantics.events import Event, EventGraph, Kind, final_reg
 from ...semantics.outcomes import Observable
 from ...semantics.rmw_chains import Chain
 from ...semantics.vocab import Barriers, Candidates
-from .capi import _assert, _at_most_one, _eq, mk_bool, mk_int
+from .capi import _at_most_one, _eq, mk_bool, mk_int
 from .chains import Ranks
 from .logic import Z3Logic
 from .values import Values, _fit
@@ -208,7 +208,7 @@ class Encoding:
             ws = executions.final_candidates(u, cand.writes_at[o.loc], lambda w: co.must.get(w, 0))
             fv = {w: ch.lg.leaf(mk_bool(f"fin_{o.loc}_{w}")) for w in ws}
             for c in executions.final_wellformed(u, fv, co.guard):
-                _assert(self.s, self._lower(c))
+                self._put(self._lower(c))
             fin[o.loc] = fv
         return fin
 

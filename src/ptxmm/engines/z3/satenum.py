@@ -1,0 +1,254 @@
+"""Outcome enumeration on a SAT solver: the problem's formula bit-blasted to clauses ONCE, and every
+outcome found by one incremental SAT solver, each excluded by a clause over the observables' bits
+alone (issue 41: where the formula does not split, Z3's check, model and evaluation per outcome
+cost 0.6-1.7 ms; a SAT solver's model is a list of literals, read in microseconds).
+
+How: the formula the problem asserted (its well-formedness, the model's axioms, the final values,
+symmetry breaking) and one Boolean ``p_k`` per binary digit of the packed witness term
+(:mod:`.witness`: execution guards, path selectors, rf, co, final writes, flags, observables, read
+values) are turned into clauses by Z3's tactics (simplify, card2bv, bit-blast, tseitin-cnf); the
+clauses go to a SAT solver of the optional ``python-sat`` package (``pip install ptxmm[sat]``,
+CaDiCaL). Each model gives the packed witness's digits directly (the ``p_k``), so an outcome and
+its witness cost one SAT call and no model evaluation; the next call excludes the outcome with a
+clause over the observables' digits that some model can still change (digits no model can change
+are fixed once with a unit clause).
+
+Acyclicity in the cat model is encoded with integer ranks (:meth:`.logic.Z3Logic.acyclic`, the
+leaves ``x < y`` the Logic records in ``order``); for the clauses each such leaf becomes an
+unsigned bit-vector comparison over ranks of ``w`` bits, 2^w at least the number of ranked events:
+a relation is acyclic exactly when its events have a topological numbering below their count, so
+the models' projections onto everything else are the same.
+
+Where it applies: the problem reads nothing from a model but the packed digits (no fence.sc
+ranks, barrier phases or values the ISA leaves unspecified), every rank is such an order leaf's,
+and the tactics give clauses (else :func:`sat_enumerator` answers None and the SMT enumeration
+goes on). Chosen automatically (:data:`ENABLED`, or ``PTXMM_SAT_ENUM=0`` in the environment,
+turns it off)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import z3
+
+ENABLED = True  # the switch: False (or PTXMM_SAT_ENUM=0) keeps every enumeration on Z3's SMT solver
+_TACTICS = ("simplify", "card2bv", "bit-blast", "tseitin-cnf")
+_SOLVERS = ("cadical195", "minisat22")  # the first python-sat offers
+# Past this many clauses the SMT enumeration goes on (bit-blasted arithmetic: a litmus test's
+# 32-bit adds gave 80,000 clauses, and SAT calls slower than Z3's; the one-location shapes of
+# issue 41 give 3,000-16,000)
+_MAX_CLAUSES = 60_000
+_TACTICS_MS = 2000  # a formula whose clauses take longer stays on the SMT solver
+_SETTLE_S = 0.25  # CPU seconds for settling which digits no model changes (_settle)
+
+
+def enabled() -> bool:
+    """Whether the SAT enumeration is switched on and python-sat is installed (imported lazily:
+    never at start-up)."""
+    if not ENABLED or os.environ.get("PTXMM_SAT_ENUM", "1").strip() in ("0", "no", "off", "false"):
+        return False
+    try:
+        import pysat.solvers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def sat_enumerator(pb, seen: set[tuple[int, ...]], packed: list[int]):
+    """The rest of ``pb``'s outcomes (those not in ``seen``; ``packed``: their witnesses' packed
+    values) from a SAT solver: an iterator of (values, witness, flags) as
+    :meth:`Z3Problem.outcomes` yields them, or None where the SAT enumeration does not apply (see
+    the module's docstring)."""
+    ch = pb.ch
+    if not enabled() or ch.rank or ch.ph or ch.values.unspec or pb._layout is None or pb._packed is None:
+        return None
+    cnf = _clauses(pb)
+    if cnf is None:
+        return None
+    clauses, digit_var, assumed = cnf
+    return _enumerate(pb, clauses, digit_var, assumed, seen, packed)
+
+
+def _clauses(pb):
+    """(clauses, the SAT variable of each packed digit, the unit literals of the symmetry
+    assumptions) of ``pb``'s formula, or None where it does not turn into clauses."""
+    lg, lay = pb.lg, pb._layout
+    base = [lg.z3(c) for c in pb._base if c is not True]
+    subst = _ranks_as_bitvectors(lg)
+    if subst is None:
+        return None
+    tag = next(lg._tag)
+    w, packed = lay.width, pb._packed
+    digits = [z3.Bool(f"pd{tag}_{k}") for k in range(w)]
+    g = z3.Goal(ctx=lg.ctx)
+    formula = z3.And(base) if base else z3.BoolVal(True, lg.ctx)
+    g.add(z3.substitute(formula, *subst) if subst else formula)
+    for k, d in enumerate(digits):  # digit k counts from the most significant (witness._Layout)
+        g.add(d == (z3.Extract(w - 1 - k, w - 1 - k, packed) == 1))
+    try:
+        goals = z3.TryFor(z3.Then(*_TACTICS, ctx=lg.ctx), _TACTICS_MS, ctx=lg.ctx)(g)
+        if len(goals) != 1 or len(goals[0]) > _MAX_CLAUSES:
+            return None
+        if not z3.Probe("is-propositional", ctx=lg.ctx)(goals[0]):  # terms the tactics left
+            return None  # (integers in RMW chains' positions): DIMACS would make them free atoms
+        dimacs = goals[0].dimacs(True)
+    except z3.Z3Exception:  # not clauses (integers the tactics cannot blast), or slow: SMT goes on
+        return None
+    clauses, names = _parse(dimacs)
+    if clauses is None or len(clauses) > _MAX_CLAUSES:
+        return None
+    digit_var = [names.get(f"pd{tag}_{k}") for k in range(w)]
+    if any(v is None for v in digit_var):  # a digit the tactics dropped: not read here
+        return None
+    assumed = []
+    for lit in pb._sym:
+        v = names.get(lit.decl().name())
+        if v is not None:
+            assumed.append(v)
+    return clauses, digit_var, assumed
+
+
+def _ranks_as_bitvectors(lg) -> list | None:
+    """(x < y, ULT(bx, by)) for every order leaf of the Logic (integer ranks of acyclicity), with
+    bit-vector ranks wide enough to number every ranked event apart; None where a leaf is not over two
+    integer constants."""
+    leaves, consts = [], {}
+    for i in lg.order:
+        t = lg.kids[i]
+        x, y = t.arg(0), t.arg(1)
+        if not (z3.is_const(x) and z3.is_const(y) and z3.is_int(x) and z3.is_int(y)):
+            return None
+        leaves.append((t, x, y))
+        for c in (x, y):
+            consts.setdefault(c.get_id(), c)
+    if not leaves:
+        return []
+    width = max(1, (len(consts) - 1).bit_length())  # 2^width >= the number of ranked events
+    tag = next(lg._tag)
+    bv = {k: z3.BitVec(f"rb{tag}_{k}", width, lg.ctx) for k in consts}
+    return [(t, z3.ULT(bv[x.get_id()], bv[y.get_id()])) for t, x, y in leaves]
+
+
+def _parse(dimacs: str) -> tuple[list[list[int]] | None, dict[str, int]]:
+    """Clauses and named variables of Z3's DIMACS text."""
+    clauses: list[list[int]] = []
+    names: dict[str, int] = {}
+    for line in dimacs.splitlines():
+        if not line or line[0] == "p":
+            continue
+        if line[0] == "c":
+            parts = line.split()
+            if len(parts) == 3:
+                names[parts[2]] = int(parts[1])
+            continue
+        try:
+            lits = [int(x) for x in line.split()]
+        except ValueError:  # not a clause: the goal was not in clausal form
+            return None, names
+        if not lits or lits[-1] != 0:
+            return None, names
+        clauses.append(lits[:-1])
+    return clauses, names
+
+
+def _solver(clauses: list[list[int]]):
+    from pysat.solvers import Solver, SolverNames
+
+    for name in _SOLVERS:
+        if name in SolverNames.__dict__ or hasattr(SolverNames, name):
+            try:
+                return Solver(name=name, bootstrap_with=clauses)
+            except (NotImplementedError, ValueError):  # pragma: no cover - a build without it
+                continue
+    return Solver(bootstrap_with=clauses)  # pragma: no cover - python-sat's default
+
+
+def _enumerate(pb, clauses, digit_var, assumed, seen, packed) -> Iterator:
+    lay = pb._layout
+    s = _solver(clauses)
+    pb.deadline.watch(s.interrupt)
+    try:
+        for v in assumed:
+            s.add_clause([v])
+        fixed, vary = _settle(pb, s, digit_var, packed)
+        obs = {k for i, j in lay.terms for k in range(i, j)}  # the observables' digits
+        free = [k for k, _ in vary if k in obs]  # what a blocking clause needs
+        if not free and seen:  # the observables have one value, found already
+            return
+        for values in seen:
+            s.add_clause(_blocking(_obs_digits(lay, values), free, digit_var))
+        w, n = lay.width, 0
+        read = [(digit_var[k] - 1, 1 << (w - 1 - k)) for k, _ in vary]
+        while _solve(pb, s):
+            m = s.get_model()
+            x = fixed
+            for i, bit in read:
+                if m[i] > 0:
+                    x |= bit
+            yield pb._read(x, None)
+            if not free:  # the observables have one value
+                return
+            s.add_clause([-digit_var[k] if m[digit_var[k] - 1] > 0 else digit_var[k] for k in free])
+            n += 1
+            if not n & 63:
+                pb.deadline.check()
+    finally:
+        pb.deadline.unwatch(s.interrupt)
+        s.delete()
+
+
+def _solve(pb, s, assumptions=()) -> bool:
+    r = s.solve_limited(assumptions=list(assumptions), expect_interrupt=True)
+    if r is None:  # interrupted (the check was stopped) or out of budget
+        raise pb._unknown()
+    return r
+
+
+def _settle(pb, s, digit_var: list[int], packed: list[int]) -> tuple[int, list[tuple[int, int]]]:
+    """The packed digits no model can change, fixed by unit clauses (their value as a packed
+    number), and the others: (digit, variable). A digit the known witnesses (``packed``) show both
+    ways varies; any other one a SAT call settles (a unit clause then spares every later call the
+    search, and the reading of a model reads only the digits that vary) while the calls have taken
+    less than :data:`_SETTLE_S`; past that, the digit is read from every model (as one that varies:
+    only slower, never wrong)."""
+    w = pb._layout.width
+    ones = zeros = 0
+    for x in packed:
+        ones |= x
+        zeros |= ~x
+    fixed, vary = 0, []
+    until = time.process_time() + _SETTLE_S
+    for k, v in enumerate(digit_var):
+        bit = 1 << (w - 1 - k)
+        one, zero = bool(ones & bit), bool(zeros & bit)
+        if (one and zero) or time.process_time() > until:
+            vary.append((k, v))
+            continue
+        if not one and not zero:  # no witness yet: ask both ways
+            one = _solve(pb, s, [v])
+            zero = _solve(pb, s, [-v])
+        elif _solve(pb, s, [-v] if one else [v]):
+            vary.append((k, v))
+            continue
+        if one and zero:
+            vary.append((k, v))
+        else:
+            s.add_clause([v if one else -v])
+            fixed |= bit if one else 0
+    return fixed, vary
+
+
+def _obs_digits(lay, values: tuple[int, ...]) -> dict[int, str]:
+    """The observables' packed digits of an outcome's values."""
+    out = {}
+    for (i, j), x in zip(lay.terms, values):
+        b = format(x, "b").rjust(j - i, "0")
+        for k in range(i, j):
+            out[k] = b[k - i]
+    return out
+
+
+def _blocking(digits: dict[int, str], free: list[int], digit_var: list[int]) -> list[int]:
+    return [-digit_var[k] if digits[k] == "1" else digit_var[k] for k in free]
