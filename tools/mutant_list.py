@@ -406,7 +406,7 @@ ENGINE_MUTANTS = [
              "    return _CONCRETE[e.op](*vals, e.w)\n")]),
     Mutant("sat-blocking-skips-an-observable", "engine",
            "the SAT enumeration blocks outcomes over every observable but the first (outcomes that "
-           "differ only there are lost; killed where python-sat, the extra ptxmm[sat], is installed)",
+           "differ only there are lost; killed where python-sat is installed: a dependency)",
            [(Z3SAT, "obs = {k for i, j in lay.terms for", "obs = {k for i, j in lay.terms[1:] for")]),
 ]
 

@@ -23,7 +23,7 @@ from ptxmm.engines.z3 import satenum
 from ptxmm.semantics.builder import build
 from ptxmm.semantics.vocab import candidates
 
-pytest.importorskip("pysat.solvers")  # the optional extra: ptxmm[sat]
+pytest.importorskip("pysat.solvers")  # a dependency; skipped where an install lacks it
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import shapes  # noqa: E402

@@ -7,7 +7,7 @@ How: the formula the problem asserted (its well-formedness, the model's axioms, 
 symmetry breaking) and one Boolean ``p_k`` per binary digit of the packed witness term
 (:mod:`.witness`: execution guards, path selectors, rf, co, final writes, flags, observables, read
 values) are turned into clauses by Z3's tactics (simplify, card2bv, bit-blast, tseitin-cnf); the
-clauses go to a SAT solver of the optional ``python-sat`` package (``pip install ptxmm[sat]``,
+clauses go to a SAT solver of the ``python-sat`` package (a dependency of ptxmm;
 CaDiCaL). Each model gives the packed witness's digits directly (the ``p_k``), so an outcome and
 its witness cost one SAT call and no model evaluation; the next call excludes the outcome with a
 clause over the observables' digits that some model can still change (digits no model can change
