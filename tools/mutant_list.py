@@ -736,3 +736,21 @@ MUTANTS += [
            [("src/ptxmm/semantics/vocab.py", "                    if lv <= top:\n",
              "                    if lv < top:\n")]),
 ]
+
+# Issue 40 (a warp-collective kernel at <<<2, 64>>>): the collective proof that spares the hang query
+# — killed by tests/queries/test_collective_proof.py
+MUTANTS += [
+    Mutant("collective-proof-any-order", "engine",
+           "the collective proof holds whatever sequence each thread of a CTA uses: a lane that "
+           "branches around a shfl.sync, or meets two collectives in the other order, is said to "
+           "terminate",
+           [("src/ptxmm/semantics/collective_proof.py",
+             "        if seq.setdefault(eg.program.threads[t].placement.cta_key, mine) != mine:\n"
+             "            return False\n", "")]),
+    Mutant("collective-proof-spin-ignored", "engine",
+           "the collective proof takes every stuck candidate for one the hang query encodes as false: "
+           "a lane spinning for a flag no one sets, before a collective, is said to terminate",
+           [("src/ptxmm/semantics/collective_proof.py",
+             "    return any(ev[e].kind == Kind.B for e in events) or any(q == Const(0, 1) for q in eqs)",
+             "    return True")]),
+]

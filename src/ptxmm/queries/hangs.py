@@ -53,6 +53,11 @@ MODELS = ("fair", "obe", "lobe", "hsa", "unfair")
 # from the check's own graph): no hang query is built. False: always the query (the property
 # tests compare the two).
 BARRIER_PROOF = True
+# Under fair progress, a liveness graph whose every thread of a CTA meets the same sequence of
+# count-less CTA barriers and constant-mask warp collectives (shfl.sync, vote.sync, __syncwarp ...)
+# unconditionally, with no loop the unrolling leaves undecided (.semantics.collective_proof), cannot
+# hang: no hang query is built. False: always the query (the property tests compare the two).
+COLLECTIVE_PROOF = True
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
@@ -354,12 +359,24 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     why = "; ".join(eg.undecided) or None
     if not any(p.kind in ("stuck", "blocked") for ps in eg.paths for p in ps):
         return [], why, ()
+    if not proven and _collectives_proven(eg, pr):
+        proven = True
+        if found is None or not unfound_grid_ending(eg, found):
+            return [], why, ()
     pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
         return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
     finally:
         pb.close()
+
+
+def _collectives_proven(eg: EventGraph, pr: Progress) -> bool:
+    """:data:`COLLECTIVE_PROOF`: under fair progress, whether the liveness graph ``eg`` meets the
+    conditions of :func:`ptxmm.semantics.collective_proof.never_hangs` (then nothing hangs)."""
+    from ..semantics.collective_proof import never_hangs
+
+    return COLLECTIVE_PROOF and pr.fair and never_hangs(eg)
 
 
 def _hangs(eg: EventGraph, pb, pr: Progress, every: bool, mem_fair: bool, scoped: bool) -> list[Hang]:
