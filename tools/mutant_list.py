@@ -754,3 +754,10 @@ MUTANTS += [
              "    return any(ev[e].kind == Kind.B for e in events) or any(q == Const(0, 1) for q in eqs)",
              "    return True")]),
 ]
+MUTANTS += [
+    Mutant("sure-arrivals-some-path", "engine",
+           "a thread that arrives at a wait's barrier instance on some finishing path is taken to arrive "
+           "on every one: the exit pairs of a thread that may exit before it are dropped, and an exit no "
+           "longer releases the wait",
+           [("src/ptxmm/semantics/barrier_waits.py", "and done <= set(a.paths)", "and done & set(a.paths)")]),
+]

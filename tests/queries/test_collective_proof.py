@@ -2,7 +2,8 @@
 whose every thread of a CTA meets the same sequence of count-less barriers and constant-mask warp
 collectives unconditionally cannot hang under fair progress
 (:func:`ptxmm.semantics.collective_proof.never_hangs`): the hang query is not built. Compared here
-with the plain encoding (both proofs off) on random small warp kernels.
+with the plain encoding (both proofs off) on random small warp kernels; and
+``barrier_waits.SURE_ARRIVALS`` (no exit pair for a thread sure to arrive) with its plain encoding.
 
 The generator draws a launch of one or two CTAs of two to four lanes and one shared sequence of
 steps — a store or load of a global element, ``shfl.sync``, ``vote.sync.ballot``,
@@ -19,11 +20,13 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_barrier_proof import barrier_program
 
 import ptxmm
 from ptxmm.kernel.kernels import KernelArgs
 from ptxmm.loading import parse_kernel
 from ptxmm.queries import hangs
+from ptxmm.semantics import barrier_waits
 from ptxmm.semantics.collective_proof import never_hangs
 
 HEAD = ".version 9.0\n.target sm_90\n.address_size 64\n"
@@ -138,6 +141,24 @@ def test_the_proof_changes_no_answer(monkeypatch, seed):
         assert plain[3] == "terminates", src
 
 
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), barriers=st.booleans())
+def test_sure_arrivals_change_no_answer(monkeypatch, seed, barriers):
+    """``barrier_waits.SURE_ARRIVALS`` (no exit pair for a thread that arrives at the wait's
+    instance on every finishing path), with the proofs off so that the hang query runs on the
+    exit pairs: the same verdict, outcomes, findings and liveness verdict, on the random warp
+    kernels and on the random barrier programs of test_barrier_proof.py (early exits, dropped and
+    renumbered barriers: exit pairs that stay)."""
+    src = barrier_program(seed) if barriers else warp_kernel(seed)
+    prog = ptxmm.parse(src, "generated.ptx") if barriers else _prog(seed)
+    _proofs(monkeypatch, False)
+    monkeypatch.setattr(barrier_waits, "SURE_ARRIVALS", True)
+    sure = _answers(prog)
+    monkeypatch.setattr(barrier_waits, "SURE_ARRIVALS", False)
+    assert sure == _answers(prog), src
+
+
 def test_the_generator_draws_both_kinds():
     """Among the first seeds: kernels the proof covers (warp collectives, constant loops round
     them) and kernels that do hang (a lane that skips a collective, swaps two, exits, spins), so
@@ -231,3 +252,24 @@ def test_the_bundled_block_reduce_at_a_small_launch(monkeypatch):
     assert _proven(prog) and fast[3] == "terminates"
     _proofs(monkeypatch, False)
     assert fast == _answers(prog)
+
+
+# T0 exits after barrier 1 on one path only (it read T1's store); T1 waits at barrier 0 first. On
+# that path T0 passes barrier 1 only once T1 has, and T1 passes barrier 0 only once T0 has exited
+# (the exit pairs): a cycle, so no execution has T0 read 1
+EXIT_ON_ONE_PATH = """.global .u32 x = 0;
+.thread T0 .cta 0 { .reg .pred %p; ld.global.u32 %r0, [x]; bar.sync 1; setp.ne.u32 %p, %r0, 0;
+  @%p exit; bar.sync 0; }
+.thread T1 .cta 0 { st.global.u32 [x], 1; bar.sync 0; bar.sync 1; }
+exists (T0:%r0 == 1)"""
+
+
+@pytest.mark.parametrize("sure", [True, False])
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_an_exit_on_one_path_keeps_its_exit_pairs(monkeypatch, sure, engine):
+    """A thread that arrives at a wait's barrier on one finishing path and exits before it on
+    another is not sure to arrive: its exit pairs stay, and the deadlock of the exiting path is
+    no execution (either engine, with and without SURE_ARRIVALS)."""
+    monkeypatch.setattr(barrier_waits, "SURE_ARRIVALS", sure)
+    res = ptxmm.check(ptxmm.parse(EXIT_ON_ONE_PATH), engine=engine)
+    assert res.holds is False and res.outcome_set == set()

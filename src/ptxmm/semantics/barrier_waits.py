@@ -46,6 +46,10 @@ from .loops import loop_free
 
 # Count-less barriers with constant operands in groups (module doc); False: every pair on its own.
 GROUPS = True
+# Exit pairs (``exit_release``) left out for a thread whose every finishing path arrives at the
+# wait's barrier instance unconditionally (:meth:`Barriers.surely_arrives`: their guard is false);
+# False: every pair's guard built (the property tests compare the two).
+SURE_ARRIVALS = True
 
 
 def static(e: Event) -> bool:
@@ -80,6 +84,7 @@ class Barriers:
         self._finishes: dict[int, Guard] = {}
         self._group_arrives: dict[tuple, dict[int, Guard]] = {}  # group → thread → "arrives in it"
         self._group_done: dict[tuple, Guard] = {}  # group → "its phase completes"
+        self._sure_at: dict[int, frozenset] = {}  # thread → :meth:`_sure`
 
     # -- groups (module doc) ----------------------------------------------------------------------
 
@@ -249,6 +254,8 @@ class Barriers:
             key = self.group(w)
             who = self.members(w) if key is None else [t for t in self.group_missing(key) if t != w.thread]
             for t in who:
+                if self.surely_arrives(t, w):
+                    continue
                 g = u.all((u.ex[w.eid], self.finishes(t), u.not1(self.arrives(t, w))))
                 if g is False:
                     continue
@@ -259,6 +266,32 @@ class Barriers:
         for k, g in self._pairs(lambda a: "NOSYNC" in a.tags, False).items():
             out[k] = u.any((out[k], g)) if k in out else g
         return Rel.of(u, out)
+
+    def surely_arrives(self, t: int, w: Event) -> bool:
+        """Whether every path of thread ``t`` that finishes holds an arrive of its own, executed
+        whenever that path runs, at the count-less CTA barrier or warp collective instance of the
+        wait ``w`` (constant operands equal to w's, the same phase): then "t finishes" implies "t
+        arrives in w's phase", and an exit pair's guard (``finishes(t)`` and not ``arrives(t, w)``)
+        is false. In a liveness graph every thread has paths that block at each wait, and without
+        this the exit pairs of a warp of 32 lanes are lanes x waits x events."""
+        if not SURE_ARRIVALS or "CBAR" in w.tags or "INSTANCE" in w.tags or w.barrier[1] is not None:
+            return False
+        key = _instance(w)
+        return key is not None and key in self._sure(t)
+
+    def _sure(self, t: int) -> frozenset:
+        """The barrier instances (:func:`_instance`) thread ``t`` arrives at on every finishing path."""
+        if t not in self._sure_at:
+            done = {k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"}
+            out = set()
+            for a in self.arrivals.get(t, ()):
+                if a.cond == TRUE and a.agent < 0 and a.barrier[1] is None and done <= set(a.paths) \
+                        and not ({"CBAR", "INSTANCE"} & a.tags) and self.u.ex[a.eid] is not False:
+                    key = _instance(a)
+                    if key is not None:
+                        out.add(key)
+            self._sure_at[t] = frozenset(out)
+        return self._sure_at[t]
 
     def cluster_hang(self) -> ESet:
         """``CB_HANG``: cluster waits in a phase their own thread has not arrived in, that the
@@ -367,6 +400,15 @@ class Barriers:
                         g = u.all((ga, u.ex[w.eid], done))
                         if g is not False:
                             out[(a.eid, w.eid)] = g
+
+
+def _instance(e: Event) -> tuple | None:
+    """A count-less barrier event's instance as :meth:`Barriers.same_barrier` and the phase compare
+    it — warp collective or not, constant operands (value and width), phase — or None when an
+    operand is no constant."""
+    if not all(isinstance(x, Const) for x in e.barrier[0]):
+        return None
+    return ("WARP" in e.tags, tuple((x.v, x.w) for x in e.barrier[0]), e.barrier[2])
 
 
 def never_blocks(eg: EventGraph) -> bool:
