@@ -761,3 +761,11 @@ MUTANTS += [
            "longer releases the wait",
            [("src/ptxmm/semantics/barrier_waits.py", "and done <= set(a.paths)", "and done & set(a.paths)")]),
 ]
+MUTANTS += [
+    Mutant("partner-index-constants-only", "engine",
+           "the arrive → wait pairs of an arrive with constant operands leave out the waits whose "
+           "operand is a register: a bar.sync on a loaded barrier number no longer synchronizes",
+           [("src/ptxmm/semantics/barrier_waits.py",
+             "        if kind is None or (kind != mine[0] and kind[0] == mine[0][0]):",
+             "        if kind != mine[0] and kind is not None and kind[0] == mine[0][0]:")]),
+]

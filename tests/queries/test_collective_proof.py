@@ -60,11 +60,12 @@ def _changed(s: str, i: int, change: str, odd: int) -> list[str]:
                 f"@%p{30 + i} bra S{i};", *body, f"S{i}:"]
     if change == "mask":  # lane `odd` names only itself and lane 0
         mask = (1 << odd) | 1
-        alt = [ln.replace(", -1;", f", {mask};").replace("sync -1;", f"sync {mask};") for ln in body]
+        alt = [ln.replace(", -1;", f", {mask};").replace("sync -1;", f"sync {mask};")
+               .replace(f"L{i}", f"M{i}") for ln in body]
         return [*me, f"@%p{30 + i} bra A{i};", *body, f"bra.uni S{i};", f"A{i}:", *alt, f"S{i}:"]
     if change == "swap":  # lane `odd` meets a bar.warp.sync first
         return [*me, f"@%p{30 + i} bra A{i};", *body, "bar.warp.sync -1;", f"bra.uni S{i};", f"A{i}:",
-                "bar.warp.sync -1;", *body, f"S{i}:"]
+                "bar.warp.sync -1;", *(ln.replace(f"L{i}", f"M{i}") for ln in body), f"S{i}:"]
     if change == "exit":
         return [*me, f"@%p{30 + i} exit;", *body]
     # spin: lane `odd` waits for x[2] == 7, which the lanes store after the step (a deadlock)
@@ -146,16 +147,16 @@ def test_the_proof_changes_no_answer(monkeypatch, seed):
 @given(seed=st.integers(0, 2**32 - 1), barriers=st.booleans())
 def test_sure_arrivals_change_no_answer(monkeypatch, seed, barriers):
     """``barrier_waits.SURE_ARRIVALS`` (no exit pair for a thread that arrives at the wait's
-    instance on every finishing path), with the proofs off so that the hang query runs on the
-    exit pairs: the same verdict, outcomes, findings and liveness verdict, on the random warp
-    kernels and on the random barrier programs of test_barrier_proof.py (early exits, dropped and
-    renumbered barriers: exit pairs that stay)."""
+    instance on every finishing path), forced on in every problem, with the proofs off so that
+    the hang query runs on the exit pairs: the same verdict, outcomes, findings and liveness
+    verdict, on the random warp kernels and on the random barrier programs of
+    test_barrier_proof.py (early exits, dropped and renumbered barriers: exit pairs that stay)."""
     src = barrier_program(seed) if barriers else warp_kernel(seed)
     prog = ptxmm.parse(src, "generated.ptx") if barriers else _prog(seed)
     _proofs(monkeypatch, False)
-    monkeypatch.setattr(barrier_waits, "SURE_ARRIVALS", True)
+    monkeypatch.setattr(barrier_waits, "_SURE", {"on": True})  # in every problem, the hang query's too
     sure = _answers(prog)
-    monkeypatch.setattr(barrier_waits, "SURE_ARRIVALS", False)
+    monkeypatch.setattr(barrier_waits, "_SURE", {"on": False})
     assert sure == _answers(prog), src
 
 
@@ -270,6 +271,40 @@ def test_an_exit_on_one_path_keeps_its_exit_pairs(monkeypatch, sure, engine):
     """A thread that arrives at a wait's barrier on one finishing path and exits before it on
     another is not sure to arrive: its exit pairs stay, and the deadlock of the exiting path is
     no execution (either engine, with and without SURE_ARRIVALS)."""
-    monkeypatch.setattr(barrier_waits, "SURE_ARRIVALS", sure)
+    monkeypatch.setattr(barrier_waits, "_SURE", {"on": sure})
     res = ptxmm.check(ptxmm.parse(EXIT_ON_ONE_PATH), engine=engine)
     assert res.holds is False and res.outcome_set == set()
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), barriers=st.booleans())
+def test_the_partner_index_changes_no_answer(monkeypatch, seed, barriers):
+    """``barrier_waits.PARTNER_INDEX`` (arrive → wait pairs looked for only among waits whose
+    constant operands may match), with the proofs off: the same answers as asking every wait."""
+    src = barrier_program(seed) if barriers else warp_kernel(seed)
+    prog = ptxmm.parse(src, "generated.ptx") if barriers else _prog(seed)
+    _proofs(monkeypatch, False)
+    monkeypatch.setattr(barrier_waits, "PARTNER_INDEX", True)
+    fast = _answers(prog)
+    monkeypatch.setattr(barrier_waits, "PARTNER_INDEX", False)
+    assert fast == _answers(prog), src
+
+
+# T1 waits at the barrier named by a loaded value (0): T0's arrive at the constant barrier 0 is
+# its partner, and T1 then reads T0's store
+REGISTER_BARRIER = """.global .u32 x = 0;
+.global .u32 z = 0;
+.thread T0 .cta 0 { st.global.u32 [z], 0; st.global.u32 [x], 1; bar.sync 0; }
+.thread T1 .cta 0 { ld.global.u32 %r1, [z]; bar.sync %r1; ld.global.u32 %r2, [x]; }
+exists (T1:%r2 == 0)"""
+
+
+@pytest.mark.parametrize("index", [True, False])
+@pytest.mark.parametrize("engine", ["z3", "brute"])
+def test_a_register_operand_wait_is_every_arrive_s_partner(monkeypatch, index, engine):
+    """A wait whose barrier operand is a register is a candidate partner of every arrive of its
+    CTA, with and without the partner index, on either engine: T1 never reads x before T0's store."""
+    monkeypatch.setattr(barrier_waits, "PARTNER_INDEX", index)
+    res = ptxmm.check(ptxmm.parse(REGISTER_BARRIER), engine=engine)
+    assert res.holds is False and res.status == "ok"

@@ -30,6 +30,8 @@ Only the Z3 engine answers liveness queries."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from .._infra.records import record
 from ..engines import NO_DEADLINE, Deadline
 from ..errors import ArgumentError
@@ -346,7 +348,7 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     a grid-ending site is left to ask."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
-    from ..semantics.barrier_waits import never_blocks
+    from ..semantics.barrier_waits import never_blocks, sure_arrivals
     from ..semantics.vocab import candidates
     from .sites import grid_ending_sites, unfound_grid_ending
 
@@ -363,7 +365,8 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
         proven = True
         if found is None or not unfound_grid_ending(eg, found):
             return [], why, ()
-    pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
+    with sure_arrivals() if proven else nullcontext():  # no hang query: the smaller formula
+        pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
         return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
