@@ -789,3 +789,36 @@ MUTANTS += [
             ("src/ptxmm/cat/relalg.py",
              "                if (acc >> a) & 1:\n                    return None\n", "")]),
 ]
+
+# Issue 40 (a warp-collective kernel at <<<2, 64>>>): the collective proof that spares the hang query
+# — killed by tests/queries/test_collective_proof.py
+MUTANTS += [
+    Mutant("collective-proof-any-order", "engine",
+           "the collective proof holds whatever sequence each thread of a CTA uses: a lane that "
+           "branches around a shfl.sync, or meets two collectives in the other order, is said to "
+           "terminate",
+           [("src/ptxmm/semantics/collective_proof.py",
+             "        if seq.setdefault(eg.program.threads[t].placement.cta_key, mine) != mine:\n"
+             "            return False\n", "")]),
+    Mutant("collective-proof-spin-ignored", "engine",
+           "the collective proof takes every stuck candidate for one the hang query encodes as false: "
+           "a lane spinning for a flag no one sets, before a collective, is said to terminate",
+           [("src/ptxmm/semantics/collective_proof.py",
+             "    return any(ev[e].kind == Kind.B for e in events) or any(q == Const(0, 1) for q in eqs)",
+             "    return True")]),
+]
+MUTANTS += [
+    Mutant("sure-arrivals-some-path", "engine",
+           "a thread that arrives at a wait's barrier instance on some finishing path is taken to arrive "
+           "on every one: the exit pairs of a thread that may exit before it are dropped, and an exit no "
+           "longer releases the wait",
+           [("src/ptxmm/semantics/barrier_waits.py", "and done <= set(a.paths)", "and done & set(a.paths)")]),
+]
+MUTANTS += [
+    Mutant("partner-index-constants-only", "engine",
+           "the arrive → wait pairs of an arrive with constant operands leave out the waits whose "
+           "operand is a register: a bar.sync on a loaded barrier number no longer synchronizes",
+           [("src/ptxmm/semantics/barrier_waits.py",
+             "        if kind is None or (kind != mine[0] and kind[0] == mine[0][0]):",
+             "        if kind != mine[0] and kind is not None and kind[0] == mine[0][0]:")]),
+]

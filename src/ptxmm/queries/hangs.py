@@ -30,6 +30,8 @@ Only the Z3 engine answers liveness queries."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from .._infra.records import record
 from ..engines import NO_DEADLINE, Deadline
 from ..errors import ArgumentError
@@ -53,6 +55,11 @@ MODELS = ("fair", "obe", "lobe", "hsa", "unfair")
 # from the check's own graph): no hang query is built. False: always the query (the property
 # tests compare the two).
 BARRIER_PROOF = True
+# Under fair progress, a liveness graph whose every thread of a CTA meets the same sequence of
+# count-less CTA barriers and constant-mask warp collectives (shfl.sync, vote.sync, __syncwarp ...)
+# unconditionally, with no loop the unrolling leaves undecided (.semantics.collective_proof), cannot
+# hang: no hang query is built. False: always the query (the property tests compare the two).
+COLLECTIVE_PROOF = True
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
@@ -342,7 +349,7 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     not rule out."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
-    from ..semantics.barrier_waits import never_blocks
+    from ..semantics.barrier_waits import never_blocks, sure_arrivals
     from ..semantics.vocab import candidates
     from .sites import barrier_sites_proven, grid_ending_sites, unfound_grid_ending
 
@@ -356,12 +363,25 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     why = "; ".join(eg.undecided) or None
     if not any(p.kind in ("stuck", "blocked") for ps in eg.paths for p in ps):
         return [], why, ()
-    pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
+    if not proven and _collectives_proven(eg, pr):
+        proven = True
+        if found is None or not unfound_grid_ending(eg, found):
+            return [], why, ()
+    with sure_arrivals() if proven else nullcontext():  # no hang query: the smaller formula
+        pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
         return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
     finally:
         pb.close()
+
+
+def _collectives_proven(eg: EventGraph, pr: Progress) -> bool:
+    """:data:`COLLECTIVE_PROOF`: under fair progress, whether the liveness graph ``eg`` meets the
+    conditions of :func:`ptxmm.semantics.collective_proof.never_hangs` (then nothing hangs)."""
+    from ..semantics.collective_proof import never_hangs
+
+    return COLLECTIVE_PROOF and pr.fair and never_hangs(eg)
 
 
 def _hangs(eg: EventGraph, pb, pr: Progress, every: bool, mem_fair: bool, scoped: bool) -> list[Hang]:

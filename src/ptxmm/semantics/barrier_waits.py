@@ -38,6 +38,8 @@ False``: the per-pair definitions (the property tests compare the two)."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..cat.relalg import ESet, Guard, Rel, Universe
 from ..ir.values import TRUE, Const, mk
 from .events import Event, EventGraph, Kind
@@ -46,6 +48,28 @@ from .loops import loop_free
 
 # Count-less barriers with constant operands in groups (module doc); False: every pair on its own.
 GROUPS = True
+# Exit pairs (``exit_release``) left out for a thread whose every finishing path arrives at the
+# wait's barrier instance unconditionally (:meth:`Barriers.surely_arrives`: their guard is false),
+# in the problems built within :func:`sure_arrivals` (the grid-ending site query after a proof that
+# nothing hangs: a smaller formula, and the hang query's own formula, whose witnesses the solver
+# picks, stays as it was); False: never (the property tests compare the two).
+SURE_ARRIVALS = True
+_SURE = {"on": False}  # within sure_arrivals()
+# Arrive → wait pairs looked for only among waits whose constant operands may equal the arrive's
+# (:func:`_partners`); False: every wait of the CTA asked (the property tests compare the two).
+PARTNER_INDEX = True
+
+
+@contextmanager
+def sure_arrivals():
+    """Within it, the :class:`Barriers` built leave out the exit pairs of threads sure to arrive
+    (:data:`SURE_ARRIVALS`)."""
+    old = _SURE["on"]
+    _SURE["on"] = SURE_ARRIVALS
+    try:
+        yield
+    finally:
+        _SURE["on"] = old
 
 
 def static(e: Event) -> bool:
@@ -80,6 +104,8 @@ class Barriers:
         self._finishes: dict[int, Guard] = {}
         self._group_arrives: dict[tuple, dict[int, Guard]] = {}  # group → thread → "arrives in it"
         self._group_done: dict[tuple, Guard] = {}  # group → "its phase completes"
+        self._sure_at: dict[int, frozenset] = {}  # thread → :meth:`_sure`
+        self.sure = _SURE["on"]  # :func:`sure_arrivals`
 
     # -- groups (module doc) ----------------------------------------------------------------------
 
@@ -249,6 +275,8 @@ class Barriers:
             key = self.group(w)
             who = self.members(w) if key is None else [t for t in self.group_missing(key) if t != w.thread]
             for t in who:
+                if self.surely_arrives(t, w):
+                    continue
                 g = u.all((u.ex[w.eid], self.finishes(t), u.not1(self.arrives(t, w))))
                 if g is False:
                     continue
@@ -259,6 +287,32 @@ class Barriers:
         for k, g in self._pairs(lambda a: "NOSYNC" in a.tags, False).items():
             out[k] = u.any((out[k], g)) if k in out else g
         return Rel.of(u, out)
+
+    def surely_arrives(self, t: int, w: Event) -> bool:
+        """Whether every path of thread ``t`` that finishes holds an arrive of its own, executed
+        whenever that path runs, at the count-less CTA barrier or warp collective instance of the
+        wait ``w`` (constant operands equal to w's, the same phase): then "t finishes" implies "t
+        arrives in w's phase", and an exit pair's guard (``finishes(t)`` and not ``arrives(t, w)``)
+        is false. In a liveness graph every thread has paths that block at each wait, and without
+        this the exit pairs of a warp of 32 lanes are lanes x waits x events."""
+        if not self.sure or "CBAR" in w.tags or "INSTANCE" in w.tags or w.barrier[1] is not None:
+            return False
+        key = _instance(w)
+        return key is not None and key in self._sure(t)
+
+    def _sure(self, t: int) -> frozenset:
+        """The barrier instances (:func:`_instance`) thread ``t`` arrives at on every finishing path."""
+        if t not in self._sure_at:
+            done = {k for k, p in enumerate(self.eg.paths[t]) if p.kind == "done"}
+            out = set()
+            for a in self.arrivals.get(t, ()):
+                if a.cond == TRUE and a.agent < 0 and a.barrier[1] is None and done <= set(a.paths) \
+                        and not ({"CBAR", "INSTANCE"} & a.tags) and self.u.ex[a.eid] is not False:
+                    key = _instance(a)
+                    if key is not None:
+                        out.add(key)
+            self._sure_at[t] = frozenset(out)
+        return self._sure_at[t]
 
     def cluster_hang(self) -> ESet:
         """``CB_HANG``: cluster waits in a phase their own thread has not arrived in, that the
@@ -311,13 +365,14 @@ class Barriers:
                     waits.setdefault(self.cta(w), []).append(w)
                 else:
                     groups.setdefault(key, []).append(w)
+        buckets: dict = {}  # :func:`_partners`' index, built once per call
         must: dict[int, int] = {}
         for key, ws in groups.items():
             self._group_pairs(key, ws, which, same_thread, must, out)
         for a in self.bars:
             if "ARRIVE" not in a.tags or not which(a):
                 continue
-            for w in waits.get(self.cta(a), ()):
+            for w in _partners(a, waits.get(self.cta(a), ()), buckets):
                 if a.thread == w.thread and not same_thread:
                     continue
                 g = self.same_barrier(a, w)
@@ -367,6 +422,47 @@ class Barriers:
                         g = u.all((ga, u.ex[w.eid], done))
                         if g is not False:
                             out[(a.eid, w.eid)] = g
+
+
+def _operand_key(e: Event) -> tuple | None:
+    """What :meth:`Barriers.same_barrier` compares of a barrier event's operands when each is a
+    constant: (warp collective or not, their widths) and their values; None otherwise."""
+    ops = e.barrier[0]
+    if not all(isinstance(x, Const) for x in ops):
+        return None
+    return ("WARP" in e.tags, tuple(x.w for x in ops)), tuple(x.v for x in ops)
+
+
+def _partners(a: Event, waits, buckets: dict) -> list[Event]:
+    """The waits of ``a``'s CTA (``waits``, in order) whose operands may equal ``a``'s: all of
+    them, less those whose constant operands differ from ``a``'s constants of the same widths, and
+    those a warp collective's operands never meet (same_barrier is false for both;
+    :data:`PARTNER_INDEX`). ``buckets``: the index, filled here once per list of waits (a warp's
+    collectives are hundreds of waits in a CTA of 128 threads)."""
+    mine = _operand_key(a)
+    if not PARTNER_INDEX or mine is None:
+        return list(waits)
+    idx = buckets.get(id(waits))
+    if idx is None:
+        idx = buckets[id(waits)] = {}
+        for w in waits:
+            key = _operand_key(w)
+            kind, vals = (None, None) if key is None else key
+            idx.setdefault(kind, {}).setdefault(vals, []).append(w)
+    out = list(idx.get(mine[0], {}).get(mine[1], []))
+    for kind, by_vals in idx.items():  # register operands, or constants of other widths
+        if kind is None or (kind != mine[0] and kind[0] == mine[0][0]):
+            out += [w for ws in by_vals.values() for w in ws]
+    return sorted(out, key=lambda w: w.eid)
+
+
+def _instance(e: Event) -> tuple | None:
+    """A count-less barrier event's instance as :meth:`Barriers.same_barrier` and the phase compare
+    it — warp collective or not, constant operands (value and width), phase — or None when an
+    operand is no constant."""
+    if not all(isinstance(x, Const) for x in e.barrier[0]):
+        return None
+    return ("WARP" in e.tags, tuple((x.v, x.w) for x in e.barrier[0]), e.barrier[2])
 
 
 def never_blocks(eg: EventGraph) -> bool:
