@@ -211,8 +211,11 @@ def test_reading_two_positions_back_is_caught(monkeypatch):
 def test_the_report_names_the_reductions_that_applied(monkeypatch):
     res = _check(_hist([0, 0, 1, 1]), monkeypatch, True)
     assert res.reductions == ("symmetry (2 class(es) of 2/2 interchangeable threads)",
-                              "read-only fold (4 location(s))", "RMW chains (2 location(s))")
+                              "read-only fold (4 location(s))", "RMW chains (2 location(s))",
+                              "address memo (3 question(s) answered from it)",
+                              "loop-free liveness shortcut (no liveness graph)")
     assert res.to_json()["bound"]["reductions"] == list(res.reductions)
     assert "RMW chains" not in " ".join(_check(_hist([0, 0, 1, 1]), monkeypatch, False).reductions)
     assert _check(_hist([0, 0]), monkeypatch, True, engine="brute").reductions == \
-        ("read-only fold (2 location(s))",)
+        ("read-only fold (2 location(s))", "address memo (1 question(s) answered from it)",
+         "loop-free liveness shortcut (no liveness graph)")

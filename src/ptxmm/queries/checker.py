@@ -172,6 +172,7 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
     _phase(stop, "liveness")
     asked |= _ask(r, own_problem=True)
     _phase(stop, "reporting")
+    r.reductions += [r.applied[q.name] for q in QUERIES if q.name in r.applied]
     r.liveness = asked.get("hangs")
     findings_status = asked.get("races", "not checked")
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
@@ -230,7 +231,8 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
 
 
 def reductions(eg: EventGraph, pb) -> list[str]:
-    """The reductions that applied to a check (its graph and its problem), in words."""
+    """The reductions that applied to a check's graph and its problem, in words (the queries add
+    theirs, ``CheckRun.applied``: the site witnesses reused, the liveness shortcuts)."""
     out = []
     sizes = getattr(pb, "symmetric", ())
     if sizes:
@@ -243,6 +245,8 @@ def reductions(eg: EventGraph, pb) -> list[str]:
     chained = getattr(pb, "chains", ())
     if chained:
         out.append(f"RMW chains ({len(chained)} location(s))")
+    if eg.memo_hits:  # semantics.memory.ADDRESS_MEMO
+        out.append(f"address memo ({eg.memo_hits} question(s) answered from it)")
     return out
 
 
