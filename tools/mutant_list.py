@@ -736,3 +736,13 @@ MUTANTS += [
            [("src/ptxmm/semantics/vocab.py", "                    if lv <= top:\n",
              "                    if lv < top:\n")]),
 ]
+
+# Issue 40 (the grid barrier): the counting lemmas of RMW chains (engines/z3/chains.COUNTING) —
+# killed by tests/engines/test_rmw_chains.py
+MUTANTS += [
+    Mutant("chain-count-one-high", "engine",
+           "the RMW at position k of a chain of adds reads init + c·(k+1): a grid barrier's last "
+           "arrival is never seen",
+           [("src/ptxmm/engines/z3/chains.py", "    return init + c * k\n",
+             "    return init + c * (k + 1)\n")]),
+]

@@ -137,13 +137,37 @@ def test_mixed_launches_agree_with_the_plain_encoding(monkeypatch, modes):
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_the_grid_barrier_agrees(monkeypatch, n):
-    """count is a chain (atomicAdd arrivals, an atomicExch reset), but the reset runs only in the
-    last block: the Z3 engine keeps the generic encoding there (slower otherwise, measured)."""
+@pytest.mark.parametrize("counting", [True, False])
+def test_the_grid_barrier_agrees(monkeypatch, n, counting):
+    """count is a chain (atomicAdd arrivals, an atomicExch reset that only the last block runs):
+    with the counting lemmas (chains.COUNTING) the Z3 engine encodes it as one, writes that may
+    not run included; without them it keeps the generic encoding there (slower otherwise, measured)."""
+    monkeypatch.setattr(z3chains, "COUNTING", counting)
     status, holds, _, finds, live = _agree(_grid(n), monkeypatch)
     assert (status, holds, finds, live) == ("ok", True, [], "terminates")
     assert _locs(_grid(n)) == ["count[0]"]
-    assert not any("RMW chains" in x for x in _check(_grid(n), monkeypatch, True).reductions)
+    chained = any("RMW chains" in x for x in _check(_grid(n), monkeypatch, True).reductions)
+    assert chained == counting
+
+
+@settings(max_examples=8, **SETTINGS)
+@given(st.lists(st.integers(-1, 4), min_size=2, max_size=4))
+def test_the_counting_lemmas_change_no_answer(monkeypatch, vals):
+    """The columns and counter values (chains.COUNTING) are implied by the positions: the same
+    answers with and without them, and as the plain encoding."""
+    plain = _answer(_check(_hist(vals), monkeypatch, False))
+    monkeypatch.setattr(z3chains, "COUNTING", False)
+    assert _answer(_check(_hist(vals), monkeypatch, True)) == plain
+    monkeypatch.setattr(z3chains, "COUNTING", True)
+    assert _answer(_check(_hist(vals), monkeypatch, True)) == plain
+
+
+def test_a_counter_value_one_too_high_is_killed(monkeypatch):
+    """Mutant: the RMW at position k reads init + c·(k+1): the grid barrier's last arrival is
+    never seen (its assertion, its hang or its outcome changes)."""
+    plain = _answer(_check(_grid(3), monkeypatch, False))
+    monkeypatch.setattr(z3chains, "_counted", lambda init, c, k: init + c * (k + 1))
+    assert _answer(_check(_grid(3), monkeypatch, True)) != plain
 
 
 _OPS = ["atom.relaxed.{sc}.global.add.u32 %r{i}, [x], 1", "atom.relaxed.{sc}.global.exch.b32 %r{i}, [x], 5",
@@ -183,7 +207,9 @@ def test_litmus_tests_with_rmws_of_every_kind_agree(monkeypatch, threads):
 # -- mutants ------------------------------------------------------------------------------------------
 def test_positions_with_a_gap_are_caught(monkeypatch):
     """Positions up to n instead of n - 1: a gap leaves the read after it reading no write, its
-    count (and what it writes) anything — more outcomes than two atomicAdds can give."""
+    count (and what it writes) anything — more outcomes than two atomicAdds can give. (The
+    counting lemmas' columns close such a gap as well: the positions alone are tested.)"""
+    monkeypatch.setattr(z3chains, "COUNTING", False)
     plain = _answer(_check(_hist([0, 0]), monkeypatch, False, max_outcomes=3))
     assert {o for o in plain[2]} == {(("hist[0]", 2), ("hist[1]", 0), ("hist[2]", 0), ("hist[3]", 0))}
     assert _answer(_check(_hist([0, 0]), monkeypatch, True, max_outcomes=3)) == plain
