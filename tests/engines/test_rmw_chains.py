@@ -4,8 +4,9 @@ choices, and that changes no answer — the same status, verdict, outcomes, find
 the plain encoding (and brute force on small launches), on random launches of the histogram (bins
 bumped by atomicAdd), of tests/data/symmetry/symmetry_mixed.cu (a plain store to the counter, an
 increment that differs by thread, acquire/release RMWs), of the grid barrier (atomicAdd arrivals and
-an atomicExch reset that only the last block runs: left to the generic encoding) and on litmus
-tests mixing RMWs of different kinds and scopes. Which locations
+an atomicExch reset that only the last block runs: a chain with the counting lemmas, chains.COUNTING,
+else left to the generic encoding) and on litmus tests mixing RMWs of different kinds and scopes;
+the counting lemmas change no answer either, and a count one too high is killed. Which locations
 qualify, under which models; a witness's rf/co read back from the positions; two mutants (no
 distinct positions: a lost update; rf from two positions back) are killed."""
 
