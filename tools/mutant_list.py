@@ -822,3 +822,13 @@ MUTANTS += [
              "        if kind is None or (kind != mine[0] and kind[0] == mine[0][0]):",
              "        if kind != mine[0] and kind is not None and kind[0] == mine[0][0]:")]),
 ]
+
+# Issue 40 (the grid barrier): the counting lemmas of RMW chains (engines/z3/chains.COUNTING) —
+# killed by tests/engines/test_rmw_chains.py
+MUTANTS += [
+    Mutant("chain-count-one-high", "engine",
+           "the RMW at position k of a chain of adds reads init + c·(k+1): a grid barrier's last "
+           "arrival is never seen",
+           [("src/ptxmm/engines/z3/chains.py", "    return init + c * k\n",
+             "    return init + c * (k + 1)\n")]),
+]

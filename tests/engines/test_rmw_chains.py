@@ -4,8 +4,9 @@ choices, and that changes no answer — the same status, verdict, outcomes, find
 the plain encoding (and brute force on small launches), on random launches of the histogram (bins
 bumped by atomicAdd), of tests/data/symmetry/symmetry_mixed.cu (a plain store to the counter, an
 increment that differs by thread, acquire/release RMWs), of the grid barrier (atomicAdd arrivals and
-an atomicExch reset that only the last block runs: left to the generic encoding) and on litmus
-tests mixing RMWs of different kinds and scopes. Which locations
+an atomicExch reset that only the last block runs: a chain with the counting lemmas, chains.COUNTING,
+else left to the generic encoding) and on litmus tests mixing RMWs of different kinds and scopes;
+the counting lemmas change no answer either, and a count one too high is killed. Which locations
 qualify, under which models; a witness's rf/co read back from the positions; two mutants (no
 distinct positions: a lost update; rf from two positions back) are killed."""
 
@@ -137,13 +138,37 @@ def test_mixed_launches_agree_with_the_plain_encoding(monkeypatch, modes):
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_the_grid_barrier_agrees(monkeypatch, n):
-    """count is a chain (atomicAdd arrivals, an atomicExch reset), but the reset runs only in the
-    last block: the Z3 engine keeps the generic encoding there (slower otherwise, measured)."""
+@pytest.mark.parametrize("counting", [True, False])
+def test_the_grid_barrier_agrees(monkeypatch, n, counting):
+    """count is a chain (atomicAdd arrivals, an atomicExch reset that only the last block runs):
+    with the counting lemmas (chains.COUNTING) the Z3 engine encodes it as one, writes that may
+    not run included; without them it keeps the generic encoding there (slower otherwise, measured)."""
+    monkeypatch.setattr(z3chains, "COUNTING", counting)
     status, holds, _, finds, live = _agree(_grid(n), monkeypatch)
     assert (status, holds, finds, live) == ("ok", True, [], "terminates")
     assert _locs(_grid(n)) == ["count[0]"]
-    assert not any("RMW chains" in x for x in _check(_grid(n), monkeypatch, True).reductions)
+    chained = any("RMW chains" in x for x in _check(_grid(n), monkeypatch, True).reductions)
+    assert chained == counting
+
+
+@settings(max_examples=8, **SETTINGS)
+@given(st.lists(st.integers(-1, 4), min_size=2, max_size=4))
+def test_the_counting_lemmas_change_no_answer(monkeypatch, vals):
+    """The columns and counter values (chains.COUNTING) are implied by the positions: the same
+    answers with and without them, and as the plain encoding."""
+    plain = _answer(_check(_hist(vals), monkeypatch, False))
+    monkeypatch.setattr(z3chains, "COUNTING", False)
+    assert _answer(_check(_hist(vals), monkeypatch, True)) == plain
+    monkeypatch.setattr(z3chains, "COUNTING", True)
+    assert _answer(_check(_hist(vals), monkeypatch, True)) == plain
+
+
+def test_a_counter_value_one_too_high_is_killed(monkeypatch):
+    """Mutant: the RMW at position k reads init + c·(k+1): the grid barrier's last arrival is
+    never seen (its assertion, its hang or its outcome changes)."""
+    plain = _answer(_check(_grid(3), monkeypatch, False))
+    monkeypatch.setattr(z3chains, "_counted", lambda init, c, k: init + c * (k + 1))
+    assert _answer(_check(_grid(3), monkeypatch, True)) != plain
 
 
 _OPS = ["atom.relaxed.{sc}.global.add.u32 %r{i}, [x], 1", "atom.relaxed.{sc}.global.exch.b32 %r{i}, [x], 5",
@@ -183,7 +208,9 @@ def test_litmus_tests_with_rmws_of_every_kind_agree(monkeypatch, threads):
 # -- mutants ------------------------------------------------------------------------------------------
 def test_positions_with_a_gap_are_caught(monkeypatch):
     """Positions up to n instead of n - 1: a gap leaves the read after it reading no write, its
-    count (and what it writes) anything — more outcomes than two atomicAdds can give."""
+    count (and what it writes) anything — more outcomes than two atomicAdds can give. (The
+    counting lemmas' columns close such a gap as well: the positions alone are tested.)"""
+    monkeypatch.setattr(z3chains, "COUNTING", False)
     plain = _answer(_check(_hist([0, 0]), monkeypatch, False, max_outcomes=3))
     assert {o for o in plain[2]} == {(("hist[0]", 2), ("hist[1]", 0), ("hist[2]", 0), ("hist[3]", 0))}
     assert _answer(_check(_hist([0, 0]), monkeypatch, True, max_outcomes=3)) == plain
@@ -211,8 +238,11 @@ def test_reading_two_positions_back_is_caught(monkeypatch):
 def test_the_report_names_the_reductions_that_applied(monkeypatch):
     res = _check(_hist([0, 0, 1, 1]), monkeypatch, True)
     assert res.reductions == ("symmetry (2 class(es) of 2/2 interchangeable threads)",
-                              "read-only fold (4 location(s))", "RMW chains (2 location(s))")
+                              "read-only fold (4 location(s))", "RMW chains (2 location(s))",
+                              "address memo (3 question(s) answered from it)",
+                              "loop-free liveness shortcut (no liveness graph)")
     assert res.to_json()["bound"]["reductions"] == list(res.reductions)
     assert "RMW chains" not in " ".join(_check(_hist([0, 0, 1, 1]), monkeypatch, False).reductions)
     assert _check(_hist([0, 0]), monkeypatch, True, engine="brute").reductions == \
-        ("read-only fold (2 location(s))",)
+        ("read-only fold (2 location(s))", "address memo (1 question(s) answered from it)",
+         "loop-free liveness shortcut (no liveness graph)")

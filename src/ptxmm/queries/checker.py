@@ -35,10 +35,14 @@ CO_ANALYSIS_MIN = 40
 SYMMETRY = True
 # The Z3 engine encodes a location written only by morally strong RMWs as a chain (positions for
 # its writes: :mod:`ptxmm.semantics.rmw_chains`) under a model that orders them. False: the plain
-# rf/co encoding (the property tests compare the two, with it on). Off by default: it changes no
-# answer but showed no gain where it applies (histogram at 128 threads 35.8 s plain, 35.6 s
-# chained, session 15), and a reduction earns its place by a measured gain.
-RMW_CHAINS = False
+# rf/co encoding (the property tests compare the two, with it on). On by default since its counting
+# lemmas (engines/z3/chains.COUNTING), measured the same minute (session 16, a loaded 2-core
+# machine): every verdict, outcome, finding and liveness answer equal with it on and off over the
+# 17 corpus kernels it applies to under ptx and ptx-v7.5 (examples/kernels, examples/kernels/real),
+# those kernels' time the same (45.3 s on, 44.4 s off in all, within the noise), the histogram at
+# 128 threads 14.2 -> 11.8 CPU s, the grid barrier at 6 blocks 24.2 -> 13.5 CPU s. (Without the
+# lemmas it showed no gain: histogram at 128 threads 35.8 s plain, 35.6 s chained, session 15.)
+RMW_CHAINS = True
 
 
 # Every kind of finding, in the order of the report: the queries on the check's problem first
@@ -172,6 +176,7 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
     _phase(stop, "liveness")
     asked |= _ask(r, own_problem=True)
     _phase(stop, "reporting")
+    r.reductions += [r.applied[q.name] for q in QUERIES if q.name in r.applied]
     r.liveness = asked.get("hangs")
     findings_status = asked.get("races", "not checked")
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
@@ -230,7 +235,8 @@ def _result(r: CheckRun, name: str, holds: bool | None, status: str, findings_st
 
 
 def reductions(eg: EventGraph, pb) -> list[str]:
-    """The reductions that applied to a check (its graph and its problem), in words."""
+    """The reductions that applied to a check's graph and its problem, in words (the queries add
+    theirs, ``CheckRun.applied``: the site witnesses reused, the liveness shortcuts)."""
     out = []
     sizes = getattr(pb, "symmetric", ())
     if sizes:
@@ -243,6 +249,8 @@ def reductions(eg: EventGraph, pb) -> list[str]:
     chained = getattr(pb, "chains", ())
     if chained:
         out.append(f"RMW chains ({len(chained)} location(s))")
+    if eg.memo_hits:  # semantics.memory.ADDRESS_MEMO
+        out.append(f"address memo ({eg.memo_hits} question(s) answered from it)")
     return out
 
 

@@ -610,6 +610,7 @@ class Hangs:
         from .sites import QUERY as SITES
 
         if LOOP_FREE_SHORTCUT and cannot_hang(r.eg):
+            r.applied["hangs"] = "loop-free liveness shortcut (no liveness graph)"
             return Found((), "terminates")
         found = tuple(r.findings) if SITES.applies(r.prog, r.opts) and r.status in ("ok", "stopped") else None
         try:
@@ -617,10 +618,20 @@ class Hangs:
                                              r.deadline, found=found, graph=r.eg)
         except TimedOut:
             return Found((), "timeout")
+        _note_barrier_proof(r)
         if not hs and why is not None:
             r.liveness_why = why
             return Found(stops, "undecided")
         return Found(stops + tuple(h.finding for h in hs), "hangs" if hs else "terminates")
+
+
+def _note_barrier_proof(r) -> None:
+    """Notes in ``r.applied`` that :data:`BARRIER_PROOF` spared the hang query (the condition
+    :func:`decide_and_stop` tests)."""
+    from ..semantics.barrier_waits import never_blocks
+
+    if BARRIER_PROOF and Progress.parse(r.opts.progress_model).fair and never_blocks(r.eg):
+        r.applied["hangs"] = "barrier proof (no hang query)"
 
 
 QUERY = Hangs()

@@ -62,6 +62,9 @@ class CheckRun:
     pb: Any = None  # the engine's problem (an engines.Engine) once built
     status: str = "ok"  # what became of the condition: "ok", "stopped", "timeout", "no-execution"
     reductions: list[str] = field(default_factory=list)  # the reductions that applied, in words
+    # the reductions a query applied (the site witnesses reused, a liveness shortcut), in words by
+    # name; they join ``reductions`` when the queries are done (checker.reductions)
+    applied: dict[str, str] = field(default_factory=dict)
 
     def outcome_of(self, exe) -> Outcome:
         """The outcome a witness shows on the listed observables."""

@@ -42,13 +42,15 @@ def observables(eg, scope: str = "all") -> list:
     return out + [o for o in cond_observables(eg, "condition") if o.key not in keys]
 
 
-def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False, known=()) -> tuple:
+def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False, known=(),
+                  reused: list | None = None) -> tuple:
     """Assertion failures, traps and out-of-bounds accesses: for every site (a PTX line where
     some path of some thread stops), one query on the check's own problem ``pb`` for an allowed
     execution in which a thread takes a path that stops there. ``skip``: sites (kind, line)
     already found; ``grid_ending``: only the sites of a failed assertion or ``trap``. ``known``:
     allowed executions of ``pb`` found already (the outcomes' witnesses): a site the first of them
-    that reaches it is found with it, and asks no query (:data:`REUSE_WITNESSES`).
+    that reaches it is found with it, and asks no query (:data:`REUSE_WITNESSES`); ``reused``, when
+    given, gets each such site's (kind, line).
     (Hangs, ``FindingKind.HANG``, are the liveness checker's: its findings join these in
     ``checker.run``, and ``ptxmm test`` compares every kind with a kernel's `expect` line; it asks
     the grid-ending sites this query did not find again on the liveness graph, where a thread
@@ -67,6 +69,8 @@ def site_findings(eg, pb, outcome_of=None, skip=frozenset(), grid_ending=False, 
         wit = seen.reaching(where)
         if wit is None:
             wit = pb.find(pb.on_paths(where))
+        elif reused is not None:
+            reused.append((kind, line))
         if wit is None:
             continue
         who = [eg.program.threads[t].name for t, ks in sorted(where.items()) if wit.paths[t] in ks]
@@ -204,7 +208,11 @@ class Sites:
     def run(self, r) -> Found:
         if r.status not in ("ok", "stopped"):
             return Found((), "not checked")
-        return Found(site_findings(r.eg, r.pb, r.outcome_of, known=[i.witness for i in r.found]))
+        reused: list = []
+        found = site_findings(r.eg, r.pb, r.outcome_of, known=[i.witness for i in r.found], reused=reused)
+        if reused:
+            r.applied["sites"] = f"site witnesses reused ({len(reused)} site(s) without a query)"
+        return Found(found)
 
 
 QUERY = Sites()

@@ -178,6 +178,8 @@ def _notes(r: CheckResult, out: Writer) -> None:
                   "outcomes of longer executions are not shown", "yellow"))
     if r.awaits:
         out.line((f"{r.awaits} side-effect-free spin loop(s) reduced to await reads", "dim"))
+    if r.reductions:  # each changes no answer (issue 40): said, as the JSON's bound.reductions
+        out.line((f"reductions: {'; '.join(r.reductions)}", "dim"))
     if r.liveness is not None:
         _liveness(r, out)
     if r.not_asked:  # never "no race" or a verdict for a question the check did not ask

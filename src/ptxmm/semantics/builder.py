@@ -200,6 +200,7 @@ class Builder:
         self.awaits = 0
         self.waits = False  # a barrier wait was built (.control.blocked_at): a thread may block there
         self.target_memo: dict = {}  # .memory.targets: a computed address's elements, per question
+        self.memo_hits = 0  # questions target_memo answered (EventGraph.memo_hits)
         # a kernel's locations no thread writes (physical → initial value), from a first build:
         # a load of one reads its initial write in every execution (.memory.memory)
         self.readonly: dict[str, int] = {}
@@ -575,7 +576,8 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
     b.readonly = ro
     written = frozenset(e.loc for e in eg.events if e.kind == Kind.W and e.thread >= 0)
     folded = _build(b, prefixes)
-    return replace(folded, written=written, waits=folded.waits or eg.waits)
+    return replace(folded, written=written, waits=folded.waits or eg.waits,
+                   memo_hits=folded.memo_hits + eg.memo_hits)
 
 
 def _read_only(eg: EventGraph) -> dict[str, int]:
@@ -664,7 +666,7 @@ def _freeze(b: Builder, prog: Program, all_paths, init, loc_of_name) -> EventGra
     return EventGraph(prog, tuple(events), paths, {k: tuple(v) for k, v in edges.items()},
                       {k: f(v) for k, v in init.items()}, b.cut, b.awaits, b.unroll,
                       {k: tuple(v) for k, v in loc_of_name.items()}, tuple(b.unspecs),
-                      tuple(b.warned.values()), _undecided(b), waits=b.waits)
+                      tuple(b.warned.values()), _undecided(b), waits=b.waits, memo_hits=b.memo_hits)
 
 
 def _prefixes(paths: list[PathInfo]) -> list[PathInfo]:

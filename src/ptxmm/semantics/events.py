@@ -116,6 +116,9 @@ class EventGraph:
     # whether the build met a barrier wait (.control.blocked_at: where a liveness graph forks the
     # path that blocks); True when not known (a graph not made by the builder)
     waits: bool = True
+    # questions about a computed address's elements the build answered from its memo (.memory.
+    # ADDRESS_MEMO) instead of asking the layout's oracle again; reported as a reduction
+    memo_hits: int = 0
 
     @property
     def n(self) -> int:

@@ -102,6 +102,8 @@ def targets(b: Builder, addr: Expr, known: list[Expr], width: int, ins) -> tuple
     hit = b.target_memo.get(key)
     if hit is None:
         hit = b.target_memo[key] = b.layout.targets(a, list(ks), width, ins)
+    else:
+        b.memo_hits += 1
     cases, outside = hit
     if outside is None:
         return cases, None

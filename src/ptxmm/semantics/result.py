@@ -153,8 +153,9 @@ class CheckResult:
     # defaults (then ``liveness`` None and findings_status "not checked" say what was not asked)
     not_asked: tuple[str, ...] = ()
     # the reductions that applied (issue 40), e.g. "symmetry (1 class of 4 threads)", "read-only
-    # fold (8 locations)", "RMW chains (4 locations)"; each changes no answer (property-tested).
-    # In the JSON (bound.reductions) only: a text line would change every transcript in the docs
+    # fold (8 locations)", "RMW chains (4 locations)", the site witnesses reused, the liveness
+    # shortcuts, the address memo; each changes no answer (property-tested). In the JSON
+    # (bound.reductions) and the text report's "reductions:" line
     reductions: tuple[str, ...] = ()
 
     STATUS_TEXT = {

@@ -1,6 +1,7 @@
 """RMW chains: locations written only by morally strong read-modify-writes (a counter bumped by
 ``atomicAdd``, a bin of a histogram, a grid barrier's arrival count with its ``atomicExch`` reset —
-the Z3 engine uses only the chains whose writes surely execute, which that reset is not),
+the Z3 engine takes chains with writes that may not execute, like that reset, only with its
+counting lemmas, engines/z3/chains.COUNTING),
 whose candidate executions a model with PTX's coherence and atomicity axioms orders as one chain.
 
 On such a location every two writes are morally strong, so Coherence-ms (PTX ISA 8.10.1, "morally

@@ -15,6 +15,7 @@ from ...semantics.events import Event, EventGraph, Kind, final_reg
 from ...semantics.outcomes import Observable
 from ...semantics.rmw_chains import Chain
 from ...semantics.vocab import Barriers, Candidates
+from . import chains as chains_mod
 from .capi import _at_most_one, _eq, mk_bool, mk_int
 from .chains import Ranks
 from .logic import Z3Logic
@@ -46,8 +47,11 @@ class Z3Choice:
         # RMW chains (.chains): positions instead of rf/co variables on their locations whose
         # writes all surely execute (measured: with writes that may not, e.g. a grid barrier's
         # reset, the count of executed writes in the formula made checks slower, not faster)
-        chains = {loc: c for loc, c in (chains or {}).items() if all(self.ex[w] is True for w in c.writes)}
-        rk = self.ranks = Ranks(chains, self.ex, lg, co_known) if chains else None
+        # (with the counting lemmas, .chains.COUNTING, those are taken too: the columns say how
+        # many execute)
+        chains = {loc: c for loc, c in (chains or {}).items()
+                  if chains_mod.COUNTING or all(self.ex[w] is True for w in c.writes)}
+        rk = self.ranks = Ranks(chains, self.ex, lg, co_known, *self._steps(chains)) if chains else None
         self.chains = tuple(sorted(chains))
         self.cs += rk.cs if rk else []
         self.rfv = {p: mk_bool(f"rf{p[0]}_{p[1]}") for p in cand.rf
@@ -78,6 +82,21 @@ class Z3Choice:
                         self.cs.append(v > last[key])
                     last[key] = v
                 self.ph[e.eid] = v
+
+    def _steps(self, chains: Mapping[str, Chain]) -> tuple[dict[int, z3.BitVecRef | None], dict]:
+        """Per chain RMW write, the constant it adds to the value its read read (None: another
+        update, or one that is not a constant), and the terms of the values the chains' reads
+        read and their initial writes write (:data:`.chains.COUNTING`)."""
+        ev = self.eg.events
+        adds: dict[int, z3.BitVecRef | None] = {}
+        terms: dict[int, z3.BitVecRef] = {}
+        for c in chains.values():
+            terms[c.init] = self.values.bv(ev[c.init].value)
+            for r, w in c.pairs:
+                terms[r] = self.vals[r]
+                step = z3.simplify(self.values.bv(ev[w].value) - self.vals[r])
+                adds[w] = step if z3.is_bv_value(step) else None
+        return adds, terms
 
     def _exec(self, e: Event) -> Guard:
         if e.thread < 0:
