@@ -736,3 +736,23 @@ MUTANTS += [
            [("src/ptxmm/semantics/vocab.py", "                    if lv <= top:\n",
              "                    if lv < top:\n")]),
 ]
+
+# Issue 41 (explain in seconds): the fix search stopped at its cheapest solution, and explain
+# reusing the check `ptxmm explain` made for a kernel's findings — killed by
+# tests/explanation/test_explain_reuse.py
+MUTANTS += [
+    Mutant("explain-cheapest-stop-early", "engine",
+           "the missing ordering's fix search stops at the first dearer candidate even before a "
+           "solution is found: MP's missing ordering is lost",
+           [("src/ptxmm/explanation/fix.py",
+             "return CHEAPEST_STOP and rank is None and bool(found) and \\\n"
+             "        sum(c.cost for c in cs) > min(s.cost for s in found)",
+             "return CHEAPEST_STOP and rank is None and \\\n"
+             "        sum(c.cost for c in cs) > min((s.cost for s in found), default=0)")]),
+    Mutant("explain-known-verdict-any", "engine",
+           "explain takes any decided check of a kernel as showing its target forbidden: an "
+           "allowed outcome is explained as forbidden",
+           [("src/ptxmm/explanation/explain.py",
+             "return known.holds is (cond.quantifier == \"forall\")",
+             "return known.holds is not None")]),
+]

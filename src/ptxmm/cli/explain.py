@@ -55,10 +55,12 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
         for i, f in enumerate(files):
             try:
                 prog = load(f)
-                fx = _findings(prog, outcome, model, unroll, progress_model, finding, liveness, properties)
+                fx, known = _findings_checked(prog, outcome, model, unroll, progress_model, finding, liveness,
+                                              properties)
                 x = None if (fx is not None and (finding or prog.condition is None)) or not \
                     _asks_condition(properties) else \
-                    api_explain(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound)
+                    api_explain(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound,
+                                known=known)
                 fx = () if x is None and fx is None else fx
             except PtxmmError as e:
                 failed += 1
@@ -103,21 +105,21 @@ def _asked(properties, finding, outcome, fix) -> None:
                          "when --properties leaves the condition out")
 
 
-def _findings(prog, outcome, model, unroll, progress_model, finding, liveness, properties=None):
+def _findings_checked(prog, outcome, model, unroll, progress_model, finding, liveness, properties=None):
     """The findings to explain (explain_findings): those of kind ``finding``, or every finding
     of a kernel explained without --outcome, or those --properties asks (races, sites,
-    liveness); None: none asked for."""
-    from ..explanation.findings import explain_findings
+    liveness); None: none asked for. And the check that found them (explain reuses it), or None."""
+    from ..explanation.findings import explain_findings_checked
 
     if properties is not None:
         if not properties & {"races", "sites", "liveness"} or (finding is None and outcome is not None):
-            return None
-        return explain_findings(prog, model, kind=finding, unroll=unroll, progress=progress_model,
-                                properties=properties)
+            return None, None
+        return explain_findings_checked(prog, model, kind=finding, unroll=unroll, progress=progress_model,
+                                        properties=properties)
     if finding is None and (outcome is not None or prog.format != "kernel"):
-        return None
-    return explain_findings(prog, model, kind=finding, unroll=unroll, progress=progress_model,
-                            hangs=not liveness)
+        return None, None
+    return explain_findings_checked(prog, model, kind=finding, unroll=unroll, progress=progress_model,
+                                    hangs=not liveness)
 
 
 def _echo_findings(out: list, fx, i: int, as_json: bool, prog) -> None:

@@ -357,22 +357,27 @@ FIX_BUDGET_S = 9.0  # seconds of a fix search, as the command line runs it (expl
 
 def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = None,
             unroll: int = 2, fix: bool = False, fix_bound: int = 400,
-            fix_budget_s: float | None = None) -> Explanation:
+            fix_budget_s: float | None = None, known=None) -> Explanation:
     """Why ``outcome`` (default: the test's condition, or its negation for ``forall``) is
     forbidden or allowed under ``model``; with ``fix``, the smallest strengthenings forbidding it.
     ``fix_budget_s``: about how many seconds the fix search may take (None: 9, the command
     line's; the playground gives what is left of a request's time limit, so that its answer
-    arrives with the fixes found so far, the report saying the budget was hit)."""
+    arrives with the fixes found so far, the report saying the budget was hit). ``known``: a
+    check of ``prog`` already made (``ptxmm explain`` of a kernel checks it for its findings,
+    :func:`~.findings.explain_findings_checked`): its graph is used, and when its enumeration
+    shows the default target forbidden, that verdict is (:func:`known_forbidden`)."""
     prog, model = explain_args(**locals())  # typed errors in the CLI's words; a path is loaded
     from ..queries.checker import check
 
     t0 = time.perf_counter()
     m = load_model(model) if isinstance(model, str) else model
     t = target_of(prog, outcome)
-    eg = build(prog, unroll=unroll)
+    shared = known_graph(prog, m, unroll, known)
+    eg = shared or build(prog, unroll=unroll)
     validate(prog, eg, t)
-    res = check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg,
-                properties=("condition",))  # the outcome's verdict only (no hangs of a kernel)
+    res = _FORBIDDEN if shared is not None and known_forbidden(prog, t, known) else \
+        check(with_target(prog, t), m, unroll=unroll, verdict_only=True, flags=False, graph=eg,
+              properties=("condition",))  # the outcome's verdict only (no hangs of a kernel)
     if res.holds is None:  # no execution finishes within the bound: unknown, as check says
         return Explanation(prog.name, prog.file, m.name, t.text, False, None,
                            time_s=time.perf_counter() - t0, unknown=res.status_text)
@@ -393,7 +398,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         total = FIX_BUDGET_S if fix_budget_s is None else fix_budget_s
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
                        max_size=None if fix else 1, budget_s=(min(3.0, total / 3) if kernel else total)
-                       if fix else None, judge=judge, rank=rank)
+                       if fix else None, judge=judge, rank=rank, cheapest=not fix)
         if kernel and not fixes.solutions and found:  # the findings' own fixes (fixfind.py)
             from .fixfind import search as finding_search
 
@@ -403,7 +408,8 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         if not fix and not fixes.solutions and not fixes.already:
             # no single change forbids it (e.g. both sides weak): the missing ordering is what
             # the cheapest pair of changes adds
-            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None, judge=judge)
+            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None, judge=judge,
+                           cheapest=True)
     if allowed:
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)
@@ -418,6 +424,44 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     groups, n, hit, gd = _forbidden(prog, eg, m, t)
     return Explanation(prog.name, prog.file, m.name, t.text, False, bad, groups, n, hit,
                        fixes=fixes, time_s=time.perf_counter() - t0, graph=gd, program=prog)
+
+
+# ``explain(..., known=check)`` takes the check's graph, and its verdict when it shows the target
+# forbidden, instead of building and asking again; False: every explain asks its own verdict query
+# (the tests compare the two)
+REUSE_CHECK = True
+
+
+@record
+class _Verdict:
+    """The one field of a check's result an explanation of a forbidden target reads."""
+
+    holds: bool | None
+
+
+_FORBIDDEN = _Verdict(False)
+
+
+def known_graph(prog: Program, m: Model, unroll: int, known) -> EventGraph | None:
+    """The event graph of ``known`` (a CheckResult) when it is ``prog``'s under ``m`` at
+    ``unroll`` (the builder is deterministic: the same program builds the same graph)."""
+    if not REUSE_CHECK or known is None or known.graph is None:
+        return None
+    same = known.model == m.name and known.unroll == unroll and known.graph.unroll == unroll and \
+        known.graph.program is prog
+    return known.graph if same else None
+
+
+def known_forbidden(prog: Program, t: Target, known) -> bool:
+    """Whether ``known``, a check of ``prog`` that enumerated every outcome and judged its
+    condition, shows the default target forbidden: the condition's negation for ``forall`` (it
+    holds: no allowed outcome violates it), the condition for ``exists`` (it does not hold).
+    The verdict query of that target answers the same (an exact engine either way); only when
+    the target is allowed is its witness read, so only then is the query still asked."""
+    cond = prog.condition
+    if not t.default or cond is None or known.status != "ok" or not known.enumerated or known.holds is None:
+        return False
+    return known.holds is (cond.quantifier == "forall")
 
 
 def _kernel_findings(prog: Program, m: Model, unroll: int):

@@ -63,9 +63,20 @@ def explain_findings(prog, model: str | Model = "ptx", *, kind: str | None = Non
     and ``hangs``. ``properties`` (api_args.PROPERTIES; None: races and sites, and hangs as
     ``hangs`` says): only the findings of those asked are looked for (the check asks nothing
     else, not the condition)."""
+    return explain_findings_checked(prog, model, kind=kind, unroll=unroll, progress=progress, hangs=hangs,
+                                    properties=properties)[0]
+
+
+def explain_findings_checked(prog, model: str | Model = "ptx", *, kind: str | None = None, unroll: int = 2,
+                             progress: str = "fair", hangs: bool = True,
+                             properties=None) -> tuple[tuple[FindingExplanation, ...], object]:
+    """:func:`explain_findings`, and the check it made for the races and sites (a CheckResult;
+    None when it made none): ``ptxmm explain`` hands it to :func:`~.explain.explain` (``known``),
+    which then neither builds the graph nor, where it shows the target forbidden, asks again."""
     from ..api_args import properties_arg
     from ..queries.checker import check
 
+    res = None
     if kind is not None and kind not in KINDS:
         raise SemanticError(f"unknown finding kind `{kind}`", None, "kinds: " + ", ".join(KINDS))
     asked = properties_arg(properties)
@@ -88,7 +99,7 @@ def explain_findings(prog, model: str | Model = "ptx", *, kind: str | None = Non
             eg = liveness_graph(prog, unroll, Progress.parse(progress))
             out += [FindingExplanation(prog.name, prog.file, m.name, h.finding, h.prefix,
                                        _graph(eg, h.finding)) for h in found]
-    return tuple(out)
+    return tuple(out), res
 
 
 def _explained(eg: EventGraph, m: Model, f: Finding) -> FindingExplanation:
@@ -168,4 +179,5 @@ def finding_graph(prog, model: str | Model = "ptx", *, kind: str | None = None, 
     return xs[0].graph
 
 
-__all__ = ["FindingExplanation", "KINDS", "explain_findings", "finding_graph", "steps"]
+__all__ = ["FindingExplanation", "KINDS", "explain_findings", "explain_findings_checked", "finding_graph",
+           "steps"]
