@@ -737,8 +737,9 @@ MUTANTS += [
              "                    if lv < top:\n")]),
 ]
 
-# Issue 41 (explain in seconds): the fix search stopped at its cheapest solution, and explain
-# reusing the check `ptxmm explain` made for a kernel's findings — killed by
+# Issue 41 (explain in seconds): the fix search stopped at its cheapest solution, explain reusing
+# the check `ptxmm explain` made for a kernel's findings, the fenced candidates built with the
+# original's read-only fold — killed by
 # tests/explanation/test_explain_reuse.py
 MUTANTS += [
     Mutant("explain-cheapest-stop-early", "engine",
@@ -755,4 +756,11 @@ MUTANTS += [
            [("src/ptxmm/explanation/explain.py",
              "return known.holds is (cond.quantifier == \"forall\")",
              "return known.holds is not None")]),
+    Mutant("fix-fold-hint-empty", "engine",
+           "a fix candidate's fenced program is built with no read-only fold at all (and not "
+           "unfolded first): its loads of read-only inputs read any value",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "        if FOLD_HINT and fold is not None:\n",
+             "        if FOLD_HINT and fold is not None:\n"
+             "            fold = Fold((), fold.written, fold.waits)\n")]),
 ]

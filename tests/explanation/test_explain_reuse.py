@@ -194,3 +194,56 @@ class _Doc:
 
     def to_json(self):
         return self.doc
+
+
+# ----- the fenced candidates built with the original's read-only fold --------------------------
+
+
+def _fenced_graphs_agree(prog, monkeypatch, limit: int = 8) -> int:
+    """Every single inserted fence's graph, built with the original's fold and whole: the same."""
+    from ptxmm.explanation import fixjudge
+    from ptxmm.explanation.fix import apply, single_changes
+    from ptxmm.explanation.fixjudge import Judge
+    from ptxmm.explanation.targets import with_target
+    from ptxmm.semantics.builder import build
+
+    monkeypatch.setattr(fixjudge, "FOLD_HINT", True)
+    t = target_of(prog, None)
+    judge = Judge(prog, load_model("ptx"), t)
+    fences = [c for c in single_changes(prog) if c.kind == "fence"]
+    fences = fences[::max(1, len(fences) // limit)][:limit]  # spread over the threads and places
+    for c in fences:
+        tprog = with_target(apply(prog, (c,))[0], t)
+        hinted, whole = judge.fenced_graph(tprog), build(tprog)
+        assert (hinted.events, hinted.paths, hinted.edges, hinted.written, hinted.waits, hinted.cut_paths,
+                hinted.awaits) == (whole.events, whole.paths, whole.edges, whole.written, whole.waits,
+                                   whole.cut_paths, whole.awaits), c.text
+    return len(fences) if judge._fold is not None else 0
+
+
+@pytest.mark.parametrize("name, limit", [("real/cub-tile-state-unpacked-no-fence.ptx", 6),
+                                         ("lookback-two-words-no-fence.ptx", 12),
+                                         ("real/cub-tile-state-packed.ptx", 6)])
+def test_fenced_graphs_with_the_fold_are_the_built_ones(monkeypatch, name, limit):
+    """Fences inserted into spin loops too (one ends the loop's await reduction: the loop is
+    unrolled, and its reads stay those of the same locations)."""
+    assert _fenced_graphs_agree(ptxmm.load(ROOT / "examples" / "kernels" / name), monkeypatch, limit) > 0
+
+
+@settings(max_examples=5, **SETTINGS)
+@given(st.lists(st.integers(-1, 4), min_size=2, max_size=3))
+def test_fenced_histogram_graphs_with_the_fold_are_the_built_ones(monkeypatch, vals):
+    _fenced_graphs_agree(_hist(vals), monkeypatch, limit=6)
+
+
+def test_a_fold_of_another_program_is_caught(monkeypatch):
+    """The mutant builds each fenced program with an empty fold (its read-only inputs' loads
+    read the solver's values, not their initial ones): the graphs differ from the built ones."""
+    from ptxmm.explanation import fixjudge
+    from ptxmm.semantics.builder import Fold
+
+    prog = ptxmm.load(ROOT / "examples" / "kernels" / "lookback-two-words-no-fence.ptx")
+    monkeypatch.setattr(fixjudge.Judge, "fenced_graph", lambda self, tprog: fixjudge.build_with_fold(
+        tprog, Fold((), self._fold.written, self._fold.waits), unroll=self.unroll))
+    with pytest.raises(AssertionError):
+        _fenced_graphs_agree(prog, monkeypatch)
