@@ -10,6 +10,11 @@ test's condition marks the outcome as the bug, the ordering that is missing: the
 single strengthening that forbids it (:mod:`ptxmm.explanation.fix`) is applied to the same execution, and the
 edge of its violation that the original execution lacks is unfolded into what does not hold.
 
+The missing ordering needs the cheapest fix alone: its search stops past the cost of the first
+fix found (fix.CHEAPEST_STOP). ``ptxmm explain`` of a kernel hands the check it made for the
+findings to :func:`explain` (``known``, :data:`REUSE_CHECK`): its graph is not built again, nor
+its verdict asked again where the check's enumeration shows the target forbidden.
+
 The API returns frozen dataclasses (:class:`Explanation`); :func:`render_text` prints them."""
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ the same set of fixes as one engine check per candidate (tests/explanation compa
 The changed program's graph is built once for each set of places where fences are inserted: the
 candidates with other fences (semantics, scope) at those places, or other semantics and scope
 changes besides, patch that graph (:func:`patched`, :func:`refenced`), the same graph the builder
-makes (tests/explanation compare them).
+makes (tests/explanation compare them). A program with fences inserted is built with the
+original's read-only fold (:data:`FOLD_HINT`, builder.build_with_fold): a fence reads and writes
+nothing, so the builder's first, unfolded pass, which only finds the locations no thread writes,
+is not repeated for it (tests/explanation/test_explain_reuse.py compares the graphs).
 
 A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
 (``scorder``, existential): each place is tried; with more than one such fence missing from a
