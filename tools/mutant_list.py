@@ -832,3 +832,25 @@ MUTANTS += [
            [("src/ptxmm/engines/z3/chains.py", "    return init + c * k\n",
              "    return init + c * (k + 1)\n")]),
 ]
+
+# Issue 41 (explain in seconds): the fix search stopped at its cheapest solution, explain reusing
+# the check `ptxmm explain` made for a kernel's findings, the fenced candidates built with the
+# original's read-only fold — killed by
+# tests/explanation/test_explain_known_check.py
+MUTANTS += [
+    Mutant("explain-cheapest-stop-early", "engine",
+           "the missing ordering's fix search stops at the first dearer candidate even before a "
+           "solution is found: MP's missing ordering is lost",
+           [("src/ptxmm/explanation/fix.py",
+             "return CHEAPEST_STOP and rank is None and bool(found) and \\\n"
+             "        sum(c.cost for c in cs) > min(s.cost for s in found)",
+             "return CHEAPEST_STOP and rank is None and \\\n"
+             "        sum(c.cost for c in cs) > min((s.cost for s in found), default=0)")]),
+    Mutant("fix-fold-hint-empty", "engine",
+           "a fix candidate's fenced program is built with no read-only fold at all (and not "
+           "unfolded first): its loads of read-only inputs read any value",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "        if FOLD_HINT and fold is not None:\n",
+             "        if FOLD_HINT and fold is not None:\n"
+             "            fold = Fold((), fold.written, fold.waits)\n")]),
+]

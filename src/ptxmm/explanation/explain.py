@@ -10,6 +10,11 @@ test's condition marks the outcome as the bug, the ordering that is missing: the
 single strengthening that forbids it (:mod:`ptxmm.explanation.fix`) is applied to the same execution, and the
 edge of its violation that the original execution lacks is unfolded into what does not hold.
 
+The missing ordering needs the cheapest fix alone: its search stops past the cost of the first
+fix found (fix.CHEAPEST_STOP). ``ptxmm explain`` of a kernel hands the check it made for the
+findings to :func:`explain` (``checked``): its graph is not built again (:data:`REUSE_CHECK`), nor
+its verdict asked again where the check shows the target forbidden (:data:`REUSE_VERDICT`).
+
 The API returns frozen dataclasses (:class:`Explanation`); :func:`render_text` prints them."""
 
 from __future__ import annotations
@@ -389,8 +394,9 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     line's; the playground gives what is left of a request's time limit, so that its answer
     arrives with the fixes found so far, the report saying the budget was hit). ``checked``: a
     :class:`~ptxmm.semantics.result.CheckResult` of ``prog`` under the same model and bound that
-    the caller has already (its verdict spares the verdict query where it says "forbidden":
-    :data:`REUSE_VERDICT`)."""
+    the caller has already (``ptxmm explain`` of a kernel checks it for its findings,
+    :func:`~.findings.findings_checked`): its event graph is used (:data:`REUSE_CHECK`), and its
+    verdict spares the verdict query where it says "forbidden" (:data:`REUSE_VERDICT`)."""
     prog, model = explain_args(**locals())  # typed errors in the CLI's words; a path is loaded
     from ..queries.checker import check
 
@@ -398,9 +404,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     m = load_model(model) if isinstance(model, str) else model
     t = target_of(prog, outcome)
     known = t.default and forbidden_by(checked, prog, m, unroll)
-    # the check's event graph is prog's at this bound (built once per check, a pure function of both)
-    eg = checked.graph if known and checked.graph is not None and checked.graph.program is prog \
-        else build(prog, unroll=unroll)
+    eg = known_graph(prog, m, unroll, checked) or build(prog, unroll=unroll)
     validate(prog, eg, t)
     if known:
         res = None
@@ -428,7 +432,7 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         total = FIX_BUDGET_S if fix_budget_s is None else fix_budget_s
         fixes = search(prog, m, t, unroll=unroll, bound=fix_bound if fix else 60,
                        max_size=None if fix else 1, budget_s=(min(3.0, total / 3) if kernel else total)
-                       if fix else None, judge=judge, rank=rank)
+                       if fix else None, judge=judge, rank=rank, cheapest=not fix)
         if kernel and not fixes.solutions and found:  # the findings' own fixes (fixfind.py)
             from .fixfind import search as finding_search
 
@@ -438,7 +442,8 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
         if not fix and not fixes.solutions and not fixes.already:
             # no single change forbids it (e.g. both sides weak): the missing ordering is what
             # the cheapest pair of changes adds
-            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None, judge=judge)
+            fixes = search(prog, m, t, unroll=unroll, bound=120, max_size=2, budget_s=None, judge=judge,
+                           cheapest=True)
     if allowed:
         exe = res.outcomes[0].witness
         c = concrete(eg, m, exe)
@@ -453,6 +458,22 @@ def explain(prog: Program, model: str | Model = "ptx", *, outcome: str | None = 
     groups, n, hit, gd = _forbidden(prog, eg, m, t)
     return Explanation(prog.name, prog.file, m.name, t.text, False, bad, groups, n, hit,
                        fixes=fixes, time_s=time.perf_counter() - t0, graph=gd, program=prog)
+
+
+# ``explain(..., checked=check)`` takes the check's event graph instead of building it again (its
+# verdict: forbidden_by, REUSE_VERDICT); False: every explain builds its own (the tests compare the two)
+REUSE_CHECK = True
+
+
+def known_graph(prog: Program, m: Model, unroll: int, known) -> EventGraph | None:
+    """The event graph of ``known`` (a CheckResult) when it is ``prog``'s under ``m`` at
+    ``unroll`` (the builder is deterministic: the same program builds the same graph)."""
+    if not REUSE_CHECK or known is None or known.graph is None:
+        return None
+    same = known.model == m.name and known.unroll == unroll and known.graph.unroll == unroll and \
+        known.graph.program is prog
+    return known.graph if same else None
+
 
 
 def _kernel_findings(prog: Program, m: Model, unroll: int):

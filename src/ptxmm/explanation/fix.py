@@ -295,6 +295,22 @@ def forbids(prog: Program, model: Model, target, unroll: int = 2) -> bool:
     return res.holds is False
 
 
+# explain's missing ordering asks the fix search for its cheapest solution alone (search(...,
+# cheapest=True)); False: the full search, as --fix runs it (the tests compare the two)
+CHEAPEST_STOP = True
+
+
+def _past_cheapest(found: list[Solution], cs: tuple[Change, ...], rank) -> bool:
+    """Whether the candidate ``cs`` can no longer be the search's first solution: one was found
+    and ``cs`` costs more. Without ``rank`` the candidates of a size come cheapest first (a stable
+    sort by cost) and the search stops after the first size with a solution, so every later
+    candidate costs at least as much as ``cs``; the answer's first solution is the least by (cost,
+    text) of those found (sorted so), never dominated (only a cheaper one dominates): one of the
+    cheapest found, all of which are found before the first dearer candidate."""
+    return CHEAPEST_STOP and rank is None and bool(found) and \
+        sum(c.cost for c in cs) > min(s.cost for s in found)
+
+
 def _dominated(s: Solution, others: list[Solution]) -> bool:
     """Another solution of the same size, cheaper, with a weaker change at each of its sites."""
     return any(o is not s and o.cost < s.cost and
@@ -324,7 +340,8 @@ def _weaker(a: Change, b: Change) -> bool:
 
 def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int = 400,
            max_size: int | None = None, budget_s: float | None = 9.0, witnesses: bool = True,
-           judge: Judge | None = None, rank: Callable[[Change], int] | None = None) -> FixReport:
+           judge: Judge | None = None, rank: Callable[[Change], int] | None = None,
+           cheapest: bool = False) -> FixReport:
     """The minimal sets of changes that forbid ``target`` (see the module docstring); at most
     ``bound`` candidates checked and about ``budget_s`` seconds (None: the bound alone, so that
     the answer does not depend on the machine's speed). Each candidate is judged by
@@ -333,7 +350,9 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
     ``judge``: one of an earlier search of the same program and target (its witnesses and
     verdicts are reused; a candidate judged before counts as checked again). ``rank``: the
     sets of a size are tried by the sum of their changes' ranks before their cost (a kernel's
-    findings first: fixfind.ranker)."""
+    findings first: fixfind.ranker). ``cheapest``: only ``solutions[0]`` is wanted (explain's
+    missing ordering): the search stops at the first candidate dearer than a solution found
+    (:func:`_past_cheapest`); that first solution is the full search's, the others may be missing."""
     t0 = time.perf_counter()
     singles = single_changes(prog)
     judge = judge or Judge(prog, model, target, unroll, witnesses=witnesses)
@@ -350,6 +369,8 @@ def search(prog: Program, model: Model, target, *, unroll: int = 2, bound: int =
         for cs in combos:
             if len({c.site for c in cs}) < size or not compatible(cs):
                 continue
+            if cheapest and _past_cheapest(found, cs, rank):
+                break
             if checked >= bound:
                 hit = True
                 break

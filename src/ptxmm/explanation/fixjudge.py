@@ -17,7 +17,10 @@ the same set of fixes as one engine check per candidate (tests/explanation compa
 The changed program's graph is built once for each set of places where fences are inserted: the
 candidates with other fences (semantics, scope) at those places, or other semantics and scope
 changes besides, patch that graph (:func:`patched`, :func:`refenced`), the same graph the builder
-makes (tests/explanation compare them).
+makes (tests/explanation compare them). A program with fences inserted is built with the
+original's read-only fold (:data:`FOLD_HINT`, builder.build_with_fold): a fence reads and writes
+nothing, so the builder's first, unfolded pass, which only finds the locations no thread writes,
+is not repeated for it (tests/explanation/test_explain_reuse.py compares the graphs).
 
 A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
 (``scorder``, existential): each place is tried; with more than one such fence missing from a
@@ -35,7 +38,7 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..ir.program import Atom, Fence, Load, Program, Red, Store
 from ..queries.checker import check
-from ..semantics.builder import build
+from ..semantics.builder import Fold, build, build_keeping_fold, build_with_fold
 from ..semantics.events import EventGraph, Kind
 from ..semantics.executions import concrete_env, executed
 from ..semantics.memory import RMW_SEMS
@@ -46,6 +49,10 @@ from .targets import with_target
 
 POOL_MAX = 64  # witnesses kept (most recently useful first)
 GRAPHS_MAX = 256  # graphs of sets of inserted fences kept
+# A program with fences inserted is built with the original's read-only fold (builder.
+# build_with_fold: a fence reads and writes nothing), not unfolded first to find it; False: each
+# is built whole (the tests compare the two graphs)
+FOLD_HINT = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
@@ -160,7 +167,7 @@ class Judge:
     def __init__(self, prog: Program, model: Model, target, unroll: int = 2, witnesses: bool = True):
         self.prog, self.model, self.target, self.unroll = prog, model, target, unroll
         self.use_witnesses = witnesses
-        self.eg = build(with_target(prog, target), unroll=unroll)
+        self.eg, self._fold = build_keeping_fold(with_target(prog, target), unroll=unroll)
         self.pool: list[Execution] = []  # witnesses, as executions of self.eg
         self.stats = JudgeStats()
         self.verdicts: dict[object, bool] = {}  # a set of changes → whether it forbids
@@ -212,11 +219,11 @@ class Judge:
         fences = tuple(c for c in changes if c.kind == "fence")
         base = self._fence_graphs.get(fences) or self._same_places(fences)
         if base is None and fences == changes:  # fences only: this program's own graph
-            eg2 = build(tprog, unroll=self.unroll)
+            eg2 = self.fenced_graph(tprog)
             return self._keep(fences, (eg2, event_map(self.eg, eg2, inserted)))
         if base is None:
             prog_f, ins_f = self._apply_fences(fences)
-            eg_f = build(with_target(prog_f, self.target), unroll=self.unroll)
+            eg_f = self.fenced_graph(with_target(prog_f, self.target))
             base = self._keep(fences, (eg_f, event_map(self.eg, eg_f, ins_f)))
         eg_f, emap = base
         eg2 = patched(eg_f, tprog, [c for c in changes if c.kind != "fence"], fences)
@@ -225,6 +232,14 @@ class Judge:
             eg2 = build(tprog, unroll=self.unroll)
             return eg2, event_map(self.eg, eg2, inserted)
         return eg2, emap
+
+    def fenced_graph(self, tprog: Program) -> EventGraph:
+        """The graph of ``tprog``, the original program with fences inserted (and the target):
+        with the original's read-only fold (:data:`FOLD_HINT`), else built whole."""
+        fold: Fold | None = self._fold
+        if FOLD_HINT and fold is not None:
+            return build_with_fold(tprog, fold, unroll=self.unroll)
+        return build(tprog, unroll=self.unroll)
 
     def _keep(self, fences: tuple, graph: Mapped) -> Mapped:
         if len(self._fence_graphs) >= GRAPHS_MAX:

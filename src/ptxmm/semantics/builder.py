@@ -580,6 +580,40 @@ def build(prog: Program, unroll: int = 2, awaits: bool = True, liveness: bool = 
                    memo_hits=folded.memo_hits + eg.memo_hits)
 
 
+@record
+class Fold:
+    """The read-only fold a :func:`build` applied: the locations and their initial values, the
+    locations some thread writes, and whether the unfolded graph had barrier waits."""
+
+    readonly: tuple[tuple[str, int], ...]
+    written: frozenset[str]
+    waits: bool
+
+
+def build_keeping_fold(prog: Program, unroll: int = 2) -> tuple[EventGraph, Fold | None]:
+    """:func:`build` (its defaults), and the fold it applied (None: none), for
+    :func:`build_with_fold`."""
+    b = Builder(prog, unroll, True, False, True, None)
+    eg = _build(b, False)
+    ro = _read_only(eg) if prog.layout is not None and READ_ONLY_FOLD else {}
+    if not ro:
+        return eg, None
+    fold = Fold(tuple(sorted(ro.items())), frozenset(e.loc for e in eg.events if e.kind == Kind.W and
+                                                      e.thread >= 0), eg.waits)
+    return build_with_fold(prog, fold, unroll), fold
+
+
+def build_with_fold(prog: Program, fold: Fold, unroll: int = 2) -> EventGraph:
+    """The graph :func:`build` makes of ``prog`` when its unfolded graph has the same read-only
+    locations as the one ``fold`` came from, without building that unfolded graph: the fix
+    search's candidates (explanation/fixjudge.py) insert fences into the program ``fold`` is
+    of, which add F events and no access (tests/explanation compare the two graphs)."""
+    b = Builder(prog, unroll, True, False, True, None)
+    b.readonly = dict(fold.readonly)
+    folded = _build(b, False)
+    return replace(folded, written=fold.written, waits=folded.waits or fold.waits)
+
+
 def _read_only(eg: EventGraph) -> dict[str, int]:
     """The physical locations some thread reads and none writes (initial writes aside), with their
     initial values. Every execution's read of one reads its initial write (rf: one write of the
