@@ -11,6 +11,7 @@
 #   scale      benchmarks/bench_kernels.py --scale, one process per kernel side by side (before: ca6d426,
 #              carried as .mg/before-ca6d426.tgz of its src/, unpacked where the script looks for it)
 #   page       benchmarks/bench_page.py in 4 shards (what the playground does for every example)
+#   first      campaigns, enum, real and scale side by side
 #   explain16  bench_explain.py --compare --no-fix in 12 shards (session 15 lost a shard's log with 8)
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -69,6 +70,8 @@ PY
       done; wait; echo "explain done" >> $OUT/log.txt ;;
     scale+page)
       step scale & step page & wait ;;
+    first)  # campaigns, enum, real and the scale table side by side (about 10 of the 16 cores)
+      step campaigns & step enum & step real & step scale & wait ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s" >> $OUT/log.txt
 }
