@@ -177,7 +177,8 @@ t0 = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-    os.execve(sys.argv[2], sys.argv[2:], {**os.environ, "PYTHONPATH": sys.argv[1]})
+    pp = os.pathsep.join(p for p in (sys.argv[1], os.environ.get("PYTHONPATH", "")) if p)  # keep the caller's
+    os.execve(sys.argv[2], sys.argv[2:], {**os.environ, "PYTHONPATH": pp})
 _, status, u = os.wait4(pid, 0)
 print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, u.ru_maxrss, u.ru_utime + u.ru_stime)
 """

@@ -11,6 +11,7 @@
 #   scale      benchmarks/bench_kernels.py --scale, one process per kernel side by side (before: ca6d426,
 #              carried as .mg/before-ca6d426.tgz of its src/, unpacked where the script looks for it)
 #   page       benchmarks/bench_page.py in 4 shards (what the playground does for every example)
+#   second     scale, explain (10 shards) and page (2) side by side
 #   first      campaigns, enum, real and scale side by side
 #   explain16  bench_explain.py --compare --no-fix in 12 shards (session 15 lost a shard's log with 8)
 set -u
@@ -70,6 +71,12 @@ PY
       done; wait; echo "explain done" >> $OUT/log.txt ;;
     scale+page)
       step scale & step page & wait ;;
+    second)  # the scale table, explain in 10 shards and the page in 2, side by side (16 processes)
+      step scale & (for k in 0 1 2 3 4 5 6 7 8 9; do
+        timeout 560 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/10 > $OUT/explain-$k.txt 2>&1 &
+      done; wait) & (for k in 0 1; do
+        timeout 560 python3 benchmarks/bench_page.py --shard $k/2 > $OUT/page-$k.txt 2>&1 &
+      done; wait) & wait ;;
     first)  # campaigns, enum, real and the scale table side by side (about 10 of the 16 cores)
       step campaigns & step enum & step real & step scale & wait ;;
   esac
