@@ -1,9 +1,10 @@
 // vector_flag.cu with one more access of the box: the consumer also reads the datum as a plain
 // 32-bit word. The box is then accessed at two widths, so its vector accesses cannot all become one
 // 64-bit access (the model has no mixed-size accesses): explain --fix offers no pack of it
-// (tests/explanation/test_fix_edits.py).
+// (tests/explanation/test_fix_edits.py). The plain 32-bit read races with the relaxed vector store
+// (a weak access and a strong one, not ordered).
 // ptxmm: launch mp<<<2, 1>>>(unsigned box[2], unsigned out[2])
-// ptxmm: expect assert-fails
+// ptxmm: expect race, assert-fails
 // ptxmm: exists out[0] != 42
 #include <cassert>
 
