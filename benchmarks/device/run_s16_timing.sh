@@ -12,6 +12,7 @@
 #              carried as .mg/before-ca6d426.tgz of its src/, unpacked where the script looks for it)
 #   page       benchmarks/bench_page.py in 4 shards (what the playground does for every example)
 #   second     scale, explain (10 shards) and page (2) side by side
+#   targets    each done-when figure alone, the cub-tile-state explains, page and explain shards 8-9
 #   first      campaigns, enum, real and scale side by side
 #   explain16  bench_explain.py --compare --no-fix in 12 shards (session 15 lost a shard's log with 8)
 set -u
@@ -77,6 +78,26 @@ PY
       done; wait) & (for k in 0 1; do
         timeout 560 python3 benchmarks/bench_page.py --shard $k/2 > $OUT/page-$k.txt 2>&1 &
       done; wait) & wait ;;
+    targets)  # each done-when figure alone in its process, 6 processes side by side; outputs joined (8 files come back)
+      ( T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/targets.txt; }
+        L='import sys; import ptxmm.kernel.launch as L; L.MAX_THREADS = 1 << 30; from ptxmm.cli.main import main; sys.argv[0] = "ptxmm"; main()'
+        K=examples/kernels
+        T exchange-1024 python3 -c "$L" check --json --launch "exchange<<<1, 1024>>>(int out[1024])" --forall "out[0] == 2 && out[1023] == 1" $K/syncthreads-exchange.ptx
+        T histogram-128 python3 -c "$L" check --json --launch "$(python3 -c 'import sys; sys.path.insert(0, "benchmarks"); import bench_kernels as b; print(b._hist(128)[0])')" --forall "$(python3 -c 'import sys; sys.path.insert(0, "benchmarks"); import bench_kernels as b; print(b._hist(128)[1])')" $K/histogram.ptx
+        T block-reduce-2x64 python3 -m ptxmm check --json $K/block-reduce-shfl.ptx
+        for n in 8 16; do
+          T grid-barrier-$n timeout 150 python3 -c "$L" check --json --timeout 120 --launch "$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import bench_kernels as b; print(b._grid($n)[0])")" --forall "$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import bench_kernels as b; print(b._grid($n)[1])")" $K/grid-barrier.ptx
+        done
+        for m in ptx ptx-v7.5; do T cub-tile-state-unpacked-$m python3 -m ptxmm check --json --model $m $K/real/cub-tile-state-unpacked.cu; done ) &
+      ( step enum ) &
+      ( for k in cub-tile-state-unpacked cub-tile-state-unpacked-no-fence cub-tile-state-packed cub-tile-state-packed-acqrel; do
+          for c in explain graph; do
+            /usr/bin/time -f "$c $k: %U+%S s cpu, %e s wall, %M KB" timeout 200 python3 -m ptxmm $c examples/kernels/real/$k.cu > /dev/null 2>> $OUT/explain-cts.txt
+          done; done ) &
+      for k in 0 1; do timeout 500 python3 benchmarks/bench_page.py --shard $k/2 > $OUT/page-$k.txt 2>&1 & done
+      for k in 8 9; do timeout 500 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/10 > $OUT/explain-$k.txt 2>&1 & done
+      wait; cat $OUT/page-0.txt $OUT/page-1.txt > $OUT/page.txt; cat $OUT/explain-8.txt $OUT/explain-9.txt > $OUT/explain-89.txt
+      rm -f $OUT/page-?.txt $OUT/explain-?.txt $OUT/pip.txt ;;
     first)  # campaigns, enum, real and the scale table side by side (about 10 of the 16 cores)
       step campaigns & step enum & step real & step scale & wait ;;
   esac
