@@ -12,6 +12,7 @@
 #              carried as .mg/before-ca6d426.tgz of its src/, unpacked where the script looks for it)
 #   page       benchmarks/bench_page.py in 4 shards (what the playground does for every example)
 #   second     scale, explain (10 shards) and page (2) side by side
+#   alone      the done-when figures one after another, nothing else running; start-up
 #   targets    each done-when figure alone, the cub-tile-state explains, page and explain shards 8-9
 #   first      campaigns, enum, real and scale side by side
 #   explain16  bench_explain.py --compare --no-fix in 12 shards (session 15 lost a shard's log with 8)
@@ -78,6 +79,19 @@ PY
       done; wait) & (for k in 0 1; do
         timeout 560 python3 benchmarks/bench_page.py --shard $k/2 > $OUT/page-$k.txt 2>&1 &
       done; wait) & wait ;;
+    alone)  # the done-when figures one after another, nothing else running (the machine's 16 CPUs share cores:
+            # side by side, each process's CPU seconds grow); start-up with the bytecode compiled first
+      ( T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/alone.txt; }
+        L='import sys; import ptxmm.kernel.launch as L; L.MAX_THREADS = 1 << 30; from ptxmm.cli.main import main; sys.argv[0] = "ptxmm"; main()'
+        K=examples/kernels
+        env -u PYTHONDONTWRITEBYTECODE python3 -m compileall -q src /tmp/site > /dev/null 2>&1
+        for i in 1 2 3 4 5 6 7 8 9 10; do env -u PYTHONDONTWRITEBYTECODE /usr/bin/time -f "startup: %e s wall, %U+%S s cpu" python3 -m ptxmm check examples/mp-release-acquire.ptx > /dev/null 2>> $OUT/alone.txt; done
+        T exchange-1024 python3 -c "$L" check --json --launch "exchange<<<1, 1024>>>(int out[1024])" --forall "out[0] == 2 && out[1023] == 1" $K/syncthreads-exchange.ptx
+        for m in ptx ptx-v7.5; do T cub-tile-state-unpacked-$m python3 -m ptxmm check --json --model $m $K/real/cub-tile-state-unpacked.cu; done
+        T block-reduce-2x64 python3 -m ptxmm check --json $K/block-reduce-shfl.ptx
+        T explain-cub-tile-state-unpacked python3 -m ptxmm explain examples/kernels/real/cub-tile-state-unpacked.cu
+        step enum; cat $OUT/enum.txt >> $OUT/alone.txt )
+      grep -v "outcome(s) found" $OUT/alone.txt > $OUT/alone2.txt; mv $OUT/alone2.txt $OUT/alone.txt; rm -f $OUT/pip.txt ;;
     targets)  # each done-when figure alone in its process, 6 processes side by side; outputs joined (8 files come back)
       ( T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/targets.txt; }
         L='import sys; import ptxmm.kernel.launch as L; L.MAX_THREADS = 1 << 30; from ptxmm.cli.main import main; sys.argv[0] = "ptxmm"; main()'
