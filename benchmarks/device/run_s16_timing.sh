@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 16's timing call (lead): the CPU-side speed targets of issues 39-41 measured on the device
+# The lead's timing calls (sessions 15 and 16): the CPU-side speed targets of issues 39-42 measured on the device
 # machine's idle cores (16 cores; this repository's 2-core workstation was shared by eight jobs).
 # Needs (carried, git-ignored): .whl (the wheels), .mg/herd7.tgz (~/.local/herd7 packed, herd7 built by
 # ../shared/tools/build-herd7.sh). Writes to $OUT. Usage: run_s16_timing.sh STEP... with STEP one of
