@@ -174,3 +174,4 @@ exists (T1:%r0 == 1)
     (race,) = _races(store, model)
     assert {e.text for e in race.events} == {"atom.relaxed.gpu.global.add.u32 %r0, [c], 1",
                                               "st.global.u32 [c], 5"}
+    assert race.event_pairs == 1  # the atom's two halves racing with the store: one pair of operations
