@@ -181,8 +181,11 @@ def _threads(n: int) -> str:
 def _four_threads() -> str:  # tests/cli/test_timeout_and_progress.py's input: far longer than the limit
     lines = [".global .u32 x = 0;"]
     for t in range(4):
-        lines += [f".thread T{t} {{", f"    st.global.u32 [x], {2 * t + 1};", "    ld.global.u32 %r0, [x];",
-                  f"    st.global.u32 [x], {2 * t + 2};", "    ld.global.u32 %r1, [x];", "}"]
+        # fence.sc: the SAT enumeration declines it (engines/z3/satenum.py), so the listing stays
+        # far slower than the limit (without it 20,000 outcomes can come before the limit)
+        lines += [f".thread T{t} {{", f"    st.global.u32 [x], {2 * t + 1};", "    fence.sc.gpu;",
+                  "    ld.global.u32 %r0, [x];", f"    st.global.u32 [x], {2 * t + 2};",
+                  "    ld.global.u32 %r1, [x];", "}"]
     return "\n".join(lines + ["exists (T0:%r0 == 8)", ""])
 
 
