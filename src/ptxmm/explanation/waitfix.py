@@ -131,9 +131,9 @@ def _sites(prog: Program, eg, r, w) -> tuple[tuple[WaitSite, ...], str | None]:
     """Each copy of the writer's line: where its wait goes and its parity (module docstring)."""
     wt = prog.threads[w.thread]
     line = _code(w.instr)
-    per_instr: dict[int, list] = {}
+    per_instr: dict[int, list] = {}  # the writer's own events of each instruction
     for e in eg.events:
-        if e.thread in (w.thread, r.thread) and e.instr is not None:
+        if e.thread == w.thread and e.instr is not None:
             per_instr.setdefault(id(e.instr), []).append(e)
     copies = [j for j, i in enumerate(wt.instrs) if isinstance(i, Store) and _code(i) == line]
     sites: list[WaitSite] = []
@@ -178,7 +178,7 @@ def _parity(prog: Program, eg, r, loc: str, use: int):
         return f"the reads of {loc} are not each followed by an arrive on one mbarrier"
     mbar = arrives[0].loc
     addr = _address(prog.threads[r.thread], arrives[0].instr)
-    if addr is None:
+    if addr is None or _named(prog, *addr) != mbar.split("@")[0]:
         return f"the address of the mbarrier {mbar} is computed at run time (no symbol and offset)"
     if use == 0:
         return (mbar, *addr, 1)  # the phase before the first: complete on a fresh barrier
@@ -203,8 +203,8 @@ def _address(t, ins) -> tuple[str, int] | None:
     """An mbarrier instruction's address as (symbol, offset), traced through the ``mov``/``add``
     of its thread that compute it; None where it is not a symbol plus a constant."""
     base, off = ins.addr.base, ins.addr.offset
-    at = next(i for i, x in enumerate(t.instrs) if x is ins)
-    while isinstance(base, Reg):
+    at = next((i for i, x in enumerate(t.instrs) if x is ins), None)
+    while isinstance(base, Reg) and at is not None:
         d = next((i for i in range(at - 1, -1, -1) if getattr(t.instrs[i], "dst", None) == base), None)
         if d is None:
             return None
@@ -218,6 +218,15 @@ def _address(t, ins) -> tuple[str, int] | None:
     return (base.name, off) if isinstance(base, Sym) else None
 
 
+def _named(prog: Program, sym: str, off: int) -> str | None:
+    """The location a symbol plus offset names in the launch's layout (the trace's cross-check)."""
+    regions = prog.layout.regions if prog.layout is not None else ()
+    r = next((r for r in regions if r.ptx == sym), None)
+    if r is None or off % r.size or not 0 <= off // r.size < r.n:
+        return None
+    return r.element_name(off // r.size)
+
+
 def _init_count(prog: Program, eg, mbar: str) -> int | None:
     """The expected arrival count ``mbarrier.init`` gives ``mbar``: one init, a constant count."""
     inits = {id(e.instr): e for e in eg.events if _mbar(e, ("init",)) and e.loc == mbar}
@@ -227,7 +236,7 @@ def _init_count(prog: Program, eg, mbar: str) -> int | None:
     c = e.instr.count
     if isinstance(c, Reg):
         t = prog.threads[e.thread]
-        at = next(i for i, x in enumerate(t.instrs) if x is e.instr)
+        at = next((i for i, x in enumerate(t.instrs) if x is e.instr), 0)
         d = next((i for i in range(at - 1, -1, -1) if getattr(t.instrs[i], "dst", None) == c), None)
         c = t.instrs[d].src if d is not None and isinstance(t.instrs[d], Mov) else None
     return c.value if isinstance(c, Imm) and c.value > 0 else None
