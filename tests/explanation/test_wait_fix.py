@@ -193,3 +193,12 @@ def test_a_call_line_is_read_back_as_its_function_and_arguments(fn, inner, outer
     assert waitfix._call(f"    {fn}{tmpl}({', '.join(args)});") == (fn + tmpl, args)
     assert waitfix._call(nested, statement=False) == ("get" + tmpl, inner)
     assert waitfix._call(f"{fn}({', '.join(args)})") is None  # not a statement
+
+
+def test_waits_the_check_refutes_stay_a_named_proposal_that_says_so(monkeypatch):
+    prog = ptxmm.load(DATA / "mbar_handoff.cu")
+    monkeypatch.setattr(fixfind, "wait_judged", lambda *a: "the kernel with the waits has a new race")
+    rep = fixfind.search(prog, _model(), budget_s=None, bound=1)
+    assert not rep.solutions
+    assert ("the derived waits (parities 1, 0) were checked and are no fix: the kernel with the waits has "
+            "a new race") in rep.advice, rep.advice

@@ -423,7 +423,8 @@ def _wait_fix(prog: Program, model: Model, unroll: int, f: Finding, findings, ra
     c = change_of(prog, plan)
     found = wait_judged(prog, model, unroll, c, f, findings)
     if found is not None:
-        return None, f"the wait {c.text} was checked: {found}"
+        pars = ", ".join(str(s.parity) for s in plan.sites)
+        return None, f"the derived waits (parities {pars}) were checked and are no fix: {found}"
     return Solution((c,), c.cost), None
 
 
