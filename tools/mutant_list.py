@@ -866,3 +866,20 @@ MUTANTS += [
              "        if FOLD_HINT and fold is not None:\n"
              "            fold = Fold((), fold.written, fold.waits)\n")]),
 ]
+
+# Issue 42 (the missing mbarrier wait as a checked fix, explanation/waitfix.py): the parity of a
+# slot's first wait, and the check of the waits — killed by tests/explanation/test_wait_fix.py
+MUTANTS += [
+    Mutant("wait-first-parity-zero", "engine",
+           "the wait before a slot's first write names parity 0 (the fresh barrier's current phase) "
+           "instead of the phase before it: the producer waits for an arrive that needs its own write",
+           [("src/ptxmm/explanation/waitfix.py",
+             "        return (mbar, *addr, 1)  # the phase before the first: complete on a fresh barrier",
+             "        return (mbar, *addr, 0)  # the phase before the first: complete on a fresh barrier")]),
+    Mutant("wait-fix-unchecked", "engine",
+           "the derived waits are reported as a fix without the check of the changed kernel: wrong "
+           "parities would be proposed as checked",
+           [("src/ptxmm/explanation/fixfind.py",
+             "    fixed = applied(prog, (c,))\n",
+             "    return None\n    fixed = applied(prog, (c,))\n")]),
+]

@@ -97,17 +97,18 @@ def test_explain_fix_on_the_kernel_words_the_finding_fixes_at_cuda_lines():
     _removed_or_forbidden(prog, x, load_model("ptx"))
 
 
-UNFIXED = {  # no single-edit fix (measured on the bundled kernels): a located "no single edit found"
-    "tk-semaphore-ring-no-finished-wait": "a missing mbarrier wait: named with its race, not invented",
-}
+# no single-edit fix (measured on the bundled kernels): a located "no single edit found". None left:
+# tk-semaphore-ring-no-finished-wait's missing mbarrier wait is derived and checked (waitfix.py)
+UNFIXED: dict[str, str] = {}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cu", BROKEN, ids=lambda p: p.stem)
 def test_every_broken_kernel_gets_a_fix_at_a_cuda_line_that_removes_its_finding(cu):
-    """35 of the 36 broken kernels get a checked fix at a CUDA line (CUB's packed tile state: its
-    word made one 64-bit access, vecpack.py); the other (UNFIXED) a located "no single edit found"
-    that says why (the mbarrier wait that is missing, at the writer's CUDA line)."""
+    """Every broken kernel gets a checked fix at a CUDA line (CUB's packed tile state: its word
+    made one 64-bit access, vecpack.py; ThunderKittens' semaphore ring: the mbarrier wait that is
+    missing, its parities derived, waitfix.py); one in UNFIXED would get a located "no single
+    edit found" that says why."""
     prog = ptxmm.load(cu)
     x = explain(prog, "ptx", fix=True)
     assert x.fixes is not None

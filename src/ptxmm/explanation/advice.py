@@ -68,6 +68,10 @@ def _nearest(t, index: int):
 def _cuda_edit(prog: Program, c: Change, pos_of) -> CudaEdit | None:
     if c.thread >= len(prog.threads):
         return None
+    if c.kind == "wait":  # an inserted mbarrier wait: the kernel's own wait call (waitfix.py)
+        from .waitfix import wait_edit
+
+        return wait_edit(prog, c)
     t = prog.threads[c.thread]
     if c.kind == "fence":
         nxt = next((i for i in t.instrs[c.index:] if isinstance(i, MEMORY)), None)

@@ -26,7 +26,10 @@ pairs at one flag element, changes at a synchronising instruction, pairs of the 
 (``PAIR_POOL``), other single changes near the findings, triples (``TRIPLE_POOL``), the rest;
 once a fix is found only sets of its size are tried further. Where none is found, the report
 names the finding's CUDA line and why no single edit was found (:func:`_advice`: what was tried,
-and for a race left, the wait that is missing — named, never invented).
+and for a race left, the wait that is missing — named, never invented). That wait, where the
+kernel fixes its phase parities, is built and checked as a fix itself (waitfix.py,
+:func:`wait_judged`: the finding gone, no new race or hang, the condition's outcome forbidden);
+where they cannot be derived or the check refutes it, it stays a named proposal that says why.
 Bounded by a time budget and a number of checks; the report says when either was hit."""
 
 from __future__ import annotations
@@ -131,8 +134,15 @@ def _before(t, index: int) -> int:
 
 
 def applied(prog: Program, changes) -> Program:
-    """The kernel with a solution's changes made in every thread (as the CUDA edit makes them)."""
-    return apply(prog, everywhere(prog, changes))[0]
+    """The kernel with a solution's changes made in every thread (as the CUDA edit makes them); an
+    inserted mbarrier wait (waitfix.py) as its plan makes it, in every thread of its code."""
+    from .waitfix import wait_program
+
+    out = apply(prog, everywhere(prog, [c for c in changes if c.kind != "wait"]))[0]
+    for c in changes:
+        if c.kind == "wait":
+            out = wait_program(out, c)
+    return out
 
 
 # ----- the finding aimed at and whether it is gone --------------------------------------------------
@@ -306,8 +316,18 @@ def search(prog: Program, model: Model, *, unroll: int = 2, budget_s: float | No
                        f"{f.events[0].line if f.events else '?'}: {checked} checks)"
                 aim = races[0]
             checked += n
-    advice = None if found else _advice(f, races if f.kind != FindingKind.RACE else (f,), singles,
-                                        lambda race: missing_wait(prog, race, unroll))
+    advice = None
+    if not found:  # the wait the race lacks, derived and checked (waitfix.py), else named
+        asked = races if f.kind != FindingKind.RACE else (f,)
+        shown = asked or findings_of(prog, model, unroll, "races")  # (not asked: the bound spent on f)
+        sol, why = _wait_fix(prog, model, unroll, f, findings,
+                             next((r for r in shown if len(r.events) == 2), None))
+        checked += why != "none"
+        if sol is not None:
+            found, goal, aim = [sol], f"the finding {f}", f
+        else:  # the race said where a wait is named (else as the search left it)
+            advice = _advice(f, shown if why != "none" else asked, singles,
+                             lambda race: missing_wait(prog, race, unroll, why))
     found.sort(key=lambda s: (s.cost, s.text))
     return FixReport(tuple(found[:5]), len(singles), checked, bound, hit, 3, time.perf_counter() - t0,
                      budget_hit=over, engine_checks=checked, goal=goal, advice=advice, finding=aim)
@@ -388,47 +408,70 @@ def findings_fix(prog: Program, model: Model, findings, *, unroll: int = 2, budg
     return found
 
 
-def missing_wait(prog: Program, race: Finding, unroll: int = 2) -> str | None:
+def _wait_fix(prog: Program, model: Model, unroll: int, f: Finding, findings, race):
+    """The missing mbarrier wait of ``race`` as a fix of ``f`` (waitfix.py): (the solution, None)
+    when its parities are derived and the check says it removes ``f`` with no new race or hang;
+    else (None, why): "none" where the program shows no missing wait, the reason no parity is
+    derived, or what the check of the waits found."""
+    from .waitfix import change_of, plan_of
+
+    plan = None if race is None else plan_of(prog, race, unroll)
+    if plan is None:
+        return None, "none"
+    if not plan.sites:
+        return None, f"not checked: {plan.reason}"
+    c = change_of(prog, plan)
+    found = wait_judged(prog, model, unroll, c, f, findings)
+    if found is not None:
+        pars = ", ".join(str(s.parity) for s in plan.sites)
+        return None, f"the derived waits (parities {pars}) were checked and are no fix: {found}"
+    return Solution((c,), c.cost), None
+
+
+def wait_judged(prog: Program, model: Model, unroll: int, c, f: Finding, findings) -> str | None:
+    """Whether the waits of ``c`` (waitfix.WaitChange) fix ``f``: None when they do (the check of
+    the changed kernel: ``f`` gone and no new finding of its property, no new race, no new hang,
+    and the condition's outcome forbidden where the kernel has one: fixjudge's verdict query);
+    else what the check found."""
+    from ..queries.hangs import find_hangs
+    from .fixjudge import Judge
+    from .targets import target_of
+
+    fixed = applied(prog, (c,))
+    if not removes(fixed, model, unroll, f, findings):
+        return f"the kernel with the waits still has {f.kind} (or a new one)"
+    old = {_key(g) for g in findings_of(prog, model, unroll, "races")}
+    if not {_key(g) for g in findings_of(fixed, model, unroll, "races")} <= old:
+        return "the kernel with the waits has a new race"
+    hangs = {_key(h.finding) for h in find_hangs(prog, model, unroll, every=False)}
+    if not {_key(h.finding) for h in find_hangs(fixed, model, unroll, every=False)} <= hangs:
+        return "the kernel with the waits can hang where it could not"
+    if prog.condition is not None and not Judge(fixed, model, target_of(fixed, None), unroll).forbids():
+        return "the kernel with the waits still allows its condition's outcome"
+    return None
+
+
+def missing_wait(prog: Program, race: Finding, unroll: int = 2, why: str | None = None) -> str | None:
     """The wait a race lacks, where the program shows it: after its read, the reading thread
     arrives on an mbarrier (the signal "done with it": PTX ISA, mbarrier.arrive has release
-    semantics) that the writing thread never waits on before its write. Said as the edit at the
-    writer's CUDA line — a wait on that mbarrier before it, for the phase that arrive completes —
-    and not made or checked: which phase (the parity a ``try_wait.parity`` names) is the kernel's
-    own bookkeeping, which a strengthening cannot invent. None where the program shows no such
-    arrive, or the writer does wait on it (another wait is missing)."""
-    from ..ir.instructions import MBarrier
-    from ..kernel.cuda_edits import cuda_line
-    from ..semantics.builder import build
+    semantics) that the writing thread never waits on before its write (waitfix.plan_of). Said as
+    the edit at the writer's CUDA line — a wait on that mbarrier before it, for the phase that
+    arrive completes — with ``why`` it is not proposed as a checked fix (:func:`_wait_fix`: no
+    parity derived, or the check of the derived waits failed). None where the program shows no
+    such arrive, or the writer does wait on it (another wait is missing)."""
+    from .waitfix import plan_of
 
-    if len(race.events) != 2 or prog.format != "kernel":
+    plan = plan_of(prog, race, unroll)
+    if plan is None:
         return None
-    eg = build(prog, unroll=unroll)  # the check's own graph: its event ids are the finding's
-    ev = {e.eid: e for e in eg.events}
-    a, b = (ev.get(x.eid) for x in race.events)
-    if a is None or b is None:
-        return None
-    r, w = (a, b) if str(a.kind) == "R" else (b, a)
-    if str(w.kind) != "W" or r.thread == w.thread:
-        return None
-
-    def mbar(e, ops) -> bool:
-        return isinstance(e.instr, MBarrier) and e.instr.op in ops
-
-    arrive = next((e for e in sorted(eg.events, key=lambda e: e.index) if e.thread == r.thread
-                   and e.index > r.index and mbar(e, ("arrive", "arrive_drop")) and str(e.kind) == "W"), None)
-    if arrive is None or any(e.thread == w.thread and e.index < w.index and e.loc == arrive.loc
-                             and mbar(e, ("try_wait", "test_wait")) for e in eg.events):
-        return None
-    at_arrive, at_write = cuda_line(prog, arrive.instr.pos), cuda_line(prog, w.instr.pos)
-    if at_arrive is None or at_write is None:
-        return None
-    wname = prog.threads[w.thread].name
-    rname = prog.threads[r.thread].name
-    return (f"the wait that is missing is one on the mbarrier {arrive.loc} that {rname} arrives on after "
+    at_arrive, at_write = plan.arrive_at, plan.write_at
+    wname = prog.threads[plan.writer].name
+    rname = prog.threads[plan.reader].name
+    why = why or ("not checked: " + plan.reason if plan.reason else "not checked here")
+    return (f"the wait that is missing is one on the mbarrier {plan.mbar} that {rname} arrives on after "
             f"its read ({_file(at_arrive)}:{at_arrive[1]} `{at_arrive[2]}`) and {wname} never waits on: "
             f"insert, in {wname} before line {at_write[1]} `{at_write[2]}`, a wait on that mbarrier for the "
-            "phase that arrive completes (mbarrier.try_wait.parity; not checked here: the phase is the "
-            "kernel's own bookkeeping, which no strengthening can invent)")
+            f"phase that arrive completes (mbarrier.try_wait.parity; {why})")
 
 
 def _file(at) -> str:
@@ -436,4 +479,4 @@ def _file(at) -> str:
 
 
 __all__ = ["applied", "everywhere", "findings_fix", "findings_of", "missing_wait", "removes", "search",
-           "target"]
+           "target", "wait_judged"]
