@@ -866,3 +866,13 @@ MUTANTS += [
              "        if FOLD_HINT and fold is not None:\n"
              "            fold = Fold((), fold.written, fold.waits)\n")]),
 ]
+
+# Issue 40 (the grid barrier at 16 blocks): RMW chains in the liveness problem (queries.hangs.CHAINS) —
+# killed by tests/queries/test_liveness_chains.py
+MUTANTS += [
+    Mutant("liveness-chain-read-unbound", "engine",
+           "the hang query's stuck test leaves a chain RMW read (its rf derived from the chain's "
+           "positions) unbound to a co-maximal write: a fetch-and-add poll in a loop hangs",
+           [("src/ptxmm/queries/hangs.py", "        for (w, r) in [*pb.ch.rfv, *pb.ch.rf_chain]:\n",
+             "        for (w, r) in pb.ch.rfv:\n")]),
+]

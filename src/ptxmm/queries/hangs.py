@@ -60,6 +60,13 @@ BARRIER_PROOF = True
 # unconditionally, with no loop the unrolling leaves undecided (.semantics.collective_proof), cannot
 # hang: no hang query is built. False: always the query (the property tests compare the two).
 COLLECTIVE_PROOF = True
+# The liveness problem encodes a location written only by morally strong RMWs as a chain (positions
+# for its writes, with their counting lemmas: .semantics.rmw_chains, engines/z3/chains.py) under a
+# model that orders them, as the check's problem does (queries.checker.RMW_CHAINS): a grid barrier's
+# arrival count, whose "some arrival reads N-1" the plain rf/co encoding proves by trying orders.
+# The stuck test reads a chain read's rf from the positions (_Encoding.rf_of). False: the plain
+# rf/co encoding (the property tests compare the two).
+CHAINS = True
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
@@ -146,8 +153,8 @@ class _Encoding:
         for e in eg.events:
             if e.kind == Kind.W:
                 self.writes_at.setdefault(e.loc, []).append(e.eid)
-        self.rf_of: dict[int, list[int]] = {}
-        for (w, r) in pb.ch.rfv:
+        self.rf_of: dict[int, list[int]] = {}  # read → the writes it may read (chains' reads included)
+        for (w, r) in [*pb.ch.rfv, *pb.ch.rf_chain]:
             self.rf_of.setdefault(r, []).append(w)
         self.cs: list = []
         self.hangs: dict[int, list] = {}  # thread → terms "it is stuck or blocked"
@@ -206,8 +213,8 @@ class _Encoding:
                 cs.append(z3.Implies(self.ex(e), self.co_max(e)))
             elif x.kind == Kind.R and x.agent < 0 and (self.mem_fair and x.sem != "weak") \
                     and e not in free:
-                rf = self.ch.rfv
-                cs += [z3.Implies(rf[(w, e)], self.co_max(w, x)) for w in self.rf_of.get(e, [])]
+                cs += [z3.Implies(self.lg.z3(self.ch.rf(w, e)), self.co_max(w, x))
+                       for w in self.rf_of.get(e, [])]
         return z3.And(cs)
 
     def unseen(self, events, free) -> set[int]:
@@ -368,7 +375,7 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
         if found is None or not unfound_grid_ending(eg, found):
             return [], why, ()
     with sure_arrivals() if proven else nullcontext():  # no hang query: the smaller formula
-        pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
+        pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline, chains=CHAINS)
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
         return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
