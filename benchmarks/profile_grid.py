@@ -4,7 +4,9 @@ event graph, the encoding, outcomes, races, sites, liveness), CPU seconds and th
     python benchmarks/profile_grid.py N [--profile FILE]
 
 N: blocks of the sense-reversing grid barrier (examples/kernels/grid-barrier.ptx, as in
-bench_kernels.py --scale). --profile: also a cProfile of the whole check into FILE."""
+bench_kernels.py --scale). --profile: also a cProfile of the whole check into FILE.
+--plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). Each phase's
+line is printed when it ends (a run stopped by a time limit still says where it got)."""
 
 from __future__ import annotations
 
@@ -36,8 +38,13 @@ def _wrap(obj, attr: str, name: str, log: list) -> None:
         try:
             return fn(*a, **k)
         finally:
-            log.append((name, _cpu() - c0, _rss()))
+            _say(log, name, _cpu() - c0)
     setattr(obj, attr, timed)
+
+
+def _say(log: list, name: str, cpu: float) -> None:
+    log.append((name, cpu, _rss()))
+    print(f"{name:16s} {cpu:8.2f} CPU s  (peak RSS so far {_rss():6.0f} MiB)", flush=True)
 
 
 def main() -> None:
@@ -50,7 +57,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("n", type=int)
     ap.add_argument("--profile")
+    ap.add_argument("--plain-liveness", action="store_true", help="hangs.CHAINS off (the liveness problem "
+                    "without RMW chains, as before issue 40's session 17)")
     args = ap.parse_args()
+    hangs.CHAINS = not args.plain_liveness
     launch, cond = _grid(args.n)
     prog = ptxmm.load(ROOT / "examples/kernels/grid-barrier.ptx",
                       kernel=KernelArgs(launch=launch, forall=cond))
@@ -64,7 +74,7 @@ def main() -> None:
         def make(*a, **k):
             c0 = _cpu()
             pb = cls(*a, **k)
-            log.append(("encoding", _cpu() - c0, _rss()))
+            _say(log, "encoding", _cpu() - c0)
             return pb
         return make
     checker.engine = engine
@@ -80,8 +90,6 @@ def main() -> None:
     if prof:
         prof.disable()
         prof.dump_stats(args.profile)
-    for name, cpu, rss in log:
-        print(f"{name:16s} {cpu:8.2f} CPU s  (peak RSS so far {rss:6.0f} MiB)")
     print(f"{args.n} blocks: {_cpu() - c0:.2f} CPU s, {time.perf_counter() - t0:.2f} wall s, peak RSS "
           f"{_rss():.0f} MiB; status {res.status}, holds {res.holds}, liveness {res.liveness}, "
           f"findings {len(res.findings)}; reductions: {'; '.join(res.reductions)}")

@@ -2,7 +2,8 @@
 encodes a location written only by morally strong RMWs as a chain, as the check's problem does, and
 that changes no answer — the same threads that can hang and the same "undecided" reason as the
 plain rf/co encoding, on random programs around a grid barrier's arrival count
-(tests/support/chain_gen.py) under every progress model, and on the bundled grid barrier."""
+(tests/support/chain_gen.py) under every progress model (and the brute-force oracle's where its
+candidate space is small), and on the bundled grid barrier."""
 
 from __future__ import annotations
 
@@ -30,6 +31,27 @@ def test_generated_chains_agree_with_the_plain_encoding(monkeypatch, seed, progr
     prog = parse(program(seed), "generated.ptx")
     plain = _answer(prog, monkeypatch, False, progress)
     assert _answer(prog, monkeypatch, True, progress) == plain, program(seed)
+
+
+@pytest.mark.parametrize("progress", ["fair", "obe"])
+def test_generated_chains_agree_with_brute_force(monkeypatch, progress):
+    """With chains, the threads that can hang are the oracle's (tests/queries/test_hangs_brute.py
+    compares the plain encoding the same way), on the two-thread programs of the first 40 seeds
+    whose candidate space the oracle can walk."""
+    from ptxmm.engines import candidate_space
+    from ptxmm.engines.brute_liveness import brute_hangs
+    from ptxmm.semantics.vocab import candidates
+
+    compared = 0
+    for seed in range(40):
+        prog = parse(program(seed, threads=2), "generated.ptx")
+        eg = liveness_graph(prog, 2, hangs.Progress.parse(progress))
+        if candidate_space(eg, candidates(eg), 50_000) is None:
+            continue
+        compared += 1
+        oracle = sorted({t for h in brute_hangs(prog, "ptx", progress=progress) for t in h})
+        assert _answer(prog, monkeypatch, True, progress)[0] == oracle, program(seed, threads=2)
+    assert compared >= 4
 
 
 def test_the_generated_programs_have_chains_and_hangs(monkeypatch):

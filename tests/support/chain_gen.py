@@ -50,9 +50,11 @@ def _poll(rnd: random.Random, n: int, k: int, lines: list[str]) -> None:
     lines += [f"P{k}:", read, f"setp.lt.u32 %p{k}, %r{k}, {v};", f"@%p{k} bra P{k};"]
 
 
-def program(seed: int) -> str:
+def program(seed: int, threads: int | None = None) -> str:
+    """The program of ``seed``; ``threads``: that many threads instead of a drawn 2 to 4."""
     rnd = random.Random(seed)
     n = rnd.choice([2, 2, 3, 3, 4])
+    n = threads or n
     sound = rnd.random() < 0.5
     out = [".global .u32 c = 0;", ".global .u32 s = 0;", *(f".global .u32 d{i} = 0;" for i in range(n))]
     for t in range(n):

@@ -346,14 +346,15 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
                     deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
                     scoped: bool = True, relevance: bool = True,
                     found: tuple | None = None, graph: EventGraph | None = None,
-                    ) -> tuple[list[Hang], str | None, tuple]:
+                    applied: dict | None = None) -> tuple[list[Hang], str | None, tuple]:
     """:func:`decide`, and with ``found`` (the check's findings so far) the failed assertions and
     traps that end the grid while another thread spins or waits, which no complete execution
     reaches (:func:`ptxmm.queries.sites.grid_ending_sites`), asked of the same liveness problem.
     ``graph``: ``prog``'s safety graph at ``unroll`` (the check's), for :data:`BARRIER_PROOF`:
     when it proves that nothing hangs, no hang query is built, and the liveness problem only when
     a grid-ending site is left to ask that :func:`ptxmm.queries.sites.barrier_sites_proven` does
-    not rule out."""
+    not rule out. ``applied``, when given, gets the reduction the liveness problem used
+    (:data:`CHAINS`) under "hangs", in words (``CheckRun.applied``)."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
     from ..semantics.barrier_waits import never_blocks, sure_arrivals
@@ -376,6 +377,8 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
             return [], why, ()
     with sure_arrivals() if proven else nullcontext():  # no hang query: the smaller formula
         pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline, chains=CHAINS)
+    if applied is not None and pb.chains:
+        applied["hangs"] = f"RMW chains in the liveness problem ({len(pb.chains)} location(s))"
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
         return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
@@ -622,7 +625,7 @@ class Hangs:
         found = tuple(r.findings) if SITES.applies(r.prog, r.opts) and r.status in ("ok", "stopped") else None
         try:
             hs, why, stops = decide_and_stop(r.prog, r.model, r.opts.unroll, r.opts.progress_model,
-                                             r.deadline, found=found, graph=r.eg)
+                                             r.deadline, found=found, graph=r.eg, applied=r.applied)
         except TimedOut:
             return Found((), "timeout")
         _note_barrier_proof(r)
@@ -638,7 +641,8 @@ def _note_barrier_proof(r) -> None:
     from ..semantics.barrier_waits import never_blocks
 
     if BARRIER_PROOF and Progress.parse(r.opts.progress_model).fair and never_blocks(r.eg):
-        r.applied["hangs"] = "barrier proof (no hang query)"
+        chained = r.applied.get("hangs")  # the liveness problem built for grid-ending sites
+        r.applied["hangs"] = "barrier proof (no hang query)" + (f"; {chained}" if chained else "")
 
 
 QUERY = Hangs()
