@@ -883,3 +883,13 @@ MUTANTS += [
              "    fixed = applied(prog, (c,))\n",
              "    return None\n    fixed = applied(prog, (c,))\n")]),
 ]
+
+# Issue 40 (the grid barrier at 16 blocks): RMW chains in the liveness problem (queries.hangs.CHAINS) —
+# killed by tests/queries/test_liveness_chains.py
+MUTANTS += [
+    Mutant("liveness-chain-read-unbound", "engine",
+           "the hang query's stuck test leaves a chain RMW read (its rf derived from the chain's "
+           "positions) unbound to a co-maximal write: a fetch-and-add poll in a loop hangs",
+           [("src/ptxmm/queries/hangs.py", "        for (w, r) in [*pb.ch.rfv, *pb.ch.rf_chain]:\n",
+             "        for (w, r) in pb.ch.rfv:\n")]),
+]

@@ -1,9 +1,10 @@
 """A check's ``reductions`` (and the JSON's ``bound.reductions``) name every reduction that applied
 to it and no other: besides symmetry, the read-only fold and RMW chains (tests/engines/
 test_rmw_chains.py), the site witnesses reused (queries/sites.REUSE_WITNESSES), the loop-free
-liveness shortcut (hangs.LOOP_FREE_SHORTCUT), the barrier proof (hangs.BARRIER_PROOF) and the
-address memo (semantics/memory.ADDRESS_MEMO) — each only when it applied: named with its switch
-on where it applies, absent with its switch off, and absent where it does not apply."""
+liveness shortcut (hangs.LOOP_FREE_SHORTCUT), the barrier proof (hangs.BARRIER_PROOF), RMW chains
+in the liveness problem (hangs.CHAINS) and the address memo (semantics/memory.ADDRESS_MEMO) — each
+only when it applied: named with its switch on where it applies, absent with its switch off, and
+absent where it does not apply."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ CASES = [
     (sites, "REUSE_WITNESSES", "site witnesses reused", "exchange-off-by-one", "histogram"),
     (hangs, "LOOP_FREE_SHORTCUT", "loop-free liveness shortcut", "histogram", "grid-barrier"),
     (hangs, "BARRIER_PROOF", "barrier proof", "syncthreads-exchange", "grid-barrier"),
+    (hangs, "CHAINS", "RMW chains in the liveness problem", "grid-barrier", "syncthreads-exchange"),
     (memory, "ADDRESS_MEMO", "address memo", "histogram", "grid-barrier"),
 ]
 

@@ -60,6 +60,16 @@ BARRIER_PROOF = True
 # unconditionally, with no loop the unrolling leaves undecided (.semantics.collective_proof), cannot
 # hang: no hang query is built. False: always the query (the property tests compare the two).
 COLLECTIVE_PROOF = True
+# The liveness problem encodes a location written only by morally strong RMWs as a chain (positions
+# for its writes, with their counting lemmas: .semantics.rmw_chains, engines/z3/chains.py) under a
+# model that orders them, as the check's problem does (queries.checker.RMW_CHAINS): a grid barrier's
+# arrival count, whose "some arrival reads N-1" the plain rf/co encoding proves by trying orders.
+# The stuck test reads a chain read's rf from the positions (_Encoding.rf_of). False: the plain
+# rf/co encoding (the property tests compare the two). Measured (session 17, the device's idle
+# cores, both the same minute; benchmarks/profile_grid.py): the grid barrier's liveness phase at 6
+# blocks 3.37 -> 1.02 CPU s (whole check 9.3 -> 5.5 s), at 8 blocks over 70 s -> 4.8 s (whole
+# check over 100 s -> 31.6 s).
+CHAINS = True
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
@@ -146,8 +156,8 @@ class _Encoding:
         for e in eg.events:
             if e.kind == Kind.W:
                 self.writes_at.setdefault(e.loc, []).append(e.eid)
-        self.rf_of: dict[int, list[int]] = {}
-        for (w, r) in pb.ch.rfv:
+        self.rf_of: dict[int, list[int]] = {}  # read → the writes it may read (chains' reads included)
+        for (w, r) in [*pb.ch.rfv, *pb.ch.rf_chain]:
             self.rf_of.setdefault(r, []).append(w)
         self.cs: list = []
         self.hangs: dict[int, list] = {}  # thread → terms "it is stuck or blocked"
@@ -206,8 +216,8 @@ class _Encoding:
                 cs.append(z3.Implies(self.ex(e), self.co_max(e)))
             elif x.kind == Kind.R and x.agent < 0 and (self.mem_fair and x.sem != "weak") \
                     and e not in free:
-                rf = self.ch.rfv
-                cs += [z3.Implies(rf[(w, e)], self.co_max(w, x)) for w in self.rf_of.get(e, [])]
+                cs += [z3.Implies(self.lg.z3(self.ch.rf(w, e)), self.co_max(w, x))
+                       for w in self.rf_of.get(e, [])]
         return z3.And(cs)
 
     def unseen(self, events, free) -> set[int]:
@@ -339,14 +349,15 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
                     deadline: Deadline = NO_DEADLINE, every: bool = True, mem_fair: bool = True,
                     scoped: bool = True, relevance: bool = True,
                     found: tuple | None = None, graph: EventGraph | None = None,
-                    ) -> tuple[list[Hang], str | None, tuple]:
+                    applied: dict | None = None) -> tuple[list[Hang], str | None, tuple]:
     """:func:`decide`, and with ``found`` (the check's findings so far) the failed assertions and
     traps that end the grid while another thread spins or waits, which no complete execution
     reaches (:func:`ptxmm.queries.sites.grid_ending_sites`), asked of the same liveness problem.
     ``graph``: ``prog``'s safety graph at ``unroll`` (the check's), for :data:`BARRIER_PROOF`:
     when it proves that nothing hangs, no hang query is built, and the liveness problem only when
     a grid-ending site is left to ask that :func:`ptxmm.queries.sites.barrier_sites_proven` does
-    not rule out."""
+    not rule out. ``applied``, when given, gets the reduction the liveness problem used
+    (:data:`CHAINS`) under "hangs", in words (``CheckRun.applied``)."""
     from ..cat.parser import load_model
     from ..engines.z3 import Z3Problem
     from ..semantics.barrier_waits import never_blocks, sure_arrivals
@@ -368,7 +379,9 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
         if found is None or not unfound_grid_ending(eg, found):
             return [], why, ()
     with sure_arrivals() if proven else nullcontext():  # no hang query: the smaller formula
-        pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline)
+        pb = Z3Problem(eg, m, [], candidates(eg), flags=False, deadline=deadline, chains=CHAINS)
+    if applied is not None and pb.chains:
+        applied["hangs"] = f"RMW chains in the liveness problem ({len(pb.chains)} location(s))"
     try:
         stops = () if found is None else grid_ending_sites(eg, pb, found)
         return ([] if proven else _hangs(eg, pb, pr, every, mem_fair, scoped)), why, stops
@@ -615,7 +628,7 @@ class Hangs:
         found = tuple(r.findings) if SITES.applies(r.prog, r.opts) and r.status in ("ok", "stopped") else None
         try:
             hs, why, stops = decide_and_stop(r.prog, r.model, r.opts.unroll, r.opts.progress_model,
-                                             r.deadline, found=found, graph=r.eg)
+                                             r.deadline, found=found, graph=r.eg, applied=r.applied)
         except TimedOut:
             return Found((), "timeout")
         _note_barrier_proof(r)
@@ -631,7 +644,8 @@ def _note_barrier_proof(r) -> None:
     from ..semantics.barrier_waits import never_blocks
 
     if BARRIER_PROOF and Progress.parse(r.opts.progress_model).fair and never_blocks(r.eg):
-        r.applied["hangs"] = "barrier proof (no hang query)"
+        chained = r.applied.get("hangs")  # the liveness problem built for grid-ending sites
+        r.applied["hangs"] = "barrier proof (no hang query)" + (f"; {chained}" if chained else "")
 
 
 QUERY = Hangs()

@@ -25,8 +25,9 @@ Two things are checked here, engine-blind:
   strong as ``ms`` defines it (strong, of one proxy, one virtual location, each one's scope
   including the other's thread). Plain reads of the location are allowed: their rf stays generic.
 
-``queries.checker.RMW_CHAINS = False`` switches the reduction off (the property tests compare it with
-the plain encoding)."""
+``queries.checker.RMW_CHAINS = False`` switches the reduction off in the check's problem,
+``queries.hangs.CHAINS = False`` in the liveness problem (the property tests compare each with the
+plain encoding)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,99 @@
+"""Where the grid barrier's check spends its time (issue 40): per phase of ``ptxmm.check`` (the
+event graph, the encoding, outcomes, races, sites, liveness), CPU seconds and the process's peak RSS.
+
+    python benchmarks/profile_grid.py N [--profile FILE]
+
+N: blocks of the sense-reversing grid barrier (examples/kernels/grid-barrier.ptx, as in
+bench_kernels.py --scale). --profile: also a cProfile of the whole check into FILE.
+--plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). Each phase's
+line is printed when it ends (a run stopped by a time limit still says where it got)."""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def _cpu() -> float:
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
+def _rss() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _wrap(obj, attr: str, name: str, log: list) -> None:
+    fn = getattr(obj, attr)
+
+    def timed(*a, **k):
+        c0 = _cpu()
+        try:
+            return fn(*a, **k)
+        finally:
+            _say(log, name, _cpu() - c0)
+    setattr(obj, attr, timed)
+
+
+def _say(log: list, name: str, cpu: float) -> None:
+    log.append((name, cpu, _rss()))
+    print(f"{name:16s} {cpu:8.2f} CPU s  (peak RSS so far {_rss():6.0f} MiB)", flush=True)
+
+
+def main() -> None:
+    from bench_kernels import _grid
+
+    import ptxmm
+    from ptxmm.kernel.kernels import KernelArgs
+    from ptxmm.queries import checker, condition, hangs, races, sites
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("n", type=int)
+    ap.add_argument("--profile")
+    ap.add_argument("--plain-liveness", action="store_true", help="hangs.CHAINS off (the liveness problem "
+                    "without RMW chains, as before issue 40's session 17)")
+    args = ap.parse_args()
+    hangs.CHAINS = not args.plain_liveness
+    launch, cond = _grid(args.n)
+    prog = ptxmm.load(ROOT / "examples/kernels/grid-barrier.ptx",
+                      kernel=KernelArgs(launch=launch, forall=cond))
+    log: list = []
+    _wrap(checker, "build", "graph", log)
+    pick = checker.engine
+
+    def engine(name):
+        cls = pick(name)
+
+        def make(*a, **k):
+            c0 = _cpu()
+            pb = cls(*a, **k)
+            _say(log, "encoding", _cpu() - c0)
+            return pb
+        return make
+    checker.engine = engine
+    _wrap(condition, "answer", "outcomes", log)
+    _wrap(races.QUERY, "run", "races", log)
+    _wrap(sites.QUERY, "run", "sites", log)
+    _wrap(hangs.QUERY, "run", "liveness", log)
+    prof = cProfile.Profile() if args.profile else None
+    c0, t0 = _cpu(), time.perf_counter()
+    if prof:
+        prof.enable()
+    res = ptxmm.check(prog, "ptx")
+    if prof:
+        prof.disable()
+        prof.dump_stats(args.profile)
+    print(f"{args.n} blocks: {_cpu() - c0:.2f} CPU s, {time.perf_counter() - t0:.2f} wall s, peak RSS "
+          f"{_rss():.0f} MiB; status {res.status}, holds {res.holds}, liveness {res.liveness}, "
+          f"findings {len(res.findings)}; reductions: {'; '.join(res.reductions)}")
+
+
+if __name__ == "__main__":
+    main()
