@@ -137,3 +137,19 @@ def test_a_snippet_keyed_by_its_text_and_file(fresh_snippets):
     assert cat_parser.parse_stmts(REFERENCE.replace("Ref", "Other"), "<a>") == b != a
     assert cat_parser.parse_stmts(REFERENCE, "<c>") == c
     assert {st.pos.file for st in c if st.pos is not None} == {"<c>"}
+
+
+def test_the_lark_runtime_module_is_compiled_once_even_where_python_writes_no_bytecode(tmp_path):
+    """PYTHONDONTWRITEBYTECODE: Python would compile the runtime's 110 kB of source at every start
+    (~35 ms); its bytecode is written beside it in ptxmm's cache. A damaged one still works
+    (Python compiles the source instead)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    code = "import ptxmm._infra.larkrt as L; print(L.runtime.__spec__.cached)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    pyc = Path(r.stdout.strip())
+    assert pyc.is_file() and pyc.parent.parent == tmp_path / "ptxmm" / "lark-runtime"
+    pyc.write_bytes(b"damaged")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip() == str(pyc), r.stderr
