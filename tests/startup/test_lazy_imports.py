@@ -153,3 +153,16 @@ def test_the_lark_runtime_module_is_compiled_once_even_where_python_writes_no_by
     pyc.write_bytes(b"damaged")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip() == str(pyc), r.stderr
+
+
+def test_the_quick_ptx_paths_patterns_are_what_re_compiles(tmp_path):
+    """syntax/ptx_fast.py's patterns come from the regex store (compiled code kept in the cache):
+    each equal to re.compile's (CPython compares a pattern's flags, code and text), in a process
+    that stored them and in one that read them back."""
+    code = ("import re, ptxmm.syntax.ptx_fast as f\n"
+            "pats = [v for v in vars(f).values() if isinstance(v, re.Pattern)]\n"
+            "assert len(pats) >= 10 and all(p == re.compile(p.pattern) for p in pats)\n"
+            "print(f._re.hits, f._re.added)\nprint('-')")
+    first, _ = _run(code, tmp_path)
+    again, _ = _run(code, tmp_path)
+    assert first == "0 10" and again == "10 0"  # stored by the first process, read by the second
