@@ -7,6 +7,9 @@ Each case is one fresh ``python -m ptxmm ...`` process (bytecode compiled first:
 run with PYTHONDONTWRITEBYTECODE unset so the ``.pyc`` files are used), with PYTHONPATH set to the
 tree's ``src``; the user cache (Lark runtime, parsers, models) is warmed by one untimed run. The
 trees' runs are interleaved (head, base, head, base, …) so that a loaded machine slows both alike.
+A case with ``-B`` runs with PYTHONDONTWRITEBYTECODE=1 (as this project's environment sets it)
+and a cache directory of its tree's own: Python then writes no bytecode, of the modules ptxmm
+writes to its cache either. ``python -c pass`` is the floor.
 Printed per case and tree: the wall time (min and median of ``--runs``) and the process's CPU
 time (user + system, min and median: less sensitive than wall time to other processes sharing
 the cores). Then, per tree, a ``-X importtime`` summary of the ``.ptx`` check: the total, the
@@ -32,7 +35,11 @@ CASES = {  # name → arguments of ``python -m ptxmm`` (paths relative to the tr
     "check Dat3M .litmus": ["check", "{tmp}/MP.litmus"],
     "check --json": ["check", "--json", "examples/mp-release-acquire.ptx"],
     "--help": ["--help"],
+    # the same check where Python writes no bytecode (the cache's own modules included)
+    "check .ptx, -B": ["check", "examples/mp-release-acquire.ptx"],
+    "python -c pass": [],  # the floor: Python's own start (site included)
 }
+NO_BYTECODE = {"check .ptx, -B"}
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -60,12 +67,17 @@ def _cases(tmp: Path) -> dict[str, list[str]]:
     return {name: [a.format(tmp=tmp) for a in args] for name, args in CASES.items()}
 
 
-def _one(py: str, tree: Path, args: list[str]) -> tuple[float, float]:
-    """(wall, cpu) seconds of one process."""
+def _one(py: str, tree: Path, args: list[str], no_bytecode: Path | None = None) -> tuple[float, float]:
+    """(wall, cpu) seconds of one process (``python -c pass`` for no arguments); ``no_bytecode``:
+    with PYTHONDONTWRITEBYTECODE=1 and that cache directory (the tree's own: another tree's
+    bytecode in a shared cache would hide what this one writes or not)."""
+    env = _env(tree) | ({"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(no_bytecode)}
+                        if no_bytecode else {})
+    cmd = [py, "-m", "ptxmm", *args] if args else [py, "-c", "pass"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([py, "-m", "ptxmm", *args], cwd=tree, env=_env(tree), stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=False)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -115,11 +127,12 @@ def main() -> None:
     print(f"{'case':22s} {'tree':5s} {'wall min':>9s} {'median':>8s} {'cpu min':>8s} {'median':>8s}  (ms)")
     for name in CASES:
         times: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
-        for tree in trees.values():  # warm the user cache
-            _one(args.python, tree, cases[name])
+        own = {label: tmp / f"cache-{label}" if name in NO_BYTECODE else None for label in trees}
+        for label, tree in trees.items():  # warm the user cache
+            _one(args.python, tree, cases[name], own[label])
         for _ in range(args.runs):
             for label, tree in trees.items():
-                times[label].append(_one(args.python, tree, cases[name]))
+                times[label].append(_one(args.python, tree, cases[name], own[label]))
         for label, ts in times.items():
             wall = [w * 1000 for w, _c in ts]
             cpu = [c * 1000 for _w, c in ts]
