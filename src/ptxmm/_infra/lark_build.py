@@ -54,11 +54,16 @@ def build(grammar: str, **options: Any) -> larkrt.Lark:
 # Lark or Python reads another file (or one whose key differs), and builds and writes it.
 
 
-_FORMAT = 2  # how _from_tables makes a parser: a change here gives every grammar another file
+_FORMAT = 3  # how _from_tables makes a parser: a change here gives every grammar another file
+# (3: a custom lexer class is pickled by name itself, no longer wrapped by Lark in a local class
+# that could not be pickled; its interface is in the key: a ptxmm whose class of the same name
+# has another interface reads another file)
 
 
 def _unpickled(text: str, options: dict) -> larkrt.Lark:
-    key = repr((text, sorted(options.items()), larkrt.STAMP, sys.version, _FORMAT))
+    lexer = options.get("lexer")
+    interface = getattr(lexer, "__future_interface__", None) if isinstance(lexer, type) else None
+    key = repr((text, sorted(options.items()), interface, larkrt.STAMP, sys.version, _FORMAT))
     path = cache_dir("parsers") / f"{digest(key)}.pickle"
     try:
         with open(path, "rb") as f:
@@ -138,6 +143,19 @@ def _basic_lexers(parser: larkrt.Lark) -> list:
     if isinstance(states, dict):
         return [*states.values(), getattr(lexer, "root_lexer", None)]
     return [lexer]
+
+
+def module_regexes() -> RegexStore:
+    """The store of the regular expressions a module compiles when it is imported (the ``.ptx``
+    front end's quick path, syntax/ptx_fast.py: ten patterns, 1-2 ms of every start), one file per
+    Python; the same store object for every module of a process."""
+    global _MODULE_REGEXES
+    if _MODULE_REGEXES is None:
+        _MODULE_REGEXES = RegexStore(cache_dir("lexer") / f"modules-{sys.implementation.cache_tag}.pickle")
+    return _MODULE_REGEXES
+
+
+_MODULE_REGEXES: RegexStore | None = None
 
 
 class RegexStore:

@@ -111,6 +111,7 @@ def _load() -> types.ModuleType:
     path = cache_dir("lark-runtime") / f"lark_runtime_{digest(stamp)}.py"
     for _ in range(2):  # the file as it is; else written afresh
         if path.is_file() or _write(path, stamp):
+            _bytecode(path)
             mod = _imported(path)
             if getattr(mod, "STAMP", None) == stamp:
                 return mod
@@ -122,6 +123,24 @@ def _load() -> types.ModuleType:
     sys.modules[NAME] = mod
     exec(compile(_source(stamp), f"<{NAME}>", "exec"), mod.__dict__)
     return mod
+
+
+def _bytecode(path: Path) -> None:
+    """The module's bytecode beside it, where Python is told to write none (PYTHONDONTWRITEBYTECODE,
+    ``-B``): the file is ptxmm's own, in its cache directory, and compiling its 110 kB of source
+    would cost 20 ms or more at every start. Python writes it itself otherwise; an unwritable cache
+    or a damaged file only costs time (Python compiles the source)."""
+    if not sys.dont_write_bytecode:
+        return
+    pyc = importlib.util.cache_from_source(str(path))
+    if os.path.exists(pyc):
+        return
+    import py_compile
+
+    try:
+        py_compile.compile(str(path), cfile=pyc, doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        pass
 
 
 def _imported(path: Path) -> types.ModuleType | None:

@@ -5,6 +5,7 @@ including file, then the models/ directory, and the program's barrier semantics
 
 from __future__ import annotations
 
+import os
 from dataclasses import field, replace
 from functools import cache
 from pathlib import Path
@@ -154,12 +155,20 @@ def _cache_dir() -> Path:
     return cache_dir("models")
 
 
+@cache
+def _parser_key() -> str:
+    """What a parse depends on besides the text: the grammar, the syntax classes and the code that
+    builds them from the tree, and the Lark runtime."""
+    from . import build
+
+    return "\0".join([(data_dir("grammar") / "cat.lark").read_text(), Path(ast.__file__).read_text(),
+                      Path(build.__file__).read_text(), repr(larkrt.STAMP)])
+
+
 def _key(path: Path, files: list[str]) -> str:
-    """The text of the grammar, of the syntax classes, of every file the model read and of the
-    loader's implicit axioms, and the Lark runtime: a cached model is used only if all are as they
-    were."""
-    parts = [(data_dir("grammar") / "cat.lark").read_text(), Path(ast.__file__).read_text(),
-             _program_file().read_text(), repr(larkrt.STAMP)]
+    """The parser's key (:func:`_parser_key`), the text of every file the model read and of the
+    loader's implicit axioms: a cached model is used only if all are as they were."""
+    parts = [_parser_key(), _program_file().read_text()]
     for f in [str(path.resolve()), *files]:
         parts += [f, Path(f).read_text()]
     return "\0".join(parts)
@@ -246,11 +255,67 @@ def _add(model: Model, st) -> None:
 
 def parse_stmts(text: str, file: str) -> list:
     """The statements of one cat file, in order (includes unresolved, an unnamed axiom's name
-    empty); a syntax error is a located ModelError."""
+    empty); a syntax error is a located ModelError. Text ptxmm itself holds (the engine's
+    reference axioms, named ``<...>``) is parsed once per install (:class:`_Snippets`)."""
+    builtin = file.startswith("<") and file.endswith(">")
+    if builtin and (hit := _snippets().get(file, text)) is not None:
+        return hit
     try:
         tree = _parser().parse(text)
     except larkrt.LarkError as e:
         err = convert(e, file, text)
         raise ModelError(err.message, err.pos, err.hint) from None
-    return [statement(st, file) for st in tree.children
-            if isinstance(st, larkrt.Tree) and st.data != "title"]
+    stmts = [statement(st, file) for st in tree.children
+             if isinstance(st, larkrt.Tree) and st.data != "title"]
+    if builtin:
+        _snippets().put(file, text, stmts)
+    return stmts
+
+
+class _Snippets:
+    """The parsed statements of the cat text ptxmm holds in its code (the engine's reference
+    axioms: engines/prune.py, semantics/rmw_chains.py), in one file of the cache directory, so
+    that a check needs no cat parser (building it costs several ms of a start) when its model is
+    cached too. The file holds the parser's key (:func:`_parser_key`) and is named by a digest of
+    it: another grammar, syntax class or Lark reads another file. An entry's key is the whole text
+    and its file name; a damaged or foreign file is a miss; an unwritable cache only costs time.
+    At most ``LIMIT`` entries (the texts are a handful of constants; past the limit, a fresh
+    file)."""
+
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self.key = _parser_key()
+        self.path = _cache_dir() / f"snippets-{digest(self.key)}.pickle"
+        self.table: dict[tuple[str, str], tuple] = {}
+        try:
+            import pickle
+
+            key, table = pickle.loads(self.path.read_bytes())
+            if key == self.key and isinstance(table, dict):
+                self.table = table
+        except Exception:  # absent, damaged or foreign: parse afresh
+            pass
+
+    def get(self, file: str, text: str) -> list | None:
+        hit = self.table.get((file, text))
+        return None if hit is None else list(hit)
+
+    def put(self, file: str, text: str, stmts: list) -> None:
+        import pickle
+
+        if len(self.table) >= self.LIMIT:
+            self.table = {}
+        self.table[(file, text)] = tuple(stmts)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(pickle.dumps((self.key, self.table)))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+@cache
+def _snippets() -> _Snippets:
+    return _Snippets()

@@ -4,10 +4,21 @@ and its Ctrl-C rows, and the exit on an error (docs/json-schema.md, "errors").""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import PtxmmError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def consoles() -> tuple[Console, Console]:
+    """rich consoles for stdout and stderr (imported here: ``check`` does without rich)."""
+    from rich.console import Console
+
+    return Console(highlight=False), Console(stderr=True, highlight=False)
 
 
 def _fail(e: PtxmmError) -> None:

@@ -3,10 +3,13 @@ barrier, role rotation, memory stress) and the named presets ``--stress`` choose
 
 from __future__ import annotations
 
-import random
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..errors import PtxmmError
+
+if TYPE_CHECKING:  # (annotations only: the CLI's start imports this module for its presets)
+    import random
 
 
 def pow2(n: int) -> int:

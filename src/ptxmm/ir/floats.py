@@ -40,7 +40,10 @@ What the ISA says, and what ptxmm does with it:
 
 from __future__ import annotations
 
-from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: fractions (and decimal) cost ~3 ms of every start
+    from fractions import Fraction
 
 FORMATS = {32: (8, 24), 64: (11, 53)}  # width → exponent bits, significand bits (hidden bit included)
 ROUNDINGS = ("rn", "rz", "rm", "rp")
@@ -92,6 +95,7 @@ def is_zero(x: int, w: int) -> bool:
 
 def magnitude(x: int, w: int) -> Fraction:
     """The absolute value of a finite float."""
+    from fractions import Fraction
     eb, sb, bias = _fmt(w)
     e = (x >> (sb - 1)) & ((1 << eb) - 1)
     m = x & ((1 << (sb - 1)) - 1)
@@ -124,6 +128,7 @@ def round_to(v: Fraction, w: int, rnd: str, zero_sign: int = 0) -> int:
     """The float of width ``w`` nearest ``v`` by rounding ``rnd`` (rn rz rm rp): IEEE 754's
     rounding of an exact value, overflow to infinity or the largest finite number by the
     direction, subnormal results kept. An exact zero is the zero of ``zero_sign``."""
+    from fractions import Fraction
     if v == 0:
         return zero(zero_sign, w)
     sign = int(v < 0)
@@ -261,10 +266,12 @@ def testp(kind: str, x: int, w: int) -> bool:
 
 
 def from_int(v: int, w: int, rnd: str) -> int:
+    from fractions import Fraction
     return round_to(Fraction(v), w, rnd)
 
 
 def _round_integral(v: Fraction, rnd: str) -> int:
+    from fractions import Fraction
     fl = v.numerator // v.denominator
     frac = v - fl
     if frac == 0:
@@ -291,6 +298,7 @@ def to_int(x: int, aw: int, w: int, rnd: str, signed: bool) -> int:
 
 def rint(x: int, w: int, rnd: str) -> int:
     """``cvt.rni.f32.f32``: the integral float by ``rnd``; a zero result keeps the input's sign."""
+    from fractions import Fraction
     if is_nan(x, w):
         return qnan(w)
     if is_inf(x, w) or is_zero(x, w):
@@ -393,6 +401,7 @@ def split_source(op: str) -> tuple[str, str | None]:
 def float_bits(text: float | str, w: int) -> int:
     """The bits of a decimal literal rounded to nearest at width ``w`` (Python's exact parse of
     the decimal text, then one rounding)."""
+    from fractions import Fraction
     s = str(text).strip().lower()
     if s in ("inf", "+inf", "infinity", "+infinity"):
         return inf(0, w)

@@ -457,6 +457,16 @@ class Label(Instr):
 
 
 @record(kw_only=True)
+class VectorOrder(Label):
+    """Made by the kernel front end (kernel/module/lowering.py), put before the ``n`` element
+    accesses of an acquire or release vector access: the execution runs them in an order it
+    chooses (semantics/vectors.py forks the path once per order). A label no branch names, so
+    analyses that read a loop body (awaits) see no side effect in it."""
+
+    n: int = 0
+
+
+@record(kw_only=True)
 class Ret(Instr):
     pass
 

@@ -52,6 +52,7 @@ from .instructions import (  # the IR is part of the Program's vocabulary: re-ex
     TensorCopy,
     TensorMap,
     TensorMapReplace,
+    VectorOrder,
     WarpOp,
     Wgmma,
     memory_operands,
@@ -257,5 +258,5 @@ __all__ = ["Addr", "Alu", "And", "AsyncStore", "Atom", "Barrier", "Branch", "Bul
            "Placement",
            "Program", "ProxyFence", "Quantifier", "Red", "Ref", "Reg", "RegRef", "Ret", "SCOPES",
            "SEMS", "Selp", "Setp", "Store", "Sym", "TENSORMAP_BYTES", "TensorCopy", "TensorMap",
-           "TensorMapReplace", "Thread", "TrueC", "WarpOp", "Wgmma", "cond_refs", "format_ref",
+           "TensorMapReplace", "Thread", "TrueC", "VectorOrder", "WarpOp", "Wgmma", "cond_refs", "format_ref",
            "memory_operands", "operands", "type_signed", "type_width", "value_operands"]

@@ -3,7 +3,7 @@
 PTX ISA 8.2.4 (memory operations on vector data types): a vector access is "modelled as a set of
 equivalent memory operations with a scalar data type, executed in an unspecified order on the
 elements in the vector". The front end lowers ``ld.acquire``/``st.release`` ``.v2``/``.v4`` to a
-:class:`~ptxmm.kernel.module.lowering.VectorOrder` followed by one scalar access per element.
+:class:`~ptxmm.ir.instructions.VectorOrder` followed by one scalar access per element.
 
 The plain encoding (:func:`fork`) forks the thread's path once per permutation of the elements,
 each fork running them in its order. It is exact, but every later instruction is then built once
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from itertools import permutations
 
+from ..ir.instructions import VectorOrder
 from ..ir.program import Load, Thread
 from ..ir.values import Const, Unspec, mk, truth
-from ..kernel.module.lowering import VectorOrder
 from .builder import Builder, State, handles
 from .memory import memory
 

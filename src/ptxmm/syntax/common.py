@@ -3,8 +3,6 @@ checks are in :mod:`.check`)."""
 
 from __future__ import annotations
 
-import difflib
-
 from .._infra.larkrt import Token, Tree
 from ..errors import ParseError, SemanticError, SourcePos
 from ..ir.program import And, Cmp, Condition, Not, Or, TrueC
@@ -74,6 +72,8 @@ def expectation(word: str, cond: Condition | None, pos: SourcePos | None) -> boo
             raise SemanticError("`.expect required` needs a forall condition", pos,
                                 "use `.expect holds` or `.expect fails`")
         return True
+    import difflib  # (here: only an error needs it)
+
     words = ("holds", "fails", "allowed", "forbidden", "required")
     close = difflib.get_close_matches(w, words, n=1)
     raise SemanticError(f"unknown expectation `{word}`", pos,

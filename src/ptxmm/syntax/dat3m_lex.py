@@ -112,12 +112,19 @@ LEXED = threading.local()  # (text, its tokens): parse() lexes once, for Lark an
 
 
 class Dat3mLexer(larkrt.Lexer):
-    """Feeds Lark the tokens of :func:`dat3m_tokens`."""
+    """Feeds Lark the tokens of :func:`dat3m_tokens`. Lark's current custom-lexer interface
+    (``__future_interface__ = 2``: ``lex(lexer_state, parser_state)``): with an older one, Lark
+    wraps the class in a local class of its own, which cannot be pickled, so the parser would be
+    built afresh by Lark's grammar compiler at every start (``_infra.lark_build``)."""
+
+    __future_interface__ = 2
 
     def __init__(self, lexer_conf) -> None:
         pass
 
-    def lex(self, text, *_):  # Lark hands a custom lexer the whole text
+    def lex(self, lexer_state, *_):
+        text = lexer_state.text  # Lark's TextSlice of the whole text (the str in older Larks)
+        text = getattr(text, "text", text)
         done = getattr(LEXED, "pair", None)
         return _cells(done[1] if done is not None and done[0] is text else dat3m_tokens(text))
 

@@ -26,7 +26,10 @@ from __future__ import annotations
 import re
 from functools import partial
 
+from .._infra.lark_build import module_regexes
 from .._infra.larkrt import Token, Tree
+
+_re = module_regexes()  # re.compile, the compiled code kept in ptxmm's cache (the same patterns)
 
 _ID = r"[A-Za-z_$][A-Za-z0-9_$]*"
 _WORD = _ID + r"(?:\.[A-Za-z0-9_]+(?:::[A-Za-z0-9_]+)*)*"
@@ -36,18 +39,19 @@ _INT = r"[0-9]+(?![0-9A-Za-z_$.])"  # decimal, no U suffix, not the start of a f
 _new = Token._future_new  # Token(...) less its check for a deprecated keyword
 _KEYWORDS = frozenset({"aliases", "true", "exists", "forall"})
 
-_TEST = re.compile(r'\.test[ \t]+([A-Za-z0-9_$][A-Za-z0-9_$+\-.=]*)(?:[ \t]+("[^"\n]*"))?[ \t]*;?[ \t]*')
-_EXPECT = re.compile(rf"\.expect[ \t]+({_WORD})[ \t]*;?[ \t]*")
-_LOC = re.compile(rf"(\.global|\.shared)[ \t]+(\.[usbf](?:8|16|32|64))[ \t]+({_ID})"
+_TEST = _re.compile(r'\.test[ \t]+([A-Za-z0-9_$][A-Za-z0-9_$+\-.=]*)(?:[ \t]+("[^"\n]*"))?[ \t]*;?[ \t]*')
+_EXPECT = _re.compile(rf"\.expect[ \t]+({_WORD})[ \t]*;?[ \t]*")
+_LOC = _re.compile(rf"(\.global|\.shared)[ \t]+(\.[usbf](?:8|16|32|64))[ \t]+({_ID})"
                   rf"(?:[ \t]*=[ \t]*({_INT}))?[ \t]*;[ \t]*")
-_THREAD = re.compile(rf"\.thread[ \t]+({_ID})((?:[ \t]+(?:\.cta|\.cluster|\.gpu)[ \t]+{_INT})*)"
+_THREAD = _re.compile(rf"\.thread[ \t]+({_ID})((?:[ \t]+(?:\.cta|\.cluster|\.gpu)[ \t]+{_INT})*)"
                      r"[ \t]*\{[ \t]*")
-_PLACE = re.compile(rf"(\.cta|\.cluster|\.gpu)[ \t]+({_INT})")
-_LABEL = re.compile(rf"[ \t]*({_ID}):[ \t]*")
-_INSTR = re.compile(rf"[ \t]*(?:(@)(!)?({_REG})[ \t]+)?({_WORD})(?:[ \t]+([^;]*?))?[ \t]*;[ \t]*")
-_OPERAND = re.compile(rf"[ \t]*(?:({_REG})|({_INT})|\[[ \t]*(?:({_REG})|({_ID}))[ \t]*\]|({_ID}))[ \t]*(,|$)")
-_COND = re.compile(r"(~exists|exists|forall)[ \t]+(\()(.*)\)[ \t]*")
-_TERM = re.compile(rf"[ \t]*(?:({_ID})(:)({_REG})|({_ID}))[ \t]*(==|!=)[ \t]*({_INT})[ \t]*(&&|$)")
+_PLACE = _re.compile(rf"(\.cta|\.cluster|\.gpu)[ \t]+({_INT})")
+_LABEL = _re.compile(rf"[ \t]*({_ID}):[ \t]*")
+_INSTR = _re.compile(rf"[ \t]*(?:(@)(!)?({_REG})[ \t]+)?({_WORD})(?:[ \t]+([^;]*?))?[ \t]*;[ \t]*")
+_OPERAND = _re.compile(rf"[ \t]*(?:({_REG})|({_INT})|\[[ \t]*(?:({_REG})|({_ID}))[ \t]*\]|({_ID}))"
+                       rf"[ \t]*(,|$)")
+_COND = _re.compile(r"(~exists|exists|forall)[ \t]+(\()(.*)\)[ \t]*")
+_TERM = _re.compile(rf"[ \t]*(?:({_ID})(:)({_REG})|({_ID}))[ \t]*(==|!=)[ \t]*({_INT})[ \t]*(&&|$)")
 
 
 class _Lines:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..._infra.records import record
 from ...errors import ParseError, UnsupportedError
-from ...ir.program import Addr, Alu, Imm, Instruction, Label, Mov, Reg, Selp, Setp, Sym
+from ...ir.instructions import VectorOrder  # an IR record (semantics needs no kernel reader for it)
+from ...ir.program import Addr, Alu, Imm, Instruction, Mov, Reg, Selp, Setp, Sym
 from ...syntax.decode import Vec, decode
 from .floats import FLOAT_TYPES, arith, float_type, literals, unary
 from .floats import HANDLERS as FLOAT_HANDLERS
@@ -259,15 +259,6 @@ def _st(fb, quals, ops, c):
         raise UnsupportedError(f"`{c['text']}`", c["pos"], "a parameter is written whole, at offset 0")
     return [ParamStore(a.base.name, ops[1], _param_type(quals, c, "st.param.type [p], v"), c["pos"],
                        c["text"])]
-
-
-@record(kw_only=True)
-class VectorOrder(Label):
-    """Put before the ``n`` element accesses of an acquire or release vector access: the execution
-    runs them in an order it chooses (semantics/vectors.py forks the path once per order). A label
-    no branch names, so analyses that read a loop body (awaits) see no side effect in it."""
-
-    n: int = 0
 
 
 def _vector(fb, base: str, quals: list[str], ops: list, c: dict) -> list:

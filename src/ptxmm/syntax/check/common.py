@@ -5,7 +5,6 @@ overflow")."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import field
 
@@ -39,6 +38,8 @@ def did_you_mean(word: str, options: Iterable[str], prefix: str = "",
                  synonyms: Mapping[str, str] | None = None) -> str:
     """``"did you mean `x`? "`` for the closest of ``options``, or ``""``; a closest word of
     ``synonyms`` is suggested as what it stands for (``store`` as ``st``)."""
+    import difflib  # (here: only an error needs it)
+
     synonyms = synonyms or {}
     close = difflib.get_close_matches(word, sorted({*options, *synonyms}), n=3, cutoff=0.6)
     if not close:

@@ -4,8 +4,6 @@ texture/surface/constant spellings)."""
 
 from __future__ import annotations
 
-import difflib
-
 from ...errors import ParseError
 from ...ir.program import (
     Fence,
@@ -63,6 +61,8 @@ def _proxy_fence(base: str, q: Quals, ops: list[Operand], c: dict) -> Instructio
         operands(ops, "", q, form)
         return ProxyFence(kind=kind, space=SPACES[space] if space else None, **c)
     if kind not in PROXY_FENCE_KINDS:
+        import difflib  # (here: only an error needs it)
+
         close = difflib.get_close_matches(kind, PROXY_FENCE_KINDS, n=1)
         q.fail(f"unknown proxy kind .{kind} in `{q.mnemonic}`",
                (f"did you mean .{close[0]}? " if close else "") + f"expected form: {form}")
