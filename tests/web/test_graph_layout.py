@@ -6,6 +6,7 @@ checks)."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -15,8 +16,13 @@ from support.svg_geometry import faults, parse
 from test_jobs import MP, _job
 from test_server import running_server
 
+import ptxmm
+from ptxmm.cat.parser import builtin_models
 from ptxmm.cli.main import main
-from ptxmm.web.jobs import run
+from ptxmm.queries.checker import check
+from ptxmm.web.jobs import job_of, run
+
+MODELS = builtin_models()
 
 STATIC = Path(__file__).resolve().parents[2] / "src" / "ptxmm" / "web" / "static" / "graphviz"
 
@@ -75,3 +81,88 @@ def test_the_page_lays_the_dot_out_in_the_browser(tmp_path):
     assert len(geo.nodes) == 5 and geo.edges  # init data=0, two stores, two loads
     assert faults(drawing) == []
     assert "st.relaxed.gpu.global.u32 [flag], 1" in drawing and "reads from" in drawing
+
+
+HOLDS = """.test OneStore "a single store: x ends at 1 in every execution"
+.global .u32 x = 0;
+.thread T0 .cta 0 {
+    st.global.u32 [x], 1;
+}
+"""
+
+
+def test_a_holding_forall_is_drawn_on_the_command_line_and_in_the_page(tmp_path):
+    """A ``forall`` that holds where no candidate execution even reaches its opposite (as
+    latch-arrive-wait.cu's): `graph` drew nothing ("no candidate execution produces this outcome",
+    a 422 in the page). Now both draw one allowed execution, the title saying which outcome and
+    that the forall holds in every allowed execution; the outcome drawn is one the brute-force
+    engine lists as allowed."""
+    for cond in ("forall (x == 1)", "~exists (x == 0)"):
+        f = tmp_path / "holds.ptx"
+        f.write_text(HOLDS + cond + "\n")
+        r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "g.dot")])
+        assert r.exit_code == 0, r.output
+        assert f"note: {cond} holds in every allowed execution; drawn: one of them, outcome x=1" in r.stderr
+        dot = (tmp_path / "g.dot").read_text()
+        assert f"{cond} holds in every allowed execution" in html.unescape(dot) and "x=1" in dot
+        status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
+        assert status == 200 and body == dot
+        status, body, _ = run(job_of("explain", {"source": f.read_text(), "graph": True}, 10.0, MODELS))
+        x = json.loads(body)
+        assert x["verdict"] == "forbidden" and x["dot"] == dot and x["svg"].startswith("<svg")
+    brute = check(ptxmm.load(f), engine="brute")
+    assert [str(o.outcome) for o in brute.outcomes] == ["x=1"]
+    # an exists that fails this way still has nothing to draw: no execution reaches it
+    f.write_text(HOLDS + "exists (x == 0)\n")
+    r = CliRunner().invoke(main, ["graph", str(f)])
+    assert r.exit_code != 0 and "no candidate execution produces this outcome" in r.output
+    status, body, _ = run(job_of("graph", {"source": f.read_text()}, 10.0, MODELS))
+    assert status == 422 and "nothing to draw" in body
+
+
+# the densest drawings: Graphviz 16 in WebAssembly put a label on a box at each of the six spacings
+# the command line's dot (2.43) needs at most (graph.SPACINGS: the page now tries the last two too)
+DENSE = ["hopper/pipeline-tma-async-no-consumer-fence.ptx", "hopper/pipeline-tma-async-no-empty-wait.ptx",
+         "hopper/kernels/pipeline-tma-async-no-empty-wait.ptx"]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium not installed (/usr/bin/chromium; "
+                                                  "apt-get install chromium)")
+def test_the_page_lays_dense_drawings_out_again_until_their_labels_are_clear(tmp_path):
+    """The page's layout (app.js): the WebAssembly drawing at each of /api/info's spacings until
+    its own label check (a port of labelfit.overlaps, which agrees with it here, on clear and
+    faulty drawings) finds every label clear — for the three densest Hopper drawings, whose
+    labels the first spacing puts on boxes."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright not installed "
+                                   "(pip install 'ptxmm[web-test]')")
+    from ptxmm.explanation.explain import explain
+    from ptxmm.explanation.findings import finding_graph
+    from ptxmm.explanation.graph import dot_source
+    from ptxmm.explanation.labelfit import overlaps
+
+    graphs = {}
+    for path in DENSE:
+        prog = ptxmm.load(Path(__file__).resolve().parents[2] / "examples" / path)
+        graphs[path] = explain(prog).graph if prog.condition is not None else finding_graph(prog)
+    dots = {p: dot_source(g) for p, g in graphs.items()}
+    with running_server("--workers", "1", log=tmp_path / "server.log") as url, \
+            sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        pg = browser.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.set_default_timeout(120_000)
+        pg.goto(url + "/")
+        pg.wait_for_selector("body[data-ready='1']")
+        drawn = {path: pg.evaluate("d => ptxmmLayout(d)", dot) for path, dot in dots.items()}
+        first = {path: pg.evaluate("d => import('/static/graphviz/graphviz.js').then(m => m.Graphviz.load())"
+                                   ".then(gv => gv.dot(d, 'svg'))", dot) for path, dot in dots.items()}
+        svgs = [*first.values(), *drawn.values()]
+        counted = [pg.evaluate("s => ptxmmOverlaps(s)", s) for s in svgs]
+        browser.close()
+    assert errors == []
+    assert counted == [overlaps(s) for s in svgs]  # the page's check is labelfit's
+    assert all(overlaps(s) > 0 for s in first.values())  # at the first spacing: labels on boxes
+    for path, text in drawn.items():
+        assert text is not None, f"{path}: no spacing is clear in the browser"
+        assert parse(text).nodes and faults(text) == [], path

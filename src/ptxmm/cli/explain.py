@@ -186,17 +186,25 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properti
             x = api_explain(prog, model, outcome=outcome, unroll=unroll)
         if x.unknown:
             raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
-        if x.graph is None:
+        drawn = x.graph
+        if drawn is None and outcome is None and not x.allowed:  # the condition holds: one execution
+            from ..explanation.holding import holding_graph
+
+            held = holding_graph(prog, model, unroll)
+            if held is not None:
+                drawn = held[0]
+                click.echo(f"note: {held[1]}", err=True)
+        if drawn is None:
             raise PtxmmError("no candidate execution produces this outcome", None,
                              "the explanation lists why; nothing to draw")
         if as_ascii:
-            click.echo(ascii_art(x.graph))
+            click.echo(ascii_art(drawn))
         if uses_grid() and (output is None and not as_ascii or (output or "").lower().endswith(".svg")):
             click.echo(GRID_NOTE, err=True)
         if output:
-            click.echo(f"wrote {render_file(x.graph, output)}", err=True)
+            click.echo(f"wrote {render_file(drawn, output)}", err=True)
         elif not as_ascii:
-            sys.stdout.write(svg(x.graph) + "\n")
+            sys.stdout.write(svg(drawn) + "\n")
     except PtxmmError as e:
         _fail(e)
 
@@ -205,6 +213,7 @@ class _Drawn:
     """A finding's witness drawing, in the shape graph() reads from an Explanation."""
 
     unknown = None
+    allowed = True  # a finding's witness is an allowed execution
 
     def __init__(self, graph) -> None:
         self.graph = graph

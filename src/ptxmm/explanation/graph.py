@@ -104,8 +104,11 @@ def _legend(g: GraphData) -> str:
 
 # (nodesep, ranksep) in inches, tried in this order until dot places every edge label clear of the
 # others and of the boxes (labelfit.py): the first suits the sparse drawings (the tutorial's), the
-# others give a dense one (a Hopper pipeline's 40 events and 80 edges) the room its labels need
-SPACINGS = ((0.6, 0.45), (0.9, 0.6), (0.6, 0.6), (0.8, 0.45), (1.0, 0.5), (1.2, 0.7))
+# others give a dense one (a Hopper pipeline's 40 events and 80 edges) the room its labels need;
+# the last two are the first where the playground's Graphviz (16.1, WebAssembly: it places xlabels
+# otherwise than the 2.43 of Debian's dot) finds room for every label of the three densest Hopper
+# drawings (pipeline-tma-async-no-consumer-fence, pipeline-tma-async-no-empty-wait, and its kernel)
+SPACINGS = ((0.6, 0.45), (0.9, 0.6), (0.6, 0.6), (0.8, 0.45), (1.0, 0.5), (1.2, 0.7), (1.8, 0.9), (1.8, 1.2))
 
 
 def dot_source(g: GraphData, spacing: tuple[float, float] = SPACINGS[0]) -> str:
