@@ -93,10 +93,10 @@ HOLDS = """.test OneStore "a single store: x ends at 1 in every execution"
 
 def test_a_holding_forall_is_drawn_on_the_command_line_and_in_the_page(tmp_path):
     """A ``forall`` that holds where no candidate execution even reaches its opposite (as
-    latch-arrive-wait.cu's): `graph` drew nothing ("no candidate execution produces this outcome",
-    a 422 in the page). Now both draw one allowed execution, the title saying which outcome and
-    that the forall holds in every allowed execution; the outcome drawn is one the brute-force
-    engine lists as allowed."""
+    latch-arrive-wait.cu's; a ``~exists`` that holds, an ``exists`` that fails so): `graph` drew
+    nothing ("no candidate execution produces this outcome", a 422 in the page). Now both draw one
+    allowed execution, the title saying which outcome and that the forall holds in every allowed
+    execution; the outcome drawn is the one the brute-force engine lists as allowed."""
     for cond in ("forall (x == 1)", "~exists (x == 0)"):
         f = tmp_path / "holds.ptx"
         f.write_text(HOLDS + cond + "\n")
@@ -112,11 +112,18 @@ def test_a_holding_forall_is_drawn_on_the_command_line_and_in_the_page(tmp_path)
         assert x["verdict"] == "forbidden" and x["dot"] == dot and x["svg"].startswith("<svg")
     brute = check(ptxmm.load(f), engine="brute")
     assert [str(o.outcome) for o in brute.outcomes] == ["x=1"]
-    # an exists that fails this way still has nothing to draw: no execution reaches it
+    # an exists that no execution reaches: one allowed execution too, said so
     f.write_text(HOLDS + "exists (x == 0)\n")
-    r = CliRunner().invoke(main, ["graph", str(f)])
+    r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "e.dot")])
+    assert r.exit_code == 0, r.output
+    assert ("note: exists (x == 0) is reached by no allowed execution; drawn: one allowed execution, "
+            "outcome x=1") in r.stderr
+    status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
+    assert status == 200 and body == (tmp_path / "e.dot").read_text()
+    # a named outcome no candidate produces still has nothing to draw (that outcome is drawn or none)
+    r = CliRunner().invoke(main, ["graph", str(f), "--outcome", "x=0"])
     assert r.exit_code != 0 and "no candidate execution produces this outcome" in r.output
-    status, body, _ = run(job_of("graph", {"source": f.read_text()}, 10.0, MODELS))
+    status, body, _ = run(job_of("graph", {"source": f.read_text(), "outcome": "x=0"}, 10.0, MODELS))
     assert status == 422 and "nothing to draw" in body
 
 
@@ -166,3 +173,23 @@ def test_the_page_lays_dense_drawings_out_again_until_their_labels_are_clear(tmp
     for path, text in drawn.items():
         assert text is not None, f"{path}: no spacing is clear in the browser"
         assert parse(text).nodes and faults(text) == [], path
+
+
+def test_a_drawing_no_spacing_clears_is_drawn_with_unlabelled_edges(monkeypatch):
+    """Where no spacing places every label clear (an allowed execution of a whole kernel, e.g.
+    vllm-barrier-at-end-final-sync.cu's, whose dozen reads of initial values leave one box), the
+    command line (and the page, which shows the server's drawing then) draws the edges without
+    labels, the legend saying that their colours name them, rather than a label on a box."""
+    from ptxmm.explanation import graph
+    from ptxmm.explanation.explain import explain
+    from ptxmm.explanation.labelfit import overlaps
+
+    g = explain(ptxmm.load(Path(__file__).resolve().parents[2] / "examples" / "hopper" /
+                           "wgmma-tma-war-early-release.ptx")).graph
+    first = graph.dot_layout(graph.dot_source(g)).decode()
+    assert overlaps(first) > 0  # at the first spacing a label lies on a box
+    monkeypatch.setattr(graph, "SPACINGS", graph.SPACINGS[:1])  # the only spacing tried
+    source, drawn = graph.laid_out(g)
+    assert "xlabel" not in source and "xlabel" in graph.dot_source(g)
+    assert "their colours name them" in drawn and faults(drawn) == [] and parse(drawn).edges
+    assert len(parse(drawn).edges) == len(parse(first).edges)  # the same edges, unlabelled

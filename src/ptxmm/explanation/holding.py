@@ -1,16 +1,19 @@
-"""A drawing for a condition that holds in every execution (issue 42: ``ptxmm graph`` and the
-playground answered "nothing to draw" for a kernel whose ``forall`` holds, e.g.
-latch-arrive-wait.cu and cg-warp-aggregated-inc.cu).
+"""A drawing for a condition whose target no execution reaches (issue 42: ``ptxmm graph`` and
+the playground answered "nothing to draw" for a kernel whose ``forall`` holds, e.g.
+latch-arrive-wait.cu and cg-warp-aggregated-inc.cu, and for a litmus test whose ``exists`` is
+forbidden, e.g. liveness/spin-weak-flag.ptx).
 
-``explain`` draws the execution of its target: for ``forall C`` that is ``not C``, for ``~exists C``
-it is ``C``. When the condition holds, no allowed execution reaches the target; when moreover no
-*candidate* execution reaches it (the values are fixed by the program, not by the model), there
-is no rejected candidate either, and so nothing to draw. A user still expects a picture of what
-the program does: :func:`holding_graph` draws one allowed execution — one satisfying ``C`` for
-``forall C``, one not satisfying ``C`` for ``~exists C`` (every allowed execution is such an
-execution: the condition holds) — and its title says which outcome it is and that the condition
-holds in every allowed execution. The execution is the witness of one solver query (the same
-query ``check`` asks for a verdict), so which one is drawn is the solver's choice among them."""
+``explain`` draws the execution of its target: for ``forall C`` that is ``not C``, for ``exists C``
+and ``~exists C`` it is ``C``. When the target is forbidden, no allowed execution reaches it; when
+moreover no *candidate* execution reaches it (the values are fixed by the program, not by the
+model), there is no rejected candidate either, and so nothing to draw. A user still expects a
+picture of what the program does: :func:`holding_graph` draws one allowed execution — one
+satisfying ``C`` for ``forall C``, one not satisfying ``C`` otherwise (every allowed execution is
+such an execution: the target is forbidden) — and its title says which outcome it is and that the
+forall holds in every allowed execution (the ``~exists`` holds, the ``exists`` is reached by none).
+The execution is the witness of one solver query (the same query ``check`` asks for a verdict),
+so which one is drawn is the solver's choice among them. The caller has found the target
+forbidden (``explain``: not allowed, and no verdict unknown): this module does not decide it."""
 
 from __future__ import annotations
 
@@ -22,13 +25,13 @@ from .graphdata import GraphData, graph_data
 
 
 def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2) -> tuple[GraphData, str] | None:
-    """One allowed execution of ``prog`` when its ``forall`` or ``~exists`` condition holds: the
-    drawing and the sentence that says what it shows; None for an ``exists`` condition or none,
-    when the condition does not hold, or when no execution finishes within the bound."""
+    """One allowed execution of ``prog`` where its condition's target is forbidden (the caller
+    knows: see above): the drawing and the sentence that says what it shows; None without a
+    condition, or when no execution finishes within the bound."""
     from ..queries.checker import check
 
     cond = prog.condition
-    if cond is None or cond.quantifier == "exists":
+    if cond is None:
         return None
     m = load_model(model) if isinstance(model, str) else model
     every = cond.expr if cond.quantifier == "forall" else Not(cond.expr)
@@ -38,7 +41,10 @@ def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2) ->
         return None
     o = res.outcomes[0]
     said = " ".join((cond.text or f"{cond.quantifier} the condition").split())
-    note = f"{said} holds in every allowed execution; drawn: one of them, outcome {o.outcome}"
+    if cond.quantifier == "exists":
+        note = f"{said} is reached by no allowed execution; drawn: one allowed execution, outcome {o.outcome}"
+    else:
+        note = f"{said} holds in every allowed execution; drawn: one of them, outcome {o.outcome}"
     return graph_data(res.graph, o.witness, title=f"{prog.name}: {note}"), note
 
 

@@ -345,9 +345,9 @@
   // more room between nodes and ranks (/api/info's graph_spacings) until no edge label is on another
   // label or on a box (overlaps: labelfit.py's check, the same estimate of the text's ink). Where no
   // spacing places every label clear (Graphviz 16 in WebAssembly places them otherwise than the
-  // server's dot), the server's own drawing is shown when it has dot (laid out until clear), else
-  // the WebAssembly drawing with the fewest labels on something. Where the WebAssembly cannot run,
-  // the server's SVG is shown instead.
+  // server's dot), the server's own drawing is shown when it has dot (graph.laid_out: clear, or
+  // its edges unlabelled), else the WebAssembly drawing with its edges unlabelled. Where the
+  // WebAssembly cannot run, the server's SVG is shown instead.
   var graphviz = null, spacings = [], serverDot = false;
   var NUM = /-?\d+(?:\.\d+)?(?:e-?\d+)?/g;
   function bbox(nums) {
@@ -393,13 +393,14 @@
       graphviz.catch(function () { state.noWasm = true; });
     }
     return graphviz.then(function (gv) {
-      var tries = spacings.length ? spacings : [null], best = null;
+      var tries = spacings.length ? spacings : [null];
       for (var i = 0; i < tries.length; i++) {
-        var text = gv.dot(tries[i] ? spaced(dot, tries[i]) : dot, "svg"), n = overlaps(text);
-        if (n === 0) return text;
-        if (!best || n < best.n) best = { n: n, text: text };
+        var text = gv.dot(tries[i] ? spaced(dot, tries[i]) : dot, "svg");
+        if (overlaps(text) === 0) return text;
       }
-      return serverDot ? null : best.text;
+      // as graph.laid_out: the edges unlabelled (their colours name them) rather than a label on
+      // a box; the server's dot does it with a line in the legend saying so
+      return serverDot ? null : gv.dot(dot.replace(/ xlabel="(?:[^"\\]|\\.)*" fontcolor="[^"]*"/g, ""), "svg");
     });
   }
   window.ptxmmLayout = layout;  // for tests and the console
