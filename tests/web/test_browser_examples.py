@@ -197,6 +197,8 @@ def table(shown: list[Shown]) -> str:
         said = (s.error or s.verdict or s.status).splitlines()[0][:70]
         graph = "-" if s.graph is None else "drawn" if s.graph == "svg" else "none"
         rows.append(f"{s.path:58} {s.answer:12} {s.seconds:6.1f} {graph:8} {said}")
+        if graph == "none":  # why nothing was drawn
+            rows.append(f"{'':87} {s.graph.splitlines()[0][:100]}")
     counts: dict[str, int] = {}
     for s in shown:
         counts[s.answer] = counts.get(s.answer, 0) + 1
