@@ -193,3 +193,38 @@ def test_a_drawing_no_spacing_clears_is_drawn_with_unlabelled_edges(monkeypatch)
     assert "xlabel" not in source and "xlabel" in graph.dot_source(g)
     assert "their colours name them" in drawn and faults(drawn) == [] and parse(drawn).edges
     assert len(parse(drawn).edges) == len(parse(first).edges)  # the same edges, unlabelled
+
+
+TIMER = """.test Timer "a branch on the timer: x ends at 1 either way"
+.global .u32 x = 0;
+.thread T0 .cta 0 {
+    mov.u64 %rd0, %globaltimer;
+    setp.eq.u64 %p0, %rd0, 0;
+    @%p0 bra L;
+    st.global.u32 [x], 1;
+    bra END;
+L:
+    st.global.u32 [x], 1;
+END:
+}
+"""
+
+
+def test_a_holding_forall_over_a_timer_is_drawn_by_the_solver(tmp_path):
+    """A value the ISA leaves free (%globaltimer, as atomic-flag-wait.cu's backoff reads) stops
+    explain's concrete enumeration of rejected candidates ("not supported yet"); the check's
+    solver decides the forall and draws one allowed execution, on the command line and in the
+    page alike."""
+    f = tmp_path / "timer.ptx"
+    f.write_text(TIMER + "forall (x == 1)\n")
+    r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "g.dot")])
+    assert r.exit_code == 0, r.output
+    assert ("note: forall (x == 1) holds in every allowed execution; drawn: one of them, "
+            "outcome x=1") in r.stderr
+    status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
+    assert status == 200 and body == (tmp_path / "g.dot").read_text()
+    # a forall that fails: the execution reaching its opposite, drawn as before (no note)
+    f.write_text(TIMER + "forall (x == 0)\n")
+    r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "f.dot")])
+    assert r.exit_code == 0 and "note:" not in r.stderr
+    assert "holds" not in (tmp_path / "f.dot").read_text()

@@ -170,7 +170,6 @@ def _hangs(f, model, unroll, progress_model) -> list:
 def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properties=None) -> None:
     """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
     derived relations of the explanation, the violating cycle highlighted."""
-    from ..explanation.explain import explain as api_explain
     from ..explanation.graph import GRID_NOTE, ascii_art, render_file, svg, uses_grid
 
     output_file("-o", output)
@@ -181,22 +180,16 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properti
                 (outcome is None and prog.format == "kernel" and prog.condition is None):
             from ..explanation.findings import finding_graph
 
-            x = _Drawn(finding_graph(prog, model, kind=finding, unroll=unroll, properties=properties))
-        else:
-            x = api_explain(prog, model, outcome=outcome, unroll=unroll)
-        if x.unknown:
-            raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
-        drawn = x.graph
-        if drawn is None and outcome is None and not x.allowed:  # the condition holds: one execution
-            from ..explanation.holding import holding_graph
+            drawn = finding_graph(prog, model, kind=finding, unroll=unroll, properties=properties)
+            if drawn is None:
+                raise PtxmmError("no candidate execution produces this outcome", None,
+                                 "the explanation lists why; nothing to draw")
+        else:  # the explanation's execution; where the condition holds so, one allowed execution
+            from ..explanation.holding import condition_drawing
 
-            held = holding_graph(prog, model, unroll)
-            if held is not None:
-                drawn = held[0]
-                click.echo(f"note: {held[1]}", err=True)
-        if drawn is None:
-            raise PtxmmError("no candidate execution produces this outcome", None,
-                             "the explanation lists why; nothing to draw")
+            drawn, note = condition_drawing(prog, model, outcome=outcome, unroll=unroll)
+            if note:
+                click.echo(f"note: {note}", err=True)
         if as_ascii:
             click.echo(ascii_art(drawn))
         if uses_grid() and (output is None and not as_ascii or (output or "").lower().endswith(".svg")):
@@ -208,12 +201,3 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properti
     except PtxmmError as e:
         _fail(e)
 
-
-class _Drawn:
-    """A finding's witness drawing, in the shape graph() reads from an Explanation."""
-
-    unknown = None
-    allowed = True  # a finding's witness is an allowed execution
-
-    def __init__(self, graph) -> None:
-        self.graph = graph

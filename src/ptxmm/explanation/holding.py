@@ -20,20 +20,29 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..cat.parser import Model, load_model
+from ..errors import PtxmmError, UnsupportedError
 from ..ir.program import Condition, Not, Program
 from .graphdata import GraphData, graph_data
 
 
-def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2) -> tuple[GraphData, str] | None:
+def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2,
+                  decide: bool = False) -> tuple[GraphData, str] | None:
     """One allowed execution of ``prog`` where its condition's target is forbidden (the caller
-    knows: see above): the drawing and the sentence that says what it shows; None without a
-    condition, or when no execution finishes within the bound."""
+    knows, or with ``decide`` one more query asks): the drawing and the sentence that says what
+    it shows; None without a condition, when the target is not forbidden (``decide``), or when
+    no execution finishes within the bound."""
     from ..queries.checker import check
 
     cond = prog.condition
     if cond is None:
         return None
     m = load_model(model) if isinstance(model, str) else model
+    if decide:
+        target = Not(cond.expr) if cond.quantifier == "forall" else cond.expr
+        asked = replace(prog, condition=Condition("exists", target, "exists (the condition's target)"))
+        if check(asked, m, unroll=unroll, verdict_only=True, flags=False, properties=("condition",)).holds \
+                is not False:
+            return None
     every = cond.expr if cond.quantifier == "forall" else Not(cond.expr)
     asked = replace(prog, condition=Condition("exists", every, "exists (every execution's outcome)"))
     res = check(asked, m, unroll=unroll, verdict_only=True, flags=False, properties=("condition",))
@@ -48,4 +57,32 @@ def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2) ->
     return graph_data(res.graph, o.witness, title=f"{prog.name}: {note}"), note
 
 
-__all__ = ["holding_graph"]
+def condition_drawing(prog: Program, model: str | Model = "ptx", *, outcome: str | None = None,
+                      unroll: int = 2) -> tuple[GraphData, str | None]:
+    """What ``ptxmm graph`` (and the playground's ``/api/graph``) draws for ``outcome`` (default:
+    the condition's target): the explanation's execution; where it has none and the target is
+    the condition's, one allowed execution and the note saying so (:func:`holding_graph`). Where
+    explain's concrete enumeration of rejected candidates cannot run (a value the ISA leaves
+    free, ``%globaltimer``: "not supported yet"), the solver decides the target and draws the
+    same; else that error. A located error when there is nothing to draw."""
+    from .explain import explain
+
+    try:
+        x = explain(prog, model, outcome=outcome, unroll=unroll)
+    except UnsupportedError:
+        held = holding_graph(prog, model, unroll, decide=True) if outcome is None else None
+        if held is None:
+            raise
+        return held
+    if x.unknown:
+        raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
+    if x.graph is not None:
+        return x.graph, None
+    held = holding_graph(prog, model, unroll) if outcome is None and not x.allowed else None
+    if held is None:
+        raise PtxmmError("no candidate execution produces this outcome", None,
+                         "the explanation lists why; nothing to draw")
+    return held
+
+
+__all__ = ["condition_drawing", "holding_graph"]

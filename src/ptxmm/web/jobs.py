@@ -422,21 +422,14 @@ def _drawn(job: Job, g) -> Answer:
 
 
 def _graph(job: Job, prog) -> Answer:
-    from ..explanation.explain import explain
-
     if job.finding is not None:  # as `ptxmm graph --finding KIND` (a hang: under job.progress)
         from ..explanation.findings import finding_graph
 
         return _drawn(job, finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
                                          progress=job.progress))
-    x = explain(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)
-    if x.unknown:
-        raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
-    g = x.graph if x.graph is not None else _holding(job, prog, x)
-    if g is None:
-        raise PtxmmError("no candidate execution produces this outcome", None,
-                         "the explanation lists why; nothing to draw")
-    return _drawn(job, g)
+    from ..explanation.holding import condition_drawing
+
+    return _drawn(job, condition_drawing(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)[0])
 
 
 def _holding(job: Job, prog, x):
