@@ -11,8 +11,8 @@ picture of what the program does: :func:`holding_graph` draws one allowed execut
 satisfying ``C`` for ``forall C``, one not satisfying ``C`` otherwise (every allowed execution is
 such an execution: the target is forbidden) — and its title says which outcome it is and that the
 forall holds in every allowed execution (the ``~exists`` holds, the ``exists`` is reached by none).
-The execution is the witness of one solver query (the same query ``check`` asks for a verdict),
-so which one is drawn is the solver's choice among them. The caller has found the target
+The execution is the first outcome's witness that ``check`` enumerates, so which one is drawn
+is the engine's choice among them. The caller has found the target
 forbidden (``explain``: not allowed, and no verdict unknown): this module does not decide it."""
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2,
         if check(asked, m, unroll=unroll, verdict_only=True, flags=False, properties=("condition",)).holds \
                 is not False:
             return None
-    every = cond.expr if cond.quantifier == "forall" else Not(cond.expr)
-    asked = replace(prog, condition=Condition("exists", every, "exists (every execution's outcome)"))
-    res = check(asked, m, unroll=unroll, verdict_only=True, flags=False, properties=("condition",))
-    if not res.holds or not res.outcomes:
+    # the target forbidden, every allowed execution is one to draw: the first one enumerated
+    # (the enumeration, as `ptxmm check` runs it, also where a verdict query's witness leaves a
+    # free value such as %globaltimer out of its outcome)
+    res = check(prog, m, unroll=unroll, flags=False, max_outcomes=1, properties=("condition",))
+    if not res.outcomes:
         return None
     o = res.outcomes[0]
     said = " ".join((cond.text or f"{cond.quantifier} the condition").split())
