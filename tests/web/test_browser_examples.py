@@ -6,8 +6,9 @@ Each one answers: a verdict (or "no condition" with its outcomes), or a time lim
 decided" said as such, never a refusal — except one its directory's README documents
 (``[stem] ... refused: why``), and that one located at a line of the editor; liveness examples are
 checked with liveness on (the page turns it on for them) and show the hang their
-``.expect-liveness`` names; each tutorial step draws its execution graph. The page logs no
-error. Two pages run at a time (the server's two workers).
+``.expect-liveness`` names; each tutorial step draws its execution graph, and every drawing the
+page shows passes the geometry test (support/svg_geometry.py: no edge through a box, no label on
+another or on a box). The page logs no error. Two pages run at a time (the server's two workers).
 
 The test over every example takes minutes (marked slow: ``pytest -m slow
 tests/web/test_browser_examples.py -n 0 -s`` prints a table and the wall time); the fast one opens
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from support import DAT3M_SB, ROOT
+from support.svg_geometry import faults
 from test_browser import ARGS, CHROMIUM, sync_api
 from test_server import running_server
 
@@ -53,6 +55,8 @@ _SHOWN = """() => {
           findings: shown('findings') ? $('findings').innerText : '',
           outcomes: shown('outcomes') ? $('outcomes').tBodies[0].rows.length : 0,
           graph: !shown('graph-box') ? null : g.querySelector('svg') ? 'svg' : g.textContent,
+          drawing: shown('graph-box') && g.querySelector('svg') ?
+            new XMLSerializer().serializeToString(g.querySelector('svg')) : null,
           lines: ptxmmEditor.lineCount(), liveness_on: $('liveness').checked};
 }"""
 # a check's status line when it answered (checkedStatus in app.js)
@@ -73,6 +77,7 @@ class Shown:
     findings: str
     outcomes: int
     graph: str | None
+    drawing: str | None  # the drawing's SVG, as the page shows it
     lines: int
     liveness_on: bool
     seconds: float
@@ -181,14 +186,19 @@ def problems(s: Shown) -> list[str]:
             bad.append("a hang without its hang finding")
     if s.path.startswith("teaching/") and s.graph != "svg":
         bad.append(f"a tutorial step without its graph: {s.graph!r}")
+    if s.drawing is not None and (wrong := faults(s.drawing)):  # every drawing, the tutorial's among them
+        bad.append(f"the drawing's geometry: {'; '.join(wrong[:3])}")
     return bad
 
 
 def table(shown: list[Shown]) -> str:
-    rows = [f"{'example':58} {'answer':12} {'s':>6}  verdict / error"]
+    rows = [f"{'example':58} {'answer':12} {'s':>6} {'graph':8} verdict / error"]
     for s in shown:
         said = (s.error or s.verdict or s.status).splitlines()[0][:70]
-        rows.append(f"{s.path:58} {s.answer:12} {s.seconds:6.1f}  {said}")
+        graph = "-" if s.graph is None else "drawn" if s.graph == "svg" else "none"
+        rows.append(f"{s.path:58} {s.answer:12} {s.seconds:6.1f} {graph:8} {said}")
+        if graph == "none":  # why nothing was drawn
+            rows.append(f"{'':87} {s.graph.splitlines()[0][:100]}")
     counts: dict[str, int] = {}
     for s in shown:
         counts[s.answer] = counts.get(s.answer, 0) + 1

@@ -170,7 +170,6 @@ def _hangs(f, model, unroll, progress_model) -> list:
 def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properties=None) -> None:
     """Draw the execution that explains FILE's outcome: threads as columns, rf/co/fr and the
     derived relations of the explanation, the violating cycle highlighted."""
-    from ..explanation.explain import explain as api_explain
     from ..explanation.graph import GRID_NOTE, ascii_art, render_file, svg, uses_grid
 
     output_file("-o", output)
@@ -181,30 +180,24 @@ def graph(file, outcome, model, unroll, output, as_ascii, finding=None, properti
                 (outcome is None and prog.format == "kernel" and prog.condition is None):
             from ..explanation.findings import finding_graph
 
-            x = _Drawn(finding_graph(prog, model, kind=finding, unroll=unroll, properties=properties))
-        else:
-            x = api_explain(prog, model, outcome=outcome, unroll=unroll)
-        if x.unknown:
-            raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
-        if x.graph is None:
-            raise PtxmmError("no candidate execution produces this outcome", None,
-                             "the explanation lists why; nothing to draw")
+            drawn = finding_graph(prog, model, kind=finding, unroll=unroll, properties=properties)
+            if drawn is None:
+                raise PtxmmError("no candidate execution produces this outcome", None,
+                                 "the explanation lists why; nothing to draw")
+        else:  # the explanation's execution; where the condition holds so, one allowed execution
+            from ..explanation.holding import condition_drawing
+
+            drawn, note = condition_drawing(prog, model, outcome=outcome, unroll=unroll)
+            if note:
+                click.echo(f"note: {note}", err=True)
         if as_ascii:
-            click.echo(ascii_art(x.graph))
+            click.echo(ascii_art(drawn))
         if uses_grid() and (output is None and not as_ascii or (output or "").lower().endswith(".svg")):
             click.echo(GRID_NOTE, err=True)
         if output:
-            click.echo(f"wrote {render_file(x.graph, output)}", err=True)
+            click.echo(f"wrote {render_file(drawn, output)}", err=True)
         elif not as_ascii:
-            sys.stdout.write(svg(x.graph) + "\n")
+            sys.stdout.write(svg(drawn) + "\n")
     except PtxmmError as e:
         _fail(e)
 
-
-class _Drawn:
-    """A finding's witness drawing, in the shape graph() reads from an Explanation."""
-
-    unknown = None
-
-    def __init__(self, graph) -> None:
-        self.graph = graph

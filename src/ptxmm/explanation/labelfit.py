@@ -14,7 +14,12 @@ The geometry: a node's box is the bounding box of its outline (``<path>`` or ``<
 font size as Graphviz does without font metrics — a character 0.62 em wide (Courier's are 0.6 em,
 Helvetica's 0.55 em on average), from 0.8 em above the baseline to 0.22 em below; the no-break
 spaces around a label are no ink. Two boxes overlap when they share more than half a point each
-way (the rule tests/support/svg_geometry.py checks, written independently there)."""
+way (the rule tests/support/svg_geometry.py checks, written independently there).
+
+The playground runs the same check in the browser (web/static/app.js, ``overlaps``: the same
+boxes and estimate, over the SVG of the WebAssembly Graphviz) to lay a drawing out again at
+:data:`~.graph.SPACINGS` as :func:`~.graph.laid_out` does; tests/web/test_graph_layout.py checks
+that both count the same."""
 
 from __future__ import annotations
 

@@ -88,6 +88,7 @@ class Api:
     async def info(self, request: Request) -> Response:
         from .. import __version__
         from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
+        from ..explanation.graph import SPACINGS, dot_available
         from ..kernel.nvcc import find_nvcc
         from ..queries.hangs import MODELS as PROGRESS
         from . import sandbox
@@ -99,6 +100,9 @@ class Api:
                       "formats": [{"name": f, "supported": True} for f in FORMATS],
                       "nvcc": find_nvcc() is not None and sandbox.available(),
                       "progress_models": list(PROGRESS),
+                      # the page lays a drawing's DOT out again at these (nodesep, ranksep) until
+                      # its labels are clear, as graph.laid_out does; else the server's own (dot)
+                      "graph_spacings": [list(s) for s in SPACINGS], "dot": dot_available(),
                       "time_limit_s": self.config.time_limit, "max_body": self.config.max_body})
 
     async def health(self, request: Request) -> Response:

@@ -405,9 +405,9 @@ def _explain(job: Job, prog) -> Answer:
     if job.graph:
         from ..explanation.graph import dot_source, svg
 
-        drawn = x.graph is not None and not x.unknown
-        obj["svg"] = svg(x.graph) if drawn else None
-        obj["dot"] = dot_source(x.graph) if drawn else None
+        g = None if x.unknown else x.graph if x.graph is not None else _holding(job, prog, x)
+        obj["svg"] = svg(g) if g is not None else None
+        obj["dot"] = dot_source(g) if g is not None else None
     return 200, json.dumps(obj, indent=2) + "\n", JSON
 
 
@@ -422,20 +422,26 @@ def _drawn(job: Job, g) -> Answer:
 
 
 def _graph(job: Job, prog) -> Answer:
-    from ..explanation.explain import explain
-
     if job.finding is not None:  # as `ptxmm graph --finding KIND` (a hang: under job.progress)
         from ..explanation.findings import finding_graph
 
         return _drawn(job, finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
                                          progress=job.progress))
-    x = explain(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)
-    if x.unknown:
-        raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
-    if x.graph is None:
-        raise PtxmmError("no candidate execution produces this outcome", None,
-                         "the explanation lists why; nothing to draw")
-    return _drawn(job, x.graph)
+    from ..explanation.holding import condition_drawing
+
+    return _drawn(job, condition_drawing(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)[0])
+
+
+def _holding(job: Job, prog, x):
+    """As ``ptxmm graph``: where the test's ``forall`` (or ``~exists``) holds and no candidate
+    execution reaches its opposite, one allowed execution, its title saying so
+    (explanation/holding.py); else None."""
+    if job.outcome is not None or x.allowed:
+        return None
+    from ..explanation.holding import holding_graph
+
+    held = holding_graph(prog, model_of(job), job.unroll)
+    return held[0] if held is not None else None
 
 
 def stopped(job: Job, limit: float) -> Answer:

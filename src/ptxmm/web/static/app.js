@@ -341,14 +341,67 @@
   // ----- the execution graph ----------------------------------------------------------------------
   // The server answers the drawing's DOT (what `ptxmm graph -o out.dot` writes); the page lays it out
   // with Graphviz compiled to WebAssembly (static/graphviz, vendored), as `ptxmm graph` lays the
-  // same DOT out with `dot`. Where the WebAssembly cannot run, the server's SVG is shown instead.
-  var graphviz = null;
-  function layout(dot) {
+  // same DOT out with `dot`, and as the command line does (graph.laid_out) lays it out again with
+  // more room between nodes and ranks (/api/info's graph_spacings) until no edge label is on another
+  // label or on a box (overlaps: labelfit.py's check, the same estimate of the text's ink). Where no
+  // spacing places every label clear (Graphviz 16 in WebAssembly places them otherwise than the
+  // server's dot), the server's own drawing is shown when it has dot (graph.laid_out: clear, or
+  // its edges unlabelled), else the WebAssembly drawing with its edges unlabelled. Where the
+  // WebAssembly cannot run, the server's SVG is shown instead.
+  var graphviz = null, spacings = [], serverDot = false;
+  var NUM = /-?\d+(?:\.\d+)?(?:e-?\d+)?/g;
+  function bbox(nums) {
+    var xs = nums.filter(function (v, i) { return i % 2 === 0; }), ys = nums.filter(function (v, i) { return i % 2; });
+    return [Math.min.apply(null, xs), Math.min.apply(null, ys), Math.max.apply(null, xs), Math.max.apply(null, ys)];
+  }
+  function ink(t) {
+    var size = parseFloat(t.getAttribute("font-size") || "14");
+    var width = 0.62 * size * t.textContent.trim().length;
+    var x = parseFloat(t.getAttribute("x") || "0"), y = parseFloat(t.getAttribute("y") || "0");
+    var anchor = t.getAttribute("text-anchor") || "start";
+    var x0 = anchor === "middle" ? x - width / 2 : anchor === "end" ? x - width : x;
+    return [x0, y - 0.8 * size, x0 + width, y + 0.22 * size];
+  }
+  function touch(a, b) {
+    return a[0] + 0.5 < b[2] && b[0] + 0.5 < a[2] && a[1] + 0.5 < b[3] && b[1] + 0.5 < a[3];
+  }
+  function overlaps(svgText) {  // how many edge labels touch another label or a node's box
+    var doc = new DOMParser().parseFromString(svgText, "image/svg+xml"), nodes = [], labels = [];
+    Array.prototype.forEach.call(doc.getElementsByTagName("g"), function (g) {
+      var cls = g.getAttribute("class");
+      if (cls === "node") {
+        var shape = g.getElementsByTagName("path")[0], poly = g.getElementsByTagName("polygon")[0];
+        var text = shape ? shape.getAttribute("d") : poly ? poly.getAttribute("points") : "";
+        var nums = (text.match(NUM) || []).map(parseFloat);
+        if (nums.length) nodes.push(bbox(nums));
+      } else if (cls === "edge") {
+        Array.prototype.forEach.call(g.getElementsByTagName("text"), function (t) { labels.push(ink(t)); });
+      }
+    });
+    return labels.filter(function (a, i) {
+      return labels.slice(i + 1).some(function (b) { return touch(a, b); }) ||
+        nodes.some(function (n) { return touch(a, n); });
+    }).length;
+  }
+  window.ptxmmOverlaps = overlaps;  // for tests: the same count as labelfit.overlaps
+  function spaced(dot, s) {
+    return dot.replace(/nodesep=[0-9.]+ ranksep=[0-9.]+/, "nodesep=" + s[0] + " ranksep=" + s[1]);
+  }
+  function layout(dot) {  // the SVG text of the first clear spacing, or null where none is
     if (!graphviz) {
       graphviz = import("/static/graphviz/graphviz.js").then(function (m) { return m.Graphviz.load(); });
       graphviz.catch(function () { state.noWasm = true; });
     }
-    return graphviz.then(function (gv) { return gv.dot(dot, "svg"); });
+    return graphviz.then(function (gv) {
+      var tries = spacings.length ? spacings : [null];
+      for (var i = 0; i < tries.length; i++) {
+        var text = gv.dot(tries[i] ? spaced(dot, tries[i]) : dot, "svg");
+        if (overlaps(text) === 0) return text;
+      }
+      // as graph.laid_out: the edges unlabelled (their colours name them) rather than a label on
+      // a box; the server's dot does it with a line in the legend saying so
+      return serverDot ? null : gv.dot(dot.replace(/ xlabel="(?:[^"\\]|\\.)*" fontcolor="[^"]*"/g, ""), "svg");
+    });
   }
   window.ptxmmLayout = layout;  // for tests and the console
   function drawn(body, seq, done) {
@@ -359,6 +412,11 @@
       if (r.status !== 200 || r.type.indexOf("graphviz") < 0) { done(); showSvg(r); return; }
       return layout(r.text).then(function (text) {
         if (seq !== state.drawSeq) return;
+        if (text === null) return post("/api/graph", body).then(function (r2) {  // the server's own
+          if (seq !== state.drawSeq) return;
+          done();
+          showSvg(r2);
+        });
         done();
         showSvg({ status: 200, type: "image/svg+xml", text: text });
       }, function () {  // no WebAssembly here (or it failed): the server lays it out from now on
@@ -434,7 +492,10 @@
         var shown = function (text) {
           if (seq === state.drawSeq) showSvg({ status: 200, type: "image/svg+xml", text: text });
         };
-        if (obj.dot && !state.noWasm) layout(obj.dot).then(shown, function () { shown(obj.svg); });
+        if (obj.dot && !state.noWasm) {
+          layout(obj.dot).then(function (text) { shown(text === null ? obj.svg : text); },
+                               function () { shown(obj.svg); });
+        }
         else shown(obj.svg);
       }
       $("explain-box").scrollIntoView({ block: "nearest" });
@@ -562,6 +623,8 @@
     .then(function (got) {
       var info = got[0];
       serverLimit = info.time_limit_s;
+      spacings = info.graph_spacings || [];
+      serverDot = !!info.dot;
       fillSelect("model", info.models, "ptx");
       fillSelect("engine", info.engines, "auto");
       $("unroll").max = info.unroll_max;

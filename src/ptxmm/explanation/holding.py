@@ -1,0 +1,89 @@
+"""A drawing for a condition whose target no execution reaches (issue 42: ``ptxmm graph`` and
+the playground answered "nothing to draw" for a kernel whose ``forall`` holds, e.g.
+latch-arrive-wait.cu and cg-warp-aggregated-inc.cu, and for a litmus test whose ``exists`` is
+forbidden, e.g. liveness/spin-weak-flag.ptx).
+
+``explain`` draws the execution of its target: for ``forall C`` that is ``not C``, for ``exists C``
+and ``~exists C`` it is ``C``. When the target is forbidden, no allowed execution reaches it; when
+moreover no *candidate* execution reaches it (the values are fixed by the program, not by the
+model), there is no rejected candidate either, and so nothing to draw. A user still expects a
+picture of what the program does: :func:`holding_graph` draws one allowed execution — one
+satisfying ``C`` for ``forall C``, one not satisfying ``C`` otherwise (every allowed execution is
+such an execution: the target is forbidden) — and its title says which outcome it is and that the
+forall holds in every allowed execution (the ``~exists`` holds, the ``exists`` is reached by none).
+The execution is the first outcome's witness that ``check`` enumerates, so which one is drawn
+is the engine's choice among them. The caller has found the target
+forbidden (``explain``: not allowed, and no verdict unknown): this module does not decide it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..cat.parser import Model, load_model
+from ..errors import PtxmmError, UnsupportedError
+from ..ir.program import Condition, Not, Program
+from .graphdata import GraphData, graph_data
+
+
+def holding_graph(prog: Program, model: str | Model = "ptx", unroll: int = 2,
+                  decide: bool = False) -> tuple[GraphData, str] | None:
+    """One allowed execution of ``prog`` where its condition's target is forbidden (the caller
+    knows, or with ``decide`` one more query asks): the drawing and the sentence that says what
+    it shows; None without a condition, when the target is not forbidden (``decide``), or when
+    no execution finishes within the bound."""
+    from ..queries.checker import check
+
+    cond = prog.condition
+    if cond is None:
+        return None
+    m = load_model(model) if isinstance(model, str) else model
+    if decide:
+        target = Not(cond.expr) if cond.quantifier == "forall" else cond.expr
+        asked = replace(prog, condition=Condition("exists", target, "exists (the condition's target)"))
+        if check(asked, m, unroll=unroll, verdict_only=True, flags=False, properties=("condition",)).holds \
+                is not False:
+            return None
+    # the target forbidden, every allowed execution is one to draw: the first one enumerated
+    # (the enumeration, as `ptxmm check` runs it, also where a verdict query's witness leaves a
+    # free value such as %globaltimer out of its outcome)
+    res = check(prog, m, unroll=unroll, flags=False, max_outcomes=1, properties=("condition",))
+    if not res.outcomes:
+        return None
+    o = res.outcomes[0]
+    said = " ".join((cond.text or f"{cond.quantifier} the condition").split())
+    if cond.quantifier == "exists":
+        note = f"{said} is reached by no allowed execution; drawn: one allowed execution, outcome {o.outcome}"
+    else:
+        note = f"{said} holds in every allowed execution; drawn: one of them, outcome {o.outcome}"
+    return graph_data(res.graph, o.witness, title=f"{prog.name}: {note}"), note
+
+
+def condition_drawing(prog: Program, model: str | Model = "ptx", *, outcome: str | None = None,
+                      unroll: int = 2) -> tuple[GraphData, str | None]:
+    """What ``ptxmm graph`` (and the playground's ``/api/graph``) draws for ``outcome`` (default:
+    the condition's target): the explanation's execution; where it has none and the target is
+    the condition's, one allowed execution and the note saying so (:func:`holding_graph`). Where
+    explain's concrete enumeration of rejected candidates cannot run (a value the ISA leaves
+    free, ``%globaltimer``: "not supported yet"), the solver decides the target and draws the
+    same; else that error. A located error when there is nothing to draw."""
+    from .explain import explain
+
+    try:
+        x = explain(prog, model, outcome=outcome, unroll=unroll)
+    except UnsupportedError:
+        held = holding_graph(prog, model, unroll, decide=True) if outcome is None else None
+        if held is None:
+            raise
+        return held
+    if x.unknown:
+        raise PtxmmError(x.unknown, None, "nothing to draw without an execution")
+    if x.graph is not None:
+        return x.graph, None
+    held = holding_graph(prog, model, unroll) if outcome is None and not x.allowed else None
+    if held is None:
+        raise PtxmmError("no candidate execution produces this outcome", None,
+                         "the explanation lists why; nothing to draw")
+    return held
+
+
+__all__ = ["condition_drawing", "holding_graph"]
