@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -596,10 +597,18 @@ CORPUS = ROOT / "examples" / "kernels"
 @pytest.mark.parametrize("model", ["ptx", "ptx-v7.5"])
 def test_corpus_findings_equal_their_expect_lines(model):
     """Every corpus kernel's findings equal its `expect` line (hangs included: the liveness query
-    finds them) and its condition holds."""
+    finds them) and its condition holds — except a model's documented departure
+    (support/kernel_corpus.DEPARTURES: there the departure's findings, and the condition fails)."""
+    from support.kernel_corpus import DEPARTURES
+
     from ptxmm.testing.runner import run_tests
 
     results = run_tests([str(CORPUS)], model, jobs=1)
     assert results
     for r in results:
-        assert r.status == "agree", (r.path, r.status, r.error or r.detail)
+        want = DEPARTURES.get((Path(r.path).stem, model))
+        if want is None:
+            assert r.status == "agree", (r.path, r.status, r.error or r.detail)
+        else:
+            assert r.detail and r.detail.split("; ")[1] == f"found {', '.join(sorted(want))}", r.detail
+            assert "condition fails" in r.detail, r.detail
