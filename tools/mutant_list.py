@@ -866,3 +866,16 @@ MUTANTS += [
              "        if FOLD_HINT and fold is not None:\n"
              "            fold = Fold((), fold.written, fold.waits)\n")]),
 ]
+
+# Issue 41 (explain and graph of the cub-tile-state kernels in seconds): a known witness fits a
+# candidate's graph when every read it executes has a value (the reads of an acquire/release
+# vector's element orders not chosen have none) — killed by tests/explanation/test_fix_vector_witness.py
+MUTANTS += [
+    Mutant("fix-witness-every-read-valued", "engine",
+           "a witness fits a fix candidate's graph only with a value for every read on its paths, "
+           "executed or not: no witness of a program with an acquire/release vector fits, and the "
+           "engine judges every candidate (CUB's packed acq_rel tile state: 46 s to explain)",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "                   and (not EXECUTED_READS or _may_run(e, vals)) for e in eg2.events)",
+             "                   for e in eg2.events)")]),
+]

@@ -36,7 +36,9 @@ from .._infra.records import record
 from ..cat import axioms as ax
 from ..cat.interp import run as interp
 from ..cat.parser import Model
+from ..errors import UnsupportedError
 from ..ir.program import Atom, Fence, Load, Program, Red, Store
+from ..ir.values import evaluate
 from ..queries.checker import check
 from ..semantics.builder import Fold, build, build_keeping_fold, build_with_fold
 from ..semantics.events import EventGraph, Kind
@@ -53,6 +55,12 @@ GRAPHS_MAX = 256  # graphs of sets of inserted fences kept
 # build_with_fold: a fence reads and writes nothing), not unfolded first to find it; False: each
 # is built whole (the tests compare the two graphs)
 FOLD_HINT = True
+# A witness fits a changed graph when every read it executes there has a value: a read on its paths
+# whose condition its values make false needs none — the order of an acquire or release vector's
+# elements is a value the execution chooses (semantics/vectors.py, PTX ISA 8.2.4), and the reads of
+# the orders not chosen execute in no witness; False: every read on its paths needs a value (no
+# witness of such a program fits: the engine judges every candidate). The tests compare the two.
+EXECUTED_READS = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
@@ -320,13 +328,24 @@ class Judge:
 
 def _fits(eg2: EventGraph, exe: Execution) -> bool:
     """Whether a carried-over execution is one of ``eg2``'s candidates as far as its shape goes:
-    a path of each thread, and a value for every read on those paths (else ``eg2``'s paths are
-    not the original's: a value of the changed program's read would be invented)."""
+    a path of each thread, and a value for every read those paths execute (else ``eg2``'s paths
+    are not the original's: a value of the changed program's read would be invented). A read on
+    the paths whose condition is false under the execution's values does not execute and has
+    none (:data:`EXECUTED_READS`)."""
     if len(exe.paths) != len(eg2.paths) or any(k >= len(ps) for k, ps in zip(exe.paths, eg2.paths)):
         return False
     vals = dict(exe.values)
-    return all(e.eid in vals for e in eg2.events if e.kind == Kind.R and e.thread >= 0
-               and exe.paths[e.thread] in e.paths)
+    return not any(e.kind == Kind.R and e.thread >= 0 and e.eid not in vals and exe.paths[e.thread] in e.paths
+                   and (not EXECUTED_READS or _may_run(e, vals)) for e in eg2.events)
+
+
+def _may_run(e, vals: dict[int, int]) -> bool:
+    """Whether an event may execute under these values: its condition true, or not decided by
+    them (it names a value they lack)."""
+    try:
+        return bool(evaluate(e.cond, vals))
+    except (KeyError, UnsupportedError):
+        return True
 
 
 def _sc_placements(eg2: EventGraph, exe: Execution, scf) -> list[Execution]:
