@@ -879,3 +879,11 @@ MUTANTS += [
              "                   and (not EXECUTED_READS or _may_run(e, vals)) for e in eg2.events)",
              "                   for e in eg2.events)")]),
 ]
+MUTANTS += [
+    Mutant("fix-split-no-witness", "engine",
+           "a fix candidate that splits a vector access gets no map of the original's events: the "
+           "engine judges every split (CUB's packed tile states: 43 engine checks to explain)",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "            split = SPLIT_WITNESSES and all(c.kind == \"split\" for c in changes)\n",
+             "            split = False\n")]),
+]

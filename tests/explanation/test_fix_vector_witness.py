@@ -139,7 +139,8 @@ def test_random_vector_kernels_get_the_plain_searchs_fixes(prog):
 @pytest.mark.slow
 def test_the_packed_acqrel_tile_states_explanation_is_the_plain_ones(monkeypatch):
     """CUB's packed tile state with acquire/release vectors: explain's JSON (its missing ordering
-    comes from the fix search) with the witnesses fitting as they do now and as before."""
+    comes from the fix search) with the witnesses fitting as they do now, without them for the
+    splits, and as before."""
     from ptxmm.explanation.explain import explain
 
     prog = ptxmm.load(ROOT / "examples" / "kernels" / "real" / "cub-tile-state-packed-acqrel.ptx")
@@ -148,5 +149,73 @@ def test_the_packed_acqrel_tile_states_explanation_is_the_plain_ones(monkeypatch
         return {k: v for k, v in x.to_json().items() if k != "time_s"}
 
     now = untimed(explain(prog, "ptx"))
+    monkeypatch.setattr(fixjudge, "SPLIT_WITNESSES", False)
+    assert now == untimed(explain(prog, "ptx"))
     monkeypatch.setattr(fixjudge, "EXECUTED_READS", False)
     assert now == untimed(explain(prog, "ptx"))
+
+
+# ----- split candidates (vecsplit.py) judged by the known witnesses: fixjudge.split_map ----------------
+
+
+def _split_verdicts(prog, pairs: bool = False):
+    """Every split candidate of ``prog`` (and, with ``pairs``, every pair of splits in different
+    threads) judged with the witnesses and by the engine alone; the witness judge's stats."""
+    import itertools
+
+    from ptxmm.explanation.fix import apply, single_changes
+
+    m, t = load_model("ptx"), target_of(prog, None)
+    fast, plain = Judge(prog, m, t), Judge(prog, m, t, witnesses=False)
+    splits = [c for c in single_changes(prog) if c.kind == "split"]
+    sets = [(c,) for c in splits] + ([cs for cs in itertools.combinations(splits, 2)
+                                      if cs[0].thread != cs[1].thread] if pairs else [])
+    fast.forbids(), plain.forbids()
+    got = [(fast.forbids_changes(cs, lambda cs=cs: apply(prog, cs)),
+            plain.forbids_changes(cs, lambda cs=cs: apply(prog, cs))) for cs in sets]
+    return got, fast.stats
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_split_candidates_get_the_engines_verdicts_mostly_from_witnesses(name):
+    got, stats = _split_verdicts(CASES[name], pairs=True)
+    assert got and all(a == b for a, b in got)
+    assert stats.by_witness >= len(got) // 2  # judged by a known witness, not the engine
+
+
+def test_a_splits_map_sends_every_copy_of_an_element_to_its_one_access():
+    """An acquire vector's element is read once per position of the order (semantics/vectors.py):
+    each copy maps onto the split's one read of the element, the order's unspecified value is
+    dropped, the other events keep their places."""
+    from ptxmm.explanation.fix import apply, single_changes
+    from ptxmm.explanation.fixjudge import split_map
+    from ptxmm.explanation.targets import with_target
+    from ptxmm.ir.values import unspec_key
+    from ptxmm.semantics.builder import build
+
+    prog = CASES["torn"]
+    t = target_of(prog, None)
+    eg = build(with_target(prog, t))
+    def loads_of(thread: int) -> list:
+        return [e for e in eg.events if e.thread == thread and e.kind == "R" and e.instr is not None
+                and "v2" in e.instr.text]
+
+    # the reader's split in the thread that runs it (the other block's thread skips that code)
+    c = next(c for c in single_changes(prog)
+             if c.kind == "split" and c.sem == "acquire" and loads_of(c.thread))
+    eg2 = build(with_target(apply(prog, (c,))[0], t))
+    emap = split_map(eg, eg2, (c,))
+    assert emap is not None
+    loads = loads_of(c.thread)
+    assert len(loads) == 4 and len({emap[e.eid] for e in loads}) == 2  # 2 copies of 2 elements → 2
+    assert sorted(k for k, v in emap.items() if k < 0 and v is None) == [unspec_key(
+        next(u.uid for u in eg.unspecified if "ld.acquire" in u.where))]
+    others = [e for e in eg.events if e not in loads]
+    assert len({emap[e.eid] for e in others}) == len(others) == len(eg2.events) - 2
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(vector_kernels())
+def test_random_vector_kernels_splits_get_the_engines_verdicts(prog):
+    got, _ = _split_verdicts(prog, pairs=True)
+    assert all(a == b for a, b in got)

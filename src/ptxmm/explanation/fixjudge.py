@@ -22,6 +22,13 @@ original's read-only fold (:data:`FOLD_HINT`, builder.build_with_fold): a fence 
 nothing, so the builder's first, unfolded pass, which only finds the locations no thread writes,
 is not repeated for it (tests/explanation/test_explain_reuse.py compares the graphs).
 
+A witness fits a changed graph when every read it executes there has a value: the reads of the
+element orders an acquire/release vector's execution did not choose (semantics/vectors.py) have
+none and need none (:data:`EXECUTED_READS`). A candidate that splits vector accesses (vecsplit.py)
+is built whole, and the original's events map onto its graph element by element
+(:func:`split_map`); a witness carried over by that map must read at each read what its write
+writes (:func:`_consistent`) before it is judged (:data:`SPLIT_WITNESSES`).
+
 A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
 (``scorder``, existential): each place is tried; with more than one such fence missing from a
 witness's order the witness is skipped (the engine decides)."""
@@ -38,7 +45,7 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..errors import UnsupportedError
 from ..ir.program import Atom, Fence, Load, Program, Red, Store
-from ..ir.values import evaluate
+from ..ir.values import Unspec, evaluate, mask, unspec_key
 from ..queries.checker import check
 from ..semantics.builder import Fold, build, build_keeping_fold, build_with_fold
 from ..semantics.events import EventGraph, Kind
@@ -48,6 +55,7 @@ from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution
 from ..semantics.vocab import candidates
 from .targets import with_target
+from .vecsplit import vector_size_of as vector_size
 
 POOL_MAX = 64  # witnesses kept (most recently useful first)
 GRAPHS_MAX = 256  # graphs of sets of inserted fences kept
@@ -61,6 +69,12 @@ FOLD_HINT = True
 # the orders not chosen execute in no witness; False: every read on its paths needs a value (no
 # witness of such a program fits: the engine judges every candidate). The tests compare the two.
 EXECUTED_READS = True
+# A candidate that splits vector accesses (vecsplit.py) is judged by the known witnesses too: its
+# graph is built whole and the original's events map onto it (:func:`split_map`: each element's
+# copies, one per position in the order, onto the element's one access; the order's unspecified
+# value dropped); a witness carried over must then also read, at every read, the value its write
+# writes (:func:`_consistent`). False: the engine judges every split (the tests compare the two).
+SPLIT_WITNESSES = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
@@ -81,7 +95,9 @@ def map_execution(exe: Execution, emap: dict[int, int]) -> Execution:
     """An execution carried over by an event map (events without an image are dropped from the
     fence.sc order and the barrier phases; rf, co and the values touch mapped events only)."""
     f = emap.__getitem__
-    vals = tuple((f(r) if r >= 0 else r, v) for r, v in exe.values)  # r < 0: an unspecified value
+    # r < 0: an unspecified value (a split's map renumbers them: split_map; None: none there)
+    vals = tuple((f(r) if r >= 0 else emap.get(r, r), v) for r, v in exe.values if r >= 0 or
+                 emap.get(r, r) is not None)
     return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
                      tuple((f(a), f(b)) for a, b in exe.co), vals,
                      tuple(f(x) for x in exe.scorder if x in emap),
@@ -223,7 +239,9 @@ class Judge:
         ``inserted``: the ids of its inserted fences) and the map of the original's events into it."""
         if any(c.kind in ("split", "guard", "pack") for c in changes):  # instructions moved: no witness kept
             self.stats.built += 1
-            return build(tprog, unroll=self.unroll), {}
+            eg2 = build(tprog, unroll=self.unroll)
+            split = SPLIT_WITNESSES and all(c.kind == "split" for c in changes)
+            return eg2, (split_map(self.eg, eg2, changes) or {}) if split else {}
         fences = tuple(c for c in changes if c.kind == "fence")
         base = self._fence_graphs.get(fences) or self._same_places(fences)
         if base is None and fences == changes:  # fences only: this program's own graph
@@ -289,7 +307,8 @@ class Judge:
         self.stats.engine_checks += 1
         res = check(tprog, self.model, unroll=self.unroll, verdict_only=True, flags=False, graph=eg2,
                     properties=("condition",))
-        if res.holds is True and res.outcomes and res.outcomes[0].witness is not None:
+        if res.holds is True and res.outcomes and res.outcomes[0].witness is not None and \
+                len(set(emap.values())) == len(emap):  # (a split's map is many to one: none kept)
             back = {v: k for k, v in emap.items()}
             try:
                 self._remember(map_execution(res.outcomes[0].witness, back))
@@ -306,13 +325,14 @@ class Judge:
         the target (then it moves to the front of the pool)."""
         cand = candidates(eg2)
         obs = observables(eg2, "condition")
+        many = len(set(emap.values())) != len(emap)  # a split's map (split_map)
         for i, exe in enumerate(self.pool):
             try:
                 exe2 = map_execution(exe, emap)
             except KeyError:
                 continue
-            if not _fits(eg2, exe2):  # its paths differ in the changed graph: not a witness
-                continue  # here; the engine decides
+            if not _fits(eg2, exe2) or many and not _consistent(eg2, exe2):  # its paths differ in the
+                continue  # changed graph: not a witness here; the engine decides
             shown = any(self._allowed(tprog, eg2, x, cand, obs) for x in _sc_placements(eg2, exe2, cand.scf))
             if shown:
                 self.pool.insert(0, self.pool.pop(i))
@@ -361,3 +381,97 @@ def _sc_placements(eg2: EventGraph, exe: Execution, scf) -> list[Execution]:
     order = list(exe.scorder)
     return [Execution(exe.paths, exe.rf, exe.co, exe.values, tuple(order[:k] + missing + order[k:]),
                       exe.final, exe.phases) for k in range(len(order) + 1)]
+
+
+def split_map(eg: EventGraph, eg2: EventGraph, splits) -> dict[int, int | None] | None:
+    """The original's events (and unspecified values, by their keys) mapped onto ``eg2``, the
+    graph of the program with the vector ``splits`` made (vecsplit.apply_split: a thread's
+    instructions keep their places, a split vector's elements are reordered, the flag's replaced).
+    An acquire/release vector's element is accessed once per position of the order
+    (semantics/vectors.py ``choose``): every copy maps onto the element's one access, and the
+    order's unspecified value onto None (the split fixes the order). None when the graphs do not
+    correspond event by event elsewhere (the same kind and instruction, the same paths)."""
+    if [len(p) for p in eg.paths] != [len(p) for p in eg2.paths]:
+        return None
+    elem: dict[int, dict[int, int]] = {}  # thread → id(original element) → its element index
+    elem2: dict[int, dict[int, int]] = {}  # thread → id(changed element) → the same index
+    for c in splits:
+        n = vector_size(eg.program.threads[c.thread].instrs, c.index)
+        old = eg.program.threads[c.thread].instrs[c.index:c.index + n]
+        new = eg2.program.threads[c.thread].instrs[c.index:c.index + n]
+        key = (c.thread, c.index)
+        elem.setdefault(c.thread, {}).update({id(x): (key, k) for k, x in enumerate(old)})
+        order = [k for k in range(n) if k != c.element]
+        order = order + [c.element] if isinstance(old[0], Store) else [c.element, *order]
+        elem2.setdefault(c.thread, {}).update({id(x): (key, k) for x, k in zip(new, order)})
+    out: dict[int, int | None] = {}
+    removed: set[int] = set()
+    for t in {e.thread for e in eg.events} | {e.thread for e in eg2.events}:
+        a = [e for e in eg.events if e.thread == t]
+        b = [e for e in eg2.events if e.thread == t]
+        if not _walk(a, b, elem.get(t, {}), elem2.get(t, {}), out, removed):
+            return None
+    kept = [u for u in eg.unspecified if u.uid not in removed]
+    if len(kept) != len(eg2.unspecified) or any((u.w, u.where) != (v.w, v.where)
+                                                for u, v in zip(kept, eg2.unspecified)):
+        return None
+    out.update({unspec_key(u.uid): unspec_key(v.uid) for u, v in zip(kept, eg2.unspecified)})
+    out.update({unspec_key(uid): None for uid in removed})
+    return out
+
+
+def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: set[int]) -> bool:
+    """One thread's events of both graphs side by side (see :func:`split_map`)."""
+    i = j = 0
+    while i < len(a):
+        e = a[i]
+        if e.instr is not None and id(e.instr) in elem:  # a run of a split vector's copies
+            run2: dict = {}
+            while j < len(b) and b[j].instr is not None and id(b[j].instr) in elem2:
+                k = elem2[id(b[j].instr)]
+                if k in run2:  # one vector twice in a row: the runs are not told apart
+                    return False
+                run2[k] = b[j]
+                j += 1
+            while i < len(a) and a[i].instr is not None and id(a[i].instr) in elem:
+                x = a[i]
+                y = run2.get(elem[id(x.instr)])
+                if y is None or y.kind != x.kind or y.paths != x.paths:
+                    return False
+                out[x.eid] = y.eid
+                removed.update(_unspecs(x.cond))
+                i += 1
+            continue
+        if j >= len(b):
+            return False
+        y = b[j]
+        if y.kind != e.kind or y.paths != e.paths or (e.instr is None) != (y.instr is None) or \
+                e.instr is not None and id(e.instr) != id(y.instr) and e.instr != y.instr:
+            return False
+        out[e.eid] = y.eid
+        i += 1
+        j += 1
+    return j == len(b)
+
+
+def _unspecs(x) -> set[int]:
+    """The unspecified values an expression names."""
+    if isinstance(x, Unspec):
+        return {x.uid}
+    return set().union(*(_unspecs(y) for y in getattr(x, "args", ())))
+
+
+def _consistent(eg2: EventGraph, exe: Execution) -> bool:
+    """Whether every read of a carried-over execution returns what its write writes (a split's
+    map pairs events by element: checked, not assumed)."""
+    vals = dict(exe.values)
+    for w, r in exe.rf:
+        ew, er = eg2.events[w], eg2.events[r]
+        if ew.value is None or r not in vals:
+            return False
+        try:
+            if mask(evaluate(ew.value, vals), er.w or 64) != mask(vals[r], er.w or 64):
+                return False
+        except (KeyError, UnsupportedError):
+            return False
+    return True
