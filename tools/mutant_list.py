@@ -887,3 +887,11 @@ MUTANTS += [
              "            split = SPLIT_WITNESSES and all(c.kind == \"split\" for c in changes)\n",
              "            split = False\n")]),
 ]
+MUTANTS += [
+    Mutant("fix-split-witness-wrong-copy", "engine",
+           "a split candidate's engine witness is carried back to the copies of its elements that "
+           "the split's order does NOT run: the kept witness reads nothing where the original runs",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "runs = xs if len(xs) == 1 else [x for x in xs if evaluate(eg.events[x].cond, vals)]",
+             "runs = xs if len(xs) == 1 else [x for x in xs if not evaluate(eg.events[x].cond, vals)]")]),
+]

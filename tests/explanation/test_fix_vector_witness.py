@@ -219,3 +219,29 @@ def test_a_splits_map_sends_every_copy_of_an_element_to_its_one_access():
 def test_random_vector_kernels_splits_get_the_engines_verdicts(prog):
     got, _ = _split_verdicts(prog, pairs=True)
     assert all(a == b for a, b in got)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_splits_engine_witness_carried_back_is_an_execution_of_the_original(name, monkeypatch):
+    """The engine's witness for a split candidate joins the known witnesses as an execution of the
+    original's graph (fixjudge._carried_back): each element's access carried to the copy the
+    split's order runs, the order's value set — every read it executes there has a value and
+    reads what its write writes."""
+    from ptxmm.explanation.fixjudge import SplitMap, _carried_back, _consistent
+
+    carried = []
+
+    def spy(eg, emap, exe2):
+        exe = _carried_back(eg, emap, exe2)
+        if isinstance(emap, SplitMap):
+            carried.append((eg, exe))
+        return exe
+
+    monkeypatch.setattr(fixjudge, "_carried_back", spy)
+    monkeypatch.setattr(fixjudge, "POOL_MAX", 0)  # no witness kept: the engine judges every split
+    _split_verdicts(CASES[name], pairs=True)
+    back = [(eg, exe) for eg, exe in carried if exe is not None]
+    assert back and len(back) * 2 >= len(carried)
+    for eg, exe in back:
+        assert _fits(eg, exe) and _consistent(eg, exe)
+        assert any(k < 0 for k, _v in exe.values) or not eg.unspecified  # the order's value set
