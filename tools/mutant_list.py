@@ -893,3 +893,32 @@ MUTANTS += [
            [("src/ptxmm/queries/hangs.py", "        for (w, r) in [*pb.ch.rfv, *pb.ch.rf_chain]:\n",
              "        for (w, r) in pb.ch.rfv:\n")]),
 ]
+
+# Issue 41 (explain and graph of the cub-tile-state kernels in seconds): a known witness fits a
+# candidate's graph when every read it executes has a value (the reads of an acquire/release
+# vector's element orders not chosen have none) — killed by tests/explanation/test_fix_vector_witness.py
+MUTANTS += [
+    Mutant("fix-witness-every-read-valued", "engine",
+           "a witness fits a fix candidate's graph only with a value for every read on its paths, "
+           "executed or not: no witness of a program with an acquire/release vector fits, and the "
+           "engine judges every candidate (CUB's packed acq_rel tile state: 46 s to explain)",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "                   and (not EXECUTED_READS or _may_run(e, vals)) for e in eg2.events)",
+             "                   for e in eg2.events)")]),
+]
+MUTANTS += [
+    Mutant("fix-split-no-witness", "engine",
+           "a fix candidate that splits a vector access gets no map of the original's events: the "
+           "engine judges every split (CUB's packed tile states: 43 engine checks to explain)",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "            split = SPLIT_WITNESSES and all(c.kind == \"split\" for c in changes)\n",
+             "            split = False\n")]),
+]
+MUTANTS += [
+    Mutant("fix-split-witness-wrong-copy", "engine",
+           "a split candidate's engine witness is carried back to the copies of its elements that "
+           "the split's order does NOT run: the kept witness reads nothing where the original runs",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "runs = xs if len(xs) == 1 else [x for x in xs if evaluate(eg.events[x].cond, vals)]",
+             "runs = xs if len(xs) == 1 else [x for x in xs if not evaluate(eg.events[x].cond, vals)]")]),
+]
