@@ -204,6 +204,12 @@ def _decode(lay: _Layout, b: str):
     return ex, paths, rf, tuple(sorted(co)), vals, final
 
 
+# The witness decoded last (layout, packed value, Execution): a report reads several attributes of
+# one witness in a row, each through __getattr__, and decodes it once; one entry only, so that the
+# decoded Executions of a long enumeration are never all kept (Packed's reason to be)
+_LAST: list = [None, None, None]
+
+
 class Packed:
     """A witness kept as its packed digits (one integer, with the layout every outcome of the
     problem shares) and decoded when it is read: an enumeration keeps one per outcome, and a
@@ -217,8 +223,13 @@ class Packed:
         self.x, self.lay = x, lay
 
     def get(self) -> Execution:
+        last = _LAST
+        if last[0] is self.lay and last[1] == self.x:  # read again (a report reads paths, rf, co)
+            return last[2]
         _, paths, rf, co, vals, final = _decode(self.lay, format(self.x, "b").rjust(self.lay.width, "0"))
-        return Execution(paths, rf, co, vals, (), final, ())
+        exe = Execution(paths, rf, co, vals, (), final, ())
+        _LAST[:] = self.lay, self.x, exe
+        return exe
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name in Packed.__slots__:
