@@ -7,6 +7,8 @@ and signedness (``T0:%r0 == -1`` on a .u32 register means 0xFFFFFFFF)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .._infra.records import record
 from ..errors import SemanticError
 from ..ir.program import (
@@ -191,12 +193,28 @@ def eval_cond(e: CondExpr, value, observable) -> bool:
 
 
 def satisfies(p: Program, eg: EventGraph, o: Outcome, obs: list[Observable] | None = None) -> bool | None:
+    return satisfier(p, eg, obs)(o)
+
+
+def satisfier(p: Program, eg: EventGraph,
+              obs: list[Observable] | None = None) -> Callable[[Outcome], bool | None]:
+    """:func:`satisfies` of ``p``'s condition for many outcomes (an enumeration's): the observables
+    and the condition's references resolved once, not per outcome."""
     if p.condition is None:
-        return None
-    vals = o.as_dict()
+        return lambda o: None
     by_key = {x.key: x for x in (obs if obs is not None else observables(eg, "condition"))}
+    keys: dict[int, str] = {}  # id of a reference of the condition (kept alive by it) -> its key
 
     def key(r):
-        return format_ref(canonical(p, eg, r))
+        k = keys.get(id(r))
+        if k is None:
+            k = keys[id(r)] = format_ref(canonical(p, eg, r))
+        return k
 
-    return eval_cond(p.condition.expr, lambda r: vals[key(r)], lambda r: by_key[key(r)])
+    expr = p.condition.expr
+
+    def judge(o: Outcome) -> bool:
+        vals = dict(o.values)
+        return eval_cond(expr, lambda r: vals[key(r)], lambda r: by_key[key(r)])
+
+    return judge

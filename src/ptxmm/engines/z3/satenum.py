@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from itertools import compress
 
 import z3
 
@@ -43,6 +44,7 @@ _MAX_CLAUSES = 60_000
 _TACTICS_MS = 2000  # a formula whose clauses take longer stays on the SMT solver
 _SETTLE_S = 0.25  # CPU seconds for settling which digits no model changes (_settle)
 PREPROCESS = True  # the switch: False (or PTXMM_SAT_PREPROCESS=0) enumerates on the formula as blasted
+_POSITIVE = (0).__lt__  # a literal's truth in a model
 _PROCESSOR = "cd195"  # python-sat's name of the CaDiCaL whose preprocessing _preprocessed runs
 
 
@@ -191,13 +193,18 @@ def _enumerate(pb, clauses, digit_var, assumed, seen, packed) -> Iterator:
             s.add_clause(_blocking(_obs_digits(lay, values), free, digit_var))
         w, n = lay.width, 0
         read = [(v - 1, 1 << (w - 1 - k)) for k, v in vary]
+        bits = [bit for _, bit in read]
+        dense = all(i == j for j, (i, _) in enumerate(read))  # the varying digits are variables 1..
         block = [digit_var[k] for k in free]
         while _solve(pb, s):
             m = s.get_model()
-            x = fixed
-            for i, bit in read:
-                if m[i] > 0:
-                    x |= bit
+            if dense:  # the digits' bits where the model's literal is positive, summed in C
+                x = fixed + sum(compress(bits, map(_POSITIVE, m)))
+            else:
+                x = fixed
+                for i, bit in read:
+                    if m[i] > 0:
+                        x |= bit
             yield pb._read(x, None)
             if not free:  # the observables have one value
                 return
@@ -231,7 +238,7 @@ def _preprocessed(pb, clauses, assumed, digit_var, fixed: int, vary: list[tuple[
     units = [[v] for v in assumed]
     units += [[digit_var[k] if fixed >> (w - 1 - k) & 1 else -digit_var[k]]
               for k in range(w) if k not in dict(vary)]
-    frozen = sorted({v for _, v in vary})
+    frozen = [v for _, v in vary]  # numbered 1.. in the digits' order (_enumerate reads them so)
     try:
         with Processor(bootstrap_with=clauses + units, engine=_PROCESSOR) as proc:
             out = proc.process(rounds=1, freeze=frozen)

@@ -185,8 +185,7 @@ def _decode(lay: _Layout, b: str):
     """The parts of a witness its packed digits ``b`` give (all but fence.sc ranks, barrier
     phases and unspecified values, which are read from a model)."""
     ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
-    paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
-                  for ks in lay.paths)
+    paths = tuple([0 if ks is None else [b[k] for k in ks].index(_ONE) for ks in lay.paths])
     rf = [p for p, k in lay.rf if b[k] == _ONE]
     co = {p for p, k in lay.co if b[k] == _ONE}
     for init, pairs in lay.chains:  # a chain: its executed writes in the order of their positions
@@ -196,11 +195,11 @@ def _decode(lay: _Layout, b: str):
             rf.append((prev, r))
             co.update((w, w2) for _, _, w2 in order[k + 1:])
             prev = w
-    rf = tuple(sorted(rf))
-    co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
-    co.update(p for p in lay.init_co if ex[p[1]])
-    vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
-    final = tuple((loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin)
+    rf = tuple(sorted(rf))  # (list comprehensions below: a generator per call costs more)
+    co.update([p for p in lay.co_known if ex[p[0]] and ex[p[1]]])
+    co.update([p for p in lay.init_co if ex[p[1]]])
+    vals = tuple([(r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r]])
+    final = tuple([(loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin])
     return ex, paths, rf, tuple(sorted(co)), vals, final
 
 
