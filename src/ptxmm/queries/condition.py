@@ -113,7 +113,7 @@ def _enumerate(r: CheckRun, pb, judge: bool = True) -> str:
     it = pb.outcomes()
     try:
         for values, wit, fl in it:
-            o = Outcome(tuple(zip(keys, map(_call, shown, values))))
+            o = Outcome(tuple(zip(keys, [f(v) for f, v in zip(shown, values)])))
             found.append(OutcomeInfo(o, sat(o), wit, fl))
             if stop is not None:
                 stop.found = len(found)
@@ -124,10 +124,6 @@ def _enumerate(r: CheckRun, pb, judge: bool = True) -> str:
         return "ok"
     finally:
         it.close()  # an enumeration stopped early gives its solver scopes back
-
-
-def _call(f, v):
-    return f(v)
 
 
 def _none(o) -> None:

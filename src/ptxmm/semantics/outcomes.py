@@ -212,9 +212,25 @@ def satisfier(p: Program, eg: EventGraph,
         return k
 
     expr = p.condition.expr
+    named = list(dict.fromkeys(key(r) for r in cond_refs(expr)))  # what the condition reads
+    where: list[tuple[int, str]] = []  # (position in an outcome's values, key) of each, once seen
+    memo: dict[tuple[int, ...], bool] = {}  # the verdict per value of what the condition reads
 
     def judge(o: Outcome) -> bool:
-        vals = dict(o.values)
+        vs = o.values
+        if len(where) == len(named) and all(i < len(vs) and vs[i][0] == k for i, k in where):
+            at = tuple([vs[i][1] for i, _ in where])
+            hit = memo.get(at)
+            if hit is None:
+                hit = memo[at] = _judged(vs)
+            return hit
+        if not where:
+            pos = {k: i for i, (k, _) in enumerate(vs)}
+            where[:] = [(pos[k], k) for k in named if k in pos]
+        return _judged(vs)
+
+    def _judged(vs) -> bool:
+        vals = dict(vs)
         return eval_cond(expr, lambda r: vals[key(r)], lambda r: by_key[key(r)])
 
     return judge

@@ -143,7 +143,7 @@ class Witness:
         fence.sc ranks and barrier phases are read from)."""
         lay = self._layout
         b = format(x, "b").rjust(lay.width, "0")
-        values = tuple(int(b[i:j], 2) for i, j in lay.terms)
+        values = tuple([int(b[i:j], 2) for i, j in lay.terms])
         flags = [name for name, k in lay.flags if k is True or (k is not False and b[k] == _ONE)]
         ch = self.ch
         if ch.values.unspec or ch.rank or ch.ph:  # read from the model: decoded now
