@@ -13,6 +13,13 @@ its witness cost one SAT call and no model evaluation; the next call excludes th
 clause over the observables' digits that some model can still change (digits no model can change
 are fixed once with a unit clause).
 
+Before the enumeration, CaDiCaL's preprocessor (python-sat's ``Processor``) simplifies the clauses
+with every digit a model is read for frozen (bounded variable elimination, subsumption, equivalent
+literals, probing leave frozen variables in place, so the models' projection onto them is the
+formula's), and the variables left are renumbered densely, the digits first: on issue 41's
+4-thread SC shape 3,166 variables become 495, reading a model is 6x cheaper and each SAT call
+faster (the whole check 2x faster). ``PREPROCESS`` (or ``PTXMM_SAT_PREPROCESS=0``) turns it off.
+
 Acyclicity in the cat model is encoded with integer ranks (:meth:`.logic.Z3Logic.acyclic`, the
 leaves ``x < y`` the Logic records in ``order``); for the clauses each such leaf becomes an
 unsigned bit-vector comparison over ranks of ``w`` bits, 2^w at least the number of ranked events:
@@ -232,18 +239,19 @@ def _preprocessed(pb, clauses, assumed, digit_var, fixed: int, vary: list[tuple[
         return None
     try:
         from pysat.process import Processor
+        from pysat.solvers import NoSuchSolverError
     except ImportError:  # pragma: no cover - an old python-sat
         return None
-    w = pb._layout.width
-    units = [[v] for v in assumed]
+    w, varying = pb._layout.width, dict(vary)
+    units = [[v] for v in assumed]  # (the settled digits' units are implied: they help it along)
     units += [[digit_var[k] if fixed >> (w - 1 - k) & 1 else -digit_var[k]]
-              for k in range(w) if k not in dict(vary)]
+              for k in range(w) if k not in varying]
     frozen = [v for _, v in vary]  # numbered 1.. in the digits' order (_enumerate reads them so)
     try:
         with Processor(bootstrap_with=clauses + units, engine=_PROCESSOR) as proc:
             out = proc.process(rounds=1, freeze=frozen)
-    except (NotImplementedError, ValueError):  # pragma: no cover - a build without it
-        return None
+    except (NotImplementedError, ValueError, TypeError, NoSuchSolverError):  # pragma: no cover
+        return None  # a build without that CaDiCaL (or an older Processor): the formula as blasted
     if not out.status:  # pragma: no cover - cannot be: the formula has models
         return None
     var = {v: n for n, v in enumerate(frozen, 1)}
