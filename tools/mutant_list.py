@@ -922,3 +922,13 @@ MUTANTS += [
              "runs = xs if len(xs) == 1 else [x for x in xs if evaluate(eg.events[x].cond, vals)]",
              "runs = xs if len(xs) == 1 else [x for x in xs if not evaluate(eg.events[x].cond, vals)]")]),
 ]
+
+# Issue 41 (the 4-thread SC shape): the SAT enumeration's preprocessing must freeze every digit it
+# reads — killed by tests/engines/test_sat_enumeration.py (where python-sat is installed: a dependency)
+MUTANTS += [
+    Mutant("sat-preprocess-freezes-one-digit", "engine",
+           "the SAT enumeration's preprocessing freezes only the first varying digit: it may "
+           "eliminate the observables' and the witness's digits, which the models then leave free",
+           [(Z3SAT, "out = proc.process(rounds=1, freeze=frozen)",
+             "out = proc.process(rounds=1, freeze=frozen[:1])")]),
+]

@@ -12,7 +12,14 @@ from dataclasses import replace
 from ..engines import TimedOut
 from ..errors import Diagnostic
 from ..ir.program import Program, cond_refs, format_ref
-from ..semantics.outcomes import Observable, canonical, outcome_of, satisfies, unspecified_observables
+from ..semantics.outcomes import (
+    Observable,
+    canonical,
+    outcome_of,
+    satisfier,
+    satisfies,
+    unspecified_observables,
+)
 from ..semantics.result import Outcome, OutcomeInfo
 from .query import CheckRun
 
@@ -102,11 +109,12 @@ def _enumerate(r: CheckRun, pb, judge: bool = True) -> str:
     shown = [o.shown if o.signed else ((1 << o.width) - 1).__and__ for o in obs]
     cap = opts.max_outcomes if opts.max_outcomes is not None else LIST_MAX
     stop, judge = r.deadline.stop, judge and prog.condition is not None
+    sat = satisfier(prog, eg, obs) if judge else _none
     it = pb.outcomes()
     try:
         for values, wit, fl in it:
-            o = Outcome(tuple(zip(keys, map(_call, shown, values))))
-            found.append(OutcomeInfo(o, satisfies(prog, eg, o, obs) if judge else None, wit, fl))
+            o = Outcome(tuple(zip(keys, [f(v) for f, v in zip(shown, values)])))
+            found.append(OutcomeInfo(o, sat(o), wit, fl))
             if stop is not None:
                 stop.found = len(found)
             if opts.progress:
@@ -118,5 +126,5 @@ def _enumerate(r: CheckRun, pb, judge: bool = True) -> str:
         it.close()  # an enumeration stopped early gives its solver scopes back
 
 
-def _call(f, v):
-    return f(v)
+def _none(o) -> None:
+    return None

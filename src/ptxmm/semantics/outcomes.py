@@ -7,6 +7,8 @@ and signedness (``T0:%r0 == -1`` on a .u32 register means 0xFFFFFFFF)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .._infra.records import record
 from ..errors import SemanticError
 from ..ir.program import (
@@ -191,12 +193,44 @@ def eval_cond(e: CondExpr, value, observable) -> bool:
 
 
 def satisfies(p: Program, eg: EventGraph, o: Outcome, obs: list[Observable] | None = None) -> bool | None:
+    return satisfier(p, eg, obs)(o)
+
+
+def satisfier(p: Program, eg: EventGraph,
+              obs: list[Observable] | None = None) -> Callable[[Outcome], bool | None]:
+    """:func:`satisfies` of ``p``'s condition for many outcomes (an enumeration's): the observables
+    and the condition's references resolved once, not per outcome."""
     if p.condition is None:
-        return None
-    vals = o.as_dict()
+        return lambda o: None
     by_key = {x.key: x for x in (obs if obs is not None else observables(eg, "condition"))}
+    keys: dict[int, str] = {}  # id of a reference of the condition (kept alive by it) -> its key
 
     def key(r):
-        return format_ref(canonical(p, eg, r))
+        k = keys.get(id(r))
+        if k is None:
+            k = keys[id(r)] = format_ref(canonical(p, eg, r))
+        return k
 
-    return eval_cond(p.condition.expr, lambda r: vals[key(r)], lambda r: by_key[key(r)])
+    expr = p.condition.expr
+    named = list(dict.fromkeys(key(r) for r in cond_refs(expr)))  # what the condition reads
+    where: list[tuple[int, str]] = []  # (position in an outcome's values, key) of each, once seen
+    memo: dict[tuple[int, ...], bool] = {}  # the verdict per value of what the condition reads
+
+    def judge(o: Outcome) -> bool:
+        vs = o.values
+        if len(where) == len(named) and all(i < len(vs) and vs[i][0] == k for i, k in where):
+            at = tuple([vs[i][1] for i, _ in where])
+            hit = memo.get(at)
+            if hit is None:
+                hit = memo[at] = _judged(vs)
+            return hit
+        if not where:
+            pos = {k: i for i, (k, _) in enumerate(vs)}
+            where[:] = [(pos[k], k) for k in named if k in pos]
+        return _judged(vs)
+
+    def _judged(vs) -> bool:
+        vals = dict(vs)
+        return eval_cond(expr, lambda r: vals[key(r)], lambda r: by_key[key(r)])
+
+    return judge

@@ -13,6 +13,13 @@ its witness cost one SAT call and no model evaluation; the next call excludes th
 clause over the observables' digits that some model can still change (digits no model can change
 are fixed once with a unit clause).
 
+Before the enumeration, CaDiCaL's preprocessor (python-sat's ``Processor``) simplifies the clauses
+with every digit a model is read for frozen (bounded variable elimination, subsumption, equivalent
+literals, probing leave frozen variables in place, so the models' projection onto them is the
+formula's), and the variables left are renumbered densely, the digits first: on issue 41's
+4-thread SC shape 3,166 variables become 495, reading a model is 6x cheaper and each SAT call
+faster (the whole check 2x faster). ``PREPROCESS`` (or ``PTXMM_SAT_PREPROCESS=0``) turns it off.
+
 Acyclicity in the cat model is encoded with integer ranks (:meth:`.logic.Z3Logic.acyclic`, the
 leaves ``x < y`` the Logic records in ``order``); for the clauses each such leaf becomes an
 unsigned bit-vector comparison over ranks of ``w`` bits, 2^w at least the number of ranked events:
@@ -30,6 +37,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from itertools import compress
 
 import z3
 
@@ -42,6 +50,9 @@ _SOLVERS = ("cadical195", "minisat22")  # the first python-sat offers
 _MAX_CLAUSES = 60_000
 _TACTICS_MS = 2000  # a formula whose clauses take longer stays on the SMT solver
 _SETTLE_S = 0.25  # CPU seconds for settling which digits no model changes (_settle)
+PREPROCESS = True  # the switch: False (or PTXMM_SAT_PREPROCESS=0) enumerates on the formula as blasted
+_POSITIVE = (0).__lt__  # a literal's truth in a model
+_PROCESSOR = "cd195"  # python-sat's name of the CaDiCaL whose preprocessing _preprocessed runs
 
 
 def enabled() -> bool:
@@ -177,26 +188,79 @@ def _enumerate(pb, clauses, digit_var, assumed, seen, packed) -> Iterator:
         free = [k for k, _ in vary if k in obs]  # what a blocking clause needs
         if not free and seen:  # the observables have one value, found already
             return
+        small = _preprocessed(pb, clauses, assumed, digit_var, fixed, vary)
+        if small is not None:  # the same outcomes from a smaller formula: its solver goes on
+            pb.deadline.unwatch(s.interrupt)
+            s.delete()
+            s, var = small
+            pb.deadline.watch(s.interrupt)
+            vary = [(k, var[v]) for k, v in vary]
+            digit_var = dict(vary)
         for values in seen:
             s.add_clause(_blocking(_obs_digits(lay, values), free, digit_var))
         w, n = lay.width, 0
-        read = [(digit_var[k] - 1, 1 << (w - 1 - k)) for k, _ in vary]
+        read = [(v - 1, 1 << (w - 1 - k)) for k, v in vary]
+        bits = [bit for _, bit in read]
+        dense = all(i == j for j, (i, _) in enumerate(read))  # the varying digits are variables 1..
+        block = [digit_var[k] for k in free]
         while _solve(pb, s):
             m = s.get_model()
-            x = fixed
-            for i, bit in read:
-                if m[i] > 0:
-                    x |= bit
+            if dense:  # the digits' bits where the model's literal is positive, summed in C
+                x = fixed + sum(compress(bits, map(_POSITIVE, m)))
+            else:
+                x = fixed
+                for i, bit in read:
+                    if m[i] > 0:
+                        x |= bit
             yield pb._read(x, None)
             if not free:  # the observables have one value
                 return
-            s.add_clause([-digit_var[k] if m[digit_var[k] - 1] > 0 else digit_var[k] for k in free])
+            s.add_clause([-v if m[v - 1] > 0 else v for v in block])
             n += 1
             if not n & 63:
                 pb.deadline.check()
     finally:
         pb.deadline.unwatch(s.interrupt)
         s.delete()
+
+
+def _preprocessed(pb, clauses, assumed, digit_var, fixed: int, vary: list[tuple[int, int]]):
+    """(a solver, the new number of each varying digit's variable) of a formula whose models'
+    projection onto the varying digits is ``clauses``' (with the symmetry units ``assumed`` and
+    the settled digits): CaDiCaL's preprocessing (bounded variable elimination, subsumption,
+    equivalent literals, probing...) with those digits frozen, so that it eliminates only the
+    others (Tseitin variables, rank bits), and the variables left renumbered densely with the
+    digits first. A model is then a few hundred literals, not thousands (reading one was half
+    of each outcome's cost), and each SAT call propagates fewer clauses. None where it is switched
+    off (:data:`PREPROCESS`, ``PTXMM_SAT_PREPROCESS=0``), python-sat has no preprocessor, or
+    the preprocessing found the formula unsatisfiable (it has models: then the unprocessed
+    formula goes on)."""
+    if not PREPROCESS or os.environ.get("PTXMM_SAT_PREPROCESS", "1").strip() in ("0", "no", "off", "false"):
+        return None
+    try:
+        from pysat.process import Processor
+        from pysat.solvers import NoSuchSolverError
+    except ImportError:  # pragma: no cover - an old python-sat
+        return None
+    w, varying = pb._layout.width, dict(vary)
+    units = [[v] for v in assumed]  # (the settled digits' units are implied: they help it along)
+    units += [[digit_var[k] if fixed >> (w - 1 - k) & 1 else -digit_var[k]]
+              for k in range(w) if k not in varying]
+    frozen = [v for _, v in vary]  # numbered 1.. in the digits' order (_enumerate reads them so)
+    try:
+        with Processor(bootstrap_with=clauses + units, engine=_PROCESSOR) as proc:
+            out = proc.process(rounds=1, freeze=frozen)
+    except (NotImplementedError, ValueError, TypeError, NoSuchSolverError):  # pragma: no cover
+        return None  # a build without that CaDiCaL (or an older Processor): the formula as blasted
+    if not out.status:  # pragma: no cover - cannot be: the formula has models
+        return None
+    var = {v: n for n, v in enumerate(frozen, 1)}
+    for c in out.clauses:
+        for lit in c:
+            var.setdefault(abs(lit), len(var) + 1)
+    small = [[var[lit] if lit > 0 else -var[-lit] for lit in c] for c in out.clauses]
+    small.append([len(var), -len(var)])  # every variable known to the solver, so in each model
+    return _solver(small), var
 
 
 def _solve(pb, s, assumptions=()) -> bool:

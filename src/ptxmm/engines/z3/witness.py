@@ -143,7 +143,7 @@ class Witness:
         fence.sc ranks and barrier phases are read from)."""
         lay = self._layout
         b = format(x, "b").rjust(lay.width, "0")
-        values = tuple(int(b[i:j], 2) for i, j in lay.terms)
+        values = tuple([int(b[i:j], 2) for i, j in lay.terms])
         flags = [name for name, k in lay.flags if k is True or (k is not False and b[k] == _ONE)]
         ch = self.ch
         if ch.values.unspec or ch.rank or ch.ph:  # read from the model: decoded now
@@ -185,8 +185,7 @@ def _decode(lay: _Layout, b: str):
     """The parts of a witness its packed digits ``b`` give (all but fence.sc ranks, barrier
     phases and unspecified values, which are read from a model)."""
     ex = [k if k is True or k is False else b[k] == _ONE for k in lay.ex]
-    paths = tuple(0 if ks is None else next(i for i, k in enumerate(ks) if b[k] == _ONE)
-                  for ks in lay.paths)
+    paths = tuple([0 if ks is None else [b[k] for k in ks].index(_ONE) for ks in lay.paths])
     rf = [p for p, k in lay.rf if b[k] == _ONE]
     co = {p for p, k in lay.co if b[k] == _ONE}
     for init, pairs in lay.chains:  # a chain: its executed writes in the order of their positions
@@ -196,12 +195,18 @@ def _decode(lay: _Layout, b: str):
             rf.append((prev, r))
             co.update((w, w2) for _, _, w2 in order[k + 1:])
             prev = w
-    rf = tuple(sorted(rf))
-    co.update(p for p in lay.co_known if ex[p[0]] and ex[p[1]])
-    co.update(p for p in lay.init_co if ex[p[1]])
-    vals = tuple((r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r])
-    final = tuple((loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin)
+    rf = tuple(sorted(rf))  # (list comprehensions below: a generator per call costs more)
+    co.update([p for p in lay.co_known if ex[p[0]] and ex[p[1]]])
+    co.update([p for p in lay.init_co if ex[p[1]]])
+    vals = tuple([(r, int(b[i:j], 2)) for r, (i, j) in lay.reads if ex[r]])
+    final = tuple([(loc, next(w for w, k in ws if b[k] == _ONE)) for loc, ws in lay.fin])
     return ex, paths, rf, tuple(sorted(co)), vals, final
+
+
+# The witness decoded last (layout, packed value, Execution): a report reads several attributes of
+# one witness in a row, each through __getattr__, and decodes it once; one entry only, so that the
+# decoded Executions of a long enumeration are never all kept (Packed's reason to be)
+_LAST: list = [None, None, None]
 
 
 class Packed:
@@ -217,8 +222,13 @@ class Packed:
         self.x, self.lay = x, lay
 
     def get(self) -> Execution:
+        last = _LAST
+        if last[0] is self.lay and last[1] == self.x:  # read again (a report reads paths, rf, co)
+            return last[2]
         _, paths, rf, co, vals, final = _decode(self.lay, format(self.x, "b").rjust(self.lay.width, "0"))
-        return Execution(paths, rf, co, vals, (), final, ())
+        exe = Execution(paths, rf, co, vals, (), final, ())
+        _LAST[:] = self.lay, self.x, exe
+        return exe
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name in Packed.__slots__:
