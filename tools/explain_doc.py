@@ -78,13 +78,21 @@ that the explanation is about:
 * rf (red), co (blue) and fr (orange) are drawn, with the derived relations of the explanation in
   other colours, each edge labelled; a legend under the drawing names every edge kind shown;
 * the first violated axiom's chain is drawn thick. For an allowed bad outcome, the missing edge
-  is drawn grey and dashed.
+  is drawn grey and dashed;
+* where a `forall` condition holds and not even a candidate execution reaches its opposite (a
+  kernel whose values its code fixes, e.g. `latch-arrive-wait.cu`; likewise an `exists` no
+  candidate reaches; or where the rejected candidates cannot be enumerated, a branch on
+  `%globaltimer` being "not supported yet" there), there is no rejected execution to show: one
+  allowed execution is drawn instead, its title (and a `note:` on stderr) naming its outcome and
+  saying that the `forall` holds in every allowed execution (the `exists` is reached by none).
 
 How each format is made:
 * **`.dot`** is Graphviz source, written by ptxmm: the same text whatever is installed.
 * **SVG** is that source laid out by Graphviz's `dot` program (`apt install graphviz`); edges
   are routed around the boxes and labels placed where they cover nothing
-  (tests/explanation/test_graph_geometry.py checks both). Without `dot`, ptxmm draws its own grid
+  (tests/explanation/test_graph_geometry.py checks both): a dense drawing is laid out again with
+  more room until they do, and where no spacing tried gives every label room, its edges are drawn
+  unlabelled (their colours name them; the legend says so). Without `dot`, ptxmm draws its own grid
   layout instead and says so in one line on stderr. Jupyter shows `Explanation` objects this way
   (`_repr_svg_`); a `CheckResult` is a plain record: draw its witness with
   `ptxmm.explanation.graph.svg(ptxmm.explanation.graph.result_graph(res))`.
