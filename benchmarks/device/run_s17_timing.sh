@@ -3,7 +3,7 @@
 # idle cores (its 16 CPUs share physical cores, so the figures of record are taken one process at a time).
 # Needs (carried, git-ignored): .whl (the wheels), .mg/base-dc41d0e.tgz (src/models/grammar of this session's
 # base, for before/after in one run), .mg/before-ca6d426.tgz (the scale table's before tree, the same parts).
-# Usage: run_s17_timing.sh STEP...   STEP: alone | scale | base-explain | scale+base
+# Usage: run_s17_timing.sh STEP...   STEP: alone | scale | base-explain | scale+base | final
 #   alone         one after another: start-up against the base (bench_startup.py), the enumeration rows,
 #                 the grid barrier at 8 and 16 blocks, the cub-tile-state explains and graphs, the scale targets
 #   scale         benchmarks/bench_kernels.py --scale (before ca6d426 / after), one process per kernel side by side
@@ -49,6 +49,16 @@ step() {
         PYTHONPATH=../base-dc41d0e/src:/tmp/site /usr/bin/time -f "base $c $k: %U+%S s cpu, %e s wall, %M KB" \
           timeout 200 python3 -m ptxmm $c examples/kernels/real/$k.cu > /dev/null 2>> $OUT/base-explain.txt
       done; done ;;
+    final)  # after the last merges: the enumeration rows and the cub-tile-state explains alone, then explain and
+            # graph of every bundled example in 12 shards side by side (their table: explain-all.txt)
+      ( T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/final.txt; }
+        bash benchmarks/device/run_s16_timing.sh enum > /dev/null 2>&1; cat $OUT/enum.txt >> $OUT/final.txt
+        for k in $CTS; do for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c examples/kernels/real/$k.cu; done; done )
+      for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
+        timeout 400 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/12 > $OUT/explain-$k.txt 2>&1 &
+      done; wait; cat $OUT/explain-?.txt $OUT/explain-??.txt > $OUT/explain-all.txt
+      grep -v "outcome(s) found\|Graphviz" $OUT/final.txt > $OUT/final2.txt; mv $OUT/final2.txt $OUT/final.txt
+      rm -f $OUT/explain-?.txt $OUT/explain-??.txt $OUT/enum.txt $OUT/pip.txt ;;
     scale+base)
       step scale & step base-explain & wait ;;
   esac
