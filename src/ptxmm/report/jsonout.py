@@ -87,12 +87,11 @@ def _row(o: OutcomeInfo, enumerated: bool, names: dict) -> str:
     vals = o.outcome.values
     if not all([type(v) is int for _, v in vals]):  # noqa: E721 (bool is not a value here)
         return json.dumps(outcome_json(o, enumerated))
-    values = []
-    for k, v in vals:
-        name = names.get(k)
-        if name is None:
-            name = names[k] = json.dumps(k)
-        values.append(f"{name}: {v}")
+    try:
+        values = [f"{names[k]}: {v}" for k, v in vals]
+    except KeyError:  # a name not yet seen: every name of the row kept, then written
+        names.update((k, json.dumps(k)) for k, _ in vals if k not in names)
+        values = [f"{names[k]}: {v}" for k, v in vals]
     flags = o.flags if enumerated else None
     w = o.witness
     text = getattr(type(w), "witness_json", None)  # a packed witness's text, read without decoding

@@ -241,7 +241,8 @@ class Packed:
             return None
         paths, rf, co = table
         b = format(self.x, "b").rjust(self.lay.width, "0") + _ONE  # (the last: "always")
-        ps = ", ".join([p if type(p) is str else str([b[k] for k in p].index(_ONE)) for p in paths])
+        ps = paths if type(paths) is str else ", ".join(
+            [p if type(p) is str else str([b[k] for k in p].index(_ONE)) for p in paths])
         return (f'{{"paths": [{ps}], "rf": [{", ".join([t for k, t in rf if b[k] == _ONE])}], '
                 f'"co": [{", ".join([t for k, t in co if b[k] == _ONE])}]}}')
 
@@ -274,7 +275,8 @@ _TABLE: list = [None, None]  # the layout last tabled and its table (one entry, 
 
 def _text_table(lay: _Layout):
     """(paths, rf, co) of ``lay`` for :meth:`Packed.witness_json`, or None where it does not
-    apply. paths: per thread "0" (one path) or its selectors' digits; rf, co: (digit, "[a, b]")
+    apply. paths: per thread "0" (one path) or its selectors' digits (their text where every
+    thread has one path); rf, co: (digit, "[a, b]")
     sorted by pair, the digit ``lay.width`` standing for "always" (a co pair known beforehand, or
     from an initial write, whose events always execute). As :func:`_decode` reads them: rf the
     pairs whose digit is set (``lay.rf`` is sorted, its pairs distinct); co the pairs whose digit
@@ -292,6 +294,8 @@ def _text_table(lay: _Layout):
 def _tabled(lay: _Layout):
     always, ex = lay.width, lay.ex
     paths = ["0" if ks is None else ks for ks in lay.paths]
+    if all(ks is None for ks in lay.paths):  # every thread one path: the same text every row
+        paths = ", ".join(paths)
     rf = [(k, f"[{a}, {b}]") for (a, b), k in lay.rf]
     co: dict = {}
     for p, k in lay.co:
