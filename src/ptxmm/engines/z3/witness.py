@@ -282,10 +282,12 @@ def _text_table(lay: _Layout):
     pairs whose digit is set (``lay.rf`` is sorted, its pairs distinct); co the pairs whose digit
     is set, with ``co_known`` and ``init_co``. Only where every event's execution is known
     (``lay.ex`` all True/False), there are no RMW chains, and each co pair has one condition."""
+    if not WITNESS_TEXT:
+        return None
     if _TABLE[0] is lay:
         return _TABLE[1]
     table = None
-    if WITNESS_TEXT and not lay.chains and all(k is True or k is False for k in lay.ex):
+    if not lay.chains and all(k is True or k is False for k in lay.ex):
         table = _tabled(lay)
     _TABLE[:] = lay, table
     return table
