@@ -932,3 +932,14 @@ MUTANTS += [
            [(Z3SAT, "out = proc.process(rounds=1, freeze=frozen)",
              "out = proc.process(rounds=1, freeze=frozen[:1])")]),
 ]
+
+# Issue 41 (the 4-thread SC shape): a report row's witness text read from the packed digits must be
+# the decoded witness's — killed by tests/report/test_witness_text.py
+MUTANTS += [
+    Mutant("witness-text-rf-reversed", "engine",
+           "a packed witness's JSON text writes each rf pair read-first: the report's rows name "
+           "the wrong write for every read",
+           [("src/ptxmm/engines/z3/witness.py",
+             'rf = [(k, f"[{a}, {b}]") for (a, b), k in lay.rf]',
+             'rf = [(k, f"[{b}, {a}]") for (a, b), k in lay.rf]')]),
+]

@@ -70,7 +70,7 @@ def _write_outcomes(res: CheckResult, out: TextIO, pad: str) -> None:
         out.write("[]")
         return
     out.write("[")
-    names: dict[str, str] = {}
+    names: dict = {}
     for i, o in enumerate(res.outcomes):
         out.write(("\n" if i == 0 else ",\n") + pad + "  " + _row(o, res.enumerated, names))
     out.write("\n" + pad + "]")
@@ -79,7 +79,7 @@ def _write_outcomes(res: CheckResult, out: TextIO, pad: str) -> None:
 _LIT = {True: "true", False: "false", None: "null"}
 
 
-def _row(o: OutcomeInfo, enumerated: bool, names: dict[str, str]) -> str:
+def _row(o: OutcomeInfo, enumerated: bool, names: dict) -> str:
     """``json.dumps(outcome_json(o, enumerated))``, the same text, written directly where the
     values are plain ints and rf and co pairs (33 us a row against the encoder's 50 with the dict
     it needs, for an enumeration's tens of thousands of rows); ``names``: the observables' names as
@@ -87,23 +87,32 @@ def _row(o: OutcomeInfo, enumerated: bool, names: dict[str, str]) -> str:
     vals = o.outcome.values
     if not all([type(v) is int for _, v in vals]):  # noqa: E721 (bool is not a value here)
         return json.dumps(outcome_json(o, enumerated))
-    values = []
-    for k, v in vals:
-        name = names.get(k)
-        if name is None:
-            name = names[k] = json.dumps(k)
-        values.append(f"{name}: {v}")
+    try:
+        values = [f"{names[k]}: {v}" for k, v in vals]
+    except KeyError:  # a name not yet seen: every name of the row kept, then written
+        names.update((k, json.dumps(k)) for k, _ in vals if k not in names)
+        values = [f"{names[k]}: {v}" for k, v in vals]
     flags = o.flags if enumerated else None
     w = o.witness
-    paths, rf, co = w.paths, w.rf, w.co  # (a packed witness is decoded once for the three)
-    try:
-        rf_s = ", ".join([f"[{a}, {b}]" for a, b in rf])
-        co_s = ", ".join([f"[{a}, {b}]" for a, b in co])
-    except ValueError:  # not pairs
-        return json.dumps(outcome_json(o, enumerated))
+    text = getattr(type(w), "witness_json", None)  # a packed witness's text, read without decoding
+    text = text(w) if text is not None else None
+    if text is None:
+        paths, rf, co = w.paths, w.rf, w.co  # (a packed witness is decoded once for the three)
+        try:
+            rf_s = ", ".join([f"[{a}, {b}]" for a, b in rf])
+            co_s = ", ".join([f"[{a}, {b}]" for a, b in co])
+        except ValueError:  # not pairs
+            return json.dumps(outcome_json(o, enumerated))
+        text = f'{{"paths": {list(paths)}, "rf": [{rf_s}], "co": [{co_s}]}}'
+    if flags is None:
+        fl = "null"
+    else:
+        key = tuple(flags)
+        fl = names.get(key)  # (the flags' text, kept from row to row as the names are)
+        if fl is None:
+            fl = names[key] = json.dumps(list(flags))
     return (f'{{"values": {{{", ".join(values)}}}, "satisfies": {_LIT[o.satisfies]}, '
-            f'"flags": {"null" if flags is None else json.dumps(list(flags))}, '
-            f'"witness": {{"paths": {list(paths)}, "rf": [{rf_s}], "co": [{co_s}]}}}}')
+            f'"flags": {fl}, "witness": {text}}}')
 
 
 class BatchWriter:
