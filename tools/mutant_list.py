@@ -943,3 +943,22 @@ MUTANTS += [
              'rf = [(k, f"[{a}, {b}]") for (a, b), k in lay.rf]',
              'rf = [(k, f"[{b}, {a}]") for (a, b), k in lay.rf]')]),
 ]
+
+# Issue 41 (explain and graph of CUB's unpacked tile state without fences in seconds): a fence
+# inserted where the thread's build never came near takes the original's graph, unbuilt — killed
+# by tests/explanation/test_fix_unreached.py; the candidate pairs shared between graphs of one
+# shape re-read the fence.sc events — killed by tests/explanation/test_fix_shared_candidates.py
+MUTANTS += [
+    Mutant("fix-fence-reached-taken-unreached", "engine",
+           "a fence inserted at a place the thread's build stepped (or fell through to) is taken as "
+           "unreached: the candidate is judged on the original's graph, without the fence's event",
+           [("src/ptxmm/semantics/unreached.py",
+             "    if i <= 0 or i - 1 in at or i in at:",
+             "    if i <= 0:")]),
+    Mutant("fix-shared-candidates-stale-scf", "engine",
+           "a fix candidate's graph patched from another of its shape keeps the other's fence.sc "
+           "events: a fence made sc takes no place in the sc order of the witnesses judged",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "        return Candidates(kept.rf, kept.co, scf, kept.writes_at)",
+             "        return Candidates(kept.rf, kept.co, kept.scf, kept.writes_at)")]),
+]

@@ -1,0 +1,103 @@
+"""Which places of a thread its symbolic execution never came near, for the fix search's inserted
+fences (explanation/fixjudge.py UNREACHED_FENCES): a fence inserted there leaves the event graph
+as it was (the program aside).
+
+:func:`build_keeping_fold_visited` is :func:`.builder.build_keeping_fold` with what each thread's
+build stepped recorded (:class:`Stepped`: the positions the builder ran, on any path, in the build
+whose graph it returns, and the branches that went on past, not taken). A fence inserted before
+position ``i`` of thread ``t`` is run only when a path comes to ``i`` by falling through from
+``i - 1`` or lands there past skipped polls (no label is at the fence: a branch to the label that
+was at ``i`` goes past it): when neither ``i - 1`` nor ``i`` was stepped, no path of the changed
+program runs it, and every other instruction runs as before, one position later past ``i`` (a
+fence names no register: no register's liveness changes). The builder also reads instructions it
+does not step: the bodies of loops (whether a spin loop may become an await: .control.await_sound),
+the polls a forward branch not taken may skip and the segment of the same length before them
+(.control.past_repeats, repeated_poll: read up to the next label; a segment holding a label
+matches none, with the fence or without), a vector's elements (.vectors). :func:`unreached`
+keeps clear of them: no back edge spans the place; in the label-free stretch around it no branch
+went on past and no vector's elements reach it. The tests (tests/explanation/test_fix_unreached.py)
+compare the graphs with the built ones for every fence place of random kernels and of the
+bundled CUB tile-state kernels."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .._infra.records import record
+from ..ir.program import Branch, Label, Program, Thread, VectorOrder
+from .builder import READ_ONLY_FOLD, Builder, Fold, _build, _read_only
+from .events import EventGraph, Kind
+
+Visited = dict[int, frozenset[int]]  # thread index → positions
+
+
+@record
+class Stepped:
+    """The positions each thread's build stepped, and those of its branches that went on past
+    them not taken (or were reduced to awaits): the branches whose following polls the builder
+    reads (.control.past_repeats)."""
+
+    at: Visited
+    on_past: Visited
+
+
+class _Visiting(Builder):
+    """A builder that records the positions it steps, per thread."""
+
+    def step(self, t, ins, st, stack):
+        pc, n = st.pc, len(stack)
+        self.visited.setdefault(t.index, set()).add(pc)
+        res = super().step(t, ins, st, stack)
+        if isinstance(ins, Branch) and not (res is not None and len(stack) == n and not self.pending
+                                            and res.pc == self.labels[ins.target]):
+            self.past.setdefault(t.index, set()).add(pc)
+        return res
+
+
+def _visiting(prog: Program, unroll: int) -> _Visiting:
+    b = _Visiting(prog, unroll, True, False, True, None)
+    b.visited, b.past = {}, {}
+    return b
+
+
+def _stepped(b: _Visiting) -> Stepped:
+    return Stepped({k: frozenset(v) for k, v in b.visited.items()},
+                   {k: frozenset(v) for k, v in b.past.items()})
+
+
+def build_keeping_fold_visited(prog: Program, unroll: int = 2) -> tuple[EventGraph, Fold | None, Stepped]:
+    """:func:`.builder.build_keeping_fold`, and what each thread's build of the graph it returns
+    stepped."""
+    b = _visiting(prog, unroll)
+    eg = _build(b, False)
+    ro = _read_only(eg) if prog.layout is not None and READ_ONLY_FOLD else {}
+    if not ro:
+        return eg, None, _stepped(b)
+    fold = Fold(tuple(sorted(ro.items())), frozenset(e.loc for e in eg.events if e.kind == Kind.W and
+                                                      e.thread >= 0), eg.waits)
+    b = _visiting(prog, unroll)
+    b.readonly = dict(fold.readonly)
+    folded = _build(b, False)
+    eg2 = replace(folded, written=fold.written, waits=folded.waits or fold.waits)
+    return eg2, fold, _stepped(b)
+
+
+def unreached(t: Thread, i: int, stepped: Stepped) -> bool:
+    """Whether a fence inserted before position ``i`` of ``t`` (``stepped``: what the build
+    stepped) is run on no path, and nothing the builder reads around it is read (module doc)."""
+    at = stepped.at.get(t.index, frozenset())
+    past = stepped.on_past.get(t.index, frozenset())
+    if i <= 0 or i - 1 in at or i in at:
+        return False
+    ins = t.instrs
+    labels = {x.name: k for k, x in enumerate(ins) if isinstance(x, Label)}
+    for j in range(i, len(ins)):  # a back edge over the place: a loop body holds it
+        x = ins[j]
+        if isinstance(x, Branch) and labels.get(x.target, len(ins)) < i:
+            return False
+    lo = max((k for k in labels.values() if k < i), default=-1)
+    hi = min((k for k in labels.values() if k >= i), default=len(ins))
+    # the label-free stretch around the place: a branch there that went on past (its polls and
+    # the segment before them are read), a vector order whose elements reach the place
+    return not any(lo < k < hi and (k in past or k < i and k + getattr(ins[k], "n", 0) >= i
+                                    and isinstance(ins[k], VectorOrder)) for k in at)

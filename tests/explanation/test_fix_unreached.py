@@ -1,0 +1,103 @@
+"""Fences the fix search inserts where a thread's build never came near (semantics/unreached.py,
+explanation/fixjudge.py UNREACHED_FENCES): the changed program's graph is the original's, not
+built. Every fence place of random kernels (blocks branching to their own code, so most places
+of a thread lie in the other blocks' code) and of the bundled CUB tile-state kernels: the graph
+the judge uses is the one the builder makes (and the map of the original's events), and the
+proposals (text and JSON) are those without the shortcut."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import ROOT
+from test_fix_vector_witness import DATA_READ, POLL, PUBLISH, kernel
+
+import ptxmm
+from ptxmm.cat.parser import load_model
+from ptxmm.explanation import fixjudge
+from ptxmm.explanation.fix import apply, search, single_changes
+from ptxmm.explanation.fixjudge import Judge, event_map
+from ptxmm.explanation.targets import target_of, with_target
+
+
+def _graphs_agree(prog, pairs: int = 0) -> int:
+    """Every fence change (and up to ``pairs`` pairs of them in one thread) of ``prog``: the
+    judge's graph and event map are the builder's; how many took the shortcut."""
+    t = target_of(prog, None)
+    judge = Judge(prog, load_model("ptx"), t)
+    fences = [c for c in single_changes(prog) if c.kind == "fence"]
+    sets = [(c,) for c in fences]
+    sets += [cs for cs in itertools.combinations(fences, 2)
+             if cs[0].thread == cs[1].thread and cs[0].index != cs[1].index][:pairs]
+    short = 0
+    for cs in sets:
+        p2, inserted = apply(prog, cs)
+        tprog = with_target(p2, t)
+        eg2, emap = judge.graph_of(cs, tprog, inserted)
+        built = judge.fenced_graph(tprog)  # the build it would make
+        assert eg2 == built, cs
+        assert emap == event_map(judge.eg, built, inserted)
+        short += len(eg2.events) == len(judge.eg.events) and eg2.events == judge.eg.events
+    return short
+
+
+@pytest.mark.slow  # ~3 minutes each: every fence place built to compare
+@pytest.mark.parametrize("name", ["cub-tile-state-unpacked-no-fence.ptx", "cub-tile-state-packed-acqrel.ptx"])
+def test_the_tile_state_kernels_fence_graphs_are_the_built_ones(name):
+    prog = ptxmm.load(ROOT / "examples" / "kernels" / "real" / name)
+    assert _graphs_agree(prog, pairs=6) > 10
+
+
+PIECES = ["\tst.global.u32 [%rd1+8], 7;\n", "\tmov.u32 %r1, 1;\n\tst.relaxed.gpu.global.u32 [%rd1], %r1;\n",
+          "\tld.relaxed.gpu.global.u32 %r6, [%rd1];\n\tst.global.u32 [%rd2], %r6;\n", DATA_READ, PUBLISH,
+          POLL,
+          "L{L}:\n\tld.relaxed.gpu.global.u32 %r7, [%rd1];\n\tsetp.eq.s32 %p2, %r7, 0;\n"
+          "\t@%p2 bra L{L};\n\tst.global.u32 [%rd2+4], %r7;\n",
+          "\tsetp.eq.s32 %p3, %r0, {k};\n\t@%p3 bra.uni M{L};\n\tst.global.u32 [%rd2+4], 5;\nM{L}:\n"]
+CONDS = ["out[0] == 1", "out[0] == 0", "out[2] == 0", "out[1] == 5"]
+
+
+@st.composite
+def branching_kernels(draw):
+    """Two or three blocks, each running one to three of PIECES (a spin loop, a guarded skip)."""
+    n = draw(st.integers(2, 3))
+    blocks = []
+    for k in range(n):
+        ps = draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=3))
+        blocks.append("".join(p.replace("{L}", f"{k}_{j}").replace("{k}", str(k)) for j, p in enumerate(ps)))
+    conds = draw(st.lists(st.sampled_from(CONDS), min_size=1, max_size=2, unique=True))
+    return kernel(blocks, " && ".join(conds))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(branching_kernels())
+def test_random_kernels_fence_graphs_are_the_built_ones(prog):
+    _graphs_agree(prog, pairs=4)
+
+
+def _json(report) -> dict:
+    return {k: v for k, v in report.to_json().items() if k not in ("time_s", "engine_checks")}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(branching_kernels())
+def test_random_kernels_get_the_same_fixes_without_the_builds(prog):
+    m, t = load_model("ptx"), target_of(prog, None)
+    fast = search(prog, m, t, bound=40, max_size=1, budget_s=None)
+    try:
+        fixjudge.UNREACHED_FENCES = False
+        plain = search(prog, m, t, bound=40, max_size=1, budget_s=None)
+    finally:
+        fixjudge.UNREACHED_FENCES = True
+    assert _json(fast) == _json(plain)
+    assert [s.text for s in fast.solutions] == [s.text for s in plain.solutions]
+
+
+def test_a_fence_in_another_blocks_code_takes_the_original_graph():
+    """Block 0 branches past block 1's code: a fence there runs on none of thread 0's paths;
+    one in thread 0's own code is built."""
+    prog = kernel(["\tst.global.u32 [%rd1+8], 7;\n", POLL + DATA_READ], "out[2] == 0")
+    assert _graphs_agree(prog) > 0
