@@ -40,3 +40,16 @@ def test_a_writable_output_path_is_written(tmp_path):
     code, out = _cli("graph", MP, "-o", tmp_path / "g.svg")
     assert code == 0, out
     assert (tmp_path / "g.svg").read_text().startswith("<svg")
+
+
+@pytest.mark.parametrize("cmd", [
+    ["test", MP, "--json"],
+    ["diff", "sc", "ptx", "--gen", "--size", "2", "--limit", "1", "--json"],
+])
+def test_an_input_file_named_as_the_output_is_refused_and_kept(cmd, tmp_path):
+    """`ptxmm test --json examples/mp.ptx` (the file meant as input) overwrote the test."""
+    victim = tmp_path / "mp.ptx"
+    victim.write_text(MP.read_text())
+    code, out = _cli(*cmd, victim)
+    assert code == 2 and f"--json {victim}: is an input file (.ptx)" in out, out
+    assert victim.read_text() == MP.read_text()

@@ -27,11 +27,21 @@ def unwritable(path: str) -> str | None:
     return None
 
 
+# What ptxmm reads: a file option naming an existing one of these is an input, not a results file
+# (`ptxmm test --json examples/mp.ptx` would overwrite the test the user meant to run).
+INPUT_SUFFIXES = (".ptx", ".litmus", ".cu", ".cuh", ".cat", ".test")
+
+
 def output_file(option: str, path: str | None) -> None:
-    """A usage error when the file option ``option`` names a ``path`` that cannot be written."""
+    """A usage error when the file option ``option`` names a ``path`` that cannot be written, or an
+    existing input file (a test, a kernel or a model) that writing would destroy."""
     why = unwritable(path) if path else None
     if why:
         raise click.UsageError(f"{option} {path}: {why}; give a file path in a folder that exists")
+    if path and path.lower().endswith(INPUT_SUFFIXES) and os.path.isfile(path):
+        raise click.UsageError(f"{option} {path}: is an input file ({os.path.splitext(path)[1]}), which "
+                               f"writing would overwrite; {option} takes the file to write, e.g. "
+                               f"{option} results.json")
 
 
 GEN_MARKER = "// ptxmm gen:"  # the first line of every .ptx test `ptxmm gen` writes
