@@ -91,6 +91,18 @@ HOLDS = """.test OneStore "a single store: x ends at 1 in every execution"
 """
 
 
+def _drawn_alike(f: Path, out: Path, note: str) -> str:
+    """`ptxmm graph f -o out` draws with ``note`` on stderr, and the page's /api/graph answers the
+    same DOT; returns it."""
+    r = CliRunner().invoke(main, ["graph", str(f), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert note in r.stderr, r.stderr
+    dot = out.read_text()
+    status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
+    assert status == 200 and body == dot
+    return dot
+
+
 def test_a_holding_forall_is_drawn_on_the_command_line_and_in_the_page(tmp_path):
     """A ``forall`` that holds where no candidate execution even reaches its opposite (as
     latch-arrive-wait.cu's; a ``~exists`` that holds, an ``exists`` that fails so): `graph` drew
@@ -100,13 +112,9 @@ def test_a_holding_forall_is_drawn_on_the_command_line_and_in_the_page(tmp_path)
     for cond in ("forall (x == 1)", "~exists (x == 0)"):
         f = tmp_path / "holds.ptx"
         f.write_text(HOLDS + cond + "\n")
-        r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "g.dot")])
-        assert r.exit_code == 0, r.output
-        assert f"note: {cond} holds in every allowed execution; drawn: one of them, outcome x=1" in r.stderr
-        dot = (tmp_path / "g.dot").read_text()
+        dot = _drawn_alike(f, tmp_path / "g.dot",
+                           f"note: {cond} holds in every allowed execution; drawn: one of them, outcome x=1")
         assert f"{cond} holds in every allowed execution" in html.unescape(dot) and "x=1" in dot
-        status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
-        assert status == 200 and body == dot
         status, body, _ = run(job_of("explain", {"source": f.read_text(), "graph": True}, 10.0, MODELS))
         x = json.loads(body)
         assert x["verdict"] == "forbidden" and x["dot"] == dot and x["svg"].startswith("<svg")
@@ -114,12 +122,8 @@ def test_a_holding_forall_is_drawn_on_the_command_line_and_in_the_page(tmp_path)
     assert [str(o.outcome) for o in brute.outcomes] == ["x=1"]
     # an exists that no execution reaches: one allowed execution too, said so
     f.write_text(HOLDS + "exists (x == 0)\n")
-    r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "e.dot")])
-    assert r.exit_code == 0, r.output
-    assert ("note: exists (x == 0) is reached by no allowed execution; drawn: one allowed execution, "
-            "outcome x=1") in r.stderr
-    status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
-    assert status == 200 and body == (tmp_path / "e.dot").read_text()
+    _drawn_alike(f, tmp_path / "e.dot", "note: exists (x == 0) is reached by no allowed execution; "
+                 "drawn: one allowed execution, outcome x=1")
     # a named outcome no candidate produces still has nothing to draw (that outcome is drawn or none)
     r = CliRunner().invoke(main, ["graph", str(f), "--outcome", "x=0"])
     assert r.exit_code != 0 and "no candidate execution produces this outcome" in r.output
@@ -217,12 +221,8 @@ def test_a_holding_forall_over_a_timer_is_drawn_by_the_solver(tmp_path):
     page alike."""
     f = tmp_path / "timer.ptx"
     f.write_text(TIMER + "forall (x == 1)\n")
-    r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "g.dot")])
-    assert r.exit_code == 0, r.output
-    assert ("note: forall (x == 1) holds in every allowed execution; drawn: one of them, "
-            "outcome x=1") in r.stderr
-    status, body, _ = run(job_of("graph", {"source": f.read_text(), "dot": True}, 10.0, MODELS))
-    assert status == 200 and body == (tmp_path / "g.dot").read_text()
+    _drawn_alike(f, tmp_path / "g.dot", "note: forall (x == 1) holds in every allowed execution; "
+                 "drawn: one of them, outcome x=1")
     # a forall that fails: the execution reaching its opposite, drawn as before (no note)
     f.write_text(TIMER + "forall (x == 0)\n")
     r = CliRunner().invoke(main, ["graph", str(f), "-o", str(tmp_path / "f.dot")])
