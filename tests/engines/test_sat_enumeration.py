@@ -182,6 +182,113 @@ def test_the_random_programs_reached_the_sat_enumeration():
     assert 4 * sum(_SMALL) >= sum(_RAN) > 0, (_SMALL, _RAN)
 
 
+class _Cubed:
+    """The enumeration goes on in cubes after ``after`` outcomes of one solver (at most ``most``
+    values); ``cubes`` lists the number of cubes of each enumeration that split."""
+
+    def __init__(self, monkeypatch, after: int = 1, most: int | None = None):
+        self.cubes: list[int] = []
+        real = satenum._cubes
+
+        def spy(*args):
+            out = real(*args)
+            if out is not None:
+                self.cubes.append(len(out))
+            return out
+
+        monkeypatch.setattr(satenum, "_cubes", spy)
+        monkeypatch.setattr(satenum, "_CUBE_AFTER", after)
+        if most is not None:
+            monkeypatch.setattr(satenum, "_CUBE_MAX", most)
+
+
+def _by_values(res) -> list:
+    return [(o.outcome, o.satisfies, tuple(o.flags))
+            for o in sorted(res.outcomes, key=lambda o: o.outcome.values)]
+
+
+@pytest.mark.parametrize("model", ["ptx", "sc"])
+@pytest.mark.parametrize("after", [1, 5, 40])
+def test_the_cubes_give_the_outcomes_of_one_solver(monkeypatch, model, after):
+    """Past ``_CUBE_AFTER`` outcomes the rest is enumerated per value of one observable, a solver
+    each: the same outcomes (each once, judged and flagged the same) as one solver gives, with
+    witnesses the model allows; PTXMM_SAT_CUBES=0 (or satenum.CUBES) keeps one solver. (Under
+    sc two threads have 12 outcomes: three threads, 468.)"""
+    n = 2 if model == "ptx" else 3
+    prog = ptxmm.parse(shapes.one_location(n).ptx(), f"x1l{n}.ptx")
+    with _Forced(8):
+        one = ptxmm.check(prog, model, engine="z3")
+    c = _Cubed(monkeypatch, after)
+    with _Forced(8) as f:
+        cubed = ptxmm.check(prog, model, engine="z3")
+    assert f.small == 1 and len(c.cubes) == 1 and c.cubes[0] >= 2, c.cubes
+    assert len(cubed.outcomes) == len(cubed.outcome_set) == len(one.outcomes) > 8 + after
+    assert _by_values(cubed) == _by_values(one)
+    _witnesses_hold(prog, cubed, model)
+    for off in ("env", "switch"):
+        with monkeypatch.context() as mp:
+            if off == "env":
+                mp.setenv("PTXMM_SAT_CUBES", "0")
+            else:
+                mp.setattr(satenum, "CUBES", False)
+            with _Forced(8):
+                plain = ptxmm.check(prog, model, engine="z3")
+        assert len(c.cubes) == 1  # not called again
+        assert _by_values(plain) == _by_values(one)
+
+
+def test_too_many_values_to_split_on_keep_one_solver(monkeypatch):
+    prog = ptxmm.parse(shapes.one_location(2).ptx(), "x1l2.ptx")
+    with _Forced(8):
+        one = ptxmm.check(prog, "ptx", engine="z3")
+    c = _Cubed(monkeypatch, 1, most=1)
+    with _Forced(8):
+        res = ptxmm.check(prog, "ptx", engine="z3")
+    assert c.cubes == []
+    assert _by_values(res) == _by_values(one)
+
+
+def test_stopping_early_inside_the_cubes(monkeypatch):
+    prog = ptxmm.parse(shapes.one_location(2).ptx(), "x1l2.ptx")
+    c = _Cubed(monkeypatch, 1)
+    with _Forced(2):
+        res = ptxmm.check(prog, "ptx", engine="z3", max_outcomes=30)
+    assert len(c.cubes) == 1
+    assert len(res.outcomes) == len(res.outcome_set) == 30
+    assert res.status == "stopped"
+
+
+_CUBES_RAN: list[int] = []
+
+
+@settings(max_examples=60, **_SETTINGS)
+@given(case=st.tuples(st.sampled_from(["ptx", "ptx-v6.0", "sc"]),
+                      valid_ptx(max_threads=3, max_events=8, unroll=1)), after=st.sampled_from([1, 1, 3]))
+def test_cubes_equal_brute_force_on_random_programs(case, after):
+    model, src = case
+    prog = ptxmm.parse(src, "t.ptx")
+    eg = build(prog, unroll=1)
+    assume(candidate_space(eg, candidates(eg), 800) is not None)
+    with pytest.MonkeyPatch.context() as mp:
+        c = _Cubed(mp, after)
+        with _Forced(1):
+            z = ptxmm.check(prog, model, engine="z3", unroll=1)
+    _CUBES_RAN.append(len(c.cubes))
+    b = ptxmm.check(prog, model, engine="brute", flags=False, unroll=1)
+    assert z.outcome_set == b.outcome_set, f"{model}:\n{src}"
+    assert len(z.outcomes) == len(z.outcome_set)
+    assert z.holds == b.holds
+    _witnesses_hold(prog, z, model, unroll=1)
+
+
+def test_the_random_programs_reached_the_cubes():
+    """Few random programs have outcomes enough, in two observables or more, to split: some must
+    have (else the property above tests nothing)."""
+    if not _CUBES_RAN:
+        pytest.skip("run with the property test")
+    assert sum(1 for n in _CUBES_RAN if n) >= 4, _CUBES_RAN
+
+
 _RMW3 = """.test RMW3
 .global .u32 x = 0;
 .thread T0 { atom.global.add.u32 %r0, [x], 1; }
