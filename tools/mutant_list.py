@@ -962,3 +962,15 @@ MUTANTS += [
              "        return Candidates(kept.rf, kept.co, scf, kept.writes_at)",
              "        return Candidates(kept.rf, kept.co, kept.scf, kept.writes_at)")]),
 ]
+
+# Issue 41 (the 4-thread SC shape): a long SAT enumeration goes on in cubes, one per value of an
+# observable; each cube's solver must hold that value — killed by
+# tests/engines/test_sat_enumeration.py (the cubes' outcomes are one solver's, each once)
+MUTANTS += [
+    Mutant("sat-cubes-without-their-value", "engine",
+           "the cubes of a long SAT enumeration do not fix the value they stand for: each cube "
+           "enumerates every outcome not found before the split, so outcomes come several times",
+           [("src/ptxmm/engines/z3/satenum.py",
+             "run.swap(_solver(base + [[u] for u in units] + done))",
+             "run.swap(_solver(base + done))")]),
+]
