@@ -5,6 +5,8 @@ from its binary digits."""
 from __future__ import annotations
 
 import ctypes
+from itertools import compress
+from operator import itemgetter
 
 import z3
 
@@ -14,6 +16,7 @@ from ...semantics.result import Execution
 from .capi import _DECIMAL_MAX_BITS, _P_BINARY, _P_DEC, _P_DECIMAL, _P_EVAL, _P_INC, _VP
 
 _ONE = "1"
+_BITS = bytes.maketrans(b"01", b"\x00\x01")  # binary digits as the bytes 0 and 1
 
 
 @record
@@ -239,12 +242,13 @@ class Packed:
         table = _text_table(self.lay)
         if table is None:
             return None
-        paths, rf, co = table
+        paths, rf_at, rf, co_at, co = table
         b = format(self.x, "b").rjust(self.lay.width, "0") + _ONE  # (the last: "always")
         ps = paths if type(paths) is str else ", ".join(
             [p if type(p) is str else str([b[k] for k in p].index(_ONE)) for p in paths])
-        return (f'{{"paths": [{ps}], "rf": [{", ".join([t for k, t in rf if b[k] == _ONE])}], '
-                f'"co": [{", ".join([t for k, t in co if b[k] == _ONE])}]}}')
+        bits = b.encode().translate(_BITS)  # each digit a byte 0 or 1: its pairs picked in C
+        return (f'{{"paths": [{ps}], "rf": [{", ".join(compress(rf, rf_at(bits)))}], '
+                f'"co": [{", ".join(compress(co, co_at(bits)))}]}}')
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name in Packed.__slots__:
@@ -274,9 +278,9 @@ _TABLE: list = [None, None]  # the layout last tabled and its table (one entry, 
 
 
 def _text_table(lay: _Layout):
-    """(paths, rf, co) of ``lay`` for :meth:`Packed.witness_json`, or None where it does not
+    """(paths, rf_at, rf, co_at, co) of ``lay`` for :meth:`Packed.witness_json`, or None where it does not
     apply. paths: per thread "0" (one path) or its selectors' digits (their text where every
-    thread has one path); rf, co: (digit, "[a, b]")
+    thread has one path); rf, co: the digits' picker (:func:`_picker`) and the texts "[a, b]",
     sorted by pair, the digit ``lay.width`` standing for "always" (a co pair known beforehand, or
     from an initial write, whose events always execute). As :func:`_decode` reads them: rf the
     pairs whose digit is set (``lay.rf`` is sorted, its pairs distinct); co the pairs whose digit
@@ -310,5 +314,18 @@ def _tabled(lay: _Layout):
     for p in lay.init_co:
         if ex[p[1]]:
             co[p] = always
-    return paths, rf, [(co[p], f"[{p[0]}, {p[1]}]") for p in sorted(co)]
+    co = [(co[p], f"[{p[0]}, {p[1]}]") for p in sorted(co)]
+    return (paths, _picker([k for k, _ in rf]), [t for _, t in rf],
+            _picker([k for k, _ in co]), [t for _, t in co])
+
+
+def _picker(ks: list[int]):
+    """The items at ``ks`` of a sequence, as a tuple (``itemgetter``, whatever the number of
+    items)."""
+    if len(ks) > 1:
+        return itemgetter(*ks)
+    if ks:
+        k = ks[0]
+        return lambda s: (s[k],)
+    return lambda s: ()
 
