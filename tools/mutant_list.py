@@ -911,8 +911,8 @@ MUTANTS += [
            "a fix candidate that splits a vector access gets no map of the original's events: the "
            "engine judges every split (CUB's packed tile states: 43 engine checks to explain)",
            [("src/ptxmm/explanation/fixjudge.py",
-             "            split = SPLIT_WITNESSES and all(c.kind == \"split\" for c in changes)\n",
-             "            split = False\n")]),
+             "            if not SPLIT_WITNESSES or not all(c.kind == \"split\" for c in changes):\n",
+             "            if True:\n")]),
 ]
 MUTANTS += [
     Mutant("fix-split-witness-wrong-copy", "engine",
@@ -961,4 +961,23 @@ MUTANTS += [
            [("src/ptxmm/explanation/fixjudge.py",
              "        return Candidates(kept.rf, kept.co, scf, kept.writes_at)",
              "        return Candidates(kept.rf, kept.co, kept.scf, kept.writes_at)")]),
+]
+
+# Issue 41 (explain and graph of CUB's packed acq_rel tile state in seconds): a split whose graph's
+# paths are not the original's one for one takes the known witnesses path by path — killed by
+# tests/explanation/test_fix_split_paths.py
+MUTANTS += [
+    Mutant("fix-split-paths-no-witness", "engine",
+           "a split candidate whose graph has a path fewer than the original's (an out-of-bounds "
+           "acquire vector's order no longer forks) gets no witness: the engine judges it (CUB's "
+           "packed acq_rel tile state: 4 engine checks more to explain)",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "                return eg2, PathSplit(self.eg, eg2, changes)",
+             "                return eg2, {}")]),
+    Mutant("fix-split-paths-compared", "engine",
+           "a witness's path is matched with a changed graph's path only where their events lie on "
+           "the same sets of paths: a split with a path fewer matches none",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "self.elem2.get(t, {}), m, {}, same_paths=False):",
+             "self.elem2.get(t, {}), m, {}, same_paths=True):")]),
 ]
