@@ -981,3 +981,16 @@ MUTANTS += [
              "self.elem2.get(t, {}), m, {}, same_paths=False):",
              "self.elem2.get(t, {}), m, {}, same_paths=True):")]),
 ]
+
+# Issue 41 (explain and graph of CUB's packed acq_rel tile state in seconds): a split candidate's
+# read-only fold found from the edited thread's unfolded build alone — killed by
+# tests/explanation/test_fix_one_thread_fold.py
+MUTANTS += [
+    Mutant("fix-one-thread-fold-own-writes-dropped", "engine",
+           "the read-only fold of a program whose one thread is edited leaves that thread's own "
+           "writes out: a location only it writes is folded to its initial value, or the graph "
+           "misses it among the locations written",
+           [("src/ptxmm/semantics/unreached.py",
+             "    writes = {e.loc for e in own if e.kind == Kind.W}.union(",
+             "    writes = set().union(")]),
+]

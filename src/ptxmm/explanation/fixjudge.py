@@ -58,7 +58,7 @@ from ..semantics.executions import concrete_env, executed, violations
 from ..semantics.memory import RMW_SEMS
 from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution
-from ..semantics.unreached import Stepped, build_keeping_fold_visited, unreached
+from ..semantics.unreached import Stepped, build_keeping_fold_visited, fold_of_thread_edit, unreached
 from ..semantics.vocab import Candidates, candidates
 from .targets import with_target
 from .vecsplit import vector_size_of as vector_size
@@ -110,6 +110,12 @@ CANDS_MAX = 64  # shapes kept
 # graphs). CUB's unpacked tile state without fences: 20 of its 30 fence programs lie in the code
 # of the other blocks' tiles (workstation, shared, same minute, CPU s: explain 10.2-10.9 -> 5.6-6.0).
 UNREACHED_FENCES = True
+# A candidate that splits vector accesses in one thread (a kernel's: the others unchanged) is built
+# with the read-only fold the builder's first, unfolded pass would find, found from that thread's
+# unfolded build alone and the original's record of the other threads' accesses (semantics/
+# unreached.py fold_of_thread_edit), not from a whole unfolded build. False: built whole (build).
+# The tests compare the graphs (tests/explanation/test_fix_one_thread_fold.py).
+ONE_THREAD_FOLD = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
@@ -278,8 +284,7 @@ class Judge:
         """``tprog``'s event graph (``tprog``: the program with ``changes`` and the target;
         ``inserted``: the ids of its inserted fences) and the map of the original's events into it."""
         if any(c.kind in ("split", "guard", "pack") for c in changes):  # instructions moved: no witness kept
-            self.stats.built += 1
-            eg2 = build(tprog, unroll=self.unroll)
+            eg2 = self.whole_graph(tprog, changes)
             if not SPLIT_WITNESSES or not all(c.kind == "split" for c in changes):
                 return eg2, {}
             smap = split_map(self.eg, eg2, changes)
@@ -302,6 +307,19 @@ class Judge:
             eg2 = build(tprog, unroll=self.unroll)
             return eg2, event_map(self.eg, eg2, inserted)
         return eg2, emap
+
+    def whole_graph(self, tprog: Program, changes: tuple) -> EventGraph:
+        """``tprog``'s graph built whole (``changes``: its changes, which move instructions); a
+        program of splits in one thread with the read-only fold found from that thread's build
+        alone (:data:`ONE_THREAD_FOLD`)."""
+        self.stats.built += 1
+        threads = {c.thread for c in changes}
+        if ONE_THREAD_FOLD and self._stepped is not None and len(threads) == 1 and \
+                all(c.kind == "split" for c in changes):
+            fold = fold_of_thread_edit(tprog, threads.pop(), self._stepped, self.unroll)
+            if fold is not None:
+                return build_with_fold(tprog, fold, unroll=self.unroll)
+        return build(tprog, unroll=self.unroll)
 
     def fenced_graph(self, tprog: Program) -> EventGraph:
         """The graph of ``tprog``, the original program with fences inserted (and the target):
