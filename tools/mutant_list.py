@@ -994,3 +994,16 @@ MUTANTS += [
              "    writes = {e.loc for e in own if e.kind == Kind.W}.union(",
              "    writes = set().union(")]),
 ]
+
+# Issue 41 (explain of CUB's unpacked tile state without fences in seconds): a witness that runs
+# none of a patched candidate's changed events keeps its verdict from the graph patched from —
+# killed by tests/explanation/test_fix_unchanged_witness.py
+MUTANTS += [
+    Mutant("fix-unchanged-witness-runs-changed", "engine",
+           "a known witness's verdict on a graph patched from another is taken from that graph "
+           "even when the witness runs an event the candidate changed: a strengthened access it "
+           "runs is judged with its old semantics",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "    if not ids:\n        return False\n    vals = dict(exe.values)\n",
+             "    if True:\n        return False\n    vals = dict(exe.values)\n")]),
+]

@@ -116,6 +116,14 @@ UNREACHED_FENCES = True
 # unreached.py fold_of_thread_edit), not from a whole unfolded build. False: built whole (build).
 # The tests compare the graphs (tests/explanation/test_fix_one_thread_fold.py).
 ONE_THREAD_FOLD = True
+# A graph patched from another (:func:`patched`: semantics and scopes changed) differs from it only
+# in the changed events; a witness that runs none of them is an execution of both whose base sets
+# and relations (the concrete universe holds the executed events alone: semantics/vocab.py masks
+# every set and relation with it) and outcome are the same: whether it is shown allowed is that of
+# the first such graph it was judged on (kept per witness and graph patched from; a fence program
+# whose graph is the original's counts as patched from it with nothing changed). False: judged
+# again on each (the tests compare the two).
+UNCHANGED_WITNESSES = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
@@ -151,6 +159,7 @@ class JudgeStats:
     engine_checks: int = 0  # candidates the engine was asked about
     by_witness: int = 0  # candidates a known witness showed are no fix
     built: int = 0  # candidates whose graph could not be patched (built whole)
+    unchanged: int = 0  # witnesses' verdicts taken from the graph patched from (UNCHANGED_WITNESSES)
     time_s: float = 0.0
 
 
@@ -248,6 +257,10 @@ class Judge:
         # the places of a set of inserted fences → a key of _fence_graphs with fences there
         self._fence_places: dict[tuple, tuple] = {}
         self._cands: dict[tuple, Candidates] = {}  # a graph's shape → its candidates (_candidates)
+        # the last graph patched (:func:`patched`) and the events of the graph it was patched from
+        self._patch: tuple[EventGraph, tuple] | None = None
+        # (a witness, a graph's events) → (them, whether the witness is shown allowed there)
+        self._shown: dict[tuple[int, int], tuple[Execution, tuple, bool]] = {}
 
     def known(self, forbidden: bool, witness: Execution | None) -> None:
         """The original program's verdict, as a check of it (with the target as its condition,
@@ -302,6 +315,7 @@ class Judge:
             base = self._keep(fences, (eg_f, event_map(self.eg, eg_f, ins_f)))
         eg_f, emap = base
         eg2 = patched(eg_f, tprog, [c for c in changes if c.kind != "fence"], fences)
+        self._patch = None if eg2 is None else (eg2, eg_f.events)
         if eg2 is None:
             self.stats.built += 1
             eg2 = build(tprog, unroll=self.unroll)
@@ -394,6 +408,7 @@ class Judge:
         cand = self._candidates(eg2)
         obs = observables(eg2, "condition")
         many = isinstance(emap, (SplitMap, PathSplit))  # many to one (split_map, PathSplit)
+        base, changed = self._base_of(eg2)
         for i, exe in enumerate(self.pool):
             exe2 = _carried(exe, emap)
             if exe2 is None:
@@ -402,11 +417,33 @@ class Judge:
                 continue  # changed graph: not a witness here; the engine decides
             if isinstance(emap, PathSplit) and violations(eg2, cand, exe2):
                 continue
-            shown = any(self._allowed(tprog, eg2, x, cand, obs) for x in _sc_placements(eg2, exe2, cand.scf))
+            key = None if base is None or _runs_any(eg2, exe2, changed) else (id(exe), id(base))
+            hit = self._shown.get(key) if key is not None else None
+            if hit is not None and hit[0] is exe and hit[1] is base:
+                shown = hit[2]
+                self.stats.unchanged += 1
+            else:
+                shown = any(self._allowed(tprog, eg2, x, cand, obs)
+                            for x in _sc_placements(eg2, exe2, cand.scf))
+                if key is not None:
+                    self._shown[key] = (exe, base, shown)
             if shown:
                 self.pool.insert(0, self.pool.pop(i))
                 return True
         return False
+
+    def _base_of(self, eg2: EventGraph) -> tuple[tuple | None, frozenset[int]]:
+        """The events of the graph ``eg2`` was patched from (or are ``eg2``'s own: a fence program
+        whose graph is the original's) and the ids of those it changed; None: neither
+        (:data:`UNCHANGED_WITNESSES`)."""
+        if not UNCHANGED_WITNESSES:
+            return None, frozenset()
+        if eg2.events is self.eg.events:
+            return eg2.events, frozenset()
+        if self._patch is None or self._patch[0] is not eg2:
+            return None, frozenset()
+        base = self._patch[1]
+        return base, frozenset(k for k, (a, b) in enumerate(zip(base, eg2.events)) if a is not b)
 
     def _candidates(self, eg2: EventGraph) -> Candidates:
         """``vocab.candidates(eg2)``, its rf and co those of a graph of the same shape judged
@@ -438,6 +475,16 @@ def _carried(exe: Execution, emap) -> Execution | None:
         return map_execution(exe, emap)
     except KeyError:
         return None
+
+
+def _runs_any(eg2: EventGraph, exe: Execution, ids: frozenset[int]) -> bool:
+    """Whether the execution runs any of these events of ``eg2`` (True where that is not decided:
+    a condition names a value it lacks)."""
+    if not ids:
+        return False
+    vals = dict(exe.values)
+    evs = [eg2.events[k] for k in ids]
+    return any(e.thread < 0 or exe.paths[e.thread] in e.paths and _may_run(e, vals) for e in evs)
 
 
 def _fits(eg2: EventGraph, exe: Execution) -> bool:
