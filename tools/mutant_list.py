@@ -1007,3 +1007,11 @@ MUTANTS += [
              "    if not ids:\n        return False\n    vals = dict(exe.values)\n",
              "    if True:\n        return False\n    vals = dict(exe.values)\n")]),
 ]
+MUTANTS += [
+    Mutant("fix-split-paths-co-not-transitive", "engine",
+           "a witness carried path by path is taken as well formed though its co is not transitive "
+           "(co(a, b) and co(b, c) without co(a, c))",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "    if any((a, c) not in co for a, b in co for c in after.get(b, ()) if c != a):",
+             "    if False:")]),
+]

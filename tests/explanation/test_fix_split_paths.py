@@ -124,3 +124,79 @@ def test_random_out_of_bounds_kernels_get_the_plain_searchs_fixes(prog):
     fast, plain = _both(prog, max_size=1, bound=24)
     assert _json(fast) == _json(plain)
     assert [s.text for s in fast.solutions] == [s.text for s in plain.solutions]
+
+
+def _engine_witness(prog):
+    """The engine's witness of ``prog``'s target, an execution of the judge's graph of it."""
+    judge = Judge(prog, load_model("ptx"), target_of(prog, None))
+    judge.forbids()
+    return judge.eg, judge.pool[0] if judge.pool else None
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(oob_kernels(), st.randoms(use_true_random=False))
+def test_well_formed_is_violations_empty(prog, rnd):
+    """fixjudge.well_formed (the co-transitive part checked on the execution's own pairs) answers
+    as executions.violations does: on engine witnesses, and on them with a co pair dropped, added
+    or reversed, an rf source moved to another write, a final write changed."""
+    from dataclasses import replace
+
+    from ptxmm.explanation.fixjudge import well_formed
+
+    eg, exe = _engine_witness(prog)
+    if exe is None:
+        return
+    cand = candidates(eg)
+    tries = [exe]
+    ws = [e.eid for e in eg.events if e.kind == "W"]
+    for _ in range(6):
+        co = list(exe.co)
+        if co and rnd.random() < 0.5:
+            a, b = co.pop(rnd.randrange(len(co)))
+            if rnd.random() < 0.5:
+                co.append((b, a))
+        else:
+            co.append((rnd.choice(ws), rnd.choice(ws)))
+        tries.append(replace(exe, co=tuple(co)))
+        if exe.rf:
+            rf = list(exe.rf)
+            k = rnd.randrange(len(rf))
+            rf[k] = (rnd.choice(ws), rf[k][1])
+            tries.append(replace(exe, rf=tuple(rf)))
+        if exe.final:
+            fin = list(exe.final)
+            k = rnd.randrange(len(fin))
+            fin[k] = (fin[k][0], rnd.choice(ws))
+            tries.append(replace(exe, final=tuple(fin)))
+    for x in tries:
+        assert well_formed(eg, cand, x) == (not violations(eg, cand, x)), x
+
+
+def test_well_formed_catches_a_co_that_is_not_transitive():
+    """Three writes of x[0] (the initial one, the publisher's two): co pairs dropped, reversed and
+    added at random — among them orders that break only transitivity — answered as violations
+    answers."""
+    import random
+    from dataclasses import replace
+
+    from ptxmm.explanation.fixjudge import well_formed
+
+    prog = kernel([PUBLISH + "\tst.relaxed.gpu.global.u32 [%rd1], %r2;\n" + X2, POLL + OOB],
+                  "out[0] == 1 && out[1] == 0")
+    eg, exe = _engine_witness(prog)
+    cand, ws, rnd = candidates(eg), [e.eid for e in eg.events if e.kind == "W"], random.Random(1)
+    seen = set()
+    for _ in range(300):
+        co = list(exe.co)
+        for _ in range(rnd.randint(1, 3)):
+            if co and rnd.random() < 0.5:
+                a, b = co.pop(rnd.randrange(len(co)))
+                if rnd.random() < 0.5:
+                    co.append((b, a))
+            else:
+                co.append((rnd.choice(ws), rnd.choice(ws)))
+        x = replace(exe, co=tuple(co))
+        v = violations(eg, cand, x)
+        assert well_formed(eg, cand, x) == (not v), (v, x)
+        seen.add(tuple(v))
+    assert ("co-transitive",) in seen and () in seen

@@ -54,7 +54,17 @@ from ..ir.values import Unspec, evaluate, mask, unspec_key
 from ..queries.checker import check
 from ..semantics.builder import Fold, build, build_keeping_fold, build_with_fold
 from ..semantics.events import EventGraph, Kind
-from ..semantics.executions import concrete_env, executed, violations
+from ..semantics.executions import (
+    co_wellformed,
+    concrete_choice,
+    concrete_env,
+    concrete_universe,
+    executed,
+    final_candidates,
+    final_wellformed,
+    holds,
+    rf_wellformed,
+)
 from ..semantics.memory import RMW_SEMS
 from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution
@@ -415,7 +425,7 @@ class Judge:
                 continue
             if not _fits(eg2, exe2) or many and not _consistent(eg2, exe2):  # its paths differ in the
                 continue  # changed graph: not a witness here; the engine decides
-            if isinstance(emap, PathSplit) and violations(eg2, cand, exe2):
+            if isinstance(emap, PathSplit) and not well_formed(eg2, cand, exe2):
                 continue
             key = None if base is None or _runs_any(eg2, exe2, changed) else (id(exe), id(base))
             hit = self._shown.get(key) if key is not None else None
@@ -475,6 +485,40 @@ def _carried(exe: Execution, emap) -> Execution | None:
         return map_execution(exe, emap)
     except KeyError:
         return None
+
+
+def well_formed(eg2: EventGraph, cand: Candidates, exe: Execution) -> bool:
+    """Whether ``executions.violations(eg2, cand, exe)`` is empty (rf, co, co-transitive, final),
+    the transitivity of co checked on the execution's own pairs: for writes of one location that
+    it runs, co(a, b) and co(b, c) give co(a, c) — the triples violations states as constraints
+    over every pair of the location's writes, which cost seconds on a kernel's graph."""
+    ch = concrete_choice(eg2, exe)
+    u = concrete_universe(eg2, ch.execd)
+    full = dict(exe.values)
+    ev = eg2.events
+
+    def same_value(w: int, r: int) -> bool:
+        return evaluate(ev[w].value, full) == full.get(r, 0)
+
+    if not holds(rf_wellformed(eg2, u, {p: ch.rf(*p) for p in cand.rf}, same_value)) or \
+            not holds(co_wellformed(u, {p: ch.co(*p) for p in cand.co})):
+        return False
+    at = {w: loc for loc, ws in cand.writes_at.items() for w in ws}
+    co = {(a, b) for a, b in ch.cos if a != b and a in ch.execd and b in ch.execd and a in at
+          and at[a] == at.get(b)}
+    after: dict[int, set[int]] = {}
+    for a, b in co:
+        after.setdefault(a, set()).add(b)
+    if any((a, c) not in co for a, b in co for c in after.get(b, ()) if c != a):
+        return False
+    must: dict[int, int] = {}
+    for a, b in ch.cos:
+        must[a] = must.get(a, 0) | (1 << b)
+    for loc, w in exe.final:
+        ws = final_candidates(u, cand.writes_at[loc], lambda x: must.get(x, 0))
+        if w not in ws or not holds(final_wellformed(u, {x: x == w for x in ws}, ch.co)):
+            return False
+    return True
 
 
 def _runs_any(eg2: EventGraph, exe: Execution, ids: frozenset[int]) -> bool:
