@@ -911,8 +911,8 @@ MUTANTS += [
            "a fix candidate that splits a vector access gets no map of the original's events: the "
            "engine judges every split (CUB's packed tile states: 43 engine checks to explain)",
            [("src/ptxmm/explanation/fixjudge.py",
-             "            split = SPLIT_WITNESSES and all(c.kind == \"split\" for c in changes)\n",
-             "            split = False\n")]),
+             "            if not SPLIT_WITNESSES or not all(c.kind == \"split\" for c in changes):\n",
+             "            if True:\n")]),
 ]
 MUTANTS += [
     Mutant("fix-split-witness-wrong-copy", "engine",
@@ -973,4 +973,57 @@ MUTANTS += [
            [("src/ptxmm/engines/z3/satenum.py",
              "run.swap(_solver(base + [[u] for u in units] + done))",
              "run.swap(_solver(base + done))")]),
+]
+
+# Issue 41 (explain and graph of CUB's packed acq_rel tile state in seconds): a split whose graph's
+# paths are not the original's one for one takes the known witnesses path by path — killed by
+# tests/explanation/test_fix_split_paths.py
+MUTANTS += [
+    Mutant("fix-split-paths-no-witness", "engine",
+           "a split candidate whose graph has a path fewer than the original's (an out-of-bounds "
+           "acquire vector's order no longer forks) gets no witness: the engine judges it (CUB's "
+           "packed acq_rel tile state: 4 engine checks more to explain)",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "                return eg2, PathSplit(self.eg, eg2, changes)",
+             "                return eg2, {}")]),
+    Mutant("fix-split-paths-compared", "engine",
+           "a witness's path is matched with a changed graph's path only where their events lie on "
+           "the same sets of paths: a split with a path fewer matches none",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "self.elem2.get(t, {}), m, {}, same_paths=False):",
+             "self.elem2.get(t, {}), m, {}, same_paths=True):")]),
+]
+
+# Issue 41 (explain and graph of CUB's packed acq_rel tile state in seconds): a split candidate's
+# read-only fold found from the edited thread's unfolded build alone — killed by
+# tests/explanation/test_fix_one_thread_fold.py
+MUTANTS += [
+    Mutant("fix-one-thread-fold-own-writes-dropped", "engine",
+           "the read-only fold of a program whose one thread is edited leaves that thread's own "
+           "writes out: a location only it writes is folded to its initial value, or the graph "
+           "misses it among the locations written",
+           [("src/ptxmm/semantics/unreached.py",
+             "    writes = {e.loc for e in own if e.kind == Kind.W}.union(",
+             "    writes = set().union(")]),
+]
+
+# Issue 41 (explain of CUB's unpacked tile state without fences in seconds): a witness that runs
+# none of a patched candidate's changed events keeps its verdict from the graph patched from —
+# killed by tests/explanation/test_fix_unchanged_witness.py
+MUTANTS += [
+    Mutant("fix-unchanged-witness-runs-changed", "engine",
+           "a known witness's verdict on a graph patched from another is taken from that graph "
+           "even when the witness runs an event the candidate changed: a strengthened access it "
+           "runs is judged with its old semantics",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "    if not ids:\n        return False\n    vals = dict(exe.values)\n",
+             "    if True:\n        return False\n    vals = dict(exe.values)\n")]),
+]
+MUTANTS += [
+    Mutant("fix-split-paths-co-not-transitive", "engine",
+           "a witness carried path by path is taken as well formed though its co is not transitive "
+           "(co(a, b) and co(b, c) without co(a, c))",
+           [("src/ptxmm/explanation/fixjudge.py",
+             "    if any((a, c) not in co for a, b in co for c in after.get(b, ()) if c != a):",
+             "    if False:")]),
 ]

@@ -140,7 +140,7 @@ def test_random_vector_kernels_get_the_plain_searchs_fixes(prog):
 def test_the_packed_acqrel_tile_states_explanation_is_the_plain_ones(monkeypatch):
     """CUB's packed tile state with acquire/release vectors: explain's JSON (its missing ordering
     comes from the fix search) with the witnesses fitting as they do now, without them for the
-    splits, and as before."""
+    splits with a path fewer (fixjudge.SPLIT_PATHS), for every split, and as before."""
     from ptxmm.explanation.explain import explain
 
     prog = ptxmm.load(ROOT / "examples" / "kernels" / "real" / "cub-tile-state-packed-acqrel.ptx")
@@ -149,6 +149,8 @@ def test_the_packed_acqrel_tile_states_explanation_is_the_plain_ones(monkeypatch
         return {k: v for k, v in x.to_json().items() if k != "time_s"}
 
     now = untimed(explain(prog, "ptx"))
+    monkeypatch.setattr(fixjudge, "SPLIT_PATHS", False)
+    assert now == untimed(explain(prog, "ptx"))
     monkeypatch.setattr(fixjudge, "SPLIT_WITNESSES", False)
     assert now == untimed(explain(prog, "ptx"))
     monkeypatch.setattr(fixjudge, "EXECUTED_READS", False)

@@ -27,7 +27,10 @@ element orders an acquire/release vector's execution did not choose (semantics/v
 none and need none (:data:`EXECUTED_READS`). A candidate that splits vector accesses (vecsplit.py)
 is built whole, and the original's events map onto its graph element by element
 (:func:`split_map`); a witness carried over by that map must read at each read what its write
-writes (:func:`_consistent`) before it is judged (:data:`SPLIT_WITNESSES`).
+writes (:func:`_consistent`) before it is judged (:data:`SPLIT_WITNESSES`). Where the split's
+graph has other paths than the original's (an out-of-bounds vector's order forks no more), each
+witness is carried path by path (:class:`PathSplit`) and checked as an execution there: its paths'
+assumptions true, well formed (executions.violations) (:data:`SPLIT_PATHS`).
 
 A fence.sc inserted (or made so) needs a place in the executions' order of fence.sc events
 (``scorder``, existential): each place is tried; with more than one such fence missing from a
@@ -38,7 +41,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from itertools import permutations
+from itertools import permutations, product
+from math import prod
 
 from .._infra.records import record
 from ..cat import axioms as ax
@@ -50,11 +54,21 @@ from ..ir.values import Unspec, evaluate, mask, unspec_key
 from ..queries.checker import check
 from ..semantics.builder import Fold, build, build_keeping_fold, build_with_fold
 from ..semantics.events import EventGraph, Kind
-from ..semantics.executions import concrete_env, executed
+from ..semantics.executions import (
+    co_wellformed,
+    concrete_choice,
+    concrete_env,
+    concrete_universe,
+    executed,
+    final_candidates,
+    final_wellformed,
+    holds,
+    rf_wellformed,
+)
 from ..semantics.memory import RMW_SEMS
 from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution
-from ..semantics.unreached import Stepped, build_keeping_fold_visited, unreached
+from ..semantics.unreached import Stepped, build_keeping_fold_visited, fold_of_thread_edit, unreached
 from ..semantics.vocab import Candidates, candidates
 from .targets import with_target
 from .vecsplit import vector_size_of as vector_size
@@ -81,6 +95,15 @@ EXECUTED_READS = True
 # JSON and SVG): CUB's packed acq_rel tile state explain 46.3 -> 11.0, graph 41.9 -> 8.8; the
 # packed one 12.4 -> 5.5 and 9.9 -> 3.8 (67 candidates: 43 -> 1 engine checks).
 SPLIT_WITNESSES = True
+# A split whose graph's paths are not the original's one for one (:func:`split_map` None: CUB's
+# packed acq_rel tile state's polls before the look-back loop, whose order label, a plain label
+# once split, the builder reads around a forward branch: a path fewer) is judged by the known
+# witnesses too, each carried path by path (:class:`PathSplit`: a path of the changed graph whose
+# events correspond to those of the witness's path and whose assumptions its values make true),
+# then checked as an execution there (:func:`_fits`, :func:`_consistent`, executions.violations)
+# before it is judged. False: the engine judges such splits (the tests compare the two).
+SPLIT_PATHS = True
+PATH_CHOICES_MAX = 64  # combinations of corresponding paths tried per witness
 # The candidate pairs of a graph (vocab.candidates: rf and co, and the writes of each location) are
 # a function of its events' ids, kinds, locations, threads and paths alone: a graph patched from
 # another (:func:`patched`, :func:`refenced`: semantics, scopes and instructions changed) has the
@@ -97,6 +120,20 @@ CANDS_MAX = 64  # shapes kept
 # graphs). CUB's unpacked tile state without fences: 20 of its 30 fence programs lie in the code
 # of the other blocks' tiles (workstation, shared, same minute, CPU s: explain 10.2-10.9 -> 5.6-6.0).
 UNREACHED_FENCES = True
+# A candidate that splits vector accesses in one thread (a kernel's: the others unchanged) is built
+# with the read-only fold the builder's first, unfolded pass would find, found from that thread's
+# unfolded build alone and the original's record of the other threads' accesses (semantics/
+# unreached.py fold_of_thread_edit), not from a whole unfolded build. False: built whole (build).
+# The tests compare the graphs (tests/explanation/test_fix_one_thread_fold.py).
+ONE_THREAD_FOLD = True
+# A graph patched from another (:func:`patched`: semantics and scopes changed) differs from it only
+# in the changed events; a witness that runs none of them is an execution of both whose base sets
+# and relations (the concrete universe holds the executed events alone: semantics/vocab.py masks
+# every set and relation with it) and outcome are the same: whether it is shown allowed is that of
+# the first such graph it was judged on (kept per witness and graph patched from; a fence program
+# whose graph is the original's counts as patched from it with nothing changed). False: judged
+# again on each (the tests compare the two).
+UNCHANGED_WITNESSES = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
 
 
@@ -132,6 +169,7 @@ class JudgeStats:
     engine_checks: int = 0  # candidates the engine was asked about
     by_witness: int = 0  # candidates a known witness showed are no fix
     built: int = 0  # candidates whose graph could not be patched (built whole)
+    unchanged: int = 0  # witnesses' verdicts taken from the graph patched from (UNCHANGED_WITNESSES)
     time_s: float = 0.0
 
 
@@ -229,6 +267,10 @@ class Judge:
         # the places of a set of inserted fences → a key of _fence_graphs with fences there
         self._fence_places: dict[tuple, tuple] = {}
         self._cands: dict[tuple, Candidates] = {}  # a graph's shape → its candidates (_candidates)
+        # the last graph patched (:func:`patched`) and the events of the graph it was patched from
+        self._patch: tuple[EventGraph, tuple] | None = None
+        # (a witness, a graph's events) → (them, whether the witness is shown allowed there)
+        self._shown: dict[tuple[int, int], tuple[Execution, tuple, bool]] = {}
 
     def known(self, forbidden: bool, witness: Execution | None) -> None:
         """The original program's verdict, as a check of it (with the target as its condition,
@@ -265,10 +307,13 @@ class Judge:
         """``tprog``'s event graph (``tprog``: the program with ``changes`` and the target;
         ``inserted``: the ids of its inserted fences) and the map of the original's events into it."""
         if any(c.kind in ("split", "guard", "pack") for c in changes):  # instructions moved: no witness kept
-            self.stats.built += 1
-            eg2 = build(tprog, unroll=self.unroll)
-            split = SPLIT_WITNESSES and all(c.kind == "split" for c in changes)
-            return eg2, (split_map(self.eg, eg2, changes) or {}) if split else {}
+            eg2 = self.whole_graph(tprog, changes)
+            if not SPLIT_WITNESSES or not all(c.kind == "split" for c in changes):
+                return eg2, {}
+            smap = split_map(self.eg, eg2, changes)
+            if smap is None and SPLIT_PATHS:
+                return eg2, PathSplit(self.eg, eg2, changes)
+            return eg2, smap or {}
         fences = tuple(c for c in changes if c.kind == "fence")
         base = self._fence_graphs.get(fences) or self._same_places(fences)
         if base is None and fences == changes:  # fences only: this program's own graph
@@ -280,11 +325,25 @@ class Judge:
             base = self._keep(fences, (eg_f, event_map(self.eg, eg_f, ins_f)))
         eg_f, emap = base
         eg2 = patched(eg_f, tprog, [c for c in changes if c.kind != "fence"], fences)
+        self._patch = None if eg2 is None else (eg2, eg_f.events)
         if eg2 is None:
             self.stats.built += 1
             eg2 = build(tprog, unroll=self.unroll)
             return eg2, event_map(self.eg, eg2, inserted)
         return eg2, emap
+
+    def whole_graph(self, tprog: Program, changes: tuple) -> EventGraph:
+        """``tprog``'s graph built whole (``changes``: its changes, which move instructions); a
+        program of splits in one thread with the read-only fold found from that thread's build
+        alone (:data:`ONE_THREAD_FOLD`)."""
+        self.stats.built += 1
+        threads = {c.thread for c in changes}
+        if ONE_THREAD_FOLD and self._stepped is not None and len(threads) == 1 and \
+                all(c.kind == "split" for c in changes):
+            fold = fold_of_thread_edit(tprog, threads.pop(), self._stepped, self.unroll)
+            if fold is not None:
+                return build_with_fold(tprog, fold, unroll=self.unroll)
+        return build(tprog, unroll=self.unroll)
 
     def fenced_graph(self, tprog: Program) -> EventGraph:
         """The graph of ``tprog``, the original program with fences inserted (and the target):
@@ -358,19 +417,43 @@ class Judge:
         the target (then it moves to the front of the pool)."""
         cand = self._candidates(eg2)
         obs = observables(eg2, "condition")
-        many = isinstance(emap, SplitMap)  # many to one (split_map)
+        many = isinstance(emap, (SplitMap, PathSplit))  # many to one (split_map, PathSplit)
+        base, changed = self._base_of(eg2)
         for i, exe in enumerate(self.pool):
-            try:
-                exe2 = map_execution(exe, emap)
-            except KeyError:
+            exe2 = _carried(exe, emap)
+            if exe2 is None:
                 continue
             if not _fits(eg2, exe2) or many and not _consistent(eg2, exe2):  # its paths differ in the
                 continue  # changed graph: not a witness here; the engine decides
-            shown = any(self._allowed(tprog, eg2, x, cand, obs) for x in _sc_placements(eg2, exe2, cand.scf))
+            if isinstance(emap, PathSplit) and not well_formed(eg2, cand, exe2):
+                continue
+            key = None if base is None or _runs_any(eg2, exe2, changed) else (id(exe), id(base))
+            hit = self._shown.get(key) if key is not None else None
+            if hit is not None and hit[0] is exe and hit[1] is base:
+                shown = hit[2]
+                self.stats.unchanged += 1
+            else:
+                shown = any(self._allowed(tprog, eg2, x, cand, obs)
+                            for x in _sc_placements(eg2, exe2, cand.scf))
+                if key is not None:
+                    self._shown[key] = (exe, base, shown)
             if shown:
                 self.pool.insert(0, self.pool.pop(i))
                 return True
         return False
+
+    def _base_of(self, eg2: EventGraph) -> tuple[tuple | None, frozenset[int]]:
+        """The events of the graph ``eg2`` was patched from (or are ``eg2``'s own: a fence program
+        whose graph is the original's) and the ids of those it changed; None: neither
+        (:data:`UNCHANGED_WITNESSES`)."""
+        if not UNCHANGED_WITNESSES:
+            return None, frozenset()
+        if eg2.events is self.eg.events:
+            return eg2.events, frozenset()
+        if self._patch is None or self._patch[0] is not eg2:
+            return None, frozenset()
+        base = self._patch[1]
+        return base, frozenset(k for k, (a, b) in enumerate(zip(base, eg2.events)) if a is not b)
 
     def _candidates(self, eg2: EventGraph) -> Candidates:
         """``vocab.candidates(eg2)``, its rf and co those of a graph of the same shape judged
@@ -391,6 +474,61 @@ class Judge:
             return False
         res = interp(self.model, concrete_env(eg2, exe, cand), flags=False)
         return all(ax.holds(st.check, v) for st, v in res.axioms)
+
+
+def _carried(exe: Execution, emap) -> Execution | None:
+    """A known witness carried over to a changed graph by its map (None: it names an event
+    without an image there)."""
+    if isinstance(emap, PathSplit):
+        return emap.carry(exe)
+    try:
+        return map_execution(exe, emap)
+    except KeyError:
+        return None
+
+
+def well_formed(eg2: EventGraph, cand: Candidates, exe: Execution) -> bool:
+    """Whether ``executions.violations(eg2, cand, exe)`` is empty (rf, co, co-transitive, final),
+    the transitivity of co checked on the execution's own pairs: for writes of one location that
+    it runs, co(a, b) and co(b, c) give co(a, c) — the triples violations states as constraints
+    over every pair of the location's writes, which cost seconds on a kernel's graph."""
+    ch = concrete_choice(eg2, exe)
+    u = concrete_universe(eg2, ch.execd)
+    full = dict(exe.values)
+    ev = eg2.events
+
+    def same_value(w: int, r: int) -> bool:
+        return evaluate(ev[w].value, full) == full.get(r, 0)
+
+    if not holds(rf_wellformed(eg2, u, {p: ch.rf(*p) for p in cand.rf}, same_value)) or \
+            not holds(co_wellformed(u, {p: ch.co(*p) for p in cand.co})):
+        return False
+    at = {w: loc for loc, ws in cand.writes_at.items() for w in ws}
+    co = {(a, b) for a, b in ch.cos if a != b and a in ch.execd and b in ch.execd and a in at
+          and at[a] == at.get(b)}
+    after: dict[int, set[int]] = {}
+    for a, b in co:
+        after.setdefault(a, set()).add(b)
+    if any((a, c) not in co for a, b in co for c in after.get(b, ()) if c != a):
+        return False
+    must: dict[int, int] = {}
+    for a, b in ch.cos:
+        must[a] = must.get(a, 0) | (1 << b)
+    for loc, w in exe.final:
+        ws = final_candidates(u, cand.writes_at[loc], lambda x: must.get(x, 0))
+        if w not in ws or not holds(final_wellformed(u, {x: x == w for x in ws}, ch.co)):
+            return False
+    return True
+
+
+def _runs_any(eg2: EventGraph, exe: Execution, ids: frozenset[int]) -> bool:
+    """Whether the execution runs any of these events of ``eg2`` (True where that is not decided:
+    a condition names a value it lacks)."""
+    if not ids:
+        return False
+    vals = dict(exe.values)
+    evs = [eg2.events[k] for k in ids]
+    return any(e.thread < 0 or exe.paths[e.thread] in e.paths and _may_run(e, vals) for e in evs)
 
 
 def _fits(eg2: EventGraph, exe: Execution) -> bool:
@@ -442,6 +580,8 @@ def _carried_back(eg: EventGraph, emap: dict, exe2: Execution) -> Execution | No
     (None: an event of the candidate has no original). A split's (:class:`SplitMap`): each
     access of a split element carried to the copy of it that the split's order runs, that
     order's unspecified value set to it (the copies' conditions name it alone, else None)."""
+    if isinstance(emap, PathSplit):  # paths matched per witness: not carried back
+        return None
     if not isinstance(emap, SplitMap):
         try:
             return map_execution(exe2, {v: k for k, v in emap.items()})
@@ -477,19 +617,7 @@ def split_map(eg: EventGraph, eg2: EventGraph, splits) -> SplitMap | None:
     correspond event by event elsewhere (the same kind and instruction, the same paths)."""
     if [len(p) for p in eg.paths] != [len(p) for p in eg2.paths]:
         return None
-    elem: dict[int, dict[int, int]] = {}  # thread → id(original element) → its element index
-    elem2: dict[int, dict[int, int]] = {}  # thread → id(changed element) → the same index
-    fixed: dict[tuple, int] = {}  # a split → the number of the order it fixes (vectors.choose)
-    for c in splits:
-        n = vector_size(eg.program.threads[c.thread].instrs, c.index)
-        old = eg.program.threads[c.thread].instrs[c.index:c.index + n]
-        new = eg2.program.threads[c.thread].instrs[c.index:c.index + n]
-        key = (c.thread, c.index)
-        elem.setdefault(c.thread, {}).update({id(x): (key, k) for k, x in enumerate(old)})
-        order = [k for k in range(n) if k != c.element]
-        order = order + [c.element] if isinstance(old[0], Store) else [c.element, *order]
-        elem2.setdefault(c.thread, {}).update({id(x): (key, k) for x, k in zip(new, order)})
-        fixed[key] = list(permutations(range(n))).index(tuple(order))
+    elem, elem2, fixed = _split_elements(eg, eg2, splits)
     out = SplitMap()
     removed: dict[int, tuple] = {}  # an order's unspecified value → the split that fixes it
     for t in {e.thread for e in eg.events} | {e.thread for e in eg2.events}:
@@ -507,8 +635,104 @@ def split_map(eg: EventGraph, eg2: EventGraph, splits) -> SplitMap | None:
     return out
 
 
-def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: dict[int, tuple]) -> bool:
-    """One thread's events of both graphs side by side (see :func:`split_map`)."""
+class PathSplit:
+    """A split's graph whose threads' paths do not correspond one for one with the original's
+    (:func:`split_map` None: the split's order label, a plain label now, changes what the builder
+    reads around it, e.g. a path the unfolded order told apart is one path now): a witness is
+    carried path by path (:meth:`carry`, :data:`SPLIT_PATHS`)."""
+
+    def __init__(self, eg: EventGraph, eg2: EventGraph, splits):
+        self.eg, self.eg2 = eg, eg2
+        self.elem, self.elem2, _fixed = _split_elements(eg, eg2, splits)
+        removed: set[int] = set()  # the split vectors' orders' unspecified values
+        for e in eg.events:
+            if e.instr is not None and id(e.instr) in self.elem.get(e.thread, {}):
+                removed |= _unspecs(e.cond)
+        kept = [u for u in eg.unspecified if u.uid not in removed]
+        self.base: dict | None = None  # the initial writes and the unspecified values
+        if len(kept) == len(eg2.unspecified) and all((u.w, u.where) == (v.w, v.where)
+                                                     for u, v in zip(kept, eg2.unspecified)):
+            a = [e for e in eg.events if e.thread < 0]
+            b = [e for e in eg2.events if e.thread < 0]
+            base: dict = {}
+            if len(a) == len(b) and all((x.kind, x.loc, x.value) == (y.kind, y.loc, y.value)
+                                        for x, y in zip(a, b)):
+                base.update({x.eid: y.eid for x, y in zip(a, b)})
+                base.update({unspec_key(u.uid): unspec_key(v.uid) for u, v in zip(kept, eg2.unspecified)})
+                base.update({unspec_key(uid): None for uid in removed})
+                self.base = base
+        self._aligned: dict[tuple[int, int], list[tuple[int, dict]]] = {}
+
+    def aligned(self, t: int, k: int) -> list[tuple[int, dict]]:
+        """The changed graph's paths of thread ``t`` whose events correspond to those of the
+        original's path ``k`` (:func:`_walk`), each with the map of those events."""
+        hit = self._aligned.get((t, k))
+        if hit is None:
+            a = [self.eg.events[x] for x in self.eg.paths[t][k].events]
+            hit = []
+            for j, q in enumerate(self.eg2.paths[t]):
+                m: dict[int, int] = {}
+                if _walk(a, [self.eg2.events[y] for y in q.events], self.elem.get(t, {}),
+                         self.elem2.get(t, {}), m, {}, same_paths=False):
+                    hit.append((j, m))
+            self._aligned[(t, k)] = hit
+        return hit
+
+    def carry(self, exe: Execution) -> Execution | None:
+        """A witness of the original as an execution of the changed graph: for each thread a path
+        whose events correspond to those of the witness's path and whose assumptions its values
+        make true (the first such choice; None: none, or an event it names has no image). What
+        else makes it an execution there is checked by the caller (:meth:`Judge._shown_allowed`)."""
+        if self.base is None or len(exe.paths) != len(self.eg2.paths):
+            return None
+        choices = [self.aligned(t, k) for t, k in enumerate(exe.paths)]
+        if not all(choices) or prod(len(c) for c in choices) > PATH_CHOICES_MAX:
+            return None
+        for pick in product(*choices):
+            emap = dict(self.base)
+            for _j, m in pick:
+                emap.update(m)
+            try:
+                exe2 = replace(map_execution(exe, emap), paths=tuple(j for j, _m in pick))
+            except KeyError:
+                return None
+            vals = dict(exe2.values)
+            if all(_true(a, vals) for t, (j, _m) in enumerate(pick) for a in self.eg2.paths[t][j].assumes):
+                return exe2
+        return None
+
+
+def _true(x, vals: dict[int, int]) -> bool:
+    """Whether a condition holds under these values (False: it names a value they lack)."""
+    try:
+        return bool(evaluate(x, vals))
+    except (KeyError, UnsupportedError):
+        return False
+
+
+def _split_elements(eg: EventGraph, eg2: EventGraph, splits) -> tuple[dict, dict, dict[tuple, int]]:
+    """Each thread's split vector elements in both graphs (thread → id(element) → (the split,
+    the element's index)), and the number of the order each split fixes (vectors.choose)."""
+    elem: dict[int, dict[int, tuple]] = {}
+    elem2: dict[int, dict[int, tuple]] = {}
+    fixed: dict[tuple, int] = {}
+    for c in splits:
+        n = vector_size(eg.program.threads[c.thread].instrs, c.index)
+        old = eg.program.threads[c.thread].instrs[c.index:c.index + n]
+        new = eg2.program.threads[c.thread].instrs[c.index:c.index + n]
+        key = (c.thread, c.index)
+        elem.setdefault(c.thread, {}).update({id(x): (key, k) for k, x in enumerate(old)})
+        order = [k for k in range(n) if k != c.element]
+        order = order + [c.element] if isinstance(old[0], Store) else [c.element, *order]
+        elem2.setdefault(c.thread, {}).update({id(x): (key, k) for x, k in zip(new, order)})
+        fixed[key] = list(permutations(range(n))).index(tuple(order))
+    return elem, elem2, fixed
+
+
+def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: dict[int, tuple],
+          same_paths: bool = True) -> bool:
+    """One thread's events of both graphs side by side (see :func:`split_map`); ``same_paths=False``:
+    two events of one path each (:class:`PathSplit`), their sets of paths not compared."""
     i = j = 0
     while i < len(a):
         e = a[i]
@@ -523,7 +747,7 @@ def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: dict[int, tuple]) -
             while i < len(a) and a[i].instr is not None and id(a[i].instr) in elem:
                 x = a[i]
                 y = run2.get(elem[id(x.instr)])
-                if y is None or y.kind != x.kind or y.paths != x.paths:
+                if y is None or y.kind != x.kind or same_paths and y.paths != x.paths:
                     return False
                 out[x.eid] = y.eid
                 removed.update(dict.fromkeys(_unspecs(x.cond), elem[id(x.instr)][0]))
@@ -532,7 +756,8 @@ def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: dict[int, tuple]) -
         if j >= len(b):
             return False
         y = b[j]
-        if y.kind != e.kind or y.paths != e.paths or (e.instr is None) != (y.instr is None) or \
+        if y.kind != e.kind or same_paths and y.paths != e.paths or \
+                (e.instr is None) != (y.instr is None) or \
                 e.instr is not None and id(e.instr) != id(y.instr) and e.instr != y.instr:
             return False
         out[e.eid] = y.eid
