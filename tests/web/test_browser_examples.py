@@ -61,6 +61,7 @@ _SHOWN = """() => {
 }"""
 # a check's status line when it answered (checkedStatus in app.js)
 ANSWERED = ("checked in", "time limit: stopped after", "no condition:", "not decided")
+RUN_TOGETHER = re.compile(r"\S(?:✓|✗|expect |no expectation)")  # "…passedexpect ok", "…42)✓ agrees"
 _LOCATED = re.compile(r"^playground\.(?:ptx|litmus|cu):(\d+):(\d+): ")
 
 
@@ -173,6 +174,8 @@ def problems(s: Shown) -> list[str]:
         return bad
     if not s.status.startswith(ANSWERED) or s.verdict is None:
         bad.append(f"no answer: status {s.status!r}, verdict {s.verdict!r}")
+    if s.verdict is not None and RUN_TOGETHER.search(s.verdict):
+        bad.append(f"the verdict and its note run together: {s.verdict!r}")
     if s.answer == "timeout" and "the time limit" not in (s.verdict or ""):
         bad.append(f"a time limit not said in the verdict: {s.verdict!r}")
     if s.path.startswith("liveness/") and not s.liveness_on:
