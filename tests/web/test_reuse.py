@@ -11,9 +11,11 @@ import json
 from dataclasses import replace
 
 import pytest
+from click.testing import CliRunner
 from support import ROOT
 
 from ptxmm.cat.parser import builtin_models
+from ptxmm.cli.main import main
 from ptxmm.web import formats, jobs, reuse
 from ptxmm.web.jobs import job_of, reuse_key, run
 from ptxmm.web.pool import Idle, Pool
@@ -182,7 +184,7 @@ TIMER = """.test Timer "a timer read stored; x ends at 1 in every execution"
 
 
 @pytest.mark.parametrize("checked_first", [False, True])
-def test_explaining_a_forbidden_outcome_past_a_timer_read_answers_the_solvers_verdict(checked_first):
+def test_explaining_past_a_timer_read_answers_the_solvers_forbidden(checked_first, tmp_path):
     """Explain lists the rejected candidates of a forbidden outcome by enumerating them concretely,
     which a %globaltimer value (unspecified) does not allow: the page answered "not supported yet"
     (atomic-ref-wait.cu). Now: FORBIDDEN, decided by the solver, the candidates not listed and why,
@@ -196,6 +198,13 @@ def test_explaining_a_forbidden_outcome_past_a_timer_read_answers_the_solvers_ve
     assert "verdict  FORBIDDEN — no allowed execution produces it (decided by the solver)" in x["text"]
     assert "the rejected candidate executions are not listed: the timer %globaltimer" in x["text"]
     assert "forall (x == 1) holds in every allowed execution; drawn: one of them" in x["text"]
+    if not checked_first:  # the command line answers the same
+        f = tmp_path / "timer.ptx"
+        f.write_text(TIMER + "forall (x == 1)\n")
+        r = CliRunner().invoke(main, ["explain", str(f), "--json"])
+        assert r.exit_code == 0, r.output
+        cli = json.loads(r.stdout)
+        assert cli["verdict"] == "forbidden" and cli["unlisted"] == x["unlisted"]
     status, body, _ = run(_kinds(TIMER + "forall (x == 0)\n")[2])  # allowed: its witness
     assert status == 200 and json.loads(body)["verdict"] == "allowed"
     status, body, _ = run(replace(explain, outcome="x=0"))  # a named outcome: not supported yet

@@ -142,7 +142,8 @@ def unlisted_text(x, why: str) -> str:
     return "\n".join([f"{x.name}  ({x.file})  model {x.model}", f"outcome  {x.outcome}",
                       "verdict  FORBIDDEN — no allowed execution produces it (decided by the solver)",
                       f"the rejected candidate executions are not listed: {why}",
-                      f"drawn: {x.graph.title}" if x.graph is not None else ""]).rstrip()
+                      f"the execution drawn (ptxmm graph): {x.graph.title}" if x.graph is not None
+                      else ""]).rstrip()
 
 
 __all__ = ["condition_drawing", "explained", "holding_graph", "unlisted_text"]
