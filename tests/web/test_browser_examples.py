@@ -266,6 +266,20 @@ def test_a_dat3m_litmus_test_pasted_in_answers(served):
     pg.close()
 
 
+@pytest.mark.slow  # the kernels alone (.cu, kernels/ and hopper/kernels/): minutes
+def test_every_kernel_the_page_offers_answers(served):
+    url, browser = served
+    t0 = time.monotonic()
+    pg = _new_page(browser, url)
+    kernels = [p for p in _listed(pg) if p.endswith(".cu")]
+    pg.close()
+    shown = check_all(url, _wanted(kernels), browser)
+    print("\n" + table(shown) + f"\nwall time {time.monotonic() - t0:.0f} s for {len(shown)} kernels "
+          f"({PAGES} pages, {PAGES} workers)")
+    assert len(shown) == len(_wanted(kernels)) and (len(shown) >= 60 or not HAS_NVCC)
+    assert {s.path: problems(s) for s in shown if problems(s)} == {}
+
+
 @pytest.mark.slow  # every example: minutes
 def test_every_example_the_page_offers_answers(served):
     url, browser = served

@@ -13,7 +13,15 @@ such an execution: the target is forbidden) — and its title says which outcome
 forall holds in every allowed execution (the ``~exists`` holds, the ``exists`` is reached by none).
 The execution is the first outcome's witness that ``check`` enumerates, so which one is drawn
 is the engine's choice among them. The caller has found the target
-forbidden (``explain``: not allowed, and no verdict unknown): this module does not decide it."""
+forbidden (``explain``: not allowed, and no verdict unknown): this module does not decide it.
+
+Where explain cannot list a forbidden target's rejected candidates at all — their concrete
+enumeration cannot leave a value the ISA leaves free, such as a ``%globaltimer`` read, to the
+solver — :func:`explained` answers the solver's verdict instead (the target decided by one query,
+or by the check the caller hands over), says why no candidate is listed, and draws one allowed
+execution as above: ``ptxmm explain`` and the playground's Explain answered "not supported yet"
+for atomic-ref-wait.cu. A caller's check (``checked``: the playground's worker keeps its last,
+web/reuse.py) spares the queries it answered."""
 
 from __future__ import annotations
 
