@@ -8,6 +8,11 @@ jobs and warmed first (so a ``.cu`` costs no nvcc in the timed runs); the time l
 jobs is ``--limit`` (default 60 s, so that what a job costs shows, not where the server would stop).
 
     python benchmarks/bench_page.py [--match TEXT]... [--exclude TEXT]... [--limit S] [--shard K/N]
+                                    [--no-reuse]
+
+The drawing runs in the process that ran the check, as the server's pool hands it to the worker
+that checked the text (web/reuse.py: the check's program and result kept for it); ``--no-reuse``:
+each job does its own work, as in a worker that did not run the check.
 
 Prints per example: check and graph seconds (wall and CPU), the check's status and its verdict
 (``holds``), and whether the drawing came back. A row over 6 s of CPU is marked ``SLOW``."""
@@ -65,6 +70,7 @@ def _outcome_text(o: dict) -> str:
 
 def main() -> int:
     limit = float(_args("--limit")[0]) if "--limit" in sys.argv else 60.0
+    jobs.REUSE = "--no-reuse" not in sys.argv
     lib = Library()
     rows = lib.listing()
     ex, inc = _args("--exclude"), _args("--match")

@@ -1027,3 +1027,25 @@ MUTANTS += [
              "    if any((a, c) not in co for a, b in co for c in after.get(b, ()) if c != a):",
              "    if False:")]),
 ]
+
+# Issue 42 (the playground over every example): a path guard's later operand names a read of a path
+# not taken — killed by tests/ir/test_evaluate_guards.py; the page's drawing after its check reuses
+# the check of the same text only — killed by tests/web/test_reuse.py; the pool hands a text's next
+# request to the worker that checked it — killed by tests/web/test_reuse.py
+MUTANTS += [
+    Mutant("evaluate-guard-eager", "engine",
+           "land/lor evaluate every operand: an execution's value that names a read of a path not "
+           "taken (a lane's second try_wait, through shfl) raises KeyError",
+           [("src/ptxmm/ir/values.py", "    if e.op in _SHORT:", "    if False and e.op in _SHORT:")]),
+    Mutant("web-reuse-key-without-unroll", "engine",
+           "a worker's kept check is taken for a request of another unroll bound: its graph and verdict "
+           "are another program's",
+           [("src/ptxmm/web/reuse.py", 'model_text if model_text is not None else "\\0", str(unroll)):',
+             'model_text if model_text is not None else "\\0", ""):')]),
+    Mutant("web-pool-no-preference", "engine",
+           "the pool hands a text's next request to the first idle worker, not the one that checked it: "
+           "the drawing after a check does the check's work again",
+           [("src/ptxmm/web/pool.py",
+             "            i = next((i for i, w in enumerate(self.free) if w is prefer), 0)",
+             "            i = 0")]),
+]

@@ -61,6 +61,7 @@ _SHOWN = """() => {
 }"""
 # a check's status line when it answered (checkedStatus in app.js)
 ANSWERED = ("checked in", "time limit: stopped after", "no condition:", "not decided")
+RUN_TOGETHER = re.compile(r"\S(?:✓|✗|expect |no expectation)")  # "…passedexpect ok", "…42)✓ agrees"
 _LOCATED = re.compile(r"^playground\.(?:ptx|litmus|cu):(\d+):(\d+): ")
 
 
@@ -173,6 +174,8 @@ def problems(s: Shown) -> list[str]:
         return bad
     if not s.status.startswith(ANSWERED) or s.verdict is None:
         bad.append(f"no answer: status {s.status!r}, verdict {s.verdict!r}")
+    if s.verdict is not None and RUN_TOGETHER.search(s.verdict):
+        bad.append(f"the verdict and its note run together: {s.verdict!r}")
     if s.answer == "timeout" and "the time limit" not in (s.verdict or ""):
         bad.append(f"a time limit not said in the verdict: {s.verdict!r}")
     if s.path.startswith("liveness/") and not s.liveness_on:
@@ -261,6 +264,20 @@ def test_a_dat3m_litmus_test_pasted_in_answers(served):
     assert "ALLOWED" in s["verdict"] and s["outcomes"] == 4 and s["graph"] == "svg"
     assert pg.errors == []
     pg.close()
+
+
+@pytest.mark.slow  # the kernels alone (.cu, kernels/ and hopper/kernels/): minutes
+def test_every_kernel_the_page_offers_answers(served):
+    url, browser = served
+    t0 = time.monotonic()
+    pg = _new_page(browser, url)
+    kernels = [p for p in _listed(pg) if p.endswith(".cu")]
+    pg.close()
+    shown = check_all(url, _wanted(kernels), browser)
+    print("\n" + table(shown) + f"\nwall time {time.monotonic() - t0:.0f} s for {len(shown)} kernels "
+          f"({PAGES} pages, {PAGES} workers)")
+    assert len(shown) == len(_wanted(kernels)) and (len(shown) >= 60 or not HAS_NVCC)
+    assert {s.path: problems(s) for s in shown if problems(s)} == {}
 
 
 @pytest.mark.slow  # every example: minutes

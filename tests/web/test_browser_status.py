@@ -97,6 +97,10 @@ def test_the_colour_is_agreement_with_the_expectation(page):
     pg.click("#check")
     _status(pg, "checked in")
     assert pg.locator("#verdict").get_attribute("class") == "agrees"
+    # the verdict and its note are two words apart in the line's text (they ran together:
+    # "…42)✓ agrees", "the time limit (10 s) passedexpect ok")
+    assert pg.evaluate("document.getElementById('verdict').textContent").endswith(
+        "exists (T1:%r1 != 42) ✓ agrees with .expect")
     src = pg.evaluate("ptxmmEditor.getValue()")
     # an edit clears the verdict, the outcomes, the drawing and the explanation of the text before
     pg.click("#explain")

@@ -44,7 +44,7 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
     Every file is reported: one that cannot be explained is an error (on stderr, and an object
     with an "error" member in the JSON); the exit status is then 2, as it is when a verdict is
     unknown (no execution finishes within --unroll)."""
-    from ..explanation.explain import explain as api_explain
+    from ..explanation.holding import explained, unlisted_text
 
     conflicts.liveness(liveness or "liveness" in (properties or ()))
     conflicts.fix(fix)
@@ -57,10 +57,11 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
                 prog = load(f)
                 fx, checked = _findings(prog, outcome, model, unroll, progress_model, finding, liveness,
                                         properties)
-                x = None if (fx is not None and (finding or prog.condition is None)) or not \
+                # past a value explain cannot enumerate (%globaltimer), the solver's verdict: ``why``
+                x, why = (None, None) if (fx is not None and (finding or prog.condition is None)) or not \
                     _asks_condition(properties) else \
-                    api_explain(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound,
-                                checked=checked)
+                    explained(prog, model, outcome=outcome, unroll=unroll, fix=fix, fix_bound=fix_bound,
+                              checked=checked)
                 fx = () if x is None and fx is None else fx
             except PtxmmError as e:
                 failed += 1
@@ -77,9 +78,9 @@ def explain(files, outcome, model, unroll, fix, fix_bound, as_json, liveness=Fal
                 live = {} if hangs is None else {"hangs": [h.to_json() for h in hangs],
                                                  "progress": progress_model}
                 found = {} if fx is None else {"findings": [y.to_json() for y in fx]}
-                out.append(x.to_json() | live | found)
+                out.append(x.to_json() | ({"unlisted": why} if why else {}) | live | found)
             else:
-                click.echo(("\n" if i else "") + str(x))
+                click.echo(("\n" if i else "") + (unlisted_text(x, why) if why else str(x)))
                 for y in fx or ():
                     click.echo("\n" + str(y))
                 if hangs is not None:

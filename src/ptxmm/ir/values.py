@@ -214,10 +214,15 @@ BIT_OPS: dict[str, Callable[[int, int], int]] = {
 }
 
 
+_SHORT = {"land": False, "lor": True}  # the operand value that decides a land / lor
+
+
 def evaluate(e: Expr, reads: dict[int, int]) -> int:
     """Concrete value (unsigned, masked to the width) of an expression, given read values. An
     ``ite`` evaluates only the arm its condition selects (the other may name a read that did not
-    execute)."""
+    execute), and ``land``/``lor`` stop at their first false/true operand (a path's guard: its
+    later operands may name a read of a path not taken, e.g. a second ``mbarrier.try_wait``
+    of a lane whose first succeeded, read through a ``shfl`` of that lane)."""
     if isinstance(e, Const):
         return e.v
     if isinstance(e, ReadVal):
@@ -232,6 +237,9 @@ def evaluate(e: Expr, reads: dict[int, int]) -> int:
         return mask(v, e.w)
     if e.op == "ite":
         return evaluate(e.args[1] if evaluate(e.args[0], reads) else e.args[2], reads)
+    if e.op in _SHORT:
+        stop = _SHORT[e.op]
+        return int(stop if any(bool(evaluate(a, reads)) is stop for a in e.args) else not stop)
     vals = [evaluate(a, reads) for a in e.args]
     if e.op.startswith("f."):  # floating point (ir/floats.py): bit patterns in, a bit pattern out
         return floats.evaluate(e.op, vals, tuple(a.w for a in e.args), e.w)

@@ -27,7 +27,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .examples import Library
-from .jobs import JSON, KINDS, RequestError, error_object, job_of, stopped
+from .jobs import JSON, KINDS, RequestError, error_object, job_of, reuse_key, stopped
 from .pool import Cancelled, Pool, WorkerDied, default_workers
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -148,7 +148,8 @@ class Api:
             return _answer(RequestError(503, "the server is busy: too many requests are waiting",
                                         "retry in a moment", "busy").answer())
         try:
-            answer = await self.pool.run(job, job.timeout, token)
+            # to the worker that checked this text last, when idle: it kept the program and check
+            answer = await self.pool.run(job, job.timeout, token, key=reuse_key(job))
         except Cancelled as e:
             return _answer((409, json.dumps(error_object(job.file, "cancelled", str(e), None,
                                                          "nothing was decided; run it again")), JSON))

@@ -23,9 +23,14 @@ from typing import Any
 
 from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
 from ..errors import PtxmmError
+from . import reuse
 from .formats import FORMATS, SUFFIX, format_of, is_kernel, parse_source
+from .reuse import RECENT, Kept
 
 KINDS = ("check", "explain", "graph")
+# a worker keeps its last checks for the same text's drawing and explanation (reuse.py); False:
+# every job does its own work (the tests compare the two)
+REUSE = True
 MAX_NAME = 80
 MAX_MODEL = 64 * 1024  # characters of a model written in a request
 Answer = tuple[int, str, str]  # HTTP status, body, media type
@@ -218,11 +223,14 @@ def run(job: Job) -> Answer:
     """The answer to ``job``: 200 with the CLI's JSON (or SVG), 422 with the error object when
     the program or the model is refused."""
     try:
+        kept = RECENT.get(reuse_key(job)) if job.kind != "check" else None
+        if kept is not None:  # this worker checked the same program: its work is not done again
+            return _reusing(job, kept)
         fmt = job.fmt or format_of(job.file, job.source)
         if is_kernel(job.source, fmt):
             return _kernel(job, fmt)
         prog = _litmus(job, fmt)
-        return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
+        return HANDLERS[job.kind](job, prog)
     except PtxmmError as e:
         return 422, json.dumps(error_object(job.file, e.kind, e.message, e.pos, e.hint)), JSON
     except RecursionError:
@@ -295,7 +303,7 @@ def _kernel(job: Job, fmt: str) -> Answer:
             prog = parse_source(source, job.file, fmt, args)
             left = max(0.1, job.timeout - (time.monotonic() - t0))
             job = replace(job, timeout=left)
-            return {"check": _check, "explain": _explain, "graph": _graph}[job.kind](job, prog)
+            return HANDLERS[job.kind](job, prog, ptx=ptx)
         except PtxmmError as e:
             if e.message.endswith("has no launch"):
                 e.hint = ('add a line `// ptxmm: launch KERNEL<<<GRID, BLOCK>>>(int buf[N], ...)` or '
@@ -358,13 +366,15 @@ def model_of(job: Job):
     return model
 
 
-def _check(job: Job, prog) -> Answer:
+def _check(job: Job, prog, *, ptx: str | None = None, checked=None) -> Answer:
     from ..queries.checker import check
     from ..report.jsonout import write_result
 
     res = check(prog, model_of(job), engine=job.engine, unroll=job.unroll, observe=job.observe,
                 verdict_only=job.observe == "condition", max_outcomes=job.max_outcomes,
                 timeout=budget(job.timeout), liveness=job.liveness, progress_model=job.progress)
+    if REUSE:  # the page's drawing and explanation of this text come next: kept for them
+        RECENT.put(reuse_key(job), Kept(prog, ptx, res))
     res.timeout = job.timeout  # the request's limit, in the report
     out = io.StringIO()
     write_result(res, out)
@@ -382,15 +392,16 @@ def _check(job: Job, prog) -> Answer:
     return 200, json.dumps(obj, indent=2) + "\n", JSON
 
 
-def _explain(job: Job, prog) -> Answer:
-    from ..explanation.explain import explain
+def _explain(job: Job, prog, *, ptx: str | None = None, checked=None) -> Answer:
+    from ..explanation.holding import explained, unlisted_text
 
     model = model_of(job)
     # the fix search within the request's limit (less a second for the witness, text and drawing):
-    # the answer arrives with the fixes found so far rather than the worker stopped at the limit
-    x = explain(prog, model, outcome=job.outcome, unroll=job.unroll, fix=job.fix,
-                fix_bound=job.fix_bound, fix_budget_s=max(0.5, budget(job.timeout) - 1.0))
-    obj = x.to_json()
+    # the answer arrives with the fixes found so far rather than the worker stopped at the limit;
+    # where the rejected candidates cannot be listed (%globaltimer), the solver's verdict
+    x, why = explained(prog, model, outcome=job.outcome, unroll=job.unroll, checked=checked, fix=job.fix,
+                       fix_bound=job.fix_bound, fix_budget_s=max(0.5, budget(job.timeout) - 1.0))
+    obj = x.to_json() | ({"unlisted": why} if why else {})
     hangs = None
     if job.liveness:  # as `ptxmm explain --liveness`: each hang, where and why, after the outcome's
         from ..queries.hangs import find_hangs
@@ -398,14 +409,14 @@ def _explain(job: Job, prog) -> Answer:
         hangs = find_hangs(prog, model, job.unroll, job.progress)
         obj |= {"hangs": [h.to_json() for h in hangs], "progress": job.progress}
     if job.text:
-        obj["text"] = str(x)
+        obj["text"] = unlisted_text(x, why) if why else str(x)
         if hangs is not None:
             obj["text"] += "\n" + ("\n".join(h.explained() for h in hangs) if hangs else
                                   f"liveness: no execution hangs (progress {job.progress})")
     if job.graph:
         from ..explanation.graph import dot_source, svg
 
-        g = None if x.unknown else x.graph if x.graph is not None else _holding(job, prog, x)
+        g = None if x.unknown else x.graph if x.graph is not None else _holding(job, prog, x, checked)
         obj["svg"] = svg(g) if g is not None else None
         obj["dot"] = dot_source(g) if g is not None else None
     return 200, json.dumps(obj, indent=2) + "\n", JSON
@@ -421,18 +432,47 @@ def _drawn(job: Job, g) -> Answer:
     return 200, svg(g) + "\n", "image/svg+xml"
 
 
-def _graph(job: Job, prog) -> Answer:
+def _graph(job: Job, prog, *, ptx: str | None = None, checked=None, kept: Kept | None = None) -> Answer:
+    """The drawing; where the program is kept (:mod:`.reuse`), kept too: the page asks the same
+    drawing again as the server's SVG when its own layout of the DOT leaves a label unclear."""
+    what = (job.outcome, job.finding, job.progress)
+    g = kept.drawings.get(what) if kept is not None else None
+    if g is not None:
+        return _drawn(job, g)
     if job.finding is not None:  # as `ptxmm graph --finding KIND` (a hang: under job.progress)
         from ..explanation.findings import finding_graph
 
-        return _drawn(job, finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll,
-                                         progress=job.progress))
-    from ..explanation.holding import condition_drawing
+        g = finding_graph(prog, model_of(job), kind=job.finding, unroll=job.unroll, progress=job.progress)
+    else:
+        from ..explanation.holding import condition_drawing
 
-    return _drawn(job, condition_drawing(prog, model_of(job), outcome=job.outcome, unroll=job.unroll)[0])
+        g = condition_drawing(prog, model_of(job), outcome=job.outcome, unroll=job.unroll,
+                              checked=checked)[0]
+    if kept is not None:
+        kept.drawings[what] = g
+    return _drawn(job, g)
 
 
-def _holding(job: Job, prog, x):
+HANDLERS = {"check": _check, "explain": _explain, "graph": _graph}
+
+
+def reuse_key(job: Job) -> str:
+    """The key of the program and check a job is about (:mod:`.reuse`; the pool's preference)."""
+    return reuse.key(job.source, job.fmt, job.file, job.launch, job.model, job.model_text, job.unroll)
+
+
+def _reusing(job: Job, kept: Kept) -> Answer:
+    """A graph or explain job on the program this worker checked last (:mod:`.reuse`): no nvcc,
+    no parse; the check handed to the explanation; errors located as :func:`_kernel` locates them."""
+    try:
+        if job.kind == "graph":
+            return _graph(job, kept.prog, checked=kept.checked, kept=kept)
+        return HANDLERS[job.kind](job, kept.prog, checked=kept.checked)
+    except PtxmmError as e:
+        raise e if kept.ptx is None else in_cuda_source(e, kept.ptx, job.file) from None
+
+
+def _holding(job: Job, prog, x, checked=None):
     """As ``ptxmm graph``: where the test's ``forall`` (or ``~exists``) holds and no candidate
     execution reaches its opposite, one allowed execution, its title saying so
     (explanation/holding.py); else None."""
@@ -440,7 +480,7 @@ def _holding(job: Job, prog, x):
         return None
     from ..explanation.holding import holding_graph
 
-    held = holding_graph(prog, model_of(job), job.unroll)
+    held = holding_graph(prog, model_of(job), job.unroll, checked=checked)
     return held[0] if held is not None else None
 
 

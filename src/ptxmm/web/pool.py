@@ -9,7 +9,12 @@ explanation that does not watch the clock). A worker may also get a cap on its m
 A worker leads a process group of its own: ending it ends what it started too, and the kernel
 jobs' directories it leaves (``ptxmm-web-PID-*``) are removed — with the process group of an nvcc
 still compiling in one (its sandbox runs it in a session of its own, named in the directory's
-``.pgid``: :mod:`ptxmm.web.sandbox`)."""
+``.pgid``: :mod:`ptxmm.web.sandbox`).
+
+A job names the text it is about (:func:`ptxmm.web.jobs.reuse_key`): the pool hands it, when idle,
+the worker that last ran a job of that text, whose memory may hold that job's program and check
+(:mod:`ptxmm.web.reuse`: the page's drawing and explanation after its check run no check again);
+any idle worker otherwise — a preference, never a wait."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import shutil
 import signal
 import tempfile
 import threading
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +148,42 @@ class Stats:
     cancelled: int = 0  # jobs their clients cancelled
 
 
+class Idle:
+    """The idle workers: :meth:`get` waits for one (first come, first served), taking ``prefer``
+    when it is among them."""
+
+    def __init__(self):
+        self.free: list[_Worker] = []
+        self.waiters: deque[asyncio.Future] = deque()
+
+    def put_nowait(self, w: _Worker) -> None:
+        while self.waiters:
+            f = self.waiters.popleft()
+            if not f.done():
+                f.set_result(w)
+                return
+        self.free.append(w)
+
+    def qsize(self) -> int:
+        return len(self.free)
+
+    async def get(self, prefer: _Worker | None = None) -> _Worker:
+        if self.free:
+            i = next((i for i, w in enumerate(self.free) if w is prefer), 0)
+            return self.free.pop(i)
+        f = asyncio.get_running_loop().create_future()
+        self.waiters.append(f)
+        try:
+            return await f
+        except asyncio.CancelledError:
+            if f.done() and not f.cancelled():  # handed a worker as it was cancelled: pass it on
+                self.put_nowait(f.result())
+            raise
+
+
+LAST_KEYS = 256  # texts whose last worker the pool remembers
+
+
 class Pool:
     """``size`` worker processes behind an asyncio front: :meth:`run` waits for a free worker,
     runs the job there, and ends the worker at ``limit`` seconds (the checker's own timeout,
@@ -151,7 +193,8 @@ class Pool:
         self.size, self.memory_mb = size, memory_mb
         self.ctx = multiprocessing.get_context("spawn")  # the server's threads stay its own
         self.threads = ThreadPoolExecutor(2 * size + 2, thread_name_prefix="ptxmm-pool")
-        self.idle: asyncio.Queue[_Worker] | None = None
+        self.idle: Idle | None = None
+        self.last: OrderedDict[str, _Worker] = OrderedDict()  # a text's key -> the worker that last ran it
         self.all: set[_Worker] = set()
         self.lock = threading.Lock()
         self.stats = Stats()
@@ -162,7 +205,7 @@ class Pool:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.idle = asyncio.Queue()
+        self.idle = Idle()
         started = await asyncio.gather(*(loop.run_in_executor(self.threads, self._new)
                                          for _ in range(self.size)))
         for w in started:
@@ -196,17 +239,24 @@ class Pool:
             self.idle.put_nowait(new)
             return
 
-    async def run(self, job: Job, limit: float, token: str | None = None) -> Answer | None:
+    async def run(self, job: Job, limit: float, token: str | None = None,
+                  key: str | None = None) -> Answer | None:
         """The job's answer; None when it was stopped at the limit. Raises :class:`WorkerDied` when
         its worker crashed, :class:`Cancelled` when :meth:`cancel` ended it (a new one takes its
-        place). ``token``: the client's name for the job, for :meth:`cancel`."""
+        place). ``token``: the client's name for the job, for :meth:`cancel`; ``key``: the text
+        it is about: the worker that last ran a job of that text is taken when idle."""
         assert self.idle is not None, "start() the pool first"
         loop = asyncio.get_running_loop()
         self.waiting += 1
         try:
-            w = await self.idle.get()
+            w = await self.idle.get(self.last.get(key) if key is not None else None)
         finally:
             self.waiting -= 1
+        if key is not None:
+            self.last[key] = w
+            self.last.move_to_end(key)
+            while len(self.last) > LAST_KEYS:
+                self.last.popitem(last=False)
         if token is not None and token in self.running:  # a name in use: no job of another's
             self.idle.put_nowait(w)
             raise Cancelled(f"a job named {token!r} is already running")

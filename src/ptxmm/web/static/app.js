@@ -221,25 +221,16 @@
         "  — " + cond.text;
     }
     if (res.expect) {  // a kernel's `// ptxmm: expect` line: the kinds found against it
-      var k = document.createElement("span");
-      k.className = "agree";
       var want = res.expect.findings.join(", ") || "ok", got = res.expect.found.join(", ") || "ok";
-      k.textContent = res.expect.agrees === null ? "expect " + want + ": not decided" :
-        (res.expect.agrees ? "✓ agrees with expect " + want : "✗ expect " + want + ", found " + got);
-      v.appendChild(k);
+      agreement(v, res.expect.agrees === null ? "expect " + want + ": not decided" :
+        (res.expect.agrees ? "✓ agrees with expect " + want : "✗ expect " + want + ", found " + got));
       if (res.expect.agrees === false) v.className = "disagrees";  // both expectations must hold
       else if (res.expect.agrees === true && res.agrees !== false) v.className = "agrees";
     }
     if (res.agrees !== null && res.agrees !== undefined) {
-      var a = document.createElement("span");
-      a.className = "agree";
-      a.textContent = (res.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect";
-      v.appendChild(a);
+      agreement(v, (res.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect");
     } else if (res.holds !== null && res.holds !== undefined && !res.expect) {
-      var n = document.createElement("span");
-      n.className = "agree";
-      n.textContent = "no expectation in the file";
-      v.appendChild(n);
+      agreement(v, "no expectation in the file");
     }
     showLiveness(res.liveness);
     var bits = [];
@@ -287,11 +278,17 @@
     box.textContent = "Liveness: " + (LIVE[l.verdict] || l.verdict) + " (progress " + l.progress + ")" +
       (l.verdict === "hangs" ? " — the hang finding below says where and why; Explain draws it out" : "");
     if (l.agrees !== null && l.agrees !== undefined) {
-      var a = document.createElement("span");
-      a.className = "agree";
-      a.textContent = (l.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect-liveness " + l.expected;
-      box.appendChild(a);
+      agreement(box, (l.agrees ? "✓ agrees with" : "✗ disagrees with") + " .expect-liveness " + l.expected);
     }
+  }
+  // a note on agreement at the right of a verdict line; a space before it, so that the line's
+  // text (copied, or read by a test) does not run the verdict and the note together
+  function agreement(box, text) {
+    var a = document.createElement("span");
+    a.className = "agree";
+    a.textContent = text;
+    box.appendChild(document.createTextNode(" "));
+    box.appendChild(a);
   }
   function list(id, items) {
     var ul = $(id);
