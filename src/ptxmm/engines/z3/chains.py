@@ -5,7 +5,9 @@ write for position 0). No rf or co variable, no co transitivity: n integers and 
 instead of n² Booleans and n³ clauses. A known co pair (relation analysis) orders the positions.
 Writes that may not execute are handled (their count is a sum); :class:`.program.Z3Choice` hands
 them over only with the counting lemmas (:data:`COUNTING`): without them, measured, the sum made
-checks slower (the grid barrier at 6 blocks: 23 s plain, over 150 s chained)."""
+checks slower (the grid barrier at 6 blocks: 23 s plain, over 150 s chained). Where a chain counts
+(adds of one constant, constant resets), :data:`VALUE_BOUNDS` adds the converse: a read of a high
+count has that many adds before it."""
 
 from __future__ import annotations
 
