@@ -1049,3 +1049,12 @@ MUTANTS += [
              "            i = next((i for i, w in enumerate(self.free) if w is prefer), 0)",
              "            i = 0")]),
 ]
+
+# Issue 40 (the grid barrier at 16 blocks): the value bounds of RMW chains
+# (engines/z3/chains.VALUE_BOUNDS) — killed by tests/engines/test_rmw_chains.py
+MUTANTS += [
+    Mutant("chain-value-bound-one-high", "engine",
+           "an RMW of a chain of adds that reads M + c·j needs j + 1 adds before it: the grid "
+           "barrier's last arrival (it read n - 1) has no place left",
+           [("src/ptxmm/engines/z3/chains.py", "z3.PbGe(before, j))", "z3.PbGe(before, j + 1))")]),
+]

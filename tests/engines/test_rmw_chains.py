@@ -246,3 +246,70 @@ def test_the_report_names_the_reductions_that_applied(monkeypatch):
     assert _check(_hist([0, 0]), monkeypatch, True, engine="brute").reductions == \
         ("read-only fold (2 location(s))", "address memo (1 question(s) answered from it)",
          "loop-free liveness shortcut (no liveness graph)")
+
+
+# -- the value bounds (chains.VALUE_BOUNDS) -------------------------------------------------------
+@pytest.mark.parametrize("n", [2, 3])
+def test_the_value_bounds_change_no_answer_on_the_grid_barrier(monkeypatch, n):
+    """atomicAdd arrivals and a constant atomicExch reset: the lemma applies, and the answers are
+    those of the plain encoding with it on and off (a bound one add too strong, the mutant
+    chain-value-bound-one-high, leaves the last arrival no place: killed here)."""
+    plain = _answer(_check(_grid(n), monkeypatch, False))
+    monkeypatch.setattr(z3chains, "VALUE_BOUNDS", False)
+    assert _answer(_check(_grid(n), monkeypatch, True)) == plain
+    monkeypatch.setattr(z3chains, "VALUE_BOUNDS", True)
+    assert _answer(_check(_grid(n), monkeypatch, True)) == plain
+    assert plain[0:2] == ("ok", True) and plain[3:] == ([], "terminates")
+
+
+@settings(max_examples=8, **SETTINGS)
+@given(st.lists(st.integers(-1, 4), min_size=2, max_size=4))
+def test_the_value_bounds_change_no_answer_on_histograms(monkeypatch, vals):
+    plain = _answer(_check(_hist(vals), monkeypatch, False))
+    monkeypatch.setattr(z3chains, "VALUE_BOUNDS", False)
+    assert _answer(_check(_hist(vals), monkeypatch, True)) == plain
+    monkeypatch.setattr(z3chains, "VALUE_BOUNDS", True)
+    assert _answer(_check(_hist(vals), monkeypatch, True)) == plain
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(st.lists(_THREAD, min_size=2, max_size=3))
+def test_the_value_bounds_change_no_answer_on_mixed_rmws(monkeypatch, threads):
+    """adds of 1 and 2, exchanges of 5, increments, CAS, plain stores and loads: the lemma applies
+    (adds of one constant and constant writes), or is left out, and no answer changes."""
+    prog = ptxmm.parse(_litmus(threads), "t.ptx")
+    plain = _answer(_check(prog, monkeypatch, False))
+    monkeypatch.setattr(z3chains, "VALUE_BOUNDS", False)
+    assert _answer(_check(prog, monkeypatch, True)) == plain
+    monkeypatch.setattr(z3chains, "VALUE_BOUNDS", True)
+    assert _answer(_check(prog, monkeypatch, True)) == plain
+
+
+def test_the_value_bounds_apply_only_where_their_proof_does():
+    """Where the lemma is stated: adds of one constant c > 0 with constant writes and no wrap."""
+    import z3
+
+    from ptxmm.engines.z3.logic import Z3Logic
+
+    def bounds(steps: list[int | None], consts: dict[int, int], init: int = 0, width: int = 32) -> int:
+        lg = Z3Logic()
+        n = len(steps)
+        ch = rmw_chains.Chain("x", 0, tuple((1 + 2 * i, 2 + 2 * i) for i in range(n)))
+        reads = {0: z3.BitVecVal(init, width)} | {1 + 2 * i: z3.BitVec(f"r{i}", width) for i in range(n)}
+        adds = {2 + 2 * i: (None if s is None else z3.BitVecVal(s, width)) for i, s in enumerate(steps)}
+        written = {2 + 2 * i: (z3.BitVecVal(consts[i], width) if i in consts else z3.BitVec(f"w{i}", width))
+                   for i in range(n)}
+        rk = z3chains.Ranks({}, [True] * (2 * n + 1), lg, (), adds, reads, written)
+        for w in ch.writes:
+            rk.pos[w] = z3.Int(f"p{w}")
+        before = len(rk.cs)
+        rk._bounds(ch, list(ch.writes))
+        return len(rk.cs) - before
+
+    assert bounds([1, 1, 1], {}) == 3 * 2  # per RMW, j = 1..2
+    assert bounds([1, 1, None], {2: 0}) == 2 * 1 + 2  # the exchange's read bounded too
+    assert bounds([1, 2, 1], {}) == 0  # two steps
+    assert bounds([1, 1, None], {}) == 0  # a write whose value is not a constant
+    assert bounds([1, 1, 1], {}, init=253, width=8) == 0  # 253 + 3 wraps at 8 bits
+    assert bounds([1, 1, 1], {}, init=252, width=8) == 6  # 252 + 3 = 255: no wrap
+    assert bounds([1, 1, None], {2: 254}, width=8) == 0  # 254 + 2 wraps

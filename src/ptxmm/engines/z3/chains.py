@@ -5,7 +5,9 @@ write for position 0). No rf or co variable, no co transitivity: n integers and 
 instead of n² Booleans and n³ clauses. A known co pair (relation analysis) orders the positions.
 Writes that may not execute are handled (their count is a sum); :class:`.program.Z3Choice` hands
 them over only with the counting lemmas (:data:`COUNTING`): without them, measured, the sum made
-checks slower (the grid barrier at 6 blocks: 23 s plain, over 150 s chained)."""
+checks slower (the grid barrier at 6 blocks: 23 s plain, over 150 s chained). Where a chain counts
+(adds of one constant, constant resets), :data:`VALUE_BOUNDS` adds the converse: a read of a high
+count has that many adds before it."""
 
 from __future__ import annotations
 
@@ -28,6 +30,20 @@ from .logic import Z3Logic
 # seconds, 12 did not finish). False: the positions alone (the tests compare the two).
 COUNTING = True
 
+# The converse lemma (issue 40, session 18): an RMW that reads at least M + c·j, where every
+# write of the chain is an add of one constant c > 0 or writes a constant, M the largest of those
+# constants and of the initial value, and M + c·(number of adds) does not wrap, has at least j of
+# the chain's adds before it. Without it the solver proved "the block whose atomicAdd read n-1 is
+# the last arrival, its atomicExch after every arrival" by trying orders (the grid barrier at 8
+# blocks, its race query asked alone: 5.5 s without, 1.0 s with it; the whole check 22.5 -> 10.6
+# CPU s, measured the same minute on the shared 2-core machine). Proof (the positions of
+# :class:`Ranks`): let the RMW's write be at position k and j0 < k the position of the last
+# write before it that is not an add (-1: the initial write); that write wrote v ≤ M, and each of
+# the a writes between adds c, so the RMW reads v + c·a exactly (no wrap), ≥ M + c·j only when
+# a ≥ j — and those a writes are adds before it. False: the positions and the counting lemmas
+# alone (the tests compare the two).
+VALUE_BOUNDS = True
+
 
 def _counted(init, c, k: int):
     """The value the RMW at position ``k`` of a chain of adds of ``c`` reads (``init``: the
@@ -42,9 +58,9 @@ class Ranks:
 
     def __init__(self, chains: Mapping[str, Chain], ex: list[Guard], lg: Z3Logic,
                  co_known: Iterable[tuple[int, int]] = (), adds: Mapping[int, object] | None = None,
-                 reads: Mapping[int, object] | None = None):
+                 reads: Mapping[int, object] | None = None, written: Mapping[int, object] | None = None):
         self.lg, self.ex = lg, ex
-        self.adds, self.reads = adds or {}, reads or {}
+        self.adds, self.reads, self.written = adds or {}, reads or {}, written or {}
         self.pos: dict[int, z3.ArithRef] = {}
         self.read_of: dict[int, int] = {}  # RMW read → its write
         self.init_of: dict[int, int] = {}  # RMW read → its location's initial write
@@ -77,6 +93,8 @@ class Ranks:
                 self.cs.append(z3.Implies(self._both(a, b), self.pos[a] != self.pos[b]))
         if COUNTING and len(ws) > 1:
             self._counting(ch, ws)
+            if VALUE_BOUNDS:
+                self._bounds(ch, ws)
 
     def _counting(self, ch: Chain, ws: list[int]) -> None:
         """The columns and the counter values of :data:`COUNTING` for the executable writes ``ws``."""
@@ -106,6 +124,36 @@ class Ranks:
             others = [at for w, at in zip(ws, col) if steps[w] is None or not steps[w].eq(c)]
             if others:
                 pure = z3.And(pure, z3.Not(z3.Or(others)))
+
+    def _bounds(self, ch: Chain, ws: list[int]) -> None:
+        """The lemma of :data:`VALUE_BOUNDS` for the executable writes ``ws``, where it applies:
+        per RMW and per j from 1 to the number of adds other than its own, "it reads at least
+        M + c·j (unsigned) → at least j of those adds execute at earlier positions"."""
+        init = self.reads.get(ch.init)
+        c = next((self.adds[w] for w in ws if self.adds.get(w) is not None), None)
+        if c is None or init is None or not z3.is_bv_value(init) or c.as_long() == 0:
+            return
+        adds = [w for w in ws if self.adds.get(w) is not None]
+        consts = [self.written.get(w) for w in ws if self.adds.get(w) is None]
+        if any(not self.adds[w].eq(c) for w in adds) or \
+                any(v is None or not z3.is_bv_value(v) for v in consts):
+            return  # another step, or a write whose value is not a constant
+        top = max([init.as_long()] + [v.as_long() for v in consts])
+        step, width = c.as_long(), init.size()
+        if top + step * len(adds) >= 1 << width:
+            return  # the count could wrap
+        z = self.lg.z3
+        read = {w: r for r, w in ch.pairs}
+        if any(self.reads[read[w]].size() != width for w in ws):
+            return
+        for w in ws:
+            others = [a for a in adds if a != w]
+            before = [(self.pos[a] < self.pos[w] if self.ex[a] is True
+                        else z3.And(z(self.ex[a]), self.pos[a] < self.pos[w]), 1) for a in others]
+            mine = [] if self.ex[w] is True else [z(self.ex[w])]
+            for j in range(1, len(others) + 1):
+                at_least = z3.UGE(self.reads[read[w]], z3.BitVecVal(top + step * j, width))
+                self.cs.append(z3.Implies(z3.And(mine + [at_least]), z3.PbGe(before, j)))
 
     def _count(self, ws: list[int]):
         """How many of the writes ``ws`` execute (a number when all surely do)."""

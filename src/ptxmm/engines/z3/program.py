@@ -83,20 +83,23 @@ class Z3Choice:
                     last[key] = v
                 self.ph[e.eid] = v
 
-    def _steps(self, chains: Mapping[str, Chain]) -> tuple[dict[int, z3.BitVecRef | None], dict]:
+    def _steps(self, chains: Mapping[str, Chain]) -> tuple[dict[int, z3.BitVecRef | None], dict, dict]:
         """Per chain RMW write, the constant it adds to the value its read read (None: another
-        update, or one that is not a constant), and the terms of the values the chains' reads
-        read and their initial writes write (:data:`.chains.COUNTING`)."""
+        update, or one that is not a constant), the terms of the values the chains' reads
+        read and their initial writes write (:data:`.chains.COUNTING`), and per RMW write the
+        (simplified) term of the value it writes (:data:`.chains.VALUE_BOUNDS`)."""
         ev = self.eg.events
         adds: dict[int, z3.BitVecRef | None] = {}
         terms: dict[int, z3.BitVecRef] = {}
+        written: dict[int, z3.BitVecRef] = {}
         for c in chains.values():
             terms[c.init] = self.values.bv(ev[c.init].value)
             for r, w in c.pairs:
                 terms[r] = self.vals[r]
-                step = z3.simplify(self.values.bv(ev[w].value) - self.vals[r])
+                written[w] = z3.simplify(self.values.bv(ev[w].value))
+                step = z3.simplify(written[w] - self.vals[r])
                 adds[w] = step if z3.is_bv_value(step) else None
-        return adds, terms
+        return adds, terms, written
 
     def _exec(self, e: Event) -> Guard:
         if e.thread < 0:
