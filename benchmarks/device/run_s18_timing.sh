@@ -3,7 +3,7 @@
 # cores (its 16 CPUs share physical cores, so the figures of record are taken one process at a time).
 # Needs (carried, git-ignored): .whl (the wheels), .mg/base-e15f4c3.tgz (src/models/grammar of this session's base)
 # and .mg/before-ca6d426.tgz (the scale table's before tree).
-# Usage: run_s18_timing.sh STEP...   STEP: alone | final
+# Usage: run_s18_timing.sh STEP...   STEP: alone (= core, then cts) | core | cts | final
 #   alone   one after another: start-up against the base, the enumeration rows (3 runs each, main and base
 #           alternating), the grid barrier at 8, 12 and 16 blocks, the cub-tile-state explains and graphs
 #   final   explain and graph of every bundled example in 12 shards side by side, beside the grid barrier's
@@ -42,18 +42,22 @@ PY
 step() {
   local step=$1 t0=$(date +%s)
   case $step in
-    alone)
+    core)  # start-up, the enumeration rows (main and base alternating), the grid barrier at 8, 12 and 16 blocks
       ( T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/alone.txt; }
         L='import sys; import ptxmm.kernel.launch as L; L.MAX_THREADS = 1 << 30; from ptxmm.cli.main import main; sys.argv[0] = "ptxmm"; main()'
-        K=examples/kernels
         env -u PYTHONDONTWRITEBYTECODE python3 -m compileall -q src ../base-e15f4c3/src /tmp/site > /dev/null 2>&1
         timeout 100 python3 benchmarks/bench_startup.py --runs 20 --base ../base-e15f4c3 > $OUT/startup.txt 2>&1
         for i in 1 2 3; do enum main $PWD/src >> $OUT/alone.txt 2>&1; enum base ../base-e15f4c3/src >> $OUT/alone.txt 2>&1; done
         for n in 8 12 16; do
-          T grid-barrier-$n timeout 150 python3 -c "$L" check --json --timeout 120 --launch "$(grid $n 0)" --forall "$(grid $n 1)" $K/grid-barrier.ptx
-        done
-        for k in $CTS; do python3 -m ptxmm check $K/real/$k.cu > /dev/null 2>&1; done  # the nvcc compile cached
-        for k in $CTS; do for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c $K/real/$k.cu; done; done )
+          T grid-barrier-$n timeout 150 python3 -c "$L" check --json --timeout 120 --launch "$(grid $n 0)" --forall "$(grid $n 1)" examples/kernels/grid-barrier.ptx
+        done ) ;;
+    cts)  # the four cub-tile-state kernels' explain and graph, one process at a time (the nvcc compile cached first)
+      ( T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/alone.txt; }
+        K=examples/kernels
+        for k in $CTS; do python3 -m ptxmm check $K/real/$k.cu > /dev/null 2>&1; done
+        for k in $CTS; do for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c $K/real/$k.cu; done; done ) ;;
+    alone)
+      step core; step cts
       grep -v "outcome(s) found" $OUT/alone.txt > $OUT/alone2.txt; mv $OUT/alone2.txt $OUT/alone.txt
       rm -f $OUT/pip.txt ;;
     final)
