@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import ROOT
-from test_fix_vector_witness import DATA_READ, POLL, PUBLISH, kernel
+from test_fix_vector_witness import CASES, DATA_READ, POLL, PUBLISH, _both, kernel
 
 import ptxmm
 from ptxmm.cat.parser import load_model
@@ -101,3 +101,33 @@ def test_a_fence_in_another_blocks_code_takes_the_original_graph():
     one in thread 0's own code is built."""
     prog = kernel(["\tst.global.u32 [%rd1+8], 7;\n", POLL + DATA_READ], "out[2] == 0")
     assert _graphs_agree(prog) > 0
+
+
+# two kernels the property test above found (session 18): `explain --fix` raised instead of proposing
+SPIN = "L{k}:\n\tld.relaxed.gpu.global.u32 %r7, [%rd1];\n\tsetp.eq.s32 %p2, %r7, 0;\n\t@%p2 bra L{k};\n" \
+       "\tst.global.u32 [%rd2+4], %r7;\n"
+
+
+def test_a_witness_that_does_not_fix_a_vectors_order_is_left_to_the_engine():
+    """A fence inserted after thread 0's spin loop gives its vector store's order another number
+    in the changed graph: the known witness names no order of thread 1's store, whose write its
+    read reads. Which events it runs is not decided (executions.executed_if_decided): not a
+    witness there; the engine decides, no order is invented."""
+    prog = kernel([SPIN.format(k=0) + PUBLISH, PUBLISH], "out[0] == 0")
+    fast, plain = _both(prog)
+    assert _json(fast) == _json(plain)
+    assert fast.engine_checks < plain.engine_checks  # the witnesses still answer candidates
+
+
+def test_a_pack_the_builder_refuses_is_not_proposed():
+    """Thread 1 spins on x[0] with a 32-bit load; no thread writes x, so the read-only fold leaves
+    that path hanging and the original's graph shows no access of x but the acquire vector's.
+    Packing x would make the spin's load a mixed-size access, which the builder refuses
+    (ir/layout.py): no pack candidate, and the search answers as the plain one."""
+    prog = kernel([POLL, SPIN.format(k=1)], "out[0] == 1")
+    assert not [c for c in single_changes(prog) if c.kind == "pack"]
+    # packed where it builds
+    assert [c.region for c in single_changes(CASES["torn"]) if c.kind == "pack"] == ["x"]
+    fast, plain = _both(prog)
+    assert _json(fast) == _json(plain)
+    assert [s.text for s in fast.solutions] == [s.text for s in plain.solutions]

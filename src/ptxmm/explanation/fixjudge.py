@@ -59,7 +59,7 @@ from ..semantics.executions import (
     concrete_choice,
     concrete_env,
     concrete_universe,
-    executed,
+    executed_if_decided,
     final_candidates,
     final_wellformed,
     holds,
@@ -425,16 +425,22 @@ class Judge:
                 continue
             if not _fits(eg2, exe2) or many and not _consistent(eg2, exe2):  # its paths differ in the
                 continue  # changed graph: not a witness here; the engine decides
-            if isinstance(emap, PathSplit) and not well_formed(eg2, cand, exe2):
-                continue
+            ran = None  # the events it runs; None where its values do not decide them (an order it
+            if isinstance(emap, PathSplit):  # lacks: not a witness here; the engine decides)
+                ran = executed_if_decided(eg2, exe2)
+                if ran is None or not well_formed(eg2, cand, exe2):
+                    continue
             key = None if base is None or _runs_any(eg2, exe2, changed) else (id(exe), id(base))
             hit = self._shown.get(key) if key is not None else None
             if hit is not None and hit[0] is exe and hit[1] is base:
                 shown = hit[2]
                 self.stats.unchanged += 1
-            else:
+            else:  # (a hit was decided: the witness runs none of the changed events)
+                ran = ran if ran is not None else executed_if_decided(eg2, exe2)
+                if ran is None:
+                    continue
                 shown = any(self._allowed(tprog, eg2, x, cand, obs)
-                            for x in _sc_placements(eg2, exe2, cand.scf))
+                            for x in _sc_placements(exe2, cand.scf, ran))
                 if key is not None:
                     self._shown[key] = (exe, base, shown)
             if shown:
@@ -553,11 +559,11 @@ def _may_run(e, vals: dict[int, int]) -> bool:
         return True
 
 
-def _sc_placements(eg2: EventGraph, exe: Execution, scf) -> list[Execution]:
-    """The execution with every executed fence.sc in its sc order: as it is; with one missing,
-    once for each place it may take; with more missing, none (the engine decides)."""
+def _sc_placements(exe: Execution, scf, ran: set[int]) -> list[Execution]:
+    """The execution (``ran``: the events it executes) with every executed fence.sc in its sc
+    order: as it is; with one missing, once for each place it may take; with more missing, none
+    (the engine decides)."""
     have = set(exe.scorder)
-    ran = executed(eg2, exe)
     missing = [f for f in scf if f in ran and f not in have]
     if not missing:
         return [exe]
