@@ -18,6 +18,7 @@ from test_fix_vector_witness import CASES, DATA_READ, POLL, PUBLISH, _both, kern
 import ptxmm
 from ptxmm.cat.parser import load_model
 from ptxmm.explanation import fixjudge
+from ptxmm.explanation.eventmap import unspecs_of
 from ptxmm.explanation.fix import apply, search, single_changes
 from ptxmm.explanation.fixjudge import Judge, event_map
 from ptxmm.explanation.targets import target_of, with_target
@@ -40,8 +41,25 @@ def _graphs_agree(prog, pairs: int = 0) -> int:
         built = judge.fenced_graph(tprog)  # the build it would make
         assert eg2 == built, cs
         assert emap == event_map(judge.eg, built, inserted)
+        _values_follow_events(judge.eg, eg2, emap)
         short += len(eg2.events) == len(judge.eg.events) and eg2.events == judge.eg.events
     return short
+
+
+def _values_follow_events(eg, eg2, emap) -> int:
+    """Each unspecified value the map carries (keys < 0) is named by the images of the events that
+    name it, and described alike (the same instruction); how many it renumbers."""
+    moved = 0
+    for old, new in emap.items():
+        if old >= 0 or new is None:
+            continue
+        u, v = -1 - old, -1 - new
+        assert eg.unspecified[u].where == eg2.unspecified[v].where
+        for e in eg.events:
+            if u in unspecs_of(e.cond) and e.eid in emap:
+                assert v in unspecs_of(eg2.events[emap[e.eid]].cond)
+        moved += u != v
+    return moved
 
 
 @pytest.mark.slow  # ~3 minutes each: every fence place built to compare
@@ -131,3 +149,21 @@ def test_a_pack_the_builder_refuses_is_not_proposed():
     fast, plain = _both(prog)
     assert _json(fast) == _json(plain)
     assert [s.text for s in fast.solutions] == [s.text for s in plain.solutions]
+
+
+def test_a_fence_that_renumbers_a_vectors_order_carries_the_witnesses_value():
+    """The fence after thread 0's spin loop gives thread 1's vector store the fourth unspecified
+    value, not the second: the map carries the witness's order there (eventmap.unspec_map), so
+    the witness decides which writes run and answers the candidate without the engine."""
+    prog = kernel([SPIN.format(k=0) + PUBLISH, PUBLISH], "out[0] == 0")
+    judge = Judge(prog, load_model("ptx"), target_of(prog, None))
+    fence = next(c for c in single_changes(prog)
+                 if c.kind == "fence" and c.thread == 0 and c.sem == "release")
+    p2, inserted = apply(prog, (fence,))
+    eg2, emap = judge.graph_of((fence,), with_target(p2, judge.target), inserted)
+    assert _values_follow_events(judge.eg, eg2, emap) == 1
+    assert emap[-2] == -4  # thread 1's store: the second value before, the fourth after
+    assert not judge.forbids()
+    before = judge.stats.engine_checks
+    assert not judge.forbids_changes((fence,), lambda: (p2, inserted))
+    assert judge.stats.engine_checks == before and judge.stats.by_witness == 1
