@@ -25,9 +25,18 @@ def unspecs_of(x) -> set[int]:
     return set().union(*(unspecs_of(y) for y in getattr(x, "args", ())))
 
 
-def _named(e) -> list[set[int]]:
-    """The unspecified values each expression of an event names (condition, value, wait)."""
-    return [unspecs_of(x) for x in (e.cond, e.value, e.ok)]
+def _named(e, memo: dict[int, frozenset[int]]) -> list[frozenset[int]]:
+    """The unspecified values each expression of an event names (condition, value, wait); ``memo``:
+    those of the subexpressions seen (by identity: the builder shares them, a walk of the tree
+    would repeat them)."""
+    def walk(x) -> frozenset[int]:
+        got = memo.get(id(x))
+        if got is None:
+            got = frozenset({x.uid}) if isinstance(x, Unspec) else frozenset().union(
+                *(walk(y) for y in getattr(x, "args", ())))
+            memo[id(x)] = got
+        return got
+    return [walk(x) for x in (e.cond, e.value, e.ok)]
 
 
 def unspec_map(eg: EventGraph, eg2: EventGraph, emap: dict[int, int]) -> dict[int, int | None]:
@@ -39,10 +48,11 @@ def unspec_map(eg: EventGraph, eg2: EventGraph, emap: dict[int, int]) -> dict[in
     keeps its number where both graphs describe that number alike."""
     pairs: dict[int, set[int]] = {}
     bad: set[int] = set()
+    memo: dict[int, frozenset[int]] = {}  # the expressions live as long as the graphs: ids are unique
     for x, y in emap.items():
         if x < 0:
             continue
-        for ua, ub in zip(_named(eg.events[x]), _named(eg2.events[y])):
+        for ua, ub in zip(_named(eg.events[x], memo), _named(eg2.events[y], memo)):
             if len(ua) != len(ub):
                 bad |= ua
                 continue
