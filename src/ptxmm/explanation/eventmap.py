@@ -39,7 +39,7 @@ def _named(e, memo: dict[int, frozenset[int]]) -> list[frozenset[int]]:
     return [walk(x) for x in (e.cond, e.value, e.ok)]
 
 
-def unspec_map(eg: EventGraph, eg2: EventGraph, emap: dict[int, int]) -> dict[int, int | None]:
+def unspec_map(eg: EventGraph, eg2: EventGraph, emap: dict) -> dict[int, int | None]:
     """The keys of ``eg``'s unspecified values → those of ``eg2``'s (None: dropped), paired
     through the events ``emap`` maps: a pair of events naming as many in an expression pairs them
     in the order of their numbers (the builder's order of stepping, the same in both where the
@@ -50,7 +50,7 @@ def unspec_map(eg: EventGraph, eg2: EventGraph, emap: dict[int, int]) -> dict[in
     bad: set[int] = set()
     memo: dict[int, frozenset[int]] = {}  # the expressions live as long as the graphs: ids are unique
     for x, y in emap.items():
-        if x < 0:
+        if x < 0 or y is None:
             continue
         for ua, ub in zip(_named(eg.events[x], memo), _named(eg2.events[y], memo)):
             if len(ua) != len(ub):
@@ -76,7 +76,7 @@ def unspec_map(eg: EventGraph, eg2: EventGraph, emap: dict[int, int]) -> dict[in
     return {unspec_key(u.uid): None for u in eg.unspecified} | out
 
 
-def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int]:
+def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int | None]:
     """Old event id → new event id (events of inserted fences have no old one); and the old keys
     of unspecified values (< 0) → the new (None: none, :func:`unspec_map`)."""
     def seq(g: EventGraph, skip: frozenset[int]) -> dict[int, list[int]]:
@@ -87,8 +87,8 @@ def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict
         return out
 
     a, b = seq(eg, frozenset()), seq(eg2, inserted)
-    emap = {x: y for t in a for x, y in zip(a[t], b.get(t, []))}
-    return emap | unspec_map(eg, eg2, emap)  # type: ignore[operator]
+    emap: dict[int, int | None] = {x: y for t in a for x, y in zip(a[t], b.get(t, []))}
+    return emap | unspec_map(eg, eg2, emap)
 
 
 def reverse_map(emap: dict, eg2: EventGraph) -> dict:

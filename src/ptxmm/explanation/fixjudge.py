@@ -6,7 +6,8 @@ it. Most candidates do not: an execution that shows the target allowed for one p
 original, or a candidate already checked) usually shows it for the next one too. So the judge
 keeps the witnesses found so far (counterexamples, as in counterexample-guided search) and,
 for each candidate, maps them onto the changed program's event graph (a semantics or scope
-change keeps every event; an inserted fence adds one, which reads and writes nothing) and
+change keeps every event; an inserted fence adds one, which reads and writes nothing; the
+unspecified values the events name are mapped with them: explanation/eventmap.py) and
 evaluates the model on each concretely — the evaluation the brute-force engine judges
 executions with. One that satisfies every axiom and produces the target is an allowed execution
 of the changed program: the candidate is no fix, and no solver is asked. Only when none does is
@@ -24,7 +25,9 @@ is not repeated for it (tests/explanation/test_explain_reuse.py compares the gra
 
 A witness fits a changed graph when every read it executes there has a value: the reads of the
 element orders an acquire/release vector's execution did not choose (semantics/vectors.py) have
-none and need none (:data:`EXECUTED_READS`). A candidate that splits vector accesses (vecsplit.py)
+none and need none (:data:`EXECUTED_READS`); its values must decide which events run (a
+witness without the order of a vector whose writes it reads does not: executions.
+executed_if_decided), else the engine decides. A candidate that splits vector accesses (vecsplit.py)
 is built whole, and the original's events map onto its graph element by element
 (:func:`split_map`); a witness carried over by that map must read at each read what its write
 writes (:func:`_consistent`) before it is judged (:data:`SPLIT_WITNESSES`). Where the split's
