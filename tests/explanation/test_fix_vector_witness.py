@@ -233,8 +233,8 @@ def test_a_splits_engine_witness_carried_back_is_an_execution_of_the_original(na
 
     carried = []
 
-    def spy(eg, emap, exe2):
-        exe = _carried_back(eg, emap, exe2)
+    def spy(eg, eg2, emap, exe2):
+        exe = _carried_back(eg, eg2, emap, exe2)
         if isinstance(emap, SplitMap):
             carried.append((eg, exe))
         return exe

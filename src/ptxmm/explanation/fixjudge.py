@@ -6,7 +6,8 @@ it. Most candidates do not: an execution that shows the target allowed for one p
 original, or a candidate already checked) usually shows it for the next one too. So the judge
 keeps the witnesses found so far (counterexamples, as in counterexample-guided search) and,
 for each candidate, maps them onto the changed program's event graph (a semantics or scope
-change keeps every event; an inserted fence adds one, which reads and writes nothing) and
+change keeps every event; an inserted fence adds one, which reads and writes nothing; the
+unspecified values the events name are mapped with them: explanation/eventmap.py) and
 evaluates the model on each concretely — the evaluation the brute-force engine judges
 executions with. One that satisfies every axiom and produces the target is an allowed execution
 of the changed program: the candidate is no fix, and no solver is asked. Only when none does is
@@ -24,7 +25,9 @@ is not repeated for it (tests/explanation/test_explain_reuse.py compares the gra
 
 A witness fits a changed graph when every read it executes there has a value: the reads of the
 element orders an acquire/release vector's execution did not choose (semantics/vectors.py) have
-none and need none (:data:`EXECUTED_READS`). A candidate that splits vector accesses (vecsplit.py)
+none and need none (:data:`EXECUTED_READS`); its values must decide which events run (a
+witness without the order of a vector whose writes it reads does not: executions.
+executed_if_decided), else the engine decides. A candidate that splits vector accesses (vecsplit.py)
 is built whole, and the original's events map onto its graph element by element
 (:func:`split_map`); a witness carried over by that map must read at each read what its write
 writes (:func:`_consistent`) before it is judged (:data:`SPLIT_WITNESSES`). Where the split's
@@ -50,7 +53,7 @@ from ..cat.interp import run as interp
 from ..cat.parser import Model
 from ..errors import UnsupportedError
 from ..ir.program import Atom, Fence, Load, Program, Red, Store
-from ..ir.values import Unspec, evaluate, mask, unspec_key
+from ..ir.values import evaluate, mask, unspec_key
 from ..queries.checker import check
 from ..semantics.builder import Fold, build, build_keeping_fold, build_with_fold
 from ..semantics.events import EventGraph, Kind
@@ -59,7 +62,7 @@ from ..semantics.executions import (
     concrete_choice,
     concrete_env,
     concrete_universe,
-    executed,
+    executed_if_decided,
     final_candidates,
     final_wellformed,
     holds,
@@ -70,6 +73,7 @@ from ..semantics.outcomes import observables, outcome_of, satisfies
 from ..semantics.result import Execution
 from ..semantics.unreached import Stepped, build_keeping_fold_visited, fold_of_thread_edit, unreached
 from ..semantics.vocab import Candidates, candidates
+from .eventmap import event_map, map_execution, reverse_map, unspec_map, unspecs_of
 from .targets import with_target
 from .vecsplit import vector_size_of as vector_size
 
@@ -135,33 +139,6 @@ ONE_THREAD_FOLD = True
 # again on each (the tests compare the two).
 UNCHANGED_WITNESSES = True
 Mapped = tuple[EventGraph, dict[int, int]]  # a changed program's graph, the original's events into it
-
-
-def event_map(eg: EventGraph, eg2: EventGraph, inserted: frozenset[int]) -> dict[int, int]:
-    """Old event id → new event id (events of inserted fences have no old one)."""
-    def seq(g: EventGraph, skip: frozenset[int]) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {}
-        for e in g.events:
-            if e.instr is None or id(e.instr) not in skip:
-                out.setdefault(e.thread, []).append(e.eid)
-        return out
-
-    a, b = seq(eg, frozenset()), seq(eg2, inserted)
-    return {x: y for t in a for x, y in zip(a[t], b.get(t, []))}
-
-
-def map_execution(exe: Execution, emap: dict[int, int]) -> Execution:
-    """An execution carried over by an event map (events without an image are dropped from the
-    fence.sc order and the barrier phases; rf, co and the values touch mapped events only)."""
-    f = emap.__getitem__
-    # r < 0: an unspecified value (a split's map renumbers them: split_map; None: none there)
-    vals = tuple((f(r) if r >= 0 else emap.get(r, r), v) for r, v in exe.values if r >= 0 or
-                 emap.get(r, r) is not None)
-    return Execution(exe.paths, tuple((f(w), f(r)) for w, r in exe.rf),
-                     tuple((f(a), f(b)) for a, b in exe.co), vals,
-                     tuple(f(x) for x in exe.scorder if x in emap),
-                     tuple((loc, f(w)) for loc, w in exe.final),
-                     tuple((f(a), p) for a, p in exe.phases if a in emap))
 
 
 @record(frozen=False)
@@ -263,7 +240,7 @@ class Judge:
         # the inserted fences of a set of changes → the graph of the program with those alone
         # (and the target), and the map of the original's events into it
         self._fence_graphs: dict[tuple, Mapped] = {
-            (): (self.eg, {e.eid: e.eid for e in self.eg.events})}
+            (): (self.eg, {e.eid: e.eid for e in self.eg.events} | unspec_map(self.eg, self.eg, {}))}
         # the places of a set of inserted fences → a key of _fence_graphs with fences there
         self._fence_places: dict[tuple, tuple] = {}
         self._cands: dict[tuple, Candidates] = {}  # a graph's shape → its candidates (_candidates)
@@ -403,7 +380,7 @@ class Judge:
         res = check(tprog, self.model, unroll=self.unroll, verdict_only=True, flags=False, graph=eg2,
                     properties=("condition",))
         if res.holds is True and res.outcomes and res.outcomes[0].witness is not None:
-            exe = _carried_back(self.eg, emap, res.outcomes[0].witness)
+            exe = _carried_back(self.eg, eg2, emap, res.outcomes[0].witness)
             if exe is not None:
                 self._remember(exe)
         return res.holds is False
@@ -425,16 +402,22 @@ class Judge:
                 continue
             if not _fits(eg2, exe2) or many and not _consistent(eg2, exe2):  # its paths differ in the
                 continue  # changed graph: not a witness here; the engine decides
-            if isinstance(emap, PathSplit) and not well_formed(eg2, cand, exe2):
-                continue
+            ran = None  # the events it runs; None where its values do not decide them (an order it
+            if isinstance(emap, PathSplit):  # lacks: not a witness here; the engine decides)
+                ran = executed_if_decided(eg2, exe2)
+                if ran is None or not well_formed(eg2, cand, exe2):
+                    continue
             key = None if base is None or _runs_any(eg2, exe2, changed) else (id(exe), id(base))
             hit = self._shown.get(key) if key is not None else None
             if hit is not None and hit[0] is exe and hit[1] is base:
                 shown = hit[2]
                 self.stats.unchanged += 1
-            else:
+            else:  # (a hit was decided: the witness runs none of the changed events)
+                ran = ran if ran is not None else executed_if_decided(eg2, exe2)
+                if ran is None:
+                    continue
                 shown = any(self._allowed(tprog, eg2, x, cand, obs)
-                            for x in _sc_placements(eg2, exe2, cand.scf))
+                            for x in _sc_placements(exe2, cand.scf, ran))
                 if key is not None:
                     self._shown[key] = (exe, base, shown)
             if shown:
@@ -553,11 +536,11 @@ def _may_run(e, vals: dict[int, int]) -> bool:
         return True
 
 
-def _sc_placements(eg2: EventGraph, exe: Execution, scf) -> list[Execution]:
-    """The execution with every executed fence.sc in its sc order: as it is; with one missing,
-    once for each place it may take; with more missing, none (the engine decides)."""
+def _sc_placements(exe: Execution, scf, ran: set[int]) -> list[Execution]:
+    """The execution (``ran``: the events it executes) with every executed fence.sc in its sc
+    order: as it is; with one missing, once for each place it may take; with more missing, none
+    (the engine decides)."""
     have = set(exe.scorder)
-    ran = executed(eg2, exe)
     missing = [f for f in scf if f in ran and f not in have]
     if not missing:
         return [exe]
@@ -575,7 +558,7 @@ class SplitMap(dict):
     orders: dict[int, int]
 
 
-def _carried_back(eg: EventGraph, emap: dict, exe2: Execution) -> Execution | None:
+def _carried_back(eg: EventGraph, eg2: EventGraph, emap: dict, exe2: Execution) -> Execution | None:
     """A witness the engine found for a candidate, as an execution of the original's graph
     (None: an event of the candidate has no original). A split's (:class:`SplitMap`): each
     access of a split element carried to the copy of it that the split's order runs, that
@@ -584,7 +567,7 @@ def _carried_back(eg: EventGraph, emap: dict, exe2: Execution) -> Execution | No
         return None
     if not isinstance(emap, SplitMap):
         try:
-            return map_execution(exe2, {v: k for k, v in emap.items()})
+            return map_execution(exe2, reverse_map(emap, eg2))
         except KeyError:
             return None
     vals = dict(emap.orders)
@@ -647,7 +630,7 @@ class PathSplit:
         removed: set[int] = set()  # the split vectors' orders' unspecified values
         for e in eg.events:
             if e.instr is not None and id(e.instr) in self.elem.get(e.thread, {}):
-                removed |= _unspecs(e.cond)
+                removed |= unspecs_of(e.cond)
         kept = [u for u in eg.unspecified if u.uid not in removed]
         self.base: dict | None = None  # the initial writes and the unspecified values
         if len(kept) == len(eg2.unspecified) and all((u.w, u.where) == (v.w, v.where)
@@ -750,7 +733,7 @@ def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: dict[int, tuple],
                 if y is None or y.kind != x.kind or same_paths and y.paths != x.paths:
                     return False
                 out[x.eid] = y.eid
-                removed.update(dict.fromkeys(_unspecs(x.cond), elem[id(x.instr)][0]))
+                removed.update(dict.fromkeys(unspecs_of(x.cond), elem[id(x.instr)][0]))
                 i += 1
             continue
         if j >= len(b):
@@ -764,13 +747,6 @@ def _walk(a, b, elem: dict, elem2: dict, out: dict, removed: dict[int, tuple],
         i += 1
         j += 1
     return j == len(b)
-
-
-def _unspecs(x) -> set[int]:
-    """The unspecified values an expression names."""
-    if isinstance(x, Unspec):
-        return {x.uid}
-    return set().union(*(_unspecs(y) for y in getattr(x, "args", ())))
 
 
 def _consistent(eg2: EventGraph, exe: Execution) -> bool:

@@ -33,9 +33,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ..errors import UnsupportedError
 from ..ir.instructions import Alu, Imm, Mov, Reg, type_width
 from ..ir.program import Label, Program, Store
 from ..kernel.module.lowering import VectorOrder
+from ..semantics.builder import build
 from .vecsplit import groups
 
 PACK_COST = 2  # two asm lines (the store's and the load's) edited, as a split's
@@ -56,8 +58,6 @@ def _accesses(prog: Program):
     vec = {(t.index, s): n for t in prog.threads for s, n in groups(t)}
     if prog.layout is None or not vec:
         return None
-    from ..semantics.builder import build  # the locations the elements name
-
     eg = build(prog, unroll=1)
     # (thread, id(element instruction)) → (group, k): a kernel's threads share instruction objects
     elem_of: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
@@ -100,6 +100,8 @@ def pack_changes(prog: Program, change) -> list:
         (n, w), = shapes
         if n * w > MAX_BITS or w < 16 or w != type_width(r.type) or r.n % n:
             continue
+        if not _builds(prog, region, n, sites):
+            continue
         t0, s0 = sites[0]
         ins = prog.threads[t0].instrs[s0]
         heads = sorted({prog.threads[t].instrs[s].text.partition(" ")[0] for t, s in sites})
@@ -108,6 +110,25 @@ def pack_changes(prog: Program, change) -> list:
         out.append(change("pack", t0, s0, ins.sem, ins.scope, PACK_COST, text, element=n, region=region,
                           sites=sites))
     return out
+
+
+def _builds(prog: Program, region: str, n: int, sites) -> bool:
+    """Whether the builder accepts ``prog`` with the pack of ``region`` made (as fix.apply makes
+    it): every access of the buffer it steps must be a packed one, and an access the original's
+    graph does not show is not (a spin loop's read of a buffer no thread writes: the read-only
+    fold leaves its path hanging, semantics/builder.py) — a mixed-size access, refused (ir/
+    layout.py). A candidate whose program cannot be built is no fix: not proposed."""
+    threads = list(prog.threads)
+    for ti in sorted({t for t, _s in sites}):
+        instrs = list(threads[ti].instrs)
+        for s in sorted((s for t, s in sites if t == ti), reverse=True):
+            apply_pack(instrs, s, f"{ti}.{s}")
+        threads[ti] = replace(threads[ti], instrs=tuple(instrs))
+    try:
+        build(packed_program(replace(prog, threads=tuple(threads)), {(region, n)}), unroll=1)
+    except UnsupportedError:
+        return False
+    return True
 
 
 def apply_pack(instrs: list, start: int, tag: str) -> None:

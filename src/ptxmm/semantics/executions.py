@@ -33,6 +33,7 @@ from dataclasses import replace
 
 from .._infra.records import record
 from ..cat.relalg import Guard, Universe
+from ..errors import UnsupportedError
 from ..ir.values import TRUE, evaluate, reads_of
 from .events import EventGraph, Kind
 from .result import Execution
@@ -108,6 +109,17 @@ def executed(eg: EventGraph, ex: Execution) -> set[int]:
     vals = dict(ex.values)
     return {e.eid for e in eg.events
             if e.thread < 0 or (ex.paths[e.thread] in e.paths and evaluate(e.cond, vals))}
+
+
+def executed_if_decided(eg: EventGraph, ex: Execution) -> set[int] | None:
+    """:func:`executed`, or None where the execution's values do not decide it: a condition of an
+    event on its paths names a value it lacks (an unspecified value it does not fix, such as a
+    vector's element order, PTX ISA 8.2.4; or a read it did not run). Such an execution is not
+    one of the graph's concrete candidates; no value is invented for it."""
+    try:
+        return executed(eg, ex)
+    except (KeyError, UnsupportedError):
+        return None
 
 
 def concrete_choice(eg: EventGraph, ex: Execution) -> ConcreteChoice:
