@@ -61,9 +61,9 @@ step() {
       grep -v "outcome(s) found" $OUT/alone.txt > $OUT/alone2.txt; mv $OUT/alone2.txt $OUT/alone.txt
       rm -f $OUT/pip.txt ;;
     final)
-      timeout 560 python3 benchmarks/bench_kernels.py --scale --only grid-barrier --scale-timeout 60 > $OUT/scale.txt 2>&1 &
+      timeout 440 python3 benchmarks/bench_kernels.py --scale --only grid-barrier --scale-timeout 60 > $OUT/scale.txt 2>&1 &
       for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
-        timeout 500 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/12 > $OUT/explain-$k.txt 2>&1 &
+        timeout 440 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/12 > $OUT/explain-$k.txt 2>&1 &
       done; wait; cat $OUT/explain-?.txt $OUT/explain-??.txt > $OUT/explain-all.txt
       rm -f $OUT/explain-?.txt $OUT/explain-??.txt $OUT/pip.txt ;;
   esac
