@@ -63,8 +63,7 @@ from ..semantics.executions import (
     concrete_env,
     concrete_universe,
     executed_if_decided,
-    final_candidates,
-    final_wellformed,
+    finals_wellformed,
     holds,
     rf_wellformed,
 )
@@ -494,14 +493,7 @@ def well_formed(eg2: EventGraph, cand: Candidates, exe: Execution) -> bool:
         after.setdefault(a, set()).add(b)
     if any((a, c) not in co for a, b in co for c in after.get(b, ()) if c != a):
         return False
-    must: dict[int, int] = {}
-    for a, b in ch.cos:
-        must[a] = must.get(a, 0) | (1 << b)
-    for loc, w in exe.final:
-        ws = final_candidates(u, cand.writes_at[loc], lambda x: must.get(x, 0))
-        if w not in ws or not holds(final_wellformed(u, {x: x == w for x in ws}, ch.co)):
-            return False
-    return True
+    return finals_wellformed(u, cand, exe, ch)
 
 
 def _runs_any(eg2: EventGraph, exe: Execution, ids: frozenset[int]) -> bool:

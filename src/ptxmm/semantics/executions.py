@@ -685,11 +685,19 @@ def violations(eg: EventGraph, cand: Candidates, exe: Execution) -> list[str]:
     both = lambda a, b: u.all((u.ex[a], u.ex[b], ch.co(a, b)))  # noqa: E731
     if not holds(co_transitive(eg, u, cand.writes_at, pairs, both)):
         out.append("co-transitive")
+    if not finals_wellformed(u, cand, exe, ch):
+        out.append("final")
+    return out
+
+
+def finals_wellformed(u: Universe, cand: Candidates, exe: Execution, ch) -> bool:
+    """Whether each final value of ``exe`` is one of its location's possible last writes and well
+    formed as such (``ch``: the execution's concrete choice)."""
     must: dict[int, int] = {}
     for a, b in ch.cos:
         must[a] = must.get(a, 0) | (1 << b)
     for loc, w in exe.final:
         ws = final_candidates(u, cand.writes_at[loc], lambda x: must.get(x, 0))
         if w not in ws or not holds(final_wellformed(u, {x: x == w for x in ws}, ch.co)):
-            out.append("final")
-    return out
+            return False
+    return True
