@@ -181,9 +181,16 @@ def test_a_verdict_read_the_wrong_way_is_caught(monkeypatch):
 def test_the_command_line_says_the_same(monkeypatch, name):
     from ptxmm.cli.main import main as cli
 
+    from ptxmm.engines.z3 import capi, problem
+
     f = str(ROOT / "examples" / "kernels" / name)
     outs = []
     for reuse in (False, True):
+        # each run from a fresh Z3 context: which allowed execution Z3 returns as a finding's
+        # witness follows the context's history (the tests this worker ran before), and either
+        # is right; the same start makes the two runs comparable row by row
+        problem._pool().clear()
+        capi.fresh_thread_context()
         monkeypatch.setattr(explain_mod, "REUSE_CHECK", reuse)
         monkeypatch.setattr(explain_mod, "REUSE_VERDICT", reuse)
         r = CliRunner().invoke(cli, ["explain", "--json", f])
