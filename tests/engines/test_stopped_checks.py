@@ -280,3 +280,28 @@ def test_a_stop_while_a_model_is_read_is_the_stops_unknown(heavy, monkeypatch):
     with pytest.raises(TimedOut):
         pb.find()
     pb.close()
+
+
+@pytest.mark.slow
+def test_the_timeout_holds_on_the_grid_barrier_at_16_blocks():
+    """``--timeout`` stops the grid barrier at 16 blocks where it stands, whichever query runs then.
+    Under z3-solver 5.4.1 the race query asked after the enumeration ran on for minutes past the
+    limit (113 s with ``--timeout 30``): Z3 walked every asserted formula again after each pop
+    without reading its cancel flag (benchmarks/z3_rewalk.py; pyproject bounds z3-solver below 5)."""
+    import subprocess
+    import sys
+    import time
+
+    from support import ROOT
+
+    n, limit = 16, 10
+    launch = f"exchange<<<{n}, 1>>>(unsigned count[1], unsigned sense[1], int slot[{n}], int out[{n}])"
+    cond = " && ".join(f"out[{b}] == {(b + 1) % n + 1}" for b in range(n))
+    t = time.perf_counter()
+    f = ROOT / "examples/kernels/grid-barrier.ptx"
+    r = subprocess.run([sys.executable, "-m", "ptxmm", "check", str(f),
+                        "--launch", launch, "--forall", cond, "--timeout", str(limit)],
+                       capture_output=True, text=True, timeout=limit * 12)
+    took = time.perf_counter() - t
+    assert "timeout" in r.stdout.lower() or "time limit" in r.stdout.lower(), r.stdout + r.stderr
+    assert took <= limit + 8, f"stopped after {took:.1f} s, its limit {limit} s"

@@ -146,6 +146,7 @@ def test_the_page_lays_dense_drawings_out_again_until_their_labels_are_clear(tmp
     labels the first spacing puts on boxes."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright not installed "
                                    "(pip install 'ptxmm[web-test]')")
+    from ptxmm.explanation import graph
     from ptxmm.explanation.explain import explain
     from ptxmm.explanation.findings import finding_graph
     from ptxmm.explanation.graph import dot_source
@@ -168,14 +169,20 @@ def test_the_page_lays_dense_drawings_out_again_until_their_labels_are_clear(tmp
         drawn = {path: pg.evaluate("d => ptxmmLayout(d)", dot) for path, dot in dots.items()}
         first = {path: pg.evaluate("d => import('/static/graphviz/graphviz.js').then(m => m.Graphviz.load())"
                                    ".then(gv => gv.dot(d, 'svg'))", dot) for path, dot in dots.items()}
-        svgs = [*first.values(), *drawn.values()]
+        svgs = [*first.values(), *(t for t in drawn.values() if t is not None)]
         counted = [pg.evaluate("s => ptxmmOverlaps(s)", s) for s in svgs]
         browser.close()
     assert errors == []
     assert counted == [overlaps(s) for s in svgs]  # the page's check is labelfit's
     assert all(overlaps(s) > 0 for s in first.values())  # at the first spacing: labels on boxes
+    # laid out again, clear in the browser; where no spacing is (None: the page then shows the
+    # server's drawing, whose dot clears it or draws the edges unlabelled), the server's is clear.
+    # Which of the three the browser clears follows the witness Z3 picks (z3-solver 4.16 gives
+    # pipeline-tma-async-no-empty-wait.ptx one no spacing clears in Graphviz 16; 5.4.1 did not)
+    assert sum(text is not None for text in drawn.values()) >= 2
     for path, text in drawn.items():
-        assert text is not None, f"{path}: no spacing is clear in the browser"
+        if text is None:
+            text = graph.laid_out(graphs[path])[1]
         assert parse(text).nodes and faults(text) == [], path
 
 

@@ -22,6 +22,13 @@ from .logic import Z3Logic
 from .values import Values, _fit
 
 
+def _exactly_one(vs: list) -> z3.BoolRef:
+    """Exactly one of the Bool terms ``vs`` holds; none to choose from (a thread every path of which
+    the unrolling bound cut) is False. z3-solver 4.x's PbEq does not take an empty list."""
+    if not vs:
+        return z3.BoolVal(False)
+    return z3.PbEq([(v, 1) for v in vs], 1)
+
 class Z3Choice:
     """The existential parts of one program's executions, as Z3 variables."""
 
@@ -39,7 +46,7 @@ class Z3Choice:
                 continue
             sel = [mk_bool(f"path{t}_{k}") for k in range(len(paths))]
             self.sel.append(sel)
-            self.cs.append(z3.PbEq([(v, 1) for v in sel], 1))
+            self.cs.append(_exactly_one(sel))
             for k, p in enumerate(paths):
                 self.cs += [z3.Implies(sel[k], self.values.bool(a)) for a in p.assumes]
         self.ex: list[Guard] = [self._exec(e) for e in eg.events]
@@ -184,7 +191,7 @@ class Encoding:
         if isinstance(c, executions.AtMostOne):
             return _at_most_one([self.lg.z3(g) for g in c.guards])
         if isinstance(c, executions.ExactlyOne):
-            return z3.PbEq([(self.lg.z3(g), 1) for g in c.guards], 1)
+            return _exactly_one([self.lg.z3(g) for g in c.guards])
         return c
 
     def _transitive(self, cand: Candidates, co, u) -> list:
