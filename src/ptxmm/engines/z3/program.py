@@ -29,6 +29,7 @@ def _exactly_one(vs: list) -> z3.BoolRef:
         return z3.BoolVal(False)
     return z3.PbEq([(v, 1) for v in vs], 1)
 
+
 class Z3Choice:
     """The existential parts of one program's executions, as Z3 variables."""
 
