@@ -180,7 +180,6 @@ def test_a_verdict_read_the_wrong_way_is_caught(monkeypatch):
 @pytest.mark.parametrize("name", ["mp-relaxed-flag.ptx", "mp-block-scope.ptx"])
 def test_the_command_line_says_the_same(monkeypatch, name):
     from ptxmm.cli.main import main as cli
-
     from ptxmm.engines.z3 import capi, problem
 
     f = str(ROOT / "examples" / "kernels" / name)
