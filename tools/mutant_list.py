@@ -1077,4 +1077,9 @@ MUTANTS += [
            "takes the other's loops (headers, bodies, awaits)",
            [("src/ptxmm/semantics/builder.py", "    of = t.instrs if ANALYSE_BY_CODE else t",
              "    of = Thread if ANALYSE_BY_CODE else t")]),
+    Mutant("barrier-phase-first-inverted", "engine",
+           "the arrive → wait pairs of count-less barriers in the same phase are skipped instead of "
+           "those in different phases: warp collectives and bar.sync release no wait",
+           [("src/ptxmm/semantics/barrier_waits.py", "and self.ch.same_phase(a.eid, b.eid) is False",
+             "and self.ch.same_phase(a.eid, b.eid) is True")]),
 ]

@@ -21,6 +21,7 @@ from kernel.test_warp_collectives import kernel
 
 import ptxmm
 from ptxmm.ir.values import Const
+from ptxmm.semantics import barrier_waits as bw
 from ptxmm.semantics import builder
 from ptxmm.semantics import warp_collectives as wc
 from ptxmm.semantics.builder import build
@@ -100,3 +101,78 @@ def test_chains_of_shuffles_build_the_plain_graph(steps, n, mask, liveness):
                f"\tsetp.eq.u32 %p3, %r9, 0;\n\t@%p3 bra SKIP;\n{code}\nSKIP:"
     prog = kernel(code, n, list(range(1, n + 1)))
     _same(_built(prog, True, True, liveness), _built(prog, False, False, liveness))
+
+
+# ----- barrier_waits.PHASE_FIRST: the solver's formula is the plain path's ------------------------
+
+
+def _problem(eg, sure: bool):
+    """The Z3 problem of ``eg`` under ptx (within ``sure_arrivals`` when ``sure``: the liveness
+    problem of a check whose hangs are ruled out)."""
+    from contextlib import nullcontext
+
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines.z3 import Z3Problem
+    from ptxmm.semantics.vocab import candidates
+
+    with bw.sure_arrivals() if sure else nullcontext():
+        return Z3Problem(eg, load_model("ptx"), [], candidates(eg), flags=False)
+
+
+def _both_formulas(eg, sure: bool) -> tuple[list[int], list[int]]:
+    """What the two problems (PHASE_FIRST on, off) assert, term by term: Z3 hash-conses the terms
+    of one context, so two terms alive at once are the same term exactly when their ids are equal
+    (the same structure, argument for argument)."""
+    old = bw.PHASE_FIRST
+    pbs = []
+    try:
+        for on in (True, False):
+            bw.PHASE_FIRST = on
+            pbs.append(_problem(eg, sure))
+        assert pbs[0].lg.ctx is pbs[1].lg.ctx
+        return tuple([pb.lg.z3(c).get_id() for c in pb._base] for pb in pbs)  # type: ignore[return-value]
+    finally:
+        bw.PHASE_FIRST = old
+        for pb in pbs:
+            pb.close()
+
+
+@pytest.mark.parametrize("liveness", [False, True])
+def test_phase_first_asserts_the_plain_formula_for_block_reduce(liveness):
+    """block-reduce-shfl: its check's problem and its liveness problem (as the check builds it
+    after the collectives' proof, within ``sure_arrivals``) assert the same terms in the same
+    order, argument for argument."""
+    eg = build(ptxmm.load(ROOT / "examples/kernels/block-reduce-shfl.ptx"), liveness=liveness)
+    fast, plain = _both_formulas(eg, liveness)
+    assert fast == plain
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(st.tuples(_MODES, st.integers(0, 3)), min_size=1, max_size=3),
+       n=st.sampled_from([3, 4, 6]), partial=st.booleans(), sure=st.booleans())
+def test_phase_first_asserts_the_plain_formula(steps, n, partial, sure):
+    """Shuffles (one phase per step) and a bar.sync, some lanes skipping them: the liveness
+    problem's formula (where lanes block, exit early and wait for each other) is the plain one."""
+    mask = (1 << n) - 1
+    code = "".join(f"\tshfl.sync.{m}.b32 %r5|%p2, %r2, {b}, {n - 1}, {mask};\n\tadd.s32 %r2, %r2, %r5;\n"
+                   for m, b in steps) + "\tbar.sync 0;\n\tmov.u32 %r3, %r2;\n\tselp.u32 %r4, 1, 0, %p2;"
+    if partial:  # lanes whose input is 0 skip everything: the others wait for them at each phase
+        code = f"\t@!%p1 bra SKIP;\n{code}\nSKIP:"
+    ins = [i % 3 for i in range(n)]
+    eg = build(kernel(code, n, ins), liveness=True, prefixes=False)
+    fast, plain = _both_formulas(eg, sure)
+    assert fast == plain
+    if not eg.unspecified:  # (a lane absent from a shuffle gives an unspecified value: brute refuses it)
+        prog = kernel(code, n, ins)
+        z3 = _values(ptxmm.check(prog, flags=False))
+        old = bw.PHASE_FIRST
+        try:
+            for on in (True, False):  # the brute-force engine's concrete barriers, both ways
+                bw.PHASE_FIRST = on
+                assert _values(ptxmm.check(prog, flags=False, engine="brute")) == z3
+        finally:
+            bw.PHASE_FIRST = old
+
+
+def _values(res) -> set:
+    return {tuple(sorted(o.outcome.as_dict().items())) for o in res.outcomes}
