@@ -1058,3 +1058,28 @@ MUTANTS += [
            "barrier's last arrival (it read n - 1) has no place left",
            [("src/ptxmm/engines/z3/chains.py", "z3.PbGe(before, j))", "z3.PbGe(before, j + 1))")]),
 ]
+
+# Issue 41 (the slowest bundled kernels): the warp collectives' resolution remembers each
+# instance's lanes (warp_collectives.FILL_MEMO) — killed by tests/kernel/test_build_shortcuts.py
+# (and tests/kernel/test_warp_collectives.py); the loop analysis kept per tuple of instructions
+# (builder.ANALYSE_BY_CODE) — killed by tests/kernel/test_build_shortcuts.py
+MUTANTS += [
+    Mutant("warp-lanes-memo-per-thread", "engine",
+           "the lanes of a warp collective are remembered per thread, not per instance: every "
+           "shuffle of a lane combines what its partners gave to its first one",
+           [("src/ptxmm/semantics/warp_collectives.py", "hit = self.lane_memo.get((t, arrive))",
+             "hit = self.lane_memo.get((t, -1))"),
+            ("src/ptxmm/semantics/warp_collectives.py",
+             "hit = self.lane_memo[(t, arrive)] = self._lanes(t, arrive)",
+             "hit = self.lane_memo[(t, -1)] = self._lanes(t, arrive)")]),
+    Mutant("loop-analysis-shared-by-all-code", "engine",
+           "the loop analysis is kept under a key every thread shares: a kernel built after another "
+           "takes the other's loops (headers, bodies, awaits)",
+           [("src/ptxmm/semantics/builder.py", "    of = t.instrs if ANALYSE_BY_CODE else t",
+             "    of = Thread if ANALYSE_BY_CODE else t")]),
+    Mutant("barrier-phase-first-inverted", "engine",
+           "the arrive → wait pairs of count-less barriers in the same phase are skipped instead of "
+           "those in different phases: warp collectives and bar.sync release no wait",
+           [("src/ptxmm/semantics/barrier_waits.py", "and self.ch.same_phase(a.eid, b.eid) is False",
+             "and self.ch.same_phase(a.eid, b.eid) is True")]),
+]

@@ -58,6 +58,15 @@ _SURE = {"on": False}  # within sure_arrivals()
 # Arrive → wait pairs looked for only among waits whose constant operands may equal the arrive's
 # (:func:`_partners`); False: every wait of the CTA asked (the property tests compare the two).
 PARTNER_INDEX = True
+# An arrive → wait pair of count-less barriers (warp collectives, bar.sync without a count) is
+# looked at only when the arrives' phases may be the same (:meth:`Barriers.phase_apart`: the
+# choice's ``same_phase`` of two count-less arrives is their k-th-arrival numbers compared, a
+# Python bool, no term): block-reduce-shfl's five shuffles per lane meet the 31 other lanes' five,
+# four of the five pairs in another phase. The guards built are those built before, less the
+# ``same_barrier`` terms of pairs whose guard is False anyway (the tests compare the solvers'
+# formulas). With it, a warp collective's members are asked of the lane table once per thread and
+# mask (``members``). False: every pair's ``same_barrier`` is built first, the members asked anew.
+PHASE_FIRST = True
 
 
 @contextmanager
@@ -187,7 +196,12 @@ class Barriers:
         if "INSTANCE" in w.tags:
             return []
         if "WARP" in w.tags:  # the lanes its membermask names (semantics/warp_collectives.py)
-            return warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
+            if not PHASE_FIRST:
+                return warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
+            me = ("warp", w.thread, w.barrier[0][1].v)  # a pure function of them: asked once
+            if me not in self._members:
+                self._members[me] = warp_members(self.eg.program, w.thread, w.barrier[0][1].v)
+            return self._members[me]
         cluster = "CBAR" in w.tags
         p = self.place[w.thread]
         if not cluster:
@@ -208,10 +222,17 @@ class Barriers:
             return u.and2(u.ex[w.eid], self.group_arrives(g).get(t, False))
         key = (t, w.eid)
         if key not in self._arrives:
-            mine = self.arrive_of(w).eid
-            self._arrives[key] = u.any(u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine))
-                                       for a in self.arrivals.get(t, ()))
+            mine = self.arrive_of(w)
+            self._arrives[key] = u.any(u.and2(self.same_barrier(a, w), self.ch.same_phase(a.eid, mine.eid))
+                                       for a in self.arrivals.get(t, ()) if not self.phase_apart(a, mine))
         return self._arrives[key]
+
+    def phase_apart(self, a: Event, b: Event) -> bool:
+        """Whether two arrives are surely in different phases, as the choice says without a term:
+        both count-less (only counted arrives have chosen phases) and ``same_phase`` False
+        (:data:`PHASE_FIRST`; a choice that does not know answers a term, never False)."""
+        return PHASE_FIRST and a.barrier[1] is None and b.barrier[1] is None \
+            and self.ch.same_phase(a.eid, b.eid) is False
 
     def finishes(self, t: int) -> Guard:
         """Thread ``t`` runs to its exit (every path of a safety graph does; a liveness graph's
@@ -375,8 +396,11 @@ class Barriers:
             for w in _partners(a, waits.get(self.cta(a), ()), buckets):
                 if a.thread == w.thread and not same_thread:
                     continue
+                mine = self.arrive_of(w)
+                if self.phase_apart(a, mine):
+                    continue
                 g = self.same_barrier(a, w)
-                g = u.and2(g, self.ch.same_phase(a.eid, self.arrive_of(w).eid))
+                g = u.and2(g, self.ch.same_phase(a.eid, mine.eid))
                 if g is not False:
                     g = u.and2(g, self.complete(w))
                 if g is not False:

@@ -725,23 +725,30 @@ def _remap_end(end: tuple, f, memo: dict) -> tuple:
     return tuple(f(x) for x in end)
 
 
-# the loop analysis of a thread, kept for the very same Thread object (programs that share threads:
-# the fix search builds one program per candidate change, most threads unchanged): id → (thread,
-# registers observed at its end, Loops); the analysis reads only the thread and those registers
+# the loop analysis of a thread, kept for the very same instructions (programs that share threads:
+# the fix search builds one program per candidate change, most threads unchanged; and the threads of
+# a kernel launch share one tuple of instructions, 1,024 of them in a block): id → (instructions,
+# registers observed at its end, Loops); the analysis reads only the thread's instructions (their
+# labels come from them) and those registers (semantics/loops.analyse)
 _ANALYSED: dict[int, tuple] = {}
 _ANALYSED_MAX = 256
+# The key of :data:`_ANALYSED` is the thread's tuple of instructions (one analysis per kernel, not
+# per thread); False: the Thread object (one per thread, as before issue 41; the property tests
+# compare the two graphs).
+ANALYSE_BY_CODE = True
 
 
 def _analysed(t, labels: dict[str, int], end_live: frozenset[str]):
     from .loops import analyse
 
-    hit = _ANALYSED.get(id(t))
-    if hit is not None and hit[0] is t and hit[1] == end_live:
+    of = t.instrs if ANALYSE_BY_CODE else t
+    hit = _ANALYSED.get(id(of))
+    if hit is not None and hit[0] is of and hit[1] == end_live:
         return hit[2]
     loops = analyse(t, labels, end_live)
     if len(_ANALYSED) >= _ANALYSED_MAX:
         _ANALYSED.clear()
-    _ANALYSED[id(t)] = (t, end_live, loops)
+    _ANALYSED[id(of)] = (of, end_live, loops)
     return loops
 
 

@@ -61,6 +61,11 @@ from .lanes import lane_table, warp_lanes
 
 SLOT_BASE = 1 << 40  # placeholder uids: far above any real unspecified value's
 SYNC_FORM = "bar.warp.sync"
+# :meth:`_Resolver.fill` remembers what it made of each expression node (the values share their
+# nodes: a shuffle's value is built from the previous shuffle's, lane by lane, and every lane's
+# contribution is filled again for each of its 31 partners); False: every node filled anew, as
+# before issue 41 (the property tests compare the two graphs).
+FILL_MEMO = True
 
 
 class _Warps:
@@ -383,6 +388,10 @@ class _Resolver:
     def __init__(self, b: Builder, ws: _Warps, paths: list[list[PathInfo]]):
         self.b, self.ws, self.paths = b, ws, paths
         self.slot: tuple | None = None
+        # id(node) → (node, filled): a pure function of the node, as the placeholders' values
+        # (ws.done) are fixed once made; the node is kept so that its id is not reused
+        self.memo: dict[int, tuple[Expr, Expr]] | None = {} if FILL_MEMO else None
+        self.lane_memo: dict[tuple[int, int], Lanes] = {}  # (thread, arrive) → :meth:`lanes`
 
     def value(self, n: int) -> Expr:
         ws = self.ws
@@ -406,15 +415,31 @@ class _Resolver:
         """``e`` with every placeholder replaced by its value (folding constants again)."""
         if isinstance(e, Unspec):
             return self.value(e.uid - SLOT_BASE) if e.uid >= SLOT_BASE else e
-        if isinstance(e, Op):
-            args = tuple(self.fill(a) for a in e.args)
-            return e if args == e.args else mk(e.op, *args, w=e.w)
-        return e
+        if not isinstance(e, Op):
+            return e
+        memo = self.memo
+        if memo is not None:
+            hit = memo.get(id(e))
+            if hit is not None:
+                return hit[1]
+        args = tuple(self.fill(a) for a in e.args)
+        out = e if args == e.args else mk(e.op, *args, w=e.w)
+        if memo is not None:
+            memo[id(e)] = (e, out)
+        return out
 
     def lanes(self, t: int, arrive: int) -> Lanes:
         """lane (bar.red: place in the CTA) → (it arrives at this instance, its contribution)
         for the threads the collective combines (:meth:`members`); ``-1`` → this thread's own
         (TRUE, contribution)."""
+        if self.memo is not None:  # both results of one instance (shfl's d and p) combine the same lanes
+            hit = self.lane_memo.get((t, arrive))
+            if hit is None:
+                hit = self.lane_memo[(t, arrive)] = self._lanes(t, arrive)
+            return hit
+        return self._lanes(t, arrive)
+
+    def _lanes(self, t: int, arrive: int) -> Lanes:
         ws = self.ws
         ev = self.b.events[arrive]
         ids, k = tuple(x.v for x in ev.barrier[0]), ev.barrier[2]
