@@ -2,13 +2,15 @@
 the grid barrier's race query after the outcome enumeration, and its --timeout overrun).
 
     python benchmarks/z3_rewalk.py [--terms N] [--formulas K]
-    PYTHONPATH=<a z3-solver 4.15 install> python benchmarks/z3_rewalk.py   # the same under another Z3
+    PYTHONPATH=<a z3-solver 5.x install> python benchmarks/z3_rewalk.py   # the same under another Z3
 
 K assertions share one term of N disjunctions; the script checks once, pushes/asserts/checks/pops, and
 checks again. Measured on the 2-core workstation with the defaults:
 z3-solver 5.4.1: first 14.8 s, after the pop 70.3 s; z3-solver 4.15.4: 16.2 s, 0.09 s. perf on 5.4.1
 puts the time in polymorphism::util::collect_poly_instances (for_each_ast, ast_mark::is_marked), from
-smt::theory_polymorphism::add_theory_assumptions, which never looks at the cancel flag."""
+smt::theory_polymorphism::add_theory_assumptions, which never looks at the cancel flag.
+Every 5.x release does it (5.0.0 to 5.4.1, benchmarks/results/s19-z3.md); pyproject bounds z3-solver
+below 5."""
 
 from __future__ import annotations
 
