@@ -5,13 +5,16 @@ event graph, the encoding, outcomes, races, sites, liveness), CPU seconds and th
 
 N: blocks of the sense-reversing grid barrier (examples/kernels/grid-barrier.ptx, as in
 bench_kernels.py --scale). --profile: also a cProfile of the whole check into FILE.
---plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). Each phase's
+--plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). --off
+MODULE.NAME (repeatable): a module-level switch of ptxmm set to False for the run, e.g. --off
+engines.z3.chains.IDLE_POSITION (the "before" side of a shortcut, the tree otherwise the same). Each phase's
 line is printed when it ends (a run stopped by a time limit still says where it got)."""
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import resource
 import sys
 import time
@@ -59,8 +62,16 @@ def main() -> None:
     ap.add_argument("--profile")
     ap.add_argument("--plain-liveness", action="store_true", help="hangs.CHAINS off (the liveness problem "
                     "without RMW chains, as before issue 40's session 17)")
+    ap.add_argument("--off", action="append", default=[], metavar="MODULE.NAME",
+                    help="a module-level switch of ptxmm set to False (repeatable)")
     args = ap.parse_args()
     hangs.CHAINS = not args.plain_liveness
+    for name in args.off:
+        mod, _, attr = name.rpartition(".")
+        target = importlib.import_module(f"ptxmm.{mod}")
+        if not isinstance(getattr(target, attr), bool):
+            ap.error(f"--off {name}: not a switch")
+        setattr(target, attr, False)
     launch, cond = _grid(args.n)
     prog = ptxmm.load(ROOT / "examples/kernels/grid-barrier.ptx",
                       kernel=KernelArgs(launch=launch, forall=cond))
@@ -92,7 +103,8 @@ def main() -> None:
         prof.dump_stats(args.profile)
     print(f"{args.n} blocks: {_cpu() - c0:.2f} CPU s, {time.perf_counter() - t0:.2f} wall s, peak RSS "
           f"{_rss():.0f} MiB; status {res.status}, holds {res.holds}, liveness {res.liveness}, "
-          f"findings {len(res.findings)}; reductions: {'; '.join(res.reductions)}")
+          f"findings {len(res.findings)}; off: {', '.join(args.off) or '-'}; "
+          f"reductions: {'; '.join(res.reductions)}")
 
 
 if __name__ == "__main__":

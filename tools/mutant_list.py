@@ -1058,3 +1058,13 @@ MUTANTS += [
            "barrier's last arrival (it read n - 1) has no place left",
            [("src/ptxmm/engines/z3/chains.py", "z3.PbGe(before, j))", "z3.PbGe(before, j + 1))")]),
 ]
+
+# Issue 40 (the grid barrier at 16 blocks, session 19): a chain write that does not run has
+# position -1 (engines/z3/chains.IDLE_POSITION) — killed by tests/engines/test_chain_idle_positions.py
+MUTANTS += [
+    Mutant("chain-idle-position-zero", "engine",
+           "a chain write that does not run takes position 0, the first write's place: an execution "
+           "in which the grid barrier's reset does not run in some block has no first arrival",
+           [("src/ptxmm/engines/z3/chains.py", "self.cs.append(z3.Implies(z3.Not(runs), p == -1))",
+             "self.cs.append(z3.Implies(z3.Not(runs), p == 0))")]),
+]
