@@ -90,7 +90,7 @@ def main() -> None:
         return make
     checker.engine = engine
     _wrap(condition, "answer", "outcomes", log)
-    _wrap(races.QUERY, "run", "races", log)
+    _wrap(races.QUERY, "search", "races", log)  # asked before the enumeration or after it (races.EARLY)
     _wrap(sites.QUERY, "run", "sites", log)
     _wrap(hangs.QUERY, "run", "liveness", log)
     prof = cProfile.Profile() if args.profile else None

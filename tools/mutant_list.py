@@ -1068,3 +1068,13 @@ MUTANTS += [
            [("src/ptxmm/engines/z3/chains.py", "self.cs.append(z3.Implies(z3.Not(runs), p == -1))",
              "self.cs.append(z3.Implies(z3.Not(runs), p == 0))")]),
 ]
+
+# Issue 40 (session 19): the race query asked before the outcome enumeration (queries.races.EARLY)
+# — killed by tests/queries/test_early_races.py
+MUTANTS += [
+    Mutant("early-races-timeout-ignored", "engine",
+           "the race query asked first passes the time limit and the check goes on as if it had "
+           "answered: the enumeration runs past the deadline and the status is not the limit's",
+           [("src/ptxmm/queries/checker.py", '        return None, e.reason\n    return None, "ok"',
+             '        return None, "ok"\n    return None, "ok"')]),
+]

@@ -165,9 +165,10 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
         return _result(r, name, None, e.reason, "not checked", by_query, time.perf_counter() - t0)
     _phase(stop, "enumerating outcomes")
     try:
-        holds, status = condition.answer(r, pb, one_query, by_query, lambda: engine(name)(
-            r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline, **sym)) \
-            if opts.asks("condition") else (None, "ok")
+        holds, status = _early(r, pb, opts.asks("condition") and not one_query)
+        if status == "ok" and opts.asks("condition"):
+            holds, status = condition.answer(r, pb, one_query, by_query, lambda: engine(name)(
+                r.eg, m, r.obs, cand, flags=False, co_known=co_known, deadline=r.deadline, **sym))
         r.pb, r.status = pb, status
         r.reductions = reductions(eg, pb)
         asked = _ask(r, own_problem=False)
@@ -180,6 +181,19 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
     r.liveness = asked.get("hangs")
     findings_status = asked.get("races", "not checked")
     return _result(r, name, holds, status, findings_status, by_query, time.perf_counter() - t0)
+
+
+def _early(r: CheckRun, pb, enumerates: bool) -> tuple[bool | None, str]:
+    """The race query asked before the enumeration where :data:`races.EARLY` says so (its answer
+    into ``r.early``): (None, "ok"), or (None, the stop's reason) when the deadline, Ctrl-C or the
+    memory limit stopped it (then nothing is enumerated, as when it stops the enumeration)."""
+    if not races.early(r, pb, enumerates):
+        return None, "ok"
+    try:
+        r.early[races.QUERY.name] = races.QUERY.search(r, pb, False)
+    except TimedOut as e:
+        return None, e.reason
+    return None, "ok"
 
 
 def _phase(stop: Stop | None, what: str) -> None:
