@@ -93,10 +93,11 @@ def main() -> None:
     _wrap(races.QUERY, "search", "races", log)  # asked before the enumeration or after it (races.EARLY)
     _wrap(sites.QUERY, "run", "sites", log)
     _wrap(hangs.QUERY, "run", "liveness", log)
-    # within the liveness phase: its graph, the grid-ending sites and the hang query (the rest of
+    # within the liveness phase: its graph, the grid-ending sites and hang queries (the rest of
     # the phase is the liveness problem's encoding)
     _wrap(hangs, "liveness_graph", "  live graph", log)
     _wrap(sites, "grid_ending_sites", "  live sites", log)
+    _wrap(hangs, "_neither", "  joint query", log)  # both at once (hangs.JOINT_QUERY)
     _wrap(hangs, "_hangs", "  hang query", log)
     prof = cProfile.Profile() if args.profile else None
     c0, t0 = _cpu(), time.perf_counter()

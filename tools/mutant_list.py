@@ -1078,3 +1078,14 @@ MUTANTS += [
            [("src/ptxmm/queries/checker.py", '        return None, e.reason\n    return None, "ok"',
              '        return None, "ok"\n    return None, "ok"')]),
 ]
+
+# Issue 40 (session 19): one query for the liveness problem's grid-ending sites and hangs
+# (queries.hangs.JOINT_QUERY) — killed by tests/queries/test_joint_liveness_query.py
+MUTANTS += [
+    Mutant("joint-liveness-query-no-hangs", "engine",
+           "the joint query asks for the grid-ending sites only: a program whose sites no execution "
+           "reaches is said not to hang",
+           [("src/ptxmm/queries/hangs.py",
+             "    return pb.find(enc.z3.Or(enc.goal(), pb.on_paths(where))) is None",
+             "    return pb.find(pb.on_paths(where)) is None")]),
+]
