@@ -54,6 +54,7 @@ def main() -> None:
     from bench_kernels import _grid
 
     import ptxmm
+    from ptxmm.engines.z3 import Z3Problem
     from ptxmm.kernel.kernels import KernelArgs
     from ptxmm.queries import checker, condition, hangs, races, sites
 
@@ -91,6 +92,7 @@ def main() -> None:
     checker.engine = engine
     _wrap(condition, "answer", "outcomes", log)
     _wrap(races.QUERY, "search", "races", log)  # asked before the enumeration or after it (races.EARLY)
+    _wrap(Z3Problem, "none_raised", "races+sites", log)  # both in one query (checker.SITES_WITH_RACES)
     _wrap(sites.QUERY, "run", "sites", log)
     _wrap(hangs.QUERY, "run", "liveness", log)
     # within the liveness phase: its graph, the grid-ending sites and hang queries (the rest of

@@ -1089,3 +1089,14 @@ MUTANTS += [
              "    return pb.find(enc.z3.Or(enc.goal(), pb.on_paths(where))) is None",
              "    return pb.find(pb.on_paths(where)) is None")]),
 ]
+
+# Issue 40 (session 19): the sites asked with the early race query (queries.checker.SITES_WITH_RACES)
+# — killed by tests/queries/test_early_races.py (which now also kills race-query-in-enumeration-scope
+# above: with races.EARLY the race query runs before the enumeration, so that test turns it off)
+MUTANTS += [
+    Mutant("joint-sites-forgotten", "engine",
+           "the joint query before the enumeration asks for races only and its 'none' also answers "
+           "the sites: an out-of-bounds access in a race-free kernel is not reported",
+           [("src/ptxmm/queries/checker.py", "        if where and pb.none_raised(pb.on_paths(where)):",
+             "        if where and pb.none_raised():")]),
+]

@@ -5,7 +5,8 @@ random programs around an RMW chain (tests/support/chain_gen.py) and on the grid
 brute-force engine (whose race search at --max-outcomes depends on the enumeration) never asks it
 early; an answer the enumeration's status leaves unasked ("capped", a time limit) is dropped as
 before; an early query stopped by the time limit stops the check with that status (the mutant
-early-races-timeout-ignored is killed here)."""
+early-races-timeout-ignored is killed here). A kernel's sites asked with the race query in one query
+(checker.SITES_WITH_RACES): the same findings and statuses (the mutant joint-sites-forgotten is killed)."""
 
 from __future__ import annotations
 
@@ -130,3 +131,82 @@ def test_an_early_query_past_the_time_limit_stops_the_check(monkeypatch):
     res = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3")
     assert res.status == "timeout" and res.holds is None
     assert res.findings_status == "not checked" and not enumerated and res.outcomes == []
+
+
+# -- the sites asked with the races (checker.SITES_WITH_RACES) ------------------------------------
+def _sited(res) -> tuple:
+    """A kernel check's answer; a site by its kind and line (its thread is its witness's)."""
+    outs = sorted(tuple(sorted(o.outcome.values)) for o in res.outcomes)
+    finds = sorted((f.kind.value, f.name, f.events[0].line if f.events[0].eid == -1
+                    else tuple(e.eid for e in f.events)) for f in res.findings)
+    return res.status, res.holds, outs, finds, res.findings_status, res.liveness
+
+
+def _sites_both(monkeypatch, prog) -> tuple:
+    from ptxmm.queries import checker
+
+    monkeypatch.setattr(checker, "SITES_WITH_RACES", False)
+    apart = _sited(ptxmm.check(prog, engine="z3"))
+    monkeypatch.setattr(checker, "SITES_WITH_RACES", True)
+    assert _sited(ptxmm.check(prog, engine="z3")) == apart
+    return apart
+
+
+@settings(max_examples=8, **_SETTINGS)
+@given(st.lists(st.integers(-1, 5), min_size=1, max_size=3))
+def test_kernel_sites_agree(monkeypatch, idx):
+    """gather-oob (an index outside 0..3 reads out of bounds) and the histogram (its bins bumped
+    by atomicAdd, its assertion): sites reached and not, with the joint query and apart."""
+    from support.launches import gather, hist
+
+    _sites_both(monkeypatch, gather(idx))
+    _sites_both(monkeypatch, hist([i % 6 - 1 for i in idx]))
+
+
+def test_a_reached_site_is_found_with_the_joint_query(monkeypatch):
+    """An index out of bounds and no race: the joint query finds an execution, and each query is
+    then asked (the mutant joint-sites-forgotten, whose query asks for races only, reports no site)."""
+    from support.launches import gather
+
+    finds = _sites_both(monkeypatch, gather([0, 5]))[3]
+    assert [f[0] for f in finds] == ["out-of-bounds"]
+    assert _sites_both(monkeypatch, _grid(3))[3] == []
+
+
+TWO_WITNESSES = """.global .u32 x = 0;
+.global .u32 y = 0;
+.global .u32 f = 0;
+.thread T0 .cta 0 {
+    st.global.u32 [x], 1;
+    st.global.u32 [y], 1;
+    st.relaxed.gpu.global.u32 [f], 1;
+}
+.thread T1 .cta 1 {
+    ld.relaxed.gpu.global.u32 %r0, [f];
+    setp.eq.u32 %p0, %r0, 1;
+    @%p0 bra L_y;
+    ld.global.u32 %r1, [x];
+    bra L_end;
+L_y:
+    ld.global.u32 %r1, [y];
+L_end:
+}
+exists (T1:%r1 == 0)
+"""
+
+
+def test_a_late_race_query_after_a_stopped_enumeration_sees_every_race(monkeypatch):
+    """Asked after an enumeration stopped at --max-outcomes (EARLY off), the race query is asked
+    outside the enumeration's scope: the race each branch makes is found, whichever outcome the
+    enumeration blocked (the mutant race-query-in-enumeration-scope, which leaves that scope in
+    place, is killed here: with EARLY on the race query runs before it)."""
+    def pairs(res):
+        return {(f.name, tuple(sorted(e.line or 0 for e in f.events))) for f in res.findings}
+
+    p = ptxmm.parse(TWO_WITNESSES, "two.ptx")
+    full = pairs(ptxmm.check(p, engine="z3"))
+    assert len(full) == 2
+    monkeypatch.setattr(races, "EARLY", False)
+    for k in (1, 2):
+        stopped = ptxmm.check(p, max_outcomes=k, engine="z3")
+        assert stopped.status == "stopped" and pairs(stopped) == full

@@ -78,9 +78,9 @@ def _source_pair(flag: str, refs: tuple[EventRef, ...], location: str) -> tuple:
 
 # The race query is asked of the check's problem before the outcome enumeration (checker.run),
 # where the engine's race search is the full answer whatever the enumeration did (the Z3 engine:
-# ``bounded_is_partial`` False) — its answer is kept and handed back as the query's once the
-# enumeration is done, and dropped ("not checked") where the enumeration's status says the query
-# is not asked (a time limit, the outcome cap, no execution), as before; the findings and their
+# ``bounded_is_partial`` False) — its answer is kept and stands for the query's once the
+# enumeration is done (checker._ask), and dropped ("not checked") where the enumeration's status
+# says the query is not asked (a time limit, the outcome cap, no execution), as before; the findings and their
 # events are the same either way (a witness may be another execution of the same problem). Why
 # (issue 40, session 19): a problem's first model is its dearest query, and the unsat race query
 # asked first leaves the solver learnt clauses that make it cheaper; asked after the enumeration
@@ -118,8 +118,6 @@ class Races:
             return Found((), "no flags in model")
         if r.status not in ("ok", "stopped"):
             return Found((), "not checked")
-        if self.name in r.early:  # asked before the enumeration (EARLY)
-            return r.early[self.name]
         # the enumeration stopped at --max-outcomes: the search is bounded as it was (brute force
         # answers from the executions it judged; a full pass could take for ever), and says so
         try:
