@@ -99,7 +99,6 @@ def main() -> None:
     # the phase is the liveness problem's encoding)
     _wrap(hangs, "liveness_graph", "  live graph", log)
     _wrap(sites, "grid_ending_sites", "  live sites", log)
-    _wrap(hangs, "_neither", "  joint query", log)  # both at once (hangs.JOINT_QUERY)
     _wrap(hangs, "_hangs", "  hang query", log)
     prof = cProfile.Profile() if args.profile else None
     c0, t0 = _cpu(), time.perf_counter()

@@ -1079,15 +1079,14 @@ MUTANTS += [
              '        return None, "ok"\n    return None, "ok"')]),
 ]
 
-# Issue 40 (session 19): one query for the liveness problem's grid-ending sites and hangs
-# (queries.hangs.JOINT_QUERY) — killed by tests/queries/test_joint_liveness_query.py
+# Issue 40 (session 19): the liveness problem's hang query before its grid-ending sites
+# (queries.hangs.HANGS_FIRST) — killed by tests/queries/test_liveness_query_order.py
 MUTANTS += [
-    Mutant("joint-liveness-query-no-hangs", "engine",
-           "the joint query asks for the grid-ending sites only: a program whose sites no execution "
-           "reaches is said not to hang",
-           [("src/ptxmm/queries/hangs.py",
-             "    return pb.find(enc.z3.Or(enc.goal(), pb.on_paths(where))) is None",
-             "    return pb.find(pb.on_paths(where)) is None")]),
+    Mutant("hangs-first-one-witness", "engine",
+           "the hang query asked first stops at its first witness: a thread that hangs only in "
+           "another execution is not reported",
+           [("src/ptxmm/queries/hangs.py", "HANGS_FIRST else _hangs(eg, pb, pr, every, mem_fair, scoped)",
+             "HANGS_FIRST else _hangs(eg, pb, pr, False, mem_fair, scoped)")]),
 ]
 
 # Issue 40 (session 19): the sites asked with the early race query (queries.checker.SITES_WITH_RACES)

@@ -70,14 +70,14 @@ COLLECTIVE_PROOF = True
 # blocks 3.37 -> 1.02 CPU s (whole check 9.3 -> 5.5 s), at 8 blocks over 70 s -> 4.8 s (whole
 # check over 100 s -> 31.6 s).
 CHAINS = True
-# When the liveness problem is asked both for the grid-ending sites the check did not find
-# (.sites.grid_ending_sites) and for hangs, one query first asks for an execution with either: when
-# there is none (a correct kernel: the usual case) that one query answers both, and otherwise each
-# is asked as before (their witnesses and findings as before). Measured (issue 40, session 19, the
-# grid barrier's liveness problem at 12 blocks, each order on a fresh problem, the same minutes):
-# the sites then the hangs 6.7 + 0.5 s, the joint query 4.8 s. False: the two queries always
-# (the property tests compare the two).
-JOINT_QUERY = True
+# The liveness problem's hang query is asked before its grid-ending sites (.sites.grid_ending_sites,
+# the failed assertions and traps the check did not find), not after: the same two queries, the
+# same answers (a hang finding's witness may be another execution). Measured (issue 40, session 19,
+# the grid barrier's liveness problem, each order on a fresh problem, the same minutes, both
+# unsat): at 16 blocks the sites then the hangs 20.1 + 1.0 s, the hangs then the sites 9.5 + 5.0
+# s (and one query for both, tried: 26.4 s); at 12 blocks 6.7 + 0.5 s against 4.0 + 1.8 s. False:
+# the sites first (the property tests compare the two).
+HANGS_FIRST = True
 LEVELS = {"cta": "within a CTA", "gpu": "across CTAs"}
 
 
@@ -391,32 +391,13 @@ def decide_and_stop(prog, model, unroll: int = 2, progress: str | Progress = "fa
     if applied is not None and pb.chains:
         applied["hangs"] = f"RMW chains in the liveness problem ({len(pb.chains)} location(s))"
     try:
-        enc = None if proven else _Encoding(eg, pb, pr, mem_fair, scoped)
-        if enc is not None and found is not None and _neither(eg, pb, enc, found):
-            return [], why, ()
+        hs = [] if proven or not HANGS_FIRST else _hangs(eg, pb, pr, every, mem_fair, scoped)
         stops = () if found is None else grid_ending_sites(eg, pb, found)
-        return ([] if enc is None else _hangs(eg, pb, pr, every, enc)), why, stops
+        if not proven and not HANGS_FIRST:
+            hs = _hangs(eg, pb, pr, every, mem_fair, scoped)
+        return hs, why, stops
     finally:
         pb.close()
-
-
-def _neither(eg: EventGraph, pb, enc: _Encoding, found: tuple) -> bool:
-    """:data:`JOINT_QUERY`: whether one query shows that the liveness problem ``pb`` has neither a
-    hang nor an execution reaching a grid-ending site ``found`` does not name (False: not asked, or
-    it has one of them)."""
-    from .sites import _skip
-
-    if not JOINT_QUERY:
-        return False
-    skip = _skip(found)
-    where: dict[int, set[int]] = {}
-    for t, paths in enumerate(eg.paths):
-        for k, p in enumerate(paths):
-            if p.stop is not None and p.stop.kind.ends_grid and (p.stop.kind.value, p.stop.line) not in skip:
-                where.setdefault(t, set()).add(k)
-    if not where:
-        return False
-    return pb.find(enc.z3.Or(enc.goal(), pb.on_paths(where))) is None
 
 
 def _collectives_proven(eg: EventGraph, pr: Progress) -> bool:
@@ -427,9 +408,9 @@ def _collectives_proven(eg: EventGraph, pr: Progress) -> bool:
     return COLLECTIVE_PROOF and pr.fair and never_hangs(eg)
 
 
-def _hangs(eg: EventGraph, pb, pr: Progress, every: bool, enc: _Encoding) -> list[Hang]:
-    """The hang queries on the liveness problem (``enc``: their encoding): one witness per hanging
-    thread with ``every``."""
+def _hangs(eg: EventGraph, pb, pr: Progress, every: bool, mem_fair: bool, scoped: bool) -> list[Hang]:
+    """The hang queries on the liveness problem: one witness per hanging thread with ``every``."""
+    enc = _Encoding(eg, pb, pr, mem_fair, scoped)
     left = set(range(len(eg.paths)))
     out: list[Hang] = []
     while left:

@@ -1,10 +1,10 @@
-"""One query for the grid-ending sites and the hangs of the liveness problem (queries.hangs.JOINT_QUERY,
+"""The liveness problem's hang query asked before its grid-ending sites (queries.hangs.HANGS_FIRST,
 issue 40): a check's findings (failed assertions and traps reached while other threads spin or
 wait, and the threads that can hang: a hang finding's witness may be another) and liveness verdict
-are those of the two queries asked apart, on random programs
+are those of the other order, on random programs
 around an RMW chain (tests/support/chain_gen.py) with a trap on a loaded value in each thread,
-under fair and obe progress, and on the grid barrier, where the one query answers both; a joint
-query that forgets the hangs (the mutant joint-liveness-query-no-hangs) is killed."""
+under fair and obe progress, and on the grid barrier; a hang query asked first that stops at the
+first witness (the mutant hangs-first-one-witness) is killed."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from support.chain_gen import program
 from support.launches import SETTINGS
 
 import ptxmm
-from ptxmm.queries import hangs
+from ptxmm.queries import hangs, sites
 
 
 def _with_traps(src: str, seed: int) -> str:
@@ -43,9 +43,9 @@ def _answer(res) -> tuple:
 
 
 def _both(monkeypatch, prog, **kw) -> tuple:
-    monkeypatch.setattr(hangs, "JOINT_QUERY", False)
+    monkeypatch.setattr(hangs, "HANGS_FIRST", False)
     apart = _answer(ptxmm.check(prog, liveness=True, **kw))
-    monkeypatch.setattr(hangs, "JOINT_QUERY", True)
+    monkeypatch.setattr(hangs, "HANGS_FIRST", True)
     assert _answer(ptxmm.check(prog, liveness=True, **kw)) == apart
     return apart
 
@@ -74,12 +74,13 @@ def _grid(n: int):
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_the_grid_barrier_needs_one_query(monkeypatch, n):
+def test_the_grid_barrier_asks_the_hangs_first(monkeypatch, n):
     asked = []
-    real = hangs._hangs
-    monkeypatch.setattr(hangs, "_hangs", lambda *a: asked.append(1) or real(*a))
+    real_hangs, real_sites = hangs._hangs, sites.grid_ending_sites
+    monkeypatch.setattr(hangs, "_hangs", lambda *a: asked.append("hangs") or real_hangs(*a))
+    monkeypatch.setattr(sites, "grid_ending_sites", lambda *a: asked.append("sites") or real_sites(*a))
     assert _both(monkeypatch, _grid(n))[2:5] == ([], [], "terminates")
-    assert asked == [1]  # only with the switch off
+    assert asked == ["sites", "hangs", "hangs", "sites"]  # off, then on
 
 
 SPIN = """.global .u32 s = 0;
@@ -100,7 +101,46 @@ exists (x == 0)
 
 
 def test_a_hang_beside_a_trap_no_execution_reaches_is_found():
-    """T0 waits for a flag nobody sets; T1's trap needs x == 5, which nothing writes: the joint
-    query finds the hang (the mutant that asks it for the trap only reports none)."""
+    """T0 waits for a flag nobody sets; T1's trap needs x == 5, which nothing writes: the hang
+    is found, the trap is not."""
     res = ptxmm.check(ptxmm.parse(SPIN, "spin.ptx"), liveness=True)
     assert res.liveness == "hangs" and [f.kind.value for f in res.findings] == ["hang"]
+
+
+EITHER = """.global .u32 a = 0;
+.global .u32 b = 0;
+.global .u32 c = 0;
+.thread T0 .cta 0 { .reg .pred %p<2>;
+  WA:
+  ld.relaxed.gpu.global.u32 %r0, [a];
+  setp.ne.u32 %p0, %r0, 1;
+  @%p0 bra WA;
+}
+.thread T1 .cta 1 { .reg .pred %p<2>;
+  WB:
+  ld.relaxed.gpu.global.u32 %r1, [b];
+  setp.ne.u32 %p1, %r1, 1;
+  @%p1 bra WB;
+}
+.thread T2 .cta 2 { .reg .pred %p<2>;
+  ld.relaxed.gpu.global.u32 %r2, [c];
+  setp.eq.u32 %p1, %r2, 0;
+  @%p1 bra SA;
+  st.relaxed.gpu.global.u32 [b], 1;
+  bra.uni END;
+  SA:
+  st.relaxed.gpu.global.u32 [a], 1;
+  END:
+}
+.thread T3 .cta 3 {
+  st.relaxed.gpu.global.u32 [c], 1;
+}
+exists (a == 1)
+"""
+
+
+def test_threads_that_hang_in_different_executions_are_all_found(monkeypatch):
+    """T2 sets a or b, as it reads c: T0 or T1 hangs, never both — two witnesses, both threads
+    reported in either order (the mutant hangs-first-one-witness reports one)."""
+    prog = ptxmm.parse(EITHER, "either.ptx")
+    assert _both(monkeypatch, prog)[3] == ["T0", "T1"]
