@@ -7,8 +7,11 @@ N: blocks of the sense-reversing grid barrier (examples/kernels/grid-barrier.ptx
 bench_kernels.py --scale). --profile: also a cProfile of the whole check into FILE.
 --plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). --off
 MODULE.NAME (repeatable): a module-level switch of ptxmm set to False for the run, e.g. --off
-engines.z3.chains.IDLE_POSITION (the "before" side of a shortcut, the tree otherwise the same). Each phase's
-line is printed when it ends (a run stopped by a time limit still says where it got)."""
+engines.z3.chains.IDLE_POSITION (the "before" side of a shortcut, the tree otherwise the same).
+"races+sites" is the joint query asked before the enumeration (queries.checker.SITES_WITH_RACES);
+the liveness phase's lines are its graph, hang query and grid-ending sites (the rest of the phase
+is its problem's encoding). Each phase's line is printed when it ends (a run stopped by a time
+limit still says where it got)."""
 
 from __future__ import annotations
 
