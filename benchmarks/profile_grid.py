@@ -5,13 +5,19 @@ event graph, the encoding, outcomes, races, sites, liveness), CPU seconds and th
 
 N: blocks of the sense-reversing grid barrier (examples/kernels/grid-barrier.ptx, as in
 bench_kernels.py --scale). --profile: also a cProfile of the whole check into FILE.
---plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). Each phase's
-line is printed when it ends (a run stopped by a time limit still says where it got)."""
+--plain-liveness: the liveness problem without RMW chains (queries.hangs.CHAINS off). --off
+MODULE.NAME (repeatable): a module-level switch of ptxmm set to False for the run, e.g. --off
+engines.z3.chains.IDLE_POSITION (the "before" side of a shortcut, the tree otherwise the same).
+"races+sites" is the joint query asked before the enumeration (queries.checker.SITES_WITH_RACES);
+the liveness phase's lines are its graph, hang query and grid-ending sites (the rest of the phase
+is its problem's encoding). Each phase's line is printed when it ends (a run stopped by a time
+limit still says where it got)."""
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import resource
 import sys
 import time
@@ -51,6 +57,7 @@ def main() -> None:
     from bench_kernels import _grid
 
     import ptxmm
+    from ptxmm.engines.z3 import Z3Problem
     from ptxmm.kernel.kernels import KernelArgs
     from ptxmm.queries import checker, condition, hangs, races, sites
 
@@ -59,8 +66,16 @@ def main() -> None:
     ap.add_argument("--profile")
     ap.add_argument("--plain-liveness", action="store_true", help="hangs.CHAINS off (the liveness problem "
                     "without RMW chains, as before issue 40's session 17)")
+    ap.add_argument("--off", action="append", default=[], metavar="MODULE.NAME",
+                    help="a module-level switch of ptxmm set to False (repeatable)")
     args = ap.parse_args()
     hangs.CHAINS = not args.plain_liveness
+    for name in args.off:
+        mod, _, attr = name.rpartition(".")
+        target = importlib.import_module(f"ptxmm.{mod}")
+        if not isinstance(getattr(target, attr), bool):
+            ap.error(f"--off {name}: not a switch")
+        setattr(target, attr, False)
     launch, cond = _grid(args.n)
     prog = ptxmm.load(ROOT / "examples/kernels/grid-barrier.ptx",
                       kernel=KernelArgs(launch=launch, forall=cond))
@@ -79,9 +94,15 @@ def main() -> None:
         return make
     checker.engine = engine
     _wrap(condition, "answer", "outcomes", log)
-    _wrap(races.QUERY, "run", "races", log)
+    _wrap(races.QUERY, "search", "races", log)  # asked before the enumeration or after it (races.EARLY)
+    _wrap(Z3Problem, "none_raised", "races+sites", log)  # both in one query (checker.SITES_WITH_RACES)
     _wrap(sites.QUERY, "run", "sites", log)
     _wrap(hangs.QUERY, "run", "liveness", log)
+    # within the liveness phase: its graph, the grid-ending sites and hang queries (the rest of
+    # the phase is the liveness problem's encoding)
+    _wrap(hangs, "liveness_graph", "  live graph", log)
+    _wrap(sites, "grid_ending_sites", "  live sites", log)
+    _wrap(hangs, "_hangs", "  hang query", log)
     prof = cProfile.Profile() if args.profile else None
     c0, t0 = _cpu(), time.perf_counter()
     if prof:
@@ -92,7 +113,8 @@ def main() -> None:
         prof.dump_stats(args.profile)
     print(f"{args.n} blocks: {_cpu() - c0:.2f} CPU s, {time.perf_counter() - t0:.2f} wall s, peak RSS "
           f"{_rss():.0f} MiB; status {res.status}, holds {res.holds}, liveness {res.liveness}, "
-          f"findings {len(res.findings)}; reductions: {'; '.join(res.reductions)}")
+          f"findings {len(res.findings)}; off: {', '.join(args.off) or '-'}; "
+          f"reductions: {'; '.join(res.reductions)}")
 
 
 if __name__ == "__main__":

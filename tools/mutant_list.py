@@ -1083,3 +1083,44 @@ MUTANTS += [
            [("src/ptxmm/semantics/barrier_waits.py", "and self.ch.same_phase(a.eid, b.eid) is False",
              "and self.ch.same_phase(a.eid, b.eid) is True")]),
 ]
+
+# Issue 40 (the grid barrier at 16 blocks, session 19): a chain write that does not run has
+# position -1 (engines/z3/chains.IDLE_POSITION) — killed by tests/engines/test_chain_idle_positions.py
+MUTANTS += [
+    Mutant("chain-idle-position-zero", "engine",
+           "a chain write that does not run takes position 0, the first write's place: an execution "
+           "in which the grid barrier's reset does not run in some block has no first arrival",
+           [("src/ptxmm/engines/z3/chains.py", "self.cs.append(z3.Implies(z3.Not(runs), p == -1))",
+             "self.cs.append(z3.Implies(z3.Not(runs), p == 0))")]),
+]
+
+# Issue 40 (session 19): the race query asked before the outcome enumeration (queries.races.EARLY)
+# — killed by tests/queries/test_early_races.py
+MUTANTS += [
+    Mutant("early-races-timeout-ignored", "engine",
+           "the race query asked first passes the time limit and the check goes on as if it had "
+           "answered: the enumeration runs past the deadline and the status is not the limit's",
+           [("src/ptxmm/queries/checker.py", '        return None, e.reason\n    return None, "ok"',
+             '        return None, "ok"\n    return None, "ok"')]),
+]
+
+# Issue 40 (session 19): the liveness problem's hang query before its grid-ending sites
+# (queries.hangs.HANGS_FIRST) — killed by tests/queries/test_liveness_query_order.py
+MUTANTS += [
+    Mutant("hangs-first-one-witness", "engine",
+           "the hang query asked first stops at its first witness: a thread that hangs only in "
+           "another execution is not reported",
+           [("src/ptxmm/queries/hangs.py", "HANGS_FIRST else _hangs(eg, pb, pr, every, mem_fair, scoped)",
+             "HANGS_FIRST else _hangs(eg, pb, pr, False, mem_fair, scoped)")]),
+]
+
+# Issue 40 (session 19): the sites asked with the early race query (queries.checker.SITES_WITH_RACES)
+# — killed by tests/queries/test_early_races.py (which now also kills race-query-in-enumeration-scope
+# above: with races.EARLY the race query runs before the enumeration, so that test turns it off)
+MUTANTS += [
+    Mutant("joint-sites-forgotten", "engine",
+           "the joint query before the enumeration asks for races only and its 'none' also answers "
+           "the sites: an out-of-bounds access in a race-free kernel is not reported",
+           [("src/ptxmm/queries/checker.py", "        if where and pb.none_raised(pb.on_paths(where)):",
+             "        if where and pb.none_raised():")]),
+]

@@ -28,6 +28,11 @@ def _answer(res) -> tuple:
 
 
 def _check(prog, monkeypatch, reuse: bool, engine: str = "z3"):
+    """A check with the site query's reuse on or off; the sites are asked by the site query itself
+    (checker.SITES_WITH_RACES off: its joint query would answer a race-free kernel's sites first)."""
+    from ptxmm.queries import checker
+
+    monkeypatch.setattr(checker, "SITES_WITH_RACES", False)
     monkeypatch.setattr(sites, "REUSE_WITNESSES", reuse)
     return ptxmm.check(prog, engine=engine)
 

@@ -65,6 +65,9 @@ class CheckRun:
     # the reductions a query applied (the site witnesses reused, a liveness shortcut), in words by
     # name; they join ``reductions`` when the queries are done (checker.reductions)
     applied: dict[str, str] = field(default_factory=dict)
+    # a query's answer asked of the problem before the outcome enumeration, by name (races.EARLY,
+    # checker.SITES_WITH_RACES); it stands for the query's where the enumeration's status asks it
+    early: dict[str, Found] = field(default_factory=dict)
 
     def outcome_of(self, exe) -> Outcome:
         """The outcome a witness shows on the listed observables."""

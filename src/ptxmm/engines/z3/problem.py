@@ -279,6 +279,17 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 del terms[k]
                 yield Raised(k[0], k[1], exe)
 
+    def none_raised(self, goal: z3.BoolRef | None = None) -> bool:
+        """Whether no allowed execution raises an element of a model flag nor (``goal``) satisfies
+        ``goal``: one query. No symmetry breaking is assumed: for a goal every permutation of
+        interchangeable threads preserves (as :meth:`find` requires) the answer is the same."""
+        terms = [] if self.unsat else list(_raised_terms(self).values())
+        if self.unsat or not (terms or goal is not None):
+            return True
+        q = mk_bool(f"query{next(self.lg._tag)}")
+        self.s.add(z3.Implies(q, z3.Or(terms + ([] if goal is None else [goal]))))
+        return not self._sat(q)
+
     def _sat(self, *assumptions) -> bool:
         """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
         return self._solve(self.s, *assumptions)
