@@ -10,8 +10,10 @@ MODULE.NAME (repeatable): a module-level switch of ptxmm set to False for the ru
 engines.z3.chains.IDLE_POSITION (the "before" side of a shortcut, the tree otherwise the same).
 "races+sites" is the joint query asked before the enumeration (queries.checker.SITES_WITH_RACES);
 the liveness phase's lines are its graph, hang query and grid-ending sites (the rest of the phase
-is its problem's encoding). Each phase's line is printed when it ends (a run stopped by a time
-limit still says where it got)."""
+is its problem's encoding). --encode-only R --switch MODULE.NAME: no check, only the check's
+encoding (relation analysis, then the Z3 problem) R times in one process, the switch off then on
+each time (the same minutes for both sides). Each phase's line is printed when it ends (a run
+stopped by a time limit still says where it got)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,8 @@ def main() -> None:
                     "without RMW chains, as before issue 40's session 17)")
     ap.add_argument("--off", action="append", default=[], metavar="MODULE.NAME",
                     help="a module-level switch of ptxmm set to False (repeatable)")
+    ap.add_argument("--encode-only", type=int, default=0, metavar="R")
+    ap.add_argument("--switch", metavar="MODULE.NAME", help="the switch --encode-only turns off/on")
     args = ap.parse_args()
     hangs.CHAINS = not args.plain_liveness
     for name in args.off:
@@ -79,6 +83,9 @@ def main() -> None:
     launch, cond = _grid(args.n)
     prog = ptxmm.load(ROOT / "examples/kernels/grid-barrier.ptx",
                       kernel=KernelArgs(launch=launch, forall=cond))
+    if args.encode_only:
+        _encode_only(prog, args.encode_only, args.switch)
+        return
     log: list = []
     _wrap(checker, "build", "graph", log)
     pick = checker.engine
@@ -115,6 +122,36 @@ def main() -> None:
           f"{_rss():.0f} MiB; status {res.status}, holds {res.holds}, liveness {res.liveness}, "
           f"findings {len(res.findings)}; off: {', '.join(args.off) or '-'}; "
           f"reductions: {'; '.join(res.reductions)}")
+
+
+def _encode_only(prog, rounds: int, switch: str | None) -> None:
+    """The check's encoding (co analysis where the checker does it, then its Z3 problem)
+    ``rounds`` times, ``switch`` off then on each round, in CPU seconds."""
+    from ptxmm.cat.parser import load_model
+    from ptxmm.engines import engine
+    from ptxmm.queries.checker import CO_ANALYSIS_MIN, SYMMETRY
+    from ptxmm.semantics.builder import build
+    from ptxmm.semantics.knowledge import co_must
+    from ptxmm.semantics.vocab import candidates
+
+    mod, _, attr = (switch or "").rpartition(".")
+    target = importlib.import_module(f"ptxmm.{mod}") if switch else None
+    m = load_model("ptx")
+    eg = build(prog)
+    for r in range(rounds):
+        for on in (False, True) if target else (True,):
+            if target:
+                setattr(target, attr, on)
+            c0 = _cpu()
+            cand = candidates(eg)
+            known = co_must(eg, m, cand) if len(cand.co) > CO_ANALYSIS_MIN else set()
+            c1 = _cpu()
+            pb = engine("z3")(eg, m, [], candidates(eg, known), flags=True, co_known=known,
+                              symmetry=SYMMETRY, chains=True)
+            c2 = _cpu()
+            pb.close()
+            print(f"round {r} {switch or '-'} {'on' if on else 'off'}: co analysis {c1 - c0:.2f}, "
+                  f"problem {c2 - c1:.2f}, encoding {c2 - c0:.2f} CPU s", flush=True)
 
 
 if __name__ == "__main__":
