@@ -1123,4 +1123,9 @@ MUTANTS += [
            "the sites: an out-of-bounds access in a race-free kernel is not reported",
            [("src/ptxmm/queries/checker.py", "        if where and pb.none_raised(pb.on_paths(where)):",
              "        if where and pb.none_raised():")]),
+    Mutant("early-races-under-a-time-limit", "engine",
+           "the race query is asked before the verdict under a time limit too: a race query past "
+           "the limit loses the verdict decided before it",
+           [("src/ptxmm/queries/races.py", "return EARLY and enumerates and r.deadline.at is None and",
+             "return EARLY and enumerates and")]),
 ]

@@ -109,6 +109,15 @@ def test_the_z3_engine_asks_first_and_brute_force_after(monkeypatch):
     assert calls == [True] and b.findings_status == "stopped"
 
 
+def test_under_a_time_limit_the_verdict_comes_first(monkeypatch):
+    """A check with a time limit (--timeout, the playground's) asks the race query after the
+    verdict, so that a race query past the limit leaves the verdict it decided (the lead's mend:
+    tests/cli/test_timeout_and_progress.py::test_race_queries_stop_at_the_deadline)."""
+    calls = _asked_early(monkeypatch)
+    z = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3", timeout=60)
+    assert calls == [True] and z.findings and z.findings_status == "ok"
+
+
 def test_a_capped_enumeration_drops_the_early_answer(monkeypatch):
     monkeypatch.setattr(condition, "LIST_MAX", 1)
     res = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3")
@@ -118,8 +127,9 @@ def test_a_capped_enumeration_drops_the_early_answer(monkeypatch):
 
 
 def test_an_early_query_past_the_time_limit_stops_the_check(monkeypatch):
-    """The race query asked first passes the deadline: the check's status is the limit's, nothing
-    is enumerated and races are "not checked" (as when the limit stops the enumeration)."""
+    """The race query asked first is stopped (Ctrl-C, the memory limit: a check with a time limit
+    asks it after the verdict): the check's status is the stop's, nothing is enumerated and races
+    are "not checked" (as when the stop ends the enumeration)."""
     enumerated = []
     real_enum = condition._enumerate
 
