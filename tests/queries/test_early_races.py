@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from support import ROOT
 from support.chain_gen import program
 from support.grammar_gen import valid_ptx
+from support.programs import TWO_RACING_PATHS
 
 import ptxmm
 from ptxmm.engines import TimedOut
@@ -183,26 +184,7 @@ def test_a_reached_site_is_found_with_the_joint_query(monkeypatch):
     assert _sites_both(monkeypatch, _grid(3))[3] == []
 
 
-TWO_WITNESSES = """.global .u32 x = 0;
-.global .u32 y = 0;
-.global .u32 f = 0;
-.thread T0 .cta 0 {
-    st.global.u32 [x], 1;
-    st.global.u32 [y], 1;
-    st.relaxed.gpu.global.u32 [f], 1;
-}
-.thread T1 .cta 1 {
-    ld.relaxed.gpu.global.u32 %r0, [f];
-    setp.eq.u32 %p0, %r0, 1;
-    @%p0 bra L_y;
-    ld.global.u32 %r1, [x];
-    bra L_end;
-L_y:
-    ld.global.u32 %r1, [y];
-L_end:
-}
-exists (T1:%r1 == 0)
-"""
+TWO_WITNESSES = TWO_RACING_PATHS + "exists (T1:%r1 == 0)\n"
 
 
 def test_a_late_race_query_after_a_stopped_enumeration_sees_every_race(monkeypatch):

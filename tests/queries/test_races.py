@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.grammar_gen import valid_ptx
-from support.programs import LAST_BLOCK_RESET
+from support.programs import LAST_BLOCK_RESET, TWO_RACING_PATHS
 
 import ptxmm
 from ptxmm.engines import candidate_space
@@ -19,28 +19,7 @@ from ptxmm.semantics.vocab import candidates
 
 # T1 takes one of two paths depending on the flag it reads; each path races with a different store
 # of T0. No execution takes both paths, so the two races need two witnesses.
-TWO_WITNESSES = """
-.global .u32 x = 0;
-.global .u32 y = 0;
-.global .u32 f = 0;
-.thread T0 .cta 0 {
-    st.global.u32 [x], 1;
-    st.global.u32 [y], 1;
-    st.relaxed.gpu.global.u32 [f], 1;
-}
-.thread T1 .cta 1 {
-    ld.relaxed.gpu.global.u32 %r0, [f];
-    setp.eq.u32 %p0, %r0, 1;
-    @%p0 bra $L_y;
-    ld.global.u32 %r1, [x];
-    bra $L_end;
-$L_y:
-    ld.global.u32 %r1, [y];
-$L_end:
-    ret;
-}
-exists (T1:%r0 == 1)
-"""
+TWO_WITNESSES = TWO_RACING_PATHS + "exists (T1:%r0 == 1)\n"
 
 # the racing load lies on a path no execution takes: T1 only reads x when it saw 2, never written
 DEAD_PATH = """

@@ -4,9 +4,33 @@
 "last block resets the counter" step of last-block reductions (issue 37: no race, an atom is one
 operation). ``ROTATED_WAIT``: a flag wait laid out as nvcc -O3 rotates it, the test at the bottom
 and the load in the block the back edge reaches (issue 37: the loop is found on the control-flow
-graph)."""
+graph). ``TWO_RACING_PATHS``: T1 takes one of two paths depending on the flag it reads; each path
+races with a different store of T0, so the two races need two witnesses (no condition: each test
+adds its own)."""
 
 from __future__ import annotations
+
+TWO_RACING_PATHS = """
+.global .u32 x = 0;
+.global .u32 y = 0;
+.global .u32 f = 0;
+.thread T0 .cta 0 {
+    st.global.u32 [x], 1;
+    st.global.u32 [y], 1;
+    st.relaxed.gpu.global.u32 [f], 1;
+}
+.thread T1 .cta 1 {
+    ld.relaxed.gpu.global.u32 %r0, [f];
+    setp.eq.u32 %p0, %r0, 1;
+    @%p0 bra $L_y;
+    ld.global.u32 %r1, [x];
+    bra $L_end;
+$L_y:
+    ld.global.u32 %r1, [y];
+$L_end:
+    ret;
+}
+"""
 
 
 def _last_block(t: int) -> str:
