@@ -110,13 +110,38 @@ def test_the_z3_engine_asks_first_and_brute_force_after(monkeypatch):
     assert calls == [True] and b.findings_status == "stopped"
 
 
-def test_under_a_time_limit_the_verdict_comes_first(monkeypatch):
-    """A check with a time limit (--timeout, the playground's) asks the race query after the
-    verdict, so that a race query past the limit leaves the verdict it decided (the lead's mend:
-    tests/cli/test_timeout_and_progress.py::test_race_queries_stop_at_the_deadline)."""
+def test_under_a_time_limit_a_race_query_past_its_share_keeps_the_verdict(monkeypatch):
+    """Under a time limit the race query asked first has its share of the time left
+    (races.EARLY_SHARE): past the share, while the check's own limit is not, its answer is dropped
+    and the check goes on as without EARLY — the verdict, then the race query after the
+    enumeration. Here the first search is stopped (as its share passing stops it)."""
     calls = _asked_early(monkeypatch)
-    z = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3", timeout=60)
-    assert calls == [True] and z.findings and z.findings_status == "ok"
+    searched, stopped = races.QUERY.search, []
+
+    def first_stopped(r, pb, bounded):
+        if not stopped:
+            stopped.append(1)
+            calls.append(False)  # the early search, stopped before it asks anything
+            raise TimedOut()
+        return searched(r, pb, bounded)
+
+    monkeypatch.setattr(races.QUERY, "search", first_stopped)
+    res = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3", timeout=60)
+    assert calls == [False, True]  # asked first, stopped; asked again after the enumeration
+    monkeypatch.setattr(races, "EARLY", False)
+    plain = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3", timeout=60)
+    assert res.status == plain.status == "ok" and res.holds is plain.holds is not None
+    assert _answer(res) == _answer(plain) and res.findings and res.findings_status == "ok"
+
+
+def test_a_share_already_spent_is_the_plain_order(monkeypatch):
+    """No share left (EARLY_SHARE 0): the race query asked first stops at once, and the check
+    answers as with EARLY off — the solver's own deadline, not a stand-in."""
+    monkeypatch.setattr(races, "EARLY_SHARE", 0.0)
+    res = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3", timeout=60)
+    monkeypatch.setattr(races, "EARLY", False)
+    plain = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3", timeout=60)
+    assert res.status == "ok" and _answer(res) == _answer(plain)
 
 
 def test_a_capped_enumeration_drops_the_early_answer(monkeypatch):

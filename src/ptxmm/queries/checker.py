@@ -196,9 +196,12 @@ def _run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph |
 def _early(r: CheckRun, pb, enumerates: bool) -> tuple[bool | None, str]:
     """The race query asked before the enumeration where :data:`races.EARLY` says so (its answer
     into ``r.early``): (None, "ok"), or (None, the stop's reason) when the deadline, Ctrl-C or the
-    memory limit stopped it (then nothing is enumerated, as when it stops the enumeration)."""
+    memory limit stopped it (then nothing is enumerated, as when it stops the enumeration). Under
+    a time limit it has its share of the time left (races.early_deadline): past the share, while
+    the check's own limit is not, its answer is dropped and the check goes on without it."""
     if not races.early(r, pb, enumerates):
         return None, "ok"
+    pb.deadline = races.early_deadline(r.deadline)
     try:
         where = _site_paths(r.eg) if SITES_WITH_RACES and sites.QUERY.applies(r.prog, r.opts) else {}
         if where and pb.none_raised(pb.on_paths(where)):  # no race and no site reached
@@ -206,7 +209,11 @@ def _early(r: CheckRun, pb, enumerates: bool) -> tuple[bool | None, str]:
         else:
             r.early[races.QUERY.name] = races.QUERY.search(r, pb, False)
     except TimedOut as e:
-        return None, e.reason
+        r.early.clear()
+        if not races.within_check(r.deadline):
+            return None, e.reason
+    finally:
+        pb.deadline = r.deadline
     return None, "ok"
 
 
