@@ -1128,4 +1128,9 @@ MUTANTS += [
            "verdict the plain order decides within the limit is lost",
            [("src/ptxmm/queries/checker.py", "        if not races.within_check(r.deadline):",
              "        if True:")]),
+    Mutant("web-job-in-the-workers-context", "web",
+           "a playground job runs in the Z3 context its worker's earlier jobs left: its witnesses "
+           "(a finding's example outcome) follow what the worker checked before",
+           [("src/ptxmm/web/jobs.py", "        start_fresh()  # the witnesses a fresh",
+             "        pass  # the witnesses a fresh")]),
 ]

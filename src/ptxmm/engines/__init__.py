@@ -14,6 +14,20 @@ from .base import NO_DEADLINE, Deadline, Engine, Found, Raised, TimedOut
 AUTO_BRUTE_MAX = 16
 
 
+
+def start_fresh() -> None:
+    """Begin the next check in a fresh Z3 context where no problem is open. Which allowed
+    execution Z3 returns as a witness follows its context's history (the ids of the terms it built
+    and freed before): a process that checks many programs in turn (the playground's worker) then
+    answers each as a fresh ``ptxmm`` process does, with the same witnesses. Costs about 2.5 ms; a
+    process that never imported Z3 has nothing to forget."""
+    import sys
+
+    if "z3" in sys.modules:
+        from .z3.problem import _fresh_context
+
+        _fresh_context()
+
 _BELL = (1, 1, 2, 5, 15, 52, 203, 877, 4140, 21147, 115975)  # set partitions of n elements
 
 

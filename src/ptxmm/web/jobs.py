@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api_args import ENGINES, OBSERVE, UNROLL_MAX
+from ..engines import start_fresh
 from ..errors import PtxmmError
 from . import reuse
 from .formats import FORMATS, SUFFIX, format_of, is_kernel, parse_source
@@ -226,6 +227,7 @@ def run(job: Job) -> Answer:
         kept = RECENT.get(reuse_key(job)) if job.kind != "check" else None
         if kept is not None:  # this worker checked the same program: its work is not done again
             return _reusing(job, kept)
+        start_fresh()  # the witnesses a fresh `ptxmm` process finds, whatever this worker did before
         fmt = job.fmt or format_of(job.file, job.source)
         if is_kernel(job.source, fmt):
             return _kernel(job, fmt)
