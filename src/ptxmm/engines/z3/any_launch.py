@@ -114,8 +114,11 @@ class TwoThreads:
             return "unknown"
         if r == z3.unsat:
             return None
-        for var in (self.G, self.B):  # the smallest grid, then the smallest block
-            lo, hi = 1, s.model().eval(var).as_long()
+        # the smallest grid, then the smallest block, then each thread's smallest block and thread
+        # ids in turn (a witness that does not depend on which model the solver found first)
+        (c1, t1), (c2, t2) = self.ids
+        for var, lo0 in ((self.G, 1), (self.B, 1), (c1, 0), (t1, 0), (c2, 0), (t2, 0)):
+            lo, hi = lo0, s.model().eval(var).as_long()
             while lo < hi:
                 mid = (lo + hi) // 2
                 s.push()
