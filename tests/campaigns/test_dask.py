@@ -120,6 +120,8 @@ def _diff_equals_local(cluster, tmp_path, n):
                        text=True, timeout=900)
     assert a.returncode == b.returncode == 1, a.stdout + a.stderr + b.stdout + b.stderr
     ra, rb = _rows(local), _rows(remote)
-    assert len(ra) == n and ra == rb
+    differ = {k: (ra.get(k), rb.get(k)) for k in ra.keys() | rb.keys() if ra.get(k) != rb.get(k)}
+    assert len(ra) == n and not differ, "\n".join(f"{k}:\n  local {x}\n  dask  {y}"
+                                                  for k, (x, y) in sorted(differ.items())[:6])
     assert a.stdout.split("(")[0] == b.stdout.split("(")[0]  # the same counts
     assert a.stdout.split("\n", 1)[1] == b.stdout.split("\n", 1)[1]  # the same listed tests
