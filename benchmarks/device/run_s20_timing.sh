@@ -1,0 +1,63 @@
+#!/bin/bash
+# The lead's timing calls of session 20 on the device machine: the done-when figures of issue 41 (the
+# enumeration rows, start-up, explain and graph of every bundled example) and of issue 40 (the grid
+# barrier at 12 and 16 blocks) under z3-solver 4.16, one process at a time except `every`.
+# Needs (carried, git-ignored): .whl (the wheels: z3-solver 4.16.0, lark, click, rich, networkx, python-sat).
+# Usage: run_s20_timing.sh STEP...   STEP: core | cts | every
+#   core   start-up (bench_startup.py --runs 20), the enumeration rows (3 runs each), the grid barrier at
+#          12 and 16 blocks (`check --timeout 120`), one process at a time
+#   cts    explain and graph of the four cub-tile-state kernels and block-reduce-shfl, one at a time
+#   every  bench_explain.py --compare --no-fix over every bundled example, in 6 shards side by side
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  > $OUT/pip.txt 2>&1 || { cat $OUT/pip.txt; exit 1; }
+export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 PTXMM_CACHE=/tmp/ptxmm-cache
+{ lscpu | grep -E "Model name|^CPU\(s\)|Thread"; python3 --version; nproc; python3 -c "import z3; print('z3', z3.get_version_string())"; } >> $OUT/log.txt 2>&1
+KERNELS="cub-tile-state-unpacked cub-tile-state-unpacked-no-fence cub-tile-state-packed cub-tile-state-packed-acqrel block-reduce-shfl"
+grid() { python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import bench_kernels as b; print(b._grid($1)[$2])"; }
+T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/alone.txt; }
+enum() {
+  python3 - "$1" <<'PY'
+import json, subprocess, sys, time, tempfile, os, resource
+sys.path.insert(0, "benchmarks")
+import shapes
+d = tempfile.mkdtemp()
+for name, sh, model, n in (("x1l3", shapes.one_location(3), "ptx", 46875), ("x1l4", shapes.one_location(4), "sc", 41040)):
+    f = os.path.join(d, name + ".ptx"); open(f, "w").write(sh.ptx())
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "ptxmm", "check", f, "--model", model, "--max-outcomes", "1000000",
+                        "--json"], capture_output=True, text=True, timeout=200)
+    w = time.perf_counter() - t; c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
+    j = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+    print(f"{sys.argv[1]} {name} {model}: {w:.2f} s wall, {cpu:.2f} s cpu, n_outcomes {j.get('n_outcomes')} (expected {n}), "
+          f"{1000 * w / max(1, j.get('n_outcomes') or 1):.3f} ms/outcome, status {j.get('status')}")
+PY
+}
+step() {
+  local step=$1 t0=$(date +%s)
+  case $step in
+    core)
+      L='import sys; import ptxmm.kernel.launch as L; L.MAX_THREADS = 1 << 30; from ptxmm.cli.main import main; sys.argv[0] = "ptxmm"; main()'
+      env -u PYTHONDONTWRITEBYTECODE python3 -m compileall -q src /tmp/site > /dev/null 2>&1
+      timeout 100 python3 benchmarks/bench_startup.py --runs 20 > $OUT/startup.txt 2>&1
+      for i in 1 2 3; do enum "run$i" >> $OUT/alone.txt 2>&1; done
+      for n in 12 16; do
+        T grid-barrier-$n timeout 150 python3 -c "$L" check --json --timeout 120 --launch "$(grid $n 0)" --forall "$(grid $n 1)" examples/kernels/grid-barrier.ptx
+      done ;;
+    cts)
+      K=examples/kernels
+      for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1); python3 -m ptxmm check $f > /dev/null 2>&1; done
+      for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1)
+        for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c $f; done; done ;;
+    every)
+      for k in 0 1 2 3 4 5; do
+        timeout 560 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/6 > $OUT/explain-$k.txt 2>&1 &
+      done; wait; cat $OUT/explain-?.txt > $OUT/explain-all.txt; rm -f $OUT/explain-?.txt ;;
+  esac
+  echo "$step: $(( $(date +%s) - t0 )) s" >> $OUT/log.txt
+}
+for s in "$@"; do step $s; done
+rm -f $OUT/pip.txt
+grep -v "outcome(s) found" $OUT/alone.txt > $OUT/alone2.txt 2>/dev/null && mv $OUT/alone2.txt $OUT/alone.txt
+exit 0
