@@ -1134,3 +1134,14 @@ MUTANTS += [
            [("src/ptxmm/web/jobs.py", "        start_fresh()  # the witnesses a fresh",
              "        pass  # the witnesses a fresh")]),
 ]
+
+# Issue 41 (session 20): an enumeration split only where two parts hold observables — killed by
+# tests/engines/test_enumeration_in_parts.py (test_a_part_without_observables_...)
+MUTANTS += [
+    Mutant("parts-without-observables-split", "engine",
+           "a part without observables (the early race query's guarded clause) splits the "
+           "enumeration: the part holding every observable is enumerated a Z3 model per outcome, "
+           "not in SAT (x1l3 under ptx 2 s → 21 s)",
+           [("src/ptxmm/engines/z3/enumerate.py", "        if sum(1 for _, o, _ in groups.values() if o) < 2:",
+             "        if len(groups) < 2:")]),
+]

@@ -41,13 +41,15 @@ class Enumeration:
 
     # -- a formula in parts that share no variable ----------------------------------------------
     def _parts(self, base: z3.AstVector) -> list[tuple[list[int], list[int], int]] | None:
-        """The problem's assertions (``base``) and packed parts grouped
-        by the variables they share, when there are at least two groups: (assertions, observables,
-        digit mask) per group. The models of the whole are then exactly the unions of one model
-        per group, and every observable and witness digit depends on one group only, so the
-        outcomes are the product of each group's outcomes. None when the formula is one group or
-        the witness reads integers (fence.sc ranks, barrier phases) or unspecified values from a
-        model."""
+        """The problem's assertions (``base``) and packed parts grouped by the variables they
+        share, when at least two groups hold an observable: (assertions, observables, digit mask)
+        per group. The models of the whole are then exactly the unions of one model per group,
+        and every observable and witness digit depends on one group only, so the outcomes are the
+        product of each group's outcomes. None when fewer than two groups hold an observable (the
+        product would then be the plain enumeration of one group, a Z3 model per outcome and no
+        .satenum: a group without an observable, such as the race query's guarded clause asserted
+        before the enumeration, adds no outcome) or the witness reads integers (fence.sc ranks,
+        barrier phases) or unspecified values from a model."""
         if self.ch.rank or self.ch.ph or self.ch.values.unspec:
             return None
         ctx = self.lg.ctx.ref().value
@@ -63,7 +65,7 @@ class Enumeration:
             if nb <= k < nb + len(self.terms):
                 g[1].append(k - nb)
         ground = groups.pop(None, ([], [], [0]))
-        if len(groups) < 2:
+        if sum(1 for _, o, _ in groups.values() if o) < 2:
             return None
         return [(a, o, mk[0]) for a, o, mk in groups.values()] + [([], [], ground[2][0])]
 
