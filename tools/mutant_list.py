@@ -1142,6 +1142,6 @@ MUTANTS += [
            "a part without observables (the early race query's guarded clause) splits the "
            "enumeration: the part holding every observable is enumerated a Z3 model per outcome, "
            "not in SAT (x1l3 under ptx 2 s → 21 s)",
-           [("src/ptxmm/engines/z3/enumerate.py", "        if sum(1 for _, o, _ in groups.values() if o) < 2:",
-             "        if len(groups) < 2:")]),
+           [("src/ptxmm/engines/z3/enumerate.py",
+             "        if sum(1 for _, o, _ in groups.values() if o) < 2:", "        if len(groups) < 2:")]),
 ]
