@@ -3,11 +3,12 @@
 # enumeration rows, start-up, explain and graph of every bundled example) and of issue 40 (the grid
 # barrier at 12 and 16 blocks) under z3-solver 4.16, one process at a time except `every`.
 # Needs (carried, git-ignored): .whl (the wheels: z3-solver 4.16.0, lark, click, rich, networkx, python-sat).
-# Usage: run_s20_timing.sh STEP...   STEP: core | cts | every
+# Usage: run_s20_timing.sh STEP...   STEP: core | enum | cts | every
 #   core   start-up (bench_startup.py --runs 20), the enumeration rows (3 runs each), the grid barrier at
 #          12 and 16 blocks (`check --timeout 120`), one process at a time
+#   enum   the enumeration rows alone (3 runs each)
 #   cts    explain and graph of the four cub-tile-state kernels and block-reduce-shfl, one at a time
-#   every  bench_explain.py --compare --no-fix over every bundled example, in 6 shards side by side
+#   every  bench_explain.py --compare --no-fix over every bundled example, in 12 shards side by side
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   > $OUT/pip.txt 2>&1 || { cat $OUT/pip.txt; exit 1; }
@@ -45,15 +46,17 @@ step() {
       for n in 12 16; do
         T grid-barrier-$n timeout 150 python3 -c "$L" check --json --timeout 120 --launch "$(grid $n 0)" --forall "$(grid $n 1)" examples/kernels/grid-barrier.ptx
       done ;;
+    enum)
+      for i in 1 2 3; do enum "run$i" >> $OUT/alone.txt 2>&1; done ;;
     cts)
       K=examples/kernels
       for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1); python3 -m ptxmm check $f > /dev/null 2>&1; done
       for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1)
         for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c $f; done; done ;;
     every)
-      for k in 0 1 2 3 4 5; do
-        timeout 560 python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/6 > $OUT/explain-$k.txt 2>&1 &
-      done; wait; cat $OUT/explain-?.txt > $OUT/explain-all.txt; rm -f $OUT/explain-?.txt ;;
+      for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
+        timeout ${EVERY_LIMIT:-500} python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/12 > $OUT/explain-$k.txt 2>&1 &
+      done; wait; cat $OUT/explain-?.txt $OUT/explain-??.txt > $OUT/explain-all.txt; rm -f $OUT/explain-?.txt $OUT/explain-??.txt ;;
   esac
   echo "$step: $(( $(date +%s) - t0 )) s" >> $OUT/log.txt
 }
