@@ -2,12 +2,14 @@
 # The lead's timing calls of session 20 on the device machine: the done-when figures of issue 41 (the
 # enumeration rows, start-up, explain and graph of every bundled example) and of issue 40 (the grid
 # barrier at 12 and 16 blocks) under z3-solver 4.16, one process at a time except `every`.
-# Needs (carried, git-ignored): .whl (the wheels: z3-solver 4.16.0, lark, click, rich, networkx, python-sat).
-# Usage: run_s20_timing.sh STEP...   STEP: core | enum | cts | every
+# Needs (carried, git-ignored): .whl (the wheels: z3-solver 4.16.0, lark, click, rich, networkx, python-sat);
+# for camp, .mg/herd7.tgz.
+# Usage: run_s20_timing.sh STEP...   STEP: core | enum | cts | camp | every
 #   core   start-up (bench_startup.py --runs 20), the enumeration rows (3 runs each), the grid barrier at
 #          12 and 16 blocks (`check --timeout 120`), one process at a time
 #   enum   the enumeration rows alone (3 runs each)
 #   cts    explain and graph of the four cub-tile-state kernels and block-reduce-shfl, one at a time
+#   camp   bench_campaigns.py --size 6 --models sc --cli-only: ptxmm test -j1/-j2 against herd7
 #   every  bench_explain.py --compare --no-fix over every bundled example, in 12 shards side by side
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -53,6 +55,11 @@ step() {
       for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1); python3 -m ptxmm check $f > /dev/null 2>&1; done
       for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1)
         for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c $f; done; done ;;
+    camp)  # ptxmm test -j1 / -j2 against herd7 -j1 on gen --size 6 SC tests (.mg/herd7.tgz: herd7 7.58 built
+           # by ../shared/tools/build-herd7.sh, with its libgmp)
+      mkdir -p ~/.local && tar xzf .mg/herd7.tgz -C ~/.local
+      LD_LIBRARY_PATH=$HOME/.local/herd7/bin timeout 400 python3 benchmarks/bench_campaigns.py --size 6 --repeat 3 \
+        --models sc --cli-only > $OUT/campaigns.txt 2>&1 ;;
     every)
       for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
         timeout ${EVERY_LIMIT:-500} python3 benchmarks/bench_explain.py --compare --no-fix --shard $k/12 > $OUT/explain-$k.txt 2>&1 &
