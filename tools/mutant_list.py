@@ -1121,8 +1121,9 @@ MUTANTS += [
     Mutant("joint-sites-forgotten", "engine",
            "the joint query before the enumeration asks for races only and its 'none' also answers "
            "the sites: an out-of-bounds access in a race-free kernel is not reported",
-           [("src/ptxmm/queries/checker.py", "        if where and pb.none_raised(pb.on_paths(where)):",
-             "        if where and pb.none_raised():")]),
+           [("src/ptxmm/queries/checker.py",
+             "            if where and pb.none_raised(pb.on_paths(where), SYMMETRIC_JOINT):",
+             "            if where and pb.none_raised(symmetric=SYMMETRIC_JOINT):")]),
     Mutant("early-races-share-ends-the-check", "engine",
            "the race query asked first past its share of the time left ends the check: the "
            "verdict the plain order decides within the limit is lost",
@@ -1144,4 +1145,26 @@ MUTANTS += [
            "not in SAT (x1l3 under ptx 2 s → 21 s)",
            [("src/ptxmm/engines/z3/enumerate.py",
              "        if sum(1 for _, o, _ in groups.values() if o) < 2:", "        if len(groups) < 2:")]),
+]
+
+# Issue 40 (session 20): the early race query's conflict budget (queries.races.EARLY_CONFLICTS) and
+# the joint query under the symmetry breaking (queries.checker.SYMMETRIC_JOINT) — killed by
+# tests/queries/test_early_races.py
+MUTANTS += [
+    Mutant("early-budget-stops-the-check", "engine",
+           "an early race query past its conflict budget stops the check (status 'budget') instead "
+           "of going on in the plain order",
+           [("src/ptxmm/queries/checker.py", "    except OverBudget:\n        r.early.clear()\n", "")]),
+    Mutant("early-budget-left-on", "engine",
+           "the early race query's conflict budget is left on the solver: the enumeration and the "
+           "later queries give up at it",
+           [("src/ptxmm/engines/z3/problem.py", '            s.set("max_conflicts", _NO_TIMEOUT)',
+             "            pass")]),
+    Mutant("joint-symmetric-forgets-races", "engine",
+           "the joint race-or-site query under the symmetry breaking asks for sites only: a racy "
+           "kernel that reaches no site is reported race-free",
+           [("src/ptxmm/engines/z3/problem.py",
+             "self.s.add(z3.Implies(q, z3.Or(terms + ([] if goal is None else [goal]))))",
+             "self.s.add(z3.Implies(q, z3.Or(([] if symmetric else terms)"
+             " + ([] if goal is None else [goal]))))")]),
 ]

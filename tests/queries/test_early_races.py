@@ -227,3 +227,84 @@ def test_a_late_race_query_after_a_stopped_enumeration_sees_every_race(monkeypat
     for k in (1, 2):
         stopped = ptxmm.check(p, max_outcomes=k, engine="z3")
         assert stopped.status == "stopped" and pairs(stopped) == full
+
+
+# -- the early query's conflict budget (races.EARLY_CONFLICTS) -----------------------------------
+def _over_budget(monkeypatch) -> list:
+    """Each OverBudget the Z3 engine raised."""
+    import ptxmm.engines.z3.problem as z3problem
+
+    seen: list = []
+    real = z3problem.Z3Problem._unknown
+
+    def spy(self, s=None):
+        e = real(self, s)
+        seen.append(type(e).__name__)
+        return e
+
+    monkeypatch.setattr(z3problem.Z3Problem, "_unknown", spy)
+    return seen
+
+
+def test_an_early_query_past_its_conflict_budget_is_the_plain_order(monkeypatch):
+    """A budget of 0 conflicts: the grid barrier's early query gives up at its first conflict,
+    its answer is dropped and the check answers as with EARLY off — the budget lifted for the
+    enumeration and the race query after it (the mutants early-budget-stops-the-check and
+    early-budget-left-on are killed here)."""
+    seen = _over_budget(monkeypatch)
+    monkeypatch.setattr(races, "EARLY_CONFLICTS", 0)
+    on = _answer(ptxmm.check(_grid(3), engine="z3"))
+    assert seen == ["OverBudget"]
+    monkeypatch.setattr(races, "EARLY", False)
+    assert _answer(ptxmm.check(_grid(3), engine="z3")) == on
+    assert on[0] == "ok" and on[4] == "ok" and on[3] == []
+
+
+def test_a_budget_the_early_query_stays_within_keeps_its_answer(monkeypatch):
+    seen = _over_budget(monkeypatch)
+    calls = _asked_early(monkeypatch)
+    res = ptxmm.check(ptxmm.parse(RACY, "r.ptx"), engine="z3")
+    assert seen == [] and calls == [False] and res.findings
+
+
+# -- the joint query under the symmetry breaking (checker.SYMMETRIC_JOINT) ------------------------
+def _joint_both(monkeypatch, prog) -> tuple:
+    from ptxmm.queries import checker
+
+    monkeypatch.setattr(checker, "SYMMETRIC_JOINT", False)
+    plain = _sited(ptxmm.check(prog, engine="z3"))
+    monkeypatch.setattr(checker, "SYMMETRIC_JOINT", True)
+    assert _sited(ptxmm.check(prog, engine="z3")) == plain
+    return plain
+
+
+@settings(max_examples=10, **_SETTINGS)
+@given(st.lists(st.integers(0, 4), min_size=2, max_size=4),
+       st.lists(st.integers(-1, 5), min_size=2, max_size=3))
+def test_the_joint_query_under_the_symmetry_breaking_agrees(monkeypatch, modes, idx):
+    """The symmetry test kernel (interchangeable threads by mode: atomics, a plain store racing
+    with them, an acquire RMW fed by a release one, assertions), gather-oob and the histogram at
+    random launches: the same findings and statuses with the joint query over every execution
+    and over the canonical ones (the mutant joint-symmetric-forgets-races is killed here)."""
+    from support.launches import gather, hist, mixed
+
+    _joint_both(monkeypatch, mixed(modes))
+    _joint_both(monkeypatch, gather(idx))
+    _joint_both(monkeypatch, hist([i % 6 - 1 for i in idx]))
+
+
+# three interchangeable threads: their stores race, their trap is never reached (y stays 0)
+SYMMETRIC_RACES = """.global .u32 x = 0;
+.global .u32 y = 0;
+""" + "".join(f""".thread T{t} .cta 0 {{ st.global.u32 [x], 1; ld.global.u32 %r0, [y];
+    setp.eq.u32 %p0, %r0, 1; @%p0 trap; }}
+""" for t in range(3)) + "exists (x == 1)\n"
+
+
+def test_races_without_a_reached_site_among_interchangeable_threads(monkeypatch):
+    """The joint query is unanswered "none" only when there is neither: here its races are found
+    (the mutant joint-symmetric-forgets-races, which asks the symmetric joint query for sites only,
+    reports none)."""
+    prog = ptxmm.parse(SYMMETRIC_RACES, "symmetric.ptx")
+    finds = _joint_both(monkeypatch, prog)[3]
+    assert sorted(f[0] for f in finds) == ["race"] * 3

@@ -46,6 +46,13 @@ class OutOfMemory(TimedOut):
     reason = "memory"
 
 
+class OverBudget(TimedOut):
+    """A query asked within a conflict budget (the Z3 engine's ``conflict_budget``) used it up
+    unanswered: the caller asks its question another way. Never a check's stop or status."""
+
+    reason = "budget"
+
+
 STOPPED_BY = {c.reason: c for c in (TimedOut, Interrupted, OutOfMemory)}
 
 

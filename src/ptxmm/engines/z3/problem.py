@@ -26,7 +26,7 @@ from ...semantics.outcomes import Observable
 from ...semantics.result import Execution
 from ...semantics.symmetry import classes as sym_classes
 from ...semantics.vocab import Candidates, base_env
-from ..base import NO_DEADLINE, Deadline, Interrupted, Raised, TimedOut
+from ..base import NO_DEADLINE, Deadline, Interrupted, OverBudget, Raised, TimedOut
 from .capi import _P_CHECK, _assert, fresh_thread_context, mk_bool, thread_state
 from .enumerate import Enumeration, _groups
 from .logic import Z3Logic
@@ -136,6 +136,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
     """One program under one model, encoded once; queried for witnesses and outcomes."""
 
     bounded_is_partial = False  # raised(bounded=True) is the full answer
+    _budget: z3.Solver | None = None  # the solver under a conflict budget (conflict_budget)
 
     def __init__(self, eg: EventGraph, model: Model, obs: list[Observable], cand: Candidates,
                  flags: bool = False, co_known: set[tuple[int, int]] | None = None,
@@ -279,16 +280,18 @@ class Z3Problem(Encoding, Witness, Enumeration):
                 del terms[k]
                 yield Raised(k[0], k[1], exe)
 
-    def none_raised(self, goal: z3.BoolRef | None = None) -> bool:
+    def none_raised(self, goal: z3.BoolRef | None = None, symmetric: bool = False) -> bool:
         """Whether no allowed execution raises an element of a model flag nor (``goal``) satisfies
-        ``goal``: one query. No symmetry breaking is assumed: for a goal every permutation of
-        interchangeable threads preserves (as :meth:`find` requires) the answer is the same."""
+        ``goal``: one query. With ``symmetric``, the problem's symmetry-breaking constraints are
+        assumed (as :meth:`find` does): the answer is the same where ``goal`` is one every
+        permutation of interchangeable threads preserves, since a permutation of an execution
+        raising an element raises the permuted element."""
         terms = [] if self.unsat else list(_raised_terms(self).values())
         if self.unsat or not (terms or goal is not None):
             return True
         q = mk_bool(f"query{next(self.lg._tag)}")
         self.s.add(z3.Implies(q, z3.Or(terms + ([] if goal is None else [goal]))))
-        return not self._sat(q)
+        return not self._sat(q, *(self._sym if symmetric else ()))
 
     def _sat(self, *assumptions) -> bool:
         """``s.check`` within the deadline: raises TimedOut rather than answer "unknown"."""
@@ -301,15 +304,32 @@ class Z3Problem(Encoding, Witness, Enumeration):
         if assumptions or _P_CHECK is None:
             r = s.check(*assumptions)
             if r == z3.unknown:
-                raise self._unknown()
+                raise self._unknown(s)
             return r == z3.sat
         ctx = self.lg.ctx.ref()
         r = _P_CHECK(ctx.value, s.solver.value)  # the unchecked call: a tenth of a check less
         if r == 0:  # undef: out of time, unless Z3 reports an error
             if z3.Z3_get_error_code(ctx) != z3.Z3_OK:
                 raise z3.Z3Exception(z3.Z3_get_error_msg(ctx, z3.Z3_get_error_code(ctx)))
-            raise self._unknown()
+            raise self._unknown(s)
         return r > 0
+
+    @contextlib.contextmanager
+    def conflict_budget(self, conflicts: int | None):
+        """Each query of the problem's solver within: at most ``conflicts`` conflicts (Z3's
+        ``max_conflicts``, a count, so the same on every machine), past which it raises
+        OverBudget instead of answering. None: no budget."""
+        s = self.s
+        if conflicts is None or s is None:
+            yield
+            return
+        s.set("max_conflicts", conflicts)
+        self._budget = s
+        try:
+            yield
+        finally:
+            self._budget = None
+            s.set("max_conflicts", _NO_TIMEOUT)  # Z3's default (the same maximum): none
 
     def _model(self, s: z3.Solver) -> z3.ModelRef:
         """``s.model()`` after a sat check; the stop's interrupt that arrives between the check and
@@ -348,11 +368,14 @@ class Z3Problem(Encoding, Witness, Enumeration):
             self.deadline.check()
             raise
 
-    def _unknown(self) -> TimedOut:
+    def _unknown(self, s: z3.Solver | None = None) -> TimedOut:
         """Why the solver answered "unknown": the check was stopped (Ctrl-C, the memory limit),
-        its deadline passed, or else Ctrl-C reached Z3's own handler (a solver call catches
-        SIGINT while it runs, and Python never sees it)."""
+        its deadline passed, the call used up its conflict budget (:meth:`conflict_budget`; ``s``
+        the solver asked), or else Ctrl-C reached Z3's own handler (a solver call catches SIGINT
+        while it runs, and Python never sees it)."""
         self.deadline.check()
+        if s is not None and s is self._budget and s.reason_unknown() == "max-conflicts-reached":
+            return OverBudget()
         if self.deadline.at is not None and time.perf_counter() >= self.deadline.at - 0.05:
             return TimedOut()
         if self.deadline.stop is not None:
