@@ -4,11 +4,12 @@
 # barrier at 12 and 16 blocks) under z3-solver 4.16, one process at a time except `every`.
 # Needs (carried, git-ignored): .whl (the wheels: z3-solver 4.16.0, lark, click, rich, networkx, python-sat);
 # for camp, .mg/herd7.tgz.
-# Usage: run_s20_timing.sh STEP...   STEP: core | enum | cts | camp | every
+# Usage: run_s20_timing.sh STEP...   STEP: core | enum | cts | targets | camp | every
 #   core   start-up (bench_startup.py --runs 20), the enumeration rows (3 runs each), the grid barrier at
 #          12 and 16 blocks (`check --timeout 120`), one process at a time
 #   enum   the enumeration rows alone (3 runs each)
 #   cts    explain and graph of the four cub-tile-state kernels and block-reduce-shfl, one at a time
+#   targets issue 40's targets (histogram 128, exchange 1024, block-reduce-shfl <<<2, 64>>>, grid 16)
 #   camp   bench_campaigns.py --size 6 --models sc --cli-only: ptxmm test -j1/-j2 against herd7
 #   every  bench_explain.py --compare --no-fix over every bundled example, in 12 shards side by side
 set -u
@@ -55,6 +56,19 @@ step() {
       for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1); python3 -m ptxmm check $f > /dev/null 2>&1; done
       for k in $KERNELS; do f=$(ls $K/real/$k.cu $K/$k.cu 2>/dev/null | head -1)
         for c in explain graph; do T "$c $k" timeout 200 python3 -m ptxmm $c $f; done; done ;;
+    targets)  # issue 40's scale targets alone, this tree only (bench_kernels' scale cells: CPU s, wall s, MiB)
+      python3 - > $OUT/targets.txt 2>&1 <<'PY'
+import sys
+sys.path.insert(0, "benchmarks")
+import bench_kernels as b
+for kernel, size in (("histogram", 128), ("syncthreads-exchange", 1024), ("block-reduce-shfl", (2, 64)),
+                     ("grid-barrier", 16)):
+    stem, sizes, make, targets = b.SCALE[kernel]
+    launch, cond = make(size)
+    c = b._scale_cell(b.ROOT / "src", b.KDIR / f"{stem}.ptx", launch, cond, 120)
+    print(f"{kernel:22s} {str(size):>8s} {b._fmt_cell(c)}  target {targets[size]:g} s, 2 GB", flush=True)
+PY
+      ;;
     camp)  # ptxmm test -j1 / -j2 against herd7 -j1 on gen --size 6 SC tests (.mg/herd7.tgz: herd7 7.58 built
            # by ../shared/tools/build-herd7.sh, with its libgmp)
       mkdir -p ~/.local && tar xzf .mg/herd7.tgz -C ~/.local
