@@ -20,24 +20,7 @@ export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 PTXMM_CACHE=/tmp/ptxmm-c
 KERNELS="cub-tile-state-unpacked cub-tile-state-unpacked-no-fence cub-tile-state-packed cub-tile-state-packed-acqrel block-reduce-shfl"
 grid() { python3 -c "import sys; sys.path.insert(0, 'benchmarks'); import bench_kernels as b; print(b._grid($1)[$2])"; }
 T() { /usr/bin/time -f "$1: %U+%S s cpu, %e s wall, %M KB" "${@:2}" > /dev/null 2>> $OUT/alone.txt; }
-enum() {
-  python3 - "$1" <<'PY'
-import json, subprocess, sys, time, tempfile, os, resource
-sys.path.insert(0, "benchmarks")
-import shapes
-d = tempfile.mkdtemp()
-for name, sh, model, n in (("x1l3", shapes.one_location(3), "ptx", 46875), ("x1l4", shapes.one_location(4), "sc", 41040)):
-    f = os.path.join(d, name + ".ptx"); open(f, "w").write(sh.ptx())
-    c0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "ptxmm", "check", f, "--model", model, "--max-outcomes", "1000000",
-                        "--json"], capture_output=True, text=True, timeout=200)
-    w = time.perf_counter() - t; c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
-    j = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
-    print(f"{sys.argv[1]} {name} {model}: {w:.2f} s wall, {cpu:.2f} s cpu, n_outcomes {j.get('n_outcomes')} (expected {n}), "
-          f"{1000 * w / max(1, j.get('n_outcomes') or 1):.3f} ms/outcome, status {j.get('status')}")
-PY
-}
+enum() { python3 benchmarks/device/enum_rows.py "$1"; }
 step() {
   local step=$1 t0=$(date +%s)
   case $step in

@@ -178,14 +178,19 @@ def _sited(res) -> tuple:
     return res.status, res.holds, outs, finds, res.findings_status, res.liveness
 
 
-def _sites_both(monkeypatch, prog) -> tuple:
+def _switched(monkeypatch, prog, switch: str) -> tuple:
+    """The kernel check's answer with queries.checker's ``switch`` off, held equal to it on."""
     from ptxmm.queries import checker
 
-    monkeypatch.setattr(checker, "SITES_WITH_RACES", False)
-    apart = _sited(ptxmm.check(prog, engine="z3"))
-    monkeypatch.setattr(checker, "SITES_WITH_RACES", True)
-    assert _sited(ptxmm.check(prog, engine="z3")) == apart
-    return apart
+    monkeypatch.setattr(checker, switch, False)
+    off = _sited(ptxmm.check(prog, engine="z3"))
+    monkeypatch.setattr(checker, switch, True)
+    assert _sited(ptxmm.check(prog, engine="z3")) == off
+    return off
+
+
+def _sites_both(monkeypatch, prog) -> tuple:
+    return _switched(monkeypatch, prog, "SITES_WITH_RACES")
 
 
 @settings(max_examples=8, **_SETTINGS)
@@ -269,13 +274,7 @@ def test_a_budget_the_early_query_stays_within_keeps_its_answer(monkeypatch):
 
 # -- the joint query under the symmetry breaking (checker.SYMMETRIC_JOINT) ------------------------
 def _joint_both(monkeypatch, prog) -> tuple:
-    from ptxmm.queries import checker
-
-    monkeypatch.setattr(checker, "SYMMETRIC_JOINT", False)
-    plain = _sited(ptxmm.check(prog, engine="z3"))
-    monkeypatch.setattr(checker, "SYMMETRIC_JOINT", True)
-    assert _sited(ptxmm.check(prog, engine="z3")) == plain
-    return plain
+    return _switched(monkeypatch, prog, "SYMMETRIC_JOINT")
 
 
 @settings(max_examples=10, **_SETTINGS)
