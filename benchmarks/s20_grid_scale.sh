@@ -5,7 +5,7 @@
 # minutes). Each process is limited to ${CPU_LIMIT:-300} CPU seconds (ulimit -t). Session 19's
 # table is benchmarks/s19_grid_scale.sh. Run from the repository root:
 #   bash benchmarks/s20_grid_scale.sh [N ...]
-OFF="--off cat.relalg.KEYS_ONLY"
+OFF="--off cat.relalg.KEYS_ONLY --off cat.interp.DEMAND_CLOSURES"
 run() {
   echo "== $1 $2 $(date +%T)"
   # shellcheck disable=SC2086
