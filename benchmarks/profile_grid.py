@@ -62,6 +62,7 @@ def main() -> None:
     from ptxmm.engines.z3 import Z3Problem
     from ptxmm.kernel.kernels import KernelArgs
     from ptxmm.queries import checker, condition, hangs, races, sites
+    from ptxmm.semantics import knowledge
 
     ap = argparse.ArgumentParser()
     ap.add_argument("n", type=int)
@@ -88,6 +89,7 @@ def main() -> None:
         return
     log: list = []
     _wrap(checker, "build", "graph", log)
+    _wrap(knowledge, "co_must", "co analysis", log)  # before the check's encoding (CO_ANALYSIS_MIN)
     pick = checker.engine
 
     def engine(name):

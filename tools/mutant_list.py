@@ -1168,3 +1168,39 @@ MUTANTS += [
              "self.s.add(z3.Implies(q, z3.Or(([] if symmetric else terms)"
              " + ([] if goal is None else [goal]))))")]),
 ]
+
+# Issue 40 (session 20): the co analysis's guarded closures on pair keys alone (cat.relalg.KEYS_ONLY)
+# — killed by tests/engines/test_grid_keys_closure.py
+MUTANTS += [
+    Mutant("keys-closure-ignores-apart", "engine",
+           "the keys-only closure adds a guarded pair through a guarded one whose ends never run "
+           "together: the co analysis's closure has pairs the guarded Warshall does not",
+           [("src/ptxmm/cat/relalg.py", "                more = (rk | dk) & ~apart(i) & ~rows.get(i, 0)",
+             "                more = (rk | dk) & ~rows.get(i, 0)")]),
+    Mutant("keys-closure-static-through-conditional", "engine",
+           "the keys-only closure makes a path through a sometimes-executed pivot static: pairs "
+           "the co analysis takes as known in every execution are not",
+           [("src/ptxmm/cat/relalg.py", "                    new = rk & impk & ~rows[i]",
+             "                    new = rk & ~rows[i]")]),
+]
+
+# Issue 40 (session 20): demand-driven closures (cat.interp.DEMAND_CLOSURES, cat/demand.py) —
+# killed by tests/engines/test_grid_demand.py
+MUTANTS += [
+    Mutant("demand-skips-pairs-read-later", "engine",
+           "the demand-driven Warshall skips an unwanted pair whose end is a pivot still to come: "
+           "a later pivot composes through it, and wanted pairs lose disjuncts",
+           [("src/ptxmm/cat/relalg.py",
+             "not ((fut >> i) & 1 or (fut >> j) & 1 or (want(i, 0) >> j) & 1)",
+             "not ((want(i, 0) >> j) & 1)")]),
+    Mutant("demand-union-first-operand-only", "engine",
+           "a union hands its demand to its first operand only: a closure read through a later "
+           "operand computes too few pairs",
+           [("src/ptxmm/cat/demand.py", "            case Union():\n                for c in node.args:",
+             "            case Union():\n                for c in node.args[:1]:")]),
+    Mutant("demand-intersection-own-skeleton", "engine",
+           "an intersection restricts each operand's demand by that operand's own skeleton instead "
+           "of the others': pairs read through the intersection are not computed",
+           [("src/ptxmm/cat/demand.py", "                di = _restrict(di, self._s(o))",
+             "                di = _restrict(di, self._s(c))")]),
+]

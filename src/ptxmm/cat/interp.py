@@ -33,10 +33,16 @@ from .ast import (
     Union,
     names,
 )
+from .demand import closure_demands
 from .parser import Model
 from .relalg import ESet, Rel, cartesian, identity, lift
 
 Value = ESet | Rel
+
+# run(..., demand=True) (the Z3 engine's problems): each closure computes the guards of the pairs
+# the axioms and flags can read only (cat/demand.py); False: every closure whole (the property
+# tests compare the two: tests/engines/test_grid_demand.py).
+DEMAND_CLOSURES = True
 
 
 @record(frozen=False)
@@ -109,19 +115,34 @@ class Scope(dict):
         return list(self.keys()) + base
 
 
-def run(model: Model, base: dict[str, Value], flags: bool = True) -> Evaluation:
-    """Evaluate the model; ``flags=False`` evaluates only what the axioms need."""
+def run(model: Model, base: dict[str, Value], flags: bool = True, demand: bool = False) -> Evaluation:
+    """Evaluate the model; ``flags=False`` evaluates only what the axioms need. ``demand`` (with
+    :data:`DEMAND_CLOSURES`): the closures compute only the guarded pairs the axioms and flags can
+    read (the values of the axioms and flags are the same; cat/demand.py)."""
     env = Scope(base)
     axioms: list[tuple[Axiom, Value]] = []
     flag_vals: list[tuple[Flag, Value]] = []
     ev = Eval(env, model)
-    for st in model.stmts if flags else _needed(model):
+    stmts = model.stmts if flags else _needed(model)
+    if demand and DEMAND_CLOSURES:
+        ev.demand = _demands(model, stmts, base)
+    for st in stmts:
         run_stmt(ev, env, st)
         if isinstance(st, Axiom):
             axioms.append((st, ev.eval(st.expr)))
         elif isinstance(st, Flag):
             flag_vals.append((st, ev.eval(st.expr)))
     return Evaluation(env, axioms, flag_vals)
+
+
+def _demands(model: Model, stmts: list[Stmt], base) -> dict | None:
+    """Each closure node's demand (cat/demand.py); None (every pair everywhere) where the model
+    cannot be read so (an unknown name, a set where a relation is needed: the evaluation itself
+    then says what is wrong)."""
+    try:
+        return closure_demands(stmts, base, base["_"].u.live)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return None
 
 
 def _same(a: Value, b: Value) -> bool:
@@ -162,6 +183,14 @@ class Eval:
         self.env = env
         self.model = model
         self.file = model.path
+        self.demand: dict | None = None  # id(closure node) → its demand (run's demand)
+
+    def wanted(self, node: Expr):
+        """The demand of a closure node (None: every pair)."""
+        if self.demand is None:
+            return None
+        d = self.demand.get(id(node))
+        return d if isinstance(d, dict) else None
 
     def err(self, node: Expr, msg: str, hint: str | None = None) -> ModelError:
         pos = None if node.pos is None else SourcePos(self.file, *node.pos)
@@ -198,9 +227,9 @@ class Eval:
             case Inverse():
                 return lambda ev: ev.rel(node, sub(ev)).inverse()
             case Plus():
-                return lambda ev: ev.rel(node, sub(ev)).closure()
+                return lambda ev: ev.rel(node, sub(ev)).closure(ev.wanted(node))
             case Star():
-                return lambda ev: ev.rel(node, sub(ev)).closure() | identity(ev.env["_"].u)
+                return lambda ev: ev.rel(node, sub(ev)).closure(ev.wanted(node)) | identity(ev.env["_"].u)
             case Opt():
                 return lambda ev: ev.rel(node, sub(ev)) | identity(ev.env["_"].u)
             case Complement():

@@ -45,6 +45,10 @@ class Logic(Protocol):
 # Static closures by successors over an acyclic relation (_closure_dag); False: Warshall's
 # pivots always (the property tests compare the two).
 STATIC_DAG = True
+# Guarded closures on pair keys alone (_closure_keys) under a Logic whose every term is one opaque
+# value (its ``opaque``: knowledge's FreeLogic, the co analysis); False: the guarded Warshall always
+# (tests/engines/test_grid_keys_closure.py compares the two).
+KEYS_ONLY = True
 
 
 def bits(x: int) -> Iterator[int]:
@@ -394,9 +398,10 @@ class Rel:
             out = out.seq(lift(rng))
         return out
 
-    def closure(self) -> Rel:
+    def closure(self, demand: dict[int, int] | None = None) -> Rel:
         """Transitive closure, Warshall style: on bitsets alone when every pair and every
-        intermediate event is static, on guards otherwise."""
+        intermediate event is static, on guards otherwise. ``demand`` (rows of pairs; None: all):
+        the guarded pairs wanted; the others may be missing or incomplete (cat/demand.py)."""
         u = self.u
         nodes = 0
         for a, row in self.must.items():
@@ -422,7 +427,61 @@ class Rel:
             out = self._closure_order()
             if out is not None:
                 return out
-        return self._closure_guarded(nodes)
+        if KEYS_ONLY and self._keys_only():
+            return self._closure_keys(nodes)
+        return self._closure_guarded(nodes, demand)
+
+    def _keys_only(self) -> bool:
+        """Whether every term the closure could see is the Logic's one ``opaque`` term (every
+        guarded pair's, every event's guard not True or False): then which pairs the closure has,
+        and which of them are static, is all there is to compute."""
+        t = getattr(self.u.lg, "opaque", None)
+        if t is None:
+            return False
+        return (all(g is t for g in self.may.values())
+                and all(g is True or g is False or g is t for g in self.u.ex))
+
+    def _closure_keys(self, nodes: int) -> Rel:
+        """:meth:`_closure_guarded` on row bitsets, for :meth:`_keys_only` relations: the same
+        pivots and the same static/guarded cases, each guarded pair's term the opaque one (any
+        and/or of opaque terms is the opaque term, never True or False). Work per pivot and row,
+        not per pivot, row and column."""
+        u = self.u
+        ex, implied = u.ex, u.implied
+        opaque = u.lg.opaque  # type: ignore[attr-defined]
+        apart = u.apart or (lambda i: 0)
+        rows = {a: r for a, r in self.must.items() if r}
+        may: dict[int, int] = {}  # i → the j with a guarded pair (i, j)
+        for a, b in self.may:
+            may[a] = may.get(a, 0) | (1 << b)
+        for k in sorted(bits(nodes), reverse=True):
+            rk, dk = rows.get(k, 0), may.get(k, 0)
+            if not rk and not dk:
+                continue
+            exk = ex[k]
+            if exk is False:
+                continue
+            impk = -1 if exk is True else u.implied_by(k)
+            dpred = [i for i, m in may.items() if (m >> k) & 1]
+            for i in [i for i, r in rows.items() if (r >> k) & 1]:
+                if exk is True or (implied[i] >> k) & 1:
+                    new = rk & ~rows[i]
+                    more = dk & ~apart(i) if dk else 0
+                else:
+                    new = rk & impk & ~rows[i]
+                    more = ((rk & ~impk) | dk) & ~apart(i)
+                row = rows[i] = rows[i] | new
+                more &= ~row
+                if i in may:
+                    may[i] = (may[i] & ~new) | more
+                elif more:
+                    may[i] = more
+            for i in dpred:
+                more = (rk | dk) & ~apart(i) & ~rows.get(i, 0)
+                if more:
+                    may[i] |= more
+        out = {(i, j): opaque for i, m in may.items() for j in bits(m)}
+        return Rel(u, rows, out)
 
     def _is_order(self) -> bool:
         """Whether every pair is guarded by an order term x(a) < x(b) (the Logic's ``order``:
@@ -461,13 +520,16 @@ class Rel:
                         return None
         return self
 
-    def _closure_guarded(self, nodes: int) -> Rel:  # noqa: C901 — Warshall's loops, static/guarded cases
+    def _closure_guarded(self, nodes: int, demand: dict[int, int] | None = None) -> Rel:  # noqa: C901 — Warshall's loops, static/guarded cases
         """Warshall on guarded pairs. Rows stay split: a path through pivot k between static
         pairs is static when k always executes or an end implies it, and those are propagated
         on bitsets; only pairs whose guard depends on the execution are built as terms. A
         guarded pair keeps its disjuncts as a list, joined into one disjunction only when a
         later pivot reads the pair (and at the end): the same disjunction as joining them two
-        at a time, in far fewer terms."""
+        at a time, in far fewer terms. With ``demand`` (rows of the pairs wanted), a guarded pair
+        neither of whose ends is a pivot still to come (pivots go last event first) is read by no
+        later pivot: one not wanted is not built, and the guarded pairs returned are the wanted
+        ones (every static pair is still computed)."""
         u = self.u
         ex, implied = u.ex, u.implied
         and2 = u.and2
@@ -509,7 +571,15 @@ class Rel:
 
         # pivots last event first (any order gives the same closure; this one builds fewer terms
         # on kernels: grid-barrier-reuse's bco 13.6k Z3 nodes instead of 19.4k)
+        fut = nodes  # the pivots still to come (a pair with an end among them may be read)
+        want = demand.get if demand is not None else None
+
+        def dead(i: int, j: int) -> bool:
+            """A pair no later pivot reads and no consumer wants (never with no demand)."""
+            return want is not None and not ((fut >> i) & 1 or (fut >> j) & 1 or (want(i, 0) >> j) & 1)
+
         for k in sorted(bits(nodes), reverse=True):
+            fut = nodes & ((1 << k) - 1)
             rk = rows.get(k, 0)
             dk = [(j, cur(gs)) for j, gs in may[k].items()] if k in may else []
             if not rk and not dk:
@@ -536,18 +606,22 @@ class Rel:
                 if dk:
                     away = apart(i)
                     for j, g in dk:
-                        if not (away >> j) & 1:
+                        if not (away >> j) & 1 and not dead(i, j):
                             add(i, j, g if (impk >> j) & 1 else and2(exk, g))
             for i, gik in dpred:
                 via_i = exk is True or (implied[i] >> k) & 1
                 away = apart(i)
                 for j in bits(rk & ~away):
-                    add(i, j, gik if via_i or (impk >> j) & 1 else and2(gik, exk))
+                    if not dead(i, j):
+                        add(i, j, gik if via_i or (impk >> j) & 1 else and2(gik, exk))
                 for j, g in dk:
-                    if not (away >> j) & 1:
+                    if not (away >> j) & 1 and not dead(i, j):
                         add(i, j, and2(gik, g) if via_i or (impk >> j) & 1 else u.all((gik, exk, g)))
         out = {}
         for i, mi in may.items():
+            if want is not None:
+                wi = want(i, 0)
+                mi = {j: gs for j, gs in mi.items() if (wi >> j) & 1}
             for j, gs in mi.items():
                 g = cur(gs)
                 if g is True:

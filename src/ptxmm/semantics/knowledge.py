@@ -49,7 +49,10 @@ _TERM = _Opaque()
 
 
 class FreeLogic:
-    """Terms without meaning: any combination of terms is just another term."""
+    """Terms without meaning: any combination of terms is just another term (``opaque``, the
+    only one: relalg's closures then work on pair keys alone, relalg.KEYS_ONLY)."""
+
+    opaque = _TERM
 
     def and_(self, terms):
         return _TERM

@@ -165,7 +165,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         deadline.check()  # encoding a large program takes seconds: the deadline is checked
         cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at
         deadline.check()  # the first query
-        ev = interp(model, env, flags=flags)
+        ev = interp(model, env, flags=flags, demand=True)  # closures: the pairs read (cat/demand.py)
         deadline.check()
         for st, v in ev.axioms:
             cs += ax.encode(st.check, v)
