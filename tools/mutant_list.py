@@ -1204,3 +1204,14 @@ MUTANTS += [
            [("src/ptxmm/cat/demand.py", "                di = _restrict(di, self._s(o))",
              "                di = _restrict(di, self._s(c))")]),
 ]
+
+# Issue 40 (session 20, the lead's mend of the s20-grid merge): the demand only up to
+# interp.DEMAND_MAX_EVENTS events — killed by tests/engines/test_grid_demand.py
+MUTANTS += [
+    Mutant("demand-without-event-bound", "engine",
+           "the demand of the closures is computed on graphs of any size: the __syncthreads exchange "
+           "at 1,024 threads spends 62 s finding it (the whole check 7 s → 69 s)",
+           [("src/ptxmm/cat/interp.py",
+             "return closure_demands(stmts, base, live) if live.bit_count() <= DEMAND_MAX_EVENTS else None",
+             "return closure_demands(stmts, base, live)")]),
+]

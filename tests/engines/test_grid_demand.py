@@ -165,3 +165,19 @@ def test_grid_barrier_check_unchanged(monkeypatch, n):
 @given(seed=st.integers(0, 2**32 - 1))
 def test_chain_programs_check_unchanged(monkeypatch, seed):
     _checks(ptxmm.parse(program(seed), "generated.ptx"), monkeypatch)
+
+
+def test_past_the_event_bound_every_closure_is_whole(monkeypatch):
+    """The demand is computed only up to interp.DEMAND_MAX_EVENTS executable events (past it, its
+    bitset algebra costs more than it saves: the __syncthreads exchange at 1,024 threads took 69 s
+    with it, 7 s without; the mutant demand-without-event-bound is killed here): the grid barrier
+    at 3 blocks is cut under a bound it fits, and whole under one it passes."""
+    assert interp.DEMAND_MAX_EVENTS >= 1024  # the grid barrier at 16 blocks has 274 events
+    asked: list = []
+    real = interp.closure_demands
+    monkeypatch.setattr(interp, "closure_demands", lambda *a: asked.append(1) or real(*a))
+    eg = build(_grid(3))
+    assert _compare(eg, "ptx", monkeypatch) > 0 and asked
+    asked.clear()
+    monkeypatch.setattr(interp, "DEMAND_MAX_EVENTS", len(eg.events) - 1)
+    assert _compare(eg, "ptx", monkeypatch) == 0 and not asked

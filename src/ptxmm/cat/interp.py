@@ -43,6 +43,13 @@ Value = ESet | Rel
 # the axioms and flags can read only (cat/demand.py); False: every closure whole (the property
 # tests compare the two: tests/engines/test_grid_demand.py).
 DEMAND_CLOSURES = True
+# Past this many executable events the demand is not computed (every closure whole): its bitset
+# algebra composes through every event, and on big graphs it costs more than the closure work it
+# saves. Measured (session 20, the lead, after the merge of s20-grid): the __syncthreads exchange
+# (static closures, nothing to save) at 256 / 512 / 1,024 threads, 2,560 / 4,096 / 7,168 events:
+# the whole check 1.2 → 4.3 s, 2.7 → 16.5 s, 7.0 → 69 s with the demand; the grid barrier at 16
+# blocks (274 events), where it pays, is far below.
+DEMAND_MAX_EVENTS = 1024
 
 
 @record(frozen=False)
@@ -138,9 +145,10 @@ def run(model: Model, base: dict[str, Value], flags: bool = True, demand: bool =
 def _demands(model: Model, stmts: list[Stmt], base) -> dict | None:
     """Each closure node's demand (cat/demand.py); None (every pair everywhere) where the model
     cannot be read so (an unknown name, a set where a relation is needed: the evaluation itself
-    then says what is wrong)."""
+    then says what is wrong) or the graph is past :data:`DEMAND_MAX_EVENTS`."""
     try:
-        return closure_demands(stmts, base, base["_"].u.live)
+        live = base["_"].u.live
+        return closure_demands(stmts, base, live) if live.bit_count() <= DEMAND_MAX_EVENTS else None
     except (KeyError, TypeError, AttributeError, ValueError):
         return None
 
