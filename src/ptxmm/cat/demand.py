@@ -52,7 +52,7 @@ from .ast import (
     Stmt,
     Union,
 )
-from .relalg import ESet, bits
+from .relalg import ESet, bits, warshall
 
 ALL = "all"  # every pair (or element)
 Demand = dict | int | str  # rows of pairs (relation), a bitset (set), or ALL
@@ -429,12 +429,4 @@ def _fold(vals: list, union: bool):
 def _close(rows: dict) -> dict:
     """The transitive closure of bitset rows (Warshall)."""
     rows = {a: r for a, r in rows.items() if r}
-    for k in list(rows):
-        rk = rows.get(k, 0)
-        if not rk:
-            continue
-        bk = 1 << k
-        for i, ri in rows.items():
-            if ri & bk:
-                rows[i] = ri | rk
-    return rows
+    return warshall(rows, list(rows))

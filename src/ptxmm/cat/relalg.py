@@ -59,6 +59,20 @@ def bits(x: int) -> Iterator[int]:
         x ^= low
 
 
+def warshall(rows: dict[int, int], pivots: Iterable[int]) -> dict[int, int]:
+    """The transitive closure of bitset ``rows`` (event → its successors), in place, Warshall's
+    way through each event of ``pivots`` (every event a path may pass)."""
+    for k in pivots:
+        rk = rows.get(k)
+        if not rk:
+            continue
+        bk = 1 << k
+        for i, ri in rows.items():
+            if ri & bk:
+                rows[i] = ri | rk
+    return rows
+
+
 class Universe:
     """The events of one program with their execution guards, and the Logic that builds terms.
     ``implied[a]``: the events that execute whenever ``a`` does (every unconditional event, and
@@ -413,16 +427,7 @@ class Rel:
                 out = _closure_dag(self.must)
                 if out is not None:
                     return Rel(u, out, {})
-            rows = dict(self.must)
-            for k in bits(nodes):
-                rk = rows.get(k)
-                if not rk:
-                    continue
-                bk = 1 << k
-                for i, ri in rows.items():
-                    if ri & bk:
-                        rows[i] = ri | rk
-            return Rel(u, rows, {})
+            return Rel(u, warshall(dict(self.must), bits(nodes)), {})
         if self._is_order():
             out = self._closure_order()
             if out is not None:
