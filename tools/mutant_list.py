@@ -1175,13 +1175,13 @@ MUTANTS += [
     Mutant("keys-closure-ignores-apart", "engine",
            "the keys-only closure adds a guarded pair through a guarded one whose ends never run "
            "together: the co analysis's closure has pairs the guarded Warshall does not",
-           [("src/ptxmm/cat/relalg.py", "                more = (rk | dk) & ~apart(i) & ~rows.get(i, 0)",
-             "                more = (rk | dk) & ~rows.get(i, 0)")]),
+           [("src/ptxmm/cat/relalg.py", "            more = (rk | dk) & ~apart(i) & ~rows.get(i, 0)",
+             "            more = (rk | dk) & ~rows.get(i, 0)")]),
     Mutant("keys-closure-static-through-conditional", "engine",
            "the keys-only closure makes a path through a sometimes-executed pivot static: pairs "
            "the co analysis takes as known in every execution are not",
-           [("src/ptxmm/cat/relalg.py", "                    new = rk & impk & ~rows[i]",
-             "                    new = rk & ~rows[i]")]),
+           [("src/ptxmm/cat/relalg.py", "                new = rk & impk & ~rows[i]",
+             "                new = rk & ~rows[i]")]),
 ]
 
 # Issue 40 (session 20): demand-driven closures (cat.interp.DEMAND_CLOSURES, cat/demand.py) —

@@ -432,61 +432,9 @@ class Rel:
             out = self._closure_order()
             if out is not None:
                 return out
-        if KEYS_ONLY and self._keys_only():
-            return self._closure_keys(nodes)
+        if KEYS_ONLY and keys_only(self):
+            return closure_keys(self, nodes)
         return self._closure_guarded(nodes, demand)
-
-    def _keys_only(self) -> bool:
-        """Whether every term the closure could see is the Logic's one ``opaque`` term (every
-        guarded pair's, every event's guard not True or False): then which pairs the closure has,
-        and which of them are static, is all there is to compute."""
-        t = getattr(self.u.lg, "opaque", None)
-        if t is None:
-            return False
-        return (all(g is t for g in self.may.values())
-                and all(g is True or g is False or g is t for g in self.u.ex))
-
-    def _closure_keys(self, nodes: int) -> Rel:
-        """:meth:`_closure_guarded` on row bitsets, for :meth:`_keys_only` relations: the same
-        pivots and the same static/guarded cases, each guarded pair's term the opaque one (any
-        and/or of opaque terms is the opaque term, never True or False). Work per pivot and row,
-        not per pivot, row and column."""
-        u = self.u
-        ex, implied = u.ex, u.implied
-        opaque = u.lg.opaque  # type: ignore[attr-defined]
-        apart = u.apart or (lambda i: 0)
-        rows = {a: r for a, r in self.must.items() if r}
-        may: dict[int, int] = {}  # i → the j with a guarded pair (i, j)
-        for a, b in self.may:
-            may[a] = may.get(a, 0) | (1 << b)
-        for k in sorted(bits(nodes), reverse=True):
-            rk, dk = rows.get(k, 0), may.get(k, 0)
-            if not rk and not dk:
-                continue
-            exk = ex[k]
-            if exk is False:
-                continue
-            impk = -1 if exk is True else u.implied_by(k)
-            dpred = [i for i, m in may.items() if (m >> k) & 1]
-            for i in [i for i, r in rows.items() if (r >> k) & 1]:
-                if exk is True or (implied[i] >> k) & 1:
-                    new = rk & ~rows[i]
-                    more = dk & ~apart(i) if dk else 0
-                else:
-                    new = rk & impk & ~rows[i]
-                    more = ((rk & ~impk) | dk) & ~apart(i)
-                row = rows[i] = rows[i] | new
-                more &= ~row
-                if i in may:
-                    may[i] = (may[i] & ~new) | more
-                elif more:
-                    may[i] = more
-            for i in dpred:
-                more = (rk | dk) & ~apart(i) & ~rows.get(i, 0)
-                if more:
-                    may[i] |= more
-        out = {(i, j): opaque for i, m in may.items() for j in bits(m)}
-        return Rel(u, rows, out)
 
     def _is_order(self) -> bool:
         """Whether every pair is guarded by an order term x(a) < x(b) (the Logic's ``order``:
@@ -663,6 +611,61 @@ class Rel:
 
     def __repr__(self) -> str:
         return f"Rel(must={sorted(self.pairs())}, may={sorted(self.may)})"
+
+
+# The co analysis's closures (KEYS_ONLY): Rel.closure's case for a Logic of one opaque term.
+def keys_only(rel: Rel) -> bool:
+    """Whether every term the closure could see is the Logic's one ``opaque`` term (every
+    guarded pair's, every event's guard not True or False): then which pairs the closure has,
+    and which of them are static, is all there is to compute."""
+    t = getattr(rel.u.lg, "opaque", None)
+    if t is None:
+        return False
+    return (all(g is t for g in rel.may.values())
+            and all(g is True or g is False or g is t for g in rel.u.ex))
+
+
+def closure_keys(rel: Rel, nodes: int) -> Rel:
+    """``Rel._closure_guarded`` on row bitsets, for :func:`keys_only` relations: the same
+    pivots and the same static/guarded cases, each guarded pair's term the opaque one (any
+    and/or of opaque terms is the opaque term, never True or False). Work per pivot and row,
+    not per pivot, row and column."""
+    u = rel.u
+    ex, implied = u.ex, u.implied
+    opaque = u.lg.opaque  # type: ignore[attr-defined]
+    apart = u.apart or (lambda i: 0)
+    rows = {a: r for a, r in rel.must.items() if r}
+    may: dict[int, int] = {}  # i → the j with a guarded pair (i, j)
+    for a, b in rel.may:
+        may[a] = may.get(a, 0) | (1 << b)
+    for k in sorted(bits(nodes), reverse=True):
+        rk, dk = rows.get(k, 0), may.get(k, 0)
+        if not rk and not dk:
+            continue
+        exk = ex[k]
+        if exk is False:
+            continue
+        impk = -1 if exk is True else u.implied_by(k)
+        dpred = [i for i, m in may.items() if (m >> k) & 1]
+        for i in [i for i, r in rows.items() if (r >> k) & 1]:
+            if exk is True or (implied[i] >> k) & 1:
+                new = rk & ~rows[i]
+                more = dk & ~apart(i) if dk else 0
+            else:
+                new = rk & impk & ~rows[i]
+                more = ((rk & ~impk) | dk) & ~apart(i)
+            row = rows[i] = rows[i] | new
+            more &= ~row
+            if i in may:
+                may[i] = (may[i] & ~new) | more
+            elif more:
+                may[i] = more
+        for i in dpred:
+            more = (rk | dk) & ~apart(i) & ~rows.get(i, 0)
+            if more:
+                may[i] |= more
+    out = {(i, j): opaque for i, m in may.items() for j in bits(m)}
+    return Rel(u, rows, out)
 
 
 def _closure_dag(must: dict[int, int]) -> dict[int, int] | None:
