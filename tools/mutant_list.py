@@ -1215,3 +1215,12 @@ MUTANTS += [
              "return closure_demands(stmts, base, live) if live.bit_count() <= DEMAND_MAX_EVENTS else None",
              "return closure_demands(stmts, base, live)")]),
 ]
+
+# Trust (session 20, the lead): a stopped check's partial result is built without the watchdog's
+# poke — killed by tests/cli/test_limits.py (test_a_stopped_check_is_not_poked_...)
+MUTANTS += [
+    Mutant("poke-while-reporting", "engine",
+           "the watchdog pokes a check that has stopped while it builds its partial result: a "
+           "check stopped with many outcomes found ends in the stop's exception, not its report",
+           [("src/ptxmm/engines/watch.py", "or not self.main or self.stop.settled:", "or not self.main:")]),
+]

@@ -60,13 +60,15 @@ class Stop:
     """Why a check must end before it is done, set from another thread or a signal handler (the
     watchdog of :mod:`ptxmm.engines.watch`): ``reason`` (a key of :data:`STOPPED_BY`), and
     ``hooks`` called once it is set (an engine interrupts its solver). ``phase`` and ``found`` say
-    where the check is, for progress lines."""
+    where the check is, for progress lines. ``settled``: the check has stopped and is building
+    its partial result, which the watchdog's poke must not interrupt."""
 
     def __init__(self) -> None:
         self.reason: str | None = None
         self.hooks: list = []
         self.phase = "reading"
         self.found = 0
+        self.settled = False
 
     def set(self, reason: str) -> None:
         if self.reason is not None:

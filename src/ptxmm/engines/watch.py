@@ -168,7 +168,7 @@ class Watch:
         if self.stopped_at is None:
             self.stopped_at = now
             return
-        if now - self.stopped_at < GRACE or not self.main:
+        if now - self.stopped_at < GRACE or not self.main or self.stop.settled:
             return
         with self.lock:
             if self.armed and not self.poked:

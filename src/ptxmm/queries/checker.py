@@ -138,6 +138,8 @@ def run(prog: Program, model: str | Model, opts: CheckOptions, eg: EventGraph | 
     try:
         return _run(prog, model, opts, eg, deadline, t0, state)
     except TimedOut as e:
+        if deadline.stop is not None:  # stopped: the partial result is built without a poke
+            deadline.stop.settled = True
         return _stopped(prog, model, opts, state, e.reason, t0)
 
 
