@@ -1224,3 +1224,46 @@ MUTANTS += [
            "check stopped with many outcomes found ends in the stop's exception, not its report",
            [("src/ptxmm/engines/watch.py", "or not self.main or self.stop.settled:", "or not self.main:")]),
 ]
+
+# Issue 40 (session 21, the lead): base causality through the fence.sc order (cat/fence_order.py)
+# — killed by tests/engines/test_fence_order.py
+MUTANTS += [
+    Mutant("fence-order-any-edge", "engine",
+           "the rewrite applies when the closure's operand has a sync edge between two accesses (a "
+           "release store, an acquire load): paths through it are no longer composed",
+           [("src/ptxmm/cat/fence_order.py",
+             "    return all((fences >> a) & 1 and (fences >> b) & 1 for a, b in r.may)",
+             "    return True")]),
+    Mutant("fence-order-without-ms", "engine",
+           "the rewrite applies to fences that are not morally strong (.cta fences of two CTAs), "
+           "which Fence-SC does not order",
+           [("src/ptxmm/cat/fence_order.py", "        if (ms.must.get(f, 0) & others) != others:",
+             "        if False:")]),
+    Mutant("fence-order-unexecuted-fence", "engine",
+           "a fence-order disjunct leaves out the execution of its first fence: a fence on a path "
+           "not taken orders the pair through its free rank",
+           [("src/ptxmm/cat/fence_order.py",
+             "        exf = True if f == a or (implied[a] >> f) & 1 else ex[f]", "        exf = True")]),
+    Mutant("fence-order-drops-sync-edges", "engine",
+           "the rewritten closure leaves out the operand's own fence-to-fence edges (sync patterns): "
+           "Fence-SC no longer puts them in the fence order",
+           [("src/ptxmm/cat/fence_order.py", "    terms = [] if edge is None else [edge]",
+             "    terms = []")]),
+    Mutant("fence-order-not-monotone", "engine",
+           "the model's Fence-SC operand may subtract the closure it reaches through a union",
+           [("src/ptxmm/cat/fence_order.py", "            if ok and _monotone_in(b, name, once, set(defs)):",
+             "            if ok:")]),
+    Mutant("fence-order-rebound-names", "engine",
+           "sc, ms, Fsc or po may be bound again after the closure: the axiom reads another value",
+           [("src/ptxmm/cat/fence_order.py",
+             "            ok = all(at.get(n, -1) < at[name] for n in fixed)  # bound before the closure",
+             "            ok = True")]),
+]
+MUTANTS += [
+    Mutant("fence-order-po-not-closed", "engine",
+           "the rewrite applies where po's static pairs are not transitive: a fence two po steps "
+           "after an event is not among its fences",
+           [("src/ptxmm/cat/fence_order.py",
+             "            if rows.get(b, 0) & ~row:\n                return False",
+             "            if False:\n                return False")]),
+]

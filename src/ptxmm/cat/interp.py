@@ -34,6 +34,7 @@ from .ast import (
     names,
 )
 from .demand import closure_demands
+from .fence_order import fence_closure, licensed
 from .parser import Model
 from .relalg import ESet, Rel, cartesian, identity, lift
 
@@ -122,14 +123,18 @@ class Scope(dict):
         return list(self.keys()) + base
 
 
-def run(model: Model, base: dict[str, Value], flags: bool = True, demand: bool = False) -> Evaluation:
+def run(model: Model, base: dict[str, Value], flags: bool = True, demand: bool = False,
+        fence_order: bool = False) -> Evaluation:
     """Evaluate the model; ``flags=False`` evaluates only what the axioms need. ``demand`` (with
     :data:`DEMAND_CLOSURES`): the closures compute only the guarded pairs the axioms and flags can
-    read (the values of the axioms and flags are the same; cat/demand.py)."""
+    read (the values of the axioms and flags are the same; cat/demand.py). ``fence_order``: the
+    caller asserts every axiom of the model, so a closure Fence-SC collapses may be computed
+    through the fence order (the same allowed executions and flags; cat/fence_order.py)."""
     env = Scope(base)
     axioms: list[tuple[Axiom, Value]] = []
     flag_vals: list[tuple[Flag, Value]] = []
     ev = Eval(env, model)
+    ev.fence_order = fence_order
     stmts = model.stmts if flags else _needed(model)
     if demand and DEMAND_CLOSURES:
         ev.demand = _demands(model, stmts, base)
@@ -151,6 +156,11 @@ def _demands(model: Model, stmts: list[Stmt], base) -> dict | None:
         return closure_demands(stmts, base, live) if live.bit_count() <= DEMAND_MAX_EVENTS else None
     except (KeyError, TypeError, AttributeError, ValueError):
         return None
+
+
+def _fence_or_plain(ev: Eval, node: Plus, r: Rel) -> Rel:
+    out = fence_closure(ev, r, ev.wanted(node)) if ev.fence_order else None
+    return r.closure(ev.wanted(node)) if out is None else out
 
 
 def _same(a: Value, b: Value) -> bool:
@@ -192,6 +202,7 @@ class Eval:
         self.model = model
         self.file = model.path
         self.demand: dict | None = None  # id(closure node) → its demand (run's demand)
+        self.fence_order = False  # run(..., fence_order=True): every axiom is asserted
 
     def wanted(self, node: Expr):
         """The demand of a closure node (None: every pair)."""
@@ -235,6 +246,8 @@ class Eval:
             case Inverse():
                 return lambda ev: ev.rel(node, sub(ev)).inverse()
             case Plus():
+                if id(node) in licensed(self.model):  # Fence-SC collapses it (cat/fence_order.py)
+                    return lambda ev: _fence_or_plain(ev, node, ev.rel(node, sub(ev)))
                 return lambda ev: ev.rel(node, sub(ev)).closure(ev.wanted(node))
             case Star():
                 return lambda ev: ev.rel(node, sub(ev)).closure(ev.wanted(node)) | identity(ev.env["_"].u)

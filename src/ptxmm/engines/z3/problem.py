@@ -165,7 +165,8 @@ class Z3Problem(Encoding, Witness, Enumeration):
         deadline.check()  # encoding a large program takes seconds: the deadline is checked
         cs = list(ch.cs) + self._wellformed(cand, env)  # between its phases, not only at
         deadline.check()  # the first query
-        ev = interp(model, env, flags=flags, demand=True)  # closures: the pairs read (cat/demand.py)
+        # closures: the pairs read (cat/demand.py); every axiom is asserted (cat/fence_order.py)
+        ev = interp(model, env, flags=flags, demand=True, fence_order=True)
         deadline.check()
         for st, v in ev.axioms:
             cs += ax.encode(st.check, v)
