@@ -383,3 +383,13 @@ def test_po_must_be_transitive(monkeypatch):
         assert applied  # with the builder's po it applies
     finally:
         pb.close()
+
+
+def test_the_report_names_the_fence_order():
+    res = ptxmm.check(_grid(3), "ptx")
+    assert any(r.startswith("fence order (base causality through ") for r in res.reductions)
+    assert res.to_json()["bound"]["reductions"] == list(res.reductions)
+    plain = ptxmm.check(ptxmm.parse(_src("st.global.u32 [x], 1;\nst.release.gpu.global.u32 [y], 1;",
+                                         "ld.acquire.gpu.global.u32 %r1, [y];\nld.global.u32 %r2, [x];"),
+                                    "mp.ptx"), "ptx")
+    assert not any(r.startswith("fence order") for r in plain.reductions)

@@ -58,6 +58,8 @@ class Evaluation:
     env: dict[str, Value]
     axioms: list[tuple[Axiom, Value]]
     flags: list[tuple[Flag, Value]]
+    # the fence.sc fences a closure was computed through (cat/fence_order.py), 0: none
+    fenced: int = 0
 
 
 def _needed(model: Model) -> list[Stmt]:
@@ -144,7 +146,7 @@ def run(model: Model, base: dict[str, Value], flags: bool = True, demand: bool =
             axioms.append((st, ev.eval(st.expr)))
         elif isinstance(st, Flag):
             flag_vals.append((st, ev.eval(st.expr)))
-    return Evaluation(env, axioms, flag_vals)
+    return Evaluation(env, axioms, flag_vals, ev.fenced)
 
 
 def _demands(model: Model, stmts: list[Stmt], base) -> dict | None:
@@ -160,7 +162,11 @@ def _demands(model: Model, stmts: list[Stmt], base) -> dict | None:
 
 def _fence_or_plain(ev: Eval, node: Plus, r: Rel) -> Rel:
     out = fence_closure(ev, r, ev.wanted(node)) if ev.fence_order else None
-    return r.closure(ev.wanted(node)) if out is None else out
+    if out is None:
+        return r.closure(ev.wanted(node))
+    if out.may:  # guarded pairs through the fence order (none: po alone, nothing saved)
+        ev.fenced = max(ev.fenced, ev.env["Fsc"].must.bit_count())
+    return out
 
 
 def _same(a: Value, b: Value) -> bool:
@@ -203,6 +209,7 @@ class Eval:
         self.file = model.path
         self.demand: dict | None = None  # id(closure node) → its demand (run's demand)
         self.fence_order = False  # run(..., fence_order=True): every axiom is asserted
+        self.fenced = 0  # the fences of a closure computed through their order (Evaluation.fenced)
 
     def wanted(self, node: Expr):
         """The demand of a closure node (None: every pair)."""

@@ -313,6 +313,8 @@ def reductions(eg: EventGraph, pb) -> list[str]:
     chained = getattr(pb, "chains", ())
     if chained:
         out.append(f"RMW chains ({len(chained)} location(s))")
+    if getattr(pb, "fenced", 0):  # cat/fence_order.py
+        out.append(f"fence order (base causality through {pb.fenced} fence.sc fence(s))")
     if eg.memo_hits:  # semantics.memory.ADDRESS_MEMO
         out.append(f"address memo ({eg.memo_hits} question(s) answered from it)")
     return out

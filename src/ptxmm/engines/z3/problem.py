@@ -167,6 +167,7 @@ class Z3Problem(Encoding, Witness, Enumeration):
         deadline.check()  # the first query
         # closures: the pairs read (cat/demand.py); every axiom is asserted (cat/fence_order.py)
         ev = interp(model, env, flags=flags, demand=True, fence_order=True)
+        self.fenced = ev.fenced  # reported (checker.reductions)
         deadline.check()
         for st, v in ev.axioms:
             cs += ax.encode(st.check, v)
