@@ -602,9 +602,15 @@ class ExecutionSpace:
         """The events that run under these paths and read values, or None when the choice is
         not well-formed or a path's branch assumptions fail."""
         eg = self.eg
-        execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
-        if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
-            return None
+        try:
+            execd = {e.eid for e in active if e.thread < 0 or evaluate(e.cond, full)}
+            if not all(evaluate(a, full) for t, k in enumerate(paths) for a in eg.paths[t][k].assumes):
+                return None
+        except KeyError as e:  # a liveness graph: a barrier reduction of a thread stopped before it
+            raise UnsupportedError(
+                "the brute-force engine cannot judge a path whose branch reads a value that did not "
+                f"run (event {e.args[0]}: another thread's value a barrier reduction combines, that "
+                "thread stopped before it)", hint="use --engine z3: its read values are variables") from None
         u = concrete_universe(eg, execd)
         rf = {(w, r): source_of.get(r) == w for w, r in self.cand.rf}
         ev = eg.events
