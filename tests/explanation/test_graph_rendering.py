@@ -38,7 +38,17 @@ def test_svg_parses_as_xml(path):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_svg_parses_as_xml_for_every_example(path):
-    x = explain(ptxmm.load(path))
+    """Every example draws, but those whose forbidden target explain() can only judge by a concrete
+    enumeration that a value the ISA leaves unspecified defeats (libcu++'s waits read %globaltimer
+    in their back-off): skipped, saying so (``ptxmm graph`` draws them from a Z3 witness)."""
+    from ptxmm.errors import UnsupportedError
+
+    try:
+        x = explain(ptxmm.load(path))
+    except UnsupportedError as e:
+        if "unspecified" not in str(e):
+            raise
+        pytest.skip(f"explain of the forbidden target: {e}")
     doc = xml.dom.minidom.parseString(x._repr_svg_())
     assert doc.documentElement.tagName == "svg"
 
