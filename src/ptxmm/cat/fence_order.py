@@ -184,13 +184,12 @@ def fence_closure(ev, r: Rel, want: dict[int, int] | None) -> Rel | None:
     except KeyError:
         return None
     u = r.u
-    order = getattr(u.lg, "order", None)
-    if not (FENCE_ORDER and order is not None and isinstance(fsc, ESet) and not fsc.may
+    if not (FENCE_ORDER and isinstance(fsc, ESet) and not fsc.may
             and isinstance(po, Rel) and not po.may and isinstance(ms, Rel) and isinstance(sc, Rel)):
         return None
     fences = fsc.must & u.live
     apart = u.apart or (lambda i: 0)
-    if not (_po_closed(po) and _fences_ordered(r, fences, ms, sc, order, apart)
+    if not (_po_closed(po) and _fences_ordered(r, fences, ms, sc, apart)
             and _between_fences(r, po, fences)):
         return None
     return _collapsed(r, po, sc, fences, want, apart)
@@ -207,40 +206,22 @@ def _po_closed(po: Rel) -> bool:
     return True
 
 
-def _fences_ordered(r: Rel, fences: int, ms: Rel, sc: Rel, order: dict, apart) -> bool:
-    """Condition 2's fence part: every two fences that may run together are ms, ordered by one
-    order term each way over one integer per fence, and the operand holds that term."""
-    x: dict[int, int] = {}
-    lg = r.u.lg
+def _fences_ordered(r: Rel, fences: int, ms: Rel, sc: Rel, apart) -> bool:
+    """Condition 2's fence part: every two fences that may run together are ms and in sc, whose
+    pairs are order terms over one integer per fence (``Rel.is_order``), and the operand holds
+    that term (the Logic's ``has_disjunct``: the Z3 engine's)."""
+    has = getattr(r.u.lg, "has_disjunct", None)
+    if has is None or (sc.may and not sc.is_order()) or any(sc.must.values()):
+        return False
     for f in bits(fences):
         others = fences & ~(1 << f) & ~apart(f)
         if (ms.must.get(f, 0) & others) != others:
             return False
         for g in bits(others):
             t = sc.may.get((f, g))
-            xy = order.get(t) if type(t) is int else None
-            if xy is None or x.setdefault(f, xy[0]) != xy[0] or x.setdefault(g, xy[1]) != xy[1]:
-                return False
-            if not _has_disjunct(lg, r.guard(f, g), t):
+            if t is None or not has(r.guard(f, g), t):
                 return False
     return True
-
-
-def _has_disjunct(lg, g, t) -> bool:
-    """Whether guard ``g`` is True, ``t``, or a disjunction with ``t`` among its (nested) disjuncts."""
-    if g is True or g == t:
-        return True
-    op, kids = getattr(lg, "op", None), getattr(lg, "kids", None)
-    if op is None or type(g) is not int:
-        return False
-    todo = [g]
-    while todo:
-        x = todo.pop()
-        if x == t:
-            return True
-        if op[x] == 2:  # an OR node of the Z3 Logic
-            todo.extend(kids[x])
-    return False
 
 
 def _between_fences(r: Rel, po: Rel, fences: int) -> bool:

@@ -428,7 +428,7 @@ class Rel:
                 if out is not None:
                     return Rel(u, out, {})
             return Rel(u, warshall(dict(self.must), bits(nodes)), {})
-        if self._is_order():
+        if self.is_order():
             out = self._closure_order()
             if out is not None:
                 return out
@@ -436,7 +436,7 @@ class Rel:
             return closure_keys(self, nodes)
         return self._closure_guarded(nodes, demand)
 
-    def _is_order(self) -> bool:
+    def is_order(self) -> bool:
         """Whether every pair is guarded by an order term x(a) < x(b) (the Logic's ``order``:
         fence.sc ranks), with one integer constant x(e) per event, and no pair is static."""
         order = getattr(self.u.lg, "order", None)
@@ -450,7 +450,7 @@ class Rel:
         return True
 
     def _closure_order(self) -> Rel | None:
-        """The closure of a relation whose pairs are x(a) < x(b) (:meth:`_is_order`), when it is
+        """The closure of a relation whose pairs are x(a) < x(b) (:meth:`is_order`), when it is
         the relation itself: every two pairs (a, k), (k, b), a ≠ b, are composed by a pair (a, b),
         or a and b never execute together (``Universe.apart``). Then along a path a → v1 → … → b
         (every event of it executed) x(a) < x(v1) < … < x(b), each pair (a, vi) is in the

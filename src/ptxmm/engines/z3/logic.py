@@ -85,6 +85,20 @@ class Z3Logic:
         ks = tuple(sorted(set(terms)))
         return ks[0] if len(ks) == 1 else self._node(_OR_OP, ks)
 
+    def has_disjunct(self, g: Guard, t: Guard) -> bool:
+        """Whether guard ``g`` is True, ``t``, or a disjunction with ``t`` among its (nested)
+        disjuncts — so ``t`` implies ``g``."""
+        if g is True or g == t:
+            return True
+        todo = [g] if type(g) is int else []
+        while todo:
+            x = todo.pop()
+            if x == t:
+                return True
+            if self.op[x] == _OR_OP:
+                todo.extend(self.kids[x])
+        return False
+
     def not_(self, t) -> Guard:
         if self.op[t] == _NOT_OP:
             return self.kids[t]
